@@ -1,0 +1,197 @@
+/* gc3 / libgpuir: the IR of a compiled collective algorithm.
+ *
+ * The model follows the MSCCL XML format (<algo>/<gpu>/<tb>/<step>) field for field, so
+ * algorithm files written for MSCCL/RCCL load as they are, and gc3_ir_write_* emits files
+ * MSCCL can load. A chunk is (elements of the collective) / nchunksperloop; see
+ * gc3_coll_chunk_elems() for what "elements of the collective" is per collective. */
+#ifndef GC3_IR_H
+#define GC3_IR_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include "gc3_status.h"
+
+typedef enum {
+    GC3_COLL_ALLREDUCE, GC3_COLL_ALLTOALL, GC3_COLL_ALLGATHER, GC3_COLL_REDUCE_SCATTER,
+    GC3_COLL_CUSTOM, /* anything else: needs an explicit postcondition table */
+    GC3_COLL_COUNT
+} gc3_coll_t;
+
+typedef enum { GC3_PROTO_SIMPLE, GC3_PROTO_LL, GC3_PROTO_LL128, GC3_PROTO_COUNT } gc3_proto_t;
+
+typedef enum { GC3_BUF_NONE = -1, GC3_BUF_INPUT = 0, GC3_BUF_OUTPUT = 1, GC3_BUF_SCRATCH = 2, GC3_BUF_COUNT = 3 } gc3_buf_t;
+
+typedef enum {
+    GC3_STEP_SEND,  /* s    : send src                                             */
+    GC3_STEP_RECV,  /* r    : receive into dst                                      */
+    GC3_STEP_RCS,   /* rcs  : receive into dst and send it on                       */
+    GC3_STEP_RRC,   /* rrc  : receive, reduce with src, store in dst                */
+    GC3_STEP_RRS,   /* rrs  : receive, reduce with src, send the result             */
+    GC3_STEP_RRCS,  /* rrcs : receive, reduce with src, store in dst and send it    */
+    GC3_STEP_CPY,   /* cpy  : local copy src -> dst                                 */
+    GC3_STEP_RE,    /* re   : local reduce dst = dst op src                         */
+    GC3_STEP_NOP,   /* nop  : no data; carries a dependency                         */
+    GC3_STEP_COUNT
+} gc3_step_type_t;
+
+/* What a step type does, as bit flags (one table, used by verifier, executors, runtime). */
+enum {
+    GC3_STEP_F_RECV      = 1 << 0, /* pops a message from the recv peer's FIFO */
+    GC3_STEP_F_SEND      = 1 << 1, /* pushes a message to the send peer's FIFO */
+    GC3_STEP_F_READ_SRC  = 1 << 2, /* reads local src */
+    GC3_STEP_F_WRITE_DST = 1 << 3, /* writes local dst */
+    GC3_STEP_F_REDUCE    = 1 << 4, /* combines two values with the op */
+    GC3_STEP_F_READ_DST  = 1 << 5  /* reads local dst (re) */
+};
+unsigned     gc3_step_flags(gc3_step_type_t type);
+const char  *gc3_step_type_name(gc3_step_type_t type);
+const char  *gc3_coll_name(gc3_coll_t coll);
+const char  *gc3_proto_name(gc3_proto_t proto);
+char         gc3_buf_char(gc3_buf_t buf); /* 'i' 'o' 's', '-' for none */
+gc3_status_t gc3_coll_from_name(const char *name, gc3_coll_t *coll_p);
+gc3_status_t gc3_proto_from_name(const char *name, gc3_proto_t *proto_p);
+
+/* Attributes the model does not know; kept so that a file round-trips. */
+typedef struct { char *name; char *value; } gc3_ir_attr_t;
+typedef struct { int count; gc3_ir_attr_t *attrs; } gc3_ir_extra_t;
+
+typedef struct {
+    int             s;        /* index within the thread block (must equal its position) */
+    gc3_step_type_t type;
+    gc3_buf_t       srcbuf;
+    int             srcoff;   /* chunk index, -1 when unused */
+    gc3_buf_t       dstbuf;
+    int             dstoff;
+    int             cnt;      /* number of consecutive chunks */
+    int             depid;    /* thread block this step waits for, -1 none */
+    int             deps;     /* step index in depid */
+    int             hasdep;   /* 1 when another block depends on this step */
+    int             line;     /* source line (0 when built in memory) */
+    gc3_ir_extra_t  extra;
+} gc3_ir_step_t;
+
+typedef struct {
+    int            id;
+    int            send;      /* peer rank this block sends to, -1 none */
+    int            recv;      /* peer rank this block receives from, -1 none */
+    int            chan;
+    int            nsteps;
+    gc3_ir_step_t *steps;
+    int            line;
+    gc3_ir_extra_t extra;
+} gc3_ir_tb_t;
+
+typedef struct {
+    int            id;
+    int            i_chunks, o_chunks, s_chunks;
+    int            ntbs;
+    gc3_ir_tb_t   *tbs;
+    int            line;
+    gc3_ir_extra_t extra;
+} gc3_ir_gpu_t;
+
+typedef struct gc3_ir_program {
+    char          *name;
+    gc3_coll_t     coll;
+    char          *coll_name;     /* as written (custom collectives keep their name) */
+    gc3_proto_t    proto;
+    int            nchannels;
+    int            nchunksperloop;
+    int            ngpus;
+    int            inplace;
+    int            outofplace;
+    uint64_t       min_bytes;
+    uint64_t       max_bytes;     /* 0 = no upper bound */
+    gc3_ir_gpu_t  *gpus;          /* ngpus entries, gpus[r].id == r */
+    char          *source;        /* file name for diagnostics, or NULL */
+    gc3_ir_extra_t extra;
+} gc3_ir_program_t;
+
+/* Limits the reader enforces (absurd sizes are errors, not allocations). */
+#define GC3_IR_MAX_GPUS      65536
+#define GC3_IR_MAX_CHUNKS    (1 << 24)
+#define GC3_IR_MAX_TBS       4096
+#define GC3_IR_MAX_STEPS     (1 << 20)
+#define GC3_IR_MAX_CHANNELS  1024
+
+/* ---- construction and lifetime ---- */
+gc3_status_t gc3_ir_program_create(const char *name, gc3_coll_t coll, int ngpus,
+                                   int nchunksperloop, gc3_ir_program_t **program_p);
+void         gc3_ir_program_destroy(gc3_ir_program_t *program);
+/* Append a thread block to rank `rank`; returns a pointer valid until the next append. */
+gc3_status_t gc3_ir_add_tb(gc3_ir_program_t *program, int rank, int send, int recv, int chan,
+                           gc3_ir_tb_t **tb_p);
+gc3_status_t gc3_ir_add_step(gc3_ir_tb_t *tb, gc3_step_type_t type,
+                             gc3_buf_t srcbuf, int srcoff, gc3_buf_t dstbuf, int dstoff, int cnt,
+                             int depid, int deps, gc3_ir_step_t **step_p);
+/* Set hasdep on every step some other step depends on (and clear it elsewhere). */
+void         gc3_ir_update_hasdep(gc3_ir_program_t *program);
+/* Deep structural equality (extras included). Returns 1 when equal. */
+int          gc3_ir_equal(const gc3_ir_program_t *a, const gc3_ir_program_t *b);
+
+/* ---- MSCCL XML I/O (libxml2) ----
+ * Reading never returns a partly-filled program: on error *program_p is NULL and diag holds
+ * "FILE:LINE: what is wrong". Unknown attributes are kept; unknown elements are ignored
+ * with a note in diag. */
+gc3_status_t gc3_ir_read_file(const char *path, gc3_diag_t *diag, gc3_ir_program_t **program_p);
+gc3_status_t gc3_ir_read_memory(const char *data, size_t size, const char *name,
+                                gc3_diag_t *diag, gc3_ir_program_t **program_p);
+gc3_status_t gc3_ir_write_file(const gc3_ir_program_t *program, const char *path, gc3_diag_t *diag);
+gc3_status_t gc3_ir_write_stream(const gc3_ir_program_t *program, FILE *out);
+/* Release libxml2's global state (only at process exit; tools and tests). */
+void         gc3_ir_xml_cleanup(void);
+
+/* ---- elements of a collective ----
+ * `count` is the MPI count of the call: per rank for allreduce, per peer for alltoall,
+ * the send count for allgather and the receive count for reduce_scatter. The program's
+ * chunk is total/nchunksperloop elements where total = count (allreduce),
+ * count*ngpus (alltoall, allgather, reduce_scatter); custom: count. A total that does
+ * not divide into chunks is GC3_ERR_UNSUPPORTED (callers take a remainder path or fall
+ * back; nothing is truncated). */
+gc3_status_t gc3_coll_chunk_elems(const gc3_ir_program_t *program, uint64_t count,
+                                  uint64_t *chunk_elems_p);
+
+/* ---- flat form: arrays a kernel can walk ----
+ * One contiguous, pointer-free allocation (can be memcpy'd to a device): header, ranks,
+ * thread blocks, steps. Thread blocks of rank r are tbs[ranks[r].tb_begin ...]. */
+typedef struct {
+    uint8_t type, srcbuf, dstbuf, hasdep; /* buffers: gc3_buf_t, GC3_BUF_NONE stored as 255 */
+    int32_t srcoff, dstoff, cnt;
+    int32_t dep_tb;   /* local thread block index on the same rank, -1 none */
+    int32_t dep_step;
+} gc3_flat_step_t;
+
+typedef struct {
+    int32_t send, recv, chan, nsteps;
+    int32_t step_begin; /* index into steps[] */
+    int32_t rank;
+} gc3_flat_tb_t;
+
+typedef struct {
+    int32_t i_chunks, o_chunks, s_chunks;
+    int32_t ntbs, tb_begin; /* index into tbs[] */
+} gc3_flat_rank_t;
+
+typedef struct {
+    uint32_t magic;          /* GC3_FLAT_MAGIC */
+    int32_t  coll, proto;
+    int32_t  nranks, nchunksperloop, nchannels;
+    int32_t  inplace, outofplace;
+    int32_t  ntbs, nsteps;   /* totals over all ranks */
+    uint64_t bytes;          /* size of the whole allocation */
+    uint64_t ranks_off, tbs_off, steps_off; /* byte offsets from the header */
+} gc3_flat_program_t;
+
+#define GC3_FLAT_MAGIC 0x67633346u /* "gc3F" */
+#define GC3_FLAT_BUF_NONE 255
+
+gc3_status_t gc3_flat_create(const gc3_ir_program_t *program, gc3_flat_program_t **flat_p);
+void         gc3_flat_destroy(gc3_flat_program_t *flat);
+static inline const gc3_flat_rank_t *gc3_flat_ranks(const gc3_flat_program_t *f)
+{ return (const gc3_flat_rank_t *)((const char *)f + f->ranks_off); }
+static inline const gc3_flat_tb_t *gc3_flat_tbs(const gc3_flat_program_t *f)
+{ return (const gc3_flat_tb_t *)((const char *)f + f->tbs_off); }
+static inline const gc3_flat_step_t *gc3_flat_steps(const gc3_flat_program_t *f)
+{ return (const gc3_flat_step_t *)((const char *)f + f->steps_off); }
+
+#endif

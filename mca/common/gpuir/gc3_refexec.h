@@ -1,0 +1,41 @@
+/* gc3 / libgpuir: reference executor.
+ *
+ * Runs an IR program on real host data for all ranks in one process, with the same
+ * scheduling engine as the verifier (FIFOs of `slots` slots, dependencies), so it is the
+ * oracle for the runtime's tests: whatever the interpreter computes must equal this. */
+#ifndef GC3_REFEXEC_H
+#define GC3_REFEXEC_H
+
+#include "gc3_ir.h"
+#include "gc3_dtype.h"
+#include "gc3_verify.h"
+
+typedef struct {
+    gc3_dtype_t dtype;
+    gc3_op_t    op;
+    uint64_t    chunk_elems; /* elements per chunk (see gc3_coll_chunk_elems) */
+    int         inplace;     /* 1: outputs[] hold the input data at the in-place positions */
+    int         slots;       /* FIFO slots per connection (0 = 8) */
+} gc3_refexec_args_t;
+
+/* inputs[r]: i_chunks*chunk_elems elements (ignored when inplace); outputs[r]:
+ * o_chunks*chunk_elems elements. */
+gc3_status_t gc3_refexec_run(const gc3_ir_program_t *program, const gc3_refexec_args_t *args,
+                             void *const *inputs, void *const *outputs, gc3_diag_t *diag);
+
+/* Expected outputs straight from a postcondition table: expected[r][c] = reduction of the
+ * listed input chunks (cells marked don't care are left as they are). inputs as above
+ * (for in-place runs pass the pre-call contents). */
+gc3_status_t gc3_refexec_expected(const gc3_ir_program_t *program, const gc3_postcond_t *postcond,
+                                  const gc3_refexec_args_t *args, void *const *inputs,
+                                  void *const *expected);
+
+/* Fill n elements with values whose reductions are exact in every dtype (small integers;
+ * 1..2 for prod), deterministic in seed. */
+void gc3_refexec_fill(gc3_dtype_t dtype, gc3_op_t op, void *buf, size_t n, uint64_t seed);
+/* Compare n elements; on the first difference report "what: element I: got X, expected Y"
+ * into diag and return GC3_ERR_MISMATCH. */
+gc3_status_t gc3_refexec_compare(gc3_dtype_t dtype, const void *got, const void *expected, size_t n,
+                                 const char *what, gc3_diag_t *diag);
+
+#endif

@@ -1,0 +1,47 @@
+/* gc3 / libgpuir: status codes and diagnostics.
+ *
+ * Every libgpuir function returns a gc3_status_t; human-readable detail goes into an
+ * optional gc3_diag_t (a list of messages, each naming file/line or rank/block/step).
+ * Nothing in libgpuir includes an Open MPI header. */
+#ifndef GC3_STATUS_H
+#define GC3_STATUS_H
+
+#include <stdarg.h>
+#include <stdio.h>
+
+typedef enum {
+    GC3_OK                = 0,
+    GC3_ERR_INVALID_PARAM = -1, /* caller passed something unusable */
+    GC3_ERR_NO_MEMORY     = -2,
+    GC3_ERR_IO            = -3, /* file could not be read or written */
+    GC3_ERR_PARSE         = -4, /* malformed input (XML, rules, postcondition table) */
+    GC3_ERR_VERIFY        = -5, /* program breaks a structural or semantic rule */
+    GC3_ERR_DEADLOCK      = -6, /* program can block forever */
+    GC3_ERR_UNSUPPORTED   = -7, /* valid request this build/program cannot serve */
+    GC3_ERR_TIMEOUT       = -8,
+    GC3_ERR_MISMATCH      = -9  /* results differ from the expected ones */
+} gc3_status_t;
+
+const char *gc3_status_string(gc3_status_t status);
+
+/* A growing list of diagnostic lines. At most max_msgs are kept (default 64); further
+ * ones are counted in `dropped`. A NULL gc3_diag_t* is accepted everywhere and discards. */
+typedef struct gc3_diag {
+    char **msgs;
+    int    count;
+    int    capacity;
+    int    max_msgs;
+    int    dropped;
+} gc3_diag_t;
+
+void gc3_diag_init(gc3_diag_t *diag);
+void gc3_diag_cleanup(gc3_diag_t *diag);
+void gc3_diag_add(gc3_diag_t *diag, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void gc3_diag_vadd(gc3_diag_t *diag, const char *fmt, va_list ap);
+/* Total number of diagnostics reported (kept + dropped). */
+int  gc3_diag_total(const gc3_diag_t *diag);
+void gc3_diag_print(const gc3_diag_t *diag, FILE *out, const char *prefix);
+/* Does any kept message contain `needle`? (used by tests and tools) */
+int  gc3_diag_contains(const gc3_diag_t *diag, const char *needle);
+
+#endif

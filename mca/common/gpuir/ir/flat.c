@@ -1,0 +1,106 @@
+/* gc3 / libgpuir: the flat form, one pointer-free allocation a kernel can walk. */
+#include <stdlib.h>
+#include <string.h>
+#include "gc3_ir.h"
+
+static size_t gc3_align8(size_t x)
+{
+    return (x + 7u) & ~(size_t)7u;
+}
+
+gc3_status_t gc3_flat_create(const gc3_ir_program_t *p, gc3_flat_program_t **flat_p)
+{
+    gc3_flat_program_t *f;
+    gc3_flat_rank_t    *ranks;
+    gc3_flat_tb_t      *tbs;
+    gc3_flat_step_t    *steps;
+    size_t              ntbs = 0, nsteps = 0, bytes;
+    int                 ti = 0, si = 0;
+
+    *flat_p = NULL;
+    for (int r = 0; r < p->ngpus; r++) {
+        ntbs += (size_t)p->gpus[r].ntbs;
+        for (int t = 0; t < p->gpus[r].ntbs; t++) {
+            nsteps += (size_t)p->gpus[r].tbs[t].nsteps;
+        }
+    }
+    if (ntbs > INT32_MAX || nsteps > INT32_MAX) {
+        return GC3_ERR_INVALID_PARAM;
+    }
+    bytes = gc3_align8(sizeof(*f)) + gc3_align8((size_t)p->ngpus * sizeof(*ranks)) +
+            gc3_align8(ntbs * sizeof(*tbs)) + nsteps * sizeof(*steps);
+    f = calloc(1, bytes);
+    if (f == NULL) {
+        return GC3_ERR_NO_MEMORY;
+    }
+    f->magic          = GC3_FLAT_MAGIC;
+    f->coll           = p->coll;
+    f->proto          = p->proto;
+    f->nranks         = p->ngpus;
+    f->nchunksperloop = p->nchunksperloop;
+    f->nchannels      = p->nchannels;
+    f->inplace        = p->inplace;
+    f->outofplace     = p->outofplace;
+    f->ntbs           = (int32_t)ntbs;
+    f->nsteps         = (int32_t)nsteps;
+    f->bytes          = bytes;
+    f->ranks_off      = gc3_align8(sizeof(*f));
+    f->tbs_off        = f->ranks_off + gc3_align8((size_t)p->ngpus * sizeof(*ranks));
+    f->steps_off      = f->tbs_off + gc3_align8(ntbs * sizeof(*tbs));
+    ranks             = (gc3_flat_rank_t *)((char *)f + f->ranks_off);
+    tbs               = (gc3_flat_tb_t *)((char *)f + f->tbs_off);
+    steps             = (gc3_flat_step_t *)((char *)f + f->steps_off);
+
+    for (int r = 0; r < p->ngpus; r++) {
+        const gc3_ir_gpu_t *g = &p->gpus[r];
+        ranks[r].i_chunks     = g->i_chunks;
+        ranks[r].o_chunks     = g->o_chunks;
+        ranks[r].s_chunks     = g->s_chunks;
+        ranks[r].ntbs         = g->ntbs;
+        ranks[r].tb_begin     = ti;
+        for (int t = 0; t < g->ntbs; t++, ti++) {
+            const gc3_ir_tb_t *tb = &g->tbs[t];
+            if (tb->send < -1 || tb->send >= p->ngpus || tb->recv < -1 || tb->recv >= p->ngpus) {
+                goto err_invalid;
+            }
+            tbs[ti].send       = tb->send;
+            tbs[ti].recv       = tb->recv;
+            tbs[ti].chan       = tb->chan;
+            tbs[ti].nsteps     = tb->nsteps;
+            tbs[ti].step_begin = si;
+            tbs[ti].rank       = r;
+            for (int s = 0; s < tb->nsteps; s++, si++) {
+                const gc3_ir_step_t *st = &tb->steps[s];
+                gc3_flat_step_t     *fs = &steps[si];
+                if ((unsigned)st->type >= GC3_STEP_COUNT || st->srcbuf < GC3_BUF_NONE ||
+                    st->srcbuf >= GC3_BUF_COUNT || st->dstbuf < GC3_BUF_NONE || st->dstbuf >= GC3_BUF_COUNT) {
+                    goto err_invalid;
+                }
+                if (st->depid >= 0 &&
+                    (st->depid >= g->ntbs || st->deps < 0 || st->deps >= g->tbs[st->depid].nsteps)) {
+                    goto err_invalid;
+                }
+                fs->type     = (uint8_t)st->type;
+                fs->srcbuf   = st->srcbuf == GC3_BUF_NONE ? GC3_FLAT_BUF_NONE : (uint8_t)st->srcbuf;
+                fs->dstbuf   = st->dstbuf == GC3_BUF_NONE ? GC3_FLAT_BUF_NONE : (uint8_t)st->dstbuf;
+                fs->hasdep   = (uint8_t)(st->hasdep != 0);
+                fs->srcoff   = st->srcoff;
+                fs->dstoff   = st->dstoff;
+                fs->cnt      = st->cnt;
+                fs->dep_tb   = st->depid >= 0 ? st->depid : -1;
+                fs->dep_step = st->depid >= 0 ? st->deps : -1;
+            }
+        }
+    }
+    *flat_p = f;
+    return GC3_OK;
+
+err_invalid:
+    free(f);
+    return GC3_ERR_VERIFY;
+}
+
+void gc3_flat_destroy(gc3_flat_program_t *flat)
+{
+    free(flat);
+}

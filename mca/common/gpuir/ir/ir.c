@@ -1,0 +1,322 @@
+/* gc3 / libgpuir: the in-memory IR model. */
+#include <stdlib.h>
+#include <string.h>
+#include "gc3_ir.h"
+
+static const struct {
+    const char *name;
+    unsigned    flags;
+} gc3_step_types[GC3_STEP_COUNT] = {
+    [GC3_STEP_SEND] = {"s", GC3_STEP_F_SEND | GC3_STEP_F_READ_SRC},
+    [GC3_STEP_RECV] = {"r", GC3_STEP_F_RECV | GC3_STEP_F_WRITE_DST},
+    [GC3_STEP_RCS]  = {"rcs", GC3_STEP_F_RECV | GC3_STEP_F_WRITE_DST | GC3_STEP_F_SEND},
+    [GC3_STEP_RRC]  = {"rrc", GC3_STEP_F_RECV | GC3_STEP_F_READ_SRC | GC3_STEP_F_REDUCE | GC3_STEP_F_WRITE_DST},
+    [GC3_STEP_RRS]  = {"rrs", GC3_STEP_F_RECV | GC3_STEP_F_READ_SRC | GC3_STEP_F_REDUCE | GC3_STEP_F_SEND},
+    [GC3_STEP_RRCS] = {"rrcs", GC3_STEP_F_RECV | GC3_STEP_F_READ_SRC | GC3_STEP_F_REDUCE |
+                               GC3_STEP_F_WRITE_DST | GC3_STEP_F_SEND},
+    [GC3_STEP_CPY]  = {"cpy", GC3_STEP_F_READ_SRC | GC3_STEP_F_WRITE_DST},
+    [GC3_STEP_RE]   = {"re", GC3_STEP_F_READ_SRC | GC3_STEP_F_READ_DST | GC3_STEP_F_REDUCE | GC3_STEP_F_WRITE_DST},
+    [GC3_STEP_NOP]  = {"nop", 0},
+};
+
+static const char *gc3_colls[GC3_COLL_COUNT] = {
+    [GC3_COLL_ALLREDUCE] = "allreduce", [GC3_COLL_ALLTOALL] = "alltoall",
+    [GC3_COLL_ALLGATHER] = "allgather", [GC3_COLL_REDUCE_SCATTER] = "reduce_scatter",
+    [GC3_COLL_CUSTOM] = "custom",
+};
+
+static const char *gc3_protos[GC3_PROTO_COUNT] = {
+    [GC3_PROTO_SIMPLE] = "Simple", [GC3_PROTO_LL] = "LL", [GC3_PROTO_LL128] = "LL128",
+};
+
+unsigned gc3_step_flags(gc3_step_type_t type)
+{
+    return ((unsigned)type < GC3_STEP_COUNT) ? gc3_step_types[type].flags : 0;
+}
+
+const char *gc3_step_type_name(gc3_step_type_t type)
+{
+    return ((unsigned)type < GC3_STEP_COUNT) ? gc3_step_types[type].name : "?";
+}
+
+const char *gc3_coll_name(gc3_coll_t coll)
+{
+    return ((unsigned)coll < GC3_COLL_COUNT) ? gc3_colls[coll] : "?";
+}
+
+const char *gc3_proto_name(gc3_proto_t proto)
+{
+    return ((unsigned)proto < GC3_PROTO_COUNT) ? gc3_protos[proto] : "?";
+}
+
+char gc3_buf_char(gc3_buf_t buf)
+{
+    switch (buf) {
+    case GC3_BUF_INPUT:   return 'i';
+    case GC3_BUF_OUTPUT:  return 'o';
+    case GC3_BUF_SCRATCH: return 's';
+    default:              return '-';
+    }
+}
+
+gc3_status_t gc3_coll_from_name(const char *name, gc3_coll_t *coll_p)
+{
+    for (int i = 0; i < GC3_COLL_CUSTOM; i++) {
+        if (strcmp(name, gc3_colls[i]) == 0) {
+            *coll_p = (gc3_coll_t)i;
+            return GC3_OK;
+        }
+    }
+    /* spellings seen in MSCCL/RCCL files */
+    if (strcmp(name, "reducescatter") == 0 || strcmp(name, "reduce-scatter") == 0) {
+        *coll_p = GC3_COLL_REDUCE_SCATTER;
+        return GC3_OK;
+    }
+    *coll_p = GC3_COLL_CUSTOM;
+    return GC3_ERR_UNSUPPORTED;
+}
+
+gc3_status_t gc3_proto_from_name(const char *name, gc3_proto_t *proto_p)
+{
+    for (int i = 0; i < GC3_PROTO_COUNT; i++) {
+        if (strcmp(name, gc3_protos[i]) == 0) {
+            *proto_p = (gc3_proto_t)i;
+            return GC3_OK;
+        }
+    }
+    return GC3_ERR_PARSE;
+}
+
+static void gc3_ir_extra_free(gc3_ir_extra_t *extra)
+{
+    for (int i = 0; i < extra->count; i++) {
+        free(extra->attrs[i].name);
+        free(extra->attrs[i].value);
+    }
+    free(extra->attrs);
+    extra->attrs = NULL;
+    extra->count = 0;
+}
+
+gc3_status_t gc3_ir_program_create(const char *name, gc3_coll_t coll, int ngpus,
+                                   int nchunksperloop, gc3_ir_program_t **program_p)
+{
+    gc3_ir_program_t *p;
+
+    *program_p = NULL;
+    if (ngpus < 1 || ngpus > GC3_IR_MAX_GPUS || nchunksperloop < 1 ||
+        nchunksperloop > GC3_IR_MAX_CHUNKS || (unsigned)coll >= GC3_COLL_COUNT) {
+        return GC3_ERR_INVALID_PARAM;
+    }
+    p = calloc(1, sizeof(*p));
+    if (p == NULL) {
+        return GC3_ERR_NO_MEMORY;
+    }
+    p->name      = strdup(name ? name : "unnamed");
+    p->coll_name = strdup(gc3_coll_name(coll));
+    p->gpus      = calloc((size_t)ngpus, sizeof(*p->gpus));
+    if (p->name == NULL || p->coll_name == NULL || p->gpus == NULL) {
+        gc3_ir_program_destroy(p);
+        return GC3_ERR_NO_MEMORY;
+    }
+    p->coll           = coll;
+    p->proto          = GC3_PROTO_SIMPLE;
+    p->nchannels      = 1;
+    p->nchunksperloop = nchunksperloop;
+    p->ngpus          = ngpus;
+    p->outofplace     = 1;
+    for (int r = 0; r < ngpus; r++) {
+        p->gpus[r].id = r;
+    }
+    *program_p = p;
+    return GC3_OK;
+}
+
+void gc3_ir_program_destroy(gc3_ir_program_t *p)
+{
+    if (p == NULL) {
+        return;
+    }
+    if (p->gpus != NULL) {
+        for (int r = 0; r < p->ngpus; r++) {
+            gc3_ir_gpu_t *g = &p->gpus[r];
+            for (int t = 0; t < g->ntbs; t++) {
+                for (int s = 0; s < g->tbs[t].nsteps; s++) {
+                    gc3_ir_extra_free(&g->tbs[t].steps[s].extra);
+                }
+                free(g->tbs[t].steps);
+                gc3_ir_extra_free(&g->tbs[t].extra);
+            }
+            free(g->tbs);
+            gc3_ir_extra_free(&g->extra);
+        }
+    }
+    free(p->gpus);
+    free(p->name);
+    free(p->coll_name);
+    free(p->source);
+    gc3_ir_extra_free(&p->extra);
+    free(p);
+}
+
+gc3_status_t gc3_ir_add_tb(gc3_ir_program_t *p, int rank, int send, int recv, int chan,
+                           gc3_ir_tb_t **tb_p)
+{
+    gc3_ir_gpu_t *g;
+    gc3_ir_tb_t  *n;
+
+    if (rank < 0 || rank >= p->ngpus) {
+        return GC3_ERR_INVALID_PARAM;
+    }
+    g = &p->gpus[rank];
+    if (g->ntbs >= GC3_IR_MAX_TBS) {
+        return GC3_ERR_INVALID_PARAM;
+    }
+    n = realloc(g->tbs, (size_t)(g->ntbs + 1) * sizeof(*n));
+    if (n == NULL) {
+        return GC3_ERR_NO_MEMORY;
+    }
+    g->tbs = n;
+    memset(&n[g->ntbs], 0, sizeof(*n));
+    n[g->ntbs].id   = g->ntbs;
+    n[g->ntbs].send = send;
+    n[g->ntbs].recv = recv;
+    n[g->ntbs].chan = chan;
+    *tb_p           = &n[g->ntbs];
+    g->ntbs++;
+    return GC3_OK;
+}
+
+gc3_status_t gc3_ir_add_step(gc3_ir_tb_t *tb, gc3_step_type_t type, gc3_buf_t srcbuf, int srcoff,
+                             gc3_buf_t dstbuf, int dstoff, int cnt, int depid, int deps,
+                             gc3_ir_step_t **step_p)
+{
+    gc3_ir_step_t *n;
+
+    if (tb->nsteps >= GC3_IR_MAX_STEPS || (unsigned)type >= GC3_STEP_COUNT) {
+        return GC3_ERR_INVALID_PARAM;
+    }
+    n = realloc(tb->steps, (size_t)(tb->nsteps + 1) * sizeof(*n));
+    if (n == NULL) {
+        return GC3_ERR_NO_MEMORY;
+    }
+    tb->steps = n;
+    n         = &tb->steps[tb->nsteps];
+    memset(n, 0, sizeof(*n));
+    n->s      = tb->nsteps;
+    n->type   = type;
+    n->srcbuf = srcbuf;
+    n->srcoff = srcoff;
+    n->dstbuf = dstbuf;
+    n->dstoff = dstoff;
+    n->cnt    = cnt;
+    n->depid  = depid;
+    n->deps   = deps;
+    tb->nsteps++;
+    if (step_p != NULL) {
+        *step_p = n;
+    }
+    return GC3_OK;
+}
+
+void gc3_ir_update_hasdep(gc3_ir_program_t *p)
+{
+    for (int r = 0; r < p->ngpus; r++) {
+        gc3_ir_gpu_t *g = &p->gpus[r];
+        for (int t = 0; t < g->ntbs; t++) {
+            for (int s = 0; s < g->tbs[t].nsteps; s++) {
+                g->tbs[t].steps[s].hasdep = 0;
+            }
+        }
+        for (int t = 0; t < g->ntbs; t++) {
+            for (int s = 0; s < g->tbs[t].nsteps; s++) {
+                const gc3_ir_step_t *st = &g->tbs[t].steps[s];
+                if (st->depid >= 0 && st->depid < g->ntbs && st->deps >= 0 &&
+                    st->deps < g->tbs[st->depid].nsteps) {
+                    g->tbs[st->depid].steps[st->deps].hasdep = 1;
+                }
+            }
+        }
+    }
+}
+
+static int gc3_str_eq(const char *a, const char *b)
+{
+    if (a == NULL || b == NULL) {
+        return a == b;
+    }
+    return strcmp(a, b) == 0;
+}
+
+static int gc3_extra_eq(const gc3_ir_extra_t *a, const gc3_ir_extra_t *b)
+{
+    if (a->count != b->count) {
+        return 0;
+    }
+    for (int i = 0; i < a->count; i++) {
+        if (!gc3_str_eq(a->attrs[i].name, b->attrs[i].name) ||
+            !gc3_str_eq(a->attrs[i].value, b->attrs[i].value)) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+int gc3_ir_equal(const gc3_ir_program_t *a, const gc3_ir_program_t *b)
+{
+    if (!gc3_str_eq(a->name, b->name) || a->coll != b->coll || !gc3_str_eq(a->coll_name, b->coll_name) ||
+        a->proto != b->proto || a->nchannels != b->nchannels ||
+        a->nchunksperloop != b->nchunksperloop || a->ngpus != b->ngpus ||
+        a->inplace != b->inplace || a->outofplace != b->outofplace ||
+        a->min_bytes != b->min_bytes || a->max_bytes != b->max_bytes || !gc3_extra_eq(&a->extra, &b->extra)) {
+        return 0;
+    }
+    for (int r = 0; r < a->ngpus; r++) {
+        const gc3_ir_gpu_t *ga = &a->gpus[r], *gb = &b->gpus[r];
+        if (ga->id != gb->id || ga->i_chunks != gb->i_chunks || ga->o_chunks != gb->o_chunks ||
+            ga->s_chunks != gb->s_chunks || ga->ntbs != gb->ntbs || !gc3_extra_eq(&ga->extra, &gb->extra)) {
+            return 0;
+        }
+        for (int t = 0; t < ga->ntbs; t++) {
+            const gc3_ir_tb_t *ta = &ga->tbs[t], *tb = &gb->tbs[t];
+            if (ta->id != tb->id || ta->send != tb->send || ta->recv != tb->recv ||
+                ta->chan != tb->chan || ta->nsteps != tb->nsteps || !gc3_extra_eq(&ta->extra, &tb->extra)) {
+                return 0;
+            }
+            for (int s = 0; s < ta->nsteps; s++) {
+                const gc3_ir_step_t *x = &ta->steps[s], *y = &tb->steps[s];
+                if (x->s != y->s || x->type != y->type || x->srcbuf != y->srcbuf ||
+                    x->srcoff != y->srcoff || x->dstbuf != y->dstbuf || x->dstoff != y->dstoff ||
+                    x->cnt != y->cnt || x->depid != y->depid || x->deps != y->deps ||
+                    x->hasdep != y->hasdep || !gc3_extra_eq(&x->extra, &y->extra)) {
+                    return 0;
+                }
+            }
+        }
+    }
+    return 1;
+}
+
+gc3_status_t gc3_coll_chunk_elems(const gc3_ir_program_t *p, uint64_t count, uint64_t *chunk_elems_p)
+{
+    uint64_t total;
+
+    switch (p->coll) {
+    case GC3_COLL_ALLTOALL:
+    case GC3_COLL_ALLGATHER:
+    case GC3_COLL_REDUCE_SCATTER:
+        if (count > UINT64_MAX / (uint64_t)p->ngpus) {
+            return GC3_ERR_INVALID_PARAM;
+        }
+        total = count * (uint64_t)p->ngpus;
+        break;
+    default:
+        total = count;
+        break;
+    }
+    if (total % (uint64_t)p->nchunksperloop != 0) {
+        return GC3_ERR_UNSUPPORTED;
+    }
+    *chunk_elems_p = total / (uint64_t)p->nchunksperloop;
+    return GC3_OK;
+}

@@ -1,0 +1,365 @@
+/* gc3 / libgpuir: postcondition tables (what every output chunk must hold). */
+#include <ctype.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "gc3_verify.h"
+
+typedef struct {
+    gc3_postcond_t *pc;
+    int             cell;     /* next cell to fill */
+    size_t          nids, cap;
+} gc3_pc_builder_t;
+
+static int gc3_pc_in_stride(const gc3_ir_program_t *p)
+{
+    int s = 1;
+    for (int r = 0; r < p->ngpus; r++) {
+        s = p->gpus[r].i_chunks > s ? p->gpus[r].i_chunks : s;
+    }
+    return s;
+}
+
+static gc3_status_t gc3_pc_begin(const gc3_ir_program_t *p, gc3_pc_builder_t *b)
+{
+    gc3_postcond_t *pc = calloc(1, sizeof(*pc));
+    int             ncells = 0;
+
+    memset(b, 0, sizeof(*b));
+    if (pc == NULL) {
+        return GC3_ERR_NO_MEMORY;
+    }
+    if (p->ngpus < 1 || p->ngpus > GC3_IR_MAX_GPUS) {
+        free(pc);
+        return GC3_ERR_INVALID_PARAM;
+    }
+    for (int r = 0; r < p->ngpus; r++) {
+        ncells += p->gpus[r].o_chunks;
+    }
+    pc->nranks     = p->ngpus;
+    pc->ncells     = ncells;
+    pc->in_stride  = gc3_pc_in_stride(p);
+    pc->o_chunks   = calloc((size_t)p->ngpus, sizeof(int));
+    pc->cell_begin = calloc((size_t)p->ngpus, sizeof(int));
+    pc->ids_begin  = calloc((size_t)ncells + 1, sizeof(int));
+    pc->dontcare   = calloc((size_t)ncells + 1, 1);
+    b->pc          = pc;
+    if (pc->o_chunks == NULL || pc->cell_begin == NULL || pc->ids_begin == NULL || pc->dontcare == NULL) {
+        gc3_postcond_destroy(pc);
+        return GC3_ERR_NO_MEMORY;
+    }
+    for (int r = 0, c = 0; r < p->ngpus; r++) {
+        pc->o_chunks[r]   = p->gpus[r].o_chunks;
+        pc->cell_begin[r] = c;
+        c += p->gpus[r].o_chunks;
+    }
+    return GC3_OK;
+}
+
+static gc3_status_t gc3_pc_add_id(gc3_pc_builder_t *b, uint32_t id)
+{
+    if (b->nids == b->cap) {
+        size_t    ncap = b->cap ? 2 * b->cap : 256;
+        uint32_t *n    = realloc(b->pc->ids, ncap * sizeof(*n));
+        if (n == NULL) {
+            return GC3_ERR_NO_MEMORY;
+        }
+        b->pc->ids = n;
+        b->cap     = ncap;
+    }
+    b->pc->ids[b->nids++] = id;
+    return GC3_OK;
+}
+
+static int gc3_u32_cmp(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Close the current cell: sort its ids. */
+static void gc3_pc_end_cell(gc3_pc_builder_t *b, int dontcare)
+{
+    gc3_postcond_t *pc    = b->pc;
+    int             begin = pc->ids_begin[b->cell];
+
+    if (b->nids > (size_t)begin) {
+        qsort(pc->ids + begin, b->nids - (size_t)begin, sizeof(uint32_t), gc3_u32_cmp);
+    }
+    pc->dontcare[b->cell] = (uint8_t)dontcare;
+    b->cell++;
+    pc->ids_begin[b->cell] = (int)b->nids;
+}
+
+void gc3_postcond_destroy(gc3_postcond_t *pc)
+{
+    if (pc == NULL) {
+        return;
+    }
+    free(pc->o_chunks);
+    free(pc->cell_begin);
+    free(pc->ids_begin);
+    free(pc->dontcare);
+    free(pc->ids);
+    free(pc);
+}
+
+gc3_status_t gc3_postcond_builtin(const gc3_ir_program_t *p, gc3_diag_t *diag, gc3_postcond_t **postcond_p)
+{
+    gc3_pc_builder_t b;
+    gc3_status_t     status;
+    int              R = p->ngpus, C = p->nchunksperloop, k = 0;
+    const char      *name = gc3_coll_name(p->coll);
+
+    *postcond_p = NULL;
+    for (int r = 0; r < R; r++) {
+        const gc3_ir_gpu_t *g = &p->gpus[r];
+        int ok = 1;
+        switch (p->coll) {
+        case GC3_COLL_ALLREDUCE:
+            ok = g->i_chunks == C && g->o_chunks == C;
+            k  = C;
+            break;
+        case GC3_COLL_ALLTOALL:
+            ok = C % R == 0 && g->i_chunks == C && g->o_chunks == C;
+            k  = C / R;
+            break;
+        case GC3_COLL_ALLGATHER:
+            ok = C % R == 0 && g->i_chunks == C / R && g->o_chunks == C;
+            k  = C / R;
+            break;
+        case GC3_COLL_REDUCE_SCATTER:
+            ok = C % R == 0 && g->i_chunks == C && g->o_chunks == C / R;
+            k  = C / R;
+            break;
+        default:
+            gc3_diag_add(diag, "%s: collective '%s' has no built-in postcondition: give one explicitly",
+                         p->source ? p->source : p->name, p->coll_name);
+            return GC3_ERR_INVALID_PARAM;
+        }
+        if (!ok) {
+            gc3_diag_add(diag, "rank %d: %s with nchunksperloop=%d and %d ranks needs %s, but the gpu has i_chunks=%d "
+                         "o_chunks=%d", r, name, C, R,
+                         p->coll == GC3_COLL_ALLREDUCE ? "i_chunks = o_chunks = nchunksperloop"
+                         : p->coll == GC3_COLL_ALLTOALL ? "nchunksperloop a multiple of ngpus and i_chunks = o_chunks = nchunksperloop"
+                         : p->coll == GC3_COLL_ALLGATHER ? "i_chunks = nchunksperloop/ngpus and o_chunks = nchunksperloop"
+                                                         : "i_chunks = nchunksperloop and o_chunks = nchunksperloop/ngpus",
+                         g->i_chunks, g->o_chunks);
+            return GC3_ERR_VERIFY;
+        }
+    }
+    status = gc3_pc_begin(p, &b);
+    if (status != GC3_OK) {
+        return status;
+    }
+    for (int r = 0; r < R; r++) {
+        for (int c = 0; c < p->gpus[r].o_chunks; c++) {
+            uint32_t stride = (uint32_t)b.pc->in_stride;
+            switch (p->coll) {
+            case GC3_COLL_ALLREDUCE:
+                for (int q = 0; q < R && status == GC3_OK; q++) {
+                    status = gc3_pc_add_id(&b, (uint32_t)q * stride + (uint32_t)c);
+                }
+                break;
+            case GC3_COLL_ALLTOALL: /* output chunk q*k+m of rank r = input chunk r*k+m of rank q */
+                status = gc3_pc_add_id(&b, (uint32_t)(c / k) * stride + (uint32_t)(r * k + c % k));
+                break;
+            case GC3_COLL_ALLGATHER: /* output chunk q*k+m = input chunk m of rank q */
+                status = gc3_pc_add_id(&b, (uint32_t)(c / k) * stride + (uint32_t)(c % k));
+                break;
+            default: /* reduce_scatter: output chunk m of rank r = sum over q of input chunk r*k+m */
+                for (int q = 0; q < R && status == GC3_OK; q++) {
+                    status = gc3_pc_add_id(&b, (uint32_t)q * stride + (uint32_t)(r * k + c));
+                }
+                break;
+            }
+            if (status != GC3_OK) {
+                gc3_postcond_destroy(b.pc);
+                return status;
+            }
+            gc3_pc_end_cell(&b, 0);
+        }
+    }
+    *postcond_p = b.pc;
+    return GC3_OK;
+}
+
+gc3_status_t gc3_postcond_create(const gc3_ir_program_t *p, const uint32_t *const *const *cells,
+                                 gc3_postcond_t **postcond_p)
+{
+    gc3_pc_builder_t b;
+    gc3_status_t     status;
+
+    *postcond_p = NULL;
+    status      = gc3_pc_begin(p, &b);
+    if (status != GC3_OK) {
+        return status;
+    }
+    for (int r = 0; r < p->ngpus; r++) {
+        for (int c = 0; c < p->gpus[r].o_chunks; c++) {
+            const uint32_t *list = cells[r] ? cells[r][c] : NULL;
+            for (int i = 0; list != NULL && list[i] != UINT32_MAX && status == GC3_OK; i++) {
+                status = gc3_pc_add_id(&b, list[i]);
+            }
+            if (status != GC3_OK) {
+                gc3_postcond_destroy(b.pc);
+                return status;
+            }
+            gc3_pc_end_cell(&b, list == NULL);
+        }
+    }
+    *postcond_p = b.pc;
+    return GC3_OK;
+}
+
+/* ---- text form ---- */
+
+static int gc3_pc_int(const char **s, long *v)
+{
+    char *end;
+    while (**s == ' ' || **s == '\t') {
+        (*s)++;
+    }
+    if (!isdigit((unsigned char)**s)) {
+        return 0;
+    }
+    errno = 0;
+    *v    = strtol(*s, &end, 10);
+    if (errno != 0 || *v > GC3_IR_MAX_CHUNKS) {
+        return 0;
+    }
+    *s = end;
+    return 1;
+}
+
+gc3_status_t gc3_postcond_read_file(const char *path, const gc3_ir_program_t *p, gc3_diag_t *diag,
+                                    gc3_postcond_t **postcond_p)
+{
+    FILE           *f = fopen(path, "r");
+    char            line[65536];
+    int             lineno = 0, errors = 0, ncells = 0;
+    uint32_t     ***cells = NULL; /* cells[r][c] -> UINT32_MAX-terminated list or NULL */
+    gc3_status_t    status = GC3_OK;
+
+    *postcond_p = NULL;
+    if (f == NULL) {
+        gc3_diag_add(diag, "%s: cannot open: %s", path, strerror(errno));
+        return GC3_ERR_IO;
+    }
+    cells = calloc((size_t)p->ngpus, sizeof(*cells));
+    if (cells == NULL) {
+        fclose(f);
+        return GC3_ERR_NO_MEMORY;
+    }
+    for (int r = 0; r < p->ngpus; r++) {
+        cells[r] = calloc((size_t)(p->gpus[r].o_chunks > 0 ? p->gpus[r].o_chunks : 1), sizeof(**cells));
+        if (cells[r] == NULL) {
+            status = GC3_ERR_NO_MEMORY;
+            goto out;
+        }
+    }
+    while (fgets(line, sizeof(line), f) != NULL) {
+        const char *s = line;
+        long        rank, chunk;
+        uint32_t   *list = NULL;
+        int         n = 0;
+
+        lineno++;
+        if (strchr(line, '\n') == NULL && !feof(f)) {
+            gc3_diag_add(diag, "%s:%d: line too long", path, lineno);
+            errors++;
+            break;
+        }
+        while (*s == ' ' || *s == '\t') {
+            s++;
+        }
+        if (*s == '#' || *s == '\n' || *s == '\0') {
+            continue;
+        }
+        if (!gc3_pc_int(&s, &rank) || !gc3_pc_int(&s, &chunk)) {
+            gc3_diag_add(diag, "%s:%d: expected 'RANK OCHUNK : SRC...'", path, lineno);
+            errors++;
+            continue;
+        }
+        if (rank >= p->ngpus || chunk >= p->gpus[rank].o_chunks) {
+            gc3_diag_add(diag, "%s:%d: rank %ld output chunk %ld does not exist (ngpus %d)", path, lineno, rank, chunk,
+                         p->ngpus);
+            errors++;
+            continue;
+        }
+        while (*s == ' ' || *s == '\t') {
+            s++;
+        }
+        if (*s != ':') {
+            gc3_diag_add(diag, "%s:%d: expected ':' after the output chunk", path, lineno);
+            errors++;
+            continue;
+        }
+        s++;
+        while (*s == ' ' || *s == '\t') {
+            s++;
+        }
+        if (cells[rank][chunk] != NULL) {
+            gc3_diag_add(diag, "%s:%d: rank %ld output chunk %ld listed twice", path, lineno, rank, chunk);
+            errors++;
+            continue;
+        }
+        if (*s == '*') {
+            continue; /* don't care: leave NULL */
+        }
+        list = calloc(strlen(s) / 2 + 2, sizeof(*list));
+        if (list == NULL) {
+            status = GC3_ERR_NO_MEMORY;
+            goto out;
+        }
+        while (*s != '\0' && *s != '\n' && *s != '#') {
+            long q, c;
+            if (!gc3_pc_int(&s, &q) || *s != '.' || (s++, !gc3_pc_int(&s, &c))) {
+                gc3_diag_add(diag, "%s:%d: expected SRCRANK.SRCCHUNK", path, lineno);
+                errors++;
+                n = -1;
+                break;
+            }
+            if (q >= p->ngpus || c >= p->gpus[q].i_chunks) {
+                gc3_diag_add(diag, "%s:%d: rank %ld has no input chunk %ld", path, lineno, q, c);
+                errors++;
+                n = -1;
+                break;
+            }
+            list[n++] = (uint32_t)q * (uint32_t)gc3_pc_in_stride(p) + (uint32_t)c;
+            while (*s == ' ' || *s == '\t' || *s == '\r') {
+                s++;
+            }
+        }
+        if (n <= 0) {
+            if (n == 0) {
+                gc3_diag_add(diag, "%s:%d: no source chunks (use '*' for don't care)", path, lineno);
+                errors++;
+            }
+            free(list);
+            continue;
+        }
+        list[n]            = UINT32_MAX;
+        cells[rank][chunk] = list;
+        ncells++;
+    }
+    if (errors) {
+        status = GC3_ERR_PARSE;
+    } else if (ncells == 0) {
+        gc3_diag_add(diag, "%s: the table lists no output chunk", path);
+        status = GC3_ERR_PARSE;
+    } else {
+        status = gc3_postcond_create(p, (const uint32_t *const *const *)cells, postcond_p);
+    }
+
+out:
+    for (int r = 0; r < p->ngpus; r++) {
+        for (int c = 0; cells[r] != NULL && c < p->gpus[r].o_chunks; c++) {
+            free(cells[r][c]);
+        }
+        free(cells[r]);
+    }
+    free(cells);
+    fclose(f);
+    return status;
+}

@@ -1,0 +1,298 @@
+/* gc3 / libgpuir: reference executor (see gc3_refexec.h). */
+#include <stdlib.h>
+#include <string.h>
+#include "gc3_refexec.h"
+#include "gc3_sim.h"
+
+typedef struct {
+    int   cnt;
+    char *data;
+} gc3_refmsg_t;
+
+typedef struct {
+    const gc3_flat_program_t *flat;
+    const gc3_refexec_args_t *args;
+    void *const              *inputs;
+    void *const              *outputs;
+    char                    **scratch;
+    size_t                    chunk_bytes;
+    gc3_diag_t               *diag;
+} gc3_refctx_t;
+
+static void gc3_refmsg_free(void *ctx, void *msg)
+{
+    gc3_refmsg_t *m = msg;
+    (void)ctx;
+    if (m != NULL) {
+        free(m->data);
+        free(m);
+    }
+}
+
+/* Address of chunk `chunk` of buffer `buf` on `rank`, with in-place aliasing. */
+static char *gc3_ref_addr(gc3_refctx_t *x, const gc3_sim_step_t *sc, int buf, int chunk)
+{
+    const gc3_flat_rank_t *r = &gc3_flat_ranks(x->flat)[sc->rank];
+    int                    l = gc3_sim_location(x->flat, sc->rank, x->args->inplace, buf, chunk);
+
+    if (l < 0) {
+        gc3_diag_add(x->diag, "rank %d tb %d step %d: %s chunk %d is out of range", sc->rank, sc->tb, sc->step,
+                     gc3_sim_buffer_name(buf), chunk);
+        return NULL;
+    }
+    if (l < r->i_chunks) {
+        char *base = x->args->inplace ? (char *)x->outputs[sc->rank] : (char *)x->inputs[sc->rank];
+        return base + (size_t)l * x->chunk_bytes;
+    }
+    if (l < r->i_chunks + r->o_chunks) {
+        return (char *)x->outputs[sc->rank] + (size_t)(l - r->i_chunks) * x->chunk_bytes;
+    }
+    return x->scratch[sc->rank] + (size_t)(l - r->i_chunks - r->o_chunks) * x->chunk_bytes;
+}
+
+static gc3_status_t gc3_ref_exec(void *ctx, const gc3_sim_step_t *sc, void *in, void **out_p)
+{
+    gc3_refctx_t          *x     = ctx;
+    const gc3_flat_step_t *fs    = sc->st;
+    unsigned               flags = gc3_step_flags((gc3_step_type_t)fs->type);
+    gc3_refmsg_t          *msg   = in;
+    gc3_status_t           status = GC3_OK;
+    size_t                 cb    = x->chunk_bytes;
+    char                  *val   = NULL; /* the value of the step, cnt chunks */
+    int                    cnt   = fs->cnt;
+
+    if (fs->type == GC3_STEP_NOP) {
+        gc3_refmsg_free(x, msg);
+        return GC3_OK;
+    }
+    if (msg != NULL && msg->cnt != cnt) {
+        gc3_diag_add(x->diag, "rank %d tb %d step %d: message of %d chunks where %d are expected", sc->rank, sc->tb,
+                     sc->step, msg->cnt, cnt);
+        gc3_refmsg_free(x, msg);
+        return GC3_ERR_VERIFY;
+    }
+    if (msg != NULL) {
+        val = msg->data;
+    } else if (flags & GC3_STEP_F_SEND) {
+        val = malloc((size_t)cnt * cb + 1);
+        if (val == NULL) {
+            return GC3_ERR_NO_MEMORY;
+        }
+    }
+    for (int c = 0; c < cnt; c++) {
+        char *src = NULL, *dst = NULL;
+        if (flags & GC3_STEP_F_READ_SRC) {
+            src = gc3_ref_addr(x, sc, fs->srcbuf, fs->srcoff + c);
+            if (src == NULL) {
+                status = GC3_ERR_VERIFY;
+                break;
+            }
+        }
+        if (flags & GC3_STEP_F_WRITE_DST) {
+            dst = gc3_ref_addr(x, sc, fs->dstbuf, fs->dstoff + c);
+            if (dst == NULL) {
+                status = GC3_ERR_VERIFY;
+                break;
+            }
+        }
+        switch (fs->type) {
+        case GC3_STEP_SEND: memcpy(val + (size_t)c * cb, src, cb); break;
+        case GC3_STEP_RECV:
+        case GC3_STEP_RCS:  memcpy(dst, val + (size_t)c * cb, cb); break;
+        case GC3_STEP_RRC:
+        case GC3_STEP_RRS:
+        case GC3_STEP_RRCS:
+            status = gc3_reduce_host(x->args->dtype, x->args->op, val + (size_t)c * cb, src, cb / gc3_dtype_size(x->args->dtype));
+            if (dst != NULL) {
+                memcpy(dst, val + (size_t)c * cb, cb);
+            }
+            break;
+        case GC3_STEP_CPY: memmove(dst, src, cb); break;
+        case GC3_STEP_RE:
+            status = gc3_reduce_host(x->args->dtype, x->args->op, dst, src, cb / gc3_dtype_size(x->args->dtype));
+            break;
+        default: break;
+        }
+        if (status != GC3_OK) {
+            break;
+        }
+    }
+    if (status != GC3_OK) {
+        if (msg != NULL) {
+            gc3_refmsg_free(x, msg);
+        } else {
+            free(val);
+        }
+        return status;
+    }
+    if (flags & GC3_STEP_F_SEND) {
+        if (msg == NULL) {
+            msg = malloc(sizeof(*msg));
+            if (msg == NULL) {
+                free(val);
+                return GC3_ERR_NO_MEMORY;
+            }
+            msg->cnt  = cnt;
+            msg->data = val;
+        }
+        *out_p = msg; /* the received buffer travels on */
+    } else {
+        gc3_refmsg_free(x, msg);
+    }
+    return GC3_OK;
+}
+
+gc3_status_t gc3_refexec_run(const gc3_ir_program_t *p, const gc3_refexec_args_t *args, void *const *inputs,
+                             void *const *outputs, gc3_diag_t *diag)
+{
+    gc3_refctx_t        x;
+    gc3_sim_ops_t       ops    = {gc3_ref_exec, NULL, gc3_refmsg_free};
+    gc3_sim_params_t    params = {args->slots > 0 ? args->slots : 8, 1, 0};
+    gc3_flat_program_t *flat   = NULL;
+    gc3_status_t        status;
+    size_t              dsize  = gc3_dtype_size(args->dtype);
+
+    if (dsize == 0 || !gc3_op_valid(args->op, args->dtype)) {
+        gc3_diag_add(diag, "refexec: operator %s is not defined on %s", gc3_op_name(args->op), gc3_dtype_name(args->dtype));
+        return GC3_ERR_INVALID_PARAM;
+    }
+    if (args->inplace ? !p->inplace : !p->outofplace) {
+        gc3_diag_add(diag, "refexec: program '%s' does not support %s execution", p->name,
+                     args->inplace ? "in-place" : "out-of-place");
+        return GC3_ERR_UNSUPPORTED;
+    }
+    if (args->chunk_elems > SIZE_MAX / dsize / 4) {
+        return GC3_ERR_INVALID_PARAM;
+    }
+    status = gc3_flat_create(p, &flat);
+    if (status != GC3_OK) {
+        gc3_diag_add(diag, "refexec: program '%s' is malformed (run the verifier)", p->name);
+        return status;
+    }
+    memset(&x, 0, sizeof(x));
+    x.flat        = flat;
+    x.args        = args;
+    x.inputs      = inputs;
+    x.outputs     = outputs;
+    x.chunk_bytes = (size_t)args->chunk_elems * dsize;
+    x.diag        = diag;
+    x.scratch     = calloc((size_t)p->ngpus, sizeof(char *));
+    if (x.scratch == NULL) {
+        status = GC3_ERR_NO_MEMORY;
+        goto out;
+    }
+    for (int r = 0; r < p->ngpus; r++) {
+        x.scratch[r] = calloc((size_t)p->gpus[r].s_chunks * x.chunk_bytes + 1, 1);
+        if (x.scratch[r] == NULL) {
+            status = GC3_ERR_NO_MEMORY;
+            goto out;
+        }
+    }
+    status = gc3_sim_run(flat, &params, &ops, &x, diag);
+out:
+    if (x.scratch != NULL) {
+        for (int r = 0; r < p->ngpus; r++) {
+            free(x.scratch[r]);
+        }
+    }
+    free(x.scratch);
+    gc3_flat_destroy(flat);
+    return status;
+}
+
+gc3_status_t gc3_refexec_expected(const gc3_ir_program_t *p, const gc3_postcond_t *pc, const gc3_refexec_args_t *args,
+                                  void *const *inputs, void *const *expected)
+{
+    size_t cb = (size_t)args->chunk_elems * gc3_dtype_size(args->dtype);
+
+    if (pc->nranks != p->ngpus) {
+        return GC3_ERR_INVALID_PARAM;
+    }
+    for (int r = 0; r < p->ngpus; r++) {
+        size_t base = 0;
+        /* in-place reduce_scatter keeps its result inside the input-sized buffer */
+        if (args->inplace && p->coll == GC3_COLL_REDUCE_SCATTER) {
+            base = (size_t)r * (size_t)pc->o_chunks[r] * cb;
+        }
+        for (int c = 0; c < pc->o_chunks[r]; c++) {
+            int   cell = pc->cell_begin[r] + c;
+            char *dst  = (char *)expected[r] + base + (size_t)c * cb;
+            if (pc->dontcare[cell]) {
+                continue;
+            }
+            for (int i = pc->ids_begin[cell]; i < pc->ids_begin[cell + 1]; i++) {
+                uint32_t    q = pc->ids[i] / (uint32_t)pc->in_stride, k = pc->ids[i] % (uint32_t)pc->in_stride;
+                const char *src = (const char *)inputs[q] + (size_t)k * cb;
+                gc3_status_t status;
+                if (i == pc->ids_begin[cell]) {
+                    memcpy(dst, src, cb);
+                    continue;
+                }
+                status = gc3_reduce_host(args->dtype, args->op, dst, src, (size_t)args->chunk_elems);
+                if (status != GC3_OK) {
+                    return status;
+                }
+            }
+        }
+    }
+    return GC3_OK;
+}
+
+static uint64_t gc3_splitmix(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+    z          = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z          = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+void gc3_refexec_fill(gc3_dtype_t dtype, gc3_op_t op, void *buf, size_t n, uint64_t seed)
+{
+    uint64_t s = seed * 0x100000001b3ull + 1;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t r = gc3_splitmix(&s);
+        int64_t  v = op == GC3_OP_PROD ? (int64_t)(1 + r % 2) : (int64_t)(r % 64); /* small, non-negative */
+        switch (dtype) {
+        case GC3_DT_INT8:    ((int8_t *)buf)[i] = (int8_t)(op == GC3_OP_SUM ? v % 4 : v); break;
+        case GC3_DT_UINT8:   ((uint8_t *)buf)[i] = (uint8_t)(op == GC3_OP_SUM ? v % 4 : v); break;
+        case GC3_DT_INT32:   ((int32_t *)buf)[i] = (int32_t)(op == GC3_OP_BAND || op == GC3_OP_BOR || op == GC3_OP_BXOR ? (int64_t)(r & 0x7fffffff) : v - 32 * (op != GC3_OP_PROD)); break;
+        case GC3_DT_UINT32:  ((uint32_t *)buf)[i] = (uint32_t)(op >= GC3_OP_BAND ? r : (uint64_t)v); break;
+        case GC3_DT_INT64:   ((int64_t *)buf)[i] = op >= GC3_OP_BAND ? (int64_t)(r >> 1) : v - 32 * (op != GC3_OP_PROD); break;
+        case GC3_DT_UINT64:  ((uint64_t *)buf)[i] = op >= GC3_OP_BAND ? r : (uint64_t)v; break;
+        case GC3_DT_FLOAT32: ((float *)buf)[i] = (float)(v - 32 * (op != GC3_OP_PROD)); break;
+        case GC3_DT_FLOAT64: ((double *)buf)[i] = (double)(v - 32 * (op != GC3_OP_PROD)); break;
+        default: break;
+        }
+    }
+}
+
+static void gc3_fmt_elem(gc3_dtype_t dtype, const void *p, char *buf, size_t len)
+{
+    switch (dtype) {
+    case GC3_DT_INT8:    snprintf(buf, len, "%d", *(const int8_t *)p); break;
+    case GC3_DT_UINT8:   snprintf(buf, len, "%u", *(const uint8_t *)p); break;
+    case GC3_DT_INT32:   snprintf(buf, len, "%d", *(const int32_t *)p); break;
+    case GC3_DT_UINT32:  snprintf(buf, len, "%u", *(const uint32_t *)p); break;
+    case GC3_DT_INT64:   snprintf(buf, len, "%lld", (long long)*(const int64_t *)p); break;
+    case GC3_DT_UINT64:  snprintf(buf, len, "%llu", (unsigned long long)*(const uint64_t *)p); break;
+    case GC3_DT_FLOAT32: snprintf(buf, len, "%g", (double)*(const float *)p); break;
+    case GC3_DT_FLOAT64: snprintf(buf, len, "%g", *(const double *)p); break;
+    default:             snprintf(buf, len, "?");
+    }
+}
+
+gc3_status_t gc3_refexec_compare(gc3_dtype_t dtype, const void *got, const void *expected, size_t n,
+                                 const char *what, gc3_diag_t *diag)
+{
+    size_t ds = gc3_dtype_size(dtype);
+    for (size_t i = 0; i < n; i++) {
+        if (memcmp((const char *)got + i * ds, (const char *)expected + i * ds, ds) != 0) {
+            char g[48], e[48];
+            gc3_fmt_elem(dtype, (const char *)got + i * ds, g, sizeof(g));
+            gc3_fmt_elem(dtype, (const char *)expected + i * ds, e, sizeof(e));
+            gc3_diag_add(diag, "%s: element %zu: got %s, expected %s", what, i, g, e);
+            return GC3_ERR_MISMATCH;
+        }
+    }
+    return GC3_OK;
+}

@@ -1,0 +1,109 @@
+/* gc3 / libgpuir: status strings and the diagnostics list. */
+#include <stdlib.h>
+#include <string.h>
+#include "gc3_status.h"
+
+const char *gc3_status_string(gc3_status_t status)
+{
+    switch (status) {
+    case GC3_OK:                return "success";
+    case GC3_ERR_INVALID_PARAM: return "invalid parameter";
+    case GC3_ERR_NO_MEMORY:     return "out of memory";
+    case GC3_ERR_IO:            return "input/output error";
+    case GC3_ERR_PARSE:         return "malformed input";
+    case GC3_ERR_VERIFY:        return "verification failed";
+    case GC3_ERR_DEADLOCK:      return "deadlock";
+    case GC3_ERR_UNSUPPORTED:   return "unsupported";
+    case GC3_ERR_TIMEOUT:       return "timeout";
+    case GC3_ERR_MISMATCH:      return "results mismatch";
+    }
+    return "unknown status";
+}
+
+void gc3_diag_init(gc3_diag_t *diag)
+{
+    memset(diag, 0, sizeof(*diag));
+    diag->max_msgs = 64;
+}
+
+void gc3_diag_cleanup(gc3_diag_t *diag)
+{
+    if (diag == NULL) {
+        return;
+    }
+    for (int i = 0; i < diag->count; i++) {
+        free(diag->msgs[i]);
+    }
+    free(diag->msgs);
+    gc3_diag_init(diag);
+}
+
+void gc3_diag_vadd(gc3_diag_t *diag, const char *fmt, va_list ap)
+{
+    char buf[1024];
+
+    if (diag == NULL) {
+        return;
+    }
+    if (diag->count >= diag->max_msgs) {
+        diag->dropped++;
+        return;
+    }
+    if (diag->count == diag->capacity) {
+        int    ncap = diag->capacity ? diag->capacity * 2 : 8;
+        char **n    = realloc(diag->msgs, (size_t)ncap * sizeof(*n));
+        if (n == NULL) {
+            diag->dropped++;
+            return;
+        }
+        diag->msgs     = n;
+        diag->capacity = ncap;
+    }
+    vsnprintf(buf, sizeof(buf), fmt, ap);
+    diag->msgs[diag->count] = strdup(buf);
+    if (diag->msgs[diag->count] == NULL) {
+        diag->dropped++;
+        return;
+    }
+    diag->count++;
+}
+
+void gc3_diag_add(gc3_diag_t *diag, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    gc3_diag_vadd(diag, fmt, ap);
+    va_end(ap);
+}
+
+int gc3_diag_total(const gc3_diag_t *diag)
+{
+    return diag ? diag->count + diag->dropped : 0;
+}
+
+void gc3_diag_print(const gc3_diag_t *diag, FILE *out, const char *prefix)
+{
+    if (diag == NULL) {
+        return;
+    }
+    for (int i = 0; i < diag->count; i++) {
+        fprintf(out, "%s%s\n", prefix ? prefix : "", diag->msgs[i]);
+    }
+    if (diag->dropped) {
+        fprintf(out, "%s... and %d more\n", prefix ? prefix : "", diag->dropped);
+    }
+}
+
+int gc3_diag_contains(const gc3_diag_t *diag, const char *needle)
+{
+    if (diag == NULL) {
+        return 0;
+    }
+    for (int i = 0; i < diag->count; i++) {
+        if (strstr(diag->msgs[i], needle) != NULL) {
+            return 1;
+        }
+    }
+    return 0;
+}
