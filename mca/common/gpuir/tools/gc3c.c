@@ -1,0 +1,506 @@
+/* gc3c: the gc3 algorithm compiler's command line.
+ *
+ *   gc3c verify [options] FILE...     structure, semantics and deadlock checks
+ *   gc3c run [options] FILE           reference executor on random data, checked
+ *   gc3c show FILE                    per-rank, per-block listing
+ *   gc3c simulate [options] FILE      cost model: predicted time per size
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "gc3_cost.h"
+#include "gc3_refexec.h"
+#include "gc3_verify.h"
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+        "usage: gc3c COMMAND [options] FILE...\n"
+        "\n"
+        "commands:\n"
+        "  verify [--slots N] [--loops N] [--post TABLE] [--no-races] FILE...\n"
+        "        check each MSCCL-format XML program: structure (ids, peers, bounds, one sending and one\n"
+        "        receiving block per connection, dependencies, matching send/receive pairs), semantics\n"
+        "        (symbolic execution against the collective's postcondition, data races) and deadlock\n"
+        "        freedom with N FIFO slots per connection (default 8) over N loop iterations (default 2).\n"
+        "        --post TABLE gives the postcondition of a custom collective (see README).\n"
+        "  run [--dtype T] [--op OP] [--count N] [--inplace] [--seed S] [--post TABLE] FILE\n"
+        "        run FILE on random data with the reference executor and compare every output with\n"
+        "        the postcondition. T: int8 uint8 int32 uint32 int64 uint64 float32 float64 (default\n"
+        "        float32); OP: sum prod min max band bor bxor (default sum); N: the MPI count (default:\n"
+        "        one element per chunk).\n"
+        "  show FILE\n"
+        "        list every rank, thread block and step.\n"
+        "  simulate [--nodes N] [--gpus G] [--nvlink BW] [--net BW] [--nvlink-lat T] [--net-lat T]\n"
+        "           [--sizes MIN:MAX] FILE\n"
+        "        predict the time of FILE with the alpha-beta cost model on N nodes of G GPUs\n"
+        "        (default: 1 node of ngpus). BW like 360GB/s or 200Gb/s, T like 0.7us.\n"
+        "  help  this text\n"
+        "\n"
+        "exit status: 0 when every file passed, 1 when one failed, 2 on usage errors.\n");
+}
+
+static int parse_int(const char *s, long lo, long hi, long *v)
+{
+    char *end;
+    errno = 0;
+    *v    = strtol(s, &end, 10);
+    return errno == 0 && end != s && *end == '\0' && *v >= lo && *v <= hi;
+}
+
+/* "64", "4K", "1M", "2G" -> bytes */
+static int parse_size(const char *s, uint64_t *v)
+{
+    char              *end;
+    unsigned long long x;
+    errno = 0;
+    x     = strtoull(s, &end, 10);
+    if (errno != 0 || end == s || s[0] == '-') {
+        return 0;
+    }
+    switch (*end) {
+    case 'K': case 'k': x <<= 10; end++; break;
+    case 'M': case 'm': x <<= 20; end++; break;
+    case 'G': case 'g': x <<= 30; end++; break;
+    default: break;
+    }
+    if (*end == 'B') {
+        end++;
+    }
+    *v = x;
+    return *end == '\0';
+}
+
+static int need_arg(int i, int argc, const char *opt)
+{
+    if (i + 1 >= argc) {
+        fprintf(stderr, "gc3c: %s needs a value\n", opt);
+        return 0;
+    }
+    return 1;
+}
+
+static gc3_ir_program_t *load(const char *path)
+{
+    gc3_diag_t        diag;
+    gc3_ir_program_t *p = NULL;
+
+    gc3_diag_init(&diag);
+    if (gc3_ir_read_file(path, &diag, &p) != GC3_OK) {
+        gc3_diag_print(&diag, stderr, "");
+        fprintf(stderr, "%s: FAILED (cannot be read)\n", path);
+    }
+    gc3_diag_cleanup(&diag);
+    return p;
+}
+
+static int load_post(const char *post, const gc3_ir_program_t *p, gc3_postcond_t **pc_p)
+{
+    gc3_diag_t   diag;
+    gc3_status_t status;
+
+    *pc_p = NULL;
+    gc3_diag_init(&diag);
+    status = post ? gc3_postcond_read_file(post, p, &diag, pc_p) : gc3_postcond_builtin(p, &diag, pc_p);
+    gc3_diag_print(&diag, stderr, "");
+    gc3_diag_cleanup(&diag);
+    return status == GC3_OK;
+}
+
+static int count_steps(const gc3_ir_program_t *p, int *maxtbs_p)
+{
+    int n = 0, maxtbs = 0;
+    for (int r = 0; r < p->ngpus; r++) {
+        maxtbs = p->gpus[r].ntbs > maxtbs ? p->gpus[r].ntbs : maxtbs;
+        for (int t = 0; t < p->gpus[r].ntbs; t++) {
+            n += p->gpus[r].tbs[t].nsteps;
+        }
+    }
+    *maxtbs_p = maxtbs;
+    return n;
+}
+
+static int cmd_verify(int argc, char **argv)
+{
+    gc3_verify_opts_t opts;
+    const char       *post = NULL;
+    int               failed = 0, files = 0;
+    long              v;
+
+    gc3_verify_opts_default(&opts);
+    for (int i = 0; i < argc; i++) {
+        if (strcmp(argv[i], "--slots") == 0) {
+            if (!need_arg(i, argc, argv[i]) || !parse_int(argv[++i], 1, 1 << 20, &v)) {
+                fprintf(stderr, "gc3c verify: --slots needs an integer >= 1\n");
+                return 2;
+            }
+            opts.slots = (int)v;
+        } else if (strcmp(argv[i], "--loops") == 0) {
+            if (!need_arg(i, argc, argv[i]) || !parse_int(argv[++i], 1, 64, &v)) {
+                fprintf(stderr, "gc3c verify: --loops needs an integer in [1, 64]\n");
+                return 2;
+            }
+            opts.nloops = (int)v;
+        } else if (strcmp(argv[i], "--post") == 0) {
+            if (!need_arg(i, argc, argv[i])) {
+                return 2;
+            }
+            post = argv[++i];
+        } else if (strcmp(argv[i], "--no-races") == 0) {
+            opts.check_races = 0;
+        } else if (argv[i][0] == '-') {
+            fprintf(stderr, "gc3c verify: unknown option %s\n", argv[i]);
+            return 2;
+        }
+    }
+    for (int i = 0; i < argc; i++) {
+        gc3_ir_program_t *p;
+        gc3_postcond_t   *pc = NULL;
+        gc3_diag_t        diag;
+        gc3_status_t      status;
+        int               maxtbs, nsteps;
+
+        if (argv[i][0] == '-') {
+            i += strcmp(argv[i], "--no-races") != 0;
+            continue;
+        }
+        files++;
+        p = load(argv[i]);
+        if (p == NULL) {
+            failed++;
+            continue;
+        }
+        if (post != NULL && !load_post(post, p, &pc)) {
+            fprintf(stderr, "%s: FAILED (postcondition table %s unusable)\n", argv[i], post);
+            gc3_ir_program_destroy(p);
+            failed++;
+            continue;
+        }
+        opts.postcond = pc;
+        gc3_diag_init(&diag);
+        status = gc3_verify(p, &opts, &diag);
+        nsteps = count_steps(p, &maxtbs);
+        if (status == GC3_OK) {
+            printf("%s: OK (%s '%s', %d ranks, %d chunks/loop, up to %d thread blocks/rank, %d steps, %s; verified%s%s, "
+                   "deadlock-free with %d slots)\n", argv[i], p->coll_name, p->name, p->ngpus, p->nchunksperloop,
+                   maxtbs, nsteps, gc3_proto_name(p->proto), p->outofplace ? " out-of-place" : "",
+                   p->inplace ? " in-place" : "", opts.slots);
+            gc3_diag_print(&diag, stdout, "  ");
+        } else {
+            gc3_diag_print(&diag, stderr, "");
+            fprintf(stderr, "%s: FAILED (%s)\n", argv[i], gc3_status_string(status));
+            failed++;
+        }
+        gc3_diag_cleanup(&diag);
+        gc3_postcond_destroy(pc);
+        gc3_ir_program_destroy(p);
+    }
+    if (files == 0) {
+        fprintf(stderr, "gc3c verify: no FILE given\n");
+        return 2;
+    }
+    return failed ? 1 : 0;
+}
+
+static int cmd_run(int argc, char **argv)
+{
+    const char        *file = NULL, *post = NULL;
+    gc3_refexec_args_t args = {GC3_DT_FLOAT32, GC3_OP_SUM, 0, 0, 8};
+    uint64_t           count = 0, seed = 1;
+    gc3_ir_program_t  *p;
+    gc3_postcond_t    *pc = NULL;
+    gc3_diag_t         diag;
+    gc3_status_t       status;
+    void             **in = NULL, **out = NULL, **exp = NULL;
+    size_t             ds;
+    int                rc = 1;
+
+    for (int i = 0; i < argc; i++) {
+        if (strcmp(argv[i], "--dtype") == 0) {
+            if (!need_arg(i, argc, argv[i]) || gc3_dtype_from_name(argv[++i], &args.dtype) != GC3_OK) {
+                fprintf(stderr, "gc3c run: unknown dtype\n");
+                return 2;
+            }
+        } else if (strcmp(argv[i], "--op") == 0) {
+            if (!need_arg(i, argc, argv[i]) || gc3_op_from_name(argv[++i], &args.op) != GC3_OK) {
+                fprintf(stderr, "gc3c run: unknown op\n");
+                return 2;
+            }
+        } else if (strcmp(argv[i], "--count") == 0) {
+            if (!need_arg(i, argc, argv[i]) || !parse_size(argv[++i], &count) || count == 0) {
+                fprintf(stderr, "gc3c run: --count needs a positive integer\n");
+                return 2;
+            }
+        } else if (strcmp(argv[i], "--seed") == 0) {
+            if (!need_arg(i, argc, argv[i]) || !parse_size(argv[++i], &seed)) {
+                fprintf(stderr, "gc3c run: --seed needs an integer\n");
+                return 2;
+            }
+        } else if (strcmp(argv[i], "--post") == 0) {
+            if (!need_arg(i, argc, argv[i])) {
+                return 2;
+            }
+            post = argv[++i];
+        } else if (strcmp(argv[i], "--inplace") == 0) {
+            args.inplace = 1;
+        } else if (argv[i][0] == '-') {
+            fprintf(stderr, "gc3c run: unknown option %s\n", argv[i]);
+            return 2;
+        } else if (file == NULL) {
+            file = argv[i];
+        } else {
+            fprintf(stderr, "gc3c run: one FILE at a time\n");
+            return 2;
+        }
+    }
+    if (file == NULL) {
+        fprintf(stderr, "gc3c run: no FILE given\n");
+        return 2;
+    }
+    if (!gc3_op_valid(args.op, args.dtype)) {
+        fprintf(stderr, "gc3c run: %s is not defined on %s\n", gc3_op_name(args.op), gc3_dtype_name(args.dtype));
+        return 2;
+    }
+    p = load(file);
+    if (p == NULL) {
+        return 1;
+    }
+    gc3_diag_init(&diag);
+    if (!load_post(post, p, &pc)) {
+        goto out;
+    }
+    if (count == 0) {
+        count = (p->coll == GC3_COLL_ALLREDUCE || p->coll == GC3_COLL_CUSTOM) ? (uint64_t)p->nchunksperloop
+                : (uint64_t)(p->nchunksperloop / p->ngpus > 0 ? p->nchunksperloop / p->ngpus : 1);
+    }
+    status = gc3_coll_chunk_elems(p, count, &args.chunk_elems);
+    if (status != GC3_OK) {
+        fprintf(stderr, "%s: count %" PRIu64 " does not split into %d chunks of equal size\n", file, count,
+                p->nchunksperloop);
+        goto out;
+    }
+    ds  = gc3_dtype_size(args.dtype);
+    in  = calloc((size_t)p->ngpus, sizeof(void *));
+    out = calloc((size_t)p->ngpus, sizeof(void *));
+    exp = calloc((size_t)p->ngpus, sizeof(void *));
+    if (in == NULL || out == NULL || exp == NULL) {
+        goto out;
+    }
+    for (int r = 0; r < p->ngpus; r++) {
+        size_t ni = (size_t)p->gpus[r].i_chunks * args.chunk_elems, no = (size_t)p->gpus[r].o_chunks * args.chunk_elems;
+        size_t nb = (ni > no ? ni : no) + 1;
+        in[r]     = calloc(nb, ds);
+        out[r]    = calloc(nb, ds);
+        exp[r]    = calloc(nb, ds);
+        if (in[r] == NULL || out[r] == NULL || exp[r] == NULL) {
+            goto out;
+        }
+        gc3_refexec_fill(args.dtype, args.op, in[r], ni, seed * 1000 + (uint64_t)r);
+        if (args.inplace) {
+            /* the single buffer holds the input at its in-place position */
+            size_t off = p->coll == GC3_COLL_ALLGATHER ? (size_t)r * ni : 0;
+            memcpy((char *)out[r] + off * ds, in[r], ni * ds);
+            memcpy((char *)exp[r], out[r], (nb - 1) * ds);
+        }
+    }
+    status = gc3_refexec_run(p, &args, in, out, &diag);
+    if (status != GC3_OK) {
+        gc3_diag_print(&diag, stderr, "");
+        fprintf(stderr, "%s: FAILED (%s)\n", file, gc3_status_string(status));
+        goto out;
+    }
+    if (!args.inplace) {
+        for (int r = 0; r < p->ngpus; r++) {
+            memcpy(exp[r], out[r], (size_t)p->gpus[r].o_chunks * args.chunk_elems * ds); /* keep don't-care cells */
+        }
+    }
+    status = gc3_refexec_expected(p, pc, &args, in, exp);
+    for (int r = 0; r < p->ngpus && status == GC3_OK; r++) {
+        char   what[64];
+        size_t n = (size_t)(args.inplace && p->coll == GC3_COLL_REDUCE_SCATTER ? p->gpus[r].i_chunks : p->gpus[r].o_chunks) *
+                   args.chunk_elems;
+        snprintf(what, sizeof(what), "rank %d output", r);
+        status = gc3_refexec_compare(args.dtype, out[r], exp[r], n, what, &diag);
+    }
+    if (status != GC3_OK) {
+        gc3_diag_print(&diag, stderr, "");
+        fprintf(stderr, "%s: FAILED (%s)\n", file, gc3_status_string(status));
+        goto out;
+    }
+    printf("%s: %s '%s' on %d ranks, %s %s, count %" PRIu64 " (%" PRIu64 " elements/chunk), %s: results verified\n",
+           file, p->coll_name, p->name, p->ngpus, gc3_dtype_name(args.dtype), gc3_op_name(args.op), count,
+           args.chunk_elems, args.inplace ? "in-place" : "out-of-place");
+    rc = 0;
+out:
+    for (int r = 0; r < p->ngpus; r++) {
+        if (in) free(in[r]);
+        if (out) free(out[r]);
+        if (exp) free(exp[r]);
+    }
+    free(in);
+    free(out);
+    free(exp);
+    gc3_diag_cleanup(&diag);
+    gc3_postcond_destroy(pc);
+    gc3_ir_program_destroy(p);
+    return rc;
+}
+
+static int cmd_show(int argc, char **argv)
+{
+    gc3_ir_program_t *p;
+
+    if (argc != 1) {
+        fprintf(stderr, "gc3c show: exactly one FILE\n");
+        return 2;
+    }
+    p = load(argv[0]);
+    if (p == NULL) {
+        return 1;
+    }
+    printf("%s: %s '%s', %d ranks, %d chunks/loop, %d channels, protocol %s,%s%s\n", argv[0], p->coll_name, p->name,
+           p->ngpus, p->nchunksperloop, p->nchannels, gc3_proto_name(p->proto), p->outofplace ? " out-of-place" : "",
+           p->inplace ? " in-place" : "");
+    for (int r = 0; r < p->ngpus; r++) {
+        const gc3_ir_gpu_t *g = &p->gpus[r];
+        printf("rank %d: chunks i=%d o=%d s=%d, %d thread blocks\n", r, g->i_chunks, g->o_chunks, g->s_chunks, g->ntbs);
+        for (int t = 0; t < g->ntbs; t++) {
+            const gc3_ir_tb_t *tb = &g->tbs[t];
+            printf("  tb %d: send %d recv %d chan %d, %d steps\n", t, tb->send, tb->recv, tb->chan, tb->nsteps);
+            for (int s = 0; s < tb->nsteps; s++) {
+                const gc3_ir_step_t *st = &tb->steps[s];
+                printf("    %3d %-4s", s, gc3_step_type_name(st->type));
+                if (gc3_step_flags(st->type) & GC3_STEP_F_READ_SRC) {
+                    printf(" src %c[%d..%d]", gc3_buf_char(st->srcbuf), st->srcoff, st->srcoff + st->cnt - 1);
+                }
+                if (gc3_step_flags(st->type) & GC3_STEP_F_WRITE_DST) {
+                    printf(" dst %c[%d..%d]", gc3_buf_char(st->dstbuf), st->dstoff, st->dstoff + st->cnt - 1);
+                }
+                if (gc3_step_flags(st->type) & GC3_STEP_F_RECV) {
+                    printf(" <-%d", tb->recv);
+                }
+                if (gc3_step_flags(st->type) & GC3_STEP_F_SEND) {
+                    printf(" ->%d", tb->send);
+                }
+                if (st->depid >= 0) {
+                    printf(" after tb %d step %d", st->depid, st->deps);
+                }
+                printf("%s\n", st->hasdep ? " (signals)" : "");
+            }
+        }
+    }
+    gc3_ir_program_destroy(p);
+    return 0;
+}
+
+static int cmd_simulate(int argc, char **argv)
+{
+    const char       *file = NULL;
+    gc3_machine_t     m;
+    long              nodes = 0, gpus = 0;
+    double            nvbw = 0, netbw = 0, nvlat = 0, netlat = 0;
+    uint64_t          lo = 1024, hi = 1ull << 30;
+    gc3_ir_program_t *p;
+    int               rc = 0;
+
+    for (int i = 0; i < argc; i++) {
+        const char *o = argv[i];
+        if (o[0] != '-') {
+            if (file != NULL) {
+                fprintf(stderr, "gc3c simulate: one FILE at a time\n");
+                return 2;
+            }
+            file = o;
+            continue;
+        }
+        if (!need_arg(i, argc, o)) {
+            return 2;
+        }
+        i++;
+        if ((strcmp(o, "--nodes") == 0 && !parse_int(argv[i], 1, GC3_IR_MAX_GPUS, &nodes)) ||
+            (strcmp(o, "--gpus") == 0 && !parse_int(argv[i], 1, GC3_IR_MAX_GPUS, &gpus)) ||
+            (strcmp(o, "--nvlink") == 0 && gc3_parse_bandwidth(argv[i], &nvbw) != GC3_OK) ||
+            (strcmp(o, "--net") == 0 && gc3_parse_bandwidth(argv[i], &netbw) != GC3_OK) ||
+            (strcmp(o, "--nvlink-lat") == 0 && gc3_parse_time_us(argv[i], &nvlat) != GC3_OK) ||
+            (strcmp(o, "--net-lat") == 0 && gc3_parse_time_us(argv[i], &netlat) != GC3_OK)) {
+            fprintf(stderr, "gc3c simulate: bad value '%s' for %s\n", argv[i], o);
+            return 2;
+        } else if (strcmp(o, "--sizes") == 0) {
+            char *colon = strchr(argv[i], ':');
+            if (colon == NULL || (*colon = '\0', !parse_size(argv[i], &lo)) || !parse_size(colon + 1, &hi) || lo == 0 ||
+                hi < lo) {
+                fprintf(stderr, "gc3c simulate: --sizes needs MIN:MAX like 1K:1G\n");
+                return 2;
+            }
+        } else if (strcmp(o, "--nodes") && strcmp(o, "--gpus") && strcmp(o, "--nvlink") && strcmp(o, "--net") &&
+                   strcmp(o, "--nvlink-lat") && strcmp(o, "--net-lat")) {
+            fprintf(stderr, "gc3c simulate: unknown option %s\n", o);
+            return 2;
+        }
+    }
+    if (file == NULL) {
+        fprintf(stderr, "gc3c simulate: no FILE given\n");
+        return 2;
+    }
+    p = load(file);
+    if (p == NULL) {
+        return 1;
+    }
+    if (nodes == 0) {
+        nodes = gpus ? p->ngpus / gpus : 1;
+    }
+    if (gpus == 0) {
+        gpus = p->ngpus / nodes;
+    }
+    gc3_machine_default(&m, (int)nodes, (int)gpus);
+    if (nvbw > 0) m.intra_bw_GBps = nvbw;
+    if (netbw > 0) m.net_bw_GBps = netbw;
+    if (nvlat > 0) m.intra_alpha_us = nvlat;
+    if (netlat > 0) m.net_alpha_us = netlat;
+    printf("# %s: %s '%s' on %ld nodes x %ld GPUs (intra %.0f GB/s %.2f us, net %.1f GB/s %.2f us)\n", file,
+           p->coll_name, p->name, nodes, gpus, m.intra_bw_GBps, m.intra_alpha_us, m.net_bw_GBps, m.net_alpha_us);
+    printf("%14s %14s %14s\n", "# size (B)", "time (us)", "algbw (GB/s)");
+    for (uint64_t s = lo; s <= hi && rc == 0; s *= 2) {
+        gc3_diag_t diag;
+        double     t;
+        gc3_diag_init(&diag);
+        if (gc3_cost_predict(p, &m, s, &diag, &t) != GC3_OK) {
+            gc3_diag_print(&diag, stderr, "");
+            rc = 1;
+        } else {
+            printf("%14" PRIu64 " %14.2f %14.2f\n", s, t, (double)s / (t * 1e3));
+        }
+        gc3_diag_cleanup(&diag);
+        if (s > UINT64_MAX / 2) {
+            break;
+        }
+    }
+    gc3_ir_program_destroy(p);
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    int rc;
+
+    if (argc < 2 || strcmp(argv[1], "help") == 0 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+        usage(argc < 2 ? stderr : stdout);
+        return argc < 2 ? 2 : 0;
+    }
+    if (strcmp(argv[1], "verify") == 0) {
+        rc = cmd_verify(argc - 2, argv + 2);
+    } else if (strcmp(argv[1], "run") == 0) {
+        rc = cmd_run(argc - 2, argv + 2);
+    } else if (strcmp(argv[1], "show") == 0) {
+        rc = cmd_show(argc - 2, argv + 2);
+    } else if (strcmp(argv[1], "simulate") == 0) {
+        rc = cmd_simulate(argc - 2, argv + 2);
+    } else {
+        fprintf(stderr, "gc3c: unknown command '%s' (try gc3c help)\n", argv[1]);
+        rc = 2;
+    }
+    gc3_ir_xml_cleanup();
+    return rc;
+}
