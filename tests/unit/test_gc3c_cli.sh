@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# gc3c's command line: exit codes, messages, and the reference executor / simulator on the corpus.
+# Usage: test_gc3c_cli.sh GC3C CORPUS_DIR
+set -u
+gc3c=$1
+c=$2
+pass=0
+fail=0
+check() { # check NAME EXPECTED_RC EXPECTED_TEXT -- command...
+    local name=$1 want_rc=$2 want=$3
+    shift 4
+    local out rc
+    out=$("$@" 2>&1)
+    rc=$?
+    if [ "$rc" = "$want_rc" ] && [[ "$out" == *"$want"* ]]; then
+        pass=$((pass + 1))
+    else
+        fail=$((fail + 1))
+        echo "FAIL $name: exit $rc (want $want_rc), output:"
+        echo "$out" | head -20
+        echo "(wanted text: $want)"
+    fi
+}
+check help 0 "usage: gc3c COMMAND" -- "$gc3c" help
+check no-args 2 "usage: gc3c" -- "$gc3c"
+check unknown-cmd 2 "unknown command 'frobnicate'" -- "$gc3c" frobnicate
+check verify-no-file 2 "no FILE given" -- "$gc3c" verify
+check verify-bad-slots 2 "--slots needs an integer" -- "$gc3c" verify --slots 0 "$c/valid/ring_allreduce_4.xml"
+check verify-missing-file 1 "cannot open" -- "$gc3c" verify /nonexistent.xml
+check verify-ok 0 "verified out-of-place in-place" -- "$gc3c" verify "$c/valid/ring_allreduce_4.xml"
+check verify-mixed 1 "FAILED" -- "$gc3c" verify "$c/valid/ring_allreduce_4.xml" "$c/invalid/wrong_peer.xml"
+check run-ring 0 "results verified" -- "$gc3c" run --dtype float64 --op max --count 4096 "$c/valid/ring_allreduce_4.xml"
+check run-ring-inplace 0 "in-place: results verified" -- "$gc3c" run --inplace --dtype int32 --count 400 "$c/valid/ring_allreduce_4.xml"
+check run-alltoall 0 "results verified" -- "$gc3c" run --dtype int64 --count 1000 "$c/valid/direct_alltoall_4.xml"
+check run-custom 0 "results verified" -- "$gc3c" run --post "$c/valid/alltonext_4.post" --count 99 "$c/valid/alltonext_4.xml"
+check run-remainder 1 "does not split into 4 chunks" -- "$gc3c" run --count 1001 "$c/valid/ring_allreduce_4.xml"
+check run-bad-op 2 "bxor is not defined on float32" -- "$gc3c" run --op bxor "$c/valid/ring_allreduce_4.xml"
+check run-deadlock 1 "wait-for cycle" -- "$gc3c" run "$c/invalid/order_deadlock.xml"
+check show 0 "tb 0: send 1 recv 3 chan 0, 7 steps" -- "$gc3c" show "$c/valid/ring_allreduce_4.xml"
+check simulate 0 "1073741824" -- "$gc3c" simulate --sizes 1K:1G "$c/valid/ring_allreduce_4.xml"
+check simulate-nodes 0 "on 2 nodes x 2 GPUs" -- "$gc3c" simulate --nodes 2 --gpus 2 --net 200Gb/s "$c/valid/ring_allreduce_4.xml"
+check simulate-bad-bw 2 "bad value 'fast' for --nvlink" -- "$gc3c" simulate --nvlink fast "$c/valid/ring_allreduce_4.xml"
+echo "gc3c cli: $pass passed, $fail failed"
+[ $fail = 0 ]
