@@ -2,6 +2,5 @@
 # Regenerate the autotools files (configure, Makefile.in). Run from the source root.
 set -e
 cd "$(dirname "$0")"
-mkdir -p config/m4
 autoreconf --install --force --warnings=none >/dev/null
 echo "autogen: configure is ready"
