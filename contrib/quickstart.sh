@@ -17,19 +17,16 @@ setup_only=0
 say() { printf '\n== %s\n' "$*"; }
 
 # ---------------------------------------------------------------- 1. packages
-pkgs=(gcc make pkg-config autoconf automake cmake clang libopenmpi-dev openmpi-bin libhwloc-dev
+pkgs=(gcc make pkg-config autoconf automake cmake libopenmpi-dev openmpi-bin libhwloc-dev
       libucx-dev libibverbs-dev libxml2-dev)
 have_header() { echo "#include <$1>" | cc -E $GC3_EXTRA_CPPFLAGS_Q -I/usr/include/libxml2 - >/dev/null 2>&1; }
 GC3_EXTRA_CPPFLAGS_Q=${GC3_EXTRA_CPPFLAGS:-}
 missing=()
 for c in cc make autoreconf automake mpicc mpirun ctest; do command -v $c >/dev/null || missing+=("$c"); done
 for h in hwloc.h libxml/parser.h; do have_header $h || missing+=("$h"); done
-# clang (libFuzzer) is only needed by the fuzz tests: installed when apt can, never required here
-optional=()
-command -v clang >/dev/null || optional+=(clang)
-if [ ${#missing[@]} -gt 0 ] || { [ ${#optional[@]} -gt 0 ] && command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; }; then
+if [ ${#missing[@]} -gt 0 ]; then
     if command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
-        say "installing packages (missing: ${missing[*]} ${optional[*]})"
+        say "installing packages (missing: ${missing[*]})"
         export DEBIAN_FRONTEND=noninteractive
         apt-get update -qq
         apt-get install -y -qq "${pkgs[@]}" >/dev/null
