@@ -40,5 +40,21 @@ check show 0 "tb 0: send 1 recv 3 chan 0, 7 steps" -- "$gc3c" show "$c/valid/rin
 check simulate 0 "1073741824" -- "$gc3c" simulate --sizes 1K:1G "$c/valid/ring_allreduce_4.xml"
 check simulate-nodes 0 "on 2 nodes x 2 GPUs" -- "$gc3c" simulate --nodes 2 --gpus 2 --net 200Gb/s "$c/valid/ring_allreduce_4.xml"
 check simulate-bad-bw 2 "bad value 'fast' for --nvlink" -- "$gc3c" simulate --nvlink fast "$c/valid/ring_allreduce_4.xml"
+check list 0 "hierarchical" -- "$gc3c" list
+check gen-ring 0 'coll="allreduce"' -- "$gc3c" gen ring --ranks 4
+check gen-stats 0 "s=4 r=4 rcs=8 rrs=8 rrcs=4; verified" -- "$gc3c" gen ring --ranks 4 --stats -o /dev/null
+check gen-hier 0 "verified" -- "$gc3c" gen hierarchical --ranks 8 --nodes 2 --instances 2 --proto LL --stats -o /dev/null
+check gen-bad-shape 2 "--ranks 8 does not split into 3 nodes of equal size" -- "$gc3c" gen hierarchical --ranks 8 --nodes 3
+check gen-unknown 2 "unknown algorithm 'tree'" -- "$gc3c" gen tree --ranks 4
+check gen-no-ranks 2 "--ranks R (at least 2) is required" -- "$gc3c" gen ring
+check gen-bad-proto 2 "--proto must be Simple, LL or LL128" -- "$gc3c" gen ring --ranks 4 --proto fast
+check gen-inplace-custom 1 "alltonext: only out of place" -- "$gc3c" gen alltonext --ranks 4 --nodes 2 --inplace
+tmp=$(mktemp -d)
+"$gc3c" gen direct --ranks 5 --chunks-per-peer 2 -o "$tmp/a2a.xml" >/dev/null 2>&1
+check gen-then-run 0 "results verified" -- "$gc3c" run --dtype int32 --count 6 "$tmp/a2a.xml"
+check gen-then-verify 0 "OK" -- "$gc3c" verify "$tmp/a2a.xml"
+rm -rf "$tmp"
+check simulate-algos 0 "crossover: allpairs -> ring" -- "$gc3c" simulate --algo ring,allpairs --gpus 8 --sizes 1K:64M
+check simulate-algo-needs-gpus 2 "--algo needs --gpus G" -- "$gc3c" simulate --algo ring
 echo "gc3c cli: $pass passed, $fail failed"
 [ $fail = 0 ]

@@ -4,6 +4,8 @@
  *   gc3c run [options] FILE           reference executor on random data, checked
  *   gc3c show FILE                    per-rank, per-block listing
  *   gc3c simulate [options] FILE      cost model: predicted time per size
+ *   gc3c list                         the algorithm generators
+ *   gc3c gen ALGO [options]           generate, compile and verify an algorithm
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -13,6 +15,9 @@
 #include "gc3_cost.h"
 #include "gc3_refexec.h"
 #include "gc3_verify.h"
+#include "gc3_algorithms.h"
+
+#define GC3C_MAX_SIM 8 /* algorithms compared in one simulate run */
 
 static void usage(FILE *out)
 {
@@ -37,6 +42,14 @@ static void usage(FILE *out)
         "           [--sizes MIN:MAX] FILE\n"
         "        predict the time of FILE with the alpha-beta cost model on N nodes of G GPUs\n"
         "        (default: 1 node of ngpus). BW like 360GB/s or 200Gb/s, T like 0.7us.\n"
+        "  list\n"
+        "        the algorithm generators and their collectives.\n"
+        "  gen ALGO --ranks R [--nodes N] [--instances K] [--channels C] [--chunks-per-peer K]\n"
+        "          [--proto Simple|LL|LL128] [--inplace] [--slots S] [--no-verify] [--stats] [-o FILE]\n"
+        "        compile algorithm ALGO for R ranks (N nodes of R/N GPUs for the hierarchical ones),\n"
+        "        verify it and write MSCCL XML to FILE (default: standard output).\n"
+        "  simulate ... --algo ALGO [gen options]\n"
+        "        instead of FILE: generate ALGO for the described machine (verified up to 64 ranks).\n"
         "  help  this text\n"
         "\n"
         "exit status: 0 when every file passed, 1 when one failed, 2 on usage errors.\n");
@@ -395,18 +408,185 @@ static int cmd_show(int argc, char **argv)
     return 0;
 }
 
+static void print_algo_list(FILE *out)
+{
+    for (int i = 0; i < gc3_algo_count(); i++) {
+        const gc3_algo_t *a = gc3_algo_at(i);
+        fprintf(out, "  %-20s %-15s %s\n", a->name, a->coll_name ? a->coll_name : gc3_coll_name(a->coll), a->summary);
+    }
+}
+
+static int cmd_list(int argc, char **argv)
+{
+    (void)argv;
+    if (argc != 0) {
+        fprintf(stderr, "gc3c list: takes no arguments\n");
+        return 2;
+    }
+    printf("%-22s %-15s %s\n", "# algorithm", "collective", "what it does");
+    print_algo_list(stdout);
+    return 0;
+}
+
+/* Parse the generator options shared by gen and simulate --algo; returns 0 on usage error,
+ * 1 when argv[*i] was consumed, -1 when it is not a generator option. */
+static int parse_gen_option(int argc, char **argv, int *i, gc3_algo_params_t *ap, int *nodes_given)
+{
+    const char *o = argv[*i];
+    long        v;
+
+    if (strcmp(o, "--inplace") == 0) {
+        ap->inplace = 1;
+        return 1;
+    }
+    if (strcmp(o, "--no-verify") == 0) {
+        ap->verify = 0;
+        return 1;
+    }
+    if (strcmp(o, "--ranks") && strcmp(o, "--nodes") && strcmp(o, "--instances") && strcmp(o, "--channels") &&
+        strcmp(o, "--chunks-per-peer") && strcmp(o, "--proto") && strcmp(o, "--slots")) {
+        return -1;
+    }
+    if (!need_arg(*i, argc, o)) {
+        return 0;
+    }
+    (*i)++;
+    if (strcmp(o, "--proto") == 0) {
+        if (gc3_proto_from_name(argv[*i], &ap->proto) != GC3_OK) {
+            fprintf(stderr, "gc3c: --proto must be Simple, LL or LL128\n");
+            return 0;
+        }
+        return 1;
+    }
+    if (!parse_int(argv[*i], 1, GC3_IR_MAX_GPUS, &v)) {
+        fprintf(stderr, "gc3c: %s needs a positive integer (got '%s')\n", o, argv[*i]);
+        return 0;
+    }
+    if (strcmp(o, "--ranks") == 0) {
+        ap->nranks = (int)v;
+    } else if (strcmp(o, "--nodes") == 0) {
+        ap->nodes    = (int)v;
+        *nodes_given = 1;
+    } else if (strcmp(o, "--instances") == 0) {
+        ap->instances = (int)v;
+    } else if (strcmp(o, "--channels") == 0) {
+        ap->channels = (int)v;
+    } else if (strcmp(o, "--chunks-per-peer") == 0) {
+        ap->chunks_per_peer = (int)v;
+    } else {
+        ap->slots = (int)v;
+    }
+    return 1;
+}
+
+static void finish_shape(gc3_algo_params_t *ap)
+{
+    ap->gpus_per_node = ap->nodes > 0 && ap->nranks % ap->nodes == 0 ? ap->nranks / ap->nodes : 0;
+}
+
+static int cmd_gen(int argc, char **argv)
+{
+    gc3_algo_params_t   ap;
+    gc3_compile_stats_t st;
+    gc3_ir_program_t   *p = NULL;
+    gc3_diag_t          diag;
+    const char         *algo = NULL, *out = NULL;
+    int                 nodes_given = 0, want_stats = 0, rc = 1;
+    gc3_status_t        status;
+
+    gc3_algo_params_default(&ap, 0);
+    for (int i = 0; i < argc; i++) {
+        int r = parse_gen_option(argc, argv, &i, &ap, &nodes_given);
+        if (r == 0) {
+            return 2;
+        }
+        if (r == 1) {
+            continue;
+        }
+        if (strcmp(argv[i], "-o") == 0) {
+            if (!need_arg(i, argc, argv[i])) {
+                return 2;
+            }
+            out = argv[++i];
+        } else if (strcmp(argv[i], "--stats") == 0) {
+            want_stats = 1;
+        } else if (argv[i][0] == '-') {
+            fprintf(stderr, "gc3c gen: unknown option %s\n", argv[i]);
+            return 2;
+        } else if (algo == NULL) {
+            algo = argv[i];
+        } else {
+            fprintf(stderr, "gc3c gen: one ALGO at a time\n");
+            return 2;
+        }
+    }
+    if (algo == NULL || gc3_algo_find(algo) == NULL) {
+        fprintf(stderr, "gc3c gen: %s%s%s; the algorithms are:\n", algo ? "unknown algorithm '" : "no ALGO given",
+                algo ? algo : "", algo ? "'" : "");
+        print_algo_list(stderr);
+        return 2;
+    }
+    if (ap.nranks < 2) {
+        fprintf(stderr, "gc3c gen: --ranks R (at least 2) is required\n");
+        return 2;
+    }
+    if (ap.nodes < 1 || ap.nranks % ap.nodes != 0) {
+        fprintf(stderr, "gc3c gen: --ranks %d does not split into %d nodes of equal size\n", ap.nranks, ap.nodes);
+        return 2;
+    }
+    finish_shape(&ap);
+    gc3_diag_init(&diag);
+    status = gc3_algo_generate(algo, &ap, &diag, &st, &p);
+    if (status != GC3_OK) {
+        gc3_diag_print(&diag, stderr, "");
+        fprintf(stderr, "gc3c gen %s: FAILED (%s)\n", algo, gc3_status_string(status));
+        goto done;
+    }
+    if (want_stats) {
+        fprintf(stderr, "%s: %d operations -> %d instructions -> %d after fusion (+%d nops), %d thread blocks;", p->name,
+                st.ops, st.instrs_lowered, st.instrs, st.nops, st.tbs);
+        for (int t = 0; t < GC3_STEP_COUNT; t++) {
+            if (st.by_type[t]) {
+                fprintf(stderr, " %s=%d", gc3_step_type_name((gc3_step_type_t)t), st.by_type[t]);
+            }
+        }
+        fprintf(stderr, "; %s\n", st.verified ? "verified" : "NOT verified (--no-verify)");
+    }
+    if (out != NULL) {
+        if (gc3_ir_write_file(p, out, &diag) != GC3_OK) {
+            gc3_diag_print(&diag, stderr, "");
+            goto done;
+        }
+    } else if (gc3_ir_write_stream(p, stdout) != GC3_OK) {
+        goto done;
+    }
+    rc = 0;
+done:
+    gc3_diag_cleanup(&diag);
+    gc3_ir_program_destroy(p);
+    return rc;
+}
+
+
+/* simulate: FILE, or --algo A[,B...] generated for the machine; with several, a table with
+ * the best per size and the crossover sizes */
 static int cmd_simulate(int argc, char **argv)
 {
-    const char       *file = NULL;
-    gc3_machine_t     m;
-    long              nodes = 0, gpus = 0;
-    double            nvbw = 0, netbw = 0, nvlat = 0, netlat = 0;
-    uint64_t          lo = 1024, hi = 1ull << 30;
-    gc3_ir_program_t *p;
-    int               rc = 0;
+    const char        *file = NULL;
+    char              *algos = NULL;
+    gc3_machine_t      m;
+    gc3_algo_params_t  ap;
+    long               nodes = 0, gpus = 0;
+    double             nvbw = 0, netbw = 0, nvlat = 0, netlat = 0;
+    uint64_t           lo = 1024, hi = 1ull << 30;
+    gc3_ir_program_t  *progs[GC3C_MAX_SIM] = {NULL};
+    const char        *names[GC3C_MAX_SIM];
+    int                nprogs = 0, rc = 0, nodes_given = 0, verify_given = 1;
 
+    gc3_algo_params_default(&ap, 0);
     for (int i = 0; i < argc; i++) {
         const char *o = argv[i];
+        int         r;
         if (o[0] != '-') {
             if (file != NULL) {
                 fprintf(stderr, "gc3c simulate: one FILE at a time\n");
@@ -415,16 +595,30 @@ static int cmd_simulate(int argc, char **argv)
             file = o;
             continue;
         }
+        if (strcmp(o, "--no-verify") == 0) {
+            verify_given = 0;
+            continue;
+        }
+        if (strcmp(o, "--instances") == 0 || strcmp(o, "--channels") == 0 || strcmp(o, "--proto") == 0 ||
+            strcmp(o, "--chunks-per-peer") == 0 || strcmp(o, "--slots") == 0) {
+            r = parse_gen_option(argc, argv, &i, &ap, &nodes_given);
+            if (r != 1) {
+                return 2;
+            }
+            continue;
+        }
         if (!need_arg(i, argc, o)) {
             return 2;
         }
         i++;
-        if ((strcmp(o, "--nodes") == 0 && !parse_int(argv[i], 1, GC3_IR_MAX_GPUS, &nodes)) ||
-            (strcmp(o, "--gpus") == 0 && !parse_int(argv[i], 1, GC3_IR_MAX_GPUS, &gpus)) ||
-            (strcmp(o, "--nvlink") == 0 && gc3_parse_bandwidth(argv[i], &nvbw) != GC3_OK) ||
-            (strcmp(o, "--net") == 0 && gc3_parse_bandwidth(argv[i], &netbw) != GC3_OK) ||
-            (strcmp(o, "--nvlink-lat") == 0 && gc3_parse_time_us(argv[i], &nvlat) != GC3_OK) ||
-            (strcmp(o, "--net-lat") == 0 && gc3_parse_time_us(argv[i], &netlat) != GC3_OK)) {
+        if (strcmp(o, "--algo") == 0) {
+            algos = argv[i];
+        } else if ((strcmp(o, "--nodes") == 0 && !parse_int(argv[i], 1, GC3_IR_MAX_GPUS, &nodes)) ||
+                   (strcmp(o, "--gpus") == 0 && !parse_int(argv[i], 1, GC3_IR_MAX_GPUS, &gpus)) ||
+                   (strcmp(o, "--nvlink") == 0 && gc3_parse_bandwidth(argv[i], &nvbw) != GC3_OK) ||
+                   (strcmp(o, "--net") == 0 && gc3_parse_bandwidth(argv[i], &netbw) != GC3_OK) ||
+                   (strcmp(o, "--nvlink-lat") == 0 && gc3_parse_time_us(argv[i], &nvlat) != GC3_OK) ||
+                   (strcmp(o, "--net-lat") == 0 && gc3_parse_time_us(argv[i], &netlat) != GC3_OK)) {
             fprintf(stderr, "gc3c simulate: bad value '%s' for %s\n", argv[i], o);
             return 2;
         } else if (strcmp(o, "--sizes") == 0) {
@@ -440,44 +634,111 @@ static int cmd_simulate(int argc, char **argv)
             return 2;
         }
     }
-    if (file == NULL) {
-        fprintf(stderr, "gc3c simulate: no FILE given\n");
+    if ((file == NULL) == (algos == NULL)) {
+        fprintf(stderr, "gc3c simulate: give either FILE or --algo NAME[,NAME...]\n");
         return 2;
     }
-    p = load(file);
-    if (p == NULL) {
-        return 1;
-    }
-    if (nodes == 0) {
-        nodes = gpus ? p->ngpus / gpus : 1;
-    }
-    if (gpus == 0) {
-        gpus = p->ngpus / nodes;
+    if (file != NULL) {
+        progs[0] = load(file);
+        if (progs[0] == NULL) {
+            return 1;
+        }
+        names[0] = file;
+        nprogs   = 1;
+        if (nodes == 0) {
+            nodes = gpus ? progs[0]->ngpus / gpus : 1;
+        }
+        if (gpus == 0) {
+            gpus = progs[0]->ngpus / nodes;
+        }
+    } else {
+        char *save = NULL;
+        if (nodes == 0) {
+            nodes = 1;
+        }
+        if (gpus == 0) {
+            fprintf(stderr, "gc3c simulate: --algo needs --gpus G (and --nodes N, default 1)\n");
+            return 2;
+        }
+        ap.nranks        = (int)(nodes * gpus);
+        ap.nodes         = (int)nodes;
+        ap.gpus_per_node = (int)gpus;
+        ap.verify        = verify_given && ap.nranks <= 64;
+        for (char *t = strtok_r(algos, ",", &save); t != NULL; t = strtok_r(NULL, ",", &save)) {
+            gc3_diag_t   diag;
+            gc3_status_t status;
+            if (nprogs == GC3C_MAX_SIM) {
+                fprintf(stderr, "gc3c simulate: at most %d algorithms\n", GC3C_MAX_SIM);
+                rc = 2;
+                goto out;
+            }
+            gc3_diag_init(&diag);
+            status = gc3_algo_generate(t, &ap, &diag, NULL, &progs[nprogs]);
+            if (status != GC3_OK) {
+                gc3_diag_print(&diag, stderr, "");
+                fprintf(stderr, "gc3c simulate: cannot generate %s for %d ranks\n", t, ap.nranks);
+                gc3_diag_cleanup(&diag);
+                rc = 1;
+                goto out;
+            }
+            gc3_diag_cleanup(&diag);
+            names[nprogs++] = t;
+        }
     }
     gc3_machine_default(&m, (int)nodes, (int)gpus);
     if (nvbw > 0) m.intra_bw_GBps = nvbw;
     if (netbw > 0) m.net_bw_GBps = netbw;
     if (nvlat > 0) m.intra_alpha_us = nvlat;
     if (netlat > 0) m.net_alpha_us = netlat;
-    printf("# %s: %s '%s' on %ld nodes x %ld GPUs (intra %.0f GB/s %.2f us, net %.1f GB/s %.2f us)\n", file,
-           p->coll_name, p->name, nodes, gpus, m.intra_bw_GBps, m.intra_alpha_us, m.net_bw_GBps, m.net_alpha_us);
-    printf("%14s %14s %14s\n", "# size (B)", "time (us)", "algbw (GB/s)");
-    for (uint64_t s = lo; s <= hi && rc == 0; s *= 2) {
-        gc3_diag_t diag;
-        double     t;
-        gc3_diag_init(&diag);
-        if (gc3_cost_predict(p, &m, s, &diag, &t) != GC3_OK) {
-            gc3_diag_print(&diag, stderr, "");
-            rc = 1;
-        } else {
-            printf("%14" PRIu64 " %14.2f %14.2f\n", s, t, (double)s / (t * 1e3));
-        }
-        gc3_diag_cleanup(&diag);
-        if (s > UINT64_MAX / 2) {
-            break;
+    printf("# %s on %ld nodes x %ld GPUs (intra %.0f GB/s %.2f us, net %.1f GB/s %.2f us)%s\n",
+           progs[0]->coll_name, nodes, gpus, m.intra_bw_GBps, m.intra_alpha_us, m.net_bw_GBps, m.net_alpha_us,
+           file == NULL ? (ap.verify ? "; programs verified" : "; programs not verified (more than 64 ranks)") : "");
+    printf("%14s", "# size (B)");
+    for (int k = 0; k < nprogs; k++) {
+        printf(" %14.14s", names[k]);
+    }
+    printf(nprogs > 1 ? " %14s\n" : " %14s\n", nprogs > 1 ? "best" : "algbw (GB/s)");
+    {
+        int prev_best = -1;
+        for (uint64_t s = lo; s <= hi && rc == 0; s *= 2) {
+            double t[GC3C_MAX_SIM];
+            int    best = 0;
+            for (int k = 0; k < nprogs; k++) {
+                gc3_diag_t diag;
+                gc3_diag_init(&diag);
+                if (gc3_cost_predict(progs[k], &m, s, &diag, &t[k]) != GC3_OK) {
+                    gc3_diag_print(&diag, stderr, "");
+                    rc = 1;
+                }
+                gc3_diag_cleanup(&diag);
+                best = t[k] < t[best] ? k : best;
+            }
+            if (rc != 0) {
+                break;
+            }
+            printf("%14" PRIu64, s);
+            for (int k = 0; k < nprogs; k++) {
+                printf(" %14.2f", t[k]);
+            }
+            if (nprogs > 1) {
+                printf(" %14s\n", names[best]);
+                if (prev_best >= 0 && best != prev_best) {
+                    printf("# crossover: %s -> %s between %" PRIu64 " and %" PRIu64 " bytes\n", names[prev_best],
+                           names[best], s / 2, s);
+                }
+                prev_best = best;
+            } else {
+                printf(" %14.2f\n", (double)s / (t[0] * 1e3));
+            }
+            if (s > UINT64_MAX / 2) {
+                break;
+            }
         }
     }
-    gc3_ir_program_destroy(p);
+out:
+    for (int k = 0; k < nprogs; k++) {
+        gc3_ir_program_destroy(progs[k]);
+    }
     return rc;
 }
 
@@ -497,6 +758,10 @@ int main(int argc, char **argv)
         rc = cmd_show(argc - 2, argv + 2);
     } else if (strcmp(argv[1], "simulate") == 0) {
         rc = cmd_simulate(argc - 2, argv + 2);
+    } else if (strcmp(argv[1], "list") == 0) {
+        rc = cmd_list(argc - 2, argv + 2);
+    } else if (strcmp(argv[1], "gen") == 0) {
+        rc = cmd_gen(argc - 2, argv + 2);
     } else {
         fprintf(stderr, "gc3c: unknown command '%s' (try gc3c help)\n", argv[1]);
         rc = 2;

@@ -1,0 +1,66 @@
+/* gc3 algorithm library: generators written against the compiler API (gc3_compiler.h),
+ * one file each, each a function of the topology shape and its parameters. */
+#ifndef GC3_ALGORITHMS_H
+#define GC3_ALGORITHMS_H
+
+#include "gc3_compiler.h"
+
+typedef struct {
+    int         nranks;         /* ranks of the communicator */
+    int         nodes;          /* nodes * gpus_per_node == nranks (flat algorithms ignore the split) */
+    int         gpus_per_node;
+    int         instances;      /* replicas on disjoint channels, each on 1/instances of the data */
+    int         channels;       /* ring: one logical ring spread over this many channels */
+    int         chunks_per_peer;/* alltoall: chunks per (source, destination) pair */
+    gc3_proto_t proto;
+    int         inplace;
+    int         slots;          /* FIFO slots per connection */
+    int         verify;         /* run the verifier on the result (1) */
+} gc3_algo_params_t;
+
+typedef struct gc3_algo {
+    const char *name;
+    gc3_coll_t  coll;
+    const char *coll_name;      /* custom collectives */
+    const char *summary;
+    int         uses_nodes;     /* 1 when the nodes x gpus_per_node shape matters */
+    gc3_status_t (*generate)(const gc3_algo_params_t *params, gc3_diag_t *diag, gc3_compile_stats_t *stats,
+                             gc3_ir_program_t **program_p);
+} gc3_algo_t;
+
+void              gc3_algo_params_default(gc3_algo_params_t *params, int nranks);
+int               gc3_algo_count(void);
+const gc3_algo_t *gc3_algo_at(int i);
+const gc3_algo_t *gc3_algo_find(const char *name);
+/* Generate `name` (looks it up, checks the shape). */
+gc3_status_t      gc3_algo_generate(const char *name, const gc3_algo_params_t *params, gc3_diag_t *diag,
+                                    gc3_compile_stats_t *stats, gc3_ir_program_t **program_p);
+
+/* ---- for the generators ---- */
+/* Create the traced program with the common parameters. */
+gc3_status_t gc3_algo_begin(const gc3_algo_params_t *params, const char *name, gc3_coll_t coll, int in_chunks,
+                            int out_chunks, int nchunksperloop, gc3_diag_t *diag, gc3_prog_t **prog_p);
+/* The same for a custom collective with its postcondition (see gc3_prog_params_t). */
+gc3_status_t gc3_algo_begin_custom(const gc3_algo_params_t *params, const char *name, const char *coll_name,
+                                   const uint32_t *const *const *post_cells, int in_chunks, int out_chunks,
+                                   int nchunksperloop, gc3_diag_t *diag, gc3_prog_t **prog_p);
+/* Compile (and verify), report a trace error with the generator's name, destroy the trace. */
+gc3_status_t gc3_algo_finish(gc3_prog_t *prog, const char *name, gc3_diag_t *diag, gc3_compile_stats_t *stats,
+                             gc3_ir_program_t **program_p);
+/* Check nodes x gpus_per_node == nranks (hierarchical algorithms). */
+gc3_status_t gc3_algo_check_shape(const gc3_algo_params_t *params, const char *name, gc3_diag_t *diag);
+
+#define GC3_ALGO_DECLARE(fn) \
+    gc3_status_t fn(const gc3_algo_params_t *params, gc3_diag_t *diag, gc3_compile_stats_t *stats, gc3_ir_program_t **program_p)
+
+GC3_ALGO_DECLARE(gc3_algo_allreduce_ring);
+GC3_ALGO_DECLARE(gc3_algo_allreduce_allpairs);
+GC3_ALGO_DECLARE(gc3_algo_allreduce_hierarchical);
+GC3_ALGO_DECLARE(gc3_algo_allreduce_rhd);
+GC3_ALGO_DECLARE(gc3_algo_alltoall_direct);
+GC3_ALGO_DECLARE(gc3_algo_alltoall_twostep);
+GC3_ALGO_DECLARE(gc3_algo_allgather_ring);
+GC3_ALGO_DECLARE(gc3_algo_reduce_scatter_ring);
+GC3_ALGO_DECLARE(gc3_algo_alltonext);
+
+#endif

@@ -1,0 +1,141 @@
+/* gc3 algorithm library: the table of generators and what they share. */
+#include <string.h>
+#include "gc3_algorithms.h"
+
+static const gc3_algo_t gc3_algos[] = {
+    {"ring", GC3_COLL_ALLREDUCE, NULL, "allreduce: one logical ring (reduce-scatter then allgather) over --channels channels", 0,
+     gc3_algo_allreduce_ring},
+    {"allpairs", GC3_COLL_ALLREDUCE, NULL, "allreduce: every rank reduces its chunk from all others, then sends it to all (small sizes, LL)", 0,
+     gc3_algo_allreduce_allpairs},
+    {"hierarchical", GC3_COLL_ALLREDUCE, NULL, "allreduce on N nodes x G GPUs: intra-node reduce-scatter, inter-node reduce-scatter and allgather, intra-node allgather", 1,
+     gc3_algo_allreduce_hierarchical},
+    {"rhd", GC3_COLL_ALLREDUCE, NULL, "allreduce: recursive halving (reduce-scatter) and doubling (allgather); extra ranks fold in", 0,
+     gc3_algo_allreduce_rhd},
+    {"direct", GC3_COLL_ALLTOALL, NULL, "alltoall: every pair exchanges its chunks directly", 0, gc3_algo_alltoall_direct},
+    {"twostep", GC3_COLL_ALLTOALL, NULL, "alltoall on N nodes x G GPUs: gather node-bound chunks over NVLink, one aggregated transfer per peer node", 1,
+     gc3_algo_alltoall_twostep},
+    {"allgather_ring", GC3_COLL_ALLGATHER, NULL, "allgather: ring", 0, gc3_algo_allgather_ring},
+    {"reduce_scatter_ring", GC3_COLL_REDUCE_SCATTER, NULL, "reduce_scatter: ring", 0, gc3_algo_reduce_scatter_ring},
+    {"alltonext", GC3_COLL_CUSTOM, "alltonext", "custom: rank i sends its buffer to i+1; between nodes the transfer is split over all GPUs of the node", 1,
+     gc3_algo_alltonext},
+};
+
+void gc3_algo_params_default(gc3_algo_params_t *p, int nranks)
+{
+    memset(p, 0, sizeof(*p));
+    p->nranks          = nranks;
+    p->nodes           = 1;
+    p->gpus_per_node   = nranks;
+    p->instances       = 1;
+    p->channels        = 1;
+    p->chunks_per_peer = 1;
+    p->proto           = GC3_PROTO_SIMPLE;
+    p->slots           = 8;
+    p->verify          = 1;
+}
+
+int gc3_algo_count(void)
+{
+    return (int)(sizeof(gc3_algos) / sizeof(gc3_algos[0]));
+}
+
+const gc3_algo_t *gc3_algo_at(int i)
+{
+    return (i >= 0 && i < gc3_algo_count()) ? &gc3_algos[i] : NULL;
+}
+
+const gc3_algo_t *gc3_algo_find(const char *name)
+{
+    for (int i = 0; i < gc3_algo_count(); i++) {
+        if (strcmp(gc3_algos[i].name, name) == 0) {
+            return &gc3_algos[i];
+        }
+    }
+    return NULL;
+}
+
+gc3_status_t gc3_algo_generate(const char *name, const gc3_algo_params_t *params, gc3_diag_t *diag,
+                               gc3_compile_stats_t *stats, gc3_ir_program_t **program_p)
+{
+    const gc3_algo_t *a = gc3_algo_find(name);
+
+    *program_p = NULL;
+    if (a == NULL) {
+        gc3_diag_add(diag, "unknown algorithm '%s'", name);
+        return GC3_ERR_INVALID_PARAM;
+    }
+    if (params->nranks < 2 || params->instances < 1 || params->instances > 64 || params->channels < 1 ||
+        params->channels > 64 || params->chunks_per_peer < 1 || params->chunks_per_peer > 1024 || params->slots < 1) {
+        gc3_diag_add(diag, "%s: needs at least 2 ranks, instances and channels in [1, 64], chunks per peer in "
+                     "[1, 1024] and slots >= 1 (got ranks %d, instances %d, channels %d, chunks per peer %d, slots %d)",
+                     name, params->nranks, params->instances, params->channels, params->chunks_per_peer, params->slots);
+        return GC3_ERR_INVALID_PARAM;
+    }
+    if (a->uses_nodes && gc3_algo_check_shape(params, name, diag) != GC3_OK) {
+        return GC3_ERR_INVALID_PARAM;
+    }
+    return a->generate(params, diag, stats, program_p);
+}
+
+gc3_status_t gc3_algo_check_shape(const gc3_algo_params_t *p, const char *name, gc3_diag_t *diag)
+{
+    if (p->nodes < 1 || p->gpus_per_node < 1 || p->nodes * p->gpus_per_node != p->nranks) {
+        gc3_diag_add(diag, "%s: %d nodes x %d GPUs per node is not %d ranks", name, p->nodes, p->gpus_per_node,
+                     p->nranks);
+        return GC3_ERR_INVALID_PARAM;
+    }
+    return GC3_OK;
+}
+
+static gc3_status_t gc3_algo_begin_any(const gc3_algo_params_t *params, const char *name, gc3_coll_t coll,
+                                       const char *coll_name, const uint32_t *const *const *post_cells, int in_chunks,
+                                       int out_chunks, int nchunksperloop, gc3_diag_t *diag, gc3_prog_t **prog_p)
+{
+    gc3_prog_params_t pp;
+    gc3_status_t      status;
+    char              full[128];
+
+    gc3_prog_params_default(&pp);
+    snprintf(full, sizeof(full), "%s_%s%d", coll_name ? coll_name : gc3_coll_name(coll), name, params->nranks);
+    pp.name           = full;
+    pp.coll           = coll;
+    pp.coll_name      = coll_name;
+    pp.post_cells     = post_cells;
+    pp.nranks         = params->nranks;
+    pp.in_chunks      = in_chunks;
+    pp.out_chunks     = out_chunks;
+    pp.nchunksperloop = nchunksperloop;
+    pp.inplace        = params->inplace;
+    pp.proto          = params->proto;
+    pp.instances      = params->instances;
+    pp.slots          = params->slots;
+    pp.verify         = params->verify;
+    status            = gc3_prog_create(&pp, prog_p);
+    if (status != GC3_OK) {
+        gc3_diag_add(diag, "%s: cannot create the program (%s)", name, gc3_status_string(status));
+    }
+    return status;
+}
+
+gc3_status_t gc3_algo_begin(const gc3_algo_params_t *params, const char *name, gc3_coll_t coll, int in_chunks,
+                            int out_chunks, int nchunksperloop, gc3_diag_t *diag, gc3_prog_t **prog_p)
+{
+    return gc3_algo_begin_any(params, name, coll, NULL, NULL, in_chunks, out_chunks, nchunksperloop, diag, prog_p);
+}
+
+gc3_status_t gc3_algo_begin_custom(const gc3_algo_params_t *params, const char *name, const char *coll_name,
+                                   const uint32_t *const *const *post_cells, int in_chunks, int out_chunks,
+                                   int nchunksperloop, gc3_diag_t *diag, gc3_prog_t **prog_p)
+{
+    return gc3_algo_begin_any(params, name, GC3_COLL_CUSTOM, coll_name, post_cells, in_chunks, out_chunks,
+                              nchunksperloop, diag, prog_p);
+}
+
+gc3_status_t gc3_algo_finish(gc3_prog_t *prog, const char *name, gc3_diag_t *diag, gc3_compile_stats_t *stats,
+                             gc3_ir_program_t **program_p)
+{
+    gc3_status_t status = gc3_prog_compile(prog, diag, stats, program_p);
+    (void)name;
+    gc3_prog_destroy(prog);
+    return status;
+}

@@ -1,0 +1,290 @@
+/* The compiler: its programming interface, fusion, and every algorithm of the library over
+ * the shape matrix, each compiled, verified and run by the reference executor against the
+ * direct computation for every dtype and op. */
+#include <string.h>
+#include <time.h>
+#include "gc3_algorithms.h"
+#include "gc3_test.h"
+#include "gc3_oracle.h"
+
+static gc3_prog_t *new_prog(gc3_coll_t coll, int R, int in, int out, int inplace)
+{
+    gc3_prog_params_t pp;
+    gc3_prog_t       *p = NULL;
+    gc3_prog_params_default(&pp);
+    pp.name           = "t";
+    pp.coll           = coll;
+    pp.nranks         = R;
+    pp.in_chunks      = in;
+    pp.out_chunks     = out;
+    pp.nchunksperloop = in > out ? in : out;
+    pp.inplace        = inplace;
+    CHECK_OK(gc3_prog_create(&pp, &p));
+    return p;
+}
+
+static void test_api_errors(void)
+{
+    gc3_prog_t *p = new_prog(GC3_COLL_ALLREDUCE, 2, 2, 2, 0);
+    gc3_cref_t  a, b, o;
+
+    CHECK(gc3_chunk(p, 0, GC3_BUF_OUTPUT, 0, 1, &a) == GC3_OK, "a reference to unwritten chunks may be made");
+    CHECK(gc3_copy(p, a, 1, GC3_BUF_OUTPUT, 0, 0, &b) == GC3_ERR_INVALID_PARAM &&
+          strstr(gc3_prog_error(p), "rank 0 output chunk 0 holds no data yet") != NULL,
+          "reading unwritten chunks must fail: %s", gc3_prog_error(p));
+    CHECK(gc3_chunk(p, 0, GC3_BUF_INPUT, 0, 1, &a) == GC3_ERR_INVALID_PARAM, "errors are sticky");
+    gc3_prog_destroy(p);
+
+    p = new_prog(GC3_COLL_ALLREDUCE, 2, 2, 2, 0);
+    gc3_chunk(p, 0, GC3_BUF_INPUT, 0, 1, &a);
+    CHECK_OK(gc3_copy(p, a, 0, GC3_BUF_OUTPUT, 0, 0, &o));
+    gc3_chunk(p, 1, GC3_BUF_INPUT, 0, 1, &b);
+    CHECK_OK(gc3_copy(p, b, 0, GC3_BUF_OUTPUT, 0, 0, &b)); /* overwrites rank 0 output chunk 0 */
+    CHECK(gc3_copy(p, o, 1, GC3_BUF_OUTPUT, 1, 0, &a) == GC3_ERR_INVALID_PARAM &&
+          strstr(gc3_prog_error(p), "stale reference: rank 0 output chunk 0") != NULL,
+          "a stale reference must be refused: %s", gc3_prog_error(p));
+    gc3_prog_destroy(p);
+
+    p = new_prog(GC3_COLL_ALLREDUCE, 2, 2, 2, 0);
+    gc3_chunk(p, 0, GC3_BUF_INPUT, 0, 1, &a);
+    CHECK(gc3_copy(p, a, 1, GC3_BUF_INPUT, 0, 0, &b) == GC3_ERR_INVALID_PARAM &&
+          strstr(gc3_prog_error(p), "read-only out of place") != NULL, "writing the input out of place");
+    gc3_prog_destroy(p);
+
+    p = new_prog(GC3_COLL_ALLREDUCE, 2, 2, 2, 0);
+    CHECK(gc3_chunk(p, 2, GC3_BUF_INPUT, 0, 1, &a) == GC3_ERR_INVALID_PARAM &&
+          strstr(gc3_prog_error(p), "rank 2 outside [0, 2)") != NULL, "rank out of range");
+    gc3_prog_destroy(p);
+
+    p = new_prog(GC3_COLL_ALLREDUCE, 2, 2, 2, 0);
+    CHECK(gc3_chunk(p, 0, GC3_BUF_INPUT, 1, 2, &a) == GC3_ERR_INVALID_PARAM &&
+          strstr(gc3_prog_error(p), "input chunk 2 is outside the buffer") != NULL, "chunk out of range");
+    gc3_prog_destroy(p);
+
+    p = new_prog(GC3_COLL_ALLREDUCE, 2, 2, 2, 0);
+    gc3_chunk(p, 0, GC3_BUF_INPUT, 0, 2, &a);
+    gc3_chunk(p, 1, GC3_BUF_INPUT, 0, 1, &b);
+    CHECK_OK(gc3_copy(p, b, 1, GC3_BUF_OUTPUT, 0, 0, &b));
+    CHECK(gc3_reduce(p, b, a, 0, &o) == GC3_ERR_INVALID_PARAM && strstr(gc3_prog_error(p), "2 chunks into 1") != NULL,
+          "reduce of different sizes");
+    gc3_prog_destroy(p);
+
+    /* a program that does not compute the collective is caught by the verifier at compile time */
+    {
+        gc3_ir_program_t *ir = NULL;
+        gc3_diag_t        diag;
+        gc3_diag_init(&diag);
+        p = new_prog(GC3_COLL_ALLREDUCE, 2, 1, 1, 0);
+        gc3_chunk(p, 0, GC3_BUF_INPUT, 0, 1, &a);
+        gc3_copy(p, a, 1, GC3_BUF_OUTPUT, 0, 0, &a); /* rank 1 gets rank 0's data only */
+        gc3_chunk(p, 1, GC3_BUF_INPUT, 0, 1, &b);
+        gc3_copy(p, b, 0, GC3_BUF_OUTPUT, 0, 0, &b);
+        CHECK(gc3_prog_compile(p, &diag, NULL, &ir) == GC3_ERR_VERIFY && ir == NULL &&
+              gc3_diag_contains(&diag, "ends with rank.chunk {0.0} but allreduce needs {0.0 1.0}"),
+              "an exchange is not an allreduce");
+        gc3_prog_destroy(p);
+        gc3_diag_cleanup(&diag);
+    }
+}
+
+/* The paper's ring: per rank one s, R-2 rrs, one rrcs, R-2 rcs, one r, in one block per channel. */
+static void test_ring_fusion(void)
+{
+    for (int R = 2; R <= 8; R++) {
+        for (int ch = 1; ch <= 2; ch++) {
+            gc3_algo_params_t   ap;
+            gc3_compile_stats_t st;
+            gc3_ir_program_t   *p = NULL;
+            gc3_algo_params_default(&ap, R);
+            ap.channels = ch;
+            CHECK_OK(gc3_algo_generate("ring", &ap, NULL, &st, &p));
+            if (p == NULL) {
+                continue;
+            }
+            CHECK(st.by_type[GC3_STEP_SEND] == R * ch && st.by_type[GC3_STEP_RECV] == R * ch &&
+                  st.by_type[GC3_STEP_RRS] == R * (R - 2) * ch && st.by_type[GC3_STEP_RRCS] == R * ch &&
+                  st.by_type[GC3_STEP_RCS] == R * (R - 2) * ch && st.by_type[GC3_STEP_CPY] == 0 &&
+                  st.by_type[GC3_STEP_RRC] == 0 && st.nops == 0,
+                  "ring R=%d channels=%d: s %d r %d rrs %d rrcs %d rcs %d cpy %d", R, ch, st.by_type[GC3_STEP_SEND],
+                  st.by_type[GC3_STEP_RECV], st.by_type[GC3_STEP_RRS], st.by_type[GC3_STEP_RRCS],
+                  st.by_type[GC3_STEP_RCS], st.by_type[GC3_STEP_CPY]);
+            for (int r = 0; r < R; r++) {
+                const gc3_ir_gpu_t *g = &p->gpus[r];
+                CHECK(g->ntbs == ch, "ring R=%d: rank %d has %d blocks", R, r, g->ntbs);
+                for (int t = 0; t < g->ntbs; t++) {
+                    const gc3_ir_tb_t *tb = &g->tbs[t];
+                    CHECK(tb->nsteps == 2 * R - 1 && tb->send == (r + 1) % R && tb->recv == (r + R - 1) % R &&
+                          tb->steps[0].type == GC3_STEP_SEND && tb->steps[R - 1].type == GC3_STEP_RRCS &&
+                          tb->steps[2 * R - 2].type == GC3_STEP_RECV,
+                          "ring R=%d rank %d tb %d: %d steps, shape differs", R, r, t, tb->nsteps);
+                }
+            }
+            gc3_ir_program_destroy(p);
+        }
+    }
+}
+
+typedef struct {
+    int checked, programs;
+} tally_t;
+
+static void run_all_dtypes(const gc3_ir_program_t *p, size_t count, int full, tally_t *t)
+{
+    for (int dt = 0; dt < GC3_DT_COUNT; dt++) {
+        for (int op = 0; op < GC3_OP_COUNT; op++) {
+            int reduces = p->coll == GC3_COLL_ALLREDUCE || p->coll == GC3_COLL_REDUCE_SCATTER;
+            if (!gc3_op_valid((gc3_op_t)op, (gc3_dtype_t)dt) || (!reduces && op != GC3_OP_SUM)) {
+                continue;
+            }
+            if (!full && !(dt == GC3_DT_FLOAT32 && op == GC3_OP_SUM)) {
+                continue;
+            }
+            gc3_oracle_check(p, (gc3_dtype_t)dt, (gc3_op_t)op, count, p->inplace, 8); /* the slots it was compiled for */
+            t->checked++;
+        }
+    }
+}
+
+static void check_algo(const char *name, gc3_algo_params_t *ap, int full, tally_t *t)
+{
+    gc3_ir_program_t   *p = NULL;
+    gc3_compile_stats_t st;
+    gc3_diag_t          diag;
+    gc3_status_t        s;
+    size_t              count;
+
+    gc3_diag_init(&diag);
+    s = gc3_algo_generate(name, ap, &diag, &st, &p);
+    if (ap->inplace && strcmp(name, "alltonext") == 0) {
+        CHECK(s == GC3_ERR_UNSUPPORTED, "alltonext in place must be refused");
+        gc3_diag_cleanup(&diag);
+        return;
+    }
+    CHECK(s == GC3_OK && st.verified, "%s ranks %d (%d x %d) instances %d proto %s %s: %s (%s)", name, ap->nranks,
+          ap->nodes, ap->gpus_per_node, ap->instances, gc3_proto_name(ap->proto), ap->inplace ? "in-place" : "out-of-place",
+          gc3_status_string(s), diag.count ? diag.msgs[0] : "");
+    gc3_diag_cleanup(&diag);
+    if (p == NULL) {
+        return;
+    }
+    t->programs++;
+    CHECK(p->proto == ap->proto && p->inplace == ap->inplace, "%s: program attributes", name);
+    /* 2 elements per chunk; count is per rank / per peer / per send as MPI counts it */
+    switch (p->coll) {
+    case GC3_COLL_ALLREDUCE:
+    case GC3_COLL_CUSTOM:
+        count = (size_t)p->nchunksperloop * 2;
+        break;
+    default:
+        count = (size_t)p->nchunksperloop * 2 / (size_t)p->ngpus;
+        break;
+    }
+    run_all_dtypes(p, count, full, t);
+    gc3_ir_program_destroy(p);
+}
+
+static void test_matrix(void)
+{
+    const char *flat[] = {"ring", "allpairs", "rhd", "direct", "allgather_ring", "reduce_scatter_ring"};
+    const char *hier[] = {"hierarchical", "twostep", "alltonext"};
+    tally_t     t      = {0, 0};
+    clock_t     c0     = clock();
+
+    for (size_t a = 0; a < sizeof(flat) / sizeof(flat[0]); a++) {
+        for (int R = 2; R <= 16; R++) {
+            for (int inst = 1; inst <= 4; inst++) {
+                for (int proto = 0; proto < GC3_PROTO_COUNT; proto++) {
+                    for (int inplace = 0; inplace <= 1; inplace++) {
+                        gc3_algo_params_t ap;
+                        gc3_algo_params_default(&ap, R);
+                        ap.instances = inst;
+                        ap.proto     = (gc3_proto_t)proto;
+                        ap.inplace   = inplace;
+                        ap.channels  = strcmp(flat[a], "ring") == 0 ? 1 + (R + inst) % 3 : 1;
+                        ap.chunks_per_peer = strcmp(flat[a], "direct") == 0 ? 1 + R % 2 : 1;
+                        check_algo(flat[a], &ap, proto == GC3_PROTO_SIMPLE && inst <= 2, &t);
+                    }
+                }
+            }
+        }
+    }
+    for (size_t a = 0; a < sizeof(hier) / sizeof(hier[0]); a++) {
+        for (int N = 2; N <= 4; N++) {
+            for (int G = 2; G <= 8; G++) {
+                for (int inst = 1; inst <= 4; inst++) {
+                    for (int proto = 0; proto < GC3_PROTO_COUNT; proto++) {
+                        for (int inplace = 0; inplace <= 1; inplace++) {
+                            gc3_algo_params_t ap;
+                            if (strcmp(hier[a], "alltonext") == 0 && inst > 1) {
+                                continue; /* custom collectives are not replicated */
+                            }
+                            gc3_algo_params_default(&ap, N * G);
+                            ap.nodes         = N;
+                            ap.gpus_per_node = G;
+                            ap.instances     = inst;
+                            ap.proto         = (gc3_proto_t)proto;
+                            ap.inplace       = inplace;
+                            check_algo(hier[a], &ap, proto == GC3_PROTO_SIMPLE && inst == 1, &t);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    printf("test_compiler: %d programs compiled and verified, %d reference-executor runs checked against the direct "
+           "computation (%.1f s CPU)\n", t.programs, t.checked, (double)(clock() - c0) / CLOCKS_PER_SEC);
+    CHECK(t.programs > 3000, "only %d programs", t.programs);
+}
+
+static void test_compile_time(void)
+{
+    gc3_algo_params_t   ap;
+    gc3_compile_stats_t st;
+    gc3_ir_program_t   *p = NULL;
+    struct timespec     a, b;
+    double              secs;
+
+    gc3_algo_params_default(&ap, 64);
+    ap.nodes         = 8;
+    ap.gpus_per_node = 8;
+    ap.instances     = 4;
+    clock_gettime(CLOCK_MONOTONIC, &a);
+    CHECK_OK(gc3_algo_generate("hierarchical", &ap, NULL, &st, &p));
+    clock_gettime(CLOCK_MONOTONIC, &b);
+    secs = (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) * 1e-9;
+    printf("test_compiler: 64-rank (8 x 8) hierarchical allreduce, 4 instances: generated and verified in %.3f s "
+           "(%d thread blocks, %d steps per instance)\n", secs, st.tbs, st.instrs + st.nops);
+    CHECK(st.verified, "not verified");
+    CHECK(secs < 5.0, "compile + verify took %.2f s", secs);
+    gc3_ir_program_destroy(p);
+}
+
+static void test_bad_shapes(void)
+{
+    gc3_algo_params_t ap;
+    gc3_ir_program_t *p = NULL;
+    gc3_diag_t        diag;
+
+    gc3_diag_init(&diag);
+    gc3_algo_params_default(&ap, 6);
+    ap.nodes         = 4;
+    ap.gpus_per_node = 2;
+    CHECK(gc3_algo_generate("hierarchical", &ap, &diag, NULL, &p) == GC3_ERR_INVALID_PARAM &&
+          gc3_diag_contains(&diag, "4 nodes x 2 GPUs per node is not 6 ranks"), "bad shape accepted");
+    CHECK(gc3_algo_generate("nonesuch", &ap, &diag, NULL, &p) == GC3_ERR_INVALID_PARAM &&
+          gc3_diag_contains(&diag, "unknown algorithm 'nonesuch'"), "unknown algorithm accepted");
+    gc3_algo_params_default(&ap, 1);
+    CHECK(gc3_algo_generate("ring", &ap, &diag, NULL, &p) == GC3_ERR_INVALID_PARAM, "one rank accepted");
+    gc3_diag_cleanup(&diag);
+}
+
+int main(void)
+{
+    test_api_errors();
+    test_ring_fusion();
+    test_bad_shapes();
+    test_compile_time();
+    test_matrix();
+    gc3_ir_xml_cleanup();
+    return gc3_test_summary("test_compiler");
+}
