@@ -96,7 +96,14 @@ static gc3_status_t gc3_algo_begin_any(const gc3_algo_params_t *params, const ch
     char              full[128];
 
     gc3_prog_params_default(&pp);
-    snprintf(full, sizeof(full), "%s_%s%d", coll_name ? coll_name : gc3_coll_name(coll), name, params->nranks);
+    {
+        const char *cn = coll_name ? coll_name : gc3_coll_name(coll);
+        if (strncmp(name, cn, strlen(cn)) == 0) {
+            snprintf(full, sizeof(full), "%s%d", name, params->nranks); /* allgather_ring4, alltonext4 */
+        } else {
+            snprintf(full, sizeof(full), "%s_%s%d", cn, name, params->nranks); /* allreduce_ring4 */
+        }
+    }
     pp.name           = full;
     pp.coll           = coll;
     pp.coll_name      = coll_name;
