@@ -1,0 +1,83 @@
+/* gc3 / libgpuir: the runtime that executes IR programs.
+ *
+ * One interpreter, whose control logic (tiles, steps, dependency waits, FIFO head/tail,
+ * timeouts) is written once (runtime/interp_core.h) and compiled twice: as the CUDA kernel
+ * (one IR thread block = one CUDA block) and as the host backend (one IR thread block = one
+ * host thread, host memory, POSIX shared memory between processes). Only data movement and
+ * memory-ordering primitives differ.
+ *
+ * Connections: per (sender, receiver, channel) a FIFO of `slots` slots in the receiver's
+ * memory (data + tail counter) and a head counter in the sender's memory; a sender never has
+ * more than `slots` messages outstanding. Simple: bulk copy, fence, counter. LL: 8-byte lines
+ * of 4 data bytes + a 4-byte flag, no fence. All counters are monotonic across calls.
+ *
+ * Data layout of a call (count as MPI counts it, see gc3_coll_chunk_elems): a buffer is cut
+ * into segments of `count` elements (allreduce and custom collectives: one segment; alltoall,
+ * allgather output, reduce_scatter input: one per rank), each segment into k chunks (k =
+ * chunks per segment), and the call runs in loops: in loop l chunk m of a segment is elements
+ * [l*k*T + m*T, +T) of it, clipped at the segment's end. T (tile) is chosen so that a step's
+ * message fits a slot. Any count works; nothing is truncated.
+ *
+ * Every wait is bounded: after `timeout_s` (or when another block of the rank failed) the block
+ * records rank, block, step and what it waited for, and the call returns GC3_ERR_TIMEOUT with
+ * that text in diag. */
+#ifndef GC3_RUNTIME_H
+#define GC3_RUNTIME_H
+
+#include <stddef.h>
+#include "gc3_dtype.h"
+#include "gc3_ir.h"
+
+/* Out-of-band interface: the component implements it with MPI, tests with MPI or threads.
+ * Both are collective over all ranks of the executor. Return 0 on success. */
+typedef struct {
+    void *ctx;
+    int (*allgather)(void *ctx, const void *send, void *recv, size_t bytes_per_rank);
+    int (*barrier)(void *ctx);
+} gc3_oob_t;
+
+typedef enum { GC3_BACKEND_HOST = 0, GC3_BACKEND_CUDA = 1 } gc3_backend_t;
+
+typedef struct {
+    gc3_backend_t backend;
+    int           rank, nranks;
+    gc3_oob_t     oob;
+    int           slots;        /* FIFO slots per connection (default 8) */
+    size_t        slot_bytes;   /* payload bytes per slot (default 256 KiB host, 1 MiB cuda) */
+    double        timeout_s;    /* bounded waits (default 60; <= 0: wait forever) */
+    int           device;       /* CUDA device ordinal (cuda backend) */
+    int           threads_per_block; /* CUDA threads per IR thread block (0 = 512) */
+} gc3_exec_params_t;
+
+typedef struct gc3_exec gc3_exec_t;
+typedef struct gc3_plan gc3_plan_t;
+
+void         gc3_exec_params_default(gc3_exec_params_t *params, gc3_backend_t backend, int rank, int nranks);
+/* Is the backend built into this library (cuda needs nvcc at build time)? */
+int          gc3_exec_backend_available(gc3_backend_t backend);
+gc3_status_t gc3_exec_create(const gc3_exec_params_t *params, gc3_diag_t *diag, gc3_exec_t **exec_p);
+void         gc3_exec_destroy(gc3_exec_t *exec);
+
+/* Collective: every rank passes the same program. Checks it, allocates this rank's FIFOs and
+ * semaphores, exchanges handles and maps the peers it talks to (once per program). */
+gc3_status_t gc3_exec_prepare(gc3_exec_t *exec, const gc3_ir_program_t *program, gc3_diag_t *diag,
+                              gc3_plan_t **plan_p);
+void         gc3_plan_destroy(gc3_plan_t *plan);
+
+typedef struct {
+    const void *sendbuf;   /* in-place: NULL (the data is in recvbuf, see gc3_ir.h for positions) */
+    void       *recvbuf;
+    size_t      count;
+    gc3_dtype_t dtype;
+    gc3_op_t    op;
+    void       *stream;    /* cuda: cudaStream_t (NULL: the executor's own) */
+} gc3_call_t;
+
+/* Run one call to completion (start + wait). Collective: every rank calls with the same count. */
+gc3_status_t gc3_exec_run(gc3_plan_t *plan, const gc3_call_t *call, gc3_diag_t *diag);
+/* Nonblocking: start, then test or wait. At most one call per plan in flight. */
+gc3_status_t gc3_exec_start(gc3_plan_t *plan, const gc3_call_t *call, gc3_diag_t *diag);
+gc3_status_t gc3_exec_test(gc3_plan_t *plan, int *done_p, gc3_diag_t *diag);
+gc3_status_t gc3_exec_wait(gc3_plan_t *plan, gc3_diag_t *diag);
+
+#endif

@@ -1,0 +1,512 @@
+/* gc3 / libgpuir: the executor (see gc3_runtime.h). Backend-independent: plans, layouts,
+ * connection pointers, per-call tiling and the monotonic counters' bases. */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include "gc3_rt_backend.h"
+
+void gc3_exec_params_default(gc3_exec_params_t *p, gc3_backend_t backend, int rank, int nranks)
+{
+    memset(p, 0, sizeof(*p));
+    p->backend           = backend;
+    p->rank              = rank;
+    p->nranks            = nranks;
+    p->slots             = 8;
+    p->slot_bytes        = backend == GC3_BACKEND_CUDA ? (1u << 20) : (256u << 10);
+    p->timeout_s         = 60.0;
+    p->threads_per_block = 512;
+}
+
+int gc3_exec_backend_available(gc3_backend_t backend)
+{
+#ifdef GC3_HAVE_CUDA
+    return backend == GC3_BACKEND_HOST || backend == GC3_BACKEND_CUDA;
+#else
+    return backend == GC3_BACKEND_HOST;
+#endif
+}
+
+gc3_status_t gc3_exec_create(const gc3_exec_params_t *params, gc3_diag_t *diag, gc3_exec_t **exec_p)
+{
+    gc3_exec_t     *e;
+    struct timespec ts;
+
+    *exec_p = NULL;
+    if (params->nranks < 1 || params->rank < 0 || params->rank >= params->nranks || params->slots < 2 ||
+        params->slots > 1024 || params->slot_bytes < 64 || params->slot_bytes > (1u << 30) ||
+        params->oob.allgather == NULL || params->oob.barrier == NULL) {
+        gc3_diag_add(diag, "executor: invalid parameters (rank %d of %d, %d slots of %zu bytes, oob %s): slots must "
+                     "be in [2, 1024], slot bytes in [64, 1 GiB]", params->rank, params->nranks, params->slots,
+                     params->slot_bytes, params->oob.allgather && params->oob.barrier ? "set" : "missing");
+        return GC3_ERR_INVALID_PARAM;
+    }
+    if (!gc3_exec_backend_available(params->backend)) {
+        gc3_diag_add(diag, "executor: the %s backend is not built into this library",
+                     params->backend == GC3_BACKEND_CUDA ? "cuda" : "host");
+        return GC3_ERR_UNSUPPORTED;
+    }
+    e = calloc(1, sizeof(*e));
+    if (e == NULL) {
+        return GC3_ERR_NO_MEMORY;
+    }
+    e->params = *params;
+#ifdef GC3_HAVE_CUDA
+    e->be = params->backend == GC3_BACKEND_CUDA ? &gc3_rt_backend_cuda : &gc3_rt_backend_host;
+#else
+    e->be = &gc3_rt_backend_host;
+#endif
+    clock_gettime(CLOCK_REALTIME, &ts);
+    e->uid  = ((uint64_t)getpid() << 32) ^ (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 20) ^ (uint64_t)(uintptr_t)e;
+    *exec_p = e;
+    return GC3_OK;
+}
+
+void gc3_exec_destroy(gc3_exec_t *exec)
+{
+    free(exec);
+}
+
+/* chunks per segment of the input and output buffers */
+static void gc3_plan_segments(const gc3_flat_program_t *f, int *k_in, int *k_out)
+{
+    const gc3_flat_rank_t *r0 = &gc3_flat_ranks(f)[0];
+    switch (f->coll) {
+    case GC3_COLL_ALLTOALL:
+        *k_in  = r0->i_chunks / f->nranks;
+        *k_out = r0->o_chunks / f->nranks;
+        break;
+    case GC3_COLL_ALLGATHER:
+        *k_in  = r0->i_chunks;
+        *k_out = r0->o_chunks / f->nranks;
+        break;
+    case GC3_COLL_REDUCE_SCATTER:
+        *k_in  = r0->i_chunks / f->nranks;
+        *k_out = r0->o_chunks;
+        break;
+    default:
+        *k_in  = r0->i_chunks;
+        *k_out = r0->o_chunks;
+        break;
+    }
+}
+
+void gc3_plan_destroy(gc3_plan_t *p)
+{
+    if (p == NULL) {
+        return;
+    }
+    if (p->in_flight) {
+        (void)p->exec->be->wait(p);
+    }
+    if (p->peer_region != NULL) {
+        for (int r = 0; r < p->nranks; r++) {
+            if (p->peer_region[r] != NULL && r != p->rank) {
+                p->exec->be->region_close(p, p->peer_region[r], p->peer_bytes[r], 0);
+            }
+        }
+    }
+    if (p->region != NULL) {
+        p->exec->be->region_close(p, p->region, p->layout.bytes, 1);
+    }
+    if (p->scratch != NULL) {
+        p->exec->be->mem_free(p, p->scratch);
+    }
+    if (p->stage != NULL) {
+        p->exec->be->mem_free(p, p->stage);
+    }
+    if (p->exec->be->plan_cleanup != NULL) {
+        p->exec->be->plan_cleanup(p);
+    }
+    gc3_rt_layout_free(&p->layout);
+    free(p->peer_region);
+    free(p->peer_bytes);
+    free(p->tb_nsteps);
+    free(p->sem_base);
+    free(p->loops_base);
+    free(p->send_base);
+    free(p->recv_base);
+    free(p->nsend);
+    free(p->nrecv);
+    free(p->tbs_ctx);
+    gc3_flat_destroy(p->flat);
+    free(p);
+}
+
+gc3_status_t gc3_exec_prepare(gc3_exec_t *exec, const gc3_ir_program_t *program, gc3_diag_t *diag, gc3_plan_t **plan_p)
+{
+    gc3_plan_t            *p;
+    gc3_status_t           status;
+    const gc3_flat_rank_t *me;
+    char                  *handles = NULL;
+    int                    R = exec->params.nranks, rank = exec->params.rank;
+
+    *plan_p = NULL;
+    if (program->ngpus != R) {
+        gc3_diag_add(diag, "executor: program '%s' is for %d ranks, the executor has %d", program->name, program->ngpus, R);
+        return GC3_ERR_INVALID_PARAM;
+    }
+    if (program->proto == GC3_PROTO_LL128) {
+        gc3_diag_add(diag, "executor: program '%s' uses LL128, which this runtime does not implement", program->name);
+        return GC3_ERR_UNSUPPORTED;
+    }
+    p = calloc(1, sizeof(*p));
+    if (p == NULL) {
+        return GC3_ERR_NO_MEMORY;
+    }
+    p->exec   = exec;
+    p->rank   = rank;
+    p->nranks = R;
+    status    = gc3_flat_create(program, &p->flat);
+    if (status != GC3_OK) {
+        gc3_diag_add(diag, "executor: program '%s' is malformed (run the verifier)", program->name);
+        goto err;
+    }
+    me      = &gc3_flat_ranks(p->flat)[rank];
+    p->ntbs = me->ntbs;
+    p->tbs  = &gc3_flat_tbs(p->flat)[me->tb_begin];
+    p->proto = program->proto;
+    gc3_plan_segments(p->flat, &p->k_in, &p->k_out);
+    if (p->k_in < 1 || p->k_out < 1) {
+        gc3_diag_add(diag, "executor: program '%s' has fewer chunks than ranks", program->name);
+        status = GC3_ERR_INVALID_PARAM;
+        goto err;
+    }
+    p->cnt_max = 1;
+    for (int i = 0; i < p->flat->nsteps; i++) {
+        int c = gc3_flat_steps(p->flat)[i].cnt;
+        p->cnt_max = c > p->cnt_max ? c : p->cnt_max;
+    }
+    p->slot_payload = (uint64_t)exec->params.slot_bytes / 16 * 16;
+    p->slot_stride  = p->proto == GC3_PROTO_LL ? 2 * p->slot_payload : p->slot_payload;
+    p->tb_nsteps    = calloc((size_t)p->ntbs + 1, sizeof(int32_t));
+    p->sem_base     = calloc((size_t)p->ntbs + 1, sizeof(uint64_t));
+    p->loops_base   = calloc((size_t)p->ntbs + 1, sizeof(uint64_t));
+    p->send_base    = calloc((size_t)p->ntbs + 1, sizeof(uint64_t));
+    p->recv_base    = calloc((size_t)p->ntbs + 1, sizeof(uint64_t));
+    p->nsend        = calloc((size_t)p->ntbs + 1, sizeof(int));
+    p->nrecv        = calloc((size_t)p->ntbs + 1, sizeof(int));
+    p->tbs_ctx      = calloc((size_t)p->ntbs + 1, sizeof(gc3_rt_tb_t));
+    p->peer_region  = calloc((size_t)R, sizeof(char *));
+    p->peer_bytes   = calloc((size_t)R, sizeof(size_t));
+    handles         = malloc((size_t)R * GC3_RT_HANDLE_BYTES);
+    if (p->tb_nsteps == NULL || p->sem_base == NULL || p->loops_base == NULL || p->send_base == NULL ||
+        p->recv_base == NULL || p->nsend == NULL || p->nrecv == NULL || p->tbs_ctx == NULL || p->peer_region == NULL ||
+        p->peer_bytes == NULL || handles == NULL) {
+        status = GC3_ERR_NO_MEMORY;
+        goto err;
+    }
+    for (int t = 0; t < p->ntbs; t++) {
+        const gc3_flat_step_t *st = &gc3_flat_steps(p->flat)[p->tbs[t].step_begin];
+        p->tb_nsteps[t]           = p->tbs[t].nsteps;
+        for (int s = 0; s < p->tbs[t].nsteps; s++) {
+            p->nsend[t] += (gc3_step_flags((gc3_step_type_t)st[s].type) & GC3_STEP_F_SEND) != 0;
+            p->nrecv[t] += (gc3_step_flags((gc3_step_type_t)st[s].type) & GC3_STEP_F_RECV) != 0;
+        }
+        if ((p->nsend[t] && gc3_rt_peer_receiver(p->flat, rank, t) < 0) ||
+            (p->nrecv[t] && gc3_rt_peer_sender(p->flat, rank, t) < 0)) {
+            gc3_diag_add(diag, "executor: rank %d tb %d of '%s' has no partner block on the other end of its "
+                         "connection (run the verifier)", rank, t, program->name);
+            status = GC3_ERR_VERIFY;
+            goto err;
+        }
+    }
+    status = gc3_rt_layout_compute(p->flat, rank, exec->params.slots, p->slot_stride, &p->layout);
+    if (status != GC3_OK) {
+        goto err;
+    }
+    p->sem_off   = p->layout.sem_off;
+    p->loops_off = p->layout.loops_off;
+    /* this rank's region, then everybody's handles, then the peers we talk to */
+    status = exec->be->region_create(p, p->layout.bytes, &p->region, p->handle, diag);
+    if (status != GC3_OK) {
+        goto err;
+    }
+    if (exec->params.oob.allgather(exec->params.oob.ctx, p->handle, handles, GC3_RT_HANDLE_BYTES) != 0) {
+        gc3_diag_add(diag, "executor: the out-of-band allgather failed");
+        status = GC3_ERR_IO;
+        goto err;
+    }
+    p->peer_region[rank] = p->region;
+    p->peer_bytes[rank]  = p->layout.bytes;
+    for (int t = 0; t < p->ntbs && status == GC3_OK; t++) {
+        int peers[2] = {p->tbs[t].send, p->tbs[t].recv};
+        for (int k = 0; k < 2 && status == GC3_OK; k++) {
+            gc3_rt_layout_t pl;
+            int             q = peers[k];
+            if (q < 0 || p->peer_region[q] != NULL) {
+                continue;
+            }
+            status = gc3_rt_layout_compute(p->flat, q, exec->params.slots, p->slot_stride, &pl);
+            if (status == GC3_OK) {
+                p->peer_bytes[q] = pl.bytes;
+                gc3_rt_layout_free(&pl);
+                status = exec->be->region_open(p, handles + (size_t)q * GC3_RT_HANDLE_BYTES, p->peer_bytes[q],
+                                               &p->peer_region[q], diag);
+            }
+        }
+    }
+    /* everybody mapped what they need (or failed): the names can go */
+    if (exec->params.oob.barrier(exec->params.oob.ctx) != 0) {
+        gc3_diag_add(diag, "executor: the out-of-band barrier failed");
+        status = status == GC3_OK ? GC3_ERR_IO : status;
+    }
+    exec->be->region_unlink(p, p->handle);
+    if (status != GC3_OK) {
+        goto err;
+    }
+    free(handles);
+    exec->nplans++;
+    *plan_p = p;
+    return GC3_OK;
+err:
+    free(handles);
+    gc3_plan_destroy(p);
+    return status;
+}
+
+/* In-place buffers: where the input and output of this rank sit in recvbuf. */
+static void gc3_call_buffers(const gc3_plan_t *p, const gc3_call_t *c, char **in, char **out)
+{
+    size_t ds = gc3_dtype_size(c->dtype);
+    *out      = c->recvbuf;
+    if (c->sendbuf != NULL) {
+        *in = (char *)c->sendbuf;
+        return;
+    }
+    switch (p->flat->coll) {
+    case GC3_COLL_ALLGATHER:
+        *in = (char *)c->recvbuf + (size_t)p->rank * c->count * ds;
+        break;
+    case GC3_COLL_REDUCE_SCATTER:
+        *in  = c->recvbuf;
+        *out = (char *)c->recvbuf + (size_t)p->rank * c->count * ds;
+        break;
+    default:
+        *in = c->recvbuf;
+        break;
+    }
+}
+
+gc3_status_t gc3_exec_start(gc3_plan_t *p, const gc3_call_t *c, gc3_diag_t *diag)
+{
+    const gc3_exec_params_t *ep = &p->exec->params;
+    size_t                   ds = gc3_dtype_size(c->dtype);
+    uint64_t                 T, k = (uint64_t)(p->k_in > p->k_out ? p->k_in : p->k_out), per_chunk;
+    char                    *in, *out;
+    int                      L, window = 0, s_chunks = gc3_flat_ranks(p->flat)[p->rank].s_chunks;
+    gc3_status_t             status;
+
+    if (p->in_flight) {
+        gc3_diag_add(diag, "executor: a call is already in flight on this plan");
+        return GC3_ERR_INVALID_PARAM;
+    }
+    if (p->broken) {
+        gc3_diag_add(diag, "executor: this plan is unusable after an earlier failure (%s)", p->broken_why);
+        return GC3_ERR_UNSUPPORTED;
+    }
+    if (ds == 0 || !gc3_op_valid(c->op, c->dtype) || c->recvbuf == NULL) {
+        gc3_diag_add(diag, "executor: operator %s is not defined on %s, or no receive buffer", gc3_op_name(c->op),
+                     gc3_dtype_name(c->dtype));
+        return GC3_ERR_INVALID_PARAM;
+    }
+    if (c->sendbuf == NULL ? !p->flat->inplace : !p->flat->outofplace) {
+        gc3_diag_add(diag, "executor: the program does not support %s calls", c->sendbuf == NULL ? "in-place" : "out-of-place");
+        return GC3_ERR_UNSUPPORTED;
+    }
+    if (c->count == 0) {
+        return GC3_OK; /* nothing to move; every rank returns at once */
+    }
+    /* tile: a step's message (cnt chunks of T elements) fits a slot; T is a multiple of 16
+       bytes when it can be (aligned vector access), and not larger than a chunk needs */
+    T         = p->slot_payload / (uint64_t)p->cnt_max / ds;
+    per_chunk = (c->count + k - 1) / k;
+    if (T > per_chunk) {
+        T = per_chunk;
+    }
+    if (T >= 16 / ds && ds < 16) {
+        uint64_t a = 16 / ds;
+        T          = T / a * a;
+        if (T == 0) {
+            T = a;
+        }
+        if ((uint64_t)p->cnt_max * T * ds > p->slot_payload) {
+            T = p->slot_payload / (uint64_t)p->cnt_max / ds;
+        }
+    }
+    if (T == 0) {
+        gc3_diag_add(diag, "executor: a slot of %llu bytes cannot hold a message of %d chunks of %s",
+                     (unsigned long long)p->slot_payload, p->cnt_max, gc3_dtype_name(c->dtype));
+        return GC3_ERR_INVALID_PARAM;
+    }
+    if (p->flat->coll == GC3_COLL_CUSTOM) {
+        /* a custom collective may move chunk m to another position: no clipped chunks allowed */
+        if (c->count % k != 0) {
+            gc3_diag_add(diag, "executor: custom collective '%d chunks per segment' needs a count divisible by %llu",
+                         (int)k, (unsigned long long)k);
+            return GC3_ERR_UNSUPPORTED;
+        }
+        while ((c->count / k) % T != 0) {
+            T--;
+        }
+    }
+    L = (int)((c->count + k * T - 1) / (k * T));
+    if (s_chunks > 0) {
+        window = GC3_RT_WINDOW;
+    }
+    /* private memory: scratch (window copies), LL staging */
+    {
+        size_t need = (size_t)s_chunks * T * ds * (size_t)(window > 0 ? window : 1);
+        if (need > p->scratch_bytes) {
+            if (p->scratch != NULL) {
+                p->exec->be->mem_free(p, p->scratch);
+                p->scratch       = NULL;
+                p->scratch_bytes = 0;
+            }
+            status = p->exec->be->mem_alloc(p, need, &p->scratch);
+            if (status != GC3_OK) {
+                gc3_diag_add(diag, "executor: cannot allocate %zu bytes of scratch", need);
+                return status;
+            }
+            p->scratch_bytes = need;
+        }
+        if (p->proto == GC3_PROTO_LL && p->stage == NULL) {
+            p->stage_bytes = p->slot_payload + 64;
+            status         = p->exec->be->mem_alloc(p, p->stage_bytes * 2 * (size_t)(p->ntbs > 0 ? p->ntbs : 1), &p->stage);
+            if (status != GC3_OK) {
+                return status;
+            }
+        }
+    }
+    gc3_call_buffers(p, c, &in, &out);
+    for (int t = 0; t < p->ntbs; t++) {
+        gc3_rt_tb_t         *x = &p->tbs_ctx[t];
+        const gc3_flat_tb_t *tb = &p->tbs[t];
+        memset(x, 0, sizeof(*x));
+        x->rank      = p->rank;
+        x->tb        = t;
+        x->nsteps    = tb->nsteps;
+        x->chan      = tb->chan;
+        x->send_peer = tb->send;
+        x->recv_peer = tb->recv;
+        x->steps     = &gc3_flat_steps(p->flat)[tb->step_begin];
+        x->proto     = p->proto;
+        if (p->nsend[t]) {
+            int              u = gc3_rt_peer_receiver(p->flat, p->rank, t);
+            gc3_rt_layout_t  pl;
+            if (gc3_rt_layout_compute(p->flat, tb->send, ep->slots, p->slot_stride, &pl) != GC3_OK) {
+                return GC3_ERR_NO_MEMORY;
+            }
+            x->send_tail  = (uint64_t *)(p->peer_region[tb->send] + pl.fifo_off[u]);
+            x->send_slots = p->peer_region[tb->send] + pl.fifo_off[u] + GC3_RT_LINE;
+            x->send_head  = (uint64_t *)(p->region + p->layout.head_off[t]);
+            gc3_rt_layout_free(&pl);
+        }
+        if (p->nrecv[t]) {
+            int             u = gc3_rt_peer_sender(p->flat, p->rank, t);
+            gc3_rt_layout_t pl;
+            if (gc3_rt_layout_compute(p->flat, tb->recv, ep->slots, p->slot_stride, &pl) != GC3_OK) {
+                return GC3_ERR_NO_MEMORY;
+            }
+            x->recv_tail  = (uint64_t *)(p->region + p->layout.fifo_off[t]);
+            x->recv_slots = p->region + p->layout.fifo_off[t] + GC3_RT_LINE;
+            x->recv_head  = (uint64_t *)(p->peer_region[tb->recv] + pl.head_off[u]);
+            gc3_rt_layout_free(&pl);
+        }
+        x->send_base   = p->send_base[t];
+        x->recv_base   = p->recv_base[t];
+        x->region      = p->region;
+        x->sem_off     = p->sem_off;
+        x->loops_off   = p->loops_off;
+        x->sem_base    = p->sem_base;
+        x->loops_base  = p->loops_base;
+        x->tb_nsteps   = p->tb_nsteps;
+        x->ntbs        = p->ntbs;
+        x->window      = window;
+        x->buf[GC3_BUF_INPUT]   = in;
+        x->buf[GC3_BUF_OUTPUT]  = out;
+        x->buf[GC3_BUF_SCRATCH] = p->scratch;
+        x->k[0]        = p->k_in;
+        x->k[1]        = p->k_out;
+        x->s_chunks    = s_chunks;
+        x->count       = c->count;
+        x->T           = T;
+        x->L           = L;
+        x->dtype       = c->dtype;
+        x->op          = c->op;
+        x->dsize       = (int32_t)ds;
+        x->slots       = ep->slots;
+        x->slot_stride = p->slot_stride;
+        if (p->stage != NULL) {
+            x->stage_in  = p->stage + (size_t)(2 * t) * p->stage_bytes;
+            x->stage_out = p->stage + (size_t)(2 * t + 1) * p->stage_bytes;
+        }
+        x->timeout_s = ep->timeout_s;
+    }
+    p->call_L = L;
+    status    = p->exec->be->start(p, c->stream, diag);
+    if (status != GC3_OK) {
+        return status;
+    }
+    p->in_flight = 1;
+    return GC3_OK;
+}
+
+/* After a call: advance the bases, or turn the error record into a message. */
+static gc3_status_t gc3_exec_finish(gc3_plan_t *p, gc3_status_t status, gc3_diag_t *diag)
+{
+    p->in_flight = 0;
+    if (status == GC3_OK && p->err->set == 0 && *p->abort_flag == 0) {
+        for (int t = 0; t < p->ntbs; t++) {
+            p->sem_base[t] += (uint64_t)p->call_L * (uint64_t)p->tb_nsteps[t];
+            p->loops_base[t] += (uint64_t)p->call_L;
+            p->send_base[t] += (uint64_t)p->call_L * (uint64_t)p->nsend[t];
+            p->recv_base[t] += (uint64_t)p->call_L * (uint64_t)p->nrecv[t];
+        }
+        return GC3_OK;
+    }
+    if (p->err->set) {
+        gc3_rt_error_format(p->err, p->broken_why, sizeof(p->broken_why));
+        gc3_diag_add(diag, "timeout after %.1f s: %s", p->exec->params.timeout_s, p->broken_why);
+        status = GC3_ERR_TIMEOUT;
+    } else {
+        snprintf(p->broken_why, sizeof(p->broken_why), "the call was aborted (%s)", gc3_status_string(status));
+        gc3_diag_add(diag, "executor: %s", p->broken_why);
+        status = status == GC3_OK ? GC3_ERR_TIMEOUT : status;
+    }
+    p->broken = 1; /* counters of the peers are out of step now */
+    return status;
+}
+
+gc3_status_t gc3_exec_test(gc3_plan_t *p, int *done_p, gc3_diag_t *diag)
+{
+    gc3_status_t status;
+
+    if (!p->in_flight) {
+        *done_p = 1;
+        return GC3_OK;
+    }
+    status = p->exec->be->test(p, done_p);
+    if (status != GC3_OK || *done_p) {
+        *done_p = 1;
+        return gc3_exec_finish(p, status, diag);
+    }
+    return GC3_OK;
+}
+
+gc3_status_t gc3_exec_wait(gc3_plan_t *p, gc3_diag_t *diag)
+{
+    if (!p->in_flight) {
+        return GC3_OK;
+    }
+    return gc3_exec_finish(p, p->exec->be->wait(p), diag);
+}
+
+gc3_status_t gc3_exec_run(gc3_plan_t *p, const gc3_call_t *c, gc3_diag_t *diag)
+{
+    gc3_status_t status = gc3_exec_start(p, c, diag);
+    if (status != GC3_OK) {
+        return status;
+    }
+    return gc3_exec_wait(p, diag);
+}

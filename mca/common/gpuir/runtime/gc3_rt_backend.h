@@ -1,0 +1,71 @@
+/* gc3 / libgpuir internal: what a backend provides to the executor. */
+#ifndef GC3_RT_BACKEND_H
+#define GC3_RT_BACKEND_H
+
+#include "gc3_runtime.h"
+#include "gc3_rt_internal.h"
+
+#define GC3_RT_HANDLE_BYTES 128
+
+typedef struct gc3_rt_backend {
+    const char *name;
+    /* this rank's shared region (zeroed), and a handle peers can open */
+    gc3_status_t (*region_create)(gc3_plan_t *plan, size_t bytes, char **base_p, char handle[GC3_RT_HANDLE_BYTES],
+                                  gc3_diag_t *diag);
+    gc3_status_t (*region_open)(gc3_plan_t *plan, const char handle[GC3_RT_HANDLE_BYTES], size_t bytes, char **base_p,
+                                gc3_diag_t *diag);
+    /* after every peer opened it (names can go: nothing leaks if a process dies later) */
+    void         (*region_unlink)(gc3_plan_t *plan, const char handle[GC3_RT_HANDLE_BYTES]);
+    void         (*region_close)(gc3_plan_t *plan, char *base, size_t bytes, int own);
+    /* memory the blocks use privately (scratch, LL staging): device memory for cuda */
+    gc3_status_t (*mem_alloc)(gc3_plan_t *plan, size_t bytes, char **ptr_p);
+    void         (*mem_free)(gc3_plan_t *plan, char *ptr);
+    /* run plan->tbs (already filled) */
+    gc3_status_t (*start)(gc3_plan_t *plan, void *stream, gc3_diag_t *diag);
+    gc3_status_t (*test)(gc3_plan_t *plan, int *done_p);
+    gc3_status_t (*wait)(gc3_plan_t *plan);
+    void         (*plan_cleanup)(gc3_plan_t *plan);
+} gc3_rt_backend_t;
+
+extern const gc3_rt_backend_t gc3_rt_backend_host;
+#ifdef GC3_HAVE_CUDA
+extern const gc3_rt_backend_t gc3_rt_backend_cuda;
+#endif
+
+struct gc3_exec {
+    gc3_exec_params_t       params;
+    const gc3_rt_backend_t *be;
+    uint64_t                uid;      /* distinguishes this executor's shared objects */
+    int                     nplans;
+};
+
+struct gc3_plan {
+    gc3_exec_t         *exec;
+    gc3_flat_program_t *flat;
+    int                 rank, nranks, ntbs;    /* ntbs: of this rank */
+    const gc3_flat_tb_t *tbs;                  /* this rank's blocks */
+    gc3_rt_layout_t     layout;                /* this rank's region */
+    char               *region;
+    char                handle[GC3_RT_HANDLE_BYTES];
+    char              **peer_region;           /* per rank, NULL when not connected */
+    size_t             *peer_bytes;
+    int                 k_in, k_out, cnt_max, proto;
+    uint64_t            slot_payload, slot_stride;
+    int32_t            *tb_nsteps;
+    int64_t            *sem_off, *loops_off;   /* this rank's (copies of the layout's) */
+    uint64_t           *sem_base, *loops_base, *send_base, *recv_base;
+    int                *nsend, *nrecv;         /* sending / receiving steps per block */
+    gc3_rt_tb_t        *tbs_ctx;               /* per block, for the call in flight */
+    char               *scratch;
+    size_t              scratch_bytes;
+    char               *stage;                 /* LL staging: 2 per block */
+    size_t              stage_bytes;           /* per buffer */
+    gc3_rt_error_t     *err;                   /* host memory the blocks write (backend-visible) */
+    volatile int32_t   *abort_flag;
+    int                 in_flight, broken;
+    int                 call_L;
+    void               *be_state;              /* the backend's */
+    char                broken_why[256];
+};
+
+#endif

@@ -1,0 +1,80 @@
+/* gc3 / libgpuir internal: runtime structures shared by the executor, the interpreter core
+ * and the backends. Plain C, no pointers to host-only state in what a kernel reads. */
+#ifndef GC3_RT_INTERNAL_H
+#define GC3_RT_INTERNAL_H
+
+#include <stdint.h>
+#include "gc3_ir.h"
+
+#define GC3_RT_LINE       128u /* counters live on their own line */
+#define GC3_RT_WINDOW     4    /* scratch copies: a block may run this many loops ahead of the slowest of its rank */
+
+enum { GC3_WAIT_WHAT_DEP = 1, GC3_WAIT_WHAT_RECV, GC3_WAIT_WHAT_SEND, GC3_WAIT_WHAT_WINDOW };
+
+/* The first failure of a call: who waited for what. */
+typedef struct {
+    int32_t  set;
+    int32_t  rank, tb, step, loop, what;
+    int32_t  peer, chan, dep_tb, dep_step;
+    uint64_t expected, seen;
+} gc3_rt_error_t;
+
+/* Where things live in a rank's shared region (same layout on every rank, computed from the
+ * flat program). Offsets in bytes from the region base; -1 when absent. */
+typedef struct {
+    size_t   bytes;
+    int64_t *sem_off;    /* per block of the rank: steps completed (monotonic) */
+    int64_t *loops_off;  /* per block: loops completed (monotonic) */
+    int64_t *fifo_off;   /* per block with a receiving connection: tail, then the slots */
+    int64_t *head_off;   /* per block with a sending connection: head (written by the receiver) */
+} gc3_rt_layout_t;
+
+/* What one IR thread block needs for a call; filled by the executor, read by the core. */
+typedef struct {
+    /* program */
+    int32_t                rank, tb, nsteps, chan, send_peer, recv_peer;
+    const gc3_flat_step_t *steps;
+    int32_t                proto;
+    /* connections (NULL when the block has none) */
+    char                  *send_slots;   /* receiver's slot array (remote) */
+    uint64_t              *send_tail;    /* receiver's tail (remote) */
+    uint64_t              *send_head;    /* my head (local; the receiver advances it) */
+    char                  *recv_slots;   /* my slots (local) */
+    uint64_t              *recv_tail;    /* my tail (local; the sender advances it) */
+    uint64_t              *recv_head;    /* the sender's head (remote) */
+    uint64_t               send_base, recv_base; /* messages on the connections before this call */
+    /* the rank's blocks: semaphores and loop counters (local region) */
+    char                  *region;
+    const int64_t         *sem_off, *loops_off;
+    const uint64_t        *sem_base, *loops_base;  /* values at call start, per block of the rank */
+    const int32_t         *tb_nsteps;
+    int32_t                ntbs;
+    int32_t                window;       /* 0: blocks may drift any number of loops apart */
+    /* call */
+    char                  *buf[3];       /* input, output, scratch */
+    int32_t                k[2];         /* chunks per segment of input and output */
+    int32_t                s_chunks;
+    uint64_t               count, T;
+    int32_t                L;
+    int32_t                dtype, op, dsize;
+    int32_t                slots;
+    uint64_t               slot_stride;  /* bytes per slot (LL: twice the payload) */
+    char                  *stage_in, *stage_out; /* LL staging (slot payload bytes each) */
+    double                 timeout_s;
+    volatile int32_t      *abort_flag;
+    gc3_rt_error_t        *err;
+} gc3_rt_tb_t;
+
+gc3_status_t gc3_rt_layout_compute(const gc3_flat_program_t *flat, int rank, int slots, uint64_t slot_stride,
+                                   gc3_rt_layout_t *layout);
+void         gc3_rt_layout_free(gc3_rt_layout_t *layout);
+
+/* For block `tb` of `rank`: the block of `peer` on the other end of its sending (receiving)
+ * connection, -1 when none. */
+int gc3_rt_peer_receiver(const gc3_flat_program_t *flat, int rank, int tb);
+int gc3_rt_peer_sender(const gc3_flat_program_t *flat, int rank, int tb);
+
+/* Format an error record as text. */
+void gc3_rt_error_format(const gc3_rt_error_t *e, char *buf, size_t len);
+
+#endif

@@ -1,0 +1,338 @@
+/* gc3 / libgpuir: the host backend. One IR thread block = one host thread; a rank's region is
+ * a POSIX shared memory segment that the peers map. Waits back off (spin briefly, then
+ * sched_yield, then sleep) so that many ranks on a few cores do not starve each other. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+#include "gc3_rt_backend.h"
+
+/* ---------------------------------------------------------------- primitives for the core */
+
+static inline uint64_t gc3_host_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static inline void gc3_host_pause(uint64_t polls)
+{
+    if (polls < 64) {
+#if defined(__x86_64__) || defined(__i386__)
+        __builtin_ia32_pause();
+#endif
+    } else if (polls < 512) {
+        sched_yield();
+    } else {
+        struct timespec ts = {0, polls < 4096 ? 20000 : 200000}; /* 20 us, later 200 us */
+        nanosleep(&ts, NULL);
+    }
+}
+
+#define GC3_DEV
+#define GC3_LEADER             1
+#define GC3_SYNC()             ((void)0)
+#define GC3_LOAD_ACQ(p)        __atomic_load_n((p), __ATOMIC_ACQUIRE)
+#define GC3_STORE_REL(p, v)    __atomic_store_n((p), (v), __ATOMIC_RELEASE)
+#define GC3_FENCE_DATA()       __atomic_thread_fence(__ATOMIC_RELEASE)
+#define GC3_NOW_NS()           gc3_host_now_ns()
+#define GC3_PAUSE(n)           gc3_host_pause(n)
+#define GC3_SHARE_INT(x)       (x)
+
+static inline void gc3_be_copy(char *dst, const char *src, uint64_t bytes)
+{
+    if (dst != src) {
+        memmove(dst, src, bytes);
+    }
+}
+
+static inline void gc3_be_copy2(char *d1, char *d2, const char *src, uint64_t bytes)
+{
+    gc3_be_copy(d1, src, bytes);
+    gc3_be_copy(d2, src, bytes);
+}
+
+/* dst = a op b (the ops are commutative) */
+static inline void gc3_be_reduce3(int dtype, int op, char *dst, const char *a, const char *b, uint64_t n)
+{
+    size_t bytes = (size_t)n * gc3_dtype_size((gc3_dtype_t)dtype);
+    if (dst == b) {
+        (void)gc3_reduce_host((gc3_dtype_t)dtype, (gc3_op_t)op, dst, a, n);
+        return;
+    }
+    if (dst != a) {
+        memmove(dst, a, bytes);
+    }
+    (void)gc3_reduce_host((gc3_dtype_t)dtype, (gc3_op_t)op, dst, b, n);
+}
+
+static inline void gc3_be_ll_store(char *lines, const char *src, uint64_t bytes, uint32_t flag)
+{
+    uint64_t *l = (uint64_t *)lines;
+    for (uint64_t i = 0; i < (bytes + 3) / 4; i++) {
+        uint32_t w = 0;
+        memcpy(&w, src + 4 * i, bytes - 4 * i >= 4 ? 4 : (size_t)(bytes - 4 * i));
+        __atomic_store_n(&l[i], ((uint64_t)flag << 32) | w, __ATOMIC_RELAXED);
+    }
+}
+
+static inline int gc3_be_ll_load(gc3_rt_tb_t *t, char *dst, const char *lines, uint64_t bytes, uint32_t flag)
+{
+    const uint64_t *l = (const uint64_t *)lines;
+    uint64_t        start = 0, polls = 0;
+    for (uint64_t i = 0; i < (bytes + 3) / 4; i++) {
+        uint64_t v = __atomic_load_n(&l[i], __ATOMIC_RELAXED);
+        uint32_t w;
+        while ((uint32_t)(v >> 32) != flag) {
+            if (*t->abort_flag) {
+                return -1;
+            }
+            if ((++polls & 1023) == 0) {
+                uint64_t now = gc3_host_now_ns();
+                if (start == 0) {
+                    start = now;
+                } else if (t->timeout_s > 0 && (double)(now - start) * 1e-9 > t->timeout_s) {
+                    return -2;
+                }
+            }
+            gc3_host_pause(polls);
+            v = __atomic_load_n(&l[i], __ATOMIC_RELAXED);
+        }
+        w = (uint32_t)v;
+        memcpy(dst + 4 * i, &w, bytes - 4 * i >= 4 ? 4 : (size_t)(bytes - 4 * i));
+    }
+    return 0;
+}
+
+#include "interp_core.h"
+
+/* ---------------------------------------------------------------- the backend */
+
+typedef struct {
+    pthread_t      *threads;
+    int             nthreads;
+    int             done;        /* blocks finished (atomic) */
+    int             failed;      /* some block returned -1 (atomic) */
+    gc3_rt_error_t  err;
+    int32_t         abort_flag;
+} gc3_host_state_t;
+
+typedef struct {
+    gc3_plan_t *plan;
+    int         tb;
+} gc3_host_job_t;
+
+static gc3_host_state_t *gc3_host_state(gc3_plan_t *p)
+{
+    if (p->be_state == NULL) {
+        gc3_host_state_t *s = calloc(1, sizeof(*s));
+        if (s == NULL) {
+            return NULL;
+        }
+        p->be_state   = s;
+        p->err        = &s->err;
+        p->abort_flag = &s->abort_flag;
+    }
+    return p->be_state;
+}
+
+static gc3_status_t gc3_host_region_create(gc3_plan_t *p, size_t bytes, char **base_p, char handle[GC3_RT_HANDLE_BYTES],
+                                           gc3_diag_t *diag)
+{
+    int   fd;
+    void *m;
+
+    if (gc3_host_state(p) == NULL) {
+        return GC3_ERR_NO_MEMORY;
+    }
+    snprintf(handle, GC3_RT_HANDLE_BYTES, "/gc3-%016llx-%d-r%d", (unsigned long long)p->exec->uid, p->exec->nplans,
+             p->rank);
+    fd = shm_open(handle, O_CREAT | O_EXCL | O_RDWR, 0600);
+    if (fd < 0) {
+        gc3_diag_add(diag, "host backend: shm_open(%s): %s", handle, strerror(errno));
+        return GC3_ERR_IO;
+    }
+    if (ftruncate(fd, (off_t)bytes) != 0) {
+        gc3_diag_add(diag, "host backend: ftruncate(%s, %zu): %s", handle, bytes, strerror(errno));
+        close(fd);
+        shm_unlink(handle);
+        return GC3_ERR_IO;
+    }
+    m = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    if (m == MAP_FAILED) {
+        gc3_diag_add(diag, "host backend: mmap(%s): %s", handle, strerror(errno));
+        shm_unlink(handle);
+        return GC3_ERR_IO;
+    }
+    *base_p = m;
+    return GC3_OK;
+}
+
+static gc3_status_t gc3_host_region_open(gc3_plan_t *p, const char handle[GC3_RT_HANDLE_BYTES], size_t bytes,
+                                         char **base_p, gc3_diag_t *diag)
+{
+    char  name[GC3_RT_HANDLE_BYTES];
+    int   fd;
+    void *m;
+
+    (void)p;
+    memcpy(name, handle, sizeof(name));
+    name[sizeof(name) - 1] = '\0';
+    fd = shm_open(name, O_RDWR, 0600);
+    if (fd < 0) {
+        gc3_diag_add(diag, "host backend: shm_open(%s) of a peer: %s (is the peer on another host? the host backend "
+                     "needs all ranks on one node)", name, strerror(errno));
+        return GC3_ERR_IO;
+    }
+    m = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    if (m == MAP_FAILED) {
+        gc3_diag_add(diag, "host backend: mmap(%s) of a peer: %s", name, strerror(errno));
+        return GC3_ERR_IO;
+    }
+    *base_p = m;
+    return GC3_OK;
+}
+
+static void gc3_host_region_unlink(gc3_plan_t *p, const char handle[GC3_RT_HANDLE_BYTES])
+{
+    (void)p;
+    shm_unlink(handle);
+}
+
+static void gc3_host_region_close(gc3_plan_t *p, char *base, size_t bytes, int own)
+{
+    (void)p;
+    (void)own;
+    munmap(base, bytes);
+}
+
+static gc3_status_t gc3_host_mem_alloc(gc3_plan_t *p, size_t bytes, char **ptr_p)
+{
+    (void)p;
+    *ptr_p = aligned_alloc(64, (bytes + 63) / 64 * 64 + 64);
+    if (*ptr_p == NULL) {
+        return GC3_ERR_NO_MEMORY;
+    }
+    memset(*ptr_p, 0, (bytes + 63) / 64 * 64 + 64);
+    return GC3_OK;
+}
+
+static void gc3_host_mem_free(gc3_plan_t *p, char *ptr)
+{
+    (void)p;
+    free(ptr);
+}
+
+static void *gc3_host_thread(void *arg)
+{
+    gc3_plan_t       *p = ((gc3_host_job_t *)arg)->plan;
+    int               t = ((gc3_host_job_t *)arg)->tb;
+    gc3_host_state_t *s = p->be_state;
+
+    free(arg);
+    if (gc3_core_run(&p->tbs_ctx[t]) != 0) {
+        __atomic_store_n(&s->failed, 1, __ATOMIC_RELEASE);
+    }
+    __atomic_add_fetch(&s->done, 1, __ATOMIC_ACQ_REL);
+    return NULL;
+}
+
+static gc3_status_t gc3_host_start(gc3_plan_t *p, void *stream, gc3_diag_t *diag)
+{
+    gc3_host_state_t *s = gc3_host_state(p);
+
+    (void)stream;
+    if (s == NULL) {
+        return GC3_ERR_NO_MEMORY;
+    }
+    memset(&s->err, 0, sizeof(s->err));
+    s->abort_flag = 0;
+    s->done       = 0;
+    s->failed     = 0;
+    free(s->threads);
+    s->threads  = calloc((size_t)(p->ntbs > 0 ? p->ntbs : 1), sizeof(pthread_t));
+    s->nthreads = 0;
+    if (s->threads == NULL) {
+        return GC3_ERR_NO_MEMORY;
+    }
+    for (int t = 0; t < p->ntbs; t++) {
+        gc3_host_job_t *j = malloc(sizeof(*j));
+        int             rc;
+        p->tbs_ctx[t].err        = &s->err;
+        p->tbs_ctx[t].abort_flag = &s->abort_flag;
+        if (j == NULL) {
+            rc = ENOMEM;
+        } else {
+            j->plan = p;
+            j->tb   = t;
+            rc      = pthread_create(&s->threads[t], NULL, gc3_host_thread, j);
+        }
+        if (rc != 0) {
+            free(j);
+            gc3_diag_add(diag, "host backend: cannot start a thread for block %d: %s", t, strerror(rc));
+            s->abort_flag = 1;
+            for (int u = 0; u < s->nthreads; u++) {
+                pthread_join(s->threads[u], NULL);
+            }
+            s->nthreads = 0;
+            return GC3_ERR_NO_MEMORY;
+        }
+        s->nthreads++;
+    }
+    return GC3_OK;
+}
+
+static gc3_status_t gc3_host_join(gc3_plan_t *p)
+{
+    gc3_host_state_t *s = p->be_state;
+    for (int t = 0; t < s->nthreads; t++) {
+        pthread_join(s->threads[t], NULL);
+    }
+    s->nthreads = 0;
+    return __atomic_load_n(&s->failed, __ATOMIC_ACQUIRE) ? GC3_ERR_TIMEOUT : GC3_OK;
+}
+
+static gc3_status_t gc3_host_test(gc3_plan_t *p, int *done_p)
+{
+    gc3_host_state_t *s = p->be_state;
+    *done_p             = __atomic_load_n(&s->done, __ATOMIC_ACQUIRE) == s->nthreads;
+    return *done_p ? gc3_host_join(p) : GC3_OK;
+}
+
+static gc3_status_t gc3_host_wait(gc3_plan_t *p)
+{
+    return gc3_host_join(p);
+}
+
+static void gc3_host_plan_cleanup(gc3_plan_t *p)
+{
+    gc3_host_state_t *s = p->be_state;
+    if (s != NULL) {
+        free(s->threads);
+        free(s);
+        p->be_state = NULL;
+    }
+}
+
+const gc3_rt_backend_t gc3_rt_backend_host = {
+    "host",
+    gc3_host_region_create,
+    gc3_host_region_open,
+    gc3_host_region_unlink,
+    gc3_host_region_close,
+    gc3_host_mem_alloc,
+    gc3_host_mem_free,
+    gc3_host_start,
+    gc3_host_test,
+    gc3_host_wait,
+    gc3_host_plan_cleanup,
+};

@@ -1,0 +1,243 @@
+/* gc3 / libgpuir: the interpreter's control logic, written once and compiled twice (the host
+ * backend in C, the CUDA kernel in CUDA C). Included by a backend after it defined:
+ *
+ *   GC3_DEV                      function qualifier
+ *   GC3_LEADER                   nonzero in the thread that does the control work
+ *   GC3_SYNC()                   barrier of the block's threads
+ *   GC3_LOAD_ACQ(p)              uint64_t load with acquire ordering (memory of any rank)
+ *   GC3_STORE_REL(p, v)          uint64_t store with release ordering
+ *   GC3_FENCE_DATA()             the block's data writes are visible to the peer before the next counter store
+ *   GC3_NOW_NS()                 a clock in nanoseconds
+ *   GC3_PAUSE(n)                 back off after n polls that found nothing (must not starve peers)
+ *   GC3_SHARE_INT(x)             the leader's value of x, in every thread (after a GC3_SYNC)
+ *   gc3_be_copy(dst, src, bytes)                       all threads of the block take part
+ *   gc3_be_copy2(dst1, dst2, src, bytes)               one read, two writes
+ *   gc3_be_reduce3(dtype, op, dst, a, b, n)           dst = a op b for n elements
+ *   gc3_be_ll_store(lines, src, bytes, flag)           pack into 8-byte lines (4 data + 4 flag)
+ *   gc3_be_ll_load(t, dst, lines, bytes, flag)         wait for every line's flag, unpack; 0, -1 (abort) or -2 (timeout)
+ *
+ * One IR thread block runs gc3_core_run: for each loop (tile) and step it waits for its
+ * dependency, a message and a free slot, moves the data, then publishes. Every wait is
+ * bounded by t->timeout_s and by the rank's abort flag. */
+#ifndef GC3_INTERP_CORE_H
+#define GC3_INTERP_CORE_H
+
+#include "gc3_rt_internal.h"
+
+GC3_DEV static inline uint64_t *gc3_core_u64(char *region, int64_t off)
+{
+    return (uint64_t *)(region + off);
+}
+
+/* Leader only: record the first failure of the rank and raise the abort flag. */
+GC3_DEV static void gc3_core_fail(gc3_rt_tb_t *t, int step, int loop, int what, int dep_tb, int dep_step,
+                                  uint64_t expected, uint64_t seen)
+{
+    gc3_rt_error_t *e = t->err;
+    if (*t->abort_flag == 0) {
+        e->rank     = t->rank;
+        e->tb       = t->tb;
+        e->step     = step;
+        e->loop     = loop;
+        e->what     = what;
+        e->peer     = what == GC3_WAIT_WHAT_SEND ? t->send_peer : what == GC3_WAIT_WHAT_RECV ? t->recv_peer : -1;
+        e->chan     = t->chan;
+        e->dep_tb   = dep_tb;
+        e->dep_step = dep_step;
+        e->expected = expected;
+        e->seen     = seen;
+        e->set      = 1;
+    }
+    *t->abort_flag = 1;
+}
+
+/* Leader only: wait until *p >= target. 0 when reached, -1 on abort or timeout. */
+GC3_DEV static int gc3_core_wait(gc3_rt_tb_t *t, uint64_t *p, uint64_t target, int step, int loop, int what,
+                                 int dep_tb, int dep_step)
+{
+    uint64_t v = GC3_LOAD_ACQ(p);
+    uint64_t start = 0, polls = 0;
+
+    while (v < target) {
+        if (*t->abort_flag) {
+            return -1;
+        }
+        if ((++polls & 1023) == 0) {
+            uint64_t now = GC3_NOW_NS();
+            if (start == 0) {
+                start = now;
+            } else if (t->timeout_s > 0 && (double)(now - start) * 1e-9 > t->timeout_s) {
+                gc3_core_fail(t, step, loop, what, dep_tb, dep_step, target, v);
+                return -1;
+            }
+        }
+        GC3_PAUSE(polls);
+        v = GC3_LOAD_ACQ(p);
+    }
+    return 0;
+}
+
+/* Chunk c of buffer b in loop l: its address and how many elements of it exist. */
+GC3_DEV static char *gc3_core_chunk(const gc3_rt_tb_t *t, int b, int c, int l, uint64_t *valid)
+{
+    if (b == GC3_BUF_SCRATCH) {
+        uint64_t w = t->window > 0 ? (uint64_t)(l % t->window) : 0;
+        *valid     = t->T;
+        return t->buf[b] + ((w * (uint64_t)t->s_chunks + (uint64_t)c) * t->T) * (uint64_t)t->dsize;
+    } else {
+        uint64_t k = (uint64_t)t->k[b], seg = (uint64_t)c / k, m = (uint64_t)c % k;
+        uint64_t pos = (uint64_t)l * k * t->T + m * t->T;
+        *valid       = pos < t->count ? (t->count - pos < t->T ? t->count - pos : t->T) : 0;
+        return t->buf[b] + (seg * t->count + pos) * (uint64_t)t->dsize;
+    }
+}
+
+/* Run the data movement of one step for chunk c (msg_in/msg_out: this chunk's message part). */
+GC3_DEV static void gc3_core_move(const gc3_rt_tb_t *t, const gc3_flat_step_t *st, int c, int l, char *msg_in,
+                                  char *msg_out)
+{
+    uint64_t vs = 0, vd = 0, n;
+    char    *src = 0, *dst = 0;
+    unsigned flags = gc3_step_flags((gc3_step_type_t)st->type);
+    int      real = 0;
+
+    if (flags & GC3_STEP_F_READ_SRC) {
+        src  = gc3_core_chunk(t, st->srcbuf, st->srcoff + c, l, &vs);
+        real = st->srcbuf != GC3_BUF_SCRATCH;
+    }
+    if (flags & GC3_STEP_F_WRITE_DST) {
+        dst = gc3_core_chunk(t, st->dstbuf, st->dstoff + c, l, &vd);
+        if (st->dstbuf != GC3_BUF_SCRATCH) {
+            vs   = real ? (vs < vd ? vs : vd) : vd;
+            real = 1;
+        }
+    }
+    n = real ? vs : t->T; /* real buffers end at the count; scratch and messages carry whole tiles */
+    if (n == 0) {
+        return;
+    }
+    switch (st->type) {
+    case GC3_STEP_SEND: gc3_be_copy(msg_out, src, n * t->dsize); break;
+    case GC3_STEP_RECV: gc3_be_copy(dst, msg_in, n * t->dsize); break;
+    case GC3_STEP_RCS:  gc3_be_copy2(dst, msg_out, msg_in, n * t->dsize); break;
+    case GC3_STEP_RRC:  gc3_be_reduce3(t->dtype, t->op, dst, msg_in, src, n); break;
+    case GC3_STEP_RRS:  gc3_be_reduce3(t->dtype, t->op, msg_out, msg_in, src, n); break;
+    case GC3_STEP_RRCS:
+        gc3_be_reduce3(t->dtype, t->op, dst, msg_in, src, n);
+        GC3_SYNC();
+        gc3_be_copy(msg_out, dst, n * t->dsize);
+        break;
+    case GC3_STEP_CPY:  gc3_be_copy(dst, src, n * t->dsize); break;
+    case GC3_STEP_RE:   gc3_be_reduce3(t->dtype, t->op, dst, dst, src, n); break;
+    default: break;
+    }
+}
+
+/* Run every loop and step of one IR thread block. 0 on success, -1 when the call failed
+ * (this block or another one of the rank recorded why). */
+GC3_DEV static int gc3_core_run(gc3_rt_tb_t *t)
+{
+    uint64_t sent = 0, received = 0;
+    const uint64_t msg_bytes = t->slot_stride; /* slot stride (LL: lines) */
+    int      failed = 0;
+
+    for (int l = 0; l < t->L && !failed; l++) {
+        if (t->window > 0 && l >= t->window && GC3_LEADER) {
+            /* scratch is reused every `window` loops: nobody of the rank may still be in loop l-window */
+            for (int b = 0; b < t->ntbs && !failed; b++) {
+                failed = gc3_core_wait(t, gc3_core_u64(t->region, t->loops_off[b]),
+                                       t->loops_base[b] + (uint64_t)(l - t->window + 1), 0, l,
+                                       GC3_WAIT_WHAT_WINDOW, b, -1) != 0;
+            }
+        }
+        failed = GC3_SHARE_INT(failed);
+        for (int s = 0; s < t->nsteps && !failed; s++) {
+            const gc3_flat_step_t *st    = &t->steps[s];
+            unsigned               flags = gc3_step_flags((gc3_step_type_t)st->type);
+            char                  *in = 0, *out = 0;
+            uint32_t               flag;
+            uint64_t               bytes = (uint64_t)(st->cnt > 0 ? st->cnt : 0) * t->T * (uint64_t)t->dsize;
+
+            if (GC3_LEADER) {
+                if (st->dep_tb >= 0) {
+                    failed = gc3_core_wait(t, gc3_core_u64(t->region, t->sem_off[st->dep_tb]),
+                                           t->sem_base[st->dep_tb] + (uint64_t)l * (uint64_t)t->tb_nsteps[st->dep_tb] +
+                                               (uint64_t)st->dep_step + 1,
+                                           s, l, GC3_WAIT_WHAT_DEP, st->dep_tb, st->dep_step);
+                }
+                if (!failed && (flags & GC3_STEP_F_RECV) && t->proto != GC3_PROTO_LL) {
+                    failed = gc3_core_wait(t, t->recv_tail, t->recv_base + received + 1, s, l, GC3_WAIT_WHAT_RECV, -1, -1);
+                }
+                if (!failed && (flags & GC3_STEP_F_SEND)) {
+                    /* a free slot: the receiver consumed all but slots-1 of what we sent */
+                    uint64_t need = t->send_base + sent + 1;
+                    need          = need > (uint64_t)t->slots ? need - (uint64_t)t->slots : 0;
+                    failed = gc3_core_wait(t, t->send_head, need, s, l, GC3_WAIT_WHAT_SEND, -1, -1);
+                }
+            }
+            failed = GC3_SHARE_INT(failed);
+            if (failed) {
+                break;
+            }
+            if (flags & GC3_STEP_F_RECV) {
+                char *slot = t->recv_slots + ((t->recv_base + received) % (uint64_t)t->slots) * msg_bytes;
+                if (t->proto == GC3_PROTO_LL) {
+                    int rc;
+                    flag = (uint32_t)(t->recv_base + received + 1);
+                    rc   = gc3_be_ll_load(t, t->stage_in, slot, bytes, flag);
+                    if (rc == -2 && GC3_LEADER) {
+                        gc3_core_fail(t, s, l, GC3_WAIT_WHAT_RECV, -1, -1, t->recv_base + received + 1, 0);
+                    }
+                    failed = rc != 0;
+                    failed = GC3_SHARE_INT(failed | (*t->abort_flag != 0));
+                    if (failed) {
+                        break;
+                    }
+                    in = t->stage_in;
+                } else {
+                    in = slot;
+                }
+            }
+            if (flags & GC3_STEP_F_SEND) {
+                out = t->proto == GC3_PROTO_LL ? t->stage_out
+                                               : t->send_slots + ((t->send_base + sent) % (uint64_t)t->slots) * msg_bytes;
+            }
+            for (int c = 0; c < (st->cnt > 0 ? st->cnt : 0) && st->type != GC3_STEP_NOP; c++) {
+                uint64_t off = (uint64_t)c * t->T * (uint64_t)t->dsize;
+                gc3_core_move(t, st, c, l, in ? in + off : 0, out ? out + off : 0);
+            }
+            if (flags & GC3_STEP_F_SEND) {
+                uint64_t seq = t->send_base + sent + 1;
+                if (t->proto == GC3_PROTO_LL) {
+                    GC3_SYNC();
+                    gc3_be_ll_store(t->send_slots + ((seq - 1) % (uint64_t)t->slots) * msg_bytes, t->stage_out, bytes,
+                                    (uint32_t)seq);
+                } else {
+                    GC3_FENCE_DATA();
+                    GC3_SYNC();
+                    if (GC3_LEADER) {
+                        GC3_STORE_REL(t->send_tail, seq);
+                    }
+                }
+                sent++;
+            }
+            GC3_SYNC();
+            if (GC3_LEADER) {
+                if (flags & GC3_STEP_F_RECV) {
+                    received++;
+                    GC3_STORE_REL(t->recv_head, t->recv_base + received); /* the slot may be reused */
+                }
+                GC3_STORE_REL(gc3_core_u64(t->region, t->sem_off[t->tb]),
+                              t->sem_base[t->tb] + (uint64_t)l * (uint64_t)t->nsteps + (uint64_t)s + 1);
+            } else if (flags & GC3_STEP_F_RECV) {
+                received++;
+            }
+        }
+        if (!failed && GC3_LEADER) {
+            GC3_STORE_REL(gc3_core_u64(t->region, t->loops_off[t->tb]), t->loops_base[t->tb] + (uint64_t)l + 1);
+        }
+    }
+    return failed ? -1 : 0;
+}
+
+#endif

@@ -1,0 +1,119 @@
+/* gc3 / libgpuir: where each block's counters and FIFOs live in a rank's region, and who
+ * talks to whom. The same function gives every rank the layout of every other rank. */
+#include <stdio.h>
+#include <stdlib.h>
+#include "gc3_rt_internal.h"
+#include "gc3_runtime.h"
+
+static uint64_t gc3_round(uint64_t x, uint64_t a)
+{
+    return (x + a - 1) / a * a;
+}
+
+int gc3_rt_peer_receiver(const gc3_flat_program_t *f, int rank, int tb)
+{
+    const gc3_flat_rank_t *ranks = gc3_flat_ranks(f);
+    const gc3_flat_tb_t   *tbs   = gc3_flat_tbs(f);
+    const gc3_flat_tb_t   *me    = &tbs[ranks[rank].tb_begin + tb];
+
+    if (me->send < 0) {
+        return -1;
+    }
+    for (int t = 0; t < ranks[me->send].ntbs; t++) {
+        const gc3_flat_tb_t *q = &tbs[ranks[me->send].tb_begin + t];
+        if (q->recv == rank && q->chan == me->chan) {
+            return t;
+        }
+    }
+    return -1;
+}
+
+int gc3_rt_peer_sender(const gc3_flat_program_t *f, int rank, int tb)
+{
+    const gc3_flat_rank_t *ranks = gc3_flat_ranks(f);
+    const gc3_flat_tb_t   *tbs   = gc3_flat_tbs(f);
+    const gc3_flat_tb_t   *me    = &tbs[ranks[rank].tb_begin + tb];
+
+    if (me->recv < 0) {
+        return -1;
+    }
+    for (int t = 0; t < ranks[me->recv].ntbs; t++) {
+        const gc3_flat_tb_t *q = &tbs[ranks[me->recv].tb_begin + t];
+        if (q->send == rank && q->chan == me->chan) {
+            return t;
+        }
+    }
+    return -1;
+}
+
+gc3_status_t gc3_rt_layout_compute(const gc3_flat_program_t *f, int rank, int slots, uint64_t slot_stride,
+                                   gc3_rt_layout_t *L)
+{
+    const gc3_flat_rank_t *r = &gc3_flat_ranks(f)[rank];
+    uint64_t               off = 0;
+
+    L->bytes     = 0;
+    L->sem_off   = calloc((size_t)r->ntbs + 1, sizeof(int64_t));
+    L->loops_off = calloc((size_t)r->ntbs + 1, sizeof(int64_t));
+    L->fifo_off  = calloc((size_t)r->ntbs + 1, sizeof(int64_t));
+    L->head_off  = calloc((size_t)r->ntbs + 1, sizeof(int64_t));
+    if (L->sem_off == NULL || L->loops_off == NULL || L->fifo_off == NULL || L->head_off == NULL) {
+        gc3_rt_layout_free(L);
+        return GC3_ERR_NO_MEMORY;
+    }
+    for (int t = 0; t < r->ntbs; t++) {
+        L->sem_off[t] = (int64_t)off;
+        off += GC3_RT_LINE;
+        L->loops_off[t] = (int64_t)off;
+        off += GC3_RT_LINE;
+    }
+    for (int t = 0; t < r->ntbs; t++) {
+        L->fifo_off[t] = L->head_off[t] = -1;
+        if (gc3_rt_peer_sender(f, rank, t) >= 0) {
+            L->fifo_off[t] = (int64_t)off; /* tail line, then the slots */
+            off            = gc3_round(off + GC3_RT_LINE + (uint64_t)slots * slot_stride, GC3_RT_LINE);
+        }
+        if (gc3_rt_peer_receiver(f, rank, t) >= 0) {
+            L->head_off[t] = (int64_t)off;
+            off += GC3_RT_LINE;
+        }
+    }
+    L->bytes = off > 0 ? off : GC3_RT_LINE;
+    return GC3_OK;
+}
+
+void gc3_rt_layout_free(gc3_rt_layout_t *L)
+{
+    free(L->sem_off);
+    free(L->loops_off);
+    free(L->fifo_off);
+    free(L->head_off);
+    L->sem_off = L->loops_off = L->fifo_off = L->head_off = NULL;
+}
+
+void gc3_rt_error_format(const gc3_rt_error_t *e, char *buf, size_t len)
+{
+    switch (e->what) {
+    case GC3_WAIT_WHAT_DEP:
+        snprintf(buf, len, "rank %d tb %d step %d (loop %d) waited for its dependency tb %d step %d: reached %llu of %llu",
+                 e->rank, e->tb, e->step, e->loop, e->dep_tb, e->dep_step, (unsigned long long)e->seen,
+                 (unsigned long long)e->expected);
+        break;
+    case GC3_WAIT_WHAT_RECV:
+        snprintf(buf, len, "rank %d tb %d step %d (loop %d) waited for a message from rank %d on channel %d: %llu of "
+                 "%llu arrived", e->rank, e->tb, e->step, e->loop, e->peer, e->chan, (unsigned long long)e->seen,
+                 (unsigned long long)e->expected);
+        break;
+    case GC3_WAIT_WHAT_SEND:
+        snprintf(buf, len, "rank %d tb %d step %d (loop %d) waited for a free slot towards rank %d on channel %d: "
+                 "rank %d consumed %llu, %llu needed", e->rank, e->tb, e->step, e->loop, e->peer, e->chan, e->peer,
+                 (unsigned long long)e->seen, (unsigned long long)e->expected);
+        break;
+    case GC3_WAIT_WHAT_WINDOW:
+        snprintf(buf, len, "rank %d tb %d (loop %d) waited for tb %d of its rank to finish loop %llu (scratch window)",
+                 e->rank, e->tb, e->loop, e->dep_tb, (unsigned long long)e->expected);
+        break;
+    default:
+        snprintf(buf, len, "rank %d tb %d step %d (loop %d) failed", e->rank, e->tb, e->step, e->loop);
+    }
+}
