@@ -11,8 +11,60 @@
 #include "gc3_algorithms.h"
 #include "gc3_refexec.h"
 #include "gc3_runtime.h"
+#ifdef GC3_HAVE_CUDA
+#include <cuda_runtime_api.h>
+#endif
 
-static int rank, nranks, passed, failed;
+static int rank, nranks, passed, failed, on_device;
+
+/* Buffers of the call: device memory with the cuda backend, host memory otherwise. */
+static char *buf_alloc(size_t bytes)
+{
+#ifdef GC3_HAVE_CUDA
+    if (on_device) {
+        void *p = NULL;
+        if (cudaMalloc(&p, bytes + 64) != cudaSuccess) {
+            return NULL;
+        }
+        cudaMemset(p, 0xA5, bytes + 64);
+        return p;
+    }
+#endif
+    return malloc(bytes + 64);
+}
+
+static void buf_free(char *p)
+{
+#ifdef GC3_HAVE_CUDA
+    if (on_device) {
+        cudaFree(p);
+        return;
+    }
+#endif
+    free(p);
+}
+
+static void buf_put(char *dst, const char *src, size_t bytes)
+{
+#ifdef GC3_HAVE_CUDA
+    if (on_device) {
+        cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice);
+        return;
+    }
+#endif
+    memcpy(dst, src, bytes);
+}
+
+static void buf_get(char *dst, const char *src, size_t bytes)
+{
+#ifdef GC3_HAVE_CUDA
+    if (on_device) {
+        cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToHost);
+        return;
+    }
+#endif
+    memcpy(dst, src, bytes);
+}
 
 static int oob_allgather(void *ctx, const void *send, void *recv, size_t bytes)
 {
@@ -92,7 +144,7 @@ static int run_one(gc3_plan_t *plan, const gc3_ir_program_t *prog, gc3_dtype_t d
     size_t       ds = gc3_dtype_size(dt), ni = in_elems(prog->coll, count), no = out_elems(prog->coll, count);
     size_t       nb = (ni > no ? ni : no) + 1;
     char       **all_in = calloc((size_t)nranks, sizeof(char *));
-    char        *out = malloc(nb * ds), *exp = calloc(nb, ds), *ref = NULL;
+    char        *out = malloc(nb * ds), *exp = calloc(nb, ds), *ref = NULL, *d_in = NULL, *d_out = NULL;
     gc3_call_t   call;
     gc3_diag_t   diag;
     gc3_status_t s;
@@ -104,18 +156,28 @@ static int run_one(gc3_plan_t *plan, const gc3_ir_program_t *prog, gc3_dtype_t d
         gc3_refexec_fill(dt, op, all_in[q], ni, seed_of(q, count, dt));
     }
     memset(out, 0xA5, nb * ds); /* garbage where nothing should be read */
-    call.sendbuf = all_in[rank];
-    call.recvbuf = out;
+    d_in  = buf_alloc(ni * ds);
+    d_out = buf_alloc(nb * ds);
+    if (d_in == NULL || d_out == NULL) {
+        snprintf(why, whylen, "rank %d: cannot allocate %zu bytes", rank, nb * ds);
+        ok = 0;
+        goto out;
+    }
+    buf_put(d_in, all_in[rank], ni * ds);
+    call.sendbuf = d_in;
+    call.recvbuf = d_out;
     if (inplace) {
         size_t off   = prog->coll == GC3_COLL_ALLGATHER ? (size_t)rank * count : 0;
         call.sendbuf = NULL;
         memcpy(out + off * ds, all_in[rank], ni * ds);
     }
+    buf_put(d_out, out, nb * ds);
     call.count  = count;
     call.dtype  = dt;
     call.op     = op;
     call.stream = NULL;
     s           = gc3_exec_run(plan, &call, &diag);
+    buf_get(out, d_out, nb * ds);
     if (s != GC3_OK) {
         snprintf(why, whylen, "rank %d: %s (%s)", rank, gc3_status_string(s), diag.count ? diag.msgs[0] : "");
         ok = 0;
@@ -153,6 +215,8 @@ static int run_one(gc3_plan_t *plan, const gc3_ir_program_t *prog, gc3_dtype_t d
         }
     }
 out:
+    buf_free(d_in);
+    buf_free(d_out);
     for (int q = 0; q < nranks; q++) {
         free(all_in[q]);
     }
@@ -242,7 +306,7 @@ static void run_planted_deadlock(gc3_exec_t *exec, const char *corpus)
     gc3_plan_t       *plan = NULL;
     gc3_diag_t        diag;
     char              path[1024], want[128];
-    float             in[8] = {1, 2, 3, 4, 5, 6, 7, 8}, out[8]; /* alltoall of 4 per peer on 2 ranks */
+    char             *in = buf_alloc(8 * sizeof(float)), *out = buf_alloc(8 * sizeof(float)); /* alltoall, 4 per peer */
     gc3_call_t        call = {in, out, 4, GC3_DT_FLOAT32, GC3_OP_SUM, NULL};
     double            t0, dt;
     gc3_status_t      s;
@@ -274,6 +338,8 @@ static void run_planted_deadlock(gc3_exec_t *exec, const char *corpus)
     gc3_plan_destroy(plan);
     gc3_ir_program_destroy(prog);
     gc3_diag_cleanup(&diag);
+    buf_free(in);
+    buf_free(out);
 }
 
 int main(int argc, char **argv)
@@ -300,8 +366,21 @@ int main(int argc, char **argv)
             quick = 1;
         }
     }
+    on_device = backend == GC3_BACKEND_CUDA;
     gc3_diag_init(&diag);
     gc3_exec_params_default(&ep, backend, rank, nranks);
+#ifdef GC3_HAVE_CUDA
+    if (on_device) {
+        MPI_Comm node;
+        int      local, ndev = 0;
+        MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node);
+        MPI_Comm_rank(node, &local);
+        MPI_Comm_free(&node);
+        cudaGetDeviceCount(&ndev);
+        ep.device = ndev > 0 ? local % ndev : 0;
+        cudaSetDevice(ep.device);
+    }
+#endif
     ep.oob.ctx       = &comm;
     ep.oob.allgather = oob_allgather;
     ep.oob.barrier   = oob_barrier;

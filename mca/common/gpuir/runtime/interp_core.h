@@ -24,6 +24,22 @@
 
 #include "gc3_rt_internal.h"
 
+/* gc3_step_flags, usable in device code */
+GC3_DEV static inline unsigned gc3_core_flags(int type)
+{
+    switch (type) {
+    case GC3_STEP_SEND: return GC3_STEP_F_SEND | GC3_STEP_F_READ_SRC;
+    case GC3_STEP_RECV: return GC3_STEP_F_RECV | GC3_STEP_F_WRITE_DST;
+    case GC3_STEP_RCS:  return GC3_STEP_F_RECV | GC3_STEP_F_WRITE_DST | GC3_STEP_F_SEND;
+    case GC3_STEP_RRC:  return GC3_STEP_F_RECV | GC3_STEP_F_READ_SRC | GC3_STEP_F_REDUCE | GC3_STEP_F_WRITE_DST;
+    case GC3_STEP_RRS:  return GC3_STEP_F_RECV | GC3_STEP_F_READ_SRC | GC3_STEP_F_REDUCE | GC3_STEP_F_SEND;
+    case GC3_STEP_RRCS: return GC3_STEP_F_RECV | GC3_STEP_F_READ_SRC | GC3_STEP_F_REDUCE | GC3_STEP_F_WRITE_DST | GC3_STEP_F_SEND;
+    case GC3_STEP_CPY:  return GC3_STEP_F_READ_SRC | GC3_STEP_F_WRITE_DST;
+    case GC3_STEP_RE:   return GC3_STEP_F_READ_SRC | GC3_STEP_F_READ_DST | GC3_STEP_F_REDUCE | GC3_STEP_F_WRITE_DST;
+    default:            return 0;
+    }
+}
+
 GC3_DEV static inline uint64_t *gc3_core_u64(char *region, int64_t off)
 {
     return (uint64_t *)(region + off);
@@ -59,10 +75,10 @@ GC3_DEV static int gc3_core_wait(gc3_rt_tb_t *t, uint64_t *p, uint64_t target, i
     uint64_t start = 0, polls = 0;
 
     while (v < target) {
-        if (*t->abort_flag) {
+        if ((++polls & 63) == 0 && *t->abort_flag) {
             return -1;
         }
-        if ((++polls & 1023) == 0) {
+        if ((polls & 1023) == 0) {
             uint64_t now = GC3_NOW_NS();
             if (start == 0) {
                 start = now;
@@ -98,7 +114,7 @@ GC3_DEV static void gc3_core_move(const gc3_rt_tb_t *t, const gc3_flat_step_t *s
 {
     uint64_t vs = 0, vd = 0, n;
     char    *src = 0, *dst = 0;
-    unsigned flags = gc3_step_flags((gc3_step_type_t)st->type);
+    unsigned flags = gc3_core_flags(st->type);
     int      real = 0;
 
     if (flags & GC3_STEP_F_READ_SRC) {
@@ -153,7 +169,7 @@ GC3_DEV static int gc3_core_run(gc3_rt_tb_t *t)
         failed = GC3_SHARE_INT(failed);
         for (int s = 0; s < t->nsteps && !failed; s++) {
             const gc3_flat_step_t *st    = &t->steps[s];
-            unsigned               flags = gc3_step_flags((gc3_step_type_t)st->type);
+            unsigned               flags = gc3_core_flags(st->type);
             char                  *in = 0, *out = 0;
             uint32_t               flag;
             uint64_t               bytes = (uint64_t)(st->cnt > 0 ? st->cnt : 0) * t->T * (uint64_t)t->dsize;
@@ -220,6 +236,8 @@ GC3_DEV static int gc3_core_run(gc3_rt_tb_t *t)
                     }
                 }
                 sent++;
+            } else if (flags & GC3_STEP_F_WRITE_DST) {
+                GC3_FENCE_DATA(); /* blocks depending on this step read what it wrote */
             }
             GC3_SYNC();
             if (GC3_LEADER) {

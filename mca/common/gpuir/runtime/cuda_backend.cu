@@ -1,0 +1,506 @@
+/* gc3 / libgpuir: the CUDA backend. One IR thread block = one CUDA block of the interpreter
+ * kernel, all blocks co-resident (the grid is checked against the device). A rank's region is
+ * device memory exported with CUDA IPC; the peers open it once per plan. Control (waits,
+ * counters) is done by thread 0, data movement by all threads with 16-byte vectors. */
+#include <cuda_runtime.h>
+#include <stdint.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+extern "C" {
+#include "gc3_rt_backend.h"
+}
+
+/* ---------------------------------------------------------------- device primitives */
+
+__device__ static inline uint64_t gc3_dev_ld_acq(const uint64_t *p)
+{
+    uint64_t v;
+    asm volatile("ld.acquire.sys.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+    return v;
+}
+
+__device__ static inline void gc3_dev_st_rel(uint64_t *p, uint64_t v)
+{
+    asm volatile("st.release.sys.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
+
+__device__ static inline uint64_t gc3_dev_now(void)
+{
+    uint64_t t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+
+__device__ static inline void gc3_dev_pause(uint64_t polls)
+{
+    if (polls > 256) {
+        __nanosleep(polls > 4096 ? 1000 : 100);
+    }
+}
+
+__device__ static int gc3_dev_share_int(int x)
+{
+    __shared__ int v;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        v = x;
+    }
+    __syncthreads();
+    return v;
+}
+
+#define GC3_DEV            __device__
+#define GC3_LEADER         (threadIdx.x == 0)
+#define GC3_SYNC()         __syncthreads()
+#define GC3_LOAD_ACQ(p)    gc3_dev_ld_acq(p)
+#define GC3_STORE_REL(p, v) gc3_dev_st_rel((p), (v))
+#define GC3_FENCE_DATA()   __threadfence_system()
+#define GC3_NOW_NS()       gc3_dev_now()
+#define GC3_PAUSE(n)       gc3_dev_pause(n)
+#define GC3_SHARE_INT(x)   gc3_dev_share_int(x)
+
+/* copy `bytes` with the whole block: 16-byte vectors (4 in flight per thread) when aligned */
+__device__ static void gc3_be_copy2(char *d1, char *d2, const char *src, uint64_t bytes)
+{
+    const int      tid = threadIdx.x, nt = blockDim.x;
+    const uint64_t al  = (uint64_t)(uintptr_t)src | (uint64_t)(uintptr_t)d1 | (uint64_t)(uintptr_t)(d2 ? d2 : d1);
+    if ((al & 15) == 0) {
+        const uint4 *s   = (const uint4 *)src;
+        uint4       *a   = (uint4 *)d1, *b = (uint4 *)d2;
+        uint64_t     nv  = bytes / 16, i = tid;
+        for (; i + 3 * nt < nv; i += 4 * nt) {
+            uint4 v0 = s[i], v1 = s[i + nt], v2 = s[i + 2 * nt], v3 = s[i + 3 * nt];
+            a[i] = v0; a[i + nt] = v1; a[i + 2 * nt] = v2; a[i + 3 * nt] = v3;
+            if (b) { b[i] = v0; b[i + nt] = v1; b[i + 2 * nt] = v2; b[i + 3 * nt] = v3; }
+        }
+        for (; i < nv; i += nt) {
+            uint4 v = s[i];
+            a[i]    = v;
+            if (b) b[i] = v;
+        }
+        for (uint64_t j = nv * 16 + tid; j < bytes; j += nt) {
+            d1[j] = src[j];
+            if (d2) d2[j] = src[j];
+        }
+    } else {
+        for (uint64_t j = tid; j < bytes; j += nt) {
+            char v = src[j];
+            d1[j]  = v;
+            if (d2) d2[j] = v;
+        }
+    }
+}
+
+__device__ static inline void gc3_be_copy(char *dst, const char *src, uint64_t bytes)
+{
+    if (dst != src) {
+        gc3_be_copy2(dst, (char *)0, src, bytes);
+    }
+}
+
+template <typename T> __device__ static inline T gc3_dev_op(int op, T a, T b)
+{
+    switch (op) {
+    case GC3_OP_SUM:  return (T)(a + b);
+    case GC3_OP_PROD: return (T)(a * b);
+    case GC3_OP_MIN:  return b < a ? b : a;
+    case GC3_OP_MAX:  return b > a ? b : a;
+    default:          return a;
+    }
+}
+
+template <typename T> __device__ static inline T gc3_dev_bitop(int op, T a, T b)
+{
+    switch (op) {
+    case GC3_OP_BAND: return a & b;
+    case GC3_OP_BOR:  return a | b;
+    case GC3_OP_BXOR: return a ^ b;
+    default:          return gc3_dev_op<T>(op, a, b);
+    }
+}
+
+/* dst = a op b, vectorized over 16 bytes when everything is aligned */
+template <typename T, bool BIT>
+__device__ static void gc3_dev_reduce(int op, T *dst, const T *a, const T *b, uint64_t n)
+{
+    const int      tid = threadIdx.x, nt = blockDim.x;
+    const int      per = 16 / sizeof(T);
+    const uint64_t al  = (uint64_t)(uintptr_t)dst | (uint64_t)(uintptr_t)a | (uint64_t)(uintptr_t)b;
+    uint64_t       done = 0;
+    if ((al & 15) == 0) {
+        uint64_t nv = n / per;
+        for (uint64_t i = tid; i < nv; i += nt) {
+            uint4 va = ((const uint4 *)a)[i], vb = ((const uint4 *)b)[i], vd;
+            const T *pa = (const T *)&va, *pb = (const T *)&vb;
+            T       *pd = (T *)&vd;
+#pragma unroll
+            for (int k = 0; k < 16 / (int)sizeof(T); k++) {
+                if constexpr (BIT) {
+                    pd[k] = gc3_dev_bitop<T>(op, pa[k], pb[k]);
+                } else {
+                    pd[k] = gc3_dev_op<T>(op, pa[k], pb[k]);
+                }
+            }
+            ((uint4 *)dst)[i] = vd;
+        }
+        done = nv * per;
+    }
+    for (uint64_t i = done + tid; i < n; i += nt) {
+        if constexpr (BIT) {
+            dst[i] = gc3_dev_bitop<T>(op, a[i], b[i]);
+        } else {
+            dst[i] = gc3_dev_op<T>(op, a[i], b[i]);
+        }
+    }
+}
+
+__device__ static void gc3_be_reduce3(int dtype, int op, char *dst, const char *a, const char *b, uint64_t n)
+{
+    switch (dtype) {
+    case GC3_DT_INT8:    gc3_dev_reduce<int8_t, true>(op, (int8_t *)dst, (const int8_t *)a, (const int8_t *)b, n); break;
+    case GC3_DT_UINT8:   gc3_dev_reduce<uint8_t, true>(op, (uint8_t *)dst, (const uint8_t *)a, (const uint8_t *)b, n); break;
+    case GC3_DT_INT32:   gc3_dev_reduce<int32_t, true>(op, (int32_t *)dst, (const int32_t *)a, (const int32_t *)b, n); break;
+    case GC3_DT_UINT32:  gc3_dev_reduce<uint32_t, true>(op, (uint32_t *)dst, (const uint32_t *)a, (const uint32_t *)b, n); break;
+    case GC3_DT_INT64:   gc3_dev_reduce<int64_t, true>(op, (int64_t *)dst, (const int64_t *)a, (const int64_t *)b, n); break;
+    case GC3_DT_UINT64:  gc3_dev_reduce<uint64_t, true>(op, (uint64_t *)dst, (const uint64_t *)a, (const uint64_t *)b, n); break;
+    case GC3_DT_FLOAT32: gc3_dev_reduce<float, false>(op, (float *)dst, (const float *)a, (const float *)b, n); break;
+    case GC3_DT_FLOAT64: gc3_dev_reduce<double, false>(op, (double *)dst, (const double *)a, (const double *)b, n); break;
+    default: break;
+    }
+    __syncthreads(); /* dst may be read by other threads next (rrcs) */
+}
+
+__device__ static void gc3_be_ll_store(char *lines, const char *src, uint64_t bytes, uint32_t flag)
+{
+    uint64_t nl = (bytes + 3) / 4;
+    for (uint64_t i = threadIdx.x; i < nl; i += blockDim.x) {
+        uint32_t w = 0;
+        if (4 * i + 4 <= bytes) {
+            w = *(const uint32_t *)(src + 4 * i);
+        } else {
+            for (uint64_t j = 4 * i; j < bytes; j++) {
+                w |= (uint32_t)(uint8_t)src[j] << (8 * (j - 4 * i));
+            }
+        }
+        asm volatile("st.volatile.global.v2.u32 [%0], {%1, %2};" ::"l"(lines + 8 * i), "r"(w), "r"(flag) : "memory");
+    }
+}
+
+__device__ static int gc3_be_ll_load(gc3_rt_tb_t *t, char *dst, const char *lines, uint64_t bytes, uint32_t flag)
+{
+    uint64_t nl = (bytes + 3) / 4;
+    int      rc = 0;
+    for (uint64_t i = threadIdx.x; i < nl && rc == 0; i += blockDim.x) {
+        uint32_t w, f;
+        uint64_t polls = 0, start = 0;
+        for (;;) {
+            asm volatile("ld.volatile.global.v2.u32 {%0, %1}, [%2];" : "=r"(w), "=r"(f) : "l"(lines + 8 * i) : "memory");
+            if (f == flag) {
+                break;
+            }
+            if ((++polls & 1023) == 0) {
+                uint64_t now = gc3_dev_now();
+                if (*t->abort_flag) {
+                    rc = -1;
+                    break;
+                }
+                if (start == 0) {
+                    start = now;
+                } else if (t->timeout_s > 0 && (double)(now - start) * 1e-9 > t->timeout_s) {
+                    rc = -2;
+                    *t->abort_flag = 1;
+                    break;
+                }
+            }
+            gc3_dev_pause(polls);
+        }
+        if (rc == 0) {
+            if (4 * i + 4 <= bytes) {
+                *(uint32_t *)(dst + 4 * i) = w;
+            } else {
+                for (uint64_t j = 4 * i; j < bytes; j++) {
+                    dst[j] = (char)(w >> (8 * (j - 4 * i)));
+                }
+            }
+        }
+    }
+    __syncthreads();
+    return rc;
+}
+
+#include "interp_core.h"
+
+__global__ void gc3_interp_kernel(gc3_rt_tb_t *ctxs)
+{
+    __shared__ gc3_rt_tb_t t;
+    if (threadIdx.x == 0) {
+        t = ctxs[blockIdx.x];
+    }
+    __syncthreads();
+    (void)gc3_core_run(&t);
+}
+
+/* ---------------------------------------------------------------- host side */
+
+typedef struct {
+    cudaStream_t     own_stream;
+    cudaEvent_t      done;
+    gc3_rt_tb_t     *d_ctx;       /* device copy of the blocks' contexts */
+    char            *d_plan;      /* device copy: flat program, offsets, bases, nsteps */
+    size_t           d_plan_bytes;
+    char            *h_stage;     /* pinned host copy of what is uploaded (valid until the call ends) */
+    gc3_rt_error_t  *h_err;       /* mapped host memory */
+    int32_t         *h_abort;
+    gc3_rt_error_t  *d_err;
+    int32_t         *d_abort;
+    int              max_blocks;  /* co-resident limit */
+    int              threads;
+} gc3_cuda_state_t;
+
+static gc3_status_t gc3_cuda_check(cudaError_t e, const char *what, gc3_diag_t *diag)
+{
+    if (e == cudaSuccess) {
+        return GC3_OK;
+    }
+    gc3_diag_add(diag, "cuda backend: %s: %s", what, cudaGetErrorString(e));
+    return GC3_ERR_IO;
+}
+
+static gc3_cuda_state_t *gc3_cuda_state(gc3_plan_t *p, gc3_diag_t *diag)
+{
+    gc3_cuda_state_t *s = (gc3_cuda_state_t *)p->be_state;
+    if (s != NULL) {
+        return s;
+    }
+    s = (gc3_cuda_state_t *)calloc(1, sizeof(*s));
+    if (s == NULL) {
+        return NULL;
+    }
+    p->be_state = s;
+    if (gc3_cuda_check(cudaSetDevice(p->exec->params.device), "cudaSetDevice", diag) != GC3_OK ||
+        gc3_cuda_check(cudaStreamCreateWithFlags(&s->own_stream, cudaStreamNonBlocking), "cudaStreamCreate", diag) != GC3_OK ||
+        gc3_cuda_check(cudaEventCreateWithFlags(&s->done, cudaEventDisableTiming), "cudaEventCreate", diag) != GC3_OK ||
+        gc3_cuda_check(cudaHostAlloc((void **)&s->h_err, sizeof(gc3_rt_error_t) + 64, cudaHostAllocMapped), "cudaHostAlloc", diag) != GC3_OK ||
+        gc3_cuda_check(cudaHostGetDevicePointer((void **)&s->d_err, s->h_err, 0), "cudaHostGetDevicePointer", diag) != GC3_OK) {
+        return NULL;
+    }
+    s->h_abort = (int32_t *)((char *)s->h_err + sizeof(gc3_rt_error_t) + 32);
+    s->d_abort = (int32_t *)((char *)s->d_err + sizeof(gc3_rt_error_t) + 32);
+    memset(s->h_err, 0, sizeof(gc3_rt_error_t) + 64);
+    p->err        = s->h_err;
+    p->abort_flag = s->h_abort;
+    s->threads    = p->exec->params.threads_per_block > 0 ? p->exec->params.threads_per_block : 512;
+    {
+        int per_sm = 0, sms = 0;
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, gc3_interp_kernel, s->threads, 0);
+        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, p->exec->params.device);
+        s->max_blocks = per_sm * sms;
+    }
+    return s;
+}
+
+static gc3_status_t gc3_cuda_region_create(gc3_plan_t *p, size_t bytes, char **base_p, char handle[GC3_RT_HANDLE_BYTES],
+                                           gc3_diag_t *diag)
+{
+    cudaIpcMemHandle_t h;
+    gc3_status_t       st;
+
+    if (gc3_cuda_state(p, diag) == NULL) {
+        return GC3_ERR_IO;
+    }
+    st = gc3_cuda_check(cudaMalloc((void **)base_p, bytes), "cudaMalloc(region)", diag);
+    if (st == GC3_OK) {
+        st = gc3_cuda_check(cudaMemset(*base_p, 0, bytes), "cudaMemset(region)", diag);
+    }
+    if (st == GC3_OK) {
+        st = gc3_cuda_check(cudaIpcGetMemHandle(&h, *base_p), "cudaIpcGetMemHandle", diag);
+    }
+    if (st != GC3_OK) {
+        return st;
+    }
+    memset(handle, 0, GC3_RT_HANDLE_BYTES);
+    memcpy(handle, &h, sizeof(h));
+    return GC3_OK;
+}
+
+static gc3_status_t gc3_cuda_region_open(gc3_plan_t *p, const char handle[GC3_RT_HANDLE_BYTES], size_t bytes, char **base_p,
+                                         gc3_diag_t *diag)
+{
+    cudaIpcMemHandle_t h;
+    (void)p;
+    (void)bytes;
+    memcpy(&h, handle, sizeof(h));
+    return gc3_cuda_check(cudaIpcOpenMemHandle((void **)base_p, h, cudaIpcMemLazyEnablePeerAccess),
+                          "cudaIpcOpenMemHandle (are both GPUs in one node with peer access?)", diag);
+}
+
+static void gc3_cuda_region_unlink(gc3_plan_t *p, const char handle[GC3_RT_HANDLE_BYTES])
+{
+    (void)p;
+    (void)handle;
+}
+
+static void gc3_cuda_region_close(gc3_plan_t *p, char *base, size_t bytes, int own)
+{
+    (void)p;
+    (void)bytes;
+    if (own) {
+        cudaFree(base);
+    } else {
+        cudaIpcCloseMemHandle(base);
+    }
+}
+
+static gc3_status_t gc3_cuda_mem_alloc(gc3_plan_t *p, size_t bytes, char **ptr_p)
+{
+    (void)p;
+    if (cudaMalloc((void **)ptr_p, bytes + 64) != cudaSuccess) {
+        return GC3_ERR_NO_MEMORY;
+    }
+    cudaMemset(*ptr_p, 0, bytes + 64);
+    return GC3_OK;
+}
+
+static void gc3_cuda_mem_free(gc3_plan_t *p, char *ptr)
+{
+    (void)p;
+    cudaFree(ptr);
+}
+
+/* Device copies of what the contexts point to on the host: the flat program and the
+ * per-block arrays; then the contexts with their pointers moved to the device copies. */
+static gc3_status_t gc3_cuda_start(gc3_plan_t *p, void *stream, gc3_diag_t *diag)
+{
+    gc3_cuda_state_t *s = gc3_cuda_state(p, diag);
+    cudaStream_t      st;
+    size_t            nt = (size_t)(p->ntbs > 0 ? p->ntbs : 1);
+    size_t            off_flat = 0, off_sem = p->flat->bytes, off_loops = off_sem + nt * 8, off_sb = off_loops + nt * 8,
+                      off_lb = off_sb + nt * 8, off_ns = off_lb + nt * 8, total = off_ns + nt * 4;
+    char             *h;
+    gc3_status_t      status;
+
+    if (s == NULL) {
+        return GC3_ERR_IO;
+    }
+    if (p->ntbs > s->max_blocks) {
+        gc3_diag_add(diag, "cuda backend: %d thread blocks cannot all be resident on device %d (at most %d of %d threads)",
+                     p->ntbs, p->exec->params.device, s->max_blocks, s->threads);
+        return GC3_ERR_UNSUPPORTED;
+    }
+    st = stream ? (cudaStream_t)stream : s->own_stream;
+    if (s->d_plan == NULL || s->d_plan_bytes < total) {
+        if (s->d_plan != NULL) {
+            cudaFree(s->d_plan);
+            cudaFree(s->d_ctx);
+            cudaFreeHost(s->h_stage);
+        }
+        status = gc3_cuda_check(cudaMalloc((void **)&s->d_plan, total), "cudaMalloc(plan)", diag);
+        if (status == GC3_OK) {
+            status = gc3_cuda_check(cudaMalloc((void **)&s->d_ctx, nt * sizeof(gc3_rt_tb_t)), "cudaMalloc(ctx)", diag);
+        }
+        if (status == GC3_OK) {
+            status = gc3_cuda_check(cudaHostAlloc((void **)&s->h_stage, total + nt * sizeof(gc3_rt_tb_t), 0),
+                                    "cudaHostAlloc(stage)", diag);
+        }
+        if (status != GC3_OK) {
+            s->d_plan = NULL;
+            return status;
+        }
+        s->d_plan_bytes = total;
+    }
+    h = s->h_stage; /* one call in flight per plan: free to reuse once the previous call ended */
+    memcpy(h + off_flat, p->flat, p->flat->bytes);
+    memcpy(h + off_sem, p->sem_off, nt * 8);
+    memcpy(h + off_loops, p->loops_off, nt * 8);
+    memcpy(h + off_sb, p->sem_base, nt * 8);
+    memcpy(h + off_lb, p->loops_base, nt * 8);
+    memcpy(h + off_ns, p->tb_nsteps, nt * 4);
+    {
+        gc3_rt_tb_t             *c = (gc3_rt_tb_t *)(h + total);
+        const gc3_flat_program_t *df = (const gc3_flat_program_t *)(s->d_plan + off_flat);
+        for (int t = 0; t < p->ntbs; t++) {
+            c[t]            = p->tbs_ctx[t];
+            c[t].steps      = (const gc3_flat_step_t *)((const char *)df + p->flat->steps_off) +
+                              (p->tbs_ctx[t].steps - gc3_flat_steps(p->flat));
+            c[t].sem_off    = (const int64_t *)(s->d_plan + off_sem);
+            c[t].loops_off  = (const int64_t *)(s->d_plan + off_loops);
+            c[t].sem_base   = (const uint64_t *)(s->d_plan + off_sb);
+            c[t].loops_base = (const uint64_t *)(s->d_plan + off_lb);
+            c[t].tb_nsteps  = (const int32_t *)(s->d_plan + off_ns);
+            c[t].err        = s->d_err;
+            c[t].abort_flag = s->d_abort;
+        }
+    }
+    memset(s->h_err, 0, sizeof(gc3_rt_error_t));
+    *s->h_abort = 0;
+    status = gc3_cuda_check(cudaMemcpyAsync(s->d_plan, h, total, cudaMemcpyHostToDevice, st), "cudaMemcpyAsync(plan)", diag);
+    if (status == GC3_OK) {
+        status = gc3_cuda_check(cudaMemcpyAsync(s->d_ctx, h + total, nt * sizeof(gc3_rt_tb_t), cudaMemcpyHostToDevice, st),
+                                "cudaMemcpyAsync(ctx)", diag);
+    }
+    if (status == GC3_OK && p->ntbs > 0) {
+        gc3_interp_kernel<<<p->ntbs, s->threads, 0, st>>>(s->d_ctx);
+        status = gc3_cuda_check(cudaGetLastError(), "kernel launch", diag);
+    }
+    if (status == GC3_OK) {
+        status = gc3_cuda_check(cudaEventRecord(s->done, st), "cudaEventRecord", diag);
+    }
+    return status;
+}
+
+static gc3_status_t gc3_cuda_test(gc3_plan_t *p, int *done_p)
+{
+    gc3_cuda_state_t *s = (gc3_cuda_state_t *)p->be_state;
+    cudaError_t       e = cudaEventQuery(s->done);
+    *done_p             = e != cudaErrorNotReady;
+    if (*done_p && e != cudaSuccess) {
+        return GC3_ERR_IO;
+    }
+    return *done_p && (s->h_err->set || *s->h_abort) ? GC3_ERR_TIMEOUT : GC3_OK;
+}
+
+static gc3_status_t gc3_cuda_wait(gc3_plan_t *p)
+{
+    int            done = 0;
+    gc3_status_t   st;
+    struct timespec ts = {0, 2000};
+    uint64_t       polls = 0;
+    while ((st = gc3_cuda_test(p, &done)) == GC3_OK && !done) {
+        if (++polls > 64) {
+            nanosleep(&ts, NULL); /* do not burn a core on long calls */
+        }
+    }
+    return st;
+}
+
+static void gc3_cuda_plan_cleanup(gc3_plan_t *p)
+{
+    gc3_cuda_state_t *s = (gc3_cuda_state_t *)p->be_state;
+    if (s == NULL) {
+        return;
+    }
+    if (s->d_plan) cudaFree(s->d_plan);
+    if (s->d_ctx) cudaFree(s->d_ctx);
+    if (s->h_stage) cudaFreeHost(s->h_stage);
+    if (s->h_err) cudaFreeHost(s->h_err);
+    if (s->done) cudaEventDestroy(s->done);
+    if (s->own_stream) cudaStreamDestroy(s->own_stream);
+    free(s);
+    p->be_state = NULL;
+}
+
+extern "C" const gc3_rt_backend_t gc3_rt_backend_cuda = {
+    "cuda",
+    gc3_cuda_region_create,
+    gc3_cuda_region_open,
+    gc3_cuda_region_unlink,
+    gc3_cuda_region_close,
+    gc3_cuda_mem_alloc,
+    gc3_cuda_mem_free,
+    gc3_cuda_start,
+    gc3_cuda_test,
+    gc3_cuda_wait,
+    gc3_cuda_plan_cleanup,
+};
