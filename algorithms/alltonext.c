@@ -11,8 +11,8 @@ GC3_ALGO_DECLARE(gc3_algo_alltonext)
     gc3_prog_t      *prog = NULL;
     gc3_status_t     status = GC3_ERR_NO_MEMORY;
     uint32_t        *ids    = malloc((size_t)R * (size_t)G * 2 * sizeof(uint32_t));
-    const uint32_t **rows   = malloc((size_t)R * (size_t)G * sizeof(uint32_t *));
-    const uint32_t *const **cells = malloc((size_t)R * sizeof(*cells));
+    const uint32_t **rows   = calloc((size_t)R * (size_t)G + 1, sizeof(uint32_t *));
+    const uint32_t *const **cells = calloc((size_t)R + 1, sizeof(*cells));
 
     if (ids == NULL || rows == NULL || cells == NULL) {
         goto out;

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sched.h>
 
 extern "C" {
 #include "gc3_rt_backend.h"
@@ -200,7 +201,7 @@ __device__ static int gc3_be_ll_load(gc3_rt_tb_t *t, char *dst, const char *line
             if (f == flag) {
                 break;
             }
-            if ((++polls & 1023) == 0) {
+            if ((++polls & 4095) == 0) {
                 uint64_t now = gc3_dev_now();
                 if (*t->abort_flag) {
                     rc = -1;
@@ -461,15 +462,28 @@ static gc3_status_t gc3_cuda_test(gc3_plan_t *p, int *done_p)
     return *done_p && (s->h_err->set || *s->h_abort) ? GC3_ERR_TIMEOUT : GC3_OK;
 }
 
+static uint64_t gc3_cuda_host_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Poll the completion event: spin for the first 200 us (a short collective ends well within
+ * it, and any sleep costs tens of microseconds of timer slack), then yield, then sleep, so a
+ * long call does not hold a core. */
 static gc3_status_t gc3_cuda_wait(gc3_plan_t *p)
 {
-    int            done = 0;
-    gc3_status_t   st;
-    struct timespec ts = {0, 2000};
-    uint64_t       polls = 0;
+    int             done = 0;
+    gc3_status_t    st;
+    uint64_t        t0 = gc3_cuda_host_ns();
+    struct timespec ts = {0, 50000};
     while ((st = gc3_cuda_test(p, &done)) == GC3_OK && !done) {
-        if (++polls > 64) {
-            nanosleep(&ts, NULL); /* do not burn a core on long calls */
+        uint64_t waited = gc3_cuda_host_ns() - t0;
+        if (waited > 2000000) {
+            nanosleep(&ts, NULL);
+        } else if (waited > 200000) {
+            sched_yield();
         }
     }
     return st;

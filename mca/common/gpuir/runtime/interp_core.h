@@ -6,7 +6,8 @@
  *   GC3_SYNC()                   barrier of the block's threads
  *   GC3_LOAD_ACQ(p)              uint64_t load with acquire ordering (memory of any rank)
  *   GC3_STORE_REL(p, v)          uint64_t store with release ordering
- *   GC3_FENCE_DATA()             the block's data writes are visible to the peer before the next counter store
+ *   GC3_FENCE_DATA()             (leader, after GC3_SYNC) the block's data writes are visible to the peers
+ *                                before the counter store that follows
  *   GC3_NOW_NS()                 a clock in nanoseconds
  *   GC3_PAUSE(n)                 back off after n polls that found nothing (must not starve peers)
  *   GC3_SHARE_INT(x)             the leader's value of x, in every thread (after a GC3_SYNC)
@@ -75,7 +76,7 @@ GC3_DEV static int gc3_core_wait(gc3_rt_tb_t *t, uint64_t *p, uint64_t target, i
     uint64_t start = 0, polls = 0;
 
     while (v < target) {
-        if ((++polls & 63) == 0 && *t->abort_flag) {
+        if ((++polls & 1023) == 0 && *t->abort_flag) { /* host memory for the GPU: not every poll */
             return -1;
         }
         if ((polls & 1023) == 0) {
@@ -229,18 +230,19 @@ GC3_DEV static int gc3_core_run(gc3_rt_tb_t *t)
                     gc3_be_ll_store(t->send_slots + ((seq - 1) % (uint64_t)t->slots) * msg_bytes, t->stage_out, bytes,
                                     (uint32_t)seq);
                 } else {
-                    GC3_FENCE_DATA();
                     GC3_SYNC();
                     if (GC3_LEADER) {
+                        GC3_FENCE_DATA();
                         GC3_STORE_REL(t->send_tail, seq);
                     }
                 }
                 sent++;
-            } else if (flags & GC3_STEP_F_WRITE_DST) {
-                GC3_FENCE_DATA(); /* blocks depending on this step read what it wrote */
             }
             GC3_SYNC();
             if (GC3_LEADER) {
+                if (flags & GC3_STEP_F_WRITE_DST) {
+                    GC3_FENCE_DATA(); /* blocks depending on this step read what it wrote */
+                }
                 if (flags & GC3_STEP_F_RECV) {
                     received++;
                     GC3_STORE_REL(t->recv_head, t->recv_base + received); /* the slot may be reused */
