@@ -27,6 +27,11 @@ __device__ static inline void gc3_dev_st_rel(uint64_t *p, uint64_t v)
     asm volatile("st.release.sys.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
 }
 
+__device__ static inline void gc3_dev_st_rel_gpu(uint64_t *p, uint64_t v)
+{
+    asm volatile("st.release.gpu.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
+
 __device__ static inline uint64_t gc3_dev_now(void)
 {
     uint64_t t;
@@ -36,8 +41,8 @@ __device__ static inline uint64_t gc3_dev_now(void)
 
 __device__ static inline void gc3_dev_pause(uint64_t polls)
 {
-    if (polls > 256) {
-        __nanosleep(polls > 4096 ? 1000 : 100);
+    if (polls > 2048) {
+        __nanosleep(polls > 65536 ? 1000 : 64);
     }
 }
 
@@ -57,6 +62,7 @@ __device__ static int gc3_dev_share_int(int x)
 #define GC3_SYNC()         __syncthreads()
 #define GC3_LOAD_ACQ(p)    gc3_dev_ld_acq(p)
 #define GC3_STORE_REL(p, v) gc3_dev_st_rel((p), (v))
+#define GC3_STORE_REL_LOCAL(p, v) gc3_dev_st_rel_gpu((p), (v))
 #define GC3_FENCE_DATA()   __threadfence_system()
 #define GC3_NOW_NS()       gc3_dev_now()
 #define GC3_PAUSE(n)       gc3_dev_pause(n)
@@ -191,8 +197,13 @@ __device__ static void gc3_be_ll_store(char *lines, const char *src, uint64_t by
 
 __device__ static int gc3_be_ll_load(gc3_rt_tb_t *t, char *dst, const char *lines, uint64_t bytes, uint32_t flag)
 {
-    uint64_t nl = (bytes + 3) / 4;
-    int      rc = 0;
+    __shared__ int any; /* 1: aborted, 2: timed out (in some thread) */
+    uint64_t       nl = (bytes + 3) / 4;
+    int            rc = 0;
+    if (threadIdx.x == 0) {
+        any = 0;
+    }
+    __syncthreads();
     for (uint64_t i = threadIdx.x; i < nl && rc == 0; i += blockDim.x) {
         uint32_t w, f;
         uint64_t polls = 0, start = 0;
@@ -227,6 +238,11 @@ __device__ static int gc3_be_ll_load(gc3_rt_tb_t *t, char *dst, const char *line
             }
         }
     }
+    if (rc != 0) {
+        atomicOr(&any, rc == -2 ? 2 : 1);
+    }
+    __syncthreads();
+    rc = any & 2 ? -2 : any ? -1 : 0; /* the same answer in every thread */
     __syncthreads();
     return rc;
 }

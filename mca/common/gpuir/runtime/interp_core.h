@@ -5,7 +5,8 @@
  *   GC3_LEADER                   nonzero in the thread that does the control work
  *   GC3_SYNC()                   barrier of the block's threads
  *   GC3_LOAD_ACQ(p)              uint64_t load with acquire ordering (memory of any rank)
- *   GC3_STORE_REL(p, v)          uint64_t store with release ordering
+ *   GC3_STORE_REL(p, v)          uint64_t store with release ordering, visible to other ranks
+ *   GC3_STORE_REL_LOCAL(p, v)    the same for counters only blocks of this rank read
  *   GC3_FENCE_DATA()             (leader, after GC3_SYNC) the block's data writes are visible to the peers
  *                                before the counter store that follows
  *   GC3_NOW_NS()                 a clock in nanoseconds
@@ -205,8 +206,7 @@ GC3_DEV static int gc3_core_run(gc3_rt_tb_t *t)
                     if (rc == -2 && GC3_LEADER) {
                         gc3_core_fail(t, s, l, GC3_WAIT_WHAT_RECV, -1, -1, t->recv_base + received + 1, 0);
                     }
-                    failed = rc != 0;
-                    failed = GC3_SHARE_INT(failed | (*t->abort_flag != 0));
+                    failed = GC3_SHARE_INT(rc != 0); /* every thread's rc: ll_load raised the abort flag on a timeout */
                     if (failed) {
                         break;
                     }
@@ -240,21 +240,19 @@ GC3_DEV static int gc3_core_run(gc3_rt_tb_t *t)
             }
             GC3_SYNC();
             if (GC3_LEADER) {
-                if (flags & GC3_STEP_F_WRITE_DST) {
-                    GC3_FENCE_DATA(); /* blocks depending on this step read what it wrote */
-                }
                 if (flags & GC3_STEP_F_RECV) {
                     received++;
                     GC3_STORE_REL(t->recv_head, t->recv_base + received); /* the slot may be reused */
                 }
-                GC3_STORE_REL(gc3_core_u64(t->region, t->sem_off[t->tb]),
-                              t->sem_base[t->tb] + (uint64_t)l * (uint64_t)t->nsteps + (uint64_t)s + 1);
+                /* blocks depending on this step read what it wrote: release (after the barrier) */
+                GC3_STORE_REL_LOCAL(gc3_core_u64(t->region, t->sem_off[t->tb]),
+                                    t->sem_base[t->tb] + (uint64_t)l * (uint64_t)t->nsteps + (uint64_t)s + 1);
             } else if (flags & GC3_STEP_F_RECV) {
                 received++;
             }
         }
         if (!failed && GC3_LEADER) {
-            GC3_STORE_REL(gc3_core_u64(t->region, t->loops_off[t->tb]), t->loops_base[t->tb] + (uint64_t)l + 1);
+            GC3_STORE_REL_LOCAL(gc3_core_u64(t->region, t->loops_off[t->tb]), t->loops_base[t->tb] + (uint64_t)l + 1);
         }
     }
     return failed ? -1 : 0;
