@@ -15,19 +15,11 @@
 #include <string.h>
 #include "gc3_algorithms.h"
 #include "gc3_runtime.h"
+#include "gc3_mpi_util.h"
 #ifdef GC3_HAVE_CUDA
 #include <cuda_runtime_api.h>
 #endif
 
-static int oob_allgather(void *ctx, const void *send, void *recv, size_t bytes)
-{
-    return MPI_Allgather(send, (int)bytes, MPI_BYTE, recv, (int)bytes, MPI_BYTE, *(MPI_Comm *)ctx) != MPI_SUCCESS;
-}
-
-static int oob_barrier(void *ctx)
-{
-    return MPI_Barrier(*(MPI_Comm *)ctx) != MPI_SUCCESS;
-}
 
 static size_t parse_bytes(const char *s)
 {
@@ -82,24 +74,9 @@ int main(int argc, char **argv)
     ap.gpus_per_node = nranks / nodes;
     on_device        = backend == GC3_BACKEND_CUDA;
     gc3_diag_init(&diag);
-    gc3_exec_params_default(&ep, backend, rank, nranks);
-    ep.oob.ctx       = &comm;
-    ep.oob.allgather = oob_allgather;
-    ep.oob.barrier   = oob_barrier;
+    gc3_mpi_exec_params(&ep, backend, &comm);
     if (threads > 0) ep.threads_per_block = threads;
     if (slot_bytes > 0) ep.slot_bytes = slot_bytes;
-#ifdef GC3_HAVE_CUDA
-    if (on_device) {
-        MPI_Comm node;
-        int      local, ndev = 0;
-        MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node);
-        MPI_Comm_rank(node, &local);
-        MPI_Comm_free(&node);
-        cudaGetDeviceCount(&ndev);
-        ep.device = ndev > 0 ? local % ndev : 0;
-        cudaSetDevice(ep.device);
-    }
-#endif
     if (gc3_algo_generate(algo, &ap, &diag, NULL, &prog) != GC3_OK || gc3_exec_create(&ep, &diag, &exec) != GC3_OK ||
         gc3_exec_prepare(exec, prog, &diag, &plan) != GC3_OK) {
         fprintf(stderr, "rank %d: setup failed: %s\n", rank, diag.count ? diag.msgs[0] : "?");

@@ -11,6 +11,7 @@
 #include "gc3_algorithms.h"
 #include "gc3_refexec.h"
 #include "gc3_runtime.h"
+#include "gc3_mpi_util.h"
 #ifdef GC3_HAVE_CUDA
 #include <cuda_runtime_api.h>
 #endif
@@ -66,15 +67,6 @@ static void buf_get(char *dst, const char *src, size_t bytes)
     memcpy(dst, src, bytes);
 }
 
-static int oob_allgather(void *ctx, const void *send, void *recv, size_t bytes)
-{
-    return MPI_Allgather(send, (int)bytes, MPI_BYTE, recv, (int)bytes, MPI_BYTE, *(MPI_Comm *)ctx) != MPI_SUCCESS;
-}
-
-static int oob_barrier(void *ctx)
-{
-    return MPI_Barrier(*(MPI_Comm *)ctx) != MPI_SUCCESS;
-}
 
 /* everybody agrees on pass/fail of a check */
 static int agree(int ok, const char *what)
@@ -368,22 +360,7 @@ int main(int argc, char **argv)
     }
     on_device = backend == GC3_BACKEND_CUDA;
     gc3_diag_init(&diag);
-    gc3_exec_params_default(&ep, backend, rank, nranks);
-#ifdef GC3_HAVE_CUDA
-    if (on_device) {
-        MPI_Comm node;
-        int      local, ndev = 0;
-        MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node);
-        MPI_Comm_rank(node, &local);
-        MPI_Comm_free(&node);
-        cudaGetDeviceCount(&ndev);
-        ep.device = ndev > 0 ? local % ndev : 0;
-        cudaSetDevice(ep.device);
-    }
-#endif
-    ep.oob.ctx       = &comm;
-    ep.oob.allgather = oob_allgather;
-    ep.oob.barrier   = oob_barrier;
+    gc3_mpi_exec_params(&ep, backend, &comm);
     ep.timeout_s     = 3.0;
     if (agree(gc3_exec_create(&ep, &diag, &exec) == GC3_OK, "executor created")) {
         run_planted_deadlock(exec, corpus);

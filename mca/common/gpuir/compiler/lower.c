@@ -116,27 +116,21 @@ static int gc3_new_instr(gc3_lower_t *L, int rank, int type, int ch)
     return L->n++;
 }
 
-static void gc3_set_src(gc3_lower_t *L, int i, int buf, int off, int cnt)
+/* Set an operand (as written, and canonical: with the in-place aliasing applied). */
+static void gc3_set_operand(gc3_lower_t *L, int i, int buf, int off, int cnt, int *b, int *o, int *cb, int *co)
 {
-    gc3_instr_t *x = &L->in[i];
-    x->srcbuf      = buf;
-    x->srcoff      = off;
-    x->cnt         = cnt;
-    x->csrc_buf    = buf;
-    x->csrc_off    = off;
-    gc3_prog_canon(L->prog, x->rank, &x->csrc_buf, &x->csrc_off);
+    *b            = buf;
+    *o            = off;
+    *cb           = buf;
+    *co           = off;
+    L->in[i].cnt  = cnt;
+    gc3_prog_canon(L->prog, L->in[i].rank, cb, co);
 }
 
-static void gc3_set_dst(gc3_lower_t *L, int i, int buf, int off, int cnt)
-{
-    gc3_instr_t *x = &L->in[i];
-    x->dstbuf      = buf;
-    x->dstoff      = off;
-    x->cnt         = cnt;
-    x->cdst_buf    = buf;
-    x->cdst_off    = off;
-    gc3_prog_canon(L->prog, x->rank, &x->cdst_buf, &x->cdst_off);
-}
+#define gc3_set_src(L, i, buf, off, cnt) \
+    gc3_set_operand(L, i, buf, off, cnt, &(L)->in[i].srcbuf, &(L)->in[i].srcoff, &(L)->in[i].csrc_buf, &(L)->in[i].csrc_off)
+#define gc3_set_dst(L, i, buf, off, cnt) \
+    gc3_set_operand(L, i, buf, off, cnt, &(L)->in[i].dstbuf, &(L)->in[i].dstoff, &(L)->in[i].cdst_buf, &(L)->in[i].cdst_off)
 
 /* i waits for d (and d knows it). */
 static int gc3_add_dep(gc3_lower_t *L, int i, int d)

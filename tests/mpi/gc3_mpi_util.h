@@ -1,0 +1,47 @@
+/* What the MPI test programs and benchmarks share: the out-of-band interface of the runtime
+ * implemented with MPI, and one GPU per rank of a node. */
+#ifndef GC3_MPI_UTIL_H
+#define GC3_MPI_UTIL_H
+
+#include <mpi.h>
+#include "gc3_runtime.h"
+#ifdef GC3_HAVE_CUDA
+#include <cuda_runtime_api.h>
+#endif
+
+static int gc3_mpi_allgather(void *ctx, const void *send, void *recv, size_t bytes)
+{
+    return MPI_Allgather(send, (int)bytes, MPI_BYTE, recv, (int)bytes, MPI_BYTE, *(MPI_Comm *)ctx) != MPI_SUCCESS;
+}
+
+static int gc3_mpi_barrier(void *ctx)
+{
+    return MPI_Barrier(*(MPI_Comm *)ctx) != MPI_SUCCESS;
+}
+
+/* Executor parameters for this rank of `comm` (which must outlive the executor); with the
+ * cuda backend, the GPU of its rank on the node. */
+static inline void gc3_mpi_exec_params(gc3_exec_params_t *ep, gc3_backend_t backend, MPI_Comm *comm)
+{
+    int rank, nranks;
+    MPI_Comm_rank(*comm, &rank);
+    MPI_Comm_size(*comm, &nranks);
+    gc3_exec_params_default(ep, backend, rank, nranks);
+    ep->oob.ctx       = comm;
+    ep->oob.allgather = gc3_mpi_allgather;
+    ep->oob.barrier   = gc3_mpi_barrier;
+#ifdef GC3_HAVE_CUDA
+    if (backend == GC3_BACKEND_CUDA) {
+        MPI_Comm node;
+        int      local, ndev = 0;
+        MPI_Comm_split_type(*comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node);
+        MPI_Comm_rank(node, &local);
+        MPI_Comm_free(&node);
+        cudaGetDeviceCount(&ndev);
+        ep->device = ndev > 0 ? local % ndev : 0;
+        cudaSetDevice(ep->device);
+    }
+#endif
+}
+
+#endif
