@@ -1,8 +1,11 @@
 /* coll/gc3: Open MPI collective component for CUDA device buffers.
  *
  * This is the component boundary: Open MPI names and conventions here, libgpuir
- * (mca/common/gpuir) underneath. This version loads, registers its MCA parameters and
- * passes every collective it intercepts to the module that was there before it. */
+ * (mca/common/gpuir) underneath. A module retains the previous module's functions for every
+ * collective it intercepts; MPI_Allreduce and MPI_Alltoall it runs itself through the runtime
+ * (device buffers with the cuda backend; host buffers with the host backend when
+ * coll_gc3_backend=host), everything else it passes on (device buffers staged through host
+ * memory, because the previous module is not CUDA-aware). */
 #ifndef MCA_COLL_GC3_H
 #define MCA_COLL_GC3_H
 
@@ -10,14 +13,25 @@
 #include "mpi.h"
 #include "ompi/mca/coll/coll.h"
 #include "ompi/communicator/communicator.h"
+#include "gc3_ir.h"
+#include "gc3_runtime.h"
 
 BEGIN_C_DECLS
 
+typedef enum { MCA_COLL_GC3_BACKEND_AUTO, MCA_COLL_GC3_BACKEND_CUDA, MCA_COLL_GC3_BACKEND_HOST } mca_coll_gc3_backend_t;
+
 typedef struct mca_coll_gc3_component_t {
     mca_coll_base_component_2_0_0_t super;
-    int priority;  /* coll_gc3_priority */
-    int verbose;   /* coll_gc3_verbose */
-    int output;    /* opal_output stream */
+    int    priority;     /* coll_gc3_priority */
+    int    verbose;      /* coll_gc3_verbose */
+    int    output;       /* opal_output stream */
+    int    backend;      /* coll_gc3_backend (mca_coll_gc3_backend_t) */
+    double timeout;      /* coll_gc3_timeout, seconds */
+    int    small_bytes;  /* coll_gc3_small_bytes: up to this, the small-size algorithm */
+    long   max_bytes;    /* coll_gc3_max_bytes: above this, pass the call on (0: no limit) */
+    int    slots;        /* coll_gc3_fifo_slots */
+    int    slot_bytes;   /* coll_gc3_slot_bytes (0: the backend's default) */
+    bool   enable_allreduce, enable_alltoall;
 } mca_coll_gc3_component_t;
 
 OMPI_MODULE_DECLSPEC extern mca_coll_gc3_component_t mca_coll_gc3_component;
@@ -27,6 +41,16 @@ OMPI_MODULE_DECLSPEC extern mca_coll_gc3_component_t mca_coll_gc3_component;
     mca_coll_base_module_##name##_fn_t prev_##name;    \
     mca_coll_base_module_t            *prev_##name##_module
 
+enum { MCA_COLL_GC3_ALLREDUCE, MCA_COLL_GC3_ALLTOALL, MCA_COLL_GC3_NCOLL };
+#define MCA_COLL_GC3_NCLASS  2 /* small, large */
+#define MCA_COLL_GC3_NBACKEND 2 /* gc3_backend_t: host, cuda */
+
+typedef struct {
+    int               state;    /* 0 not built, 1 ready, -1 unusable (fall back) */
+    gc3_ir_program_t *program;
+    gc3_plan_t       *plan;
+} mca_coll_gc3_plan_slot_t;
+
 typedef struct mca_coll_gc3_module_t {
     mca_coll_base_module_t super;
     MCA_COLL_GC3_PREV(allreduce);
@@ -35,12 +59,45 @@ typedef struct mca_coll_gc3_module_t {
     MCA_COLL_GC3_PREV(reduce_scatter_block);
     MCA_COLL_GC3_PREV(iallreduce);
     MCA_COLL_GC3_PREV(ialltoall);
+    MCA_COLL_GC3_PREV(barrier);
+    struct ompi_communicator_t *comm;
+    gc3_exec_t                 *exec[MCA_COLL_GC3_NBACKEND];
+    int                         exec_state[MCA_COLL_GC3_NBACKEND];
+    int                         device;  /* CUDA device of this rank's executor, -1 unknown */
+    mca_coll_gc3_plan_slot_t    plans[MCA_COLL_GC3_NBACKEND][MCA_COLL_GC3_NCOLL][MCA_COLL_GC3_NCLASS][2];
 } mca_coll_gc3_module_t;
 
 OBJ_CLASS_DECLARATION(mca_coll_gc3_module_t);
 
+typedef enum { MCA_COLL_GC3_MEM_HOST, MCA_COLL_GC3_MEM_DEVICE, MCA_COLL_GC3_MEM_MANAGED } mca_coll_gc3_mem_t;
+
 int mca_coll_gc3_init_query(bool enable_progress_threads, bool enable_mpi_threads);
 mca_coll_base_module_t *mca_coll_gc3_comm_query(struct ompi_communicator_t *comm, int *priority);
+
+/* coll_gc3_types.c */
+int mca_coll_gc3_map_dtype(struct ompi_datatype_t *dt, gc3_dtype_t *out);
+int mca_coll_gc3_map_op(struct ompi_op_t *op, gc3_op_t *out);
+/* coll_gc3_cuda.c */
+mca_coll_gc3_mem_t mca_coll_gc3_classify(const void *ptr, int *device_p);
+int                mca_coll_gc3_memcpy(void *dst, const void *src, size_t bytes); /* any memory, through the driver */
+/* coll_gc3_module.c: run `coll` through the runtime. Returns 1 when gc3 took the call (then
+ * *rc is its MPI result), 0 when the caller must pass it on. */
+int mca_coll_gc3_try_run(mca_coll_gc3_module_t *m, int coll, gc3_backend_t backend, const void *sbuf, void *rbuf,
+                         size_t count, gc3_dtype_t dtype, gc3_op_t op, size_t bytes, int *rc);
+/* Which backend would run these buffers (-1: none; gc3 passes the call on). */
+int mca_coll_gc3_pick_backend(mca_coll_gc3_module_t *m, const void *sbuf, const void *rbuf, const char *coll,
+                              int *device_buffers_p);
+/* coll_gc3_stage.c: pass a call on with device buffers copied through host memory */
+int mca_coll_gc3_stage_allreduce(mca_coll_gc3_module_t *m, const void *sbuf, void *rbuf, int count,
+                                 struct ompi_datatype_t *dtype, struct ompi_op_t *op);
+int mca_coll_gc3_stage_alltoall(mca_coll_gc3_module_t *m, const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
+                                void *rbuf, int rcount, struct ompi_datatype_t *rdtype);
+
+int mca_coll_gc3_allreduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                           struct ompi_communicator_t *comm, mca_coll_base_module_t *module);
+int mca_coll_gc3_alltoall(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf, int rcount,
+                          struct ompi_datatype_t *rdtype, struct ompi_communicator_t *comm,
+                          mca_coll_base_module_t *module);
 
 END_C_DECLS
 

@@ -28,6 +28,14 @@ mca_coll_gc3_component_t mca_coll_gc3_component = {
     .priority = 0,
     .verbose = 0,
     .output = -1,
+    .backend = MCA_COLL_GC3_BACKEND_AUTO,
+    .timeout = 300.0,
+    .small_bytes = 65536,
+    .max_bytes = 0,
+    .slots = 8,
+    .slot_bytes = 0,
+    .enable_allreduce = true,
+    .enable_alltoall = true,
 };
 
 static int mca_coll_gc3_register(void)
@@ -42,10 +50,57 @@ static int mca_coll_gc3_register(void)
         &mca_coll_gc3_component.priority);
     mca_coll_gc3_component.verbose = 0;
     (void)mca_base_component_var_register(c, "verbose",
-        "Verbosity of coll/gc3: 0 silent; 1 a collective that no other component provides; "
-        "2 also a communicator where one is missing; 3 every communicator gc3 is queried for and enabled on",
+        "Verbosity of coll/gc3: 0 silent; 1 which algorithm each (collective, size class) uses and why, and a "
+        "collective no other component provides; 2 also every call passed on or staged and why; 3 every "
+        "communicator gc3 is queried for and enabled on",
         MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_LOCAL,
         &mca_coll_gc3_component.verbose);
+    {
+        static const mca_base_var_enum_value_t backends[] = {
+            {MCA_COLL_GC3_BACKEND_AUTO, "auto"}, {MCA_COLL_GC3_BACKEND_CUDA, "cuda"}, {MCA_COLL_GC3_BACKEND_HOST, "host"},
+            {0, NULL}};
+        mca_base_var_enum_t *e = NULL;
+        mca_base_var_enum_create("coll_gc3_backends", backends, &e);
+        mca_coll_gc3_component.backend = MCA_COLL_GC3_BACKEND_AUTO;
+        (void)mca_base_component_var_register(c, "backend",
+            "Where gc3 runs collectives: auto (device buffers on the GPU, host buffers passed on), cuda (the same), "
+            "host (also runs host buffers itself with the host backend: lets machines without GPUs exercise gc3; "
+            "device buffers are then staged)",
+            MCA_BASE_VAR_TYPE_INT, e, 0, 0, OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_READONLY, &mca_coll_gc3_component.backend);
+        OBJ_RELEASE(e);
+    }
+    mca_coll_gc3_component.timeout = 300.0;
+    (void)mca_base_component_var_register(c, "timeout",
+        "Seconds a collective may make no progress before it fails with MPI_ERR_OTHER naming the rank, thread block, "
+        "step and what it waited for (0: wait forever)",
+        MCA_BASE_VAR_TYPE_DOUBLE, NULL, 0, 0, OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_READONLY, &mca_coll_gc3_component.timeout);
+    mca_coll_gc3_component.small_bytes = 65536;
+    (void)mca_base_component_var_register(c, "small_bytes",
+        "Collectives of at most this many bytes use the small-size algorithm (all-pairs, LL), larger ones the "
+        "large-size one (ring)",
+        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_READONLY, &mca_coll_gc3_component.small_bytes);
+    mca_coll_gc3_component.max_bytes = 0;
+    (void)mca_base_component_var_register(c, "max_bytes",
+        "Collectives of more bytes than this are passed on (device buffers staged); 0: no limit",
+        MCA_BASE_VAR_TYPE_LONG, NULL, 0, 0, OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_READONLY, &mca_coll_gc3_component.max_bytes);
+    mca_coll_gc3_component.slots = 8;
+    (void)mca_base_component_var_register(c, "fifo_slots",
+        "FIFO slots per connection (2..1024); compiled programs are scheduled for this many",
+        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_READONLY, &mca_coll_gc3_component.slots);
+    mca_coll_gc3_component.slot_bytes = 0;
+    (void)mca_base_component_var_register(c, "slot_bytes",
+        "Bytes of one FIFO slot (0: 1 MiB on GPUs, 256 KiB on the host backend)",
+        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_READONLY, &mca_coll_gc3_component.slot_bytes);
+    mca_coll_gc3_component.enable_allreduce = true;
+    (void)mca_base_component_var_register(c, "enable_allreduce",
+        "Run MPI_Allreduce with gc3 (false: always pass it on, device buffers staged)",
+        MCA_BASE_VAR_TYPE_BOOL, NULL, 0, 0, OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_READONLY,
+        &mca_coll_gc3_component.enable_allreduce);
+    mca_coll_gc3_component.enable_alltoall = true;
+    (void)mca_base_component_var_register(c, "enable_alltoall",
+        "Run MPI_Alltoall with gc3 (false: always pass it on, device buffers staged)",
+        MCA_BASE_VAR_TYPE_BOOL, NULL, 0, 0, OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_READONLY,
+        &mca_coll_gc3_component.enable_alltoall);
     return OMPI_SUCCESS;
 }
 

@@ -1,15 +1,22 @@
 /* coll/gc3: the per-communicator module.
  *
- * Delegation as Open MPI's own interposing components do it: at enable, remember and
- * retain the previous module's function for every collective gc3 intercepts; a missing
- * one is tolerated (the call then reports MPI_ERR_NOT_SUPPORTED instead of crashing). */
+ * Delegation as Open MPI's own interposing components do it: at enable, remember and retain the
+ * previous module's function for every collective gc3 intercepts (a missing one makes that
+ * call report MPI_ERR_NOT_SUPPORTED instead of crashing). Executors and plans are made lazily,
+ * at the first call that needs them, never in comm_query. */
+#include <string.h>
 #include "coll_gc3.h"
+#include "gc3_algorithms.h"
 #include "opal/util/output.h"
 #include "ompi/mca/coll/base/base.h"
+#ifdef GC3_HAVE_CUDA
+#include <cuda_runtime_api.h>
+#endif
 
 static void mca_coll_gc3_module_construct(mca_coll_gc3_module_t *m)
 {
     memset((char *)m + sizeof(m->super), 0, sizeof(*m) - sizeof(m->super));
+    m->device = -1;
 }
 
 #define GC3_RELEASE_PREV(m, name)                     \
@@ -22,12 +29,24 @@ static void mca_coll_gc3_module_construct(mca_coll_gc3_module_t *m)
 
 static void mca_coll_gc3_module_destruct(mca_coll_gc3_module_t *m)
 {
+    for (int b = 0; b < MCA_COLL_GC3_NBACKEND; b++) {
+        for (int c = 0; c < MCA_COLL_GC3_NCOLL; c++) {
+            for (int k = 0; k < MCA_COLL_GC3_NCLASS; k++) {
+                for (int i = 0; i < 2; i++) {
+                    gc3_plan_destroy(m->plans[b][c][k][i].plan);
+                    gc3_ir_program_destroy(m->plans[b][c][k][i].program);
+                }
+            }
+        }
+        gc3_exec_destroy(m->exec[b]);
+    }
     GC3_RELEASE_PREV(m, allreduce);
     GC3_RELEASE_PREV(m, alltoall);
     GC3_RELEASE_PREV(m, allgather);
     GC3_RELEASE_PREV(m, reduce_scatter_block);
     GC3_RELEASE_PREV(m, iallreduce);
     GC3_RELEASE_PREV(m, ialltoall);
+    GC3_RELEASE_PREV(m, barrier);
 }
 
 OBJ_CLASS_INSTANCE(mca_coll_gc3_module_t, mca_coll_base_module_t, mca_coll_gc3_module_construct,
@@ -35,7 +54,7 @@ OBJ_CLASS_INSTANCE(mca_coll_gc3_module_t, mca_coll_base_module_t, mca_coll_gc3_m
 
 #define GC3_SAVE_PREV(m, comm, name)                                                              \
     do {                                                                                          \
-        (m)->prev_##name         = (comm)->c_coll->coll_##name;                                  \
+        (m)->prev_##name          = (comm)->c_coll->coll_##name;                                 \
         (m)->prev_##name##_module = (comm)->c_coll->coll_##name##_module;                        \
         if ((m)->prev_##name##_module != NULL) {                                                 \
             OBJ_RETAIN((m)->prev_##name##_module);                                               \
@@ -62,32 +81,255 @@ static int mca_coll_gc3_module_enable(mca_coll_base_module_t *module, struct omp
     GC3_SAVE_PREV(m, comm, reduce_scatter_block);
     GC3_SAVE_PREV(m, comm, iallreduce);
     GC3_SAVE_PREV(m, comm, ialltoall);
+    GC3_SAVE_PREV(m, comm, barrier);
+    m->comm = comm;
     opal_output_verbose(3, mca_coll_gc3_component.output, "coll:gc3: enabled on comm %s (%d ranks)", comm->c_name,
                         ompi_comm_size(comm));
     return OMPI_SUCCESS;
 }
 
-static int mca_coll_gc3_allreduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
-                                  struct ompi_op_t *op, struct ompi_communicator_t *comm,
-                                  mca_coll_base_module_t *module)
+/* ---------------------------------------------------------------- out-of-band interface:
+   the previous module's allgather and barrier on host memory */
+
+static int mca_coll_gc3_oob_allgather(void *ctx, const void *send, void *recv, size_t bytes)
 {
-    mca_coll_gc3_module_t *m = (mca_coll_gc3_module_t *)module;
-    if (m->prev_allreduce == NULL) {
-        return GC3_NO_PREV(comm, allreduce);
+    mca_coll_gc3_module_t *m = ctx;
+    if (m->prev_allgather == NULL) {
+        return -1;
     }
-    return m->prev_allreduce(sbuf, rbuf, count, dtype, op, comm, m->prev_allreduce_module);
+    return m->prev_allgather(send, (int)bytes, MPI_BYTE, recv, (int)bytes, MPI_BYTE, m->comm,
+                             m->prev_allgather_module) != OMPI_SUCCESS;
 }
 
-static int mca_coll_gc3_alltoall(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
-                                 int rcount, struct ompi_datatype_t *rdtype, struct ompi_communicator_t *comm,
-                                 mca_coll_base_module_t *module)
+static int mca_coll_gc3_oob_barrier(void *ctx)
 {
-    mca_coll_gc3_module_t *m = (mca_coll_gc3_module_t *)module;
-    if (m->prev_alltoall == NULL) {
-        return GC3_NO_PREV(comm, alltoall);
+    mca_coll_gc3_module_t *m = ctx;
+    if (m->prev_barrier == NULL) {
+        return -1;
     }
-    return m->prev_alltoall(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, m->prev_alltoall_module);
+    return m->prev_barrier(m->comm, m->prev_barrier_module) != OMPI_SUCCESS;
 }
+
+/* Every rank says whether it is ready and which plan it has; use the plan only when all agree. */
+static int mca_coll_gc3_agree(mca_coll_gc3_module_t *m, int ok, uint64_t hash, const char *what)
+{
+    int       n = ompi_comm_size(m->comm), all = 1;
+    uint64_t  mine[2] = {(uint64_t)ok, hash}, *v = malloc(sizeof(mine) * (size_t)n);
+
+    if (v == NULL || mca_coll_gc3_oob_allgather(m, mine, v, sizeof(mine)) != 0) {
+        free(v);
+        return 0;
+    }
+    for (int r = 0; r < n; r++) {
+        if (!v[2 * r]) {
+            all = 0;
+        } else if (v[2 * r + 1] != hash) {
+            if (all) {
+                opal_output(0, "coll:gc3: comm %s: ranks disagree on the %s plan (rank %d has another program: "
+                            "different rules or algorithm files?); falling back", m->comm->c_name, what, r);
+            }
+            all = 0;
+        }
+    }
+    free(v);
+    return all;
+}
+
+static uint64_t mca_coll_gc3_program_hash(const gc3_ir_program_t *p)
+{
+    char    *text = NULL;
+    size_t   len  = 0;
+    FILE    *f    = open_memstream(&text, &len);
+    uint64_t h    = 1469598103934665603ull;
+
+    if (f == NULL) {
+        return 0;
+    }
+    gc3_ir_write_stream(p, f);
+    fclose(f);
+    for (size_t i = 0; i < len; i++) {
+        h = (h ^ (unsigned char)text[i]) * 1099511628211ull;
+    }
+    free(text);
+    return h;
+}
+
+static gc3_exec_t *mca_coll_gc3_exec(mca_coll_gc3_module_t *m, gc3_backend_t backend)
+{
+    gc3_exec_params_t ep;
+    gc3_diag_t        diag;
+    int               ok;
+
+    if (m->exec_state[backend] != 0) {
+        return m->exec_state[backend] > 0 ? m->exec[backend] : NULL;
+    }
+    gc3_diag_init(&diag);
+    gc3_exec_params_default(&ep, backend, ompi_comm_rank(m->comm), ompi_comm_size(m->comm));
+    ep.oob.ctx       = m;
+    ep.oob.allgather = mca_coll_gc3_oob_allgather;
+    ep.oob.barrier   = mca_coll_gc3_oob_barrier;
+    ep.timeout_s     = mca_coll_gc3_component.timeout;
+    ep.slots         = mca_coll_gc3_component.slots;
+    if (mca_coll_gc3_component.slot_bytes > 0) {
+        ep.slot_bytes = (size_t)mca_coll_gc3_component.slot_bytes;
+    }
+#ifdef GC3_HAVE_CUDA
+    if (backend == GC3_BACKEND_CUDA) {
+        int dev = 0;
+        cudaGetDevice(&dev);
+        ep.device = dev;
+        m->device = dev;
+    }
+#endif
+    ok = gc3_exec_create(&ep, &diag, &m->exec[backend]) == GC3_OK;
+    if (!ok) {
+        opal_output_verbose(2, mca_coll_gc3_component.output, "coll:gc3: comm %s: no %s executor: %s", m->comm->c_name,
+                            backend == GC3_BACKEND_CUDA ? "cuda" : "host", diag.count ? diag.msgs[0] : "?");
+    }
+    ok = mca_coll_gc3_agree(m, ok, 0, "executor");
+    m->exec_state[backend] = ok ? 1 : -1;
+    gc3_diag_cleanup(&diag);
+    return ok ? m->exec[backend] : NULL;
+}
+
+/* The built-in choice of algorithm: latency (all-pairs, LL) for small sizes, bandwidth (a
+ * ring over several channels and instances on GPUs) above; direct alltoall. */
+static void mca_coll_gc3_choose(int coll, int cls, gc3_backend_t backend, int nranks, const char **algo,
+                                gc3_algo_params_t *ap)
+{
+    gc3_algo_params_default(ap, nranks);
+    if (coll == MCA_COLL_GC3_ALLTOALL) {
+        *algo = "direct";
+        return;
+    }
+    if (cls == 0) {
+        *algo     = "allpairs";
+        ap->proto = GC3_PROTO_LL;
+    } else {
+        *algo = "ring";
+        if (backend == GC3_BACKEND_CUDA) {
+            ap->channels  = 8;
+            ap->instances = 4;
+        }
+    }
+}
+
+static mca_coll_gc3_plan_slot_t *mca_coll_gc3_plan(mca_coll_gc3_module_t *m, int coll, int cls, int inplace,
+                                                   gc3_backend_t backend)
+{
+    mca_coll_gc3_plan_slot_t *s = &m->plans[backend][coll][cls][inplace];
+    gc3_exec_t               *e;
+    gc3_algo_params_t         ap;
+    const char               *algo;
+    gc3_diag_t                diag;
+    int                       ok;
+
+    if (s->state != 0) {
+        return s->state > 0 ? s : NULL;
+    }
+    e = mca_coll_gc3_exec(m, backend);
+    if (e == NULL) {
+        s->state = -1;
+        return NULL;
+    }
+    gc3_diag_init(&diag);
+    mca_coll_gc3_choose(coll, cls, backend, ompi_comm_size(m->comm), &algo, &ap);
+    ap.inplace = inplace;
+    ok         = gc3_algo_generate(algo, &ap, &diag, NULL, &s->program) == GC3_OK;
+    ok         = mca_coll_gc3_agree(m, ok, ok ? mca_coll_gc3_program_hash(s->program) : 0,
+                                    coll == MCA_COLL_GC3_ALLREDUCE ? "allreduce" : "alltoall");
+    if (ok) {
+        ok = gc3_exec_prepare(e, s->program, &diag, &s->plan) == GC3_OK;
+        ok = mca_coll_gc3_agree(m, ok, 0, "connection");
+    }
+    opal_output_verbose(1, mca_coll_gc3_component.output,
+                        "coll:gc3: comm %s: %s %s%s (%s backend, %d ranks): %s %s, %d channel(s) x %d instance(s), "
+                        "verified%s%s", m->comm->c_name, coll == MCA_COLL_GC3_ALLREDUCE ? "allreduce" : "alltoall",
+                        cls == 0 ? "small sizes" : "large sizes", inplace ? ", in place" : "",
+                        backend == GC3_BACKEND_CUDA ? "cuda" : "host", ompi_comm_size(m->comm), algo,
+                        gc3_proto_name(ap.proto), ap.channels, ap.instances, ok ? " (built-in default)" : "; NOT USED: ",
+                        ok ? "" : (diag.count ? diag.msgs[0] : "a rank could not build it"));
+    if (!ok) {
+        gc3_plan_destroy(s->plan);
+        gc3_ir_program_destroy(s->program);
+        s->plan    = NULL;
+        s->program = NULL;
+    }
+    s->state = ok ? 1 : -1;
+    gc3_diag_cleanup(&diag);
+    return ok ? s : NULL;
+}
+
+int mca_coll_gc3_pick_backend(mca_coll_gc3_module_t *m, const void *sbuf, const void *rbuf, const char *coll,
+                              int *device_buffers_p)
+{
+    int                dev_s = -1, dev_r = -1;
+    mca_coll_gc3_mem_t ks = sbuf == MPI_IN_PLACE ? MCA_COLL_GC3_MEM_HOST : mca_coll_gc3_classify(sbuf, &dev_s);
+    mca_coll_gc3_mem_t kr = mca_coll_gc3_classify(rbuf, &dev_r);
+
+    *device_buffers_p = ks != MCA_COLL_GC3_MEM_HOST || kr != MCA_COLL_GC3_MEM_HOST;
+    if (!*device_buffers_p) {
+        return mca_coll_gc3_component.backend == MCA_COLL_GC3_BACKEND_HOST ? GC3_BACKEND_HOST : -1;
+    }
+    if (mca_coll_gc3_component.backend == MCA_COLL_GC3_BACKEND_HOST || !gc3_exec_backend_available(GC3_BACKEND_CUDA)) {
+        opal_output_verbose(2, mca_coll_gc3_component.output, "coll:gc3: %s on device buffers: %s; staged", coll,
+                            mca_coll_gc3_component.backend == MCA_COLL_GC3_BACKEND_HOST ? "backend is host"
+                                                                                        : "built without CUDA");
+        return -1;
+    }
+    if (ks == MCA_COLL_GC3_MEM_MANAGED || kr == MCA_COLL_GC3_MEM_MANAGED) {
+        opal_output_verbose(2, mca_coll_gc3_component.output, "coll:gc3: %s on managed memory: staged", coll);
+        return -1;
+    }
+    if ((sbuf != MPI_IN_PLACE && ks != MCA_COLL_GC3_MEM_DEVICE) || kr != MCA_COLL_GC3_MEM_DEVICE ||
+        (sbuf != MPI_IN_PLACE && dev_s != dev_r) || (m->device >= 0 && dev_r != m->device)) {
+        opal_output_verbose(2, mca_coll_gc3_component.output,
+                            "coll:gc3: %s with buffers on devices %d/%d (this rank uses %d), or host and device "
+                            "mixed: staged", coll, dev_s, dev_r, m->device);
+        return -1;
+    }
+    return GC3_BACKEND_CUDA;
+}
+
+int mca_coll_gc3_try_run(mca_coll_gc3_module_t *m, int coll, gc3_backend_t backend, const void *sbuf, void *rbuf,
+                         size_t count, gc3_dtype_t dtype, gc3_op_t op, size_t bytes, int *rc)
+{
+    mca_coll_gc3_plan_slot_t *s;
+    gc3_call_t                call;
+    gc3_diag_t                diag;
+    gc3_status_t              st;
+    int                       cls = bytes <= (size_t)mca_coll_gc3_component.small_bytes ? 0 : 1;
+
+    if (mca_coll_gc3_component.max_bytes > 0 && bytes > (size_t)mca_coll_gc3_component.max_bytes) {
+        opal_output_verbose(2, mca_coll_gc3_component.output, "coll:gc3: %zu bytes above coll_gc3_max_bytes: passed on",
+                            bytes);
+        return 0;
+    }
+    s = mca_coll_gc3_plan(m, coll, cls, sbuf == MPI_IN_PLACE, backend);
+    if (s == NULL) {
+        return 0;
+    }
+    call.sendbuf = sbuf == MPI_IN_PLACE ? NULL : sbuf;
+    call.recvbuf = rbuf;
+    call.count   = count;
+    call.dtype   = dtype;
+    call.op      = op;
+    call.stream  = NULL;
+    gc3_diag_init(&diag);
+    st = gc3_exec_run(s->plan, &call, &diag);
+    if (st != GC3_OK) {
+        opal_output(0, "coll:gc3: comm %s rank %d: %s failed: %s", m->comm->c_name, ompi_comm_rank(m->comm),
+                    coll == MCA_COLL_GC3_ALLREDUCE ? "MPI_Allreduce" : "MPI_Alltoall",
+                    diag.count ? diag.msgs[0] : gc3_status_string(st));
+        *rc = OMPI_ERROR;
+    } else {
+        *rc = OMPI_SUCCESS;
+    }
+    gc3_diag_cleanup(&diag);
+    return 1;
+}
+
+/* ---------------------------------------------------------------- pass-through collectives */
 
 static int mca_coll_gc3_allgather(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
                                   int rcount, struct ompi_datatype_t *rdtype, struct ompi_communicator_t *comm,
@@ -151,14 +393,14 @@ mca_coll_base_module_t *mca_coll_gc3_comm_query(struct ompi_communicator_t *comm
     if (m == NULL) {
         return NULL;
     }
-    *priority                                  = mca_coll_gc3_component.priority;
-    m->super.coll_module_enable                = mca_coll_gc3_module_enable;
-    m->super.coll_allreduce                    = mca_coll_gc3_allreduce;
-    m->super.coll_alltoall                     = mca_coll_gc3_alltoall;
-    m->super.coll_allgather                    = mca_coll_gc3_allgather;
-    m->super.coll_reduce_scatter_block         = mca_coll_gc3_reduce_scatter_block;
-    m->super.coll_iallreduce                   = mca_coll_gc3_iallreduce;
-    m->super.coll_ialltoall                    = mca_coll_gc3_ialltoall;
+    *priority                          = mca_coll_gc3_component.priority;
+    m->super.coll_module_enable        = mca_coll_gc3_module_enable;
+    m->super.coll_allreduce            = mca_coll_gc3_allreduce;
+    m->super.coll_alltoall             = mca_coll_gc3_alltoall;
+    m->super.coll_allgather            = mca_coll_gc3_allgather;
+    m->super.coll_reduce_scatter_block = mca_coll_gc3_reduce_scatter_block;
+    m->super.coll_iallreduce           = mca_coll_gc3_iallreduce;
+    m->super.coll_ialltoall            = mca_coll_gc3_ialltoall;
     opal_output_verbose(3, mca_coll_gc3_component.output, "coll:gc3: comm %s: query, priority %d", comm->c_name,
                         *priority);
     return &m->super;

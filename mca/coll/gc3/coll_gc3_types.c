@@ -1,0 +1,48 @@
+/* coll/gc3: which MPI datatypes and operations gc3 computes itself (the one mapping from
+ * predefined MPI handles to libgpuir's dtype/op table). The handles of mpi.h are the
+ * addresses of Open MPI's predefined objects, so comparing pointers is exact. */
+#include "coll_gc3.h"
+
+int mca_coll_gc3_map_dtype(struct ompi_datatype_t *dt, gc3_dtype_t *out)
+{
+    const struct {
+        MPI_Datatype mpi;
+        gc3_dtype_t  gc3;
+    } table[] = {
+        {MPI_FLOAT, GC3_DT_FLOAT32},         {MPI_DOUBLE, GC3_DT_FLOAT64},
+        {MPI_INT, GC3_DT_INT32},             {MPI_UNSIGNED, GC3_DT_UINT32},
+        {MPI_INT32_T, GC3_DT_INT32},         {MPI_UINT32_T, GC3_DT_UINT32},
+        {MPI_INT64_T, GC3_DT_INT64},         {MPI_UINT64_T, GC3_DT_UINT64},
+        {MPI_LONG_LONG_INT, GC3_DT_INT64},   {MPI_UNSIGNED_LONG_LONG, GC3_DT_UINT64},
+        {MPI_INT8_T, GC3_DT_INT8},           {MPI_UINT8_T, GC3_DT_UINT8},
+        {MPI_SIGNED_CHAR, GC3_DT_INT8},      {MPI_UNSIGNED_CHAR, GC3_DT_UINT8},
+        {MPI_CHAR, GC3_DT_INT8},
+        {MPI_LONG, sizeof(long) == 8 ? GC3_DT_INT64 : GC3_DT_INT32},
+        {MPI_UNSIGNED_LONG, sizeof(long) == 8 ? GC3_DT_UINT64 : GC3_DT_UINT32},
+    };
+    for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
+        if (dt == table[i].mpi) {
+            *out = table[i].gc3;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+int mca_coll_gc3_map_op(struct ompi_op_t *op, gc3_op_t *out)
+{
+    const struct {
+        MPI_Op   mpi;
+        gc3_op_t gc3;
+    } table[] = {
+        {MPI_SUM, GC3_OP_SUM},   {MPI_PROD, GC3_OP_PROD}, {MPI_MIN, GC3_OP_MIN}, {MPI_MAX, GC3_OP_MAX},
+        {MPI_BAND, GC3_OP_BAND}, {MPI_BOR, GC3_OP_BOR},   {MPI_BXOR, GC3_OP_BXOR},
+    };
+    for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
+        if (op == table[i].mpi) {
+            *out = table[i].gc3;
+            return 1;
+        }
+    }
+    return 0;
+}

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Run a command; pass when it succeeds and its output (stdout + stderr) contains every pattern.
+# Usage: expect-output.sh PATTERN [PATTERN...] -- COMMAND [ARGS...]
+set -u
+pats=()
+while [ $# -gt 0 ] && [ "$1" != "--" ]; do pats+=("$1"); shift; done
+shift
+out=$("$@" 2>&1)
+rc=$?
+echo "$out" | tail -n 30
+fail=0
+[ $rc -eq 0 ] || { echo "FAIL: exit status $rc"; fail=1; }
+for p in "${pats[@]}"; do
+    echo "$out" | grep -qF -- "$p" || { echo "FAIL: output lacks: $p"; fail=1; }
+done
+if [ $fail -eq 0 ]; then echo "expect-output: 1 passed, 0 failed"; else echo "expect-output: 0 passed, 1 failed"; fi
+exit $fail

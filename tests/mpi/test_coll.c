@@ -1,0 +1,280 @@
+/* MPI_Allreduce and MPI_Alltoall through coll/gc3, checked against a host computation:
+ * dtypes x ops x counts x in-place x communicators (world, dup, split into uneven sizes,
+ * split by parity). Run with --mca coll_gc3_priority 90 (and coll_gc3_backend host on machines
+ * without GPUs, so that gc3 runs host buffers itself). Options: --max-count N. */
+#include <mpi.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#ifdef GC3_HAVE_CUDA
+#include <cuda_runtime_api.h>
+#endif
+
+static int world_rank, failures, checks, on_device;
+
+/* With --device the MPI calls get device buffers (the test fills and reads host copies). */
+static void *dev_copy(const void *host, size_t bytes)
+{
+#ifdef GC3_HAVE_CUDA
+    if (on_device) {
+        void *d = NULL;
+        if (cudaMalloc(&d, bytes + 8) != cudaSuccess) {
+            fprintf(stderr, "rank %d: cudaMalloc(%zu) failed\n", world_rank, bytes);
+            MPI_Abort(MPI_COMM_WORLD, 1);
+        }
+        cudaMemcpy(d, host, bytes, cudaMemcpyHostToDevice);
+        return d;
+    }
+#endif
+    (void)bytes;
+    return (void *)host;
+}
+
+static void dev_back(void *host, void *dev, size_t bytes)
+{
+#ifdef GC3_HAVE_CUDA
+    if (on_device) {
+        cudaMemcpy(host, dev, bytes, cudaMemcpyDeviceToHost);
+        cudaFree(dev);
+    }
+#endif
+    (void)host;
+    (void)dev;
+    (void)bytes;
+}
+
+typedef struct {
+    MPI_Datatype dt;
+    const char  *name;
+    int          is_float, size;
+} dtype_t;
+
+static const dtype_t dtypes[] = {
+    {MPI_FLOAT, "float", 1, 4}, {MPI_DOUBLE, "double", 1, 8}, {MPI_INT, "int", 0, 4},
+    {MPI_LONG, "long", 0, (int)sizeof(long)}, {MPI_UNSIGNED, "unsigned", 0, 4},
+};
+
+typedef struct {
+    MPI_Op      op;
+    const char *name;
+} op_t;
+
+static const op_t ops[] = {{MPI_SUM, "sum"}, {MPI_PROD, "prod"}, {MPI_MIN, "min"}, {MPI_MAX, "max"},
+                           {MPI_BAND, "band"}, {MPI_BOR, "bor"}, {MPI_BXOR, "bxor"}};
+
+/* the value rank r contributes at element i (small: sums and products stay exact; never
+ * negative for unsigned types, so that min and max compare the same way here and in MPI) */
+static long val(int r, size_t i, const op_t *op, const dtype_t *d)
+{
+    if (d->dt == MPI_UNSIGNED && (op->op == MPI_SUM || op->op == MPI_MIN || op->op == MPI_MAX)) {
+        return (long)((r * 7 + i * 3) % 19);
+    }
+    if (op->op == MPI_PROD) {
+        return 1 + (long)((r + i) % 2 == 0 && (i % 5) == 0);
+    }
+    if (op->op == MPI_BAND || op->op == MPI_BOR || op->op == MPI_BXOR) {
+        return (long)((r * 37 + i * 11) & 0xff);
+    }
+    return (long)((r * 7 + i * 3) % 19) - 9 * (op->op != MPI_MAX);
+}
+
+static long combine(const op_t *op, long a, long b)
+{
+    if (op->op == MPI_SUM) return a + b;
+    if (op->op == MPI_PROD) return a * b;
+    if (op->op == MPI_MIN) return b < a ? b : a;
+    if (op->op == MPI_MAX) return b > a ? b : a;
+    if (op->op == MPI_BAND) return a & b;
+    if (op->op == MPI_BOR) return a | b;
+    return a ^ b;
+}
+
+static void put(const dtype_t *d, void *buf, size_t i, long v)
+{
+    if (d->dt == MPI_FLOAT) ((float *)buf)[i] = (float)v;
+    else if (d->dt == MPI_DOUBLE) ((double *)buf)[i] = (double)v;
+    else if (d->dt == MPI_INT) ((int *)buf)[i] = (int)v;
+    else if (d->dt == MPI_LONG) ((long *)buf)[i] = v;
+    else ((unsigned *)buf)[i] = (unsigned)v;
+}
+
+static long get(const dtype_t *d, const void *buf, size_t i)
+{
+    if (d->dt == MPI_FLOAT) return (long)((const float *)buf)[i];
+    if (d->dt == MPI_DOUBLE) return (long)((const double *)buf)[i];
+    if (d->dt == MPI_INT) return ((const int *)buf)[i];
+    if (d->dt == MPI_LONG) return ((const long *)buf)[i];
+    return (long)((const unsigned *)buf)[i];
+}
+
+/* unsigned arithmetic wraps; compare modulo the type */
+static int same(const dtype_t *d, long a, long b)
+{
+    return d->dt == MPI_UNSIGNED ? (unsigned)a == (unsigned)b : a == b;
+}
+
+static void check(int ok, MPI_Comm comm, const char *what)
+{
+    int all;
+    MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_LAND, comm);
+    checks++;
+    if (!all) {
+        failures++;
+        if (world_rank == 0 || !ok) {
+            fprintf(stderr, "rank %d: FAILED %s\n", world_rank, what);
+        }
+    }
+}
+
+static void test_allreduce(MPI_Comm comm, const char *cname, size_t max_count)
+{
+    int          rank, size;
+    const size_t counts[] = {0, 1, 7, 13, 1009, 65537, 1u << 20, 16u << 20};
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    for (size_t d = 0; d < sizeof(dtypes) / sizeof(dtypes[0]); d++) {
+        for (size_t o = 0; o < sizeof(ops) / sizeof(ops[0]); o++) {
+            if (dtypes[d].is_float && o >= 4) {
+                continue;
+            }
+            for (size_t c = 0; c < sizeof(counts) / sizeof(counts[0]); c++) {
+                size_t n = counts[c];
+                if (n > max_count || (n > (1u << 20) && !(d == 0 && o == 0)) || (n > 65537 && o != 0)) {
+                    continue;
+                }
+                for (int inplace = 0; inplace <= 1; inplace++) {
+                    char  *in = malloc(n * (size_t)dtypes[d].size + 8), *out = malloc(n * (size_t)dtypes[d].size + 8);
+                    int    ok = 1;
+                    char   what[200];
+                    for (size_t i = 0; i < n; i++) {
+                        put(&dtypes[d], inplace ? out : in, i, val(rank, i, &ops[o], &dtypes[d]));
+                    }
+                    {
+                        size_t bytes = n * (size_t)dtypes[d].size;
+                        void  *din = inplace ? NULL : dev_copy(in, bytes), *dout = dev_copy(out, bytes);
+                        MPI_Allreduce(inplace ? MPI_IN_PLACE : din, dout, (int)n, dtypes[d].dt, ops[o].op, comm);
+                        dev_back(out, dout, bytes);
+                        if (!inplace) {
+                            dev_back(in, din, 0);
+                        }
+                    }
+                    for (size_t i = 0; i < n && ok; i++) {
+                        long want = val(0, i, &ops[o], &dtypes[d]);
+                        for (int r = 1; r < size; r++) {
+                            want = combine(&ops[o], want, val(r, i, &ops[o], &dtypes[d]));
+                        }
+                        ok = same(&dtypes[d], get(&dtypes[d], out, i), want);
+                        if (!ok) {
+                            fprintf(stderr, "rank %d: element %zu: got %ld want %ld\n", world_rank, i,
+                                    get(&dtypes[d], out, i), want);
+                        }
+                    }
+                    snprintf(what, sizeof(what), "allreduce %s %s %s count %zu %s", cname, dtypes[d].name, ops[o].name,
+                             n, inplace ? "in-place" : "");
+                    check(ok, comm, what);
+                    free(in);
+                    free(out);
+                }
+            }
+        }
+    }
+}
+
+static void test_alltoall(MPI_Comm comm, const char *cname, size_t max_count)
+{
+    int          rank, size;
+    const size_t counts[] = {0, 1, 13, 1000, 65536};
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    for (size_t d = 0; d < 3; d++) {
+        for (size_t c = 0; c < sizeof(counts) / sizeof(counts[0]); c++) {
+            size_t n = counts[c], es = (size_t)dtypes[d].size;
+            if (n * (size_t)size > max_count) {
+                continue;
+            }
+            for (int inplace = 0; inplace <= 1; inplace++) {
+                char *in = malloc(n * (size_t)size * es + 8), *out = malloc(n * (size_t)size * es + 8);
+                int   ok = 1;
+                char  what[200];
+                for (int p = 0; p < size; p++) {
+                    for (size_t i = 0; i < n; i++) {
+                        put(&dtypes[d], inplace ? out : in, (size_t)p * n + i, (long)((rank * 1000 + p * 10 + (long)i) % 100000));
+                    }
+                }
+                {
+                    size_t bytes = n * (size_t)size * es;
+                    void  *din = inplace ? NULL : dev_copy(in, bytes), *dout = dev_copy(out, bytes);
+                    MPI_Alltoall(inplace ? MPI_IN_PLACE : din, (int)n, dtypes[d].dt, dout, (int)n, dtypes[d].dt, comm);
+                    dev_back(out, dout, bytes);
+                    if (!inplace) {
+                        dev_back(in, din, 0);
+                    }
+                }
+                for (int p = 0; p < size && ok; p++) {
+                    for (size_t i = 0; i < n && ok; i++) {
+                        ok = get(&dtypes[d], out, (size_t)p * n + i) == (long)((p * 1000 + rank * 10 + (long)i) % 100000);
+                    }
+                }
+                snprintf(what, sizeof(what), "alltoall %s %s count %zu %s", cname, dtypes[d].name, n,
+                         inplace ? "in-place" : "");
+                check(ok, comm, what);
+                free(in);
+                free(out);
+            }
+        }
+    }
+}
+
+int main(int argc, char **argv)
+{
+    size_t   max_count = 16u << 20;
+    MPI_Comm dup, uneven, parity;
+    int      size;
+
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--max-count") == 0 && i + 1 < argc) {
+            max_count = strtoull(argv[++i], NULL, 10);
+        } else if (strcmp(argv[i], "--device") == 0) {
+            on_device = 1;
+        }
+    }
+#ifdef GC3_HAVE_CUDA
+    if (on_device) {
+        MPI_Comm node;
+        int      local, ndev = 0;
+        MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, world_rank, MPI_INFO_NULL, &node);
+        MPI_Comm_rank(node, &local);
+        MPI_Comm_free(&node);
+        cudaGetDeviceCount(&ndev);
+        cudaSetDevice(ndev > 0 ? local % ndev : 0);
+    }
+#else
+    if (on_device) {
+        fprintf(stderr, "test_coll: --device needs a build with CUDA\n");
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+#endif
+    MPI_Comm_dup(MPI_COMM_WORLD, &dup);
+    MPI_Comm_split(MPI_COMM_WORLD, world_rank < (size + 1) / 2 + 1 ? 0 : 1, world_rank, &uneven); /* e.g. 8 -> 5 + 3 */
+    MPI_Comm_split(MPI_COMM_WORLD, world_rank % 2, size - world_rank, &parity);              /* reversed order */
+    test_allreduce(MPI_COMM_WORLD, "world", max_count);
+    test_allreduce(dup, "dup", max_count / 16);
+    test_allreduce(uneven, "uneven split", max_count / 16);
+    test_allreduce(parity, "parity split", max_count / 16);
+    test_alltoall(MPI_COMM_WORLD, "world", max_count);
+    test_alltoall(uneven, "uneven split", max_count / 16);
+    test_alltoall(parity, "parity split", max_count / 16);
+    MPI_Comm_free(&dup);
+    MPI_Comm_free(&uneven);
+    MPI_Comm_free(&parity);
+    if (world_rank == 0) {
+        printf("test_coll: %d ranks, %s buffers: %d passed, %d failed\n", size, on_device ? "device" : "host",
+               checks - failures, failures);
+    }
+    MPI_Finalize();
+    return failures != 0;
+}
