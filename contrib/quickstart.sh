@@ -79,8 +79,16 @@ for f in "$src"/tests/corpus/valid/*.xml; do
     [ -f "${f%.xml}.post" ] && post=(--post "${f%.xml}.post")
     "$gc3c" verify "${post[@]}" "$f"
 done
-say "MPI: $np ranks through coll/gc3 ($([ "$gpus" -gt 0 ] && echo "$gpus GPUs present" || echo "no GPU: host buffers"))"
-echo "this build has no collective runtime yet: coll/gc3 loads and passes every collective to the"
-echo "previous coll module (the interpreter and device path come with the runtime and component issues)."
-GC3_COMPONENT_DIR=$comp_dir "$build/contrib/gc3-mpirun" -np "$np" "$build/tests/mpi/test_passthrough"
+if [ "$gpus" -gt 0 ]; then
+    say "MPI: $np ranks through coll/gc3 on $gpus GPUs: MPI_Allreduce and MPI_Alltoall on device buffers"
+    mode=(--device)
+    backend=()
+else
+    say "MPI: $np ranks through coll/gc3, no GPU: the host backend runs MPI_Allreduce and MPI_Alltoall on host buffers"
+    mode=()
+    backend=(--mca coll_gc3_backend host)
+fi
+# verbose 1: one line per plan gc3 builds (collective, size class, backend, algorithm)
+GC3_COMPONENT_DIR=$comp_dir "$build/contrib/gc3-mpirun" "${backend[@]}" --mca coll_gc3_verbose 1 -np "$np" \
+    "$build/tests/mpi/test_coll" "${mode[@]}" --max-count 4194304 2>&1 | sed -n 's/^\[[^]]*\] //;/MPI_COMM_WORLD/p;/test_coll/p' | sort -u
 say "done"
