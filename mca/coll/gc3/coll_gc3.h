@@ -32,6 +32,7 @@ typedef struct mca_coll_gc3_component_t {
     int    slots;        /* coll_gc3_fifo_slots */
     int    slot_bytes;   /* coll_gc3_slot_bytes (0: the backend's default) */
     bool   enable_allreduce, enable_alltoall;
+    bool   stage_host;   /* coll_gc3_stage_host: test feature, host buffers take the staging path */
 } mca_coll_gc3_component_t;
 
 OMPI_MODULE_DECLSPEC extern mca_coll_gc3_component_t mca_coll_gc3_component;
@@ -60,6 +61,15 @@ typedef struct mca_coll_gc3_module_t {
     MCA_COLL_GC3_PREV(iallreduce);
     MCA_COLL_GC3_PREV(ialltoall);
     MCA_COLL_GC3_PREV(barrier);
+    MCA_COLL_GC3_PREV(bcast);
+    MCA_COLL_GC3_PREV(reduce);
+    MCA_COLL_GC3_PREV(allgatherv);
+    MCA_COLL_GC3_PREV(gather);
+    MCA_COLL_GC3_PREV(scatter);
+    MCA_COLL_GC3_PREV(alltoallv);
+    MCA_COLL_GC3_PREV(reduce_scatter);
+    MCA_COLL_GC3_PREV(scan);
+    MCA_COLL_GC3_PREV(exscan);
     struct ompi_communicator_t *comm;
     gc3_exec_t                 *exec[MCA_COLL_GC3_NBACKEND];
     int                         exec_state[MCA_COLL_GC3_NBACKEND];
@@ -88,6 +98,18 @@ int mca_coll_gc3_try_run(mca_coll_gc3_module_t *m, int coll, gc3_backend_t backe
 int mca_coll_gc3_pick_backend(mca_coll_gc3_module_t *m, const void *sbuf, const void *rbuf, const char *coll,
                               int *device_buffers_p);
 /* coll_gc3_stage.c: pass a call on with device buffers copied through host memory */
+typedef struct {
+    void *user;   /* the caller's pointer */
+    char *mem;    /* host copy (NULL when the user's buffer is host memory) */
+    char *base;   /* what to give the previous module: mem shifted by the datatype's lower bound */
+} mca_coll_gc3_stage_t;
+/* Is ptr memory the previous module must not see (device or managed; or anything, with the
+ * coll_gc3_stage_host test feature)? */
+int mca_coll_gc3_is_device(const void *ptr);
+/* Host copy of count elements of dt at user (copied in when copy_in); s->base is what to pass on. */
+int mca_coll_gc3_stage_in(mca_coll_gc3_stage_t *s, void *user, struct ompi_datatype_t *dt, size_t count, int copy_in);
+/* Copy back (when copy_out and rc is success) and free; returns rc or the copy's error. */
+int mca_coll_gc3_stage_out(mca_coll_gc3_stage_t *s, struct ompi_datatype_t *dt, size_t count, int copy_out, int rc);
 int mca_coll_gc3_stage_allreduce(mca_coll_gc3_module_t *m, const void *sbuf, void *rbuf, int count,
                                  struct ompi_datatype_t *dtype, struct ompi_op_t *op);
 int mca_coll_gc3_stage_alltoall(mca_coll_gc3_module_t *m, const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
@@ -95,6 +117,33 @@ int mca_coll_gc3_stage_alltoall(mca_coll_gc3_module_t *m, const void *sbuf, int 
 
 int mca_coll_gc3_allreduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype, struct ompi_op_t *op,
                            struct ompi_communicator_t *comm, mca_coll_base_module_t *module);
+/* coll_gc3_fallback.c: the collectives gc3 passes on (staged when on device buffers) */
+int mca_coll_gc3_bcast(void *buf, int count, struct ompi_datatype_t *dt, int root, struct ompi_communicator_t *comm,
+                       mca_coll_base_module_t *module);
+int mca_coll_gc3_reduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dt, struct ompi_op_t *op,
+                        int root, struct ompi_communicator_t *comm, mca_coll_base_module_t *module);
+int mca_coll_gc3_allgather(const void *sbuf, int scount, struct ompi_datatype_t *sdt, void *rbuf, int rcount,
+                           struct ompi_datatype_t *rdt, struct ompi_communicator_t *comm, mca_coll_base_module_t *module);
+int mca_coll_gc3_allgatherv(const void *sbuf, int scount, struct ompi_datatype_t *sdt, void *rbuf, const int *rcounts,
+                            const int *displs, struct ompi_datatype_t *rdt, struct ompi_communicator_t *comm,
+                            mca_coll_base_module_t *module);
+int mca_coll_gc3_gather(const void *sbuf, int scount, struct ompi_datatype_t *sdt, void *rbuf, int rcount,
+                        struct ompi_datatype_t *rdt, int root, struct ompi_communicator_t *comm,
+                        mca_coll_base_module_t *module);
+int mca_coll_gc3_scatter(const void *sbuf, int scount, struct ompi_datatype_t *sdt, void *rbuf, int rcount,
+                         struct ompi_datatype_t *rdt, int root, struct ompi_communicator_t *comm,
+                         mca_coll_base_module_t *module);
+int mca_coll_gc3_alltoallv(const void *sbuf, const int *scounts, const int *sdispls, struct ompi_datatype_t *sdt,
+                           void *rbuf, const int *rcounts, const int *rdispls, struct ompi_datatype_t *rdt,
+                           struct ompi_communicator_t *comm, mca_coll_base_module_t *module);
+int mca_coll_gc3_reduce_scatter_block(const void *sbuf, void *rbuf, int rcount, struct ompi_datatype_t *dt,
+                                      struct ompi_op_t *op, struct ompi_communicator_t *comm, mca_coll_base_module_t *module);
+int mca_coll_gc3_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts, struct ompi_datatype_t *dt,
+                                struct ompi_op_t *op, struct ompi_communicator_t *comm, mca_coll_base_module_t *module);
+int mca_coll_gc3_scan(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dt, struct ompi_op_t *op,
+                      struct ompi_communicator_t *comm, mca_coll_base_module_t *module);
+int mca_coll_gc3_exscan(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dt, struct ompi_op_t *op,
+                        struct ompi_communicator_t *comm, mca_coll_base_module_t *module);
 int mca_coll_gc3_alltoall(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf, int rcount,
                           struct ompi_datatype_t *rdtype, struct ompi_communicator_t *comm,
                           mca_coll_base_module_t *module);

@@ -36,6 +36,7 @@ mca_coll_gc3_component_t mca_coll_gc3_component = {
     .slot_bytes = 0,
     .enable_allreduce = true,
     .enable_alltoall = true,
+    .stage_host = false,
 };
 
 static int mca_coll_gc3_register(void)
@@ -101,6 +102,12 @@ static int mca_coll_gc3_register(void)
         "Run MPI_Alltoall with gc3 (false: always pass it on, device buffers staged)",
         MCA_BASE_VAR_TYPE_BOOL, NULL, 0, 0, OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_READONLY,
         &mca_coll_gc3_component.enable_alltoall);
+    mca_coll_gc3_component.stage_host = false;
+    (void)mca_base_component_var_register(c, "stage_host",
+        "Test feature, never for production: treat every host buffer as device memory, so that the staging path "
+        "(copy through host memory around the previous module) runs on machines without GPUs",
+        MCA_BASE_VAR_TYPE_BOOL, NULL, 0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
+        &mca_coll_gc3_component.stage_host);
     return OMPI_SUCCESS;
 }
 

@@ -9,6 +9,7 @@
 #include "gc3_algorithms.h"
 #include "opal/util/output.h"
 #include "ompi/mca/coll/base/base.h"
+#include "ompi/request/request.h"
 #ifdef GC3_HAVE_CUDA
 #include <cuda_runtime_api.h>
 #endif
@@ -47,6 +48,15 @@ static void mca_coll_gc3_module_destruct(mca_coll_gc3_module_t *m)
     GC3_RELEASE_PREV(m, iallreduce);
     GC3_RELEASE_PREV(m, ialltoall);
     GC3_RELEASE_PREV(m, barrier);
+    GC3_RELEASE_PREV(m, bcast);
+    GC3_RELEASE_PREV(m, reduce);
+    GC3_RELEASE_PREV(m, allgatherv);
+    GC3_RELEASE_PREV(m, gather);
+    GC3_RELEASE_PREV(m, scatter);
+    GC3_RELEASE_PREV(m, alltoallv);
+    GC3_RELEASE_PREV(m, reduce_scatter);
+    GC3_RELEASE_PREV(m, scan);
+    GC3_RELEASE_PREV(m, exscan);
 }
 
 OBJ_CLASS_INSTANCE(mca_coll_gc3_module_t, mca_coll_base_module_t, mca_coll_gc3_module_construct,
@@ -82,6 +92,15 @@ static int mca_coll_gc3_module_enable(mca_coll_base_module_t *module, struct omp
     GC3_SAVE_PREV(m, comm, iallreduce);
     GC3_SAVE_PREV(m, comm, ialltoall);
     GC3_SAVE_PREV(m, comm, barrier);
+    GC3_SAVE_PREV(m, comm, bcast);
+    GC3_SAVE_PREV(m, comm, reduce);
+    GC3_SAVE_PREV(m, comm, allgatherv);
+    GC3_SAVE_PREV(m, comm, gather);
+    GC3_SAVE_PREV(m, comm, scatter);
+    GC3_SAVE_PREV(m, comm, alltoallv);
+    GC3_SAVE_PREV(m, comm, reduce_scatter);
+    GC3_SAVE_PREV(m, comm, scan);
+    GC3_SAVE_PREV(m, comm, exscan);
     m->comm = comm;
     opal_output_verbose(3, mca_coll_gc3_component.output, "coll:gc3: enabled on comm %s (%d ranks)", comm->c_name,
                         ompi_comm_size(comm));
@@ -268,6 +287,10 @@ int mca_coll_gc3_pick_backend(mca_coll_gc3_module_t *m, const void *sbuf, const 
     mca_coll_gc3_mem_t kr = mca_coll_gc3_classify(rbuf, &dev_r);
 
     *device_buffers_p = ks != MCA_COLL_GC3_MEM_HOST || kr != MCA_COLL_GC3_MEM_HOST;
+    if (mca_coll_gc3_component.stage_host) {
+        *device_buffers_p = 1; /* test feature: host buffers take the staging path */
+        return -1;
+    }
     if (!*device_buffers_p) {
         return mca_coll_gc3_component.backend == MCA_COLL_GC3_BACKEND_HOST ? GC3_BACKEND_HOST : -1;
     }
@@ -331,33 +354,19 @@ int mca_coll_gc3_try_run(mca_coll_gc3_module_t *m, int coll, gc3_backend_t backe
 
 /* ---------------------------------------------------------------- pass-through collectives */
 
-static int mca_coll_gc3_allgather(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
-                                  int rcount, struct ompi_datatype_t *rdtype, struct ompi_communicator_t *comm,
-                                  mca_coll_base_module_t *module)
-{
-    mca_coll_gc3_module_t *m = (mca_coll_gc3_module_t *)module;
-    if (m->prev_allgather == NULL) {
-        return GC3_NO_PREV(comm, allgather);
-    }
-    return m->prev_allgather(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, m->prev_allgather_module);
-}
-
-static int mca_coll_gc3_reduce_scatter_block(const void *sbuf, void *rbuf, int rcount, struct ompi_datatype_t *dtype,
-                                             struct ompi_op_t *op, struct ompi_communicator_t *comm,
-                                             mca_coll_base_module_t *module)
-{
-    mca_coll_gc3_module_t *m = (mca_coll_gc3_module_t *)module;
-    if (m->prev_reduce_scatter_block == NULL) {
-        return GC3_NO_PREV(comm, reduce_scatter_block);
-    }
-    return m->prev_reduce_scatter_block(sbuf, rbuf, rcount, dtype, op, comm, m->prev_reduce_scatter_block_module);
-}
-
+/* Nonblocking calls on device buffers: the previous (non-CUDA-aware) module must not see them;
+ * gc3 completes them at once (through the runtime, or staged) and returns a completed request.
+ * Correct, but nothing overlaps with the caller's work yet. */
 static int mca_coll_gc3_iallreduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
                                    struct ompi_op_t *op, struct ompi_communicator_t *comm, ompi_request_t **request,
                                    mca_coll_base_module_t *module)
 {
     mca_coll_gc3_module_t *m = (mca_coll_gc3_module_t *)module;
+    if (mca_coll_gc3_is_device(sbuf) || mca_coll_gc3_is_device(rbuf)) {
+        int rc = mca_coll_gc3_allreduce(sbuf, rbuf, count, dtype, op, comm, module);
+        *request = &ompi_request_empty;
+        return rc;
+    }
     if (m->prev_iallreduce == NULL) {
         return GC3_NO_PREV(comm, iallreduce);
     }
@@ -369,6 +378,11 @@ static int mca_coll_gc3_ialltoall(const void *sbuf, int scount, struct ompi_data
                                   ompi_request_t **request, mca_coll_base_module_t *module)
 {
     mca_coll_gc3_module_t *m = (mca_coll_gc3_module_t *)module;
+    if (mca_coll_gc3_is_device(sbuf) || mca_coll_gc3_is_device(rbuf)) {
+        int rc = mca_coll_gc3_alltoall(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, module);
+        *request = &ompi_request_empty;
+        return rc;
+    }
     if (m->prev_ialltoall == NULL) {
         return GC3_NO_PREV(comm, ialltoall);
     }
@@ -400,6 +414,15 @@ mca_coll_base_module_t *mca_coll_gc3_comm_query(struct ompi_communicator_t *comm
     m->super.coll_allgather            = mca_coll_gc3_allgather;
     m->super.coll_reduce_scatter_block = mca_coll_gc3_reduce_scatter_block;
     m->super.coll_iallreduce           = mca_coll_gc3_iallreduce;
+    m->super.coll_bcast                = mca_coll_gc3_bcast;
+    m->super.coll_reduce               = mca_coll_gc3_reduce;
+    m->super.coll_allgatherv           = mca_coll_gc3_allgatherv;
+    m->super.coll_gather               = mca_coll_gc3_gather;
+    m->super.coll_scatter              = mca_coll_gc3_scatter;
+    m->super.coll_alltoallv            = mca_coll_gc3_alltoallv;
+    m->super.coll_reduce_scatter       = mca_coll_gc3_reduce_scatter;
+    m->super.coll_scan                 = mca_coll_gc3_scan;
+    m->super.coll_exscan               = mca_coll_gc3_exscan;
     m->super.coll_ialltoall            = mca_coll_gc3_ialltoall;
     opal_output_verbose(3, mca_coll_gc3_component.output, "coll:gc3: comm %s: query, priority %d", comm->c_name,
                         *priority);

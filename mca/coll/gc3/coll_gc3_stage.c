@@ -5,11 +5,18 @@
 #include "opal/util/output.h"
 #include "ompi/datatype/ompi_datatype.h"
 
-typedef struct {
-    void *user;   /* the caller's pointer */
-    char *mem;    /* host copy (NULL when the user's buffer is host memory) */
-    char *base;   /* what to give the previous module: mem shifted by the datatype's lower bound */
-} gc3_stage_t;
+
+int mca_coll_gc3_is_device(const void *ptr)
+{
+    int dev;
+    if (ptr == NULL || ptr == MPI_IN_PLACE) {
+        return 0;
+    }
+    if (mca_coll_gc3_component.stage_host) {
+        return 1; /* test feature: host memory plays the device */
+    }
+    return mca_coll_gc3_classify(ptr, &dev) != MCA_COLL_GC3_MEM_HOST;
+}
 
 /* Bytes spanned by count elements of dt, and where they start relative to the pointer. */
 static size_t gc3_stage_span(struct ompi_datatype_t *dt, size_t count, ptrdiff_t *gap_p)
@@ -21,16 +28,15 @@ static size_t gc3_stage_span(struct ompi_datatype_t *dt, size_t count, ptrdiff_t
     return count == 0 ? 0 : (size_t)true_extent + (count - 1) * (size_t)extent;
 }
 
-static int gc3_stage_in(gc3_stage_t *s, void *user, struct ompi_datatype_t *dt, size_t count, int copy_in)
+int mca_coll_gc3_stage_in(mca_coll_gc3_stage_t *s, void *user, struct ompi_datatype_t *dt, size_t count, int copy_in)
 {
-    int       dev;
     ptrdiff_t gap;
     size_t    span = gc3_stage_span(dt, count, &gap);
 
     s->user = user;
     s->mem  = NULL;
     s->base = user;
-    if (user == MPI_IN_PLACE || mca_coll_gc3_classify(user, &dev) == MCA_COLL_GC3_MEM_HOST) {
+    if (!mca_coll_gc3_is_device(user)) {
         return OMPI_SUCCESS;
     }
     s->mem = malloc(span + 1);
@@ -41,7 +47,7 @@ static int gc3_stage_in(gc3_stage_t *s, void *user, struct ompi_datatype_t *dt, 
     return copy_in ? mca_coll_gc3_memcpy(s->mem, (char *)user + gap, span) : OMPI_SUCCESS;
 }
 
-static int gc3_stage_out(gc3_stage_t *s, struct ompi_datatype_t *dt, size_t count, int copy_out, int rc)
+int mca_coll_gc3_stage_out(mca_coll_gc3_stage_t *s, struct ompi_datatype_t *dt, size_t count, int copy_out, int rc)
 {
     ptrdiff_t gap;
     size_t    span = gc3_stage_span(dt, count, &gap);
@@ -58,39 +64,39 @@ static int gc3_stage_out(gc3_stage_t *s, struct ompi_datatype_t *dt, size_t coun
 int mca_coll_gc3_stage_allreduce(mca_coll_gc3_module_t *m, const void *sbuf, void *rbuf, int count,
                                  struct ompi_datatype_t *dtype, struct ompi_op_t *op)
 {
-    gc3_stage_t s, r;
+    mca_coll_gc3_stage_t s, r;
     int         rc;
 
     opal_output_verbose(2, mca_coll_gc3_component.output, "coll:gc3: allreduce of %d elements staged through host memory",
                         count);
-    rc = gc3_stage_in(&s, (void *)sbuf, dtype, (size_t)count, 1);
+    rc = mca_coll_gc3_stage_in(&s, (void *)sbuf, dtype, (size_t)count, 1);
     if (rc == OMPI_SUCCESS) {
-        rc = gc3_stage_in(&r, rbuf, dtype, (size_t)count, sbuf == MPI_IN_PLACE);
+        rc = mca_coll_gc3_stage_in(&r, rbuf, dtype, (size_t)count, sbuf == MPI_IN_PLACE);
         if (rc == OMPI_SUCCESS) {
             rc = m->prev_allreduce(sbuf == MPI_IN_PLACE ? MPI_IN_PLACE : s.base, r.base, count, dtype, op, m->comm,
                                    m->prev_allreduce_module);
         }
-        rc = gc3_stage_out(&r, dtype, (size_t)count, 1, rc);
+        rc = mca_coll_gc3_stage_out(&r, dtype, (size_t)count, 1, rc);
     }
-    return gc3_stage_out(&s, dtype, (size_t)count, 0, rc);
+    return mca_coll_gc3_stage_out(&s, dtype, (size_t)count, 0, rc);
 }
 
 int mca_coll_gc3_stage_alltoall(mca_coll_gc3_module_t *m, const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
                                 void *rbuf, int rcount, struct ompi_datatype_t *rdtype)
 {
     size_t      n = (size_t)ompi_comm_size(m->comm);
-    gc3_stage_t s, r;
+    mca_coll_gc3_stage_t s, r;
     int         rc;
 
     opal_output_verbose(2, mca_coll_gc3_component.output, "coll:gc3: alltoall staged through host memory");
-    rc = gc3_stage_in(&s, (void *)sbuf, sdtype, (size_t)scount * n, 1);
+    rc = mca_coll_gc3_stage_in(&s, (void *)sbuf, sdtype, (size_t)scount * n, 1);
     if (rc == OMPI_SUCCESS) {
-        rc = gc3_stage_in(&r, rbuf, rdtype, (size_t)rcount * n, sbuf == MPI_IN_PLACE);
+        rc = mca_coll_gc3_stage_in(&r, rbuf, rdtype, (size_t)rcount * n, sbuf == MPI_IN_PLACE);
         if (rc == OMPI_SUCCESS) {
             rc = m->prev_alltoall(sbuf == MPI_IN_PLACE ? MPI_IN_PLACE : s.base, scount, sdtype, r.base, rcount, rdtype,
                                   m->comm, m->prev_alltoall_module);
         }
-        rc = gc3_stage_out(&r, rdtype, (size_t)rcount * n, 1, rc);
+        rc = mca_coll_gc3_stage_out(&r, rdtype, (size_t)rcount * n, 1, rc);
     }
-    return gc3_stage_out(&s, sdtype, (size_t)scount * n, 0, rc);
+    return mca_coll_gc3_stage_out(&s, sdtype, (size_t)scount * n, 0, rc);
 }

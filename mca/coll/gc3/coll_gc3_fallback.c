@@ -1,0 +1,289 @@
+/* coll/gc3: the collectives gc3 does not run itself. With host buffers they go straight to the
+ * previous module; with device buffers (which that module would dereference and crash on)
+ * every buffer is copied through host memory around the call (coll_gc3_stage.c). */
+#include "coll_gc3.h"
+#include "opal/util/output.h"
+
+#define GC3_PREV_OR_FAIL(m, comm, name)                                                                \
+    do {                                                                                               \
+        if ((m)->prev_##name == NULL) {                                                                \
+            opal_output_verbose(1, mca_coll_gc3_component.output,                                      \
+                                "coll:gc3: comm %s: " #name " called but no other coll component provides it", \
+                                (comm)->c_name);                                                       \
+            return OMPI_ERR_NOT_SUPPORTED;                                                             \
+        }                                                                                              \
+    } while (0)
+
+/* elements of dt spanned by a vector of counts at displacements */
+static size_t gc3_vspan(const int *counts, const int *displs, int n)
+{
+    size_t span = 0;
+    for (int i = 0; i < n; i++) {
+        if (counts[i] > 0 && (size_t)displs[i] + (size_t)counts[i] > span) {
+            span = (size_t)displs[i] + (size_t)counts[i];
+        }
+    }
+    return span;
+}
+
+static int gc3_sum(const int *counts, int n)
+{
+    int s = 0;
+    for (int i = 0; i < n; i++) {
+        s += counts[i];
+    }
+    return s;
+}
+
+#define GC3_STAGED(name) opal_output_verbose(2, mca_coll_gc3_component.output, "coll:gc3: " name " on device buffers: staged through host memory")
+
+int mca_coll_gc3_bcast(void *buf, int count, struct ompi_datatype_t *dt, int root, struct ompi_communicator_t *comm,
+                       mca_coll_base_module_t *module)
+{
+    mca_coll_gc3_module_t *m = (mca_coll_gc3_module_t *)module;
+    mca_coll_gc3_stage_t   b;
+    int                    rc, me = ompi_comm_rank(comm);
+
+    GC3_PREV_OR_FAIL(m, comm, bcast);
+    if (!mca_coll_gc3_is_device(buf)) {
+        return m->prev_bcast(buf, count, dt, root, comm, m->prev_bcast_module);
+    }
+    GC3_STAGED("bcast");
+    rc = mca_coll_gc3_stage_in(&b, buf, dt, (size_t)count, me == root);
+    if (rc == OMPI_SUCCESS) {
+        rc = m->prev_bcast(b.base, count, dt, root, comm, m->prev_bcast_module);
+    }
+    return mca_coll_gc3_stage_out(&b, dt, (size_t)count, me != root, rc);
+}
+
+int mca_coll_gc3_reduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dt, struct ompi_op_t *op,
+                        int root, struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
+{
+    mca_coll_gc3_module_t *m = (mca_coll_gc3_module_t *)module;
+    mca_coll_gc3_stage_t   s, r;
+    int                    rc, me = ompi_comm_rank(comm), inplace = sbuf == MPI_IN_PLACE;
+
+    GC3_PREV_OR_FAIL(m, comm, reduce);
+    if (!mca_coll_gc3_is_device(sbuf) && !(me == root && mca_coll_gc3_is_device(rbuf))) {
+        return m->prev_reduce(sbuf, rbuf, count, dt, op, root, comm, m->prev_reduce_module);
+    }
+    GC3_STAGED("reduce");
+    rc = mca_coll_gc3_stage_in(&s, (void *)sbuf, dt, (size_t)count, 1);
+    if (rc == OMPI_SUCCESS) {
+        rc = mca_coll_gc3_stage_in(&r, me == root ? rbuf : NULL, dt, (size_t)count, inplace);
+        if (rc == OMPI_SUCCESS) {
+            rc = m->prev_reduce(inplace ? MPI_IN_PLACE : s.base, me == root ? r.base : rbuf, count, dt, op, root, comm,
+                                m->prev_reduce_module);
+        }
+        rc = mca_coll_gc3_stage_out(&r, dt, (size_t)count, 1, rc);
+    }
+    return mca_coll_gc3_stage_out(&s, dt, (size_t)count, 0, rc);
+}
+
+int mca_coll_gc3_allgather(const void *sbuf, int scount, struct ompi_datatype_t *sdt, void *rbuf, int rcount,
+                           struct ompi_datatype_t *rdt, struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
+{
+    mca_coll_gc3_module_t *m = (mca_coll_gc3_module_t *)module;
+    mca_coll_gc3_stage_t   s, r;
+    size_t                 n = (size_t)ompi_comm_size(comm);
+    int                    rc, inplace = sbuf == MPI_IN_PLACE;
+
+    GC3_PREV_OR_FAIL(m, comm, allgather);
+    if (!mca_coll_gc3_is_device(sbuf) && !mca_coll_gc3_is_device(rbuf)) {
+        return m->prev_allgather(sbuf, scount, sdt, rbuf, rcount, rdt, comm, m->prev_allgather_module);
+    }
+    GC3_STAGED("allgather");
+    rc = mca_coll_gc3_stage_in(&s, (void *)sbuf, sdt, (size_t)scount, 1);
+    if (rc == OMPI_SUCCESS) {
+        rc = mca_coll_gc3_stage_in(&r, rbuf, rdt, (size_t)rcount * n, inplace);
+        if (rc == OMPI_SUCCESS) {
+            rc = m->prev_allgather(inplace ? MPI_IN_PLACE : s.base, scount, sdt, r.base, rcount, rdt, comm,
+                                   m->prev_allgather_module);
+        }
+        rc = mca_coll_gc3_stage_out(&r, rdt, (size_t)rcount * n, 1, rc);
+    }
+    return mca_coll_gc3_stage_out(&s, sdt, (size_t)scount, 0, rc);
+}
+
+int mca_coll_gc3_allgatherv(const void *sbuf, int scount, struct ompi_datatype_t *sdt, void *rbuf, const int *rcounts,
+                            const int *displs, struct ompi_datatype_t *rdt, struct ompi_communicator_t *comm,
+                            mca_coll_base_module_t *module)
+{
+    mca_coll_gc3_module_t *m = (mca_coll_gc3_module_t *)module;
+    mca_coll_gc3_stage_t   s, r;
+    size_t                 span = gc3_vspan(rcounts, displs, ompi_comm_size(comm));
+    int                    rc, inplace = sbuf == MPI_IN_PLACE;
+
+    GC3_PREV_OR_FAIL(m, comm, allgatherv);
+    if (!mca_coll_gc3_is_device(sbuf) && !mca_coll_gc3_is_device(rbuf)) {
+        return m->prev_allgatherv(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, comm, m->prev_allgatherv_module);
+    }
+    GC3_STAGED("allgatherv");
+    rc = mca_coll_gc3_stage_in(&s, (void *)sbuf, sdt, (size_t)scount, 1);
+    if (rc == OMPI_SUCCESS) {
+        rc = mca_coll_gc3_stage_in(&r, rbuf, rdt, span, inplace);
+        if (rc == OMPI_SUCCESS) {
+            rc = m->prev_allgatherv(inplace ? MPI_IN_PLACE : s.base, scount, sdt, r.base, rcounts, displs, rdt, comm,
+                                    m->prev_allgatherv_module);
+        }
+        rc = mca_coll_gc3_stage_out(&r, rdt, span, 1, rc);
+    }
+    return mca_coll_gc3_stage_out(&s, sdt, (size_t)scount, 0, rc);
+}
+
+int mca_coll_gc3_gather(const void *sbuf, int scount, struct ompi_datatype_t *sdt, void *rbuf, int rcount,
+                        struct ompi_datatype_t *rdt, int root, struct ompi_communicator_t *comm,
+                        mca_coll_base_module_t *module)
+{
+    mca_coll_gc3_module_t *m = (mca_coll_gc3_module_t *)module;
+    mca_coll_gc3_stage_t   s, r;
+    int                    rc, me = ompi_comm_rank(comm), inplace = sbuf == MPI_IN_PLACE;
+    size_t                 n = me == root ? (size_t)rcount * (size_t)ompi_comm_size(comm) : 0;
+
+    GC3_PREV_OR_FAIL(m, comm, gather);
+    if (!mca_coll_gc3_is_device(sbuf) && !(me == root && mca_coll_gc3_is_device(rbuf))) {
+        return m->prev_gather(sbuf, scount, sdt, rbuf, rcount, rdt, root, comm, m->prev_gather_module);
+    }
+    GC3_STAGED("gather");
+    rc = mca_coll_gc3_stage_in(&s, (void *)sbuf, sdt, (size_t)scount, 1);
+    if (rc == OMPI_SUCCESS) {
+        rc = mca_coll_gc3_stage_in(&r, me == root ? rbuf : NULL, rdt, n, inplace);
+        if (rc == OMPI_SUCCESS) {
+            rc = m->prev_gather(inplace ? MPI_IN_PLACE : s.base, scount, sdt, me == root ? r.base : rbuf, rcount, rdt,
+                                root, comm, m->prev_gather_module);
+        }
+        rc = mca_coll_gc3_stage_out(&r, rdt, n, 1, rc);
+    }
+    return mca_coll_gc3_stage_out(&s, sdt, (size_t)scount, 0, rc);
+}
+
+int mca_coll_gc3_scatter(const void *sbuf, int scount, struct ompi_datatype_t *sdt, void *rbuf, int rcount,
+                         struct ompi_datatype_t *rdt, int root, struct ompi_communicator_t *comm,
+                         mca_coll_base_module_t *module)
+{
+    mca_coll_gc3_module_t *m = (mca_coll_gc3_module_t *)module;
+    mca_coll_gc3_stage_t   s, r;
+    int                    rc, me = ompi_comm_rank(comm), inplace = rbuf == MPI_IN_PLACE;
+    size_t                 n = me == root ? (size_t)scount * (size_t)ompi_comm_size(comm) : 0;
+
+    GC3_PREV_OR_FAIL(m, comm, scatter);
+    if (!(me == root && mca_coll_gc3_is_device(sbuf)) && !mca_coll_gc3_is_device(rbuf)) {
+        return m->prev_scatter(sbuf, scount, sdt, rbuf, rcount, rdt, root, comm, m->prev_scatter_module);
+    }
+    GC3_STAGED("scatter");
+    rc = mca_coll_gc3_stage_in(&s, me == root ? (void *)sbuf : NULL, sdt, n, 1);
+    if (rc == OMPI_SUCCESS) {
+        rc = mca_coll_gc3_stage_in(&r, rbuf, rdt, (size_t)rcount, 0);
+        if (rc == OMPI_SUCCESS) {
+            rc = m->prev_scatter(me == root ? s.base : sbuf, scount, sdt, inplace ? MPI_IN_PLACE : r.base, rcount, rdt,
+                                 root, comm, m->prev_scatter_module);
+        }
+        rc = mca_coll_gc3_stage_out(&r, rdt, (size_t)rcount, 1, rc);
+    }
+    return mca_coll_gc3_stage_out(&s, sdt, n, 0, rc);
+}
+
+int mca_coll_gc3_alltoallv(const void *sbuf, const int *scounts, const int *sdispls, struct ompi_datatype_t *sdt,
+                           void *rbuf, const int *rcounts, const int *rdispls, struct ompi_datatype_t *rdt,
+                           struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
+{
+    mca_coll_gc3_module_t *m = (mca_coll_gc3_module_t *)module;
+    mca_coll_gc3_stage_t   s, r;
+    int                    rc, n = ompi_comm_size(comm), inplace = sbuf == MPI_IN_PLACE;
+    size_t                 sspan = inplace ? 0 : gc3_vspan(scounts, sdispls, n), rspan = gc3_vspan(rcounts, rdispls, n);
+
+    GC3_PREV_OR_FAIL(m, comm, alltoallv);
+    if (!mca_coll_gc3_is_device(sbuf) && !mca_coll_gc3_is_device(rbuf)) {
+        return m->prev_alltoallv(sbuf, scounts, sdispls, sdt, rbuf, rcounts, rdispls, rdt, comm, m->prev_alltoallv_module);
+    }
+    GC3_STAGED("alltoallv");
+    rc = mca_coll_gc3_stage_in(&s, (void *)sbuf, sdt, sspan, 1);
+    if (rc == OMPI_SUCCESS) {
+        rc = mca_coll_gc3_stage_in(&r, rbuf, rdt, rspan, inplace);
+        if (rc == OMPI_SUCCESS) {
+            rc = m->prev_alltoallv(inplace ? MPI_IN_PLACE : s.base, scounts, sdispls, sdt, r.base, rcounts, rdispls, rdt,
+                                   comm, m->prev_alltoallv_module);
+        }
+        rc = mca_coll_gc3_stage_out(&r, rdt, rspan, 1, rc);
+    }
+    return mca_coll_gc3_stage_out(&s, sdt, sspan, 0, rc);
+}
+
+int mca_coll_gc3_reduce_scatter_block(const void *sbuf, void *rbuf, int rcount, struct ompi_datatype_t *dt,
+                                      struct ompi_op_t *op, struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
+{
+    mca_coll_gc3_module_t *m = (mca_coll_gc3_module_t *)module;
+    mca_coll_gc3_stage_t   s, r;
+    int                    rc, inplace = sbuf == MPI_IN_PLACE;
+    size_t                 all = (size_t)rcount * (size_t)ompi_comm_size(comm), rn = inplace ? all : (size_t)rcount;
+
+    GC3_PREV_OR_FAIL(m, comm, reduce_scatter_block);
+    if (!mca_coll_gc3_is_device(sbuf) && !mca_coll_gc3_is_device(rbuf)) {
+        return m->prev_reduce_scatter_block(sbuf, rbuf, rcount, dt, op, comm, m->prev_reduce_scatter_block_module);
+    }
+    GC3_STAGED("reduce_scatter_block");
+    rc = mca_coll_gc3_stage_in(&s, (void *)sbuf, dt, all, 1);
+    if (rc == OMPI_SUCCESS) {
+        rc = mca_coll_gc3_stage_in(&r, rbuf, dt, rn, inplace);
+        if (rc == OMPI_SUCCESS) {
+            rc = m->prev_reduce_scatter_block(inplace ? MPI_IN_PLACE : s.base, r.base, rcount, dt, op, comm,
+                                              m->prev_reduce_scatter_block_module);
+        }
+        rc = mca_coll_gc3_stage_out(&r, dt, (size_t)rcount, 1, rc);
+    }
+    return mca_coll_gc3_stage_out(&s, dt, all, 0, rc);
+}
+
+int mca_coll_gc3_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts, struct ompi_datatype_t *dt,
+                                struct ompi_op_t *op, struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
+{
+    mca_coll_gc3_module_t *m = (mca_coll_gc3_module_t *)module;
+    mca_coll_gc3_stage_t   s, r;
+    int                    rc, inplace = sbuf == MPI_IN_PLACE;
+    size_t                 all = (size_t)gc3_sum(rcounts, ompi_comm_size(comm));
+    size_t                 mine = (size_t)rcounts[ompi_comm_rank(comm)], rn = inplace ? all : mine;
+
+    GC3_PREV_OR_FAIL(m, comm, reduce_scatter);
+    if (!mca_coll_gc3_is_device(sbuf) && !mca_coll_gc3_is_device(rbuf)) {
+        return m->prev_reduce_scatter(sbuf, rbuf, rcounts, dt, op, comm, m->prev_reduce_scatter_module);
+    }
+    GC3_STAGED("reduce_scatter");
+    rc = mca_coll_gc3_stage_in(&s, (void *)sbuf, dt, all, 1);
+    if (rc == OMPI_SUCCESS) {
+        rc = mca_coll_gc3_stage_in(&r, rbuf, dt, rn, inplace);
+        if (rc == OMPI_SUCCESS) {
+            rc = m->prev_reduce_scatter(inplace ? MPI_IN_PLACE : s.base, r.base, rcounts, dt, op, comm,
+                                        m->prev_reduce_scatter_module);
+        }
+        rc = mca_coll_gc3_stage_out(&r, dt, mine, 1, rc);
+    }
+    return mca_coll_gc3_stage_out(&s, dt, all, 0, rc);
+}
+
+/* scan and exscan share a signature and the same staging */
+#define GC3_SCAN_LIKE(name)                                                                                     \
+    int mca_coll_gc3_##name(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dt,                \
+                            struct ompi_op_t *op, struct ompi_communicator_t *comm, mca_coll_base_module_t *module) \
+    {                                                                                                           \
+        mca_coll_gc3_module_t *m = (mca_coll_gc3_module_t *)module;                                             \
+        mca_coll_gc3_stage_t   s, r;                                                                            \
+        int                    rc, inplace = sbuf == MPI_IN_PLACE;                                              \
+        GC3_PREV_OR_FAIL(m, comm, name);                                                                        \
+        if (!mca_coll_gc3_is_device(sbuf) && !mca_coll_gc3_is_device(rbuf)) {                                   \
+            return m->prev_##name(sbuf, rbuf, count, dt, op, comm, m->prev_##name##_module);                    \
+        }                                                                                                       \
+        GC3_STAGED(#name);                                                                                      \
+        rc = mca_coll_gc3_stage_in(&s, (void *)sbuf, dt, (size_t)count, 1);                                     \
+        if (rc == OMPI_SUCCESS) {                                                                               \
+            rc = mca_coll_gc3_stage_in(&r, rbuf, dt, (size_t)count, inplace);                                   \
+            if (rc == OMPI_SUCCESS) {                                                                           \
+                rc = m->prev_##name(inplace ? MPI_IN_PLACE : s.base, r.base, count, dt, op, comm,               \
+                                    m->prev_##name##_module);                                                   \
+            }                                                                                                   \
+            rc = mca_coll_gc3_stage_out(&r, dt, (size_t)count, 1, rc);                                          \
+        }                                                                                                       \
+        return mca_coll_gc3_stage_out(&s, dt, (size_t)count, 0, rc);                                            \
+    }
+
+GC3_SCAN_LIKE(scan)
+GC3_SCAN_LIKE(exscan)

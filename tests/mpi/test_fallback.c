@@ -1,0 +1,264 @@
+/* The collectives coll/gc3 passes on must give correct results on device buffers (staged
+ * through host memory), not crash: bcast, reduce, allgather, allgatherv, gather, scatter,
+ * alltoallv, reduce_scatter(_block), scan, exscan, plus allreduce/alltoall on the staging path.
+ * --device: real device buffers (GPU machine); otherwise run with --mca coll_gc3_stage_host true
+ * so that host buffers take the staging path. Every result is checked against a host computation. */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#ifdef GC3_HAVE_CUDA
+#include <cuda_runtime_api.h>
+#endif
+
+static int rank, size, on_device, checks, failures;
+
+static int *dalloc(size_t n)
+{
+#ifdef GC3_HAVE_CUDA
+    if (on_device) {
+        void *p = NULL;
+        cudaMalloc(&p, n * sizeof(int) + 8);
+        cudaMemset(p, 0, n * sizeof(int) + 8);
+        return p;
+    }
+#endif
+    return calloc(n + 2, sizeof(int));
+}
+
+static void dput(int *d, const int *h, size_t n)
+{
+#ifdef GC3_HAVE_CUDA
+    if (on_device) {
+        cudaMemcpy(d, h, n * sizeof(int), cudaMemcpyHostToDevice);
+        return;
+    }
+#endif
+    memcpy(d, h, n * sizeof(int));
+}
+
+static void dget(int *h, const int *d, size_t n)
+{
+#ifdef GC3_HAVE_CUDA
+    if (on_device) {
+        cudaMemcpy(h, d, n * sizeof(int), cudaMemcpyDeviceToHost);
+        return;
+    }
+#endif
+    memcpy(h, d, n * sizeof(int));
+}
+
+static void dfree(int *d)
+{
+#ifdef GC3_HAVE_CUDA
+    if (on_device) {
+        cudaFree(d);
+        return;
+    }
+#endif
+    free(d);
+}
+
+static void check(int ok, const char *what)
+{
+    int all;
+    MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
+    checks++;
+    if (!all) {
+        failures++;
+        if (rank == 0) {
+            fprintf(stderr, "FAILED: %s\n", what);
+        }
+    }
+}
+
+#define V(r, i) ((r) * 1000 + (int)(i))
+
+int main(int argc, char **argv)
+{
+    const int n = 1000, root = 1 % 2;
+    int      *h, *g, *a, *b;
+    int       ok;
+
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    on_device = argc > 1 && strcmp(argv[1], "--device") == 0;
+#ifdef GC3_HAVE_CUDA
+    if (on_device) {
+        int ndev = 0;
+        cudaGetDeviceCount(&ndev);
+        cudaSetDevice(ndev > 0 ? rank % ndev : 0);
+    }
+#endif
+    h = calloc((size_t)n * (size_t)size * 2 + 8, sizeof(int));
+    g = calloc((size_t)n * (size_t)size * 2 + 8, sizeof(int));
+    a = dalloc((size_t)n * (size_t)size * 2);
+    b = dalloc((size_t)n * (size_t)size * 2);
+
+    /* bcast from root */
+    for (int i = 0; i < n; i++) h[i] = rank == root ? V(root, i) : -1;
+    dput(a, h, (size_t)n);
+    MPI_Bcast(a, n, MPI_INT, root, MPI_COMM_WORLD);
+    dget(g, a, (size_t)n);
+    ok = 1;
+    for (int i = 0; i < n; i++) ok &= g[i] == V(root, i);
+    check(ok, "bcast");
+
+    /* reduce to root */
+    for (int i = 0; i < n; i++) h[i] = V(rank, i);
+    dput(a, h, (size_t)n);
+    MPI_Reduce(a, b, n, MPI_INT, MPI_SUM, root, MPI_COMM_WORLD);
+    ok = 1;
+    if (rank == root) {
+        dget(g, b, (size_t)n);
+        for (int i = 0; i < n; i++) ok &= g[i] == size * (size - 1) / 2 * 1000 + size * i;
+    }
+    check(ok, "reduce");
+
+    /* allgather and allgatherv (rank r contributes r+1 elements) */
+    for (int i = 0; i < n; i++) h[i] = V(rank, i);
+    dput(a, h, (size_t)n);
+    MPI_Allgather(a, n, MPI_INT, b, n, MPI_INT, MPI_COMM_WORLD);
+    dget(g, b, (size_t)n * (size_t)size);
+    ok = 1;
+    for (int r = 0; r < size; r++) for (int i = 0; i < n; i++) ok &= g[r * n + i] == V(r, i);
+    check(ok, "allgather");
+    {
+        int *counts = malloc(sizeof(int) * (size_t)size), *displs = malloc(sizeof(int) * (size_t)size), off = 0;
+        for (int r = 0; r < size; r++) {
+            counts[r] = r + 1;
+            displs[r] = off + 3; /* gaps */
+            off += r + 1 + 3;
+        }
+        MPI_Allgatherv(a, rank + 1, MPI_INT, b, counts, displs, MPI_INT, MPI_COMM_WORLD);
+        dget(g, b, (size_t)off);
+        ok = 1;
+        for (int r = 0; r < size; r++) for (int i = 0; i < counts[r]; i++) ok &= g[displs[r] + i] == V(r, i);
+        check(ok, "allgatherv");
+        /* alltoallv: rank r sends q+1 elements to q */
+        for (int q = 0, o2 = 0; q < size; q++) {
+            for (int i = 0; i < q + 1; i++) h[o2 + i] = V(rank, q * 10 + i);
+            counts[q] = q + 1;
+            displs[q] = o2;
+            o2 += q + 1;
+        }
+        dput(a, h, (size_t)off);
+        {
+            int *rc = malloc(sizeof(int) * (size_t)size), *rd = malloc(sizeof(int) * (size_t)size);
+            for (int q = 0; q < size; q++) {
+                rc[q] = rank + 1;
+                rd[q] = q * (rank + 1);
+            }
+            MPI_Alltoallv(a, counts, displs, MPI_INT, b, rc, rd, MPI_INT, MPI_COMM_WORLD);
+            dget(g, b, (size_t)size * (size_t)(rank + 1));
+            ok = 1;
+            for (int q = 0; q < size; q++) for (int i = 0; i < rank + 1; i++) ok &= g[rd[q] + i] == V(q, rank * 10 + i);
+            check(ok, "alltoallv");
+            free(rc);
+            free(rd);
+        }
+        free(counts);
+        free(displs);
+    }
+
+    /* gather and scatter */
+    for (int i = 0; i < n; i++) h[i] = V(rank, i);
+    dput(a, h, (size_t)n);
+    MPI_Gather(a, n, MPI_INT, b, n, MPI_INT, root, MPI_COMM_WORLD);
+    ok = 1;
+    if (rank == root) {
+        dget(g, b, (size_t)n * (size_t)size);
+        for (int r = 0; r < size; r++) for (int i = 0; i < n; i++) ok &= g[r * n + i] == V(r, i);
+    }
+    check(ok, "gather");
+    for (int r = 0; r < size; r++) for (int i = 0; i < n; i++) h[r * n + i] = V(r, i + 7);
+    dput(a, h, (size_t)n * (size_t)size);
+    MPI_Scatter(a, n, MPI_INT, b, n, MPI_INT, root, MPI_COMM_WORLD);
+    dget(g, b, (size_t)n);
+    ok = 1;
+    for (int i = 0; i < n; i++) ok &= g[i] == V(rank, i + 7);
+    check(ok, "scatter");
+
+    /* reduce_scatter_block and reduce_scatter */
+    for (size_t i = 0; i < (size_t)n * (size_t)size; i++) h[i] = rank + (int)i;
+    dput(a, h, (size_t)n * (size_t)size);
+    MPI_Reduce_scatter_block(a, b, n, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    dget(g, b, (size_t)n);
+    ok = 1;
+    for (int i = 0; i < n; i++) ok &= g[i] == size * (size - 1) / 2 + size * (rank * n + i);
+    check(ok, "reduce_scatter_block");
+    {
+        int *rcounts = malloc(sizeof(int) * (size_t)size), off = 0;
+        for (int r = 0; r < size; r++) rcounts[r] = r + 1;
+        for (int r = 0; r < rank; r++) off += r + 1;
+        MPI_Reduce_scatter(a, b, rcounts, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+        dget(g, b, (size_t)rank + 1);
+        ok = 1;
+        for (int i = 0; i < rank + 1; i++) ok &= g[i] == size * (size - 1) / 2 + size * (off + i);
+        check(ok, "reduce_scatter");
+        free(rcounts);
+    }
+
+    /* scan and exscan */
+    for (int i = 0; i < n; i++) h[i] = rank + 1;
+    dput(a, h, (size_t)n);
+    MPI_Scan(a, b, n, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    dget(g, b, (size_t)n);
+    ok = 1;
+    for (int i = 0; i < n; i++) ok &= g[i] == (rank + 1) * (rank + 2) / 2;
+    check(ok, "scan");
+    MPI_Exscan(a, b, n, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    dget(g, b, (size_t)n);
+    ok = 1;
+    for (int i = 0; rank > 0 && i < n; i++) ok &= g[i] == rank * (rank + 1) / 2;
+    check(ok, "exscan");
+
+    /* allreduce and alltoall on the staging path (in place too) */
+    for (int i = 0; i < n; i++) h[i] = V(rank, i);
+    dput(b, h, (size_t)n);
+    MPI_Allreduce(MPI_IN_PLACE, b, n, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    dget(g, b, (size_t)n);
+    ok = 1;
+    for (int i = 0; i < n; i++) ok &= g[i] == V(size - 1, i);
+    check(ok, "allreduce in place (staged or run by gc3)");
+    for (int q = 0; q < size; q++) for (int i = 0; i < n; i++) h[q * n + i] = V(rank, q * n + i);
+    dput(a, h, (size_t)n * (size_t)size);
+    MPI_Alltoall(a, n, MPI_INT, b, n, MPI_INT, MPI_COMM_WORLD);
+    dget(g, b, (size_t)n * (size_t)size);
+    ok = 1;
+    for (int q = 0; q < size; q++) for (int i = 0; i < n; i++) ok &= g[q * n + i] == V(q, rank * n + i);
+    check(ok, "alltoall (staged or run by gc3)");
+
+    /* nonblocking forms on the same buffers */
+    {
+        MPI_Request req;
+        for (int i = 0; i < n; i++) h[i] = V(rank, i);
+        dput(a, h, (size_t)n);
+        MPI_Iallreduce(a, b, n, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &req);
+        MPI_Wait(&req, MPI_STATUS_IGNORE);
+        dget(g, b, (size_t)n);
+        ok = 1;
+        for (int i = 0; i < n; i++) ok &= g[i] == size * (size - 1) / 2 * 1000 + size * i;
+        check(ok, "iallreduce");
+        for (int q = 0; q < size; q++) for (int i = 0; i < n; i++) h[q * n + i] = V(rank, q * n + i);
+        dput(a, h, (size_t)n * (size_t)size);
+        MPI_Ialltoall(a, n, MPI_INT, b, n, MPI_INT, MPI_COMM_WORLD, &req);
+        MPI_Wait(&req, MPI_STATUS_IGNORE);
+        dget(g, b, (size_t)n * (size_t)size);
+        ok = 1;
+        for (int q = 0; q < size; q++) for (int i = 0; i < n; i++) ok &= g[q * n + i] == V(q, rank * n + i);
+        check(ok, "ialltoall");
+    }
+
+    if (rank == 0) {
+        printf("test_fallback: %d ranks, %s buffers: %d passed, %d failed\n", size, on_device ? "device" : "host",
+               checks - failures, failures);
+    }
+    dfree(a);
+    dfree(b);
+    free(h);
+    free(g);
+    MPI_Finalize();
+    return failures != 0;
+}
