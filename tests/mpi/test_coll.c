@@ -7,41 +7,32 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#ifdef GC3_HAVE_CUDA
-#include <cuda_runtime_api.h>
-#endif
+#include "gc3_mpi_util.h"
 
 static int world_rank, failures, checks, on_device;
 
 /* With --device the MPI calls get device buffers (the test fills and reads host copies). */
 static void *dev_copy(const void *host, size_t bytes)
 {
-#ifdef GC3_HAVE_CUDA
-    if (on_device) {
-        void *d = NULL;
-        if (cudaMalloc(&d, bytes + 8) != cudaSuccess) {
-            fprintf(stderr, "rank %d: cudaMalloc(%zu) failed\n", world_rank, bytes);
-            MPI_Abort(MPI_COMM_WORLD, 1);
-        }
-        cudaMemcpy(d, host, bytes, cudaMemcpyHostToDevice);
-        return d;
+    void *d;
+    if (!on_device) {
+        return (void *)host;
     }
-#endif
-    (void)bytes;
-    return (void *)host;
+    d = gc3_test_alloc(1, bytes);
+    if (d == NULL) {
+        fprintf(stderr, "rank %d: cannot allocate %zu bytes on the device\n", world_rank, bytes);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    gc3_test_copy(1, d, host, bytes);
+    return d;
 }
 
 static void dev_back(void *host, void *dev, size_t bytes)
 {
-#ifdef GC3_HAVE_CUDA
     if (on_device) {
-        cudaMemcpy(host, dev, bytes, cudaMemcpyDeviceToHost);
-        cudaFree(dev);
+        gc3_test_copy(1, host, dev, bytes);
+        gc3_test_free(1, dev);
     }
-#endif
-    (void)host;
-    (void)dev;
-    (void)bytes;
 }
 
 typedef struct {
@@ -242,22 +233,15 @@ int main(int argc, char **argv)
             on_device = 1;
         }
     }
-#ifdef GC3_HAVE_CUDA
-    if (on_device) {
-        MPI_Comm node;
-        int      local, ndev = 0;
-        MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, world_rank, MPI_INFO_NULL, &node);
-        MPI_Comm_rank(node, &local);
-        MPI_Comm_free(&node);
-        cudaGetDeviceCount(&ndev);
-        cudaSetDevice(ndev > 0 ? local % ndev : 0);
-    }
-#else
+#ifndef GC3_HAVE_CUDA
     if (on_device) {
         fprintf(stderr, "test_coll: --device needs a build with CUDA\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
 #endif
+    if (on_device) {
+        gc3_test_select_gpu(MPI_COMM_WORLD);
+    }
     MPI_Comm_dup(MPI_COMM_WORLD, &dup);
     MPI_Comm_split(MPI_COMM_WORLD, world_rank < (size + 1) / 2 + 1 ? 0 : 1, world_rank, &uneven); /* e.g. 8 -> 5 + 3 */
     MPI_Comm_split(MPI_COMM_WORLD, world_rank % 2, size - world_rank, &parity);              /* reversed order */

@@ -7,57 +7,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#ifdef GC3_HAVE_CUDA
-#include <cuda_runtime_api.h>
-#endif
+#include "gc3_mpi_util.h"
 
 static int rank, size, on_device, checks, failures;
 
-static int *dalloc(size_t n)
-{
-#ifdef GC3_HAVE_CUDA
-    if (on_device) {
-        void *p = NULL;
-        cudaMalloc(&p, n * sizeof(int) + 8);
-        cudaMemset(p, 0, n * sizeof(int) + 8);
-        return p;
-    }
-#endif
-    return calloc(n + 2, sizeof(int));
-}
-
-static void dput(int *d, const int *h, size_t n)
-{
-#ifdef GC3_HAVE_CUDA
-    if (on_device) {
-        cudaMemcpy(d, h, n * sizeof(int), cudaMemcpyHostToDevice);
-        return;
-    }
-#endif
-    memcpy(d, h, n * sizeof(int));
-}
-
-static void dget(int *h, const int *d, size_t n)
-{
-#ifdef GC3_HAVE_CUDA
-    if (on_device) {
-        cudaMemcpy(h, d, n * sizeof(int), cudaMemcpyDeviceToHost);
-        return;
-    }
-#endif
-    memcpy(h, d, n * sizeof(int));
-}
-
-static void dfree(int *d)
-{
-#ifdef GC3_HAVE_CUDA
-    if (on_device) {
-        cudaFree(d);
-        return;
-    }
-#endif
-    free(d);
-}
+#define dalloc(n)       ((int *)gc3_test_alloc(on_device, (n) * sizeof(int)))
+#define dput(d, h, n)   gc3_test_copy(on_device, d, h, (n) * sizeof(int))
+#define dget(h, d, n)   gc3_test_copy(on_device, h, d, (n) * sizeof(int))
+#define dfree(d)        gc3_test_free(on_device, d)
 
 static void check(int ok, const char *what)
 {
@@ -84,13 +41,9 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     on_device = argc > 1 && strcmp(argv[1], "--device") == 0;
-#ifdef GC3_HAVE_CUDA
     if (on_device) {
-        int ndev = 0;
-        cudaGetDeviceCount(&ndev);
-        cudaSetDevice(ndev > 0 ? rank % ndev : 0);
+        gc3_test_select_gpu(MPI_COMM_WORLD);
     }
-#endif
     h = calloc((size_t)n * (size_t)size * 2 + 8, sizeof(int));
     g = calloc((size_t)n * (size_t)size * 2 + 8, sizeof(int));
     a = dalloc((size_t)n * (size_t)size * 2);

@@ -12,61 +12,12 @@
 #include "gc3_refexec.h"
 #include "gc3_runtime.h"
 #include "gc3_mpi_util.h"
-#ifdef GC3_HAVE_CUDA
-#include <cuda_runtime_api.h>
-#endif
-
 static int rank, nranks, passed, failed, on_device;
 
-/* Buffers of the call: device memory with the cuda backend, host memory otherwise. */
-static char *buf_alloc(size_t bytes)
-{
-#ifdef GC3_HAVE_CUDA
-    if (on_device) {
-        void *p = NULL;
-        if (cudaMalloc(&p, bytes + 64) != cudaSuccess) {
-            return NULL;
-        }
-        cudaMemset(p, 0xA5, bytes + 64);
-        return p;
-    }
-#endif
-    return malloc(bytes + 64);
-}
-
-static void buf_free(char *p)
-{
-#ifdef GC3_HAVE_CUDA
-    if (on_device) {
-        cudaFree(p);
-        return;
-    }
-#endif
-    free(p);
-}
-
-static void buf_put(char *dst, const char *src, size_t bytes)
-{
-#ifdef GC3_HAVE_CUDA
-    if (on_device) {
-        cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice);
-        return;
-    }
-#endif
-    memcpy(dst, src, bytes);
-}
-
-static void buf_get(char *dst, const char *src, size_t bytes)
-{
-#ifdef GC3_HAVE_CUDA
-    if (on_device) {
-        cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToHost);
-        return;
-    }
-#endif
-    memcpy(dst, src, bytes);
-}
-
+#define buf_alloc(bytes)      ((char *)gc3_test_alloc(on_device, bytes))
+#define buf_free(p)           gc3_test_free(on_device, p)
+#define buf_put(dst, src, n)  gc3_test_copy(on_device, dst, src, n)
+#define buf_get(dst, src, n)  gc3_test_copy(on_device, dst, src, n)
 
 /* everybody agrees on pass/fail of a check */
 static int agree(int ok, const char *what)

@@ -388,6 +388,7 @@ static gc3_status_t gc3_replicate(gc3_lower_t *L, int N)
     gc3_instr_t *old  = L->in;
     int          nold = L->n;
     const int    blockmajor = L->prog->params.coll == GC3_COLL_ALLREDUCE;
+    gc3_status_t status     = GC3_ERR_NO_MEMORY;
     int         *base = malloc(((size_t)nold + 1) * sizeof(int)); /* first new index of old i */
     int          total = 0;
 
@@ -440,6 +441,8 @@ static gc3_status_t gc3_replicate(gc3_lower_t *L, int N)
             }
         }
     }
+    status = GC3_OK;
+nomem: /* status is still GC3_ERR_NO_MEMORY when we came here by goto */
     for (int i = 0; i < nold; i++) {
         free(old[i].deps.v);
         free(old[i].users.v);
@@ -447,16 +450,7 @@ static gc3_status_t gc3_replicate(gc3_lower_t *L, int N)
     }
     free(old);
     free(base);
-    return GC3_OK;
-nomem:
-    for (int i = 0; i < nold; i++) {
-        free(old[i].deps.v);
-        free(old[i].users.v);
-        free(old[i].vreaders.v);
-    }
-    free(old);
-    free(base);
-    return GC3_ERR_NO_MEMORY;
+    return status;
 }
 
 /* ---------------------------------------------------------------- 4. thread blocks */
@@ -672,6 +666,24 @@ static int gc3_conn_find(gc3_conn_t **conns, int *n, int *cap, int rank, int pee
     return (*n)++;
 }
 
+/* The message at the head of connection c may now be received: if its receive was held back
+ * (ready but not next in line), queue it. */
+static void gc3_conn_release_head(gc3_lower_t *L, gc3_conn_t *c, gc3_pq_t *q)
+{
+    int next;
+    if (c->head >= c->inflight.n) {
+        return;
+    }
+    next = L->in[c->inflight.v[c->head]].spartner;
+    for (int w = 0; w < c->rwaiting.n; w++) {
+        if (c->rwaiting.v[w] == next) {
+            gc3_ivec_remove(&c->rwaiting, next);
+            gc3_pq_push(q, (gc3_pq_item_t){L->in[next].depth + L->in[next].bias, L->in[next].rdepth, next});
+            return;
+        }
+    }
+}
+
 static gc3_status_t gc3_schedule(gc3_lower_t *L)
 {
     gc3_ivec_t   *succ  = calloc((size_t)L->n + 1, sizeof(gc3_ivec_t));
@@ -790,16 +802,7 @@ static gc3_status_t gc3_schedule(gc3_lower_t *L)
                 gc3_pq_push(&q, (gc3_pq_item_t){L->in[j].depth + L->in[j].bias, L->in[j].rdepth, j});
             }
             c->waiting.n = 0;
-            if (c->head < c->inflight.n) {
-                int next = L->in[c->inflight.v[c->head]].spartner;
-                for (int w = 0; w < c->rwaiting.n; w++) {
-                    if (c->rwaiting.v[w] == next) {
-                        gc3_ivec_remove(&c->rwaiting, next);
-                        gc3_pq_push(&q, (gc3_pq_item_t){L->in[next].depth + L->in[next].bias, L->in[next].rdepth, next});
-                        break;
-                    }
-                }
-            }
+            gc3_conn_release_head(L, c, &q);
         }
         if (sconn[i] >= 0) {
             gc3_conn_t *c = &conns[sconn[i]];
@@ -808,15 +811,7 @@ static gc3_status_t gc3_schedule(gc3_lower_t *L)
                 goto out;
             }
             if (c->head == c->inflight.n - 1) {
-                /* it is next in line: its receive may already be waiting */
-                int next = x->spartner;
-                for (int w = 0; w < c->rwaiting.n; w++) {
-                    if (c->rwaiting.v[w] == next) {
-                        gc3_ivec_remove(&c->rwaiting, next);
-                        gc3_pq_push(&q, (gc3_pq_item_t){L->in[next].depth + L->in[next].bias, L->in[next].rdepth, next});
-                        break;
-                    }
-                }
+                gc3_conn_release_head(L, c, &q); /* it is next in line: its receive may be waiting */
             }
         }
         for (int k = 0; k < succ[i].n; k++) {
