@@ -217,6 +217,74 @@ static void test_alltoall(MPI_Comm comm, const char *cname, size_t max_count)
     }
 }
 
+static void test_allgather_rsb(MPI_Comm comm, const char *cname, size_t max_count)
+{
+    int          rank, size;
+    const size_t counts[] = {1, 13, 1000, 65536};
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    for (size_t d = 0; d < 3; d++) {
+        const dtype_t *dt = &dtypes[d];
+        size_t         es = (size_t)dt->size;
+        for (size_t c = 0; c < sizeof(counts) / sizeof(counts[0]); c++) {
+            size_t n = counts[c], all = n * (size_t)size;
+            char  *in = malloc(all * es + 8), *out = malloc(all * es + 8), what[200];
+            if (all > max_count) {
+                free(in);
+                free(out);
+                continue;
+            }
+            for (int inplace = 0; inplace <= 1; inplace++) {
+                int ok = 1;
+                for (size_t i = 0; i < n; i++) {
+                    put(dt, inplace ? out : in, (inplace ? (size_t)rank * n : 0) + i, (long)((rank * 31 + (long)i) % 1000));
+                }
+                {
+                    void *din = inplace ? NULL : dev_copy(in, n * es), *dout = dev_copy(out, all * es);
+                    MPI_Allgather(inplace ? MPI_IN_PLACE : din, (int)n, dt->dt, dout, (int)n, dt->dt, comm);
+                    dev_back(out, dout, all * es);
+                    if (!inplace) {
+                        dev_back(in, din, 0);
+                    }
+                }
+                for (int q = 0; q < size && ok; q++) {
+                    for (size_t i = 0; i < n && ok; i++) {
+                        ok = get(dt, out, (size_t)q * n + i) == (long)((q * 31 + (long)i) % 1000);
+                    }
+                }
+                snprintf(what, sizeof(what), "allgather %s %s count %zu %s", cname, dt->name, n, inplace ? "in-place" : "");
+                check(ok, comm, what);
+            }
+            /* reduce_scatter_block, sum: element j of block q from rank r is (r + q + j) % 50 */
+            {
+                int ok = 1;
+                for (int q = 0; q < size; q++) {
+                    for (size_t i = 0; i < n; i++) {
+                        put(dt, in, (size_t)q * n + i, (long)((rank + q + (long)i) % 50));
+                    }
+                }
+                {
+                    void *din = dev_copy(in, all * es), *dout = dev_copy(out, n * es);
+                    MPI_Reduce_scatter_block(din, dout, (int)n, dt->dt, MPI_SUM, comm);
+                    dev_back(out, dout, n * es);
+                    dev_back(in, din, 0);
+                }
+                for (size_t i = 0; i < n && ok; i++) {
+                    long want = 0;
+                    for (int r = 0; r < size; r++) {
+                        want += (r + rank + (long)i) % 50;
+                    }
+                    ok = get(dt, out, i) == want;
+                }
+                snprintf(what, sizeof(what), "reduce_scatter_block %s %s count %zu", cname, dt->name, n);
+                check(ok, comm, what);
+            }
+            free(in);
+            free(out);
+        }
+    }
+}
+
 int main(int argc, char **argv)
 {
     size_t   max_count = 16u << 20;
@@ -252,6 +320,8 @@ int main(int argc, char **argv)
     test_alltoall(MPI_COMM_WORLD, "world", max_count);
     test_alltoall(uneven, "uneven split", max_count / 16);
     test_alltoall(parity, "parity split", max_count / 16);
+    test_allgather_rsb(MPI_COMM_WORLD, "world", max_count);
+    test_allgather_rsb(uneven, "uneven split", max_count / 16);
     MPI_Comm_free(&dup);
     MPI_Comm_free(&uneven);
     MPI_Comm_free(&parity);

@@ -31,7 +31,7 @@ typedef struct mca_coll_gc3_component_t {
     long   max_bytes;    /* coll_gc3_max_bytes: above this, pass the call on (0: no limit) */
     int    slots;        /* coll_gc3_fifo_slots */
     int    slot_bytes;   /* coll_gc3_slot_bytes (0: the backend's default) */
-    bool   enable_allreduce, enable_alltoall;
+    bool   enable_allreduce, enable_alltoall, enable_allgather, enable_reduce_scatter_block;
     bool   stage_host;   /* coll_gc3_stage_host: test feature, host buffers take the staging path */
 } mca_coll_gc3_component_t;
 
@@ -42,7 +42,8 @@ OMPI_MODULE_DECLSPEC extern mca_coll_gc3_component_t mca_coll_gc3_component;
     mca_coll_base_module_##name##_fn_t prev_##name;    \
     mca_coll_base_module_t            *prev_##name##_module
 
-enum { MCA_COLL_GC3_ALLREDUCE, MCA_COLL_GC3_ALLTOALL, MCA_COLL_GC3_NCOLL };
+enum { MCA_COLL_GC3_ALLREDUCE, MCA_COLL_GC3_ALLTOALL, MCA_COLL_GC3_ALLGATHER, MCA_COLL_GC3_REDUCE_SCATTER, MCA_COLL_GC3_NCOLL };
+extern const char *const mca_coll_gc3_coll_names[MCA_COLL_GC3_NCOLL]; /* "allreduce", ... */
 #define MCA_COLL_GC3_NCLASS  2 /* small, large */
 #define MCA_COLL_GC3_NBACKEND 2 /* gc3_backend_t: host, cuda */
 

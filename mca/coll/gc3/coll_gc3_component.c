@@ -36,6 +36,8 @@ mca_coll_gc3_component_t mca_coll_gc3_component = {
     .slot_bytes = 0,
     .enable_allreduce = true,
     .enable_alltoall = true,
+    .enable_allgather = true,
+    .enable_reduce_scatter_block = true,
     .stage_host = false,
 };
 
@@ -102,6 +104,16 @@ static int mca_coll_gc3_register(void)
         "Run MPI_Alltoall with gc3 (false: always pass it on, device buffers staged)",
         MCA_BASE_VAR_TYPE_BOOL, NULL, 0, 0, OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_READONLY,
         &mca_coll_gc3_component.enable_alltoall);
+    mca_coll_gc3_component.enable_allgather = true;
+    (void)mca_base_component_var_register(c, "enable_allgather",
+        "Run MPI_Allgather with gc3 (false: always pass it on, device buffers staged)",
+        MCA_BASE_VAR_TYPE_BOOL, NULL, 0, 0, OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_READONLY,
+        &mca_coll_gc3_component.enable_allgather);
+    mca_coll_gc3_component.enable_reduce_scatter_block = true;
+    (void)mca_base_component_var_register(c, "enable_reduce_scatter_block",
+        "Run MPI_Reduce_scatter_block with gc3, out of place (false: always pass it on, device buffers staged)",
+        MCA_BASE_VAR_TYPE_BOOL, NULL, 0, 0, OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_READONLY,
+        &mca_coll_gc3_component.enable_reduce_scatter_block);
     mca_coll_gc3_component.stage_host = false;
     (void)mca_base_component_var_register(c, "stage_host",
         "Test feature, never for production: treat every host buffer as device memory, so that the staging path "

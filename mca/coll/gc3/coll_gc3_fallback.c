@@ -3,6 +3,7 @@
  * every buffer is copied through host memory around the call (coll_gc3_stage.c). */
 #include "coll_gc3.h"
 #include "opal/util/output.h"
+#include "ompi/datatype/ompi_datatype.h"
 
 #define GC3_PREV_OR_FAIL(m, comm, name)                                                                \
     do {                                                                                               \
@@ -85,10 +86,24 @@ int mca_coll_gc3_allgather(const void *sbuf, int scount, struct ompi_datatype_t 
 {
     mca_coll_gc3_module_t *m = (mca_coll_gc3_module_t *)module;
     mca_coll_gc3_stage_t   s, r;
-    size_t                 n = (size_t)ompi_comm_size(comm);
-    int                    rc, inplace = sbuf == MPI_IN_PLACE;
+    size_t                 n = (size_t)ompi_comm_size(comm), rsize = 0, ssize = 0;
+    int                    rc, inplace = sbuf == MPI_IN_PLACE, device, backend;
 
     GC3_PREV_OR_FAIL(m, comm, allgather);
+    backend = mca_coll_gc3_pick_backend(m, sbuf, rbuf, "allgather", &device);
+    ompi_datatype_type_size(rdt, &rsize);
+    ssize = inplace ? rsize * (size_t)rcount : 0;
+    if (!inplace) {
+        ompi_datatype_type_size(sdt, &ssize);
+        ssize *= (size_t)scount;
+    }
+    if (backend >= 0 && mca_coll_gc3_component.enable_allgather && rcount > 0 &&
+        ompi_datatype_is_contiguous_memory_layout(rdt, rcount * (int)n) &&
+        (inplace || ompi_datatype_is_contiguous_memory_layout(sdt, scount)) && ssize == rsize * (size_t)rcount &&
+        mca_coll_gc3_try_run(m, MCA_COLL_GC3_ALLGATHER, (gc3_backend_t)backend, sbuf, rbuf, ssize, GC3_DT_UINT8,
+                             GC3_OP_SUM, ssize * n, &rc)) {
+        return rc;
+    }
     if (!mca_coll_gc3_is_device(sbuf) && !mca_coll_gc3_is_device(rbuf)) {
         return m->prev_allgather(sbuf, scount, sdt, rbuf, rcount, rdt, comm, m->prev_allgather_module);
     }
@@ -214,10 +229,23 @@ int mca_coll_gc3_reduce_scatter_block(const void *sbuf, void *rbuf, int rcount, 
 {
     mca_coll_gc3_module_t *m = (mca_coll_gc3_module_t *)module;
     mca_coll_gc3_stage_t   s, r;
-    int                    rc, inplace = sbuf == MPI_IN_PLACE;
+    int                    rc, inplace = sbuf == MPI_IN_PLACE, device, backend;
     size_t                 all = (size_t)rcount * (size_t)ompi_comm_size(comm), rn = inplace ? all : (size_t)rcount;
+    size_t                 dsize = 0;
+    gc3_dtype_t            gdt;
+    gc3_op_t               gop;
 
     GC3_PREV_OR_FAIL(m, comm, reduce_scatter_block);
+    /* gc3 runs it out of place (MPI's in-place result goes to the start of the buffer, the
+       program's to this rank's block: those are passed on) */
+    backend = inplace ? -1 : mca_coll_gc3_pick_backend(m, sbuf, rbuf, "reduce_scatter_block", &device);
+    ompi_datatype_type_size(dt, &dsize);
+    if (backend >= 0 && mca_coll_gc3_component.enable_reduce_scatter_block && rcount > 0 &&
+        mca_coll_gc3_map_dtype(dt, &gdt) && mca_coll_gc3_map_op(op, &gop) && gc3_op_valid(gop, gdt) &&
+        mca_coll_gc3_try_run(m, MCA_COLL_GC3_REDUCE_SCATTER, (gc3_backend_t)backend, sbuf, rbuf, (size_t)rcount, gdt,
+                             gop, all * dsize, &rc)) {
+        return rc;
+    }
     if (!mca_coll_gc3_is_device(sbuf) && !mca_coll_gc3_is_device(rbuf)) {
         return m->prev_reduce_scatter_block(sbuf, rbuf, rcount, dt, op, comm, m->prev_reduce_scatter_block_module);
     }

@@ -14,6 +14,9 @@
 #include <cuda_runtime_api.h>
 #endif
 
+const char *const mca_coll_gc3_coll_names[MCA_COLL_GC3_NCOLL] = {"allreduce", "alltoall", "allgather",
+                                                                  "reduce_scatter_block"};
+
 static void mca_coll_gc3_module_construct(mca_coll_gc3_module_t *m)
 {
     memset((char *)m + sizeof(m->super), 0, sizeof(*m) - sizeof(m->super));
@@ -221,6 +224,13 @@ static void mca_coll_gc3_choose(int coll, int cls, gc3_backend_t backend, int nr
         *algo = "direct";
         return;
     }
+    if (coll == MCA_COLL_GC3_ALLGATHER || coll == MCA_COLL_GC3_REDUCE_SCATTER) {
+        *algo = coll == MCA_COLL_GC3_ALLGATHER ? "allgather_ring" : "reduce_scatter_ring";
+        if (backend == GC3_BACKEND_CUDA && cls == 1) {
+            ap->instances = 8; /* more blocks per GPU for bandwidth */
+        }
+        return;
+    }
     if (cls == 0) {
         *algo     = "allpairs";
         ap->proto = GC3_PROTO_LL;
@@ -255,15 +265,14 @@ static mca_coll_gc3_plan_slot_t *mca_coll_gc3_plan(mca_coll_gc3_module_t *m, int
     mca_coll_gc3_choose(coll, cls, backend, ompi_comm_size(m->comm), &algo, &ap);
     ap.inplace = inplace;
     ok         = gc3_algo_generate(algo, &ap, &diag, NULL, &s->program) == GC3_OK;
-    ok         = mca_coll_gc3_agree(m, ok, ok ? mca_coll_gc3_program_hash(s->program) : 0,
-                                    coll == MCA_COLL_GC3_ALLREDUCE ? "allreduce" : "alltoall");
+    ok         = mca_coll_gc3_agree(m, ok, ok ? mca_coll_gc3_program_hash(s->program) : 0, mca_coll_gc3_coll_names[coll]);
     if (ok) {
         ok = gc3_exec_prepare(e, s->program, &diag, &s->plan) == GC3_OK;
         ok = mca_coll_gc3_agree(m, ok, 0, "connection");
     }
     opal_output_verbose(1, mca_coll_gc3_component.output,
                         "coll:gc3: comm %s: %s %s%s (%s backend, %d ranks): %s %s, %d channel(s) x %d instance(s), "
-                        "verified%s%s", m->comm->c_name, coll == MCA_COLL_GC3_ALLREDUCE ? "allreduce" : "alltoall",
+                        "verified%s%s", m->comm->c_name, mca_coll_gc3_coll_names[coll],
                         cls == 0 ? "small sizes" : "large sizes", inplace ? ", in place" : "",
                         backend == GC3_BACKEND_CUDA ? "cuda" : "host", ompi_comm_size(m->comm), algo,
                         gc3_proto_name(ap.proto), ap.channels, ap.instances, ok ? " (built-in default)" : "; NOT USED: ",
@@ -342,7 +351,7 @@ int mca_coll_gc3_try_run(mca_coll_gc3_module_t *m, int coll, gc3_backend_t backe
     st = gc3_exec_run(s->plan, &call, &diag);
     if (st != GC3_OK) {
         opal_output(0, "coll:gc3: comm %s rank %d: %s failed: %s", m->comm->c_name, ompi_comm_rank(m->comm),
-                    coll == MCA_COLL_GC3_ALLREDUCE ? "MPI_Allreduce" : "MPI_Alltoall",
+                    mca_coll_gc3_coll_names[coll],
                     diag.count ? diag.msgs[0] : gc3_status_string(st));
         *rc = OMPI_ERROR;
     } else {
