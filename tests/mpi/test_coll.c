@@ -285,6 +285,77 @@ static void test_allgather_rsb(MPI_Comm comm, const char *cname, size_t max_coun
     }
 }
 
+/* Several nonblocking calls in flight on one communicator, two of them on the same plan
+ * (same size class), completed by MPI_Waitall; then one polled with MPI_Test. */
+static void test_nonblocking(MPI_Comm comm, const char *cname)
+{
+    int          rank, size, ok = 1;
+    const size_t n[4] = {5, 300000, 7, 1000};
+    float       *in[4], *out[4];
+    void        *din[4], *dout[4];
+    MPI_Request  req[5];
+    char         what[200];
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    for (int k = 0; k < 4; k++) {
+        in[k]  = malloc(n[k] * (size_t)size * sizeof(float) + 8);
+        out[k] = malloc(n[k] * (size_t)size * sizeof(float) + 8);
+        for (size_t i = 0; i < n[k] * (size_t)size; i++) {
+            in[k][i] = (float)((rank + 1) * (int)((i + (size_t)k) % 11));
+        }
+        din[k]  = dev_copy(in[k], n[k] * (size_t)size * sizeof(float));
+        dout[k] = dev_copy(out[k], n[k] * (size_t)size * sizeof(float));
+    }
+    for (int k = 0; k < 3; k++) {
+        MPI_Iallreduce(din[k], dout[k], (int)n[k], MPI_FLOAT, MPI_SUM, comm, &req[k]);
+    }
+    MPI_Ialltoall(din[3], (int)n[3], MPI_FLOAT, dout[3], (int)n[3], MPI_FLOAT, comm, &req[3]);
+    MPI_Waitall(4, req, MPI_STATUSES_IGNORE);
+    for (int k = 0; k < 4; k++) {
+        dev_back(out[k], dout[k], n[k] * (size_t)size * sizeof(float));
+    }
+    for (int k = 0; k < 3 && ok; k++) {
+        for (size_t i = 0; i < n[k] && ok; i++) {
+            ok = out[k][i] == (float)(size * (size + 1) / 2 * (int)((i + (size_t)k) % 11));
+        }
+    }
+    for (int q = 0; q < size && ok; q++) {
+        for (size_t i = 0; i < n[3] && ok; i++) {
+            ok = out[3][(size_t)q * n[3] + i] == (float)((q + 1) * (int)(((size_t)rank * n[3] + i + 3) % 11));
+        }
+    }
+    snprintf(what, sizeof(what), "iallreduce x3 + ialltoall in flight together on %s", cname);
+    check(ok, comm, what);
+    /* polled to completion with MPI_Test while the host does something else */
+    {
+        int   flag = 0;
+        long  spins = 0;
+        float *h = malloc(n[1] * sizeof(float) + 8);
+        void  *dh = dev_copy(in[1], n[1] * sizeof(float)), *dr = dev_copy(h, n[1] * sizeof(float));
+        MPI_Iallreduce(dh, dr, (int)n[1], MPI_FLOAT, MPI_MAX, comm, &req[4]);
+        while (!flag) {
+            MPI_Test(&req[4], &flag, MPI_STATUS_IGNORE);
+            spins++;
+        }
+        dev_back(h, dr, n[1] * sizeof(float));
+        dev_back(in[1], dh, 0);
+        ok = 1;
+        for (size_t i = 0; i < n[1] && ok; i++) {
+            ok = h[i] == (float)(size * (int)((i + 1) % 11));
+        }
+        snprintf(what, sizeof(what), "iallreduce completed by MPI_Test on %s (%ld tests)", cname, spins);
+        check(ok, comm, what);
+        free(h);
+    }
+    for (int k = 0; k < 4; k++) {
+        if (on_device) {
+            gc3_test_free(1, din[k]);
+        }
+        free(in[k]);
+        free(out[k]);
+    }
+}
+
 int main(int argc, char **argv)
 {
     size_t   max_count = 16u << 20;
@@ -321,6 +392,8 @@ int main(int argc, char **argv)
     test_alltoall(uneven, "uneven split", max_count / 16);
     test_alltoall(parity, "parity split", max_count / 16);
     test_allgather_rsb(MPI_COMM_WORLD, "world", max_count);
+    test_nonblocking(MPI_COMM_WORLD, "world");
+    test_nonblocking(parity, "parity split");
     test_allgather_rsb(uneven, "uneven split", max_count / 16);
     MPI_Comm_free(&dup);
     MPI_Comm_free(&uneven);

@@ -13,6 +13,7 @@
 #include "mpi.h"
 #include "ompi/mca/coll/coll.h"
 #include "ompi/communicator/communicator.h"
+#include "ompi/request/request.h"
 #include "gc3_ir.h"
 #include "gc3_runtime.h"
 
@@ -49,6 +50,7 @@ extern const char *const mca_coll_gc3_coll_names[MCA_COLL_GC3_NCOLL]; /* "allred
 
 typedef struct {
     int               state;    /* 0 not built, 1 ready, -1 unusable (fall back) */
+    int               nb_seen;  /* a nonblocking call used it (reported once) */
     gc3_ir_program_t *program;
     gc3_plan_t       *plan;
 } mca_coll_gc3_plan_slot_t;
@@ -95,6 +97,14 @@ int                mca_coll_gc3_memcpy(void *dst, const void *src, size_t bytes)
  * *rc is its MPI result), 0 when the caller must pass it on. */
 int mca_coll_gc3_try_run(mca_coll_gc3_module_t *m, int coll, gc3_backend_t backend, const void *sbuf, void *rbuf,
                          size_t count, gc3_dtype_t dtype, gc3_op_t op, size_t bytes, int *rc);
+/* The same, started: *request completes through Open MPI's progress (coll_gc3_request.c). */
+int mca_coll_gc3_try_start(mca_coll_gc3_module_t *m, int coll, gc3_backend_t backend, const void *sbuf, void *rbuf,
+                           size_t count, gc3_dtype_t dtype, gc3_op_t op, size_t bytes, ompi_request_t **request,
+                           int *rc);
+/* coll_gc3_request.c: requests of calls in flight, completed in start order by a progress callback */
+int  mca_coll_gc3_request_start(mca_coll_gc3_module_t *m, int coll, gc3_plan_t *plan, ompi_request_t **request_p);
+void mca_coll_gc3_drain(gc3_plan_t *plan); /* until no request uses plan (NULL: nothing) */
+int  mca_coll_gc3_progress(void);
 /* Which backend would run these buffers (-1: none; gc3 passes the call on). */
 int mca_coll_gc3_pick_backend(mca_coll_gc3_module_t *m, const void *sbuf, const void *rbuf, const char *coll,
                               int *device_buffers_p);

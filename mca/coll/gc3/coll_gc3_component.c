@@ -2,6 +2,7 @@
 #include "coll_gc3.h"
 #include "opal/util/output.h"
 #include "opal/mca/base/mca_base_var.h"
+#include "opal/runtime/opal_progress.h"
 
 const char *mca_coll_gc3_component_version_string = "Open MPI gc3 collective MCA component version " GC3_VERSION_STRING;
 
@@ -127,11 +128,13 @@ static int mca_coll_gc3_open(void)
 {
     mca_coll_gc3_component.output = opal_output_open(NULL);
     opal_output_set_verbosity(mca_coll_gc3_component.output, mca_coll_gc3_component.verbose);
+    opal_progress_register(mca_coll_gc3_progress); /* completes gc3's nonblocking calls */
     return OMPI_SUCCESS;
 }
 
 static int mca_coll_gc3_close(void)
 {
+    opal_progress_unregister(mca_coll_gc3_progress);
     if (mca_coll_gc3_component.output >= 0) {
         opal_output_close(mca_coll_gc3_component.output);
         mca_coll_gc3_component.output = -1;

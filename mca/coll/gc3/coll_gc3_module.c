@@ -10,6 +10,7 @@
 #include "opal/util/output.h"
 #include "ompi/mca/coll/base/base.h"
 #include "ompi/request/request.h"
+#include "ompi/datatype/ompi_datatype.h"
 #ifdef GC3_HAVE_CUDA
 #include <cuda_runtime_api.h>
 #endif
@@ -33,6 +34,15 @@ static void mca_coll_gc3_module_construct(mca_coll_gc3_module_t *m)
 
 static void mca_coll_gc3_module_destruct(mca_coll_gc3_module_t *m)
 {
+    for (int b = 0; b < MCA_COLL_GC3_NBACKEND; b++) {
+        for (int c = 0; c < MCA_COLL_GC3_NCOLL; c++) {
+            for (int k = 0; k < MCA_COLL_GC3_NCLASS; k++) {
+                for (int i = 0; i < 2; i++) {
+                    mca_coll_gc3_drain(m->plans[b][c][k][i].plan); /* no request may outlive its plan */
+                }
+            }
+        }
+    }
     for (int b = 0; b < MCA_COLL_GC3_NBACKEND; b++) {
         for (int c = 0; c < MCA_COLL_GC3_NCOLL; c++) {
             for (int k = 0; k < MCA_COLL_GC3_NCLASS; k++) {
@@ -323,39 +333,83 @@ int mca_coll_gc3_pick_backend(mca_coll_gc3_module_t *m, const void *sbuf, const 
     return GC3_BACKEND_CUDA;
 }
 
-int mca_coll_gc3_try_run(mca_coll_gc3_module_t *m, int coll, gc3_backend_t backend, const void *sbuf, void *rbuf,
-                         size_t count, gc3_dtype_t dtype, gc3_op_t op, size_t bytes, int *rc)
+/* The plan for a call and the call itself, or NULL when gc3 does not take it. */
+static mca_coll_gc3_plan_slot_t *mca_coll_gc3_setup(mca_coll_gc3_module_t *m, int coll, gc3_backend_t backend,
+                                                    const void *sbuf, void *rbuf, size_t count, gc3_dtype_t dtype,
+                                                    gc3_op_t op, size_t bytes, gc3_call_t *call)
 {
     mca_coll_gc3_plan_slot_t *s;
-    gc3_call_t                call;
-    gc3_diag_t                diag;
-    gc3_status_t              st;
     int                       cls = bytes <= (size_t)mca_coll_gc3_component.small_bytes ? 0 : 1;
 
     if (mca_coll_gc3_component.max_bytes > 0 && bytes > (size_t)mca_coll_gc3_component.max_bytes) {
         opal_output_verbose(2, mca_coll_gc3_component.output, "coll:gc3: %zu bytes above coll_gc3_max_bytes: passed on",
                             bytes);
-        return 0;
+        return NULL;
     }
     s = mca_coll_gc3_plan(m, coll, cls, sbuf == MPI_IN_PLACE, backend);
     if (s == NULL) {
+        return NULL;
+    }
+    /* a nonblocking call still using this plan finishes first (calls complete in order) */
+    mca_coll_gc3_drain(s->plan);
+    call->sendbuf = sbuf == MPI_IN_PLACE ? NULL : sbuf;
+    call->recvbuf = rbuf;
+    call->count   = count;
+    call->dtype   = dtype;
+    call->op      = op;
+    call->stream  = NULL;
+    return s;
+}
+
+static int mca_coll_gc3_report(mca_coll_gc3_module_t *m, int coll, gc3_status_t st, gc3_diag_t *diag)
+{
+    if (st == GC3_OK) {
+        return OMPI_SUCCESS;
+    }
+    opal_output(0, "coll:gc3: comm %s rank %d: %s failed: %s", m->comm->c_name, ompi_comm_rank(m->comm),
+                mca_coll_gc3_coll_names[coll], diag->count ? diag->msgs[0] : gc3_status_string(st));
+    return OMPI_ERROR;
+}
+
+int mca_coll_gc3_try_run(mca_coll_gc3_module_t *m, int coll, gc3_backend_t backend, const void *sbuf, void *rbuf,
+                         size_t count, gc3_dtype_t dtype, gc3_op_t op, size_t bytes, int *rc)
+{
+    gc3_call_t                call;
+    gc3_diag_t                diag;
+    mca_coll_gc3_plan_slot_t *s = mca_coll_gc3_setup(m, coll, backend, sbuf, rbuf, count, dtype, op, bytes, &call);
+
+    if (s == NULL) {
         return 0;
     }
-    call.sendbuf = sbuf == MPI_IN_PLACE ? NULL : sbuf;
-    call.recvbuf = rbuf;
-    call.count   = count;
-    call.dtype   = dtype;
-    call.op      = op;
-    call.stream  = NULL;
     gc3_diag_init(&diag);
-    st = gc3_exec_run(s->plan, &call, &diag);
-    if (st != GC3_OK) {
-        opal_output(0, "coll:gc3: comm %s rank %d: %s failed: %s", m->comm->c_name, ompi_comm_rank(m->comm),
-                    mca_coll_gc3_coll_names[coll],
-                    diag.count ? diag.msgs[0] : gc3_status_string(st));
-        *rc = OMPI_ERROR;
-    } else {
-        *rc = OMPI_SUCCESS;
+    *rc = mca_coll_gc3_report(m, coll, gc3_exec_run(s->plan, &call, &diag), &diag);
+    gc3_diag_cleanup(&diag);
+    return 1;
+}
+
+int mca_coll_gc3_try_start(mca_coll_gc3_module_t *m, int coll, gc3_backend_t backend, const void *sbuf, void *rbuf,
+                           size_t count, gc3_dtype_t dtype, gc3_op_t op, size_t bytes, ompi_request_t **request,
+                           int *rc)
+{
+    gc3_call_t                call;
+    gc3_diag_t                diag;
+    gc3_status_t              st;
+    mca_coll_gc3_plan_slot_t *s = mca_coll_gc3_setup(m, coll, backend, sbuf, rbuf, count, dtype, op, bytes, &call);
+
+    if (s == NULL) {
+        return 0;
+    }
+    if (!s->nb_seen) {
+        s->nb_seen = 1;
+        opal_output_verbose(1, mca_coll_gc3_component.output,
+                            "coll:gc3: comm %s: nonblocking %s runs on gc3's %s plan, completed by MPI progress",
+                            m->comm->c_name, mca_coll_gc3_coll_names[coll], s->program->name);
+    }
+    gc3_diag_init(&diag);
+    st  = gc3_exec_start(s->plan, &call, &diag);
+    *rc = mca_coll_gc3_report(m, coll, st, &diag);
+    if (st == GC3_OK) {
+        *rc = mca_coll_gc3_request_start(m, coll, s->plan, request);
     }
     gc3_diag_cleanup(&diag);
     return 1;
@@ -371,6 +425,20 @@ static int mca_coll_gc3_iallreduce(const void *sbuf, void *rbuf, int count, stru
                                    mca_coll_base_module_t *module)
 {
     mca_coll_gc3_module_t *m = (mca_coll_gc3_module_t *)module;
+    gc3_dtype_t            gdt;
+    gc3_op_t               gop;
+    int                    device, backend, rc;
+    size_t                 dsize = 0;
+
+    backend = mca_coll_gc3_pick_backend(m, sbuf, rbuf, "iallreduce", &device);
+    if (backend >= 0 && mca_coll_gc3_component.enable_allreduce && count > 0 && mca_coll_gc3_map_dtype(dtype, &gdt) &&
+        mca_coll_gc3_map_op(op, &gop) && gc3_op_valid(gop, gdt)) {
+        ompi_datatype_type_size(dtype, &dsize);
+        if (mca_coll_gc3_try_start(m, MCA_COLL_GC3_ALLREDUCE, (gc3_backend_t)backend, sbuf, rbuf, (size_t)count, gdt,
+                                   gop, (size_t)count * dsize, request, &rc)) {
+            return rc;
+        }
+    }
     if (mca_coll_gc3_is_device(sbuf) || mca_coll_gc3_is_device(rbuf)) {
         int rc = mca_coll_gc3_allreduce(sbuf, rbuf, count, dtype, op, comm, module);
         *request = &ompi_request_empty;
@@ -387,8 +455,28 @@ static int mca_coll_gc3_ialltoall(const void *sbuf, int scount, struct ompi_data
                                   ompi_request_t **request, mca_coll_base_module_t *module)
 {
     mca_coll_gc3_module_t *m = (mca_coll_gc3_module_t *)module;
+    int                    device, backend, rc;
+    size_t                 ssize = 0, rsize = 0;
+
+    backend = mca_coll_gc3_pick_backend(m, sbuf, rbuf, "ialltoall", &device);
+    ompi_datatype_type_size(rdtype, &rsize);
+    if (sbuf == MPI_IN_PLACE) {
+        ssize  = rsize;
+        scount = rcount;
+        sdtype = rdtype;
+    } else {
+        ompi_datatype_type_size(sdtype, &ssize);
+    }
+    if (backend >= 0 && mca_coll_gc3_component.enable_alltoall && rcount > 0 &&
+        ompi_datatype_is_contiguous_memory_layout(sdtype, scount) &&
+        ompi_datatype_is_contiguous_memory_layout(rdtype, rcount) && ssize * (size_t)scount == rsize * (size_t)rcount &&
+        mca_coll_gc3_try_start(m, MCA_COLL_GC3_ALLTOALL, (gc3_backend_t)backend, sbuf, rbuf, rsize * (size_t)rcount,
+                               GC3_DT_UINT8, GC3_OP_SUM, rsize * (size_t)rcount * (size_t)ompi_comm_size(comm), request,
+                               &rc)) {
+        return rc;
+    }
     if (mca_coll_gc3_is_device(sbuf) || mca_coll_gc3_is_device(rbuf)) {
-        int rc = mca_coll_gc3_alltoall(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, module);
+        rc = mca_coll_gc3_alltoall(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, module);
         *request = &ompi_request_empty;
         return rc;
     }
