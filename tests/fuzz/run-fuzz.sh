@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Build a libFuzzer target with ASan+UBSan and run it for a bounded time.
-# Usage: run-fuzz.sh TARGET [SECONDS]   (TARGET: xml; SECONDS default 60)
+# Usage: run-fuzz.sh TARGET [SECONDS]   (TARGET: xml or rules; SECONDS default 60)
 # Seeds: tests/fuzz/corpus/TARGET (kept in the repository) plus the XML test corpus; new inputs
 # found go to a work folder under $GC3_FUZZ_WORK (default /tmp/gc3-fuzz). Crashes fail the test.
 set -euo pipefail
@@ -21,12 +21,16 @@ xml)
     sources=("$here/fuzz_xml.c" "$g/status.c" "$g/dtype.c" "$g"/ir/*.c)
     seeds=("$here/corpus/xml" "$src/tests/corpus/valid" "$src/tests/corpus/invalid")
     ;;
+rules)
+    sources=("$here/fuzz_rules.c" "$g/status.c" "$g/dtype.c" "$g/rules.c" "$g/ir/ir.c")
+    seeds=("$here/corpus/rules")
+    ;;
 *) echo "run-fuzz: unknown target $target"; exit 2;;
 esac
 "$CLANG" -g -O1 -std=gnu11 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
     -I"$g" -I"$g/ir" $xml_cflags "${sources[@]}" -o "$work/fuzz_$target" $xml_libs -lm
 for s in "${seeds[@]}"; do
-    [ -d "$s" ] && find "$s" -maxdepth 1 -type f -name '*.xml' -exec cp -n {} "$work/corpus/" \; 2>/dev/null || true
+    [ -d "$s" ] && find "$s" -maxdepth 1 -type f \( -name '*.xml' -o -name '*.rules' \) -exec cp -n {} "$work/corpus/" \; 2>/dev/null || true
     [ -d "$s" ] && find "$s" -maxdepth 1 -type f ! -name '*.*' -exec cp -n {} "$work/corpus/" \; 2>/dev/null || true
 done
 log=$work/fuzz.log

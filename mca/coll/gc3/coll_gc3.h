@@ -16,6 +16,7 @@
 #include "ompi/request/request.h"
 #include "gc3_ir.h"
 #include "gc3_runtime.h"
+#include "gc3_rules.h"
 
 BEGIN_C_DECLS
 
@@ -28,12 +29,13 @@ typedef struct mca_coll_gc3_component_t {
     int    output;       /* opal_output stream */
     int    backend;      /* coll_gc3_backend (mca_coll_gc3_backend_t) */
     double timeout;      /* coll_gc3_timeout, seconds */
-    int    small_bytes;  /* coll_gc3_small_bytes: up to this, the small-size algorithm */
     long   max_bytes;    /* coll_gc3_max_bytes: above this, pass the call on (0: no limit) */
     int    slots;        /* coll_gc3_fifo_slots */
     int    slot_bytes;   /* coll_gc3_slot_bytes (0: the backend's default) */
     bool   enable_allreduce, enable_alltoall, enable_allgather, enable_reduce_scatter_block;
     bool   stage_host;   /* coll_gc3_stage_host: test feature, host buffers take the staging path */
+    char  *rules_file;   /* coll_gc3_rules_file: "" = the built-in rules */
+    gc3_rules_t *rules;  /* loaded at the first selection */
 } mca_coll_gc3_component_t;
 
 OMPI_MODULE_DECLSPEC extern mca_coll_gc3_component_t mca_coll_gc3_component;
@@ -45,10 +47,10 @@ OMPI_MODULE_DECLSPEC extern mca_coll_gc3_component_t mca_coll_gc3_component;
 
 enum { MCA_COLL_GC3_ALLREDUCE, MCA_COLL_GC3_ALLTOALL, MCA_COLL_GC3_ALLGATHER, MCA_COLL_GC3_REDUCE_SCATTER, MCA_COLL_GC3_NCOLL };
 extern const char *const mca_coll_gc3_coll_names[MCA_COLL_GC3_NCOLL]; /* "allreduce", ... */
-#define MCA_COLL_GC3_NCLASS  2 /* small, large */
 #define MCA_COLL_GC3_NBACKEND 2 /* gc3_backend_t: host, cuda */
 
 typedef struct {
+    int               backend, coll, rule, inplace; /* the key: the rule that matched the call */
     int               state;    /* 0 not built, 1 ready, -1 unusable (fall back) */
     int               nb_seen;  /* a nonblocking call used it (reported once) */
     gc3_ir_program_t *program;
@@ -77,7 +79,10 @@ typedef struct mca_coll_gc3_module_t {
     gc3_exec_t                 *exec[MCA_COLL_GC3_NBACKEND];
     int                         exec_state[MCA_COLL_GC3_NBACKEND];
     int                         device;  /* CUDA device of this rank's executor, -1 unknown */
-    mca_coll_gc3_plan_slot_t    plans[MCA_COLL_GC3_NBACKEND][MCA_COLL_GC3_NCOLL][MCA_COLL_GC3_NCLASS][2];
+    int                         nodes, gpus;                       /* shape of the communicator */
+    gc3_link_t                  link[MCA_COLL_GC3_NBACKEND];       /* link class seen by each backend */
+    mca_coll_gc3_plan_slot_t   *slots;
+    int                         nslots, slots_cap;
 } mca_coll_gc3_module_t;
 
 OBJ_CLASS_DECLARATION(mca_coll_gc3_module_t);

@@ -31,7 +31,6 @@ mca_coll_gc3_component_t mca_coll_gc3_component = {
     .output = -1,
     .backend = MCA_COLL_GC3_BACKEND_AUTO,
     .timeout = 300.0,
-    .small_bytes = 65536,
     .max_bytes = 0,
     .slots = 8,
     .slot_bytes = 0,
@@ -78,11 +77,13 @@ static int mca_coll_gc3_register(void)
         "Seconds a collective may make no progress before it fails with MPI_ERR_OTHER naming the rank, thread block, "
         "step and what it waited for (0: wait forever)",
         MCA_BASE_VAR_TYPE_DOUBLE, NULL, 0, 0, OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_READONLY, &mca_coll_gc3_component.timeout);
-    mca_coll_gc3_component.small_bytes = 65536;
-    (void)mca_base_component_var_register(c, "small_bytes",
-        "Collectives of at most this many bytes use the small-size algorithm (all-pairs, LL), larger ones the "
-        "large-size one (ring)",
-        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_READONLY, &mca_coll_gc3_component.small_bytes);
+    mca_coll_gc3_component.rules_file = "";
+    (void)mca_base_component_var_register(c, "rules_file",
+        "Selection rules: which algorithm runs which collective, size and machine shape (format in the README; "
+        "gc3_info prints the resolved table). Empty: the built-in rules. A file that cannot be used is reported "
+        "with its line numbers and the built-in rules are used",
+        MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0, OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_READONLY,
+        &mca_coll_gc3_component.rules_file);
     mca_coll_gc3_component.max_bytes = 0;
     (void)mca_base_component_var_register(c, "max_bytes",
         "Collectives of more bytes than this are passed on (device buffers staged); 0: no limit",
@@ -135,6 +136,8 @@ static int mca_coll_gc3_open(void)
 static int mca_coll_gc3_close(void)
 {
     opal_progress_unregister(mca_coll_gc3_progress);
+    gc3_rules_destroy(mca_coll_gc3_component.rules);
+    mca_coll_gc3_component.rules = NULL;
     if (mca_coll_gc3_component.output >= 0) {
         opal_output_close(mca_coll_gc3_component.output);
         mca_coll_gc3_component.output = -1;

@@ -5,6 +5,7 @@
  * call report MPI_ERR_NOT_SUPPORTED instead of crashing). Executors and plans are made lazily,
  * at the first call that needs them, never in comm_query. */
 #include <string.h>
+#include <unistd.h>
 #include "coll_gc3.h"
 #include "gc3_algorithms.h"
 #include "opal/util/output.h"
@@ -34,24 +35,15 @@ static void mca_coll_gc3_module_construct(mca_coll_gc3_module_t *m)
 
 static void mca_coll_gc3_module_destruct(mca_coll_gc3_module_t *m)
 {
-    for (int b = 0; b < MCA_COLL_GC3_NBACKEND; b++) {
-        for (int c = 0; c < MCA_COLL_GC3_NCOLL; c++) {
-            for (int k = 0; k < MCA_COLL_GC3_NCLASS; k++) {
-                for (int i = 0; i < 2; i++) {
-                    mca_coll_gc3_drain(m->plans[b][c][k][i].plan); /* no request may outlive its plan */
-                }
-            }
-        }
+    for (int i = 0; i < m->nslots; i++) {
+        mca_coll_gc3_drain(m->slots[i].plan); /* no request may outlive its plan */
     }
+    for (int i = 0; i < m->nslots; i++) {
+        gc3_plan_destroy(m->slots[i].plan);
+        gc3_ir_program_destroy(m->slots[i].program);
+    }
+    free(m->slots);
     for (int b = 0; b < MCA_COLL_GC3_NBACKEND; b++) {
-        for (int c = 0; c < MCA_COLL_GC3_NCOLL; c++) {
-            for (int k = 0; k < MCA_COLL_GC3_NCLASS; k++) {
-                for (int i = 0; i < 2; i++) {
-                    gc3_plan_destroy(m->plans[b][c][k][i].plan);
-                    gc3_ir_program_destroy(m->plans[b][c][k][i].program);
-                }
-            }
-        }
         gc3_exec_destroy(m->exec[b]);
     }
     GC3_RELEASE_PREV(m, allreduce);
@@ -186,6 +178,104 @@ static uint64_t mca_coll_gc3_program_hash(const gc3_ir_program_t *p)
     return h;
 }
 
+/* Nodes (distinct host names), ranks per node and, for the cuda backend, the link class between
+ * the GPUs of the communicator: NVLink when every pair has native peer atomics (PCIe peer access
+ * has none), else PCIe. */
+static void mca_coll_gc3_shape(mca_coll_gc3_module_t *m, gc3_backend_t backend)
+{
+    int   n = ompi_comm_size(m->comm), nodes = 0, most = 0;
+    char  me[64] = {0};
+    char *all = malloc((size_t)n * 64);
+    int  *devs = malloc((size_t)n * sizeof(int)), mydev = -1;
+
+    m->nodes           = 1;
+    m->gpus            = n;
+    m->link[backend]   = backend == GC3_BACKEND_CUDA ? GC3_LINK_NVLINK : GC3_LINK_HOST;
+    if (all == NULL || devs == NULL) {
+        free(all);
+        free(devs);
+        return;
+    }
+    gethostname(me, sizeof(me) - 1);
+    if (mca_coll_gc3_oob_allgather(m, me, all, 64) == 0) {
+        for (int r = 0; r < n; r++) {
+            int first = 1, here = 0;
+            for (int q = 0; q < r && first; q++) {
+                first = strncmp(all + 64 * q, all + 64 * r, 64) != 0;
+            }
+            nodes += first;
+            for (int q = 0; q < n; q++) {
+                here += strncmp(all + 64 * q, all + 64 * r, 64) == 0;
+            }
+            most = here > most ? here : most;
+        }
+        m->nodes = nodes;
+        m->gpus  = most;
+    }
+#ifdef GC3_HAVE_CUDA
+    if (backend == GC3_BACKEND_CUDA) {
+        cudaGetDevice(&mydev);
+        if (mca_coll_gc3_oob_allgather(m, &mydev, devs, sizeof(int)) == 0) {
+            for (int a = 0; a < n; a++) {
+                for (int b = 0; b < n; b++) {
+                    int v = 0;
+                    if (devs[a] != devs[b] && strncmp(all + 64 * a, all + 64 * b, 64) == 0 && a == ompi_comm_rank(m->comm) &&
+                        (cudaDeviceGetP2PAttribute(&v, cudaDevP2PAttrNativeAtomicSupported, devs[a], devs[b]) != cudaSuccess ||
+                         v == 0)) {
+                        m->link[backend] = GC3_LINK_PCIE;
+                    }
+                }
+            }
+        }
+        /* every rank must see the same class: agree on the slowest */
+        {
+            int mine = m->link[backend], *v = malloc((size_t)n * sizeof(int));
+            if (v != NULL && mca_coll_gc3_oob_allgather(m, &mine, v, sizeof(int)) == 0) {
+                for (int r = 0; r < n; r++) {
+                    if (v[r] == GC3_LINK_PCIE) {
+                        m->link[backend] = GC3_LINK_PCIE;
+                    }
+                }
+            }
+            free(v);
+        }
+    }
+#else
+    (void)mydev;
+#endif
+    free(all);
+    free(devs);
+    opal_output_verbose(2, mca_coll_gc3_component.output, "coll:gc3: comm %s: %d node(s), up to %d ranks per node, %s",
+                        m->comm->c_name, m->nodes, m->gpus, gc3_link_name(m->link[backend]));
+}
+
+/* The rules, loaded once: the file of coll_gc3_rules_file, or the built-in ones (also when the
+ * file cannot be used, after saying why). */
+static gc3_rules_t *mca_coll_gc3_rules(void)
+{
+    gc3_diag_t diag;
+
+    if (mca_coll_gc3_component.rules != NULL) {
+        return mca_coll_gc3_component.rules;
+    }
+    gc3_diag_init(&diag);
+    if (mca_coll_gc3_component.rules_file != NULL && mca_coll_gc3_component.rules_file[0] != '\0') {
+        if (gc3_rules_read_file(mca_coll_gc3_component.rules_file, &diag, &mca_coll_gc3_component.rules) != GC3_OK) {
+            for (int i = 0; i < diag.count; i++) {
+                opal_output(0, "coll:gc3: rules file: %s", diag.msgs[i]);
+            }
+            opal_output(0, "coll:gc3: using the built-in rules instead of %s", mca_coll_gc3_component.rules_file);
+        }
+    }
+    if (mca_coll_gc3_component.rules == NULL) {
+        gc3_diag_cleanup(&diag);
+        gc3_diag_init(&diag);
+        (void)gc3_rules_parse(gc3_rules_builtin_text(), "built-in", &diag, &mca_coll_gc3_component.rules);
+    }
+    gc3_diag_cleanup(&diag);
+    return mca_coll_gc3_component.rules;
+}
+
 static gc3_exec_t *mca_coll_gc3_exec(mca_coll_gc3_module_t *m, gc3_backend_t backend)
 {
     gc3_exec_params_t ep;
@@ -214,6 +304,7 @@ static gc3_exec_t *mca_coll_gc3_exec(mca_coll_gc3_module_t *m, gc3_backend_t bac
     }
 #endif
     ok = gc3_exec_create(&ep, &diag, &m->exec[backend]) == GC3_OK;
+    mca_coll_gc3_shape(m, backend);
     if (!ok) {
         opal_output_verbose(2, mca_coll_gc3_component.output, "coll:gc3: comm %s: no %s executor: %s", m->comm->c_name,
                             backend == GC3_BACKEND_CUDA ? "cuda" : "host", diag.count ? diag.msgs[0] : "?");
@@ -224,68 +315,100 @@ static gc3_exec_t *mca_coll_gc3_exec(mca_coll_gc3_module_t *m, gc3_backend_t bac
     return ok ? m->exec[backend] : NULL;
 }
 
-/* The built-in choice of algorithm: latency (all-pairs, LL) for small sizes, bandwidth (a
- * ring over several channels and instances on GPUs) above; direct alltoall. */
-static void mca_coll_gc3_choose(int coll, int cls, gc3_backend_t backend, int nranks, const char **algo,
-                                gc3_algo_params_t *ap)
+static void mca_coll_gc3_fmt_bytes(uint64_t b, char *buf, size_t len)
 {
-    gc3_algo_params_default(ap, nranks);
-    if (coll == MCA_COLL_GC3_ALLTOALL) {
-        *algo = "direct";
-        return;
-    }
-    if (coll == MCA_COLL_GC3_ALLGATHER || coll == MCA_COLL_GC3_REDUCE_SCATTER) {
-        *algo = coll == MCA_COLL_GC3_ALLGATHER ? "allgather_ring" : "reduce_scatter_ring";
-        if (backend == GC3_BACKEND_CUDA && cls == 1) {
-            ap->instances = 8; /* more blocks per GPU for bandwidth */
-        }
-        return;
-    }
-    if (cls == 0) {
-        *algo     = "allpairs";
-        ap->proto = GC3_PROTO_LL;
+    if (b == UINT64_MAX) {
+        snprintf(buf, len, "inf");
+    } else if (b >= (1u << 30) && b % (1u << 30) == 0) {
+        snprintf(buf, len, "%lluG", (unsigned long long)(b >> 30));
+    } else if (b >= (1u << 20) && b % (1u << 20) == 0) {
+        snprintf(buf, len, "%lluM", (unsigned long long)(b >> 20));
+    } else if (b >= 1024 && b % 1024 == 0) {
+        snprintf(buf, len, "%lluK", (unsigned long long)(b >> 10));
     } else {
-        *algo = "ring";
-        if (backend == GC3_BACKEND_CUDA) {
-            ap->channels  = 8;
-            ap->instances = 4;
-        }
+        snprintf(buf, len, "%llu", (unsigned long long)b);
     }
 }
 
-static mca_coll_gc3_plan_slot_t *mca_coll_gc3_plan(mca_coll_gc3_module_t *m, int coll, int cls, int inplace,
+/* The plan for (collective, rule that matched, in place) on a backend: built at its first use,
+ * verified, and used only when every rank built the same program. NULL: pass the call on. */
+static mca_coll_gc3_plan_slot_t *mca_coll_gc3_plan(mca_coll_gc3_module_t *m, int coll, size_t bytes, int inplace,
                                                    gc3_backend_t backend)
 {
-    mca_coll_gc3_plan_slot_t *s = &m->plans[backend][coll][cls][inplace];
+    mca_coll_gc3_plan_slot_t *s = NULL;
+    gc3_rules_t              *R = mca_coll_gc3_rules();
+    const gc3_rule_t         *rule;
     gc3_exec_t               *e;
     gc3_algo_params_t         ap;
-    const char               *algo;
     gc3_diag_t                diag;
-    int                       ok;
+    int                       ok, idx;
+    char                      range[80];
 
-    if (s->state != 0) {
-        return s->state > 0 ? s : NULL;
+    if (ompi_comm_size(m->comm) < 2) {
+        return NULL; /* nothing to communicate: the previous module copies (staged on device buffers) */
     }
     e = mca_coll_gc3_exec(m, backend);
-    if (e == NULL) {
-        s->state = -1;
+    if (e == NULL || R == NULL) {
         return NULL;
     }
+    rule = gc3_rules_match(R, mca_coll_gc3_coll_names[coll], m->nodes, m->gpus, m->link[backend], bytes);
+    if (rule == NULL) {
+        opal_output_verbose(2, mca_coll_gc3_component.output,
+                            "coll:gc3: comm %s: no rule of %s for %s of %zu bytes on %d node(s) x %d, %s: passed on",
+                            m->comm->c_name, R->source, mca_coll_gc3_coll_names[coll], bytes, m->nodes, m->gpus,
+                            gc3_link_name(m->link[backend]));
+        return NULL;
+    }
+    idx = (int)(rule - R->rules);
+    for (int i = 0; i < m->nslots; i++) {
+        mca_coll_gc3_plan_slot_t *x = &m->slots[i];
+        if (x->backend == (int)backend && x->coll == coll && x->rule == idx && x->inplace == inplace) {
+            return x->state > 0 ? x : NULL;
+        }
+    }
+    if (m->nslots == m->slots_cap) {
+        int                       ncap = m->slots_cap ? 2 * m->slots_cap : 8;
+        mca_coll_gc3_plan_slot_t *n    = realloc(m->slots, (size_t)ncap * sizeof(*n));
+        if (n == NULL) {
+            return NULL;
+        }
+        m->slots     = n;
+        m->slots_cap = ncap;
+    }
+    s = &m->slots[m->nslots++];
+    memset(s, 0, sizeof(*s));
+    s->backend = backend;
+    s->coll    = coll;
+    s->rule    = idx;
+    s->inplace = inplace;
     gc3_diag_init(&diag);
-    mca_coll_gc3_choose(coll, cls, backend, ompi_comm_size(m->comm), &algo, &ap);
-    ap.inplace = inplace;
-    ok         = gc3_algo_generate(algo, &ap, &diag, NULL, &s->program) == GC3_OK;
-    ok         = mca_coll_gc3_agree(m, ok, ok ? mca_coll_gc3_program_hash(s->program) : 0, mca_coll_gc3_coll_names[coll]);
+    gc3_algo_params_default(&ap, ompi_comm_size(m->comm));
+    ap.nodes         = 1;
+    ap.gpus_per_node = ompi_comm_size(m->comm);
+    ap.inplace       = inplace;
+    ap.slots         = mca_coll_gc3_component.slots;
+    if (rule->proto_set) ap.proto = rule->proto;
+    if (rule->channels) ap.channels = rule->channels;
+    if (rule->instances) ap.instances = rule->instances;
+    if (rule->chunks_per_peer) ap.chunks_per_peer = rule->chunks_per_peer;
+    ok = gc3_algo_generate(rule->algo, &ap, &diag, NULL, &s->program) == GC3_OK;
+    ok = mca_coll_gc3_agree(m, ok, ok ? mca_coll_gc3_program_hash(s->program) : 0, mca_coll_gc3_coll_names[coll]);
     if (ok) {
         ok = gc3_exec_prepare(e, s->program, &diag, &s->plan) == GC3_OK;
         ok = mca_coll_gc3_agree(m, ok, 0, "connection");
     }
+    {
+        char lo[32], hi[32];
+        mca_coll_gc3_fmt_bytes(rule->bytes_lo, lo, sizeof(lo));
+        mca_coll_gc3_fmt_bytes(rule->bytes_hi, hi, sizeof(hi));
+        snprintf(range, sizeof(range), "%s-%s bytes", lo, hi);
+    }
     opal_output_verbose(1, mca_coll_gc3_component.output,
-                        "coll:gc3: comm %s: %s %s%s (%s backend, %d ranks): %s %s, %d channel(s) x %d instance(s), "
-                        "verified%s%s", m->comm->c_name, mca_coll_gc3_coll_names[coll],
-                        cls == 0 ? "small sizes" : "large sizes", inplace ? ", in place" : "",
-                        backend == GC3_BACKEND_CUDA ? "cuda" : "host", ompi_comm_size(m->comm), algo,
-                        gc3_proto_name(ap.proto), ap.channels, ap.instances, ok ? " (built-in default)" : "; NOT USED: ",
+                        "coll:gc3: comm %s: %s %s%s (%s backend, %d ranks, %s): %s %s, %d channel(s) x %d instance(s), "
+                        "rule %s%s%s", m->comm->c_name, mca_coll_gc3_coll_names[coll], range,
+                        inplace ? ", in place" : "", backend == GC3_BACKEND_CUDA ? "cuda" : "host",
+                        ompi_comm_size(m->comm), gc3_link_name(m->link[backend]), rule->algo, gc3_proto_name(ap.proto),
+                        ap.channels, ap.instances, rule->where, ok ? ", verified" : "; NOT USED: ",
                         ok ? "" : (diag.count ? diag.msgs[0] : "a rank could not build it"));
     if (!ok) {
         gc3_plan_destroy(s->plan);
@@ -339,14 +462,13 @@ static mca_coll_gc3_plan_slot_t *mca_coll_gc3_setup(mca_coll_gc3_module_t *m, in
                                                     gc3_op_t op, size_t bytes, gc3_call_t *call)
 {
     mca_coll_gc3_plan_slot_t *s;
-    int                       cls = bytes <= (size_t)mca_coll_gc3_component.small_bytes ? 0 : 1;
 
     if (mca_coll_gc3_component.max_bytes > 0 && bytes > (size_t)mca_coll_gc3_component.max_bytes) {
         opal_output_verbose(2, mca_coll_gc3_component.output, "coll:gc3: %zu bytes above coll_gc3_max_bytes: passed on",
                             bytes);
         return NULL;
     }
-    s = mca_coll_gc3_plan(m, coll, cls, sbuf == MPI_IN_PLACE, backend);
+    s = mca_coll_gc3_plan(m, coll, bytes, sbuf == MPI_IN_PLACE, backend);
     if (s == NULL) {
         return NULL;
     }

@@ -1,0 +1,308 @@
+/* gc3 / libgpuir: selection rules (see gc3_rules.h). */
+#include <ctype.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "gc3_rules.h"
+
+static const char *gc3_links[GC3_LINK_COUNT] = {"nvlink", "pcie", "host"};
+
+const char *gc3_link_name(gc3_link_t link)
+{
+    return (unsigned)link < GC3_LINK_COUNT ? gc3_links[link] : "?";
+}
+
+/* The defaults for machines without a rules file (single-node NVLink/NVSwitch and the host
+ * backend). They are measured choices for 2 and 4 H200s so far; see the README. */
+const char *gc3_rules_builtin_text(void)
+{
+    return "# gc3 built-in rules\n"
+           "allreduce             1  *  *  0-64K    allpairs             proto=LL\n"
+           "allreduce             1  *  nvlink  64K-inf  ring          channels=8 instances=4\n"
+           "allreduce             1  *  pcie    64K-inf  ring          channels=4 instances=2\n"
+           "allreduce             1  *  host    64K-inf  ring\n"
+           "alltoall              1  *  *  *        direct\n"
+           "allgather             1  *  *  0-64K    allgather_ring\n"
+           "allgather             1  *  host  64K-inf  allgather_ring\n"
+           "allgather             1  *  *  64K-inf  allgather_ring       instances=8\n"
+           "reduce_scatter_block  1  *  *  0-64K    reduce_scatter_ring\n"
+           "reduce_scatter_block  1  *  host  64K-inf  reduce_scatter_ring\n"
+           "reduce_scatter_block  1  *  *  64K-inf  reduce_scatter_ring  instances=8\n";
+}
+
+static int gc3_rules_int_range(const char *t, int *lo, int *hi)
+{
+    char *e;
+    long  a, b;
+    if (strcmp(t, "*") == 0) {
+        *lo = 1;
+        *hi = 1 << 30;
+        return 1;
+    }
+    errno = 0;
+    a     = strtol(t, &e, 10);
+    if (e == t || a < 1 || errno) {
+        return 0;
+    }
+    b = a;
+    if (*e == '-') {
+        const char *s = e + 1;
+        b             = strtol(s, &e, 10);
+        if (e == s || b < a || errno) {
+            return 0;
+        }
+    }
+    if (*e != '\0' || b > (1 << 30)) {
+        return 0;
+    }
+    *lo = (int)a;
+    *hi = (int)b;
+    return 1;
+}
+
+static int gc3_rules_size(const char *t, uint64_t *v)
+{
+    char              *e;
+    unsigned long long x;
+    if (strcmp(t, "inf") == 0) {
+        *v = UINT64_MAX;
+        return 1;
+    }
+    if (!isdigit((unsigned char)t[0])) {
+        return 0;
+    }
+    errno = 0;
+    x     = strtoull(t, &e, 10);
+    if (errno || e == t) {
+        return 0;
+    }
+    switch (*e) {
+    case 'K': case 'k': x <<= 10; e++; break;
+    case 'M': case 'm': x <<= 20; e++; break;
+    case 'G': case 'g': x <<= 30; e++; break;
+    default: break;
+    }
+    if (*e == 'B') {
+        e++;
+    }
+    *v = x;
+    return *e == '\0';
+}
+
+static int gc3_rules_bytes(const char *t, uint64_t *lo, uint64_t *hi)
+{
+    const char *dash;
+    char        a[64];
+    if (strcmp(t, "*") == 0) {
+        *lo = 0;
+        *hi = UINT64_MAX;
+        return 1;
+    }
+    dash = strchr(t, '-');
+    if (dash == NULL || (size_t)(dash - t) >= sizeof(a)) {
+        return 0;
+    }
+    memcpy(a, t, (size_t)(dash - t));
+    a[dash - t] = '\0';
+    return gc3_rules_size(a, lo) && gc3_rules_size(dash + 1, hi) && *lo <= *hi;
+}
+
+static const char *const gc3_rules_colls[] = {"allreduce", "alltoall", "allgather", "reduce_scatter_block", NULL};
+
+gc3_status_t gc3_rules_parse(const char *text, const char *name, gc3_diag_t *diag, gc3_rules_t **rules_p)
+{
+    gc3_rules_t *R = calloc(1, sizeof(*R));
+    int          cap = 0, lineno = 0, errors = 0;
+    const char  *p = text;
+
+    *rules_p = NULL;
+    if (R == NULL || (R->source = strdup(name ? name : "rules")) == NULL) {
+        free(R);
+        return GC3_ERR_NO_MEMORY;
+    }
+    while (*p) {
+        char        line[1024], *tok[32], *save = NULL, *t;
+        int         ntok = 0;
+        const char *nl   = strchr(p, '\n');
+        size_t      len  = nl ? (size_t)(nl - p) : strlen(p);
+        gc3_rule_t  r;
+
+        lineno++;
+        if (len >= sizeof(line)) {
+            gc3_diag_add(diag, "%s:%d: line too long", R->source, lineno);
+            errors++;
+            p += len + (nl != NULL);
+            continue;
+        }
+        memcpy(line, p, len);
+        line[len] = '\0';
+        p += len + (nl != NULL);
+        if ((t = strchr(line, '#')) != NULL) {
+            *t = '\0';
+        }
+        for (t = strtok_r(line, " \t\r", &save); t != NULL && ntok < 32; t = strtok_r(NULL, " \t\r", &save)) {
+            tok[ntok++] = t;
+        }
+        if (ntok == 0) {
+            continue;
+        }
+        memset(&r, 0, sizeof(r));
+        snprintf(r.where, sizeof(r.where), "%s:%d", R->source, lineno);
+        if (ntok < 6) {
+            gc3_diag_add(diag, "%s: expected 'collective nodes gpus link bytes algorithm [key=value ...]', found %d "
+                         "fields", r.where, ntok);
+            errors++;
+            continue;
+        }
+        if (strcmp(tok[0], "*") != 0) {
+            int known = 0;
+            for (int i = 0; gc3_rules_colls[i]; i++) {
+                known |= strcmp(tok[0], gc3_rules_colls[i]) == 0;
+            }
+            if (!known) {
+                gc3_diag_add(diag, "%s: unknown collective '%s' (allreduce, alltoall, allgather, reduce_scatter_block "
+                             "or *)", r.where, tok[0]);
+                errors++;
+                continue;
+            }
+            snprintf(r.coll, sizeof(r.coll), "%s", tok[0]);
+        }
+        if (!gc3_rules_int_range(tok[1], &r.nodes_lo, &r.nodes_hi) ||
+            !gc3_rules_int_range(tok[2], &r.gpus_lo, &r.gpus_hi)) {
+            gc3_diag_add(diag, "%s: nodes and gpus must be N, A-B or * (found '%s' '%s')", r.where, tok[1], tok[2]);
+            errors++;
+            continue;
+        }
+        r.link = -1;
+        for (int i = 0; i < GC3_LINK_COUNT; i++) {
+            if (strcmp(tok[3], gc3_links[i]) == 0) {
+                r.link = i;
+            }
+        }
+        if (r.link < 0 && strcmp(tok[3], "*") != 0) {
+            gc3_diag_add(diag, "%s: link must be nvlink, pcie, host or * (found '%s')", r.where, tok[3]);
+            errors++;
+            continue;
+        }
+        if (!gc3_rules_bytes(tok[4], &r.bytes_lo, &r.bytes_hi)) {
+            gc3_diag_add(diag, "%s: bytes must be A-B (K/M/G suffixes, B may be inf) or * (found '%s')", r.where, tok[4]);
+            errors++;
+            continue;
+        }
+        if (strlen(tok[5]) >= sizeof(r.algo)) {
+            gc3_diag_add(diag, "%s: algorithm name too long", r.where);
+            errors++;
+            continue;
+        }
+        snprintf(r.algo, sizeof(r.algo), "%s", tok[5]);
+        for (int i = 6; i < ntok; i++) {
+            char *eq = strchr(tok[i], '=');
+            char *e;
+            long  v;
+            if (eq == NULL) {
+                gc3_diag_add(diag, "%s: '%s' is not key=value", r.where, tok[i]);
+                errors++;
+                continue;
+            }
+            *eq = '\0';
+            if (strcmp(tok[i], "proto") == 0) {
+                if (gc3_proto_from_name(eq + 1, &r.proto) != GC3_OK) {
+                    gc3_diag_add(diag, "%s: proto must be Simple, LL or LL128 (found '%s')", r.where, eq + 1);
+                    errors++;
+                }
+                r.proto_set = 1;
+                continue;
+            }
+            errno = 0;
+            v     = strtol(eq + 1, &e, 10);
+            if (errno || e == eq + 1 || *e != '\0' || v < 1 || v > 1024) {
+                gc3_diag_add(diag, "%s: %s=%s: expected an integer in [1, 1024]", r.where, tok[i], eq + 1);
+                errors++;
+            } else if (strcmp(tok[i], "channels") == 0) {
+                r.channels = (int)v;
+            } else if (strcmp(tok[i], "instances") == 0) {
+                r.instances = (int)v;
+            } else if (strcmp(tok[i], "chunks_per_peer") == 0) {
+                r.chunks_per_peer = (int)v;
+            } else {
+                gc3_diag_add(diag, "%s: unknown key '%s' (proto, channels, instances, chunks_per_peer)", r.where, tok[i]);
+                errors++;
+            }
+        }
+        if (R->n == cap) {
+            int         ncap = cap ? 2 * cap : 16;
+            gc3_rule_t *n    = realloc(R->rules, (size_t)ncap * sizeof(*n));
+            if (n == NULL) {
+                gc3_rules_destroy(R);
+                return GC3_ERR_NO_MEMORY;
+            }
+            R->rules = n;
+            cap      = ncap;
+        }
+        R->rules[R->n++] = r;
+    }
+    if (errors) {
+        gc3_rules_destroy(R);
+        return GC3_ERR_PARSE;
+    }
+    *rules_p = R;
+    return GC3_OK;
+}
+
+gc3_status_t gc3_rules_read_file(const char *path, gc3_diag_t *diag, gc3_rules_t **rules_p)
+{
+    FILE        *f = fopen(path, "r");
+    char        *text;
+    long         size;
+    gc3_status_t st;
+
+    *rules_p = NULL;
+    if (f == NULL) {
+        gc3_diag_add(diag, "%s: cannot open: %s", path, strerror(errno));
+        return GC3_ERR_IO;
+    }
+    if (fseek(f, 0, SEEK_END) != 0 || (size = ftell(f)) < 0 || size > (1 << 24) || fseek(f, 0, SEEK_SET) != 0) {
+        gc3_diag_add(diag, "%s: cannot read (or larger than 16 MiB)", path);
+        fclose(f);
+        return GC3_ERR_IO;
+    }
+    text = malloc((size_t)size + 1);
+    if (text == NULL || fread(text, 1, (size_t)size, f) != (size_t)size) {
+        free(text);
+        fclose(f);
+        return text ? GC3_ERR_IO : GC3_ERR_NO_MEMORY;
+    }
+    fclose(f);
+    text[size] = '\0';
+    if (strlen(text) != (size_t)size) {
+        gc3_diag_add(diag, "%s: contains a NUL byte", path);
+        free(text);
+        return GC3_ERR_PARSE;
+    }
+    st = gc3_rules_parse(text, path, diag, rules_p);
+    free(text);
+    return st;
+}
+
+void gc3_rules_destroy(gc3_rules_t *R)
+{
+    if (R != NULL) {
+        free(R->rules);
+        free(R->source);
+        free(R);
+    }
+}
+
+const gc3_rule_t *gc3_rules_match(const gc3_rules_t *R, const char *coll, int nodes, int gpus, gc3_link_t link,
+                                  uint64_t bytes)
+{
+    for (int i = 0; R != NULL && i < R->n; i++) {
+        const gc3_rule_t *r = &R->rules[i];
+        int in_bytes = (bytes > r->bytes_lo || (r->bytes_lo == 0 && bytes == 0)) && bytes <= r->bytes_hi;
+        if ((r->coll[0] == '\0' || strcmp(r->coll, coll) == 0) && nodes >= r->nodes_lo && nodes <= r->nodes_hi &&
+            gpus >= r->gpus_lo && gpus <= r->gpus_hi && (r->link < 0 || r->link == (int)link) && in_bytes) {
+            return r;
+        }
+    }
+    return NULL;
+}

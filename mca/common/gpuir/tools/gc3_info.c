@@ -1,0 +1,145 @@
+/* gc3_info: which algorithm gc3 would run, for a described machine shape, per collective and
+ * size range, from the rules (a file, or the built-in ones).
+ *
+ *   gc3_info [--rules FILE] [--nodes N] [--gpus G] [--link nvlink|pcie|host] [--print-builtin]
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include "gc3_rules.h"
+
+static void usage(FILE *out)
+{
+    fprintf(out, "usage: gc3_info [--rules FILE] [--nodes N] [--gpus G] [--link nvlink|pcie|host] [--print-builtin]\n"
+                 "  prints, for N nodes of G GPUs (ranks) joined by LINK (default 1 x 4, nvlink), which rule and\n"
+                 "  algorithm gc3 uses for each collective and size range; --rules FILE: the rules file the\n"
+                 "  component would read (coll_gc3_rules_file), default the built-in rules; --print-builtin: print\n"
+                 "  the built-in rules (a starting point for a site's file).\n");
+}
+
+static void fmt(uint64_t b, char *buf, size_t len)
+{
+    if (b == UINT64_MAX) snprintf(buf, len, "inf");
+    else if (b >= (1ull << 30) && b % (1ull << 30) == 0) snprintf(buf, len, "%" PRIu64 "G", b >> 30);
+    else if (b >= (1ull << 20) && b % (1ull << 20) == 0) snprintf(buf, len, "%" PRIu64 "M", b >> 20);
+    else if (b >= 1024 && b % 1024 == 0) snprintf(buf, len, "%" PRIu64 "K", b >> 10);
+    else snprintf(buf, len, "%" PRIu64, b);
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+int main(int argc, char **argv)
+{
+    const char        *file = NULL;
+    long               nodes = 1, gpus = 4;
+    gc3_link_t         link = GC3_LINK_NVLINK;
+    gc3_rules_t       *R = NULL;
+    gc3_diag_t         diag;
+    static const char *colls[] = {"allreduce", "alltoall", "allgather", "reduce_scatter_block"};
+
+    for (int i = 1; i < argc; i++) {
+        const char *o = argv[i];
+        if (!strcmp(o, "--help") || !strcmp(o, "-h")) {
+            usage(stdout);
+            return 0;
+        }
+        if (!strcmp(o, "--print-builtin")) {
+            fputs(gc3_rules_builtin_text(), stdout);
+            return 0;
+        }
+        if (i + 1 >= argc) {
+            fprintf(stderr, "gc3_info: %s needs a value\n", o);
+            return 2;
+        }
+        if (!strcmp(o, "--rules")) {
+            file = argv[++i];
+        } else if (!strcmp(o, "--nodes") || !strcmp(o, "--gpus")) {
+            char *e;
+            long  v;
+            errno = 0;
+            v     = strtol(argv[++i], &e, 10);
+            if (errno || *e || v < 1 || v > 1000000) {
+                fprintf(stderr, "gc3_info: %s needs a positive integer\n", o);
+                return 2;
+            }
+            *(strcmp(o, "--nodes") == 0 ? &nodes : &gpus) = v;
+        } else if (!strcmp(o, "--link")) {
+            int found = 0;
+            i++;
+            for (int k = 0; k < GC3_LINK_COUNT; k++) {
+                if (!strcmp(argv[i], gc3_link_name((gc3_link_t)k))) {
+                    link  = (gc3_link_t)k;
+                    found = 1;
+                }
+            }
+            if (!found) {
+                fprintf(stderr, "gc3_info: --link must be nvlink, pcie or host\n");
+                return 2;
+            }
+        } else {
+            fprintf(stderr, "gc3_info: unknown option %s\n", o);
+            usage(stderr);
+            return 2;
+        }
+    }
+    gc3_diag_init(&diag);
+    if ((file ? gc3_rules_read_file(file, &diag, &R) : gc3_rules_parse(gc3_rules_builtin_text(), "built-in", &diag, &R)) !=
+        GC3_OK) {
+        gc3_diag_print(&diag, stderr, "");
+        fprintf(stderr, "gc3_info: the rules cannot be used (the component would fall back to the built-in rules)\n");
+        gc3_diag_cleanup(&diag);
+        return 1;
+    }
+    printf("# rules: %s (%d rules); shape: %ld node(s) x %ld GPU(s), %s\n", R->source, R->n, nodes, gpus,
+           gc3_link_name(link));
+    printf("%-22s %-16s %-30s %s\n", "# collective", "bytes", "algorithm", "rule");
+    for (size_t c = 0; c < sizeof(colls) / sizeof(colls[0]); c++) {
+        /* the points where the answer can change: 0 and every rule bound + 1 */
+        uint64_t *pts = malloc(sizeof(uint64_t) * (size_t)(2 * R->n + 1));
+        int       np = 0;
+        pts[np++]    = 0;
+        for (int i = 0; i < R->n; i++) {
+            pts[np++] = R->rules[i].bytes_lo + 1; /* a rule covers lo < bytes <= hi (and 0 when lo is 0) */
+            if (R->rules[i].bytes_hi != UINT64_MAX) {
+                pts[np++] = R->rules[i].bytes_hi + 1;
+            }
+        }
+        qsort(pts, (size_t)np, sizeof(uint64_t), cmp_u64);
+        for (int k = 0; k < np; k++) {
+            uint64_t          lo = pts[k], hi;
+            const gc3_rule_t *r;
+            char              a[32], b[32], range[72], algo[128];
+            if (k > 0 && pts[k] == pts[k - 1]) {
+                continue;
+            }
+            r = gc3_rules_match(R, colls[c], (int)nodes, (int)gpus, link, lo);
+            /* extend while the same rule answers */
+            while (k + 1 < np && gc3_rules_match(R, colls[c], (int)nodes, (int)gpus, link, pts[k + 1]) == r) {
+                k++;
+            }
+            hi = k + 1 < np ? pts[k + 1] - 1 : UINT64_MAX;
+            fmt(lo, a, sizeof(a));
+            fmt(hi, b, sizeof(b));
+            if (r == NULL) {
+                snprintf(algo, sizeof(algo), "(passed on)");
+            } else {
+                int n = snprintf(algo, sizeof(algo), "%s", r->algo);
+                if (r->proto_set) n += snprintf(algo + n, sizeof(algo) - (size_t)n, " proto=%s", gc3_proto_name(r->proto));
+                if (r->channels) n += snprintf(algo + n, sizeof(algo) - (size_t)n, " channels=%d", r->channels);
+                if (r->instances) n += snprintf(algo + n, sizeof(algo) - (size_t)n, " instances=%d", r->instances);
+                if (r->chunks_per_peer) snprintf(algo + n, sizeof(algo) - (size_t)n, " chunks_per_peer=%d", r->chunks_per_peer);
+            }
+            snprintf(range, sizeof(range), "%s-%s", a, b);
+            printf("%-22s %-16s %-30s %s\n", colls[c], range, algo, r ? r->where : "-");
+        }
+        free(pts);
+    }
+    gc3_rules_destroy(R);
+    gc3_diag_cleanup(&diag);
+    return 0;
+}

@@ -1,0 +1,67 @@
+/* Selection rules: the built-in ones parse, matching follows the documented ranges, and every
+ * malformed line is reported with its line number (nothing is half-read). */
+#include <string.h>
+#include "gc3_rules.h"
+#include "gc3_test.h"
+
+int main(void)
+{
+    gc3_rules_t      *R = NULL;
+    gc3_diag_t        diag;
+    const gc3_rule_t *r;
+
+    gc3_diag_init(&diag);
+    CHECK_OK(gc3_rules_parse(gc3_rules_builtin_text(), "built-in", &diag, &R));
+    CHECK(R != NULL && R->n >= 8, "built-in rules: %d", R ? R->n : -1);
+    r = gc3_rules_match(R, "allreduce", 1, 4, GC3_LINK_NVLINK, 0);
+    CHECK(r && !strcmp(r->algo, "allpairs") && r->proto_set && r->proto == GC3_PROTO_LL, "0 bytes: all-pairs LL");
+    r = gc3_rules_match(R, "allreduce", 1, 4, GC3_LINK_NVLINK, 65536);
+    CHECK(r && !strcmp(r->algo, "allpairs"), "64K is still small (A < bytes <= B)");
+    r = gc3_rules_match(R, "allreduce", 1, 4, GC3_LINK_NVLINK, 65537);
+    CHECK(r && !strcmp(r->algo, "ring") && r->channels == 8 && r->instances == 4, "64K+1: the 8x4 ring");
+    r = gc3_rules_match(R, "allreduce", 1, 4, GC3_LINK_HOST, 1 << 20);
+    CHECK(r && !strcmp(r->algo, "ring") && r->channels == 0, "host: a plain ring");
+    CHECK(gc3_rules_match(R, "allreduce", 2, 4, GC3_LINK_NVLINK, 8) == NULL, "no built-in rule for two nodes");
+    CHECK(gc3_rules_match(R, "bcast", 1, 4, GC3_LINK_NVLINK, 8) == NULL, "no rule for another collective");
+    gc3_rules_destroy(R);
+
+    {
+        const char *text = "# comment\n"
+                           "\n"
+                           "*  1-2  4  *  *  ring  channels=2   # trailing comment\n"
+                           "alltoall * * pcie 1M-inf twostep chunks_per_peer=3\n";
+        CHECK_OK(gc3_rules_parse(text, "t", &diag, &R));
+        if (R != NULL) {
+            CHECK(R->n == 2 && !strcmp(R->rules[0].where, "t:3") && !strcmp(R->rules[1].where, "t:4"), "where");
+            r = gc3_rules_match(R, "alltoall", 2, 4, GC3_LINK_PCIE, 8);
+            CHECK(r == &R->rules[0], "first match wins");
+            r = gc3_rules_match(R, "alltoall", 3, 4, GC3_LINK_PCIE, 2u << 20);
+            CHECK(r == &R->rules[1] && r->chunks_per_peer == 3, "second rule by nodes and size");
+            CHECK(gc3_rules_match(R, "alltoall", 3, 4, GC3_LINK_PCIE, 1u << 20) == NULL, "1M is not above 1M");
+            gc3_rules_destroy(R);
+        }
+    }
+    {
+        const char *bad = "allreduce 1 * * 0-1M ring\n"
+                          "bogus 1 * * * ring\n"
+                          "allreduce 0 * * * ring\n"
+                          "allreduce 1 * * 9-3 ring\n"
+                          "allreduce 1 * copper * ring\n"
+                          "allreduce 1 * * * ring instances=0\n"
+                          "allreduce 1 * * *\n";
+        gc3_diag_cleanup(&diag);
+        gc3_diag_init(&diag);
+        CHECK(gc3_rules_parse(bad, "bad", &diag, &R) == GC3_ERR_PARSE && R == NULL, "malformed rules accepted");
+        CHECK(gc3_diag_contains(&diag, "bad:2: unknown collective 'bogus'"), "line 2");
+        CHECK(gc3_diag_contains(&diag, "bad:3: nodes and gpus must be"), "line 3");
+        CHECK(gc3_diag_contains(&diag, "bad:4: bytes must be"), "line 4");
+        CHECK(gc3_diag_contains(&diag, "bad:5: link must be"), "line 5");
+        CHECK(gc3_diag_contains(&diag, "bad:6: instances=0: expected an integer in [1, 1024]"), "line 6");
+        CHECK(gc3_diag_contains(&diag, "bad:7: expected 'collective nodes gpus link bytes algorithm"), "line 7");
+        CHECK(!gc3_diag_contains(&diag, "bad:1:"), "line 1 is fine");
+    }
+    CHECK(gc3_rules_read_file("/nonexistent/gc3.rules", &diag, &R) == GC3_ERR_IO && R == NULL &&
+          gc3_diag_contains(&diag, "/nonexistent/gc3.rules: cannot open"), "missing file");
+    gc3_diag_cleanup(&diag);
+    return gc3_test_summary("test_rules");
+}
