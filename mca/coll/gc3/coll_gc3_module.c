@@ -315,21 +315,6 @@ static gc3_exec_t *mca_coll_gc3_exec(mca_coll_gc3_module_t *m, gc3_backend_t bac
     return ok ? m->exec[backend] : NULL;
 }
 
-static void mca_coll_gc3_fmt_bytes(uint64_t b, char *buf, size_t len)
-{
-    if (b == UINT64_MAX) {
-        snprintf(buf, len, "inf");
-    } else if (b >= (1u << 30) && b % (1u << 30) == 0) {
-        snprintf(buf, len, "%lluG", (unsigned long long)(b >> 30));
-    } else if (b >= (1u << 20) && b % (1u << 20) == 0) {
-        snprintf(buf, len, "%lluM", (unsigned long long)(b >> 20));
-    } else if (b >= 1024 && b % 1024 == 0) {
-        snprintf(buf, len, "%lluK", (unsigned long long)(b >> 10));
-    } else {
-        snprintf(buf, len, "%llu", (unsigned long long)b);
-    }
-}
-
 /* The plan for (collective, rule that matched, in place) on a backend: built at its first use,
  * verified, and used only when every rank built the same program. NULL: pass the call on. */
 static mca_coll_gc3_plan_slot_t *mca_coll_gc3_plan(mca_coll_gc3_module_t *m, int coll, size_t bytes, int inplace,
@@ -399,8 +384,8 @@ static mca_coll_gc3_plan_slot_t *mca_coll_gc3_plan(mca_coll_gc3_module_t *m, int
     }
     {
         char lo[32], hi[32];
-        mca_coll_gc3_fmt_bytes(rule->bytes_lo, lo, sizeof(lo));
-        mca_coll_gc3_fmt_bytes(rule->bytes_hi, hi, sizeof(hi));
+        gc3_format_bytes(rule->bytes_lo, lo, sizeof(lo));
+        gc3_format_bytes(rule->bytes_hi, hi, sizeof(hi));
         snprintf(range, sizeof(range), "%s-%s bytes", lo, hi);
     }
     opal_output_verbose(1, mca_coll_gc3_component.output,

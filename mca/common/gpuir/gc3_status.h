@@ -44,4 +44,10 @@ void gc3_diag_print(const gc3_diag_t *diag, FILE *out, const char *prefix);
 /* Does any kept message contain `needle`? (used by tests and tools) */
 int  gc3_diag_contains(const gc3_diag_t *diag, const char *needle);
 
+/* Sizes as people write them: "4096", "64K", "1M", "2G" (binary units, optional trailing B).
+ * Returns 1 when the whole text is one; "inf" is not a size here. */
+int  gc3_parse_bytes(const char *text, unsigned long long *bytes_p);
+/* The reverse, compactly: 65536 -> "64K", ULLONG_MAX -> "inf". */
+void gc3_format_bytes(unsigned long long bytes, char *buf, size_t len);
+
 #endif

@@ -62,31 +62,16 @@ static int gc3_rules_int_range(const char *t, int *lo, int *hi)
 
 static int gc3_rules_size(const char *t, uint64_t *v)
 {
-    char              *e;
     unsigned long long x;
     if (strcmp(t, "inf") == 0) {
         *v = UINT64_MAX;
         return 1;
     }
-    if (!isdigit((unsigned char)t[0])) {
+    if (!gc3_parse_bytes(t, &x)) {
         return 0;
     }
-    errno = 0;
-    x     = strtoull(t, &e, 10);
-    if (errno || e == t) {
-        return 0;
-    }
-    switch (*e) {
-    case 'K': case 'k': x <<= 10; e++; break;
-    case 'M': case 'm': x <<= 20; e++; break;
-    case 'G': case 'g': x <<= 30; e++; break;
-    default: break;
-    }
-    if (*e == 'B') {
-        e++;
-    }
-    *v = x;
-    return *e == '\0';
+    *v = (uint64_t)x;
+    return 1;
 }
 
 static int gc3_rules_bytes(const char *t, uint64_t *lo, uint64_t *hi)

@@ -1,4 +1,7 @@
 /* gc3 / libgpuir: status strings and the diagnostics list. */
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include "gc3_status.h"
@@ -106,4 +109,49 @@ int gc3_diag_contains(const gc3_diag_t *diag, const char *needle)
         }
     }
     return 0;
+}
+
+int gc3_parse_bytes(const char *text, unsigned long long *bytes_p)
+{
+    char              *end;
+    unsigned long long x;
+    int                shift = 0;
+
+    if (text == NULL || !isdigit((unsigned char)text[0])) {
+        return 0;
+    }
+    errno = 0;
+    x     = strtoull(text, &end, 10);
+    if (errno != 0 || end == text) {
+        return 0;
+    }
+    switch (*end) {
+    case 'K': case 'k': shift = 10; end++; break;
+    case 'M': case 'm': shift = 20; end++; break;
+    case 'G': case 'g': shift = 30; end++; break;
+    default: break;
+    }
+    if (*end == 'B') {
+        end++;
+    }
+    if (*end != '\0' || (shift && x > (ULLONG_MAX >> shift))) {
+        return 0;
+    }
+    *bytes_p = x << shift;
+    return 1;
+}
+
+void gc3_format_bytes(unsigned long long b, char *buf, size_t len)
+{
+    if (b == ULLONG_MAX) {
+        snprintf(buf, len, "inf");
+    } else if (b >= (1ull << 30) && b % (1ull << 30) == 0) {
+        snprintf(buf, len, "%lluG", b >> 30);
+    } else if (b >= (1ull << 20) && b % (1ull << 20) == 0) {
+        snprintf(buf, len, "%lluM", b >> 20);
+    } else if (b >= 1024 && b % 1024 == 0) {
+        snprintf(buf, len, "%lluK", b >> 10);
+    } else {
+        snprintf(buf, len, "%llu", b);
+    }
 }

@@ -20,11 +20,7 @@ static void usage(FILE *out)
 
 static void fmt(uint64_t b, char *buf, size_t len)
 {
-    if (b == UINT64_MAX) snprintf(buf, len, "inf");
-    else if (b >= (1ull << 30) && b % (1ull << 30) == 0) snprintf(buf, len, "%" PRIu64 "G", b >> 30);
-    else if (b >= (1ull << 20) && b % (1ull << 20) == 0) snprintf(buf, len, "%" PRIu64 "M", b >> 20);
-    else if (b >= 1024 && b % 1024 == 0) snprintf(buf, len, "%" PRIu64 "K", b >> 10);
-    else snprintf(buf, len, "%" PRIu64, b);
+    gc3_format_bytes(b, buf, len);
 }
 
 static int cmp_u64(const void *a, const void *b)

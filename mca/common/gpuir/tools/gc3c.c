@@ -66,24 +66,12 @@ static int parse_int(const char *s, long lo, long hi, long *v)
 /* "64", "4K", "1M", "2G" -> bytes */
 static int parse_size(const char *s, uint64_t *v)
 {
-    char              *end;
     unsigned long long x;
-    errno = 0;
-    x     = strtoull(s, &end, 10);
-    if (errno != 0 || end == s || s[0] == '-') {
+    if (!gc3_parse_bytes(s, &x)) {
         return 0;
     }
-    switch (*end) {
-    case 'K': case 'k': x <<= 10; end++; break;
-    case 'M': case 'm': x <<= 20; end++; break;
-    case 'G': case 'g': x <<= 30; end++; break;
-    default: break;
-    }
-    if (*end == 'B') {
-        end++;
-    }
-    *v = x;
-    return *end == '\0';
+    *v = (uint64_t)x;
+    return 1;
 }
 
 static int need_arg(int i, int argc, const char *opt)
