@@ -306,7 +306,13 @@ static gc3_status_t gc3_host_test(gc3_plan_t *p, int *done_p)
 {
     gc3_host_state_t *s = p->be_state;
     *done_p             = __atomic_load_n(&s->done, __ATOMIC_ACQUIRE) == s->nthreads;
-    return *done_p ? gc3_host_join(p) : GC3_OK;
+    if (!*done_p) {
+        /* the caller polls (MPI_Test, MPI_Wait through the progress engine): give the core to
+         * the program's threads, which may share it */
+        sched_yield();
+        return GC3_OK;
+    }
+    return gc3_host_join(p);
 }
 
 static gc3_status_t gc3_host_wait(gc3_plan_t *p)
