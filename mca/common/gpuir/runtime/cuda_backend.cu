@@ -249,6 +249,7 @@ __device__ static int gc3_be_ll_load(gc3_rt_tb_t *t, char *dst, const char *line
 
 #include "interp_core.h"
 
+/* Large plans: the contexts and the per-call counter bases were copied to device memory. */
 __global__ void gc3_interp_kernel(gc3_rt_tb_t *ctxs)
 {
     __shared__ gc3_rt_tb_t t;
@@ -259,15 +260,40 @@ __global__ void gc3_interp_kernel(gc3_rt_tb_t *ctxs)
     (void)gc3_core_run(&t);
 }
 
+/* Plans of at most N blocks: everything a call changes travels in the launch itself (kernel
+ * parameters, up to 32 KB since CUDA 12.1), so a call is one launch and no copy. The program,
+ * offsets and step counts the contexts point to were uploaded once, at the plan's first call. */
+template <int N> struct gc3_cuda_args {
+    gc3_rt_tb_t tb[N];
+    uint64_t    sem_base[N], loops_base[N];
+};
+
+template <int N> __global__ void gc3_interp_kernel_args(const __grid_constant__ gc3_cuda_args<N> a)
+{
+    __shared__ gc3_rt_tb_t t;
+    if (threadIdx.x == 0) {
+        t            = a.tb[blockIdx.x];
+        t.sem_base   = a.sem_base;
+        t.loops_base = a.loops_base;
+    }
+    __syncthreads();
+    (void)gc3_core_run(&t);
+}
+
+#define GC3_CUDA_ARGS_SMALL 8
+#define GC3_CUDA_ARGS_LARGE 64
+static_assert(sizeof(gc3_cuda_args<GC3_CUDA_ARGS_LARGE>) <= 32764, "kernel parameters are limited to 32764 bytes");
+
 /* ---------------------------------------------------------------- host side */
 
 typedef struct {
     cudaStream_t     own_stream;
     cudaEvent_t      done;
-    gc3_rt_tb_t     *d_ctx;       /* device copy of the blocks' contexts */
-    char            *d_plan;      /* device copy: flat program, offsets, bases, nsteps */
-    size_t           d_plan_bytes;
-    char            *h_stage;     /* pinned host copy of what is uploaded (valid until the call ends) */
+    char            *d_plan;      /* device copy of what does not change between calls: flat program,
+                                   * semaphore and loop counter offsets, steps per block */
+    gc3_rt_tb_t     *d_ctx;       /* plans of more than GC3_CUDA_ARGS_LARGE blocks: per call, the
+                                   * contexts, then the semaphore and loop counter bases */
+    char            *h_stage;     /* pinned host copy of d_ctx's contents (valid until the call ends) */
     gc3_rt_error_t  *h_err;       /* mapped host memory */
     int32_t         *h_abort;
     gc3_rt_error_t  *d_err;
@@ -311,7 +337,12 @@ static gc3_cuda_state_t *gc3_cuda_state(gc3_plan_t *p, gc3_diag_t *diag)
     s->threads    = p->exec->params.threads_per_block > 0 ? p->exec->params.threads_per_block : 512;
     {
         int per_sm = 0, sms = 0;
+        int small = 0, large = 0;
         cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, gc3_interp_kernel, s->threads, 0);
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&small, gc3_interp_kernel_args<GC3_CUDA_ARGS_SMALL>, s->threads, 0);
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&large, gc3_interp_kernel_args<GC3_CUDA_ARGS_LARGE>, s->threads, 0);
+        per_sm = per_sm < small ? per_sm : small;
+        per_sm = per_sm < large ? per_sm : large;
         cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, p->exec->params.device);
         s->max_blocks = per_sm * sms;
     }
@@ -386,16 +417,98 @@ static void gc3_cuda_mem_free(gc3_plan_t *p, char *ptr)
     cudaFree(ptr);
 }
 
-/* Device copies of what the contexts point to on the host: the flat program and the
- * per-block arrays; then the contexts with their pointers moved to the device copies. */
+/* The contexts as the device sees them: pointers into the host's plan moved to the device copy. */
+static void gc3_cuda_device_ctx(const gc3_plan_t *p, const gc3_cuda_state_t *s, gc3_rt_tb_t *c)
+{
+    size_t                    nt = (size_t)p->ntbs, off_sem = p->flat->bytes, off_loops = off_sem + nt * 8,
+           off_ns = off_loops + nt * 8;
+    const gc3_flat_program_t *df = (const gc3_flat_program_t *)s->d_plan;
+    for (int t = 0; t < p->ntbs; t++) {
+        c[t]            = p->tbs_ctx[t];
+        c[t].steps      = (const gc3_flat_step_t *)((const char *)df + p->flat->steps_off) +
+                          (p->tbs_ctx[t].steps - gc3_flat_steps(p->flat));
+        c[t].sem_off    = (const int64_t *)(s->d_plan + off_sem);
+        c[t].loops_off  = (const int64_t *)(s->d_plan + off_loops);
+        c[t].tb_nsteps  = (const int32_t *)(s->d_plan + off_ns);
+        c[t].sem_base   = (const uint64_t *)(s->d_ctx != NULL ? (const char *)(s->d_ctx + nt) : NULL);
+        c[t].loops_base = c[t].sem_base != NULL ? c[t].sem_base + nt : NULL;
+        c[t].err        = s->d_err;
+        c[t].abort_flag = s->d_abort;
+    }
+}
+
+/* Once per plan: the device copy of its constant part (and, for large plans, room for the
+ * per-call part). */
+static gc3_status_t gc3_cuda_upload(gc3_plan_t *p, gc3_cuda_state_t *s, gc3_diag_t *diag)
+{
+    size_t       nt = (size_t)p->ntbs, off_sem = p->flat->bytes, off_loops = off_sem + nt * 8,
+                 off_ns = off_loops + nt * 8, total = off_ns + nt * 4, call = nt * (sizeof(gc3_rt_tb_t) + 16);
+    char        *h = NULL;
+    gc3_status_t status;
+
+    status = gc3_cuda_check(cudaMalloc((void **)&s->d_plan, total), "cudaMalloc(plan)", diag);
+    if (status != GC3_OK) {
+        goto err;
+    }
+    if (p->ntbs > GC3_CUDA_ARGS_LARGE) {
+        status = gc3_cuda_check(cudaMalloc((void **)&s->d_ctx, call), "cudaMalloc(contexts)", diag);
+        if (status != GC3_OK) {
+            goto err_plan;
+        }
+        status = gc3_cuda_check(cudaHostAlloc((void **)&s->h_stage, call, 0), "cudaHostAlloc(contexts)", diag);
+        if (status != GC3_OK) {
+            goto err_ctx;
+        }
+    }
+    h = (char *)malloc(total);
+    if (h == NULL) {
+        gc3_diag_add(diag, "cuda backend: out of host memory for a %zu-byte plan", total);
+        status = GC3_ERR_NO_MEMORY;
+        goto err_stage;
+    }
+    memcpy(h, p->flat, p->flat->bytes);
+    memcpy(h + off_sem, p->sem_off, nt * 8);
+    memcpy(h + off_loops, p->loops_off, nt * 8);
+    memcpy(h + off_ns, p->tb_nsteps, nt * 4);
+    status = gc3_cuda_check(cudaMemcpy(s->d_plan, h, total, cudaMemcpyHostToDevice), "cudaMemcpy(plan)", diag);
+    free(h);
+    if (status != GC3_OK) {
+        goto err_stage;
+    }
+    return GC3_OK;
+
+err_stage:
+    if (s->h_stage != NULL) {
+        cudaFreeHost(s->h_stage);
+        s->h_stage = NULL;
+    }
+err_ctx:
+    if (s->d_ctx != NULL) {
+        cudaFree(s->d_ctx);
+        s->d_ctx = NULL;
+    }
+err_plan:
+    cudaFree(s->d_plan);
+    s->d_plan = NULL;
+err:
+    return status;
+}
+
+template <int N> static void gc3_cuda_launch(const gc3_plan_t *p, const gc3_cuda_state_t *s, cudaStream_t st)
+{
+    gc3_cuda_args<N> a;
+    gc3_cuda_device_ctx(p, s, a.tb);
+    memcpy(a.sem_base, p->sem_base, (size_t)p->ntbs * 8);
+    memcpy(a.loops_base, p->loops_base, (size_t)p->ntbs * 8);
+    gc3_interp_kernel_args<N><<<p->ntbs, s->threads, 0, st>>>(a);
+}
+
+/* One call: plans of up to GC3_CUDA_ARGS_LARGE blocks are one launch carrying the contexts;
+ * larger ones copy the contexts to the device first (same stream, so in order). */
 static gc3_status_t gc3_cuda_start(gc3_plan_t *p, void *stream, gc3_diag_t *diag)
 {
     gc3_cuda_state_t *s = gc3_cuda_state(p, diag);
     cudaStream_t      st;
-    size_t            nt = (size_t)(p->ntbs > 0 ? p->ntbs : 1);
-    size_t            off_flat = 0, off_sem = p->flat->bytes, off_loops = off_sem + nt * 8, off_sb = off_loops + nt * 8,
-                      off_lb = off_sb + nt * 8, off_ns = off_lb + nt * 8, total = off_ns + nt * 4;
-    char             *h;
     gc3_status_t      status;
 
     if (s == NULL) {
@@ -407,60 +520,31 @@ static gc3_status_t gc3_cuda_start(gc3_plan_t *p, void *stream, gc3_diag_t *diag
         return GC3_ERR_UNSUPPORTED;
     }
     st = stream ? (cudaStream_t)stream : s->own_stream;
-    if (s->d_plan == NULL || s->d_plan_bytes < total) {
-        if (s->d_plan != NULL) {
-            cudaFree(s->d_plan);
-            cudaFree(s->d_ctx);
-            cudaFreeHost(s->h_stage);
-        }
-        status = gc3_cuda_check(cudaMalloc((void **)&s->d_plan, total), "cudaMalloc(plan)", diag);
-        if (status == GC3_OK) {
-            status = gc3_cuda_check(cudaMalloc((void **)&s->d_ctx, nt * sizeof(gc3_rt_tb_t)), "cudaMalloc(ctx)", diag);
-        }
-        if (status == GC3_OK) {
-            status = gc3_cuda_check(cudaHostAlloc((void **)&s->h_stage, total + nt * sizeof(gc3_rt_tb_t), 0),
-                                    "cudaHostAlloc(stage)", diag);
-        }
-        if (status != GC3_OK) {
-            s->d_plan = NULL;
-            return status;
-        }
-        s->d_plan_bytes = total;
-    }
-    h = s->h_stage; /* one call in flight per plan: free to reuse once the previous call ended */
-    memcpy(h + off_flat, p->flat, p->flat->bytes);
-    memcpy(h + off_sem, p->sem_off, nt * 8);
-    memcpy(h + off_loops, p->loops_off, nt * 8);
-    memcpy(h + off_sb, p->sem_base, nt * 8);
-    memcpy(h + off_lb, p->loops_base, nt * 8);
-    memcpy(h + off_ns, p->tb_nsteps, nt * 4);
-    {
-        gc3_rt_tb_t             *c = (gc3_rt_tb_t *)(h + total);
-        const gc3_flat_program_t *df = (const gc3_flat_program_t *)(s->d_plan + off_flat);
-        for (int t = 0; t < p->ntbs; t++) {
-            c[t]            = p->tbs_ctx[t];
-            c[t].steps      = (const gc3_flat_step_t *)((const char *)df + p->flat->steps_off) +
-                              (p->tbs_ctx[t].steps - gc3_flat_steps(p->flat));
-            c[t].sem_off    = (const int64_t *)(s->d_plan + off_sem);
-            c[t].loops_off  = (const int64_t *)(s->d_plan + off_loops);
-            c[t].sem_base   = (const uint64_t *)(s->d_plan + off_sb);
-            c[t].loops_base = (const uint64_t *)(s->d_plan + off_lb);
-            c[t].tb_nsteps  = (const int32_t *)(s->d_plan + off_ns);
-            c[t].err        = s->d_err;
-            c[t].abort_flag = s->d_abort;
-        }
+    if (s->d_plan == NULL && (status = gc3_cuda_upload(p, s, diag)) != GC3_OK) {
+        return status;
     }
     memset(s->h_err, 0, sizeof(gc3_rt_error_t));
     *s->h_abort = 0;
-    status = gc3_cuda_check(cudaMemcpyAsync(s->d_plan, h, total, cudaMemcpyHostToDevice, st), "cudaMemcpyAsync(plan)", diag);
-    if (status == GC3_OK) {
-        status = gc3_cuda_check(cudaMemcpyAsync(s->d_ctx, h + total, nt * sizeof(gc3_rt_tb_t), cudaMemcpyHostToDevice, st),
-                                "cudaMemcpyAsync(ctx)", diag);
-    }
-    if (status == GC3_OK && p->ntbs > 0) {
+    if (p->ntbs <= 0) {
+        /* nothing to run: the event alone marks the call */
+    } else if (p->ntbs <= GC3_CUDA_ARGS_SMALL) {
+        gc3_cuda_launch<GC3_CUDA_ARGS_SMALL>(p, s, st);
+    } else if (p->ntbs <= GC3_CUDA_ARGS_LARGE) {
+        gc3_cuda_launch<GC3_CUDA_ARGS_LARGE>(p, s, st);
+    } else {
+        size_t       nt = (size_t)p->ntbs;
+        gc3_rt_tb_t *c  = (gc3_rt_tb_t *)s->h_stage; /* one call in flight per plan: free once the previous ended */
+        gc3_cuda_device_ctx(p, s, c);
+        memcpy((char *)(c + nt), p->sem_base, nt * 8);
+        memcpy((char *)(c + nt) + nt * 8, p->loops_base, nt * 8);
+        status = gc3_cuda_check(cudaMemcpyAsync(s->d_ctx, c, nt * (sizeof(gc3_rt_tb_t) + 16), cudaMemcpyHostToDevice, st),
+                                "cudaMemcpyAsync(contexts)", diag);
+        if (status != GC3_OK) {
+            return status;
+        }
         gc3_interp_kernel<<<p->ntbs, s->threads, 0, st>>>(s->d_ctx);
-        status = gc3_cuda_check(cudaGetLastError(), "kernel launch", diag);
     }
+    status = gc3_cuda_check(cudaGetLastError(), "kernel launch", diag);
     if (status == GC3_OK) {
         status = gc3_cuda_check(cudaEventRecord(s->done, st), "cudaEventRecord", diag);
     }
