@@ -22,7 +22,7 @@ xml)
     seeds=("$here/corpus/xml" "$src/tests/corpus/valid" "$src/tests/corpus/invalid")
     ;;
 rules)
-    sources=("$here/fuzz_rules.c" "$g/status.c" "$g/dtype.c" "$g/rules.c" "$g/ir/ir.c")
+    sources=("$here/fuzz_rules.c" "$g/status.c" "$g/dtype.c" "$g/rules.c" "$g"/ir/*.c)
     seeds=("$here/corpus/rules")
     ;;
 *) echo "run-fuzz: unknown target $target"; exit 2;;

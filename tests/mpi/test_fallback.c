@@ -2,7 +2,8 @@
  * through host memory), not crash: bcast, reduce, allgather, allgatherv, gather, scatter,
  * alltoallv, reduce_scatter(_block), scan, exscan, plus allreduce/alltoall on the staging path.
  * --device: real device buffers (GPU machine); otherwise run with --mca coll_gc3_stage_host true
- * so that host buffers take the staging path. Every result is checked against a host computation. */
+ * so that host buffers take the staging path. Every result is checked against a host computation.
+ * --expect-error: the coll_gc3_fallback=error policy (a call gc3 does not run fails). */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,6 +42,20 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     on_device = argc > 1 && strcmp(argv[1], "--device") == 0;
+    if (argc > 1 && strcmp(argv[1], "--expect-error") == 0) {
+        /* run with coll_gc3_fallback=error and coll_gc3_stage_host: a call gc3 does not run must
+         * fail (every buffer counts as device memory then, so nothing else is called) */
+        int  buf[4] = {0}, rc, cls, len;
+        char msg[MPI_MAX_ERROR_STRING];
+        MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+        rc = MPI_Bcast(buf, 4, MPI_INT, 0, MPI_COMM_WORLD);
+        MPI_Error_class(rc, &cls);
+        MPI_Error_string(cls, msg, &len);
+        printf("test_fallback: rank %d: bcast with coll_gc3_fallback=error: %s\n", rank,
+               rc == MPI_SUCCESS ? "succeeded (WRONG)" : msg);
+        MPI_Finalize();
+        return rc == MPI_SUCCESS;
+    }
     if (on_device) {
         gc3_test_select_gpu(MPI_COMM_WORLD);
     }

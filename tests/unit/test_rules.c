@@ -15,10 +15,16 @@ int main(void)
     CHECK(R != NULL && R->n >= 8, "built-in rules: %d", R ? R->n : -1);
     r = gc3_rules_match(R, "allreduce", 1, 4, GC3_LINK_NVLINK, 0);
     CHECK(r && !strcmp(r->algo, "allpairs") && r->proto_set && r->proto == GC3_PROTO_LL, "0 bytes: all-pairs LL");
-    r = gc3_rules_match(R, "allreduce", 1, 4, GC3_LINK_NVLINK, 65536);
-    CHECK(r && !strcmp(r->algo, "allpairs"), "64K is still small (A < bytes <= B)");
-    r = gc3_rules_match(R, "allreduce", 1, 4, GC3_LINK_NVLINK, 65537);
-    CHECK(r && !strcmp(r->algo, "ring") && r->channels == 8 && r->instances == 4, "64K+1: the 8x4 ring");
+    r = gc3_rules_match(R, "allreduce", 1, 4, GC3_LINK_PCIE, 65536);
+    CHECK(r && !strcmp(r->algo, "allpairs"), "pcie: 64K is still small (A < bytes <= B)");
+    r = gc3_rules_match(R, "allreduce", 1, 4, GC3_LINK_PCIE, 65537);
+    CHECK(r && !strcmp(r->algo, "ring") && r->channels == 4 && r->instances == 2, "pcie: 64K+1: the 4x2 ring");
+    r = gc3_rules_match(R, "allreduce", 1, 4, GC3_LINK_NVLINK, 131072);
+    CHECK(r && !strcmp(r->algo, "allpairs"), "nvlink: all-pairs LL up to 128K");
+    r = gc3_rules_match(R, "allreduce", 1, 4, GC3_LINK_NVLINK, 131073);
+    CHECK(r && !strcmp(r->algo, "ring") && r->channels == 2 && r->instances == 0, "nvlink: 128K+1: the 2-channel ring");
+    r = gc3_rules_match(R, "allreduce", 1, 4, GC3_LINK_NVLINK, 4194305);
+    CHECK(r && !strcmp(r->algo, "ring") && r->channels == 8 && r->instances == 4, "nvlink: 4M+1: the 8x4 ring");
     r = gc3_rules_match(R, "allreduce", 1, 4, GC3_LINK_HOST, 1 << 20);
     CHECK(r && !strcmp(r->algo, "ring") && r->channels == 0, "host: a plain ring");
     CHECK(gc3_rules_match(R, "allreduce", 2, 4, GC3_LINK_NVLINK, 8) == NULL, "no built-in rule for two nodes");
@@ -59,6 +65,36 @@ int main(void)
         CHECK(gc3_diag_contains(&diag, "bad:6: instances=0: expected an integer in [1, 1024]"), "line 6");
         CHECK(gc3_diag_contains(&diag, "bad:7: expected 'collective nodes gpus link bytes algorithm"), "line 7");
         CHECK(!gc3_diag_contains(&diag, "bad:1:"), "line 1 is fine");
+    }
+    {
+        /* an algorithm directory: its programs come first, matched by rank count, mode and size */
+        int added = -1;
+        gc3_diag_cleanup(&diag);
+        gc3_diag_init(&diag);
+        CHECK_OK(gc3_rules_parse(gc3_rules_builtin_text(), "built-in", &diag, &R));
+        CHECK_OK(gc3_rules_add_xml_dir(R, GC3_SOURCE_DIR "/tests/mpi/algorithms", &diag, &added));
+        CHECK(added == 3, "3 usable programs, found %d", added);
+        CHECK(gc3_diag_contains(&diag, "broken.xml: skipped"), "the broken file is reported");
+        r = gc3_rules_match_call(R, "allreduce", 1, 3, GC3_LINK_NVLINK, 1 << 20, 3, 0);
+        CHECK(r && strstr(r->xml, "/ring3.xml") && r->channels == 2, "3 ranks out of place: ring3.xml");
+        r = gc3_rules_match_call(R, "allreduce", 1, 3, GC3_LINK_NVLINK, 1 << 20, 3, 1);
+        CHECK(r && r->xml[0] == '\0', "in place: ring3.xml is out-of-place only, a built-in rule");
+        r = gc3_rules_match_call(R, "allreduce", 1, 4, GC3_LINK_NVLINK, 8, 4, 0);
+        CHECK(r && strstr(r->xml, "/allpairs4.xml"), "4 ranks: allpairs4.xml");
+        r = gc3_rules_match_call(R, "allreduce", 1, 2, GC3_LINK_NVLINK, 8, 2, 0);
+        CHECK(r && r->xml[0] == '\0', "2 ranks: no program of the directory");
+        r = gc3_rules_match_call(R, "alltoall", 1, 3, GC3_LINK_NVLINK, 1024, 3, 0);
+        CHECK(r && strstr(r->xml, "/direct3-1K-1M.xml"), "alltoall 1K: minBytes is included");
+        r = gc3_rules_match_call(R, "alltoall", 1, 3, GC3_LINK_NVLINK, 1048576, 3, 0);
+        CHECK(r && strstr(r->xml, "/direct3-1K-1M.xml"), "alltoall 1M: maxBytes is included");
+        r = gc3_rules_match_call(R, "alltoall", 1, 3, GC3_LINK_NVLINK, 1023, 3, 0);
+        CHECK(r && r->xml[0] == '\0', "alltoall below minBytes: built-in");
+        r = gc3_rules_match_call(R, "alltoall", 1, 3, GC3_LINK_NVLINK, 1048577, 3, 0);
+        CHECK(r && r->xml[0] == '\0', "alltoall above maxBytes: built-in");
+        CHECK(gc3_rules_add_xml_dir(R, "/nonexistent/gc3-algorithms", &diag, &added) == GC3_ERR_IO && added == 0 &&
+              gc3_diag_contains(&diag, "/nonexistent/gc3-algorithms: cannot open"), "missing directory");
+        gc3_rules_destroy(R);
+        R = NULL;
     }
     CHECK(gc3_rules_read_file("/nonexistent/gc3.rules", &diag, &R) == GC3_ERR_IO && R == NULL &&
           gc3_diag_contains(&diag, "/nonexistent/gc3.rules: cannot open"), "missing file");

@@ -22,6 +22,13 @@ BEGIN_C_DECLS
 
 typedef enum { MCA_COLL_GC3_BACKEND_AUTO, MCA_COLL_GC3_BACKEND_CUDA, MCA_COLL_GC3_BACKEND_HOST } mca_coll_gc3_backend_t;
 
+/* coll_gc3_fallback: what happens to a call on device buffers that gc3 does not run itself */
+typedef enum {
+    MCA_COLL_GC3_FALLBACK_STAGE, /* copy the buffers through host memory around the previous module */
+    MCA_COLL_GC3_FALLBACK_PASS,  /* give the previous module the device buffers (it must be CUDA-aware) */
+    MCA_COLL_GC3_FALLBACK_ERROR  /* fail the call, naming it */
+} mca_coll_gc3_fallback_t;
+
 typedef struct mca_coll_gc3_component_t {
     mca_coll_base_component_2_0_0_t super;
     int    priority;     /* coll_gc3_priority */
@@ -34,7 +41,9 @@ typedef struct mca_coll_gc3_component_t {
     int    slot_bytes;   /* coll_gc3_slot_bytes (0: the backend's default) */
     bool   enable_allreduce, enable_alltoall, enable_allgather, enable_reduce_scatter_block;
     bool   stage_host;   /* coll_gc3_stage_host: test feature, host buffers take the staging path */
+    int    fallback;     /* coll_gc3_fallback (mca_coll_gc3_fallback_t) */
     char  *rules_file;   /* coll_gc3_rules_file: "" = the built-in rules */
+    char  *algorithm_dir; /* coll_gc3_algorithm_dir: MSCCL XML programs that win where their shape matches */
     gc3_rules_t *rules;  /* loaded at the first selection */
 } mca_coll_gc3_component_t;
 
@@ -133,6 +142,11 @@ int mca_coll_gc3_stage_alltoall(mca_coll_gc3_module_t *m, const void *sbuf, int 
 
 int mca_coll_gc3_allreduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype, struct ompi_op_t *op,
                            struct ompi_communicator_t *comm, mca_coll_base_module_t *module);
+/* A call on device buffers that gc3 does not run: 1 when it is to be staged through host memory;
+ * 0 when it is not (coll_gc3_fallback): *rc_p is then OMPI_SUCCESS to give the previous module the
+ * buffers as they are, or the error to return (reported). */
+int mca_coll_gc3_stage_call(struct ompi_communicator_t *comm, const char *coll, int *rc_p);
+
 /* coll_gc3_fallback.c: the collectives gc3 passes on (staged when on device buffers) */
 int mca_coll_gc3_bcast(void *buf, int count, struct ompi_datatype_t *dt, int root, struct ompi_communicator_t *comm,
                        mca_coll_base_module_t *module);

@@ -23,7 +23,7 @@ int mca_coll_gc3_allreduce(const void *sbuf, void *rbuf, int count, struct ompi_
         if (!mca_coll_gc3_map_dtype(dtype, &gdt) || !mca_coll_gc3_map_op(op, &gop) || !gc3_op_valid(gop, gdt)) {
             opal_output_verbose(2, mca_coll_gc3_component.output,
                                 "coll:gc3: allreduce with datatype %s and a user-defined or unsupported op or "
-                                "datatype: %s", dtype->name, device ? "staged" : "passed on");
+                                "datatype: %s", dtype->name, device ? "not run by gc3" : "passed on");
         } else {
             ompi_datatype_type_size(dtype, &dsize);
             if (mca_coll_gc3_try_run(m, MCA_COLL_GC3_ALLREDUCE, (gc3_backend_t)backend, sbuf, rbuf, (size_t)count, gdt,
@@ -32,8 +32,9 @@ int mca_coll_gc3_allreduce(const void *sbuf, void *rbuf, int count, struct ompi_
             }
         }
     }
-    if (device) {
+    rc = OMPI_SUCCESS;
+    if (device && mca_coll_gc3_stage_call(comm, "allreduce", &rc)) {
         return mca_coll_gc3_stage_allreduce(m, sbuf, rbuf, count, dtype, op);
     }
-    return m->prev_allreduce(sbuf, rbuf, count, dtype, op, comm, m->prev_allreduce_module);
+    return rc != OMPI_SUCCESS ? rc : m->prev_allreduce(sbuf, rbuf, count, dtype, op, comm, m->prev_allreduce_module);
 }

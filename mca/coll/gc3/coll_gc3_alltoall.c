@@ -30,7 +30,7 @@ int mca_coll_gc3_alltoall(const void *sbuf, int scount, struct ompi_datatype_t *
             !ompi_datatype_is_contiguous_memory_layout(rdtype, rcount) || ssize * (size_t)scount != rsize * (size_t)rcount) {
             opal_output_verbose(2, mca_coll_gc3_component.output,
                                 "coll:gc3: alltoall with non-contiguous or mismatched datatypes: %s",
-                                device ? "staged" : "passed on");
+                                device ? "not run by gc3" : "passed on");
         } else {
             size_t bytes = rsize * (size_t)rcount;
             if (mca_coll_gc3_try_run(m, MCA_COLL_GC3_ALLTOALL, (gc3_backend_t)backend, sbuf, rbuf, bytes, GC3_DT_UINT8,
@@ -39,8 +39,10 @@ int mca_coll_gc3_alltoall(const void *sbuf, int scount, struct ompi_datatype_t *
             }
         }
     }
-    if (device) {
+    rc = OMPI_SUCCESS;
+    if (device && mca_coll_gc3_stage_call(comm, "alltoall", &rc)) {
         return mca_coll_gc3_stage_alltoall(m, sbuf, scount, sdtype, rbuf, rcount, rdtype);
     }
-    return m->prev_alltoall(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, m->prev_alltoall_module);
+    return rc != OMPI_SUCCESS ? rc
+                              : m->prev_alltoall(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, m->prev_alltoall_module);
 }

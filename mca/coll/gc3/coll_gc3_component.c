@@ -39,6 +39,7 @@ mca_coll_gc3_component_t mca_coll_gc3_component = {
     .enable_allgather = true,
     .enable_reduce_scatter_block = true,
     .stage_host = false,
+    .fallback = MCA_COLL_GC3_FALLBACK_STAGE,
 };
 
 static int mca_coll_gc3_register(void)
@@ -84,6 +85,14 @@ static int mca_coll_gc3_register(void)
         "with its line numbers and the built-in rules are used",
         MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0, OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_READONLY,
         &mca_coll_gc3_component.rules_file);
+    mca_coll_gc3_component.algorithm_dir = "";
+    (void)mca_base_component_var_register(c, "algorithm_dir",
+        "Directory of MSCCL-format XML programs (*.xml, e.g. written by gc3c gen or for MSCCL). Each one that "
+        "reads and verifies becomes a rule ahead of the rules file: it runs its collective on communicators of "
+        "its rank count, for calls in the size range of its minBytes/maxBytes and in the modes (in place, out of "
+        "place) it declares. Files that cannot be used are reported and skipped. Empty: none",
+        MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0, OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_READONLY,
+        &mca_coll_gc3_component.algorithm_dir);
     mca_coll_gc3_component.max_bytes = 0;
     (void)mca_base_component_var_register(c, "max_bytes",
         "Collectives of more bytes than this are passed on (device buffers staged); 0: no limit",
@@ -116,6 +125,24 @@ static int mca_coll_gc3_register(void)
         "Run MPI_Reduce_scatter_block with gc3, out of place (false: always pass it on, device buffers staged)",
         MCA_BASE_VAR_TYPE_BOOL, NULL, 0, 0, OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_READONLY,
         &mca_coll_gc3_component.enable_reduce_scatter_block);
+    {
+        static const mca_base_var_enum_value_t policies[] = {{MCA_COLL_GC3_FALLBACK_STAGE, "stage"},
+                                                             {MCA_COLL_GC3_FALLBACK_PASS, "pass"},
+                                                             {MCA_COLL_GC3_FALLBACK_ERROR, "error"},
+                                                             {0, NULL}};
+        mca_base_var_enum_t *e = NULL;
+        mca_base_var_enum_create("coll_gc3_fallbacks", policies, &e);
+        mca_coll_gc3_component.fallback = MCA_COLL_GC3_FALLBACK_STAGE;
+        (void)mca_base_component_var_register(c, "fallback",
+            "What happens to a call on device buffers that gc3 does not run itself (another collective, a "
+            "user-defined datatype or op, managed memory, no plan): stage (copy the buffers through host memory "
+            "around the previous coll module: correct on any Open MPI), pass (give that module the device "
+            "buffers: only for a CUDA-aware Open MPI), error (fail the call with MPI_ERR_UNSUPPORTED_OPERATION, "
+            "naming it: to be sure nothing runs slowly unnoticed)",
+            MCA_BASE_VAR_TYPE_INT, e, 0, 0, OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_READONLY,
+            &mca_coll_gc3_component.fallback);
+        OBJ_RELEASE(e);
+    }
     mca_coll_gc3_component.stage_host = false;
     (void)mca_base_component_var_register(c, "stage_host",
         "Test feature, never for production: treat every host buffer as device memory, so that the staging path "

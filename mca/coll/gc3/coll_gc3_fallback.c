@@ -36,7 +36,6 @@ static int gc3_sum(const int *counts, int n)
     return s;
 }
 
-#define GC3_STAGED(name) opal_output_verbose(2, mca_coll_gc3_component.output, "coll:gc3: " name " on device buffers: staged through host memory")
 
 int mca_coll_gc3_bcast(void *buf, int count, struct ompi_datatype_t *dt, int root, struct ompi_communicator_t *comm,
                        mca_coll_base_module_t *module)
@@ -46,10 +45,11 @@ int mca_coll_gc3_bcast(void *buf, int count, struct ompi_datatype_t *dt, int roo
     int                    rc, me = ompi_comm_rank(comm);
 
     GC3_PREV_OR_FAIL(m, comm, bcast);
-    if (!mca_coll_gc3_is_device(buf)) {
-        return m->prev_bcast(buf, count, dt, root, comm, m->prev_bcast_module);
+    rc = OMPI_SUCCESS;
+    if ((!mca_coll_gc3_is_device(buf)) ||
+        !mca_coll_gc3_stage_call(comm, "bcast", &rc)) {
+        return rc != OMPI_SUCCESS ? rc : m->prev_bcast(buf, count, dt, root, comm, m->prev_bcast_module);
     }
-    GC3_STAGED("bcast");
     rc = mca_coll_gc3_stage_in(&b, buf, dt, (size_t)count, me == root);
     if (rc == OMPI_SUCCESS) {
         rc = m->prev_bcast(b.base, count, dt, root, comm, m->prev_bcast_module);
@@ -65,10 +65,11 @@ int mca_coll_gc3_reduce(const void *sbuf, void *rbuf, int count, struct ompi_dat
     int                    rc, me = ompi_comm_rank(comm), inplace = sbuf == MPI_IN_PLACE;
 
     GC3_PREV_OR_FAIL(m, comm, reduce);
-    if (!mca_coll_gc3_is_device(sbuf) && !(me == root && mca_coll_gc3_is_device(rbuf))) {
-        return m->prev_reduce(sbuf, rbuf, count, dt, op, root, comm, m->prev_reduce_module);
+    rc = OMPI_SUCCESS;
+    if ((!mca_coll_gc3_is_device(sbuf) && !(me == root && mca_coll_gc3_is_device(rbuf))) ||
+        !mca_coll_gc3_stage_call(comm, "reduce", &rc)) {
+        return rc != OMPI_SUCCESS ? rc : m->prev_reduce(sbuf, rbuf, count, dt, op, root, comm, m->prev_reduce_module);
     }
-    GC3_STAGED("reduce");
     rc = mca_coll_gc3_stage_in(&s, (void *)sbuf, dt, (size_t)count, 1);
     if (rc == OMPI_SUCCESS) {
         rc = mca_coll_gc3_stage_in(&r, me == root ? rbuf : NULL, dt, (size_t)count, inplace);
@@ -104,10 +105,11 @@ int mca_coll_gc3_allgather(const void *sbuf, int scount, struct ompi_datatype_t 
                              GC3_OP_SUM, ssize * n, &rc)) {
         return rc;
     }
-    if (!mca_coll_gc3_is_device(sbuf) && !mca_coll_gc3_is_device(rbuf)) {
-        return m->prev_allgather(sbuf, scount, sdt, rbuf, rcount, rdt, comm, m->prev_allgather_module);
+    rc = OMPI_SUCCESS;
+    if ((!mca_coll_gc3_is_device(sbuf) && !mca_coll_gc3_is_device(rbuf)) ||
+        !mca_coll_gc3_stage_call(comm, "allgather", &rc)) {
+        return rc != OMPI_SUCCESS ? rc : m->prev_allgather(sbuf, scount, sdt, rbuf, rcount, rdt, comm, m->prev_allgather_module);
     }
-    GC3_STAGED("allgather");
     rc = mca_coll_gc3_stage_in(&s, (void *)sbuf, sdt, (size_t)scount, 1);
     if (rc == OMPI_SUCCESS) {
         rc = mca_coll_gc3_stage_in(&r, rbuf, rdt, (size_t)rcount * n, inplace);
@@ -130,10 +132,11 @@ int mca_coll_gc3_allgatherv(const void *sbuf, int scount, struct ompi_datatype_t
     int                    rc, inplace = sbuf == MPI_IN_PLACE;
 
     GC3_PREV_OR_FAIL(m, comm, allgatherv);
-    if (!mca_coll_gc3_is_device(sbuf) && !mca_coll_gc3_is_device(rbuf)) {
-        return m->prev_allgatherv(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, comm, m->prev_allgatherv_module);
+    rc = OMPI_SUCCESS;
+    if ((!mca_coll_gc3_is_device(sbuf) && !mca_coll_gc3_is_device(rbuf)) ||
+        !mca_coll_gc3_stage_call(comm, "allgatherv", &rc)) {
+        return rc != OMPI_SUCCESS ? rc : m->prev_allgatherv(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, comm, m->prev_allgatherv_module);
     }
-    GC3_STAGED("allgatherv");
     rc = mca_coll_gc3_stage_in(&s, (void *)sbuf, sdt, (size_t)scount, 1);
     if (rc == OMPI_SUCCESS) {
         rc = mca_coll_gc3_stage_in(&r, rbuf, rdt, span, inplace);
@@ -156,10 +159,11 @@ int mca_coll_gc3_gather(const void *sbuf, int scount, struct ompi_datatype_t *sd
     size_t                 n = me == root ? (size_t)rcount * (size_t)ompi_comm_size(comm) : 0;
 
     GC3_PREV_OR_FAIL(m, comm, gather);
-    if (!mca_coll_gc3_is_device(sbuf) && !(me == root && mca_coll_gc3_is_device(rbuf))) {
-        return m->prev_gather(sbuf, scount, sdt, rbuf, rcount, rdt, root, comm, m->prev_gather_module);
+    rc = OMPI_SUCCESS;
+    if ((!mca_coll_gc3_is_device(sbuf) && !(me == root && mca_coll_gc3_is_device(rbuf))) ||
+        !mca_coll_gc3_stage_call(comm, "gather", &rc)) {
+        return rc != OMPI_SUCCESS ? rc : m->prev_gather(sbuf, scount, sdt, rbuf, rcount, rdt, root, comm, m->prev_gather_module);
     }
-    GC3_STAGED("gather");
     rc = mca_coll_gc3_stage_in(&s, (void *)sbuf, sdt, (size_t)scount, 1);
     if (rc == OMPI_SUCCESS) {
         rc = mca_coll_gc3_stage_in(&r, me == root ? rbuf : NULL, rdt, n, inplace);
@@ -182,10 +186,11 @@ int mca_coll_gc3_scatter(const void *sbuf, int scount, struct ompi_datatype_t *s
     size_t                 n = me == root ? (size_t)scount * (size_t)ompi_comm_size(comm) : 0;
 
     GC3_PREV_OR_FAIL(m, comm, scatter);
-    if (!(me == root && mca_coll_gc3_is_device(sbuf)) && !mca_coll_gc3_is_device(rbuf)) {
-        return m->prev_scatter(sbuf, scount, sdt, rbuf, rcount, rdt, root, comm, m->prev_scatter_module);
+    rc = OMPI_SUCCESS;
+    if ((!(me == root && mca_coll_gc3_is_device(sbuf)) && !mca_coll_gc3_is_device(rbuf)) ||
+        !mca_coll_gc3_stage_call(comm, "scatter", &rc)) {
+        return rc != OMPI_SUCCESS ? rc : m->prev_scatter(sbuf, scount, sdt, rbuf, rcount, rdt, root, comm, m->prev_scatter_module);
     }
-    GC3_STAGED("scatter");
     rc = mca_coll_gc3_stage_in(&s, me == root ? (void *)sbuf : NULL, sdt, n, 1);
     if (rc == OMPI_SUCCESS) {
         rc = mca_coll_gc3_stage_in(&r, rbuf, rdt, (size_t)rcount, 0);
@@ -208,10 +213,11 @@ int mca_coll_gc3_alltoallv(const void *sbuf, const int *scounts, const int *sdis
     size_t                 sspan = inplace ? 0 : gc3_vspan(scounts, sdispls, n), rspan = gc3_vspan(rcounts, rdispls, n);
 
     GC3_PREV_OR_FAIL(m, comm, alltoallv);
-    if (!mca_coll_gc3_is_device(sbuf) && !mca_coll_gc3_is_device(rbuf)) {
-        return m->prev_alltoallv(sbuf, scounts, sdispls, sdt, rbuf, rcounts, rdispls, rdt, comm, m->prev_alltoallv_module);
+    rc = OMPI_SUCCESS;
+    if ((!mca_coll_gc3_is_device(sbuf) && !mca_coll_gc3_is_device(rbuf)) ||
+        !mca_coll_gc3_stage_call(comm, "alltoallv", &rc)) {
+        return rc != OMPI_SUCCESS ? rc : m->prev_alltoallv(sbuf, scounts, sdispls, sdt, rbuf, rcounts, rdispls, rdt, comm, m->prev_alltoallv_module);
     }
-    GC3_STAGED("alltoallv");
     rc = mca_coll_gc3_stage_in(&s, (void *)sbuf, sdt, sspan, 1);
     if (rc == OMPI_SUCCESS) {
         rc = mca_coll_gc3_stage_in(&r, rbuf, rdt, rspan, inplace);
@@ -246,10 +252,11 @@ int mca_coll_gc3_reduce_scatter_block(const void *sbuf, void *rbuf, int rcount, 
                              gop, all * dsize, &rc)) {
         return rc;
     }
-    if (!mca_coll_gc3_is_device(sbuf) && !mca_coll_gc3_is_device(rbuf)) {
-        return m->prev_reduce_scatter_block(sbuf, rbuf, rcount, dt, op, comm, m->prev_reduce_scatter_block_module);
+    rc = OMPI_SUCCESS;
+    if ((!mca_coll_gc3_is_device(sbuf) && !mca_coll_gc3_is_device(rbuf)) ||
+        !mca_coll_gc3_stage_call(comm, "reduce_scatter_block", &rc)) {
+        return rc != OMPI_SUCCESS ? rc : m->prev_reduce_scatter_block(sbuf, rbuf, rcount, dt, op, comm, m->prev_reduce_scatter_block_module);
     }
-    GC3_STAGED("reduce_scatter_block");
     rc = mca_coll_gc3_stage_in(&s, (void *)sbuf, dt, all, 1);
     if (rc == OMPI_SUCCESS) {
         rc = mca_coll_gc3_stage_in(&r, rbuf, dt, rn, inplace);
@@ -272,10 +279,11 @@ int mca_coll_gc3_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts
     size_t                 mine = (size_t)rcounts[ompi_comm_rank(comm)], rn = inplace ? all : mine;
 
     GC3_PREV_OR_FAIL(m, comm, reduce_scatter);
-    if (!mca_coll_gc3_is_device(sbuf) && !mca_coll_gc3_is_device(rbuf)) {
-        return m->prev_reduce_scatter(sbuf, rbuf, rcounts, dt, op, comm, m->prev_reduce_scatter_module);
+    rc = OMPI_SUCCESS;
+    if ((!mca_coll_gc3_is_device(sbuf) && !mca_coll_gc3_is_device(rbuf)) ||
+        !mca_coll_gc3_stage_call(comm, "reduce_scatter", &rc)) {
+        return rc != OMPI_SUCCESS ? rc : m->prev_reduce_scatter(sbuf, rbuf, rcounts, dt, op, comm, m->prev_reduce_scatter_module);
     }
-    GC3_STAGED("reduce_scatter");
     rc = mca_coll_gc3_stage_in(&s, (void *)sbuf, dt, all, 1);
     if (rc == OMPI_SUCCESS) {
         rc = mca_coll_gc3_stage_in(&r, rbuf, dt, rn, inplace);
@@ -297,10 +305,11 @@ int mca_coll_gc3_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts
         mca_coll_gc3_stage_t   s, r;                                                                            \
         int                    rc, inplace = sbuf == MPI_IN_PLACE;                                              \
         GC3_PREV_OR_FAIL(m, comm, name);                                                                        \
-        if (!mca_coll_gc3_is_device(sbuf) && !mca_coll_gc3_is_device(rbuf)) {                                   \
-            return m->prev_##name(sbuf, rbuf, count, dt, op, comm, m->prev_##name##_module);                    \
+        rc = OMPI_SUCCESS;                                                                                      \
+        if ((!mca_coll_gc3_is_device(sbuf) && !mca_coll_gc3_is_device(rbuf)) ||                                \
+            !mca_coll_gc3_stage_call(comm, #name, &rc)) {                                                       \
+            return rc != OMPI_SUCCESS ? rc : m->prev_##name(sbuf, rbuf, count, dt, op, comm, m->prev_##name##_module); \
         }                                                                                                       \
-        GC3_STAGED(#name);                                                                                      \
         rc = mca_coll_gc3_stage_in(&s, (void *)sbuf, dt, (size_t)count, 1);                                     \
         if (rc == OMPI_SUCCESS) {                                                                               \
             rc = mca_coll_gc3_stage_in(&r, rbuf, dt, (size_t)count, inplace);                                   \

@@ -8,6 +8,7 @@
 #include <unistd.h>
 #include "coll_gc3.h"
 #include "gc3_algorithms.h"
+#include "gc3_verify.h"
 #include "opal/util/output.h"
 #include "ompi/mca/coll/base/base.h"
 #include "ompi/request/request.h"
@@ -273,6 +274,18 @@ static gc3_rules_t *mca_coll_gc3_rules(void)
         (void)gc3_rules_parse(gc3_rules_builtin_text(), "built-in", &diag, &mca_coll_gc3_component.rules);
     }
     gc3_diag_cleanup(&diag);
+    if (mca_coll_gc3_component.rules != NULL && mca_coll_gc3_component.algorithm_dir != NULL &&
+        mca_coll_gc3_component.algorithm_dir[0] != '\0') {
+        int added = 0;
+        gc3_diag_init(&diag);
+        (void)gc3_rules_add_xml_dir(mca_coll_gc3_component.rules, mca_coll_gc3_component.algorithm_dir, &diag, &added);
+        for (int i = 0; i < diag.count; i++) {
+            opal_output(0, "coll:gc3: algorithm directory: %s", diag.msgs[i]);
+        }
+        opal_output_verbose(1, mca_coll_gc3_component.output, "coll:gc3: algorithm directory %s: %d program(s) in use",
+                            mca_coll_gc3_component.algorithm_dir, added);
+        gc3_diag_cleanup(&diag);
+    }
     return mca_coll_gc3_component.rules;
 }
 
@@ -336,7 +349,8 @@ static mca_coll_gc3_plan_slot_t *mca_coll_gc3_plan(mca_coll_gc3_module_t *m, int
     if (e == NULL || R == NULL) {
         return NULL;
     }
-    rule = gc3_rules_match(R, mca_coll_gc3_coll_names[coll], m->nodes, m->gpus, m->link[backend], bytes);
+    rule = gc3_rules_match_call(R, mca_coll_gc3_coll_names[coll], m->nodes, m->gpus, m->link[backend], bytes,
+                                ompi_comm_size(m->comm), inplace);
     if (rule == NULL) {
         opal_output_verbose(2, mca_coll_gc3_component.output,
                             "coll:gc3: comm %s: no rule of %s for %s of %zu bytes on %d node(s) x %d, %s: passed on",
@@ -376,7 +390,16 @@ static mca_coll_gc3_plan_slot_t *mca_coll_gc3_plan(mca_coll_gc3_module_t *m, int
     if (rule->channels) ap.channels = rule->channels;
     if (rule->instances) ap.instances = rule->instances;
     if (rule->chunks_per_peer) ap.chunks_per_peer = rule->chunks_per_peer;
-    ok = gc3_algo_generate(rule->algo, &ap, &diag, NULL, &s->program) == GC3_OK;
+    if (rule->xml[0] != '\0') {
+        /* a program of the algorithm directory: read and verified again, as every rank must */
+        ok = gc3_ir_read_file(rule->xml, &diag, &s->program) == GC3_OK && s->program->ngpus == ompi_comm_size(m->comm) &&
+             gc3_verify(s->program, NULL, &diag) == GC3_OK;
+        ap.proto     = rule->proto;
+        ap.channels  = rule->channels;
+        ap.instances = 1;
+    } else {
+        ok = gc3_algo_generate(rule->algo, &ap, &diag, NULL, &s->program) == GC3_OK;
+    }
     ok = mca_coll_gc3_agree(m, ok, ok ? mca_coll_gc3_program_hash(s->program) : 0, mca_coll_gc3_coll_names[coll]);
     if (ok) {
         ok = gc3_exec_prepare(e, s->program, &diag, &s->plan) == GC3_OK;
@@ -422,20 +445,20 @@ int mca_coll_gc3_pick_backend(mca_coll_gc3_module_t *m, const void *sbuf, const 
         return mca_coll_gc3_component.backend == MCA_COLL_GC3_BACKEND_HOST ? GC3_BACKEND_HOST : -1;
     }
     if (mca_coll_gc3_component.backend == MCA_COLL_GC3_BACKEND_HOST || !gc3_exec_backend_available(GC3_BACKEND_CUDA)) {
-        opal_output_verbose(2, mca_coll_gc3_component.output, "coll:gc3: %s on device buffers: %s; staged", coll,
+        opal_output_verbose(2, mca_coll_gc3_component.output, "coll:gc3: %s on device buffers: %s", coll,
                             mca_coll_gc3_component.backend == MCA_COLL_GC3_BACKEND_HOST ? "backend is host"
                                                                                         : "built without CUDA");
         return -1;
     }
     if (ks == MCA_COLL_GC3_MEM_MANAGED || kr == MCA_COLL_GC3_MEM_MANAGED) {
-        opal_output_verbose(2, mca_coll_gc3_component.output, "coll:gc3: %s on managed memory: staged", coll);
+        opal_output_verbose(2, mca_coll_gc3_component.output, "coll:gc3: %s on managed memory: not run by gc3", coll);
         return -1;
     }
     if ((sbuf != MPI_IN_PLACE && ks != MCA_COLL_GC3_MEM_DEVICE) || kr != MCA_COLL_GC3_MEM_DEVICE ||
         (sbuf != MPI_IN_PLACE && dev_s != dev_r) || (m->device >= 0 && dev_r != m->device)) {
         opal_output_verbose(2, mca_coll_gc3_component.output,
                             "coll:gc3: %s with buffers on devices %d/%d (this rank uses %d), or host and device "
-                            "mixed: staged", coll, dev_s, dev_r, m->device);
+                            "mixed: not run by gc3", coll, dev_s, dev_r, m->device);
         return -1;
     }
     return GC3_BACKEND_CUDA;
@@ -546,7 +569,8 @@ static int mca_coll_gc3_iallreduce(const void *sbuf, void *rbuf, int count, stru
             return rc;
         }
     }
-    if (mca_coll_gc3_is_device(sbuf) || mca_coll_gc3_is_device(rbuf)) {
+    if ((mca_coll_gc3_is_device(sbuf) || mca_coll_gc3_is_device(rbuf)) &&
+        mca_coll_gc3_component.fallback != MCA_COLL_GC3_FALLBACK_PASS) {
         int rc = mca_coll_gc3_allreduce(sbuf, rbuf, count, dtype, op, comm, module);
         *request = &ompi_request_empty;
         return rc;
@@ -582,7 +606,8 @@ static int mca_coll_gc3_ialltoall(const void *sbuf, int scount, struct ompi_data
                                &rc)) {
         return rc;
     }
-    if (mca_coll_gc3_is_device(sbuf) || mca_coll_gc3_is_device(rbuf)) {
+    if ((mca_coll_gc3_is_device(sbuf) || mca_coll_gc3_is_device(rbuf)) &&
+        mca_coll_gc3_component.fallback != MCA_COLL_GC3_FALLBACK_PASS) {
         rc = mca_coll_gc3_alltoall(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, module);
         *request = &ompi_request_empty;
         return rc;

@@ -13,7 +13,8 @@
  *   algorithm   a generator of the library (gc3c list)
  *   keys        proto=Simple|LL|LL128 channels=N instances=N chunks_per_peer=N
  *
- * '#' starts a comment. Errors name the file and line. */
+ * '#' starts a comment. Errors name the file and line. An algorithm directory adds one rule per
+ * MSCCL XML program it holds, ahead of these (gc3_rules_add_xml_dir). */
 #ifndef GC3_RULES_H
 #define GC3_RULES_H
 
@@ -32,6 +33,10 @@ typedef struct {
     int         proto_set;
     int         channels, instances, chunks_per_peer;
     char        where[160];     /* FILE:LINE */
+    /* rules made from the XML programs of an algorithm directory (gc3_rules_add_xml_dir) */
+    char        xml[512];       /* the program's file; "" for rules naming a generator */
+    int         ranks;          /* the program's rank count; 0: any */
+    int         inplace_ok, outofplace_ok;
 } gc3_rule_t;
 
 typedef struct {
@@ -49,5 +54,14 @@ void         gc3_rules_destroy(gc3_rules_t *rules);
 /* First matching rule, or NULL. coll: "allreduce", ... */
 const gc3_rule_t *gc3_rules_match(const gc3_rules_t *rules, const char *coll, int nodes, int gpus, gc3_link_t link,
                                   uint64_t bytes);
+/* The same for one call: ranks of the communicator, inplace 1/0 (-1: either). */
+const gc3_rule_t *gc3_rules_match_call(const gc3_rules_t *rules, const char *coll, int nodes, int gpus,
+                                       gc3_link_t link, uint64_t bytes, int ranks, int inplace);
+/* Put one rule per MSCCL XML program of dir (files *.xml, in name order) before the others, so that
+ * a site's programs win wherever their shape matches: their collective (allreduce, alltoall,
+ * allgather, reduce_scatter_block), rank count, in-place/out-of-place support and size range
+ * (minBytes <= bytes <= maxBytes; maxBytes 0: no bound). Each file must read and verify
+ * (gc3_verify); one that does not is reported in diag and skipped. *added_p: rules added. */
+gc3_status_t gc3_rules_add_xml_dir(gc3_rules_t *rules, const char *dir, gc3_diag_t *diag, int *added_p);
 
 #endif

@@ -1,9 +1,12 @@
 /* gc3 / libgpuir: selection rules (see gc3_rules.h). */
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "gc3_rules.h"
+#include "gc3_verify.h"
 
 static const char *gc3_links[GC3_LINK_COUNT] = {"nvlink", "pcie", "host"};
 
@@ -17,8 +20,10 @@ const char *gc3_link_name(gc3_link_t link)
 const char *gc3_rules_builtin_text(void)
 {
     return "# gc3 built-in rules\n"
+           "allreduce             1  *  nvlink  0-128K   allpairs      proto=LL\n"
            "allreduce             1  *  *  0-64K    allpairs             proto=LL\n"
-           "allreduce             1  *  nvlink  64K-inf  ring          channels=8 instances=4\n"
+           "allreduce             1  *  nvlink  128K-4M  ring          channels=2\n"
+           "allreduce             1  *  nvlink  4M-inf   ring          channels=8 instances=4\n"
            "allreduce             1  *  pcie    64K-inf  ring          channels=4 instances=2\n"
            "allreduce             1  *  host    64K-inf  ring\n"
            "alltoall              1  *  *  *        direct\n"
@@ -132,6 +137,8 @@ gc3_status_t gc3_rules_parse(const char *text, const char *name, gc3_diag_t *dia
             continue;
         }
         memset(&r, 0, sizeof(r));
+        r.inplace_ok    = 1;
+        r.outofplace_ok = 1;
         snprintf(r.where, sizeof(r.where), "%s:%d", R->source, lineno);
         if (ntok < 6) {
             gc3_diag_add(diag, "%s: expected 'collective nodes gpus link bytes algorithm [key=value ...]', found %d "
@@ -278,16 +285,139 @@ void gc3_rules_destroy(gc3_rules_t *R)
     }
 }
 
-const gc3_rule_t *gc3_rules_match(const gc3_rules_t *R, const char *coll, int nodes, int gpus, gc3_link_t link,
-                                  uint64_t bytes)
+const gc3_rule_t *gc3_rules_match_call(const gc3_rules_t *R, const char *coll, int nodes, int gpus,
+                                       gc3_link_t link, uint64_t bytes, int ranks, int inplace)
 {
     for (int i = 0; R != NULL && i < R->n; i++) {
         const gc3_rule_t *r = &R->rules[i];
         int in_bytes = (bytes > r->bytes_lo || (r->bytes_lo == 0 && bytes == 0)) && bytes <= r->bytes_hi;
         if ((r->coll[0] == '\0' || strcmp(r->coll, coll) == 0) && nodes >= r->nodes_lo && nodes <= r->nodes_hi &&
-            gpus >= r->gpus_lo && gpus <= r->gpus_hi && (r->link < 0 || r->link == (int)link) && in_bytes) {
+            gpus >= r->gpus_lo && gpus <= r->gpus_hi && (r->link < 0 || r->link == (int)link) && in_bytes &&
+            (r->ranks == 0 || r->ranks == ranks) && (inplace != 1 || r->inplace_ok) &&
+            (inplace != 0 || r->outofplace_ok)) {
             return r;
         }
     }
     return NULL;
+}
+
+const gc3_rule_t *gc3_rules_match(const gc3_rules_t *R, const char *coll, int nodes, int gpus, gc3_link_t link,
+                                  uint64_t bytes)
+{
+    return gc3_rules_match_call(R, coll, nodes, gpus, link, bytes, nodes * gpus, -1);
+}
+
+static int gc3_rules_name_cmp(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* One rule for the program of one file, or GC3_ERR_* with the reason in diag. */
+static gc3_status_t gc3_rules_from_xml(const char *path, gc3_diag_t *diag, gc3_rule_t *r)
+{
+    gc3_ir_program_t *p = NULL;
+    gc3_status_t      st;
+    int               known = 0;
+
+    memset(r, 0, sizeof(*r));
+    if (strlen(path) >= sizeof(r->xml)) {
+        gc3_diag_add(diag, "%s: path too long", path);
+        return GC3_ERR_INVALID_PARAM;
+    }
+    st = gc3_ir_read_file(path, diag, &p);
+    if (st == GC3_OK) {
+        for (int i = 0; gc3_rules_colls[i]; i++) {
+            known |= strcmp(gc3_coll_name(p->coll), gc3_rules_colls[i]) == 0;
+        }
+        if (!known) {
+            gc3_diag_add(diag, "%s: collective %s is not one gc3 runs (allreduce, alltoall, allgather, "
+                         "reduce_scatter_block)", path, p->coll_name ? p->coll_name : gc3_coll_name(p->coll));
+            st = GC3_ERR_UNSUPPORTED;
+        }
+    }
+    if (st == GC3_OK) {
+        st = gc3_verify(p, NULL, diag);
+    }
+    if (st == GC3_OK) {
+        snprintf(r->coll, sizeof(r->coll), "%s", gc3_coll_name(p->coll));
+        r->nodes_lo = r->gpus_lo = 1;
+        r->nodes_hi = r->gpus_hi = 1 << 30;
+        r->link                  = -1;
+        r->bytes_lo              = p->min_bytes > 0 ? p->min_bytes - 1 : 0;
+        r->bytes_hi              = p->max_bytes > 0 ? p->max_bytes : UINT64_MAX;
+        snprintf(r->algo, sizeof(r->algo), "%s", p->name && p->name[0] ? p->name : "xml");
+        r->proto         = p->proto;
+        r->proto_set     = 1;
+        r->channels      = p->nchannels;
+        r->instances     = 1;
+        r->ranks         = p->ngpus;
+        r->inplace_ok    = p->inplace;
+        r->outofplace_ok = p->outofplace;
+        snprintf(r->xml, sizeof(r->xml), "%s", path);
+        snprintf(r->where, sizeof(r->where), "%s", path);
+    }
+    gc3_ir_program_destroy(p);
+    return st;
+}
+
+gc3_status_t gc3_rules_add_xml_dir(gc3_rules_t *R, const char *dir, gc3_diag_t *diag, int *added_p)
+{
+    DIR           *d;
+    struct dirent *e;
+    char         **names = NULL;
+    int            n = 0, cap = 0, added = 0;
+    gc3_rule_t    *rules;
+    gc3_status_t   st = GC3_OK;
+
+    *added_p = 0;
+    if ((d = opendir(dir)) == NULL) {
+        gc3_diag_add(diag, "%s: cannot open the algorithm directory: %s", dir, strerror(errno));
+        return GC3_ERR_IO;
+    }
+    while ((e = readdir(d)) != NULL) {
+        size_t len = strlen(e->d_name);
+        if (len < 5 || strcmp(e->d_name + len - 4, ".xml") != 0) {
+            continue;
+        }
+        if (n == cap) {
+            char **nn = realloc(names, (size_t)(cap ? 2 * cap : 16) * sizeof(*nn));
+            if (nn == NULL) {
+                st = GC3_ERR_NO_MEMORY;
+                goto out;
+            }
+            names = nn;
+            cap   = cap ? 2 * cap : 16;
+        }
+        if ((names[n] = malloc(strlen(dir) + len + 2)) == NULL) {
+            st = GC3_ERR_NO_MEMORY;
+            goto out;
+        }
+        sprintf(names[n++], "%s/%s", dir, e->d_name);
+    }
+    qsort(names, (size_t)n, sizeof(*names), gc3_rules_name_cmp);
+    rules = realloc(R->rules, (size_t)(R->n + n) * sizeof(*rules));
+    if (rules == NULL && R->n + n > 0) {
+        st = GC3_ERR_NO_MEMORY;
+        goto out;
+    }
+    R->rules = rules;
+    for (int i = 0; i < n; i++) {
+        gc3_rule_t r;
+        if (gc3_rules_from_xml(names[i], diag, &r) != GC3_OK) {
+            gc3_diag_add(diag, "%s: skipped", names[i]);
+            continue;
+        }
+        /* keep the directory's rules first, in name order */
+        memmove(&R->rules[added + 1], &R->rules[added], (size_t)(R->n - added) * sizeof(*R->rules));
+        R->rules[added++] = r;
+        R->n++;
+    }
+    *added_p = added;
+out:
+    for (int i = 0; i < n; i++) {
+        free(names[i]);
+    }
+    free(names);
+    closedir(d);
+    return st;
 }

@@ -1,7 +1,8 @@
 /* gc3_info: which algorithm gc3 would run, for a described machine shape, per collective and
  * size range, from the rules (a file, or the built-in ones).
  *
- *   gc3_info [--rules FILE] [--nodes N] [--gpus G] [--link nvlink|pcie|host] [--print-builtin]
+ *   gc3_info [--rules FILE] [--algorithm-dir DIR] [--nodes N] [--gpus G] [--link nvlink|pcie|host]
+ *            [--inplace] [--print-builtin]
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -11,11 +12,13 @@
 
 static void usage(FILE *out)
 {
-    fprintf(out, "usage: gc3_info [--rules FILE] [--nodes N] [--gpus G] [--link nvlink|pcie|host] [--print-builtin]\n"
+    fprintf(out, "usage: gc3_info [--rules FILE] [--algorithm-dir DIR] [--nodes N] [--gpus G]\n"
+                 "                [--link nvlink|pcie|host] [--inplace] [--print-builtin]\n"
                  "  prints, for N nodes of G GPUs (ranks) joined by LINK (default 1 x 4, nvlink), which rule and\n"
                  "  algorithm gc3 uses for each collective and size range; --rules FILE: the rules file the\n"
-                 "  component would read (coll_gc3_rules_file), default the built-in rules; --print-builtin: print\n"
-                 "  the built-in rules (a starting point for a site's file).\n");
+                 "  component would read (coll_gc3_rules_file), default the built-in rules; --algorithm-dir DIR:\n"
+                 "  its XML programs too (coll_gc3_algorithm_dir); --inplace: for MPI_IN_PLACE calls (default:\n"
+                 "  out of place); --print-builtin: print the built-in rules (a starting point for a site's file).\n");
 }
 
 static void fmt(uint64_t b, char *buf, size_t len)
@@ -31,7 +34,8 @@ static int cmp_u64(const void *a, const void *b)
 
 int main(int argc, char **argv)
 {
-    const char        *file = NULL;
+    const char        *file = NULL, *adir = NULL;
+    int                inplace = 0;
     long               nodes = 1, gpus = 4;
     gc3_link_t         link = GC3_LINK_NVLINK;
     gc3_rules_t       *R = NULL;
@@ -48,12 +52,18 @@ int main(int argc, char **argv)
             fputs(gc3_rules_builtin_text(), stdout);
             return 0;
         }
+        if (!strcmp(o, "--inplace")) {
+            inplace = 1;
+            continue;
+        }
         if (i + 1 >= argc) {
             fprintf(stderr, "gc3_info: %s needs a value\n", o);
             return 2;
         }
         if (!strcmp(o, "--rules")) {
             file = argv[++i];
+        } else if (!strcmp(o, "--algorithm-dir")) {
+            adir = argv[++i];
         } else if (!strcmp(o, "--nodes") || !strcmp(o, "--gpus")) {
             char *e;
             long  v;
@@ -91,8 +101,20 @@ int main(int argc, char **argv)
         gc3_diag_cleanup(&diag);
         return 1;
     }
-    printf("# rules: %s (%d rules); shape: %ld node(s) x %ld GPU(s), %s\n", R->source, R->n, nodes, gpus,
-           gc3_link_name(link));
+    if (adir != NULL) {
+        int added = 0;
+        gc3_status_t st = gc3_rules_add_xml_dir(R, adir, &diag, &added);
+        gc3_diag_print(&diag, stderr, "");
+        if (st != GC3_OK) {
+            fprintf(stderr, "gc3_info: the algorithm directory cannot be used\n");
+            gc3_rules_destroy(R);
+            gc3_diag_cleanup(&diag);
+            return 1;
+        }
+        printf("# algorithm directory: %s (%d program(s))\n", adir, added);
+    }
+    printf("# rules: %s (%d rules); shape: %ld node(s) x %ld GPU(s), %s, %s calls\n", R->source, R->n, nodes, gpus,
+           gc3_link_name(link), inplace ? "in-place" : "out-of-place");
     printf("%-22s %-16s %-30s %s\n", "# collective", "bytes", "algorithm", "rule");
     for (size_t c = 0; c < sizeof(colls) / sizeof(colls[0]); c++) {
         /* the points where the answer can change: 0 and every rule bound + 1 */
@@ -113,9 +135,10 @@ int main(int argc, char **argv)
             if (k > 0 && pts[k] == pts[k - 1]) {
                 continue;
             }
-            r = gc3_rules_match(R, colls[c], (int)nodes, (int)gpus, link, lo);
+            r = gc3_rules_match_call(R, colls[c], (int)nodes, (int)gpus, link, lo, (int)(nodes * gpus), inplace);
             /* extend while the same rule answers */
-            while (k + 1 < np && gc3_rules_match(R, colls[c], (int)nodes, (int)gpus, link, pts[k + 1]) == r) {
+            while (k + 1 < np &&
+                   gc3_rules_match_call(R, colls[c], (int)nodes, (int)gpus, link, pts[k + 1], (int)(nodes * gpus), inplace) == r) {
                 k++;
             }
             hi = k + 1 < np ? pts[k + 1] - 1 : UINT64_MAX;
