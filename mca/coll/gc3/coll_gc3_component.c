@@ -42,6 +42,19 @@ mca_coll_gc3_component_t mca_coll_gc3_component = {
     .fallback = MCA_COLL_GC3_FALLBACK_STAGE,
 };
 
+/* An integer parameter whose values are named (ompi_info lists the names). */
+static void mca_coll_gc3_register_enum(mca_base_component_t *c, const char *name,
+                                       const mca_base_var_enum_value_t *values, const char *help, int *storage)
+{
+    char                 enum_name[64];
+    mca_base_var_enum_t *e = NULL;
+    snprintf(enum_name, sizeof(enum_name), "coll_gc3_%s_values", name);
+    mca_base_var_enum_create(enum_name, values, &e);
+    (void)mca_base_component_var_register(c, name, help, MCA_BASE_VAR_TYPE_INT, e, 0, 0, OPAL_INFO_LVL_6,
+                                          MCA_BASE_VAR_SCOPE_READONLY, storage);
+    OBJ_RELEASE(e);
+}
+
 static int mca_coll_gc3_register(void)
 {
     mca_base_component_t *c = &mca_coll_gc3_component.super.collm_version;
@@ -63,15 +76,12 @@ static int mca_coll_gc3_register(void)
         static const mca_base_var_enum_value_t backends[] = {
             {MCA_COLL_GC3_BACKEND_AUTO, "auto"}, {MCA_COLL_GC3_BACKEND_CUDA, "cuda"}, {MCA_COLL_GC3_BACKEND_HOST, "host"},
             {0, NULL}};
-        mca_base_var_enum_t *e = NULL;
-        mca_base_var_enum_create("coll_gc3_backends", backends, &e);
         mca_coll_gc3_component.backend = MCA_COLL_GC3_BACKEND_AUTO;
-        (void)mca_base_component_var_register(c, "backend",
+        mca_coll_gc3_register_enum(c, "backend", backends,
             "Where gc3 runs collectives: auto (device buffers on the GPU, host buffers passed on), cuda (the same), "
             "host (also runs host buffers itself with the host backend: lets machines without GPUs exercise gc3; "
             "device buffers are then staged)",
-            MCA_BASE_VAR_TYPE_INT, e, 0, 0, OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_READONLY, &mca_coll_gc3_component.backend);
-        OBJ_RELEASE(e);
+            &mca_coll_gc3_component.backend);
     }
     mca_coll_gc3_component.timeout = 300.0;
     (void)mca_base_component_var_register(c, "timeout",
@@ -130,18 +140,14 @@ static int mca_coll_gc3_register(void)
                                                              {MCA_COLL_GC3_FALLBACK_PASS, "pass"},
                                                              {MCA_COLL_GC3_FALLBACK_ERROR, "error"},
                                                              {0, NULL}};
-        mca_base_var_enum_t *e = NULL;
-        mca_base_var_enum_create("coll_gc3_fallbacks", policies, &e);
         mca_coll_gc3_component.fallback = MCA_COLL_GC3_FALLBACK_STAGE;
-        (void)mca_base_component_var_register(c, "fallback",
+        mca_coll_gc3_register_enum(c, "fallback", policies,
             "What happens to a call on device buffers that gc3 does not run itself (another collective, a "
             "user-defined datatype or op, managed memory, no plan): stage (copy the buffers through host memory "
             "around the previous coll module: correct on any Open MPI), pass (give that module the device "
             "buffers: only for a CUDA-aware Open MPI), error (fail the call with MPI_ERR_UNSUPPORTED_OPERATION, "
             "naming it: to be sure nothing runs slowly unnoticed)",
-            MCA_BASE_VAR_TYPE_INT, e, 0, 0, OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_READONLY,
             &mca_coll_gc3_component.fallback);
-        OBJ_RELEASE(e);
     }
     mca_coll_gc3_component.stage_host = false;
     (void)mca_base_component_var_register(c, "stage_host",
