@@ -3,6 +3,9 @@
  * split by parity). Run with --mca coll_gc3_priority 90 (and coll_gc3_backend host on machines
  * without GPUs, so that gc3 runs host buffers itself). Options: --max-count N. */
 #include <mpi.h>
+#if defined(OPEN_MPI) && OPEN_MPI
+#include <mpi-ext.h> /* MPIX_Allreduce_init, MPIX_Alltoall_init (pcollreq) */
+#endif
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -287,6 +290,102 @@ static void test_allgather_rsb(MPI_Comm comm, const char *cname, size_t max_coun
 
 /* Several nonblocking calls in flight on one communicator, two of them on the same plan
  * (same size class), completed by MPI_Waitall; then one polled with MPI_Test. */
+#if defined(OMPI_HAVE_MPI_EXT_PCOLLREQ) && OMPI_HAVE_MPI_EXT_PCOLLREQ
+/* Persistent collectives (Open MPI's MPIX_*_init): bound once, started several times with new
+ * data in the same buffers, through MPI_Startall/MPI_Waitall and MPI_Start/MPI_Test. */
+static void dev_put(void *dev, const void *host, size_t bytes)
+{
+    if (on_device) {
+        gc3_test_copy(1, dev, host, bytes);
+    }
+}
+
+static void test_persistent(MPI_Comm comm, const char *cname)
+{
+    int          rank, size, ok, flag;
+    const size_t na = 1000, nb = 300000, nc = 777;
+    float       *a_in, *a_out, *b;
+    int         *c_in, *c_out;
+    void        *da_in, *da_out, *db, *dc_in, *dc_out;
+    MPI_Request  req[3];
+    char         what[200];
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    a_in  = malloc(na * sizeof(float));
+    a_out = malloc(na * sizeof(float));
+    b     = malloc(nb * sizeof(float));
+    c_in  = malloc(nc * (size_t)size * sizeof(int));
+    c_out = malloc(nc * (size_t)size * sizeof(int));
+    da_in  = dev_copy(a_in, na * sizeof(float));
+    da_out = dev_copy(a_out, na * sizeof(float));
+    db     = dev_copy(b, nb * sizeof(float));
+    dc_in  = dev_copy(c_in, nc * (size_t)size * sizeof(int));
+    dc_out = dev_copy(c_out, nc * (size_t)size * sizeof(int));
+    MPIX_Allreduce_init(da_in, da_out, (int)na, MPI_FLOAT, MPI_SUM, comm, MPI_INFO_NULL, &req[0]);
+    MPIX_Allreduce_init(MPI_IN_PLACE, db, (int)nb, MPI_FLOAT, MPI_SUM, comm, MPI_INFO_NULL, &req[1]);
+    MPIX_Alltoall_init(dc_in, (int)nc, MPI_INT, dc_out, (int)nc, MPI_INT, comm, MPI_INFO_NULL, &req[2]);
+    MPI_Wait(&req[0], MPI_STATUS_IGNORE); /* never started: returns at once */
+    for (int it = 0; it < 3; it++) {
+        for (size_t i = 0; i < na; i++) a_in[i] = (float)((rank + 1) * (int)((i + (size_t)it) % 7));
+        for (size_t i = 0; i < nb; i++) b[i] = (float)((rank + 1) * (int)((i + 2 * (size_t)it) % 5));
+        for (int q = 0; q < size; q++) {
+            for (size_t i = 0; i < nc; i++) c_in[(size_t)q * nc + i] = rank * 100000 + q * 1000 + (int)(i % 1000) + it;
+        }
+        dev_put(da_in, a_in, na * sizeof(float));
+        dev_put(db, b, nb * sizeof(float));
+        dev_put(dc_in, c_in, nc * (size_t)size * sizeof(int));
+        if (it < 2) {
+            MPI_Startall(3, req);
+            MPI_Waitall(3, req, MPI_STATUSES_IGNORE);
+        } else { /* one at a time, the first polled with MPI_Test */
+            MPI_Start(&req[0]);
+            flag = 0;
+            while (!flag) MPI_Test(&req[0], &flag, MPI_STATUS_IGNORE);
+            MPI_Start(&req[1]);
+            MPI_Start(&req[2]);
+            MPI_Wait(&req[1], MPI_STATUS_IGNORE);
+            MPI_Wait(&req[2], MPI_STATUS_IGNORE);
+        }
+        if (on_device) {
+            gc3_test_copy(1, a_out, da_out, na * sizeof(float));
+            gc3_test_copy(1, b, db, nb * sizeof(float));
+            gc3_test_copy(1, c_out, dc_out, nc * (size_t)size * sizeof(int));
+        }
+        ok = 1;
+        for (size_t i = 0; i < na && ok; i++) ok = a_out[i] == (float)(size * (size + 1) / 2 * (int)((i + (size_t)it) % 7));
+        snprintf(what, sizeof(what), "persistent allreduce %zu floats, start %d on %s", na, it + 1, cname);
+        check(ok, comm, what);
+        ok = 1;
+        for (size_t i = 0; i < nb && ok; i++) ok = b[i] == (float)(size * (size + 1) / 2 * (int)((i + 2 * (size_t)it) % 5));
+        snprintf(what, sizeof(what), "persistent allreduce %zu floats in place, start %d on %s", nb, it + 1, cname);
+        check(ok, comm, what);
+        ok = 1;
+        for (int q = 0; q < size && ok; q++) {
+            for (size_t i = 0; i < nc && ok; i++) {
+                ok = c_out[(size_t)q * nc + i] == q * 100000 + rank * 1000 + (int)(i % 1000) + it;
+            }
+        }
+        snprintf(what, sizeof(what), "persistent alltoall %zu ints per peer, start %d on %s", nc, it + 1, cname);
+        check(ok, comm, what);
+    }
+    for (int k = 0; k < 3; k++) {
+        MPI_Request_free(&req[k]);
+    }
+    if (on_device) {
+        gc3_test_free(1, da_in);
+        gc3_test_free(1, da_out);
+        gc3_test_free(1, db);
+        gc3_test_free(1, dc_in);
+        gc3_test_free(1, dc_out);
+    }
+    free(a_in);
+    free(a_out);
+    free(b);
+    free(c_in);
+    free(c_out);
+}
+#endif
+
 static void test_nonblocking(MPI_Comm comm, const char *cname)
 {
     int          rank, size, ok = 1;
@@ -394,6 +493,10 @@ int main(int argc, char **argv)
     test_allgather_rsb(MPI_COMM_WORLD, "world", max_count);
     test_nonblocking(MPI_COMM_WORLD, "world");
     test_nonblocking(parity, "parity split");
+#if defined(OMPI_HAVE_MPI_EXT_PCOLLREQ) && OMPI_HAVE_MPI_EXT_PCOLLREQ
+    test_persistent(MPI_COMM_WORLD, "world");
+    test_persistent(uneven, "uneven split");
+#endif
     test_allgather_rsb(uneven, "uneven split", max_count / 16);
     MPI_Comm_free(&dup);
     MPI_Comm_free(&uneven);

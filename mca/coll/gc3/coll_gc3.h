@@ -74,6 +74,8 @@ typedef struct mca_coll_gc3_module_t {
     MCA_COLL_GC3_PREV(reduce_scatter_block);
     MCA_COLL_GC3_PREV(iallreduce);
     MCA_COLL_GC3_PREV(ialltoall);
+    MCA_COLL_GC3_PREV(allreduce_init);
+    MCA_COLL_GC3_PREV(alltoall_init);
     MCA_COLL_GC3_PREV(barrier);
     MCA_COLL_GC3_PREV(bcast);
     MCA_COLL_GC3_PREV(reduce);
@@ -107,6 +109,7 @@ int mca_coll_gc3_map_op(struct ompi_op_t *op, gc3_op_t *out);
 /* coll_gc3_cuda.c */
 mca_coll_gc3_mem_t mca_coll_gc3_classify(const void *ptr, int *device_p);
 int                mca_coll_gc3_memcpy(void *dst, const void *src, size_t bytes); /* any memory, through the driver */
+struct mca_coll_gc3_request_t;
 /* coll_gc3_module.c: run `coll` through the runtime. Returns 1 when gc3 took the call (then
  * *rc is its MPI result), 0 when the caller must pass it on. */
 int mca_coll_gc3_try_run(mca_coll_gc3_module_t *m, int coll, gc3_backend_t backend, const void *sbuf, void *rbuf,
@@ -114,9 +117,37 @@ int mca_coll_gc3_try_run(mca_coll_gc3_module_t *m, int coll, gc3_backend_t backe
 /* The same, started: *request completes through Open MPI's progress (coll_gc3_request.c). */
 int mca_coll_gc3_try_start(mca_coll_gc3_module_t *m, int coll, gc3_backend_t backend, const void *sbuf, void *rbuf,
                            size_t count, gc3_dtype_t dtype, gc3_op_t op, size_t bytes, ompi_request_t **request,
-                           int *rc);
-/* coll_gc3_request.c: requests of calls in flight, completed in start order by a progress callback */
-int  mca_coll_gc3_request_start(mca_coll_gc3_module_t *m, int coll, gc3_plan_t *plan, ompi_request_t **request_p);
+                           int *rc, struct mca_coll_gc3_request_t *reuse);
+/* A request of a call gc3 runs (coll_gc3_request.c). Persistent requests (MPIX_Allreduce_init,
+ * MPIX_Alltoall_init: coll_gc3_persistent.c) keep their call, bound once. */
+typedef struct mca_coll_gc3_request_t {
+    ompi_request_t          super;
+    mca_coll_gc3_module_t  *module;
+    gc3_plan_t             *plan;
+    int                     coll;
+    const void             *sbuf;
+    void                   *rbuf;
+    int                     scount, rcount;
+    struct ompi_datatype_t *sdtype, *rdtype;
+    struct ompi_op_t       *op;
+} mca_coll_gc3_request_t;
+OBJ_CLASS_DECLARATION(mca_coll_gc3_request_t);
+
+/* coll_gc3_request.c: requests of calls in flight, completed in start order by a progress callback.
+ * The call was started on plan; reuse: a persistent request to complete (NULL: a new request). */
+int  mca_coll_gc3_request_start(mca_coll_gc3_module_t *m, int coll, gc3_plan_t *plan, ompi_request_t **request_p,
+                                mca_coll_gc3_request_t *reuse);
+/* A persistent request of coll on m, inactive and complete, its call to be filled in. */
+mca_coll_gc3_request_t *mca_coll_gc3_request_persistent(mca_coll_gc3_module_t *m, int coll);
+/* coll_gc3_persistent.c */
+int mca_coll_gc3_allreduce_init(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
+                                struct ompi_op_t *op, struct ompi_communicator_t *comm, struct ompi_info_t *info,
+                                ompi_request_t **request, mca_coll_base_module_t *module);
+int mca_coll_gc3_alltoall_init(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf, int rcount,
+                               struct ompi_datatype_t *rdtype, struct ompi_communicator_t *comm,
+                               struct ompi_info_t *info, ompi_request_t **request, mca_coll_base_module_t *module);
+/* Build (collectively) the plan a call of these buffers and bytes would use, if gc3 takes it. */
+void mca_coll_gc3_plan_ahead(mca_coll_gc3_module_t *m, int coll, gc3_backend_t backend, const void *sbuf, size_t bytes);
 void mca_coll_gc3_drain(gc3_plan_t *plan); /* until no request uses plan (NULL: nothing) */
 int  mca_coll_gc3_progress(void);
 /* Which backend would run these buffers (-1: none; gc3 passes the call on). */

@@ -53,6 +53,8 @@ static void mca_coll_gc3_module_destruct(mca_coll_gc3_module_t *m)
     GC3_RELEASE_PREV(m, reduce_scatter_block);
     GC3_RELEASE_PREV(m, iallreduce);
     GC3_RELEASE_PREV(m, ialltoall);
+    GC3_RELEASE_PREV(m, allreduce_init);
+    GC3_RELEASE_PREV(m, alltoall_init);
     GC3_RELEASE_PREV(m, barrier);
     GC3_RELEASE_PREV(m, bcast);
     GC3_RELEASE_PREV(m, reduce);
@@ -97,6 +99,8 @@ static int mca_coll_gc3_module_enable(mca_coll_base_module_t *module, struct omp
     GC3_SAVE_PREV(m, comm, reduce_scatter_block);
     GC3_SAVE_PREV(m, comm, iallreduce);
     GC3_SAVE_PREV(m, comm, ialltoall);
+    GC3_SAVE_PREV(m, comm, allreduce_init);
+    GC3_SAVE_PREV(m, comm, alltoall_init);
     GC3_SAVE_PREV(m, comm, barrier);
     GC3_SAVE_PREV(m, comm, bcast);
     GC3_SAVE_PREV(m, comm, reduce);
@@ -491,6 +495,13 @@ static mca_coll_gc3_plan_slot_t *mca_coll_gc3_setup(mca_coll_gc3_module_t *m, in
     return s;
 }
 
+void mca_coll_gc3_plan_ahead(mca_coll_gc3_module_t *m, int coll, gc3_backend_t backend, const void *sbuf, size_t bytes)
+{
+    if (mca_coll_gc3_component.max_bytes <= 0 || bytes <= (size_t)mca_coll_gc3_component.max_bytes) {
+        (void)mca_coll_gc3_plan(m, coll, bytes, sbuf == MPI_IN_PLACE, backend);
+    }
+}
+
 static int mca_coll_gc3_report(mca_coll_gc3_module_t *m, int coll, gc3_status_t st, gc3_diag_t *diag)
 {
     if (st == GC3_OK) {
@@ -519,7 +530,7 @@ int mca_coll_gc3_try_run(mca_coll_gc3_module_t *m, int coll, gc3_backend_t backe
 
 int mca_coll_gc3_try_start(mca_coll_gc3_module_t *m, int coll, gc3_backend_t backend, const void *sbuf, void *rbuf,
                            size_t count, gc3_dtype_t dtype, gc3_op_t op, size_t bytes, ompi_request_t **request,
-                           int *rc)
+                           int *rc, struct mca_coll_gc3_request_t *reuse)
 {
     gc3_call_t                call;
     gc3_diag_t                diag;
@@ -532,14 +543,15 @@ int mca_coll_gc3_try_start(mca_coll_gc3_module_t *m, int coll, gc3_backend_t bac
     if (!s->nb_seen) {
         s->nb_seen = 1;
         opal_output_verbose(1, mca_coll_gc3_component.output,
-                            "coll:gc3: comm %s: nonblocking %s runs on gc3's %s plan, completed by MPI progress",
-                            m->comm->c_name, mca_coll_gc3_coll_names[coll], s->program->name);
+                            "coll:gc3: comm %s: %s %s runs on gc3's %s plan, completed by MPI progress",
+                            m->comm->c_name, reuse != NULL ? "persistent" : "nonblocking",
+                            mca_coll_gc3_coll_names[coll], s->program->name);
     }
     gc3_diag_init(&diag);
     st  = gc3_exec_start(s->plan, &call, &diag);
     *rc = mca_coll_gc3_report(m, coll, st, &diag);
     if (st == GC3_OK) {
-        *rc = mca_coll_gc3_request_start(m, coll, s->plan, request);
+        *rc = mca_coll_gc3_request_start(m, coll, s->plan, request, reuse);
     }
     gc3_diag_cleanup(&diag);
     return 1;
@@ -565,7 +577,7 @@ static int mca_coll_gc3_iallreduce(const void *sbuf, void *rbuf, int count, stru
         mca_coll_gc3_map_op(op, &gop) && gc3_op_valid(gop, gdt)) {
         ompi_datatype_type_size(dtype, &dsize);
         if (mca_coll_gc3_try_start(m, MCA_COLL_GC3_ALLREDUCE, (gc3_backend_t)backend, sbuf, rbuf, (size_t)count, gdt,
-                                   gop, (size_t)count * dsize, request, &rc)) {
+                                   gop, (size_t)count * dsize, request, &rc, NULL)) {
             return rc;
         }
     }
@@ -603,7 +615,7 @@ static int mca_coll_gc3_ialltoall(const void *sbuf, int scount, struct ompi_data
         ompi_datatype_is_contiguous_memory_layout(rdtype, rcount) && ssize * (size_t)scount == rsize * (size_t)rcount &&
         mca_coll_gc3_try_start(m, MCA_COLL_GC3_ALLTOALL, (gc3_backend_t)backend, sbuf, rbuf, rsize * (size_t)rcount,
                                GC3_DT_UINT8, GC3_OP_SUM, rsize * (size_t)rcount * (size_t)ompi_comm_size(comm), request,
-                               &rc)) {
+                               &rc, NULL)) {
         return rc;
     }
     if ((mca_coll_gc3_is_device(sbuf) || mca_coll_gc3_is_device(rbuf)) &&
@@ -653,6 +665,8 @@ mca_coll_base_module_t *mca_coll_gc3_comm_query(struct ompi_communicator_t *comm
     m->super.coll_scan                 = mca_coll_gc3_scan;
     m->super.coll_exscan               = mca_coll_gc3_exscan;
     m->super.coll_ialltoall            = mca_coll_gc3_ialltoall;
+    m->super.coll_allreduce_init       = mca_coll_gc3_allreduce_init;
+    m->super.coll_alltoall_init        = mca_coll_gc3_alltoall_init;
     opal_output_verbose(3, mca_coll_gc3_component.output, "coll:gc3: comm %s: query, priority %d", comm->c_name,
                         *priority);
     return &m->super;

@@ -9,14 +9,7 @@
 #include "opal/util/output.h"
 #include "opal/runtime/opal_progress.h"
 
-typedef struct {
-    ompi_request_t         super;
-    mca_coll_gc3_module_t *module;
-    gc3_plan_t            *plan;
-    int                    coll;
-} mca_coll_gc3_request_t;
-
-static OBJ_CLASS_INSTANCE(mca_coll_gc3_request_t, ompi_request_t, NULL, NULL);
+OBJ_CLASS_INSTANCE(mca_coll_gc3_request_t, ompi_request_t, NULL, NULL);
 
 /* calls in flight, oldest first; each holds a reference on its request */
 static struct {
@@ -25,11 +18,21 @@ static struct {
     int                      n, cap;
 } gc3_inflight = {PTHREAD_MUTEX_INITIALIZER, NULL, 0, 0};
 
-static int mca_coll_gc3_request_free(ompi_request_t **r)
+static int mca_coll_gc3_request_free(ompi_request_t **req)
 {
-    OMPI_REQUEST_FINI(*r);
-    OBJ_RELEASE(*r); /* the caller's reference; the queue keeps its own until completion */
-    *r = MPI_REQUEST_NULL;
+    mca_coll_gc3_request_t *r = (mca_coll_gc3_request_t *)*req;
+
+    if (r->super.req_persistent) {
+        if (!REQUEST_COMPLETE(&r->super)) {
+            return MPI_ERR_REQUEST; /* an active persistent request cannot be freed */
+        }
+        if (r->sdtype != NULL) OBJ_RELEASE(r->sdtype);
+        if (r->rdtype != NULL) OBJ_RELEASE(r->rdtype);
+        if (r->op != NULL) OBJ_RELEASE(r->op);
+    }
+    OMPI_REQUEST_FINI(*req);
+    OBJ_RELEASE(*req); /* the caller's reference; the queue keeps its own until completion */
+    *req = MPI_REQUEST_NULL;
     return OMPI_SUCCESS;
 }
 
@@ -40,32 +43,60 @@ static int mca_coll_gc3_request_cancel(ompi_request_t *r, int complete)
     return MPI_ERR_REQUEST; /* a collective cannot be cancelled */
 }
 
-int mca_coll_gc3_request_start(mca_coll_gc3_module_t *m, int coll, gc3_plan_t *plan, ompi_request_t **request_p)
+static mca_coll_gc3_request_t *mca_coll_gc3_request_new(mca_coll_gc3_module_t *m, int coll, bool persistent)
 {
     mca_coll_gc3_request_t *r = OBJ_NEW(mca_coll_gc3_request_t);
 
     if (r == NULL) {
+        return NULL;
+    }
+    OMPI_REQUEST_INIT(&r->super, persistent);
+    r->super.req_type              = OMPI_REQUEST_COLL;
+    r->super.req_state             = OMPI_REQUEST_ACTIVE;
+    r->super.req_free              = mca_coll_gc3_request_free;
+    r->super.req_cancel            = mca_coll_gc3_request_cancel;
+    r->super.req_mpi_object.comm   = m->comm;
+    r->super.req_status.MPI_ERROR  = MPI_SUCCESS;
+    r->super.req_status.MPI_SOURCE = MPI_ANY_SOURCE;
+    r->super.req_status.MPI_TAG    = MPI_ANY_TAG;
+    r->module                      = m;
+    r->coll                        = coll;
+    r->plan                        = NULL;
+    r->sbuf = r->rbuf = NULL;
+    r->scount = r->rcount = 0;
+    r->sdtype = r->rdtype = NULL;
+    r->op                 = NULL;
+    return r;
+}
+
+mca_coll_gc3_request_t *mca_coll_gc3_request_persistent(mca_coll_gc3_module_t *m, int coll)
+{
+    mca_coll_gc3_request_t *r = mca_coll_gc3_request_new(m, coll, true);
+    if (r != NULL) {
+        r->super.req_state    = OMPI_REQUEST_INACTIVE;
+        r->super.req_complete = REQUEST_COMPLETED; /* MPI_Wait on it before a start returns at once */
+    }
+    return r;
+}
+
+int mca_coll_gc3_request_start(mca_coll_gc3_module_t *m, int coll, gc3_plan_t *plan, ompi_request_t **request_p,
+                               mca_coll_gc3_request_t *reuse)
+{
+    mca_coll_gc3_request_t *r = reuse != NULL ? reuse : mca_coll_gc3_request_new(m, coll, false);
+
+    if (r == NULL) {
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
-    OMPI_REQUEST_INIT(&r->super, false);
-    r->super.req_type                  = OMPI_REQUEST_COLL;
-    r->super.req_state                 = OMPI_REQUEST_ACTIVE;
-    r->super.req_free                  = mca_coll_gc3_request_free;
-    r->super.req_cancel                = mca_coll_gc3_request_cancel;
-    r->super.req_mpi_object.comm       = m->comm;
-    r->super.req_status.MPI_ERROR      = MPI_SUCCESS;
-    r->super.req_status.MPI_SOURCE     = MPI_ANY_SOURCE;
-    r->super.req_status.MPI_TAG        = MPI_ANY_TAG;
-    r->module                          = m;
-    r->plan                            = plan;
-    r->coll                            = coll;
+    r->plan = plan;
     pthread_mutex_lock(&gc3_inflight.lock);
     if (gc3_inflight.n == gc3_inflight.cap) {
         int                      ncap = gc3_inflight.cap ? 2 * gc3_inflight.cap : 16;
         mca_coll_gc3_request_t **nq   = realloc(gc3_inflight.q, (size_t)ncap * sizeof(*nq));
         if (nq == NULL) {
             pthread_mutex_unlock(&gc3_inflight.lock);
-            OBJ_RELEASE(r);
+            if (reuse == NULL) {
+                OBJ_RELEASE(r);
+            }
             return OMPI_ERR_OUT_OF_RESOURCE;
         }
         gc3_inflight.q   = nq;
