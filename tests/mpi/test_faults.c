@@ -1,0 +1,228 @@
+/* Faults and stress through coll/gc3 (run with coll_gc3_backend=host in CI, or --device on GPUs):
+ *
+ *   test_faults skip [--device]     rank 0 skips an MPI_Allreduce the others make: they must get an
+ *                                   error (MPI_ERRORS_RETURN) within coll_gc3_timeout (+ slack),
+ *                                   never hang; everyone then finalizes
+ *   test_faults stress [--device] [--calls N] [--comms N]
+ *                                   N back-to-back allreduces of varied sizes checked against a host
+ *                                   computation, then N communicator dup/use/free cycles; resident
+ *                                   memory, open file descriptors and /dev/shm entries (and device
+ *                                   memory in use) printed before and after, and must not grow
+ *
+ * Every check prints; the last line is "test_faults MODE: N passed, M failed". */
+#include <dirent.h>
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include "gc3_mpi_util.h"
+
+static int rank, size, on_device, checks, failures;
+
+static void check(int ok, const char *what)
+{
+    int all = ok;
+    MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
+    checks++;
+    if (!all) {
+        failures++;
+    }
+    if (rank == 0) {
+        printf("%s: %s\n", all ? "ok" : "FAILED", what);
+        fflush(stdout);
+    }
+}
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static long count_dir(const char *path, const char *prefix)
+{
+    DIR           *d = opendir(path);
+    struct dirent *e;
+    long           n = 0;
+    if (d == NULL) {
+        return -1;
+    }
+    while ((e = readdir(d)) != NULL) {
+        n += e->d_name[0] != '.' && (prefix == NULL || strncmp(e->d_name, prefix, strlen(prefix)) == 0);
+    }
+    closedir(d);
+    return n;
+}
+
+static long rss_kb(void)
+{
+    FILE *f = fopen("/proc/self/statm", "r");
+    long  pages = 0, resident = 0;
+    if (f == NULL) {
+        return -1;
+    }
+    if (fscanf(f, "%ld %ld", &pages, &resident) != 2) {
+        resident = -1;
+    }
+    fclose(f);
+    return resident * (sysconf(_SC_PAGESIZE) / 1024);
+}
+
+static long device_used_mb(void)
+{
+#ifdef GC3_HAVE_CUDA
+    size_t free_b = 0, total_b = 0;
+    if (on_device && cudaMemGetInfo(&free_b, &total_b) == cudaSuccess) {
+        return (long)((total_b - free_b) >> 20);
+    }
+#endif
+    return -1;
+}
+
+typedef struct {
+    long rss_kb, fds, shm, dev_mb;
+} usage_t;
+
+static usage_t usage(void)
+{
+    usage_t u = {rss_kb(), count_dir("/proc/self/fd", NULL), count_dir("/dev/shm", NULL), device_used_mb()};
+    return u;
+}
+
+/* one allreduce of n floats (sum), checked; on the device when --device */
+static int allreduce_checked(MPI_Comm comm, size_t n, int salt)
+{
+    int    r, s, ok = 1;
+    float *h = malloc(n * sizeof(float) + 4), *o = malloc(n * sizeof(float) + 4);
+    void  *dh, *dout;
+    MPI_Comm_rank(comm, &r);
+    MPI_Comm_size(comm, &s);
+    for (size_t i = 0; i < n; i++) h[i] = (float)((r + 1) * (int)((i + (size_t)salt) % 13));
+    dh   = gc3_test_alloc(on_device, n * sizeof(float));
+    dout = gc3_test_alloc(on_device, n * sizeof(float));
+    gc3_test_copy(on_device, dh, h, n * sizeof(float));
+    ok = MPI_Allreduce(dh, dout, (int)n, MPI_FLOAT, MPI_SUM, comm) == MPI_SUCCESS;
+    gc3_test_copy(on_device, o, dout, n * sizeof(float));
+    for (size_t i = 0; i < n && ok; i++) ok = o[i] == (float)(s * (s + 1) / 2 * (int)((i + (size_t)salt) % 13));
+    gc3_test_free(on_device, dh);
+    gc3_test_free(on_device, dout);
+    free(h);
+    free(o);
+    return ok;
+}
+
+static void run_skip(double timeout)
+{
+    MPI_Comm comm;
+    size_t   n = 100000;
+    float   *in = calloc(n, sizeof(float)), *out = calloc(n, sizeof(float));
+    void    *din = gc3_test_alloc(on_device, n * sizeof(float)), *dout = gc3_test_alloc(on_device, n * sizeof(float));
+    int      ok_local = 1;
+
+    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+    MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+    gc3_test_copy(on_device, din, in, n * sizeof(float));
+    /* a first call builds the plan everywhere (plan building is collective) */
+    check(MPI_Allreduce(din, dout, (int)n, MPI_FLOAT, MPI_SUM, comm) == MPI_SUCCESS, "warm-up allreduce");
+    if (rank != 0) {
+        double t0 = now(), dt;
+        int    rc = MPI_Allreduce(din, dout, (int)n, MPI_FLOAT, MPI_SUM, comm), cls = 0, len = 0;
+        char   msg[MPI_MAX_ERROR_STRING] = "";
+        dt = now() - t0;
+        MPI_Error_class(rc, &cls);
+        MPI_Error_string(cls, msg, &len);
+        printf("rank %d: allreduce with rank 0 missing returned %s after %.2f s\n", rank,
+               rc == MPI_SUCCESS ? "MPI_SUCCESS" : msg, dt);
+        fflush(stdout);
+        ok_local = rc != MPI_SUCCESS && dt <= timeout + 30;
+    }
+    /* everyone meets again through the previous module (host memory) and finalizes */
+    MPI_Barrier(MPI_COMM_WORLD);
+    check(ok_local, "the ranks that made the call got an error within coll_gc3_timeout (+30 s), none hung");
+    MPI_Comm_free(&comm);
+    gc3_test_free(on_device, din);
+    gc3_test_free(on_device, dout);
+    free(in);
+    free(out);
+}
+
+static void run_stress(int calls, int comms)
+{
+    usage_t u0, u1, u2;
+    char    what[256];
+    int     ok = 1;
+    const size_t sizes[] = {1, 7, 1000, 4096, 65537, 100000, 300001};
+    double  t0;
+
+    /* warm up the plans of every size class, then measure */
+    for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) ok &= allreduce_checked(MPI_COMM_WORLD, sizes[k], 0);
+    check(ok, "warm-up");
+    u0 = usage();
+    t0 = now();
+    ok = 1;
+    for (int i = 0; i < calls; i++) {
+        ok &= allreduce_checked(MPI_COMM_WORLD, sizes[(size_t)i % (sizeof(sizes) / sizeof(sizes[0]))], i);
+    }
+    u1 = usage();
+    snprintf(what, sizeof(what), "%d back-to-back allreduces of 1..300001 floats, all results right (%.1f s)", calls,
+             now() - t0);
+    check(ok, what);
+    t0 = now();
+    ok = 1;
+    for (int i = 0; i < comms; i++) {
+        MPI_Comm c;
+        MPI_Comm_dup(MPI_COMM_WORLD, &c);
+        ok &= allreduce_checked(c, i % 2 ? 1000 : 65537, i);
+        MPI_Comm_free(&c);
+    }
+    u2 = usage();
+    snprintf(what, sizeof(what), "%d communicator dup/allreduce/free cycles, all results right (%.1f s)", comms,
+             now() - t0);
+    check(ok, what);
+    printf("rank %d: rss %ld -> %ld -> %ld KiB, fds %ld -> %ld -> %ld, /dev/shm entries %ld -> %ld -> %ld, device MiB in "
+           "use %ld -> %ld -> %ld (before, after the calls, after the communicators)\n",
+           rank, u0.rss_kb, u1.rss_kb, u2.rss_kb, u0.fds, u1.fds, u2.fds, u0.shm, u1.shm, u2.shm, u0.dev_mb, u1.dev_mb,
+           u2.dev_mb);
+    fflush(stdout);
+    /* allowances: malloc arenas and the MPI library's own caches settle; a leak per call or per
+     * communicator (a region, an fd, a segment, a plan) exceeds them by far */
+    check(u1.fds == u0.fds && u2.fds == u0.fds, "open file descriptors unchanged");
+    check(u1.shm <= u0.shm + 0 && u2.shm <= u0.shm, "/dev/shm entries unchanged");
+    check(u2.rss_kb - u0.rss_kb < 64 * 1024, "resident memory grew by less than 64 MiB");
+    check(u2.dev_mb < 0 || u2.dev_mb - u0.dev_mb < 256, "device memory in use grew by less than 256 MiB");
+}
+
+int main(int argc, char **argv)
+{
+    const char *mode = argc > 1 ? argv[1] : "";
+    int         calls = 10000, comms = 1000;
+    double      timeout = 300;
+    const char *t = getenv("OMPI_MCA_coll_gc3_timeout");
+
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    for (int i = 2; i < argc; i++) {
+        if (strcmp(argv[i], "--device") == 0) on_device = 1;
+        else if (strcmp(argv[i], "--calls") == 0 && i + 1 < argc) calls = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--comms") == 0 && i + 1 < argc) comms = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--timeout") == 0 && i + 1 < argc) timeout = atof(argv[++i]);
+    }
+    if (t != NULL) timeout = atof(t);
+    if (on_device) gc3_test_select_gpu(MPI_COMM_WORLD);
+    if (strcmp(mode, "skip") == 0) {
+        run_skip(timeout);
+    } else if (strcmp(mode, "stress") == 0) {
+        run_stress(calls, comms);
+    } else {
+        if (rank == 0) fprintf(stderr, "usage: test_faults skip|stress [--device] [--calls N] [--comms N] [--timeout S]\n");
+        MPI_Finalize();
+        return 2;
+    }
+    if (rank == 0) printf("test_faults %s: %d passed, %d failed\n", mode, checks - failures, failures);
+    MPI_Finalize();
+    return failures != 0;
+}
