@@ -3,6 +3,8 @@
  *   test_faults skip [--device]     rank 0 skips an MPI_Allreduce the others make: they must get an
  *                                   error (MPI_ERRORS_RETURN) within coll_gc3_timeout (+ slack),
  *                                   never hang; everyone then finalizes
+ *   test_faults mismatch [--device] rank 0 calls MPI_Allreduce while the others call MPI_Alltoall:
+ *                                   every rank gets an error within the timeout
  *   test_faults stress [--device] [--calls N] [--comms N]
  *                                   N back-to-back allreduces of varied sizes checked against a host
  *                                   computation, then N communicator dup/use/free cycles; resident
@@ -149,6 +151,40 @@ static void run_skip(double timeout)
     free(out);
 }
 
+/* rank 0 calls MPI_Allreduce while the others call MPI_Alltoall (plans of both built before):
+ * every rank must get an error within the timeout */
+static void run_mismatch(double timeout)
+{
+    MPI_Comm comm;
+    size_t   n = 4096;
+    void    *din = gc3_test_alloc(on_device, n * (size_t)size * sizeof(float));
+    void    *dout = gc3_test_alloc(on_device, n * (size_t)size * sizeof(float));
+    int      rc, cls = 0, len = 0, ok_local;
+    char     msg[MPI_MAX_ERROR_STRING] = "";
+    double   t0, dt;
+
+    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+    MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+    check(MPI_Allreduce(din, dout, (int)n, MPI_FLOAT, MPI_SUM, comm) == MPI_SUCCESS &&
+              MPI_Alltoall(din, (int)n, MPI_FLOAT, dout, (int)n, MPI_FLOAT, comm) == MPI_SUCCESS,
+          "warm-up allreduce and alltoall");
+    t0 = now();
+    rc = rank == 0 ? MPI_Allreduce(din, dout, (int)n, MPI_FLOAT, MPI_SUM, comm)
+                   : MPI_Alltoall(din, (int)n, MPI_FLOAT, dout, (int)n, MPI_FLOAT, comm);
+    dt = now() - t0;
+    MPI_Error_class(rc, &cls);
+    MPI_Error_string(cls, msg, &len);
+    printf("rank %d: %s against the others' %s returned %s after %.2f s\n", rank, rank == 0 ? "allreduce" : "alltoall",
+           rank == 0 ? "alltoall" : "allreduce", rc == MPI_SUCCESS ? "MPI_SUCCESS" : msg, dt);
+    fflush(stdout);
+    ok_local = rc != MPI_SUCCESS && dt <= timeout + 30;
+    MPI_Barrier(MPI_COMM_WORLD);
+    check(ok_local, "mismatched collectives: every rank got an error within coll_gc3_timeout (+30 s), none hung");
+    MPI_Comm_free(&comm);
+    gc3_test_free(on_device, din);
+    gc3_test_free(on_device, dout);
+}
+
 static void run_stress(int calls, int comms)
 {
     usage_t u0, u1, u2;
@@ -215,10 +251,12 @@ int main(int argc, char **argv)
     if (on_device) gc3_test_select_gpu(MPI_COMM_WORLD);
     if (strcmp(mode, "skip") == 0) {
         run_skip(timeout);
+    } else if (strcmp(mode, "mismatch") == 0) {
+        run_mismatch(timeout);
     } else if (strcmp(mode, "stress") == 0) {
         run_stress(calls, comms);
     } else {
-        if (rank == 0) fprintf(stderr, "usage: test_faults skip|stress [--device] [--calls N] [--comms N] [--timeout S]\n");
+        if (rank == 0) fprintf(stderr, "usage: test_faults skip|mismatch|stress [--device] [--calls N] [--comms N] [--timeout S]\n");
         MPI_Finalize();
         return 2;
     }

@@ -153,9 +153,11 @@ static int mca_coll_gc3_agree(mca_coll_gc3_module_t *m, int ok, uint64_t hash, c
         if (!v[2 * r]) {
             all = 0;
         } else if (v[2 * r + 1] != hash) {
+            static int warned = 0; /* once per process; later communicators at verbose level 1 */
             if (all) {
-                opal_output(0, "coll:gc3: comm %s: ranks disagree on the %s plan (rank %d has another program: "
-                            "different rules or algorithm files?); falling back", m->comm->c_name, what, r);
+                opal_output_verbose(warned++ ? 1 : 0, mca_coll_gc3_component.output,
+                                    "coll:gc3: comm %s rank %d: ranks disagree on %s (rank %d differs); gc3 passes "
+                                    "these calls on", m->comm->c_name, ompi_comm_rank(m->comm), what, r);
             }
             all = 0;
         }
@@ -164,22 +166,66 @@ static int mca_coll_gc3_agree(mca_coll_gc3_module_t *m, int ok, uint64_t hash, c
     return all;
 }
 
+#define GC3_FNV_START 1469598103934665603ull
+
+static uint64_t gc3_fnv(uint64_t h, const void *data, size_t len)
+{
+    const unsigned char *c = data;
+    for (size_t i = 0; i < len; i++) {
+        h = (h ^ c[i]) * 1099511628211ull;
+    }
+    return h;
+}
+
 static uint64_t mca_coll_gc3_program_hash(const gc3_ir_program_t *p)
 {
     char    *text = NULL;
     size_t   len  = 0;
     FILE    *f    = open_memstream(&text, &len);
-    uint64_t h    = 1469598103934665603ull;
+    uint64_t h;
 
     if (f == NULL) {
         return 0;
     }
     gc3_ir_write_stream(p, f);
     fclose(f);
-    for (size_t i = 0; i < len; i++) {
-        h = (h ^ (unsigned char)text[i]) * 1099511628211ull;
-    }
+    h = gc3_fnv(GC3_FNV_START, text, len);
     free(text);
+    return h;
+}
+
+static gc3_rules_t *mca_coll_gc3_rules(void);
+
+/* What decides on each rank whether a call builds a plan and which: the rules (with the algorithm
+ * directory's) and the parameters read before a plan is chosen. Building a plan is collective, so
+ * ranks must agree on all of it before the first plan, or one could build a plan while another
+ * passes the same call on (a hang). Rule locations and file paths are left out: the same rules
+ * from files at different paths agree; differing program files are caught by the plan hash. */
+static uint64_t mca_coll_gc3_settings_hash(void)
+{
+    const gc3_rules_t *R = mca_coll_gc3_rules();
+    uint64_t           h = GC3_FNV_START;
+    long               params[] = {mca_coll_gc3_component.max_bytes,
+                                   mca_coll_gc3_component.slots,
+                                   mca_coll_gc3_component.slot_bytes,
+                                   mca_coll_gc3_component.backend,
+                                   mca_coll_gc3_component.fallback,
+                                   mca_coll_gc3_component.enable_allreduce,
+                                   mca_coll_gc3_component.enable_alltoall,
+                                   mca_coll_gc3_component.enable_allgather,
+                                   mca_coll_gc3_component.enable_reduce_scatter_block,
+                                   mca_coll_gc3_component.stage_host};
+
+    h = gc3_fnv(h, params, sizeof(params));
+    for (int i = 0; R != NULL && i < R->n; i++) {
+        const gc3_rule_t *r   = &R->rules[i];
+        int64_t           v[] = {r->nodes_lo, r->nodes_hi, r->gpus_lo, r->gpus_hi, r->link, (int64_t)r->bytes_lo,
+                                 (int64_t)r->bytes_hi, r->proto, r->proto_set, r->channels, r->instances,
+                                 r->chunks_per_peer, r->ranks, r->inplace_ok, r->outofplace_ok, r->xml[0] != '\0'};
+        h = gc3_fnv(h, r->coll, strlen(r->coll) + 1);
+        h = gc3_fnv(h, r->algo, strlen(r->algo) + 1);
+        h = gc3_fnv(h, v, sizeof(v));
+    }
     return h;
 }
 
@@ -326,7 +372,8 @@ static gc3_exec_t *mca_coll_gc3_exec(mca_coll_gc3_module_t *m, gc3_backend_t bac
         opal_output_verbose(2, mca_coll_gc3_component.output, "coll:gc3: comm %s: no %s executor: %s", m->comm->c_name,
                             backend == GC3_BACKEND_CUDA ? "cuda" : "host", diag.count ? diag.msgs[0] : "?");
     }
-    ok = mca_coll_gc3_agree(m, ok, 0, "executor");
+    ok = mca_coll_gc3_agree(m, ok, mca_coll_gc3_settings_hash(),
+                            "the selection settings (rules file, algorithm directory or coll_gc3 parameters)");
     m->exec_state[backend] = ok ? 1 : -1;
     gc3_diag_cleanup(&diag);
     return ok ? m->exec[backend] : NULL;
@@ -404,7 +451,11 @@ static mca_coll_gc3_plan_slot_t *mca_coll_gc3_plan(mca_coll_gc3_module_t *m, int
     } else {
         ok = gc3_algo_generate(rule->algo, &ap, &diag, NULL, &s->program) == GC3_OK;
     }
-    ok = mca_coll_gc3_agree(m, ok, ok ? mca_coll_gc3_program_hash(s->program) : 0, mca_coll_gc3_coll_names[coll]);
+    {
+        char what[96];
+        snprintf(what, sizeof(what), "the %s plan (a program file differs?)", mca_coll_gc3_coll_names[coll]);
+        ok = mca_coll_gc3_agree(m, ok, ok ? mca_coll_gc3_program_hash(s->program) : 0, what);
+    }
     if (ok) {
         ok = gc3_exec_prepare(e, s->program, &diag, &s->plan) == GC3_OK;
         ok = mca_coll_gc3_agree(m, ok, 0, "connection");
