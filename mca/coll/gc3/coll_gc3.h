@@ -110,6 +110,26 @@ int mca_coll_gc3_map_op(struct ompi_op_t *op, gc3_op_t *out);
 mca_coll_gc3_mem_t mca_coll_gc3_classify(const void *ptr, int *device_p);
 int                mca_coll_gc3_memcpy(void *dst, const void *src, size_t bytes); /* any memory, through the driver */
 struct mca_coll_gc3_request_t;
+/* gc3's view of one MPI_Allreduce or MPI_Alltoall call, shared by the blocking, nonblocking and
+ * persistent forms (coll_gc3_allreduce.c, coll_gc3_alltoall.c). */
+typedef struct {
+    int         device;  /* a buffer is device memory (or counts as such: coll_gc3_stage_host) */
+    int         backend; /* the gc3_backend_t that would run it; -1: none */
+    gc3_dtype_t dtype;
+    gc3_op_t    op;
+    size_t      count;   /* the runtime's count: elements (allreduce), bytes per peer (alltoall) */
+    size_t      bytes;   /* the call's size as the rules count it */
+} mca_coll_gc3_args_t;
+/* 1 when gc3 may run the call (it still needs a plan for it), with *a filled; 0 when it passes the
+ * call on (why: at verbose level 2); a->device and a->backend are set either way. name: the MPI
+ * call, for messages. */
+int mca_coll_gc3_allreduce_args(mca_coll_gc3_module_t *m, const void *sbuf, void *rbuf, int count,
+                                struct ompi_datatype_t *dtype, struct ompi_op_t *op, const char *name,
+                                mca_coll_gc3_args_t *a);
+/* The same for alltoall; an MPI_IN_PLACE call's send side (*scount, *sdtype) becomes its receive side. */
+int mca_coll_gc3_alltoall_args(mca_coll_gc3_module_t *m, const void *sbuf, int *scount, struct ompi_datatype_t **sdtype,
+                               void *rbuf, int rcount, struct ompi_datatype_t *rdtype, const char *name,
+                               mca_coll_gc3_args_t *a);
 /* coll_gc3_module.c: run `coll` through the runtime. Returns 1 when gc3 took the call (then
  * *rc is its MPI result), 0 when the caller must pass it on. */
 int mca_coll_gc3_try_run(mca_coll_gc3_module_t *m, int coll, gc3_backend_t backend, const void *sbuf, void *rbuf,

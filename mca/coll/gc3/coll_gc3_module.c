@@ -396,6 +396,11 @@ static mca_coll_gc3_plan_slot_t *mca_coll_gc3_plan(mca_coll_gc3_module_t *m, int
     if (ompi_comm_size(m->comm) < 2) {
         return NULL; /* nothing to communicate: the previous module copies (staged on device buffers) */
     }
+    if (mca_coll_gc3_component.max_bytes > 0 && bytes > (size_t)mca_coll_gc3_component.max_bytes) {
+        opal_output_verbose(2, mca_coll_gc3_component.output, "coll:gc3: %zu bytes above coll_gc3_max_bytes: passed on",
+                            bytes);
+        return NULL;
+    }
     e = mca_coll_gc3_exec(m, backend);
     if (e == NULL || R == NULL) {
         return NULL;
@@ -526,11 +531,6 @@ static mca_coll_gc3_plan_slot_t *mca_coll_gc3_setup(mca_coll_gc3_module_t *m, in
 {
     mca_coll_gc3_plan_slot_t *s;
 
-    if (mca_coll_gc3_component.max_bytes > 0 && bytes > (size_t)mca_coll_gc3_component.max_bytes) {
-        opal_output_verbose(2, mca_coll_gc3_component.output, "coll:gc3: %zu bytes above coll_gc3_max_bytes: passed on",
-                            bytes);
-        return NULL;
-    }
     s = mca_coll_gc3_plan(m, coll, bytes, sbuf == MPI_IN_PLACE, backend);
     if (s == NULL) {
         return NULL;
@@ -548,9 +548,7 @@ static mca_coll_gc3_plan_slot_t *mca_coll_gc3_setup(mca_coll_gc3_module_t *m, in
 
 void mca_coll_gc3_plan_ahead(mca_coll_gc3_module_t *m, int coll, gc3_backend_t backend, const void *sbuf, size_t bytes)
 {
-    if (mca_coll_gc3_component.max_bytes <= 0 || bytes <= (size_t)mca_coll_gc3_component.max_bytes) {
-        (void)mca_coll_gc3_plan(m, coll, bytes, sbuf == MPI_IN_PLACE, backend);
-    }
+    (void)mca_coll_gc3_plan(m, coll, bytes, sbuf == MPI_IN_PLACE, backend);
 }
 
 static int mca_coll_gc3_report(mca_coll_gc3_module_t *m, int coll, gc3_status_t st, gc3_diag_t *diag)
@@ -610,31 +608,24 @@ int mca_coll_gc3_try_start(mca_coll_gc3_module_t *m, int coll, gc3_backend_t bac
 
 /* ---------------------------------------------------------------- pass-through collectives */
 
-/* Nonblocking calls on device buffers: the previous (non-CUDA-aware) module must not see them;
- * gc3 completes them at once (through the runtime, or staged) and returns a completed request.
- * Correct, but nothing overlaps with the caller's work yet. */
+/* Nonblocking calls: started on gc3's plan when it takes them (Open MPI's progress completes the
+ * request). Otherwise the previous (non-CUDA-aware) module must not see device buffers: gc3 runs
+ * the blocking call (staged, per coll_gc3_fallback) and returns a completed request. */
 static int mca_coll_gc3_iallreduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
                                    struct ompi_op_t *op, struct ompi_communicator_t *comm, ompi_request_t **request,
                                    mca_coll_base_module_t *module)
 {
     mca_coll_gc3_module_t *m = (mca_coll_gc3_module_t *)module;
-    gc3_dtype_t            gdt;
-    gc3_op_t               gop;
-    int                    device, backend, rc;
-    size_t                 dsize = 0;
+    mca_coll_gc3_args_t    a;
+    int                    rc;
 
-    backend = mca_coll_gc3_pick_backend(m, sbuf, rbuf, "iallreduce", &device);
-    if (backend >= 0 && mca_coll_gc3_component.enable_allreduce && count > 0 && mca_coll_gc3_map_dtype(dtype, &gdt) &&
-        mca_coll_gc3_map_op(op, &gop) && gc3_op_valid(gop, gdt)) {
-        ompi_datatype_type_size(dtype, &dsize);
-        if (mca_coll_gc3_try_start(m, MCA_COLL_GC3_ALLREDUCE, (gc3_backend_t)backend, sbuf, rbuf, (size_t)count, gdt,
-                                   gop, (size_t)count * dsize, request, &rc, NULL)) {
-            return rc;
-        }
+    if (mca_coll_gc3_allreduce_args(m, sbuf, rbuf, count, dtype, op, "iallreduce", &a) &&
+        mca_coll_gc3_try_start(m, MCA_COLL_GC3_ALLREDUCE, (gc3_backend_t)a.backend, sbuf, rbuf, a.count, a.dtype, a.op,
+                               a.bytes, request, &rc, NULL)) {
+        return rc;
     }
-    if ((mca_coll_gc3_is_device(sbuf) || mca_coll_gc3_is_device(rbuf)) &&
-        mca_coll_gc3_component.fallback != MCA_COLL_GC3_FALLBACK_PASS) {
-        int rc = mca_coll_gc3_allreduce(sbuf, rbuf, count, dtype, op, comm, module);
+    if (a.device && mca_coll_gc3_component.fallback != MCA_COLL_GC3_FALLBACK_PASS) {
+        rc       = mca_coll_gc3_allreduce(sbuf, rbuf, count, dtype, op, comm, module);
         *request = &ompi_request_empty;
         return rc;
     }
@@ -649,29 +640,16 @@ static int mca_coll_gc3_ialltoall(const void *sbuf, int scount, struct ompi_data
                                   ompi_request_t **request, mca_coll_base_module_t *module)
 {
     mca_coll_gc3_module_t *m = (mca_coll_gc3_module_t *)module;
-    int                    device, backend, rc;
-    size_t                 ssize = 0, rsize = 0;
+    mca_coll_gc3_args_t    a;
+    int                    rc;
 
-    backend = mca_coll_gc3_pick_backend(m, sbuf, rbuf, "ialltoall", &device);
-    ompi_datatype_type_size(rdtype, &rsize);
-    if (sbuf == MPI_IN_PLACE) {
-        ssize  = rsize;
-        scount = rcount;
-        sdtype = rdtype;
-    } else {
-        ompi_datatype_type_size(sdtype, &ssize);
-    }
-    if (backend >= 0 && mca_coll_gc3_component.enable_alltoall && rcount > 0 &&
-        ompi_datatype_is_contiguous_memory_layout(sdtype, scount) &&
-        ompi_datatype_is_contiguous_memory_layout(rdtype, rcount) && ssize * (size_t)scount == rsize * (size_t)rcount &&
-        mca_coll_gc3_try_start(m, MCA_COLL_GC3_ALLTOALL, (gc3_backend_t)backend, sbuf, rbuf, rsize * (size_t)rcount,
-                               GC3_DT_UINT8, GC3_OP_SUM, rsize * (size_t)rcount * (size_t)ompi_comm_size(comm), request,
-                               &rc, NULL)) {
+    if (mca_coll_gc3_alltoall_args(m, sbuf, &scount, &sdtype, rbuf, rcount, rdtype, "ialltoall", &a) &&
+        mca_coll_gc3_try_start(m, MCA_COLL_GC3_ALLTOALL, (gc3_backend_t)a.backend, sbuf, rbuf, a.count, a.dtype, a.op,
+                               a.bytes, request, &rc, NULL)) {
         return rc;
     }
-    if ((mca_coll_gc3_is_device(sbuf) || mca_coll_gc3_is_device(rbuf)) &&
-        mca_coll_gc3_component.fallback != MCA_COLL_GC3_FALLBACK_PASS) {
-        rc = mca_coll_gc3_alltoall(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, module);
+    if (a.device && mca_coll_gc3_component.fallback != MCA_COLL_GC3_FALLBACK_PASS) {
+        rc       = mca_coll_gc3_alltoall(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, module);
         *request = &ompi_request_empty;
         return rc;
     }

@@ -7,53 +7,24 @@
  * persistent collective (libnbc), untouched. */
 #include "coll_gc3.h"
 #include "opal/util/output.h"
-#include "ompi/datatype/ompi_datatype.h"
 
-static int gc3_pstart_allreduce(mca_coll_gc3_request_t *r)
+/* Start r's call on gc3's plan: 1 when gc3 took it (*rc: its result; on success the request is
+ * queued and progress completes it), 0 when it did not. */
+static int gc3_pstart_on_plan(mca_coll_gc3_request_t *r, int *rc)
 {
-    mca_coll_gc3_module_t *m = r->module;
-    gc3_dtype_t            gdt;
-    gc3_op_t               gop;
-    int                    device, rc, backend = mca_coll_gc3_pick_backend(m, r->sbuf, r->rbuf, "allreduce", &device);
-    size_t                 dsize = 0;
-    ompi_request_t        *req   = &r->super;
-
-    if (backend >= 0 && mca_coll_gc3_component.enable_allreduce && r->rcount > 0 &&
-        mca_coll_gc3_map_dtype(r->rdtype, &gdt) && mca_coll_gc3_map_op(r->op, &gop) && gc3_op_valid(gop, gdt)) {
-        ompi_datatype_type_size(r->rdtype, &dsize);
-        if (mca_coll_gc3_try_start(m, MCA_COLL_GC3_ALLREDUCE, (gc3_backend_t)backend, r->sbuf, r->rbuf,
-                                   (size_t)r->rcount, gdt, gop, (size_t)r->rcount * dsize, &req, &rc, r)) {
-            return rc;
-        }
-    }
-    return mca_coll_gc3_allreduce(r->sbuf, r->rbuf, r->rcount, r->rdtype, r->op, m->comm, &m->super);
-}
-
-static int gc3_pstart_alltoall(mca_coll_gc3_request_t *r)
-{
-    mca_coll_gc3_module_t  *m = r->module;
-    int                     device, rc, backend = mca_coll_gc3_pick_backend(m, r->sbuf, r->rbuf, "alltoall", &device);
+    mca_coll_gc3_module_t  *m   = r->module;
+    ompi_request_t         *req = &r->super;
+    mca_coll_gc3_args_t     a;
     int                     scount = r->scount;
     struct ompi_datatype_t *sdtype = r->sdtype;
-    size_t                  ssize = 0, rsize = 0;
-    ompi_request_t         *req = &r->super;
 
-    ompi_datatype_type_size(r->rdtype, &rsize);
-    if (r->sbuf == MPI_IN_PLACE) {
-        scount = r->rcount;
-        sdtype = r->rdtype;
+    if (r->coll == MCA_COLL_GC3_ALLREDUCE
+            ? !mca_coll_gc3_allreduce_args(m, r->sbuf, r->rbuf, r->rcount, r->rdtype, r->op, "allreduce", &a)
+            : !mca_coll_gc3_alltoall_args(m, r->sbuf, &scount, &sdtype, r->rbuf, r->rcount, r->rdtype, "alltoall", &a)) {
+        return 0;
     }
-    ompi_datatype_type_size(sdtype, &ssize);
-    if (backend >= 0 && mca_coll_gc3_component.enable_alltoall && r->rcount > 0 &&
-        ompi_datatype_is_contiguous_memory_layout(sdtype, scount) &&
-        ompi_datatype_is_contiguous_memory_layout(r->rdtype, r->rcount) &&
-        ssize * (size_t)scount == rsize * (size_t)r->rcount &&
-        mca_coll_gc3_try_start(m, MCA_COLL_GC3_ALLTOALL, (gc3_backend_t)backend, r->sbuf, r->rbuf,
-                               rsize * (size_t)r->rcount, GC3_DT_UINT8, GC3_OP_SUM,
-                               rsize * (size_t)r->rcount * (size_t)ompi_comm_size(m->comm), &req, &rc, r)) {
-        return rc;
-    }
-    return mca_coll_gc3_alltoall(r->sbuf, r->scount, r->sdtype, r->rbuf, r->rcount, r->rdtype, m->comm, &m->super);
+    return mca_coll_gc3_try_start(m, r->coll, (gc3_backend_t)a.backend, r->sbuf, r->rbuf, a.count, a.dtype, a.op,
+                                  a.bytes, &req, rc, r);
 }
 
 /* MPI_Start / MPI_Startall */
@@ -61,7 +32,8 @@ static int gc3_pstart(size_t count, ompi_request_t **requests)
 {
     for (size_t i = 0; i < count; i++) {
         mca_coll_gc3_request_t *r = (mca_coll_gc3_request_t *)requests[i];
-        int                     queued, rc;
+        mca_coll_gc3_module_t  *m = r->module;
+        int                     rc, taken;
 
         if (r->super.req_state == OMPI_REQUEST_ACTIVE) {
             return MPI_ERR_REQUEST; /* started again before it completed */
@@ -69,14 +41,18 @@ static int gc3_pstart(size_t count, ompi_request_t **requests)
         r->super.req_state            = OMPI_REQUEST_ACTIVE;
         r->super.req_complete         = REQUEST_PENDING;
         r->super.req_status.MPI_ERROR = MPI_SUCCESS;
-        r->plan                       = NULL;
-        rc = r->coll == MCA_COLL_GC3_ALLREDUCE ? gc3_pstart_allreduce(r) : gc3_pstart_alltoall(r);
-        queued = r->plan != NULL && rc == OMPI_SUCCESS; /* gc3 started it: its progress completes it */
-        if (!queued) {
-            /* ran as a blocking call (or failed to start): done, with its result */
-            r->super.req_status.MPI_ERROR = rc;
-            ompi_request_complete(&r->super, true);
+        taken                         = gc3_pstart_on_plan(r, &rc);
+        if (taken && rc == OMPI_SUCCESS) {
+            continue; /* queued: progress completes it */
         }
+        if (!taken) { /* the blocking call, done at once */
+            rc = r->coll == MCA_COLL_GC3_ALLREDUCE
+                     ? mca_coll_gc3_allreduce(r->sbuf, r->rbuf, r->rcount, r->rdtype, r->op, m->comm, &m->super)
+                     : mca_coll_gc3_alltoall(r->sbuf, r->scount, r->sdtype, r->rbuf, r->rcount, r->rdtype, m->comm,
+                                             &m->super);
+        }
+        r->super.req_status.MPI_ERROR = rc;
+        ompi_request_complete(&r->super, true);
     }
     return OMPI_SUCCESS;
 }
@@ -110,12 +86,10 @@ int mca_coll_gc3_allreduce_init(const void *sbuf, void *rbuf, int count, struct 
 {
     mca_coll_gc3_module_t  *m = (mca_coll_gc3_module_t *)module;
     mca_coll_gc3_request_t *r;
-    int                     device, backend = mca_coll_gc3_pick_backend(m, sbuf, rbuf, "allreduce_init", &device);
-    gc3_dtype_t             gdt;
-    gc3_op_t                gop;
-    size_t                  dsize = 0;
+    mca_coll_gc3_args_t     a;
+    int                     gc3_runs = mca_coll_gc3_allreduce_args(m, sbuf, rbuf, count, dtype, op, "allreduce_init", &a);
 
-    if (backend < 0 && !device) {
+    if (a.backend < 0 && !a.device) {
         if (m->prev_allreduce_init == NULL) {
             opal_output_verbose(1, mca_coll_gc3_component.output,
                                 "coll:gc3: comm %s: allreduce_init called but no other coll component provides it",
@@ -129,10 +103,8 @@ int mca_coll_gc3_allreduce_init(const void *sbuf, void *rbuf, int count, struct 
     if (r == NULL) {
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
-    if (backend >= 0 && mca_coll_gc3_component.enable_allreduce && count > 0 && mca_coll_gc3_map_dtype(dtype, &gdt) &&
-        mca_coll_gc3_map_op(op, &gop) && gc3_op_valid(gop, gdt)) {
-        ompi_datatype_type_size(dtype, &dsize);
-        mca_coll_gc3_plan_ahead(m, MCA_COLL_GC3_ALLREDUCE, (gc3_backend_t)backend, sbuf, (size_t)count * dsize);
+    if (gc3_runs) {
+        mca_coll_gc3_plan_ahead(m, MCA_COLL_GC3_ALLREDUCE, (gc3_backend_t)a.backend, sbuf, a.bytes);
     }
     *request = &r->super;
     return OMPI_SUCCESS;
@@ -144,10 +116,12 @@ int mca_coll_gc3_alltoall_init(const void *sbuf, int scount, struct ompi_datatyp
 {
     mca_coll_gc3_module_t  *m = (mca_coll_gc3_module_t *)module;
     mca_coll_gc3_request_t *r;
-    int                     device, backend = mca_coll_gc3_pick_backend(m, sbuf, rbuf, "alltoall_init", &device);
-    size_t                  rsize = 0;
+    mca_coll_gc3_args_t     a;
+    int                     sc = scount, gc3_runs;
+    struct ompi_datatype_t *sdt = sdtype;
 
-    if (backend < 0 && !device) {
+    gc3_runs = mca_coll_gc3_alltoall_args(m, sbuf, &sc, &sdt, rbuf, rcount, rdtype, "alltoall_init", &a);
+    if (a.backend < 0 && !a.device) {
         if (m->prev_alltoall_init == NULL) {
             opal_output_verbose(1, mca_coll_gc3_component.output,
                                 "coll:gc3: comm %s: alltoall_init called but no other coll component provides it",
@@ -157,15 +131,14 @@ int mca_coll_gc3_alltoall_init(const void *sbuf, int scount, struct ompi_datatyp
         return m->prev_alltoall_init(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, info, request,
                                      m->prev_alltoall_init_module);
     }
+    /* an MPI_IN_PLACE call keeps no send datatype (it may not be a valid one) */
     r = gc3_persistent(m, MCA_COLL_GC3_ALLTOALL, sbuf, rbuf, scount, sbuf == MPI_IN_PLACE ? NULL : sdtype, rcount,
                        rdtype, NULL);
     if (r == NULL) {
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
-    if (backend >= 0 && mca_coll_gc3_component.enable_alltoall && rcount > 0) {
-        ompi_datatype_type_size(rdtype, &rsize);
-        mca_coll_gc3_plan_ahead(m, MCA_COLL_GC3_ALLTOALL, (gc3_backend_t)backend, sbuf,
-                                rsize * (size_t)rcount * (size_t)ompi_comm_size(comm));
+    if (gc3_runs) {
+        mca_coll_gc3_plan_ahead(m, MCA_COLL_GC3_ALLTOALL, (gc3_backend_t)a.backend, sbuf, a.bytes);
     }
     *request = &r->super;
     return OMPI_SUCCESS;

@@ -99,6 +99,17 @@ static int gc3_rules_bytes(const char *t, uint64_t *lo, uint64_t *hi)
 
 static const char *const gc3_rules_colls[] = {"allreduce", "alltoall", "allgather", "reduce_scatter_block", NULL};
 
+/* Is name a collective the rules can select for? */
+static int gc3_rules_coll_known(const char *name)
+{
+    for (int i = 0; gc3_rules_colls[i]; i++) {
+        if (strcmp(name, gc3_rules_colls[i]) == 0) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
 gc3_status_t gc3_rules_parse(const char *text, const char *name, gc3_diag_t *diag, gc3_rules_t **rules_p)
 {
     gc3_rules_t *R = calloc(1, sizeof(*R));
@@ -147,11 +158,7 @@ gc3_status_t gc3_rules_parse(const char *text, const char *name, gc3_diag_t *dia
             continue;
         }
         if (strcmp(tok[0], "*") != 0) {
-            int known = 0;
-            for (int i = 0; gc3_rules_colls[i]; i++) {
-                known |= strcmp(tok[0], gc3_rules_colls[i]) == 0;
-            }
-            if (!known) {
+            if (!gc3_rules_coll_known(tok[0])) {
                 gc3_diag_add(diag, "%s: unknown collective '%s' (allreduce, alltoall, allgather, reduce_scatter_block "
                              "or *)", r.where, tok[0]);
                 errors++;
@@ -317,7 +324,6 @@ static gc3_status_t gc3_rules_from_xml(const char *path, gc3_diag_t *diag, gc3_r
 {
     gc3_ir_program_t *p = NULL;
     gc3_status_t      st;
-    int               known = 0;
 
     memset(r, 0, sizeof(*r));
     if (strlen(path) >= sizeof(r->xml)) {
@@ -326,10 +332,7 @@ static gc3_status_t gc3_rules_from_xml(const char *path, gc3_diag_t *diag, gc3_r
     }
     st = gc3_ir_read_file(path, diag, &p);
     if (st == GC3_OK) {
-        for (int i = 0; gc3_rules_colls[i]; i++) {
-            known |= strcmp(gc3_coll_name(p->coll), gc3_rules_colls[i]) == 0;
-        }
-        if (!known) {
+        if (!gc3_rules_coll_known(gc3_coll_name(p->coll))) {
             gc3_diag_add(diag, "%s: collective %s is not one gc3 runs (allreduce, alltoall, allgather, "
                          "reduce_scatter_block)", path, p->coll_name ? p->coll_name : gc3_coll_name(p->coll));
             st = GC3_ERR_UNSUPPORTED;
