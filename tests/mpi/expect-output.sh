@@ -8,6 +8,9 @@ shift
 out=$("$@" 2>&1)
 rc=$?
 echo "$out" | tail -n 30
+# failure reports scrolled out of the tail: show the first of them too
+lost=$(echo "$out" | head -n -30 | grep -E "FAILED|FAIL:|got .* want" | head -n 20)
+[ -z "$lost" ] || { echo "-- failure lines from earlier in the output:"; echo "$lost"; }
 fail=0
 [ $rc -eq 0 ] || { echo "FAIL: exit status $rc"; fail=1; }
 for p in "${pats[@]}"; do

@@ -455,6 +455,44 @@ static void test_nonblocking(MPI_Comm comm, const char *cname)
     }
 }
 
+/* Device buffers written on the legacy default stream just before the call, with no
+ * synchronization (cudaMemset is asynchronous): gc3's stream is ordered after that stream, so
+ * the call must see the new values, never the old ones. */
+static void test_stream_order(MPI_Comm comm, const char *cname)
+{
+#ifdef GC3_HAVE_CUDA
+    const size_t n = 16u << 20; /* 64 MB of ints: the memset is still running when the call starts */
+    int          size, ok = 1;
+    int         *h = malloc(n * sizeof(int));
+    void        *d = gc3_test_alloc(1, n * sizeof(int)), *r = gc3_test_alloc(1, n * sizeof(int));
+    char         what[160];
+
+    MPI_Comm_size(comm, &size);
+    cudaDeviceSynchronize();
+    for (int k = 1; k <= 3 && h != NULL && d != NULL && r != NULL; k++) {
+        cudaMemset(d, k, n * sizeof(int));
+        MPI_Allreduce(d, r, (int)n, MPI_INT, MPI_SUM, comm);
+        cudaMemcpy(h, r, n * sizeof(int), cudaMemcpyDeviceToHost);
+        for (size_t i = 0; i < n && ok; i++) {
+            ok = h[i] == size * (int)(0x01010101u * (unsigned)k);
+            if (!ok) {
+                fprintf(stderr, "rank %d: round %d element %zu: got %#x want %#x\n", world_rank, k, i, (unsigned)h[i],
+                        (unsigned)(size * (int)(0x01010101u * (unsigned)k)));
+            }
+        }
+    }
+    snprintf(what, sizeof(what), "allreduce of 64 MB written by cudaMemset on the default stream just before the call, on %s",
+             cname);
+    check(ok && h != NULL && d != NULL && r != NULL, comm, what);
+    gc3_test_free(1, d);
+    gc3_test_free(1, r);
+    free(h);
+#else
+    (void)comm;
+    (void)cname;
+#endif
+}
+
 int main(int argc, char **argv)
 {
     size_t   max_count = 16u << 20;
@@ -498,6 +536,9 @@ int main(int argc, char **argv)
     test_persistent(uneven, "uneven split");
 #endif
     test_allgather_rsb(uneven, "uneven split", max_count / 16);
+    if (on_device) {
+        test_stream_order(MPI_COMM_WORLD, "world");
+    }
     MPI_Comm_free(&dup);
     MPI_Comm_free(&uneven);
     MPI_Comm_free(&parity);

@@ -67,6 +67,7 @@ __device__ static int gc3_dev_share_int(int x)
 #define GC3_NOW_NS()       gc3_dev_now()
 #define GC3_PAUSE(n)       gc3_dev_pause(n)
 #define GC3_SHARE_INT(x)   gc3_dev_share_int(x)
+#define GC3_STAMP(t, i)    do { if ((t)->trace) (t)->trace[i] = gc3_dev_now(); } while (0)
 
 /* copy `bytes` with the whole block: 16-byte vectors (4 in flight per thread) when aligned */
 __device__ static void gc3_be_copy2(char *d1, char *d2, const char *src, uint64_t bytes)
@@ -300,6 +301,11 @@ typedef struct {
     int32_t         *d_abort;
     int              max_blocks;  /* co-resident limit */
     int              threads;
+    /* GC3_CUDA_TRACE=N: the N-th call of the plan stamps the clock at each block's start, after
+     * each step of its first loop and at its end; printed to stderr when it completes */
+    long             trace_call, calls;
+    int              trace_stride, tracing;
+    uint64_t        *h_trace, *d_trace;
 } gc3_cuda_state_t;
 
 static gc3_status_t gc3_cuda_check(cudaError_t e, const char *what, gc3_diag_t *diag)
@@ -323,11 +329,18 @@ static gc3_cuda_state_t *gc3_cuda_state(gc3_plan_t *p, gc3_diag_t *diag)
     }
     p->be_state = s;
     if (gc3_cuda_check(cudaSetDevice(p->exec->params.device), "cudaSetDevice", diag) != GC3_OK ||
-        gc3_cuda_check(cudaStreamCreateWithFlags(&s->own_stream, cudaStreamNonBlocking), "cudaStreamCreate", diag) != GC3_OK ||
+        /* a blocking stream: the call is ordered after the work the caller queued on the legacy
+         * default stream (cudaMemcpy, cudaMemset, kernels there), which MPI users expect to
+         * have finished; a non-blocking stream raced with an H2D copy still in flight */
+        gc3_cuda_check(cudaStreamCreateWithFlags(&s->own_stream, cudaStreamDefault), "cudaStreamCreate", diag) != GC3_OK ||
         gc3_cuda_check(cudaEventCreateWithFlags(&s->done, cudaEventDisableTiming), "cudaEventCreate", diag) != GC3_OK ||
         gc3_cuda_check(cudaHostAlloc((void **)&s->h_err, sizeof(gc3_rt_error_t) + 64, cudaHostAllocMapped), "cudaHostAlloc", diag) != GC3_OK ||
         gc3_cuda_check(cudaHostGetDevicePointer((void **)&s->d_err, s->h_err, 0), "cudaHostGetDevicePointer", diag) != GC3_OK) {
         return NULL;
+    }
+    {
+        const char *tr = getenv("GC3_CUDA_TRACE");
+        s->trace_call  = tr != NULL ? atol(tr) : 0;
     }
     s->h_abort = (int32_t *)((char *)s->h_err + sizeof(gc3_rt_error_t) + 32);
     s->d_abort = (int32_t *)((char *)s->d_err + sizeof(gc3_rt_error_t) + 32);
@@ -434,6 +447,26 @@ static void gc3_cuda_device_ctx(const gc3_plan_t *p, const gc3_cuda_state_t *s, 
         c[t].loops_base = c[t].sem_base != NULL ? c[t].sem_base + nt : NULL;
         c[t].err        = s->d_err;
         c[t].abort_flag = s->d_abort;
+        c[t].trace      = s->tracing ? s->d_trace + (size_t)t * s->trace_stride : NULL;
+    }
+}
+
+/* The stamps of a traced call, relative to the first block's start (stderr). */
+static void gc3_cuda_trace_print(const gc3_plan_t *p, const gc3_cuda_state_t *s)
+{
+    uint64_t t0 = UINT64_MAX;
+    for (int t = 0; t < p->ntbs; t++) {
+        t0 = s->h_trace[(size_t)t * s->trace_stride] < t0 ? s->h_trace[(size_t)t * s->trace_stride] : t0;
+    }
+    for (int t = 0; t < p->ntbs; t++) {
+        const uint64_t *v = s->h_trace + (size_t)t * s->trace_stride;
+        char            line[1024];
+        int             n = snprintf(line, sizeof(line), "gc3 trace: rank %d call %ld tb %d (send %d recv %d): start %+.2f us, steps",
+                                     p->rank, s->calls, t, p->tbs[t].send, p->tbs[t].recv, (v[0] - t0) * 1e-3);
+        for (int k = 1; k <= p->tb_nsteps[t] && n > 0 && n < (int)sizeof(line) - 16; k++) {
+            n += snprintf(line + n, sizeof(line) - (size_t)n, " %.2f", (v[k] - t0) * 1e-3);
+        }
+        fprintf(stderr, "%s, end %.2f us\n", line, (v[p->tb_nsteps[t] + 1] - t0) * 1e-3);
     }
 }
 
@@ -525,6 +558,17 @@ static gc3_status_t gc3_cuda_start(gc3_plan_t *p, void *stream, gc3_diag_t *diag
     }
     memset(s->h_err, 0, sizeof(gc3_rt_error_t));
     *s->h_abort = 0;
+    s->calls++;
+    s->tracing = s->trace_call > 0 && s->calls == s->trace_call && p->ntbs > 0;
+    if (s->tracing && s->h_trace == NULL) {
+        for (int t = 0; t < p->ntbs; t++) {
+            s->trace_stride = p->tb_nsteps[t] + 2 > s->trace_stride ? p->tb_nsteps[t] + 2 : s->trace_stride;
+        }
+        if (cudaHostAlloc((void **)&s->h_trace, (size_t)p->ntbs * s->trace_stride * 8, cudaHostAllocMapped) != cudaSuccess ||
+            cudaHostGetDevicePointer((void **)&s->d_trace, s->h_trace, 0) != cudaSuccess) {
+            s->tracing = 0; /* a diagnostic: without its memory, run untraced */
+        }
+    }
     if (p->ntbs <= 0) {
         /* nothing to run: the event alone marks the call */
     } else if (p->ntbs <= GC3_CUDA_ARGS_SMALL) {
@@ -558,6 +602,10 @@ static gc3_status_t gc3_cuda_test(gc3_plan_t *p, int *done_p)
     *done_p             = e != cudaErrorNotReady;
     if (*done_p && e != cudaSuccess) {
         return GC3_ERR_IO;
+    }
+    if (*done_p && s->tracing) {
+        s->tracing = 0;
+        gc3_cuda_trace_print(p, s);
     }
     return *done_p && (s->h_err->set || *s->h_abort) ? GC3_ERR_TIMEOUT : GC3_OK;
 }
@@ -599,6 +647,7 @@ static void gc3_cuda_plan_cleanup(gc3_plan_t *p)
     if (s->d_ctx) cudaFree(s->d_ctx);
     if (s->h_stage) cudaFreeHost(s->h_stage);
     if (s->h_err) cudaFreeHost(s->h_err);
+    if (s->h_trace) cudaFreeHost(s->h_trace);
     if (s->done) cudaEventDestroy(s->done);
     if (s->own_stream) cudaStreamDestroy(s->own_stream);
     free(s);

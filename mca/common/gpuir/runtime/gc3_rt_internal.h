@@ -63,6 +63,7 @@ typedef struct {
     double                 timeout_s;
     volatile int32_t      *abort_flag;
     gc3_rt_error_t        *err;
+    uint64_t              *trace;        /* cuda, GC3_CUDA_TRACE: this block's clock stamps (NULL: off) */
 } gc3_rt_tb_t;
 
 gc3_status_t gc3_rt_layout_compute(const gc3_flat_program_t *flat, int rank, int slots, uint64_t slot_stride,

@@ -12,6 +12,7 @@
  *   GC3_NOW_NS()                 a clock in nanoseconds
  *   GC3_PAUSE(n)                 back off after n polls that found nothing (must not starve peers)
  *   GC3_SHARE_INT(x)             the leader's value of x, in every thread (after a GC3_SYNC)
+ *   GC3_STAMP(t, i)              (leader) record the clock as stamp i of the block (a no-op when not traced)
  *   gc3_be_copy(dst, src, bytes)                       all threads of the block take part
  *   gc3_be_copy2(dst1, dst2, src, bytes)               one read, two writes
  *   gc3_be_reduce3(dtype, op, dst, a, b, n)           dst = a op b for n elements
@@ -159,6 +160,9 @@ GC3_DEV static int gc3_core_run(gc3_rt_tb_t *t)
     const uint64_t msg_bytes = t->slot_stride; /* slot stride (LL: lines) */
     int      failed = 0;
 
+    if (GC3_LEADER) {
+        GC3_STAMP(t, 0);
+    }
     for (int l = 0; l < t->L && !failed; l++) {
         if (t->window > 0 && l >= t->window && GC3_LEADER) {
             /* scratch is reused every `window` loops: nobody of the rank may still be in loop l-window */
@@ -247,6 +251,9 @@ GC3_DEV static int gc3_core_run(gc3_rt_tb_t *t)
                 /* blocks depending on this step read what it wrote: release (after the barrier) */
                 GC3_STORE_REL_LOCAL(gc3_core_u64(t->region, t->sem_off[t->tb]),
                                     t->sem_base[t->tb] + (uint64_t)l * (uint64_t)t->nsteps + (uint64_t)s + 1);
+                if (l == 0) {
+                    GC3_STAMP(t, 1 + s);
+                }
             } else if (flags & GC3_STEP_F_RECV) {
                 received++;
             }
@@ -254,6 +261,9 @@ GC3_DEV static int gc3_core_run(gc3_rt_tb_t *t)
         if (!failed && GC3_LEADER) {
             GC3_STORE_REL_LOCAL(gc3_core_u64(t->region, t->loops_off[t->tb]), t->loops_base[t->tb] + (uint64_t)l + 1);
         }
+    }
+    if (GC3_LEADER) {
+        GC3_STAMP(t, 1 + t->nsteps);
     }
     return failed ? -1 : 0;
 }
