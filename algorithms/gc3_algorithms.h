@@ -55,6 +55,7 @@ gc3_status_t gc3_algo_check_shape(const gc3_algo_params_t *params, const char *n
 
 GC3_ALGO_DECLARE(gc3_algo_allreduce_ring);
 GC3_ALGO_DECLARE(gc3_algo_allreduce_allpairs);
+GC3_ALGO_DECLARE(gc3_algo_allreduce_oneshot);
 GC3_ALGO_DECLARE(gc3_algo_allreduce_hierarchical);
 GC3_ALGO_DECLARE(gc3_algo_allreduce_rhd);
 GC3_ALGO_DECLARE(gc3_algo_alltoall_direct);

@@ -7,6 +7,8 @@ static const gc3_algo_t gc3_algos[] = {
      gc3_algo_allreduce_ring},
     {"allpairs", GC3_COLL_ALLREDUCE, NULL, "allreduce: every rank reduces its chunk from all others, then sends it to all (small sizes, LL)", 0,
      gc3_algo_allreduce_allpairs},
+    {"oneshot", GC3_COLL_ALLREDUCE, NULL, "allreduce: every rank sends its whole buffer to all others and reduces them itself (one step: smallest sizes, LL)", 0,
+     gc3_algo_allreduce_oneshot},
     {"hierarchical", GC3_COLL_ALLREDUCE, NULL, "allreduce on N nodes x G GPUs: intra-node reduce-scatter, inter-node reduce-scatter and allgather, intra-node allgather", 1,
      gc3_algo_allreduce_hierarchical},
     {"rhd", GC3_COLL_ALLREDUCE, NULL, "allreduce: recursive halving (reduce-scatter) and doubling (allgather); extra ranks fold in", 0,
