@@ -265,7 +265,9 @@ int main(int argc, char **argv)
     if (on_device) {
 #ifdef GC3_HAVE_CUDA
         gc3_test_select_gpu(MPI_COMM_WORLD);
-        cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
+        /* ordered after the legacy default stream, like gc3's own: the cudaMemcpy that clears the
+         * result before validation must not race with the collective's writes */
+        cudaStreamCreateWithFlags(&stream, cudaStreamDefault);
 #endif
         if (use[M_NCCL] && nccl_open(nccl_path ? nccl_path : "libnccl.so.2", why, sizeof(why)) != 0) {
             use[M_NCCL] = 0;

@@ -57,9 +57,10 @@ rm -rf "$tmp"
 check simulate-algos 0 "crossover: allpairs -> ring" -- "$gc3c" simulate --algo ring,allpairs --gpus 8 --sizes 1K:64M
 check simulate-algo-needs-gpus 2 "--algo needs --gpus G" -- "$gc3c" simulate --algo ring
 info=$(dirname "$gc3c")/gc3_info
-check info-builtin 0 "allreduce              4194305-inf      ring channels=8 instances=4" -- "$info"
-check info-builtin-mid 0 "allreduce              131073-4M        ring channels=2" -- "$info"
-check info-host 0 "allreduce              65537-inf        ring                           built-in:7" -- "$info" --link host
+check info-builtin 0 "allreduce              4194305-inf      ring channels=8 instances=4" -- "$info" --gpus 2
+check info-builtin-mid 0 "allreduce              131073-4M        ring channels=2" -- "$info" --gpus 2
+check info-builtin-4 0 "allreduce              0-16K            oneshot proto=LL               built-in:3" -- "$info" --gpus 4
+check info-host 0 "allreduce              65537-inf        ring                           built-in:20" -- "$info" --link host
 check info-two-nodes 0 "(passed on)" -- "$info" --nodes 2
 check info-print 0 "allreduce             1  *  nvlink  0-128K   allpairs" -- "$info" --print-builtin
 check info-algodir 0 "1K-1M            alltoall_direct3" -- "$info" --gpus 3 --algorithm-dir "$c/../mpi/algorithms"

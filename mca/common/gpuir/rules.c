@@ -16,10 +16,25 @@ const char *gc3_link_name(gc3_link_t link)
 }
 
 /* The defaults for machines without a rules file (single-node NVLink/NVSwitch and the host
- * backend). They are measured choices for 2 and 4 H200s so far; see the README. */
+ * backend). The 4-GPU NVLink lines are contrib/gc3-autotune's choices on 4 x H200 (NV18 between
+ * every pair), smoothed where neighbouring candidates were within noise; the generic lines come
+ * from earlier gc3_rt_bench sweeps on 2 and 4 H200s; see the README. */
 const char *gc3_rules_builtin_text(void)
 {
     return "# gc3 built-in rules\n"
+           "# 4 GPUs, NVLink: gc3-autotune on 4 x H200 (2026-11-21)\n"
+           "allreduce             1  4  nvlink  0-16K     oneshot       proto=LL\n"
+           "allreduce             1  4  nvlink  16K-64K   oneshot\n"
+           "allreduce             1  4  nvlink  64K-512K  allpairs\n"
+           "allreduce             1  4  nvlink  512K-4M   ring          channels=2 instances=4\n"
+           "allreduce             1  4  nvlink  4M-64M    ring          channels=8 instances=2\n"
+           "allreduce             1  4  nvlink  64M-inf   ring          channels=8 instances=4\n"
+           "alltoall              1  4  nvlink  0-16K     direct        proto=LL\n"
+           "alltoall              1  4  nvlink  16K-256K  direct\n"
+           "alltoall              1  4  nvlink  256K-8M   direct        instances=2\n"
+           "alltoall              1  4  nvlink  8M-32M    direct        instances=4\n"
+           "alltoall              1  4  nvlink  32M-inf   direct        instances=8\n"
+           "# every other shape: gc3_rt_bench sweeps on 2 and 4 H200s\n"
            "allreduce             1  *  nvlink  0-128K   allpairs      proto=LL\n"
            "allreduce             1  *  *  0-64K    allpairs             proto=LL\n"
            "allreduce             1  *  nvlink  128K-4M  ring          channels=2\n"
