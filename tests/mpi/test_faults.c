@@ -10,10 +10,15 @@
  *                                   computation, then N communicator dup/use/free cycles; resident
  *                                   memory, open file descriptors and /dev/shm entries (and device
  *                                   memory in use) printed before and after, and must not grow
+ *   test_faults threads [--device] [--calls N]
+ *                                   MPI_THREAD_MULTIPLE: 4 threads, each with its own communicator,
+ *                                   make N checked allreduces and alltoalls of varied sizes at once;
+ *                                   fds and /dev/shm entries the same before and after
  *
  * Every check prints; the last line is "test_faults MODE: N passed, M failed". */
 #include <dirent.h>
 #include <mpi.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -231,6 +236,95 @@ static void run_stress(int calls, int comms)
     check(u2.dev_mb < 0 || u2.dev_mb - u0.dev_mb < 256, "device memory in use grew by less than 256 MiB");
 }
 
+/* one thread of run_threads: its own communicator, its own sizes */
+typedef struct {
+    MPI_Comm comm;
+    int      id, calls, device, ok;
+} thread_arg_t;
+
+static int alltoall_checked(MPI_Comm comm, size_t n)
+{
+    int    r, s, ok;
+    size_t total;
+    int   *h, *o;
+    void  *dh, *dout;
+    MPI_Comm_rank(comm, &r);
+    MPI_Comm_size(comm, &s);
+    total = n * (size_t)s;
+    h     = malloc(total * sizeof(int) + 4);
+    o     = malloc(total * sizeof(int) + 4);
+    for (size_t i = 0; i < total; i++) h[i] = r * 1000003 + (int)i;
+    dh   = gc3_test_alloc(on_device, total * sizeof(int));
+    dout = gc3_test_alloc(on_device, total * sizeof(int));
+    gc3_test_copy(on_device, dh, h, total * sizeof(int));
+    ok = MPI_Alltoall(dh, (int)n, MPI_INT, dout, (int)n, MPI_INT, comm) == MPI_SUCCESS;
+    gc3_test_copy(on_device, o, dout, total * sizeof(int));
+    for (size_t i = 0; i < total && ok; i++) ok = o[i] == (int)(i / n) * 1000003 + (int)((size_t)r * n + i % n);
+    gc3_test_free(on_device, dh);
+    gc3_test_free(on_device, dout);
+    free(h);
+    free(o);
+    return ok;
+}
+
+static void *thread_main(void *p)
+{
+    thread_arg_t *a = p;
+    const size_t  sizes[] = {1, 33, 4096, 65537, 200003};
+#ifdef GC3_HAVE_CUDA
+    if (on_device) cudaSetDevice(a->device); /* the current device is per thread */
+#endif
+    a->ok = 1;
+    for (int i = 0; i < a->calls && a->ok; i++) {
+        size_t n = sizes[(size_t)(i + a->id) % (sizeof(sizes) / sizeof(sizes[0]))];
+        a->ok    = (i % 4 == 3) ? alltoall_checked(a->comm, n / 4 + 1) : allreduce_checked(a->comm, n, i + a->id);
+        if (!a->ok) fprintf(stderr, "rank %d thread %d: call %d (%zu elements) wrong or failed\n", rank, a->id, i, n);
+    }
+    return NULL;
+}
+
+static void run_threads(int calls, int provided)
+{
+    enum { NT = 4 };
+    pthread_t    th[NT];
+    thread_arg_t a[NT];
+    usage_t      u0, u1;
+    char         what[256];
+    int          ok = 1, device = 0;
+    double       t0;
+
+    if (provided < MPI_THREAD_MULTIPLE) {
+        /* not a pass: the test cannot run here */
+        check(0, "MPI_THREAD_MULTIPLE provided by this Open MPI");
+        return;
+    }
+#ifdef GC3_HAVE_CUDA
+    if (on_device) cudaGetDevice(&device);
+#endif
+    for (int t = 0; t < NT; t++) {
+        MPI_Comm_dup(MPI_COMM_WORLD, &a[t].comm);
+        a[t].id = t, a[t].calls = calls, a[t].device = device, a[t].ok = 0;
+    }
+    /* every communicator's plans exist before the measurement (built concurrently below too) */
+    u0 = usage();
+    t0 = now();
+    for (int t = 0; t < NT; t++) pthread_create(&th[t], NULL, thread_main, &a[t]);
+    for (int t = 0; t < NT; t++) {
+        pthread_join(th[t], NULL);
+        ok &= a[t].ok;
+    }
+    snprintf(what, sizeof(what), "%d threads x %d checked allreduces/alltoalls on their own communicators at once, all right (%.1f s)",
+             NT, calls, now() - t0);
+    check(ok, what);
+    for (int t = 0; t < NT; t++) MPI_Comm_free(&a[t].comm);
+    u1 = usage();
+    printf("rank %d: fds %ld -> %ld, /dev/shm entries %ld -> %ld, rss %ld -> %ld KiB (before the threads, after the communicators)\n",
+           rank, u0.fds, u1.fds, u0.shm, u1.shm, u0.rss_kb, u1.rss_kb);
+    fflush(stdout);
+    check(u1.fds == u0.fds, "threads: open file descriptors unchanged");
+    check(u1.shm <= u0.shm, "threads: /dev/shm entries unchanged");
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "";
@@ -238,7 +332,9 @@ int main(int argc, char **argv)
     double      timeout = 300;
     const char *t = getenv("OMPI_MCA_coll_gc3_timeout");
 
-    MPI_Init(&argc, &argv);
+    int         provided = MPI_THREAD_SINGLE;
+
+    MPI_Init_thread(&argc, &argv, strcmp(mode, "threads") == 0 ? MPI_THREAD_MULTIPLE : MPI_THREAD_SINGLE, &provided);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     for (int i = 2; i < argc; i++) {
@@ -255,8 +351,10 @@ int main(int argc, char **argv)
         run_mismatch(timeout);
     } else if (strcmp(mode, "stress") == 0) {
         run_stress(calls, comms);
+    } else if (strcmp(mode, "threads") == 0) {
+        run_threads(calls, provided);
     } else {
-        if (rank == 0) fprintf(stderr, "usage: test_faults skip|mismatch|stress [--device] [--calls N] [--comms N] [--timeout S]\n");
+        if (rank == 0) fprintf(stderr, "usage: test_faults skip|mismatch|stress|threads [--device] [--calls N] [--comms N] [--timeout S]\n");
         MPI_Finalize();
         return 2;
     }

@@ -6,6 +6,7 @@
  * at the first call that needs them, never in comm_query. */
 #include <string.h>
 #include <unistd.h>
+#include <pthread.h>
 #include "coll_gc3.h"
 #include "gc3_algorithms.h"
 #include "gc3_verify.h"
@@ -302,13 +303,25 @@ static void mca_coll_gc3_shape(mca_coll_gc3_module_t *m, gc3_backend_t backend)
 
 /* The rules, loaded once: the file of coll_gc3_rules_file, or the built-in ones (also when the
  * file cannot be used, after saying why). */
+static gc3_rules_t *mca_coll_gc3_rules_load(void);
+
+/* Loaded once per process; threads on different communicators (MPI_THREAD_MULTIPLE) may ask first
+ * at the same time. */
 static gc3_rules_t *mca_coll_gc3_rules(void)
+{
+    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    gc3_rules_t           *R;
+
+    pthread_mutex_lock(&lock);
+    R = mca_coll_gc3_component.rules != NULL ? mca_coll_gc3_component.rules : mca_coll_gc3_rules_load();
+    pthread_mutex_unlock(&lock);
+    return R;
+}
+
+static gc3_rules_t *mca_coll_gc3_rules_load(void)
 {
     gc3_diag_t diag;
 
-    if (mca_coll_gc3_component.rules != NULL) {
-        return mca_coll_gc3_component.rules;
-    }
     gc3_diag_init(&diag);
     if (mca_coll_gc3_component.rules_file != NULL && mca_coll_gc3_component.rules_file[0] != '\0') {
         if (gc3_rules_read_file(mca_coll_gc3_component.rules_file, &diag, &mca_coll_gc3_component.rules) != GC3_OK) {
@@ -380,9 +393,11 @@ static gc3_exec_t *mca_coll_gc3_exec(mca_coll_gc3_module_t *m, gc3_backend_t bac
 }
 
 /* The plan for (collective, rule that matched, in place) on a backend: built at its first use,
- * verified, and used only when every rank built the same program. NULL: pass the call on. */
+ * verified, and used only when every rank built the same program. NULL: pass the call on.
+ * may_build 0: only a plan built before (building is collective and blocking: not allowed where
+ * the call may come from inside Open MPI's progress engine). */
 static mca_coll_gc3_plan_slot_t *mca_coll_gc3_plan(mca_coll_gc3_module_t *m, int coll, size_t bytes, int inplace,
-                                                   gc3_backend_t backend)
+                                                   gc3_backend_t backend, int may_build)
 {
     mca_coll_gc3_plan_slot_t *s = NULL;
     gc3_rules_t              *R = mca_coll_gc3_rules();
@@ -399,6 +414,12 @@ static mca_coll_gc3_plan_slot_t *mca_coll_gc3_plan(mca_coll_gc3_module_t *m, int
     if (mca_coll_gc3_component.max_bytes > 0 && bytes > (size_t)mca_coll_gc3_component.max_bytes) {
         opal_output_verbose(2, mca_coll_gc3_component.output, "coll:gc3: %zu bytes above coll_gc3_max_bytes: passed on",
                             bytes);
+        return NULL;
+    }
+    if (!may_build && m->exec[backend] == NULL) {
+        opal_output_verbose(2, mca_coll_gc3_component.output,
+                            "coll:gc3: comm %s: nonblocking %s on host buffers before any plan of the communicator: passed on",
+                            m->comm->c_name, mca_coll_gc3_coll_names[coll]);
         return NULL;
     }
     e = mca_coll_gc3_exec(m, backend);
@@ -420,6 +441,12 @@ static mca_coll_gc3_plan_slot_t *mca_coll_gc3_plan(mca_coll_gc3_module_t *m, int
         if (x->backend == (int)backend && x->coll == coll && x->rule == idx && x->inplace == inplace) {
             return x->state > 0 ? x : NULL;
         }
+    }
+    if (!may_build) {
+        opal_output_verbose(2, mca_coll_gc3_component.output,
+                            "coll:gc3: comm %s: nonblocking %s on host buffers: no plan of its size class built yet: passed on",
+                            m->comm->c_name, mca_coll_gc3_coll_names[coll]);
+        return NULL;
     }
     if (m->nslots == m->slots_cap) {
         int                       ncap = m->slots_cap ? 2 * m->slots_cap : 8;
@@ -527,11 +554,11 @@ int mca_coll_gc3_pick_backend(mca_coll_gc3_module_t *m, const void *sbuf, const 
 /* The plan for a call and the call itself, or NULL when gc3 does not take it. */
 static mca_coll_gc3_plan_slot_t *mca_coll_gc3_setup(mca_coll_gc3_module_t *m, int coll, gc3_backend_t backend,
                                                     const void *sbuf, void *rbuf, size_t count, gc3_dtype_t dtype,
-                                                    gc3_op_t op, size_t bytes, gc3_call_t *call)
+                                                    gc3_op_t op, size_t bytes, gc3_call_t *call, int may_build)
 {
     mca_coll_gc3_plan_slot_t *s;
 
-    s = mca_coll_gc3_plan(m, coll, bytes, sbuf == MPI_IN_PLACE, backend);
+    s = mca_coll_gc3_plan(m, coll, bytes, sbuf == MPI_IN_PLACE, backend, may_build);
     if (s == NULL) {
         return NULL;
     }
@@ -548,7 +575,7 @@ static mca_coll_gc3_plan_slot_t *mca_coll_gc3_setup(mca_coll_gc3_module_t *m, in
 
 void mca_coll_gc3_plan_ahead(mca_coll_gc3_module_t *m, int coll, gc3_backend_t backend, const void *sbuf, size_t bytes)
 {
-    (void)mca_coll_gc3_plan(m, coll, bytes, sbuf == MPI_IN_PLACE, backend);
+    (void)mca_coll_gc3_plan(m, coll, bytes, sbuf == MPI_IN_PLACE, backend, 1);
 }
 
 static int mca_coll_gc3_report(mca_coll_gc3_module_t *m, int coll, gc3_status_t st, gc3_diag_t *diag)
@@ -566,7 +593,7 @@ int mca_coll_gc3_try_run(mca_coll_gc3_module_t *m, int coll, gc3_backend_t backe
 {
     gc3_call_t                call;
     gc3_diag_t                diag;
-    mca_coll_gc3_plan_slot_t *s = mca_coll_gc3_setup(m, coll, backend, sbuf, rbuf, count, dtype, op, bytes, &call);
+    mca_coll_gc3_plan_slot_t *s = mca_coll_gc3_setup(m, coll, backend, sbuf, rbuf, count, dtype, op, bytes, &call, 1);
 
     if (s == NULL) {
         return 0;
@@ -584,7 +611,12 @@ int mca_coll_gc3_try_start(mca_coll_gc3_module_t *m, int coll, gc3_backend_t bac
     gc3_call_t                call;
     gc3_diag_t                diag;
     gc3_status_t              st;
-    mca_coll_gc3_plan_slot_t *s = mca_coll_gc3_setup(m, coll, backend, sbuf, rbuf, count, dtype, op, bytes, &call);
+    /* Open MPI itself starts nonblocking collectives on host memory from inside its progress
+     * engine (communicator ids under MPI_THREAD_MULTIPLE), where building a plan (blocking,
+     * collective) would deadlock: on host buffers a nonblocking call only uses plans built before.
+     * Every rank has the same plans at the same call, so all decide alike. */
+    mca_coll_gc3_plan_slot_t *s = mca_coll_gc3_setup(m, coll, backend, sbuf, rbuf, count, dtype, op, bytes, &call,
+                                                     reuse != NULL || backend != GC3_BACKEND_HOST);
 
     if (s == NULL) {
         return 0;
