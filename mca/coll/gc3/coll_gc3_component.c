@@ -86,7 +86,7 @@ static int mca_coll_gc3_register(void)
     mca_coll_gc3_component.timeout = 300.0;
     (void)mca_base_component_var_register(c, "timeout",
         "Seconds a collective may make no progress before it fails with MPI_ERR_OTHER naming the rank, thread block, "
-        "step and what it waited for (0: wait forever)",
+        "step and what it waited for (0: wait forever; a negative value is reported and replaced by 300)",
         MCA_BASE_VAR_TYPE_DOUBLE, NULL, 0, 0, OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_READONLY, &mca_coll_gc3_component.timeout);
     mca_coll_gc3_component.rules_file = "";
     (void)mca_base_component_var_register(c, "rules_file",
@@ -105,15 +105,18 @@ static int mca_coll_gc3_register(void)
         &mca_coll_gc3_component.algorithm_dir);
     mca_coll_gc3_component.max_bytes = 0;
     (void)mca_base_component_var_register(c, "max_bytes",
-        "Collectives of more bytes than this are passed on (device buffers staged); 0: no limit",
+        "Collectives of more bytes than this are passed on (device buffers staged); 0: no limit (a negative "
+        "value is reported and replaced by 0)",
         MCA_BASE_VAR_TYPE_LONG, NULL, 0, 0, OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_READONLY, &mca_coll_gc3_component.max_bytes);
     mca_coll_gc3_component.slots = 8;
     (void)mca_base_component_var_register(c, "fifo_slots",
-        "FIFO slots per connection (2..1024); compiled programs are scheduled for this many",
+        "FIFO slots per connection (2..1024; other values are reported and replaced by 8); compiled programs are "
+        "scheduled for this many",
         MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_READONLY, &mca_coll_gc3_component.slots);
     mca_coll_gc3_component.slot_bytes = 0;
     (void)mca_base_component_var_register(c, "slot_bytes",
-        "Bytes of one FIFO slot (0: 1 MiB on GPUs, 256 KiB on the host backend)",
+        "Bytes of one FIFO slot, 4096..1073741824 (0: 1 MiB on GPUs, 256 KiB on the host backend; other values "
+        "are reported and replaced by 0)",
         MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_READONLY, &mca_coll_gc3_component.slot_bytes);
     mca_coll_gc3_component.enable_allreduce = true;
     (void)mca_base_component_var_register(c, "enable_allreduce",
@@ -158,10 +161,36 @@ static int mca_coll_gc3_register(void)
     return OMPI_SUCCESS;
 }
 
+/* Values outside what gc3 can use are reported (once per process) and replaced by the default,
+ * instead of failing every plan later without a word. */
+static void mca_coll_gc3_check_params(void)
+{
+    mca_coll_gc3_component_t *c = &mca_coll_gc3_component;
+
+    if (c->slots < 2 || c->slots > 1024) {
+        opal_output(0, "coll:gc3: coll_gc3_fifo_slots=%d is outside 2..1024: using 8", c->slots);
+        c->slots = 8;
+    }
+    if (c->slot_bytes != 0 && (c->slot_bytes < 4096 || c->slot_bytes > (1 << 30))) {
+        opal_output(0, "coll:gc3: coll_gc3_slot_bytes=%d is outside 4096..1073741824 (0: the backend's default): "
+                    "using the default", c->slot_bytes);
+        c->slot_bytes = 0;
+    }
+    if (!(c->timeout >= 0)) { /* negative or NaN */
+        opal_output(0, "coll:gc3: coll_gc3_timeout=%g is negative: using 300 s (0 waits forever)", c->timeout);
+        c->timeout = 300.0;
+    }
+    if (c->max_bytes < 0) {
+        opal_output(0, "coll:gc3: coll_gc3_max_bytes=%ld is negative: no limit (0)", c->max_bytes);
+        c->max_bytes = 0;
+    }
+}
+
 static int mca_coll_gc3_open(void)
 {
     mca_coll_gc3_component.output = opal_output_open(NULL);
     opal_output_set_verbosity(mca_coll_gc3_component.output, mca_coll_gc3_component.verbose);
+    mca_coll_gc3_check_params();
     opal_progress_register(mca_coll_gc3_progress); /* completes gc3's nonblocking calls */
     return OMPI_SUCCESS;
 }
