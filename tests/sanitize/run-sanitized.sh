@@ -34,7 +34,7 @@ run() { # NAME COMMAND...: run, keep the output, fail on a non-zero exit or a sa
         fail=1
     fi
 }
-for t in test_ir test_verify test_refexec test_cost test_rules test_compiler; do
+for t in test_ir test_verify test_refexec test_cost test_rules test_topo test_compiler; do
     run "unit-$t" "tests/unit/$t"
 done
 mpirun_gc3=(contrib/gc3-mpirun -x ASAN_OPTIONS=$mpi_asan -x UBSAN_OPTIONS --mca coll_gc3_backend host)

@@ -92,6 +92,7 @@ typedef struct mca_coll_gc3_module_t {
     int                         device;  /* CUDA device of this rank's executor, -1 unknown */
     int                         nodes, gpus;                       /* shape of the communicator */
     gc3_link_t                  link[MCA_COLL_GC3_NBACKEND];       /* link class seen by each backend */
+    char                        nic[128];  /* cuda, several nodes (or verbose 2): the NIC nearest this rank's GPU */
     mca_coll_gc3_plan_slot_t   *slots;
     int                         nslots, slots_cap;
 } mca_coll_gc3_module_t;

@@ -10,6 +10,7 @@
 #include "coll_gc3.h"
 #include "gc3_algorithms.h"
 #include "gc3_verify.h"
+#include "gc3_topo.h"
 #include "opal/util/output.h"
 #include "ompi/mca/coll/base/base.h"
 #include "ompi/request/request.h"
@@ -230,6 +231,38 @@ static uint64_t mca_coll_gc3_settings_hash(void)
     return h;
 }
 
+#ifdef GC3_HAVE_CUDA
+/* The NIC nearest a GPU, from hwloc's PCI objects: found once per process and device. */
+static void mca_coll_gc3_nearest_nic(int device, char *out, size_t len)
+{
+    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    static char            cache[64][128];
+    char                   bus[32] = "";
+    gc3_nic_t              nic;
+    gc3_diag_t             diag;
+
+    if (device < 0 || device >= 64) {
+        snprintf(out, len, "unknown (device %d)", device);
+        return;
+    }
+    pthread_mutex_lock(&lock);
+    if (cache[device][0] == '\0') {
+        gc3_diag_init(&diag);
+        if (cudaDeviceGetPCIBusId(bus, sizeof(bus), device) != cudaSuccess) {
+            snprintf(cache[device], sizeof(cache[device]), "unknown (no PCI bus id for device %d)", device);
+        } else if (gc3_topo_nearest_nic(bus, &nic, &diag) == GC3_OK) {
+            snprintf(cache[device], sizeof(cache[device]), "%s (%s, %s, GPU %s)", nic.name, nic.rdma ? "RDMA" : "no RDMA",
+                     gc3_nic_locality_name(nic.locality), bus);
+        } else {
+            snprintf(cache[device], sizeof(cache[device]), "none (%s)", diag.count ? diag.msgs[0] : "?");
+        }
+        gc3_diag_cleanup(&diag);
+    }
+    snprintf(out, len, "%s", cache[device]);
+    pthread_mutex_unlock(&lock);
+}
+#endif
+
 /* Nodes (distinct host names), ranks per node and, for the cuda backend, the link class between
  * the GPUs of the communicator: NVLink when every pair has native peer atomics (PCIe peer access
  * has none), else PCIe. */
@@ -292,13 +325,19 @@ static void mca_coll_gc3_shape(mca_coll_gc3_module_t *m, gc3_backend_t backend)
             free(v);
         }
     }
+    /* the NIC matters between nodes (the inter-node transport uses it); hwloc's I/O scan costs
+     * tens of milliseconds once per process, so only then or when asked to tell */
+    if (backend == GC3_BACKEND_CUDA && (m->nodes > 1 || mca_coll_gc3_component.verbose >= 2)) {
+        mca_coll_gc3_nearest_nic(mydev, m->nic, sizeof(m->nic));
+    }
 #else
     (void)mydev;
 #endif
     free(all);
     free(devs);
-    opal_output_verbose(2, mca_coll_gc3_component.output, "coll:gc3: comm %s: %d node(s), up to %d ranks per node, %s",
-                        m->comm->c_name, m->nodes, m->gpus, gc3_link_name(m->link[backend]));
+    opal_output_verbose(2, mca_coll_gc3_component.output, "coll:gc3: comm %s: %d node(s), up to %d ranks per node, %s%s%s",
+                        m->comm->c_name, m->nodes, m->gpus, gc3_link_name(m->link[backend]),
+                        m->nic[0] ? "; nearest NIC " : "", m->nic);
 }
 
 /* The rules, loaded once: the file of coll_gc3_rules_file, or the built-in ones (also when the

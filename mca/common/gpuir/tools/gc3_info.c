@@ -3,22 +3,30 @@
  *
  *   gc3_info [--rules FILE] [--algorithm-dir DIR] [--nodes N] [--gpus G] [--link nvlink|pcie|host]
  *            [--inplace] [--print-builtin]
+ *   gc3_info --topology [--pci-busid ID]   the nearest network device of each GPU (or PCI device)
  */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include "gc3_rules.h"
+#include "gc3_topo.h"
+#ifdef GC3_HAVE_CUDA
+#include <cuda_runtime_api.h>
+#endif
 
 static void usage(FILE *out)
 {
     fprintf(out, "usage: gc3_info [--rules FILE] [--algorithm-dir DIR] [--nodes N] [--gpus G]\n"
                  "                [--link nvlink|pcie|host] [--inplace] [--print-builtin]\n"
+                 "       gc3_info --topology [--pci-busid ID]\n"
                  "  prints, for N nodes of G GPUs (ranks) joined by LINK (default 1 x 4, nvlink), which rule and\n"
                  "  algorithm gc3 uses for each collective and size range; --rules FILE: the rules file the\n"
                  "  component would read (coll_gc3_rules_file), default the built-in rules; --algorithm-dir DIR:\n"
                  "  its XML programs too (coll_gc3_algorithm_dir); --inplace: for MPI_IN_PLACE calls (default:\n"
-                 "  out of place); --print-builtin: print the built-in rules (a starting point for a site's file).\n");
+                 "  out of place); --print-builtin: print the built-in rules (a starting point for a site's file).\n"
+                 "  --topology: the network device nearest each GPU of this machine (hwloc; --pci-busid ID: of\n"
+                 "  that PCI device instead), the one gc3's inter-node transport uses.\n");
 }
 
 static void fmt(uint64_t b, char *buf, size_t len)
@@ -30,6 +38,50 @@ static int cmp_u64(const void *a, const void *b)
 {
     uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
     return (x > y) - (x < y);
+}
+
+/* One line per device: its nearest NIC. 0 when every device has one. */
+static int topology(const char *busid)
+{
+    char       ids[64][32];
+    int        n = 0, rc = 0;
+    gc3_diag_t diag;
+
+    if (busid != NULL) {
+        snprintf(ids[n++], sizeof(ids[0]), "%s", busid);
+    }
+#ifdef GC3_HAVE_CUDA
+    else {
+        int ndev = 0;
+        if (cudaGetDeviceCount(&ndev) != cudaSuccess) {
+            ndev = 0;
+        }
+        for (int d = 0; d < ndev && n < 64; d++) {
+            if (cudaDeviceGetPCIBusId(ids[n], sizeof(ids[0]), d) == cudaSuccess) {
+                for (char *c = ids[n]; *c; c++) *c = (char)(*c >= 'A' && *c <= 'F' ? *c - 'A' + 'a' : *c);
+                n++;
+            }
+        }
+    }
+#endif
+    if (n == 0) {
+        printf("# no GPU found (give --pci-busid ID to ask about a PCI device)\n");
+        return 1;
+    }
+    printf("# %-14s %-12s %-14s %-5s %-26s %s\n", "device", "nearest NIC", "its PCI bus", "rdma", "locality", "hops");
+    for (int i = 0; i < n; i++) {
+        gc3_nic_t nic;
+        gc3_diag_init(&diag);
+        if (gc3_topo_nearest_nic(ids[i], &nic, &diag) == GC3_OK) {
+            printf("%-16s %-12s %-14s %-5s %-26s %d\n", ids[i], nic.name, nic.busid, nic.rdma ? "yes" : "no",
+                   gc3_nic_locality_name(nic.locality), nic.hops);
+        } else {
+            printf("%-16s none: %s\n", ids[i], diag.count ? diag.msgs[0] : "?");
+            rc = 1;
+        }
+        gc3_diag_cleanup(&diag);
+    }
+    return rc;
 }
 
 int main(int argc, char **argv)
@@ -55,6 +107,9 @@ int main(int argc, char **argv)
         if (!strcmp(o, "--inplace")) {
             inplace = 1;
             continue;
+        }
+        if (!strcmp(o, "--topology")) {
+            return topology(i + 2 < argc && !strcmp(argv[i + 1], "--pci-busid") ? argv[i + 2] : NULL);
         }
         if (i + 1 >= argc) {
             fprintf(stderr, "gc3_info: %s needs a value\n", o);
