@@ -22,6 +22,13 @@ __device__ static inline uint64_t gc3_dev_ld_acq(const uint64_t *p)
     return v;
 }
 
+__device__ static inline uint64_t gc3_dev_ld_acq_gpu(const uint64_t *p)
+{
+    uint64_t v;
+    asm volatile("ld.acquire.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+    return v;
+}
+
 __device__ static inline void gc3_dev_st_rel(uint64_t *p, uint64_t v)
 {
     asm volatile("st.release.sys.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
@@ -61,6 +68,7 @@ __device__ static int gc3_dev_share_int(int x)
 #define GC3_LEADER         (threadIdx.x == 0)
 #define GC3_SYNC()         __syncthreads()
 #define GC3_LOAD_ACQ(p)    gc3_dev_ld_acq(p)
+#define GC3_LOAD_ACQ_LOCAL(p) gc3_dev_ld_acq_gpu(p)
 #define GC3_STORE_REL(p, v) gc3_dev_st_rel((p), (v))
 #define GC3_STORE_REL_LOCAL(p, v) gc3_dev_st_rel_gpu((p), (v))
 #define GC3_FENCE_DATA()   __threadfence_system()
@@ -306,6 +314,7 @@ typedef struct {
     long             trace_call, calls;
     int              trace_stride, tracing;
     uint64_t        *h_trace, *d_trace;
+    uint64_t         trace_host[3]; /* host clock: start entered, launch returned, completion seen */
 } gc3_cuda_state_t;
 
 static gc3_status_t gc3_cuda_check(cudaError_t e, const char *what, gc3_diag_t *diag)
@@ -341,6 +350,15 @@ static gc3_cuda_state_t *gc3_cuda_state(gc3_plan_t *p, gc3_diag_t *diag)
     {
         const char *tr = getenv("GC3_CUDA_TRACE");
         s->trace_call  = tr != NULL ? atol(tr) : 0;
+        for (int t = 0; t < p->ntbs && s->trace_call > 0; t++) {
+            s->trace_stride = p->tb_nsteps[t] + 2 > s->trace_stride ? p->tb_nsteps[t] + 2 : s->trace_stride;
+        }
+        /* allocated now: not inside the traced call, which would then time the allocation */
+        if (s->trace_call > 0 && s->trace_stride > 0 &&
+            (cudaHostAlloc((void **)&s->h_trace, (size_t)p->ntbs * s->trace_stride * 8, cudaHostAllocMapped) != cudaSuccess ||
+             cudaHostGetDevicePointer((void **)&s->d_trace, s->h_trace, 0) != cudaSuccess)) {
+            s->trace_call = 0; /* a diagnostic: without its memory, run untraced */
+        }
     }
     s->h_abort = (int32_t *)((char *)s->h_err + sizeof(gc3_rt_error_t) + 32);
     s->d_abort = (int32_t *)((char *)s->d_err + sizeof(gc3_rt_error_t) + 32);
@@ -451,12 +469,24 @@ static void gc3_cuda_device_ctx(const gc3_plan_t *p, const gc3_cuda_state_t *s, 
     }
 }
 
+static uint64_t gc3_cuda_host_ns(void);
+
 /* The stamps of a traced call, relative to the first block's start (stderr). */
 static void gc3_cuda_trace_print(const gc3_plan_t *p, const gc3_cuda_state_t *s)
 {
     uint64_t t0 = UINT64_MAX;
     for (int t = 0; t < p->ntbs; t++) {
         t0 = s->h_trace[(size_t)t * s->trace_stride] < t0 ? s->h_trace[(size_t)t * s->trace_stride] : t0;
+    }
+    {
+        uint64_t t1 = 0;
+        for (int t = 0; t < p->ntbs; t++) {
+            uint64_t e = s->h_trace[(size_t)t * s->trace_stride + p->tb_nsteps[t] + 1];
+            t1         = e > t1 ? e : t1;
+        }
+        fprintf(stderr, "gc3 trace: rank %d call %ld: host %.2f us from start to launched, %.2f us to completion seen; "
+                        "kernel blocks ran %.2f us (first start to last end)\n", p->rank, s->calls,
+                (s->trace_host[1] - s->trace_host[0]) * 1e-3, (s->trace_host[2] - s->trace_host[0]) * 1e-3, (t1 - t0) * 1e-3);
     }
     for (int t = 0; t < p->ntbs; t++) {
         const uint64_t *v = s->h_trace + (size_t)t * s->trace_stride;
@@ -559,15 +589,9 @@ static gc3_status_t gc3_cuda_start(gc3_plan_t *p, void *stream, gc3_diag_t *diag
     memset(s->h_err, 0, sizeof(gc3_rt_error_t));
     *s->h_abort = 0;
     s->calls++;
-    s->tracing = s->trace_call > 0 && s->calls == s->trace_call && p->ntbs > 0;
-    if (s->tracing && s->h_trace == NULL) {
-        for (int t = 0; t < p->ntbs; t++) {
-            s->trace_stride = p->tb_nsteps[t] + 2 > s->trace_stride ? p->tb_nsteps[t] + 2 : s->trace_stride;
-        }
-        if (cudaHostAlloc((void **)&s->h_trace, (size_t)p->ntbs * s->trace_stride * 8, cudaHostAllocMapped) != cudaSuccess ||
-            cudaHostGetDevicePointer((void **)&s->d_trace, s->h_trace, 0) != cudaSuccess) {
-            s->tracing = 0; /* a diagnostic: without its memory, run untraced */
-        }
+    s->tracing = s->trace_call > 0 && s->calls == s->trace_call && s->h_trace != NULL;
+    if (s->tracing) {
+        s->trace_host[0] = gc3_cuda_host_ns();
     }
     if (p->ntbs <= 0) {
         /* nothing to run: the event alone marks the call */
@@ -592,6 +616,9 @@ static gc3_status_t gc3_cuda_start(gc3_plan_t *p, void *stream, gc3_diag_t *diag
     if (status == GC3_OK) {
         status = gc3_cuda_check(cudaEventRecord(s->done, st), "cudaEventRecord", diag);
     }
+    if (s->tracing) {
+        s->trace_host[1] = gc3_cuda_host_ns();
+    }
     return status;
 }
 
@@ -604,7 +631,8 @@ static gc3_status_t gc3_cuda_test(gc3_plan_t *p, int *done_p)
         return GC3_ERR_IO;
     }
     if (*done_p && s->tracing) {
-        s->tracing = 0;
+        s->trace_host[2] = gc3_cuda_host_ns();
+        s->tracing       = 0;
         gc3_cuda_trace_print(p, s);
     }
     return *done_p && (s->h_err->set || *s->h_abort) ? GC3_ERR_TIMEOUT : GC3_OK;

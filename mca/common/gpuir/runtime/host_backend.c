@@ -40,6 +40,7 @@ static inline void gc3_host_pause(uint64_t polls)
 #define GC3_LEADER             1
 #define GC3_SYNC()             ((void)0)
 #define GC3_LOAD_ACQ(p)        __atomic_load_n((p), __ATOMIC_ACQUIRE)
+#define GC3_LOAD_ACQ_LOCAL(p)  __atomic_load_n((p), __ATOMIC_ACQUIRE)
 #define GC3_STORE_REL(p, v)    __atomic_store_n((p), (v), __ATOMIC_RELEASE)
 #define GC3_STORE_REL_LOCAL(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
 #define GC3_FENCE_DATA()       __atomic_thread_fence(__ATOMIC_RELEASE)

@@ -5,6 +5,7 @@
  *   GC3_LEADER                   nonzero in the thread that does the control work
  *   GC3_SYNC()                   barrier of the block's threads
  *   GC3_LOAD_ACQ(p)              uint64_t load with acquire ordering (memory of any rank)
+ *   GC3_LOAD_ACQ_LOCAL(p)        the same for counters only blocks of this rank write
  *   GC3_STORE_REL(p, v)          uint64_t store with release ordering, visible to other ranks
  *   GC3_STORE_REL_LOCAL(p, v)    the same for counters only blocks of this rank read
  *   GC3_FENCE_DATA()             (leader, after GC3_SYNC) the block's data writes are visible to the peers
@@ -74,7 +75,10 @@ GC3_DEV static void gc3_core_fail(gc3_rt_tb_t *t, int step, int loop, int what, 
 GC3_DEV static int gc3_core_wait(gc3_rt_tb_t *t, uint64_t *p, uint64_t target, int step, int loop, int what,
                                  int dep_tb, int dep_step)
 {
-    uint64_t v = GC3_LOAD_ACQ(p);
+    /* semaphores and loop counters are written by this rank's blocks only: acquire at device
+     * scope, cheaper than the system scope the FIFO counters (written by peers) need */
+    const int local = what == GC3_WAIT_WHAT_DEP || what == GC3_WAIT_WHAT_WINDOW;
+    uint64_t  v     = local ? GC3_LOAD_ACQ_LOCAL(p) : GC3_LOAD_ACQ(p);
     uint64_t start = 0, polls = 0;
 
     while (v < target) {
@@ -91,7 +95,7 @@ GC3_DEV static int gc3_core_wait(gc3_rt_tb_t *t, uint64_t *p, uint64_t target, i
             }
         }
         GC3_PAUSE(polls);
-        v = GC3_LOAD_ACQ(p);
+        v = local ? GC3_LOAD_ACQ_LOCAL(p) : GC3_LOAD_ACQ(p);
     }
     return 0;
 }
