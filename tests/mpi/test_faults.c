@@ -100,7 +100,9 @@ static usage_t usage(void)
 }
 
 /* one allreduce of n floats (sum), checked; on the device when --device */
-static int allreduce_checked(MPI_Comm comm, size_t n, int salt)
+/* One checked allreduce of n floats. dbuf: two device/test buffers of at least n floats to use
+ * (NULL: allocate and free them here). */
+static int allreduce_checked_in(MPI_Comm comm, size_t n, int salt, void *const *dbuf)
 {
     int    r, s, ok = 1;
     float *h = malloc(n * sizeof(float) + 4), *o = malloc(n * sizeof(float) + 4);
@@ -108,17 +110,24 @@ static int allreduce_checked(MPI_Comm comm, size_t n, int salt)
     MPI_Comm_rank(comm, &r);
     MPI_Comm_size(comm, &s);
     for (size_t i = 0; i < n; i++) h[i] = (float)((r + 1) * (int)((i + (size_t)salt) % 13));
-    dh   = gc3_test_alloc(on_device, n * sizeof(float));
-    dout = gc3_test_alloc(on_device, n * sizeof(float));
+    dh   = dbuf ? dbuf[0] : gc3_test_alloc(on_device, n * sizeof(float));
+    dout = dbuf ? dbuf[1] : gc3_test_alloc(on_device, n * sizeof(float));
     gc3_test_copy(on_device, dh, h, n * sizeof(float));
     ok = MPI_Allreduce(dh, dout, (int)n, MPI_FLOAT, MPI_SUM, comm) == MPI_SUCCESS;
     gc3_test_copy(on_device, o, dout, n * sizeof(float));
     for (size_t i = 0; i < n && ok; i++) ok = o[i] == (float)(s * (s + 1) / 2 * (int)((i + (size_t)salt) % 13));
-    gc3_test_free(on_device, dh);
-    gc3_test_free(on_device, dout);
+    if (!dbuf) {
+        gc3_test_free(on_device, dh);
+        gc3_test_free(on_device, dout);
+    }
     free(h);
     free(o);
     return ok;
+}
+
+static int allreduce_checked(MPI_Comm comm, size_t n, int salt)
+{
+    return allreduce_checked_in(comm, n, salt, NULL);
 }
 
 static void run_skip(double timeout)
@@ -240,28 +249,27 @@ static void run_stress(int calls, int comms)
 typedef struct {
     MPI_Comm comm;
     int      id, calls, device, ok;
+    void    *dbuf[2]; /* allocated before the threads start: cudaMalloc and cudaFree synchronize the
+                       * whole device, so calling them while other threads' collective kernels wait
+                       * for peers can deadlock (as with NCCL) */
 } thread_arg_t;
 
-static int alltoall_checked(MPI_Comm comm, size_t n)
+/* One checked alltoall of n ints per peer in the two buffers dbuf (each of n * size ints). */
+static int alltoall_checked_in(MPI_Comm comm, size_t n, void *const *dbuf)
 {
     int    r, s, ok;
     size_t total;
     int   *h, *o;
-    void  *dh, *dout;
     MPI_Comm_rank(comm, &r);
     MPI_Comm_size(comm, &s);
     total = n * (size_t)s;
     h     = malloc(total * sizeof(int) + 4);
     o     = malloc(total * sizeof(int) + 4);
     for (size_t i = 0; i < total; i++) h[i] = r * 1000003 + (int)i;
-    dh   = gc3_test_alloc(on_device, total * sizeof(int));
-    dout = gc3_test_alloc(on_device, total * sizeof(int));
-    gc3_test_copy(on_device, dh, h, total * sizeof(int));
-    ok = MPI_Alltoall(dh, (int)n, MPI_INT, dout, (int)n, MPI_INT, comm) == MPI_SUCCESS;
-    gc3_test_copy(on_device, o, dout, total * sizeof(int));
+    gc3_test_copy(on_device, dbuf[0], h, total * sizeof(int));
+    ok = MPI_Alltoall(dbuf[0], (int)n, MPI_INT, dbuf[1], (int)n, MPI_INT, comm) == MPI_SUCCESS;
+    gc3_test_copy(on_device, o, dbuf[1], total * sizeof(int));
     for (size_t i = 0; i < total && ok; i++) ok = o[i] == (int)(i / n) * 1000003 + (int)((size_t)r * n + i % n);
-    gc3_test_free(on_device, dh);
-    gc3_test_free(on_device, dout);
     free(h);
     free(o);
     return ok;
@@ -277,7 +285,8 @@ static void *thread_main(void *p)
     a->ok = 1;
     for (int i = 0; i < a->calls && a->ok; i++) {
         size_t n = sizes[(size_t)(i + a->id) % (sizeof(sizes) / sizeof(sizes[0]))];
-        a->ok    = (i % 4 == 3) ? alltoall_checked(a->comm, n / 4 + 1) : allreduce_checked(a->comm, n, i + a->id);
+        a->ok    = (i % 4 == 3) ? alltoall_checked_in(a->comm, n / 4 + 1, a->dbuf)
+                                 : allreduce_checked_in(a->comm, n, i + a->id, a->dbuf);
         if (!a->ok) fprintf(stderr, "rank %d thread %d: call %d (%zu elements) wrong or failed\n", rank, a->id, i, n);
     }
     return NULL;
@@ -302,8 +311,13 @@ static void run_threads(int calls, int provided)
     if (on_device) cudaGetDevice(&device);
 #endif
     for (int t = 0; t < NT; t++) {
+        size_t most = 200003 * sizeof(float) > (200003 / 4 + 1) * (size_t)size * sizeof(int)
+                          ? 200003 * sizeof(float)
+                          : (200003 / 4 + 1) * (size_t)size * sizeof(int);
         MPI_Comm_dup(MPI_COMM_WORLD, &a[t].comm);
         a[t].id = t, a[t].calls = calls, a[t].device = device, a[t].ok = 0;
+        a[t].dbuf[0] = gc3_test_alloc(on_device, most);
+        a[t].dbuf[1] = gc3_test_alloc(on_device, most);
     }
     /* every communicator's plans exist before the measurement (built concurrently below too) */
     u0 = usage();
@@ -316,7 +330,11 @@ static void run_threads(int calls, int provided)
     snprintf(what, sizeof(what), "%d threads x %d checked allreduces/alltoalls on their own communicators at once, all right (%.1f s)",
              NT, calls, now() - t0);
     check(ok, what);
-    for (int t = 0; t < NT; t++) MPI_Comm_free(&a[t].comm);
+    for (int t = 0; t < NT; t++) {
+        MPI_Comm_free(&a[t].comm);
+        gc3_test_free(on_device, a[t].dbuf[0]);
+        gc3_test_free(on_device, a[t].dbuf[1]);
+    }
     u1 = usage();
     printf("rank %d: fds %ld -> %ld, /dev/shm entries %ld -> %ld, rss %ld -> %ld KiB (before the threads, after the communicators)\n",
            rank, u0.fds, u1.fds, u0.shm, u1.shm, u0.rss_kb, u1.rss_kb);

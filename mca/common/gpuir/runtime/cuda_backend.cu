@@ -298,6 +298,7 @@ static_assert(sizeof(gc3_cuda_args<GC3_CUDA_ARGS_LARGE>) <= 32764, "kernel param
 typedef struct {
     cudaStream_t     own_stream;
     cudaEvent_t      done;
+    cudaEvent_t      after_legacy; /* the legacy default stream's work queued before a call */
     char            *d_plan;      /* device copy of what does not change between calls: flat program,
                                    * semaphore and loop counter offsets, steps per block */
     gc3_rt_tb_t     *d_ctx;       /* plans of more than GC3_CUDA_ARGS_LARGE blocks: per call, the
@@ -338,10 +339,11 @@ static gc3_cuda_state_t *gc3_cuda_state(gc3_plan_t *p, gc3_diag_t *diag)
     }
     p->be_state = s;
     if (gc3_cuda_check(cudaSetDevice(p->exec->params.device), "cudaSetDevice", diag) != GC3_OK ||
-        /* a blocking stream: the call is ordered after the work the caller queued on the legacy
-         * default stream (cudaMemcpy, cudaMemset, kernels there), which MPI users expect to
-         * have finished; a non-blocking stream raced with an H2D copy still in flight */
-        gc3_cuda_check(cudaStreamCreateWithFlags(&s->own_stream, cudaStreamDefault), "cudaStreamCreate", diag) != GC3_OK ||
+        /* a non-blocking stream, ordered after the legacy default stream at each launch (see
+         * gc3_cuda_start); a blocking stream would also make later legacy-stream work of other
+         * threads wait for this call's kernel, which waits for peers: a deadlock across threads */
+        gc3_cuda_check(cudaStreamCreateWithFlags(&s->own_stream, cudaStreamNonBlocking), "cudaStreamCreate", diag) != GC3_OK ||
+        gc3_cuda_check(cudaEventCreateWithFlags(&s->after_legacy, cudaEventDisableTiming), "cudaEventCreate", diag) != GC3_OK ||
         gc3_cuda_check(cudaEventCreateWithFlags(&s->done, cudaEventDisableTiming), "cudaEventCreate", diag) != GC3_OK ||
         gc3_cuda_check(cudaHostAlloc((void **)&s->h_err, sizeof(gc3_rt_error_t) + 64, cudaHostAllocMapped), "cudaHostAlloc", diag) != GC3_OK ||
         gc3_cuda_check(cudaHostGetDevicePointer((void **)&s->d_err, s->h_err, 0), "cudaHostGetDevicePointer", diag) != GC3_OK) {
@@ -593,6 +595,18 @@ static gc3_status_t gc3_cuda_start(gc3_plan_t *p, void *stream, gc3_diag_t *diag
     if (s->tracing) {
         s->trace_host[0] = gc3_cuda_host_ns();
     }
+    if (st == s->own_stream) {
+        /* the call sees what the caller queued on the legacy default stream before it (cudaMemcpy,
+         * cudaMemset, kernels on stream 0): MPI users expect that finished. One direction only:
+         * later legacy work does not wait for this kernel. */
+        status = gc3_cuda_check(cudaEventRecord(s->after_legacy, cudaStreamLegacy), "cudaEventRecord(legacy)", diag);
+        if (status == GC3_OK) {
+            status = gc3_cuda_check(cudaStreamWaitEvent(st, s->after_legacy, 0), "cudaStreamWaitEvent", diag);
+        }
+        if (status != GC3_OK) {
+            return status;
+        }
+    }
     if (p->ntbs <= 0) {
         /* nothing to run: the event alone marks the call */
     } else if (p->ntbs <= GC3_CUDA_ARGS_SMALL) {
@@ -677,6 +691,7 @@ static void gc3_cuda_plan_cleanup(gc3_plan_t *p)
     if (s->h_err) cudaFreeHost(s->h_err);
     if (s->h_trace) cudaFreeHost(s->h_trace);
     if (s->done) cudaEventDestroy(s->done);
+    if (s->after_legacy) cudaEventDestroy(s->after_legacy);
     if (s->own_stream) cudaStreamDestroy(s->own_stream);
     free(s);
     p->be_state = NULL;
