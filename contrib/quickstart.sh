@@ -63,10 +63,10 @@ say "algorithms: compile each generator for $np ranks (2 nodes x $((np / 2)) GPU
 gc3c=$prefix/bin/gc3c
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-for algo in ring allpairs rhd hierarchical direct twostep allgather_ring reduce_scatter_ring; do
+for algo in ring allpairs oneshot rhd hierarchical direct twostep allgather_ring reduce_scatter_ring; do
     "$gc3c" gen "$algo" --ranks "$np" --nodes 2 --stats -o "$work/$algo.xml"
     case $algo in
-    ring|allpairs|rhd|hierarchical) counts="4K 256K 4M";;
+    ring|allpairs|oneshot|rhd|hierarchical) counts="4K 256K 4M";;
     *) counts="1K 64K";;
     esac
     for count in $counts; do
