@@ -1,7 +1,7 @@
 /* The collectives coll/gc3 passes on must give correct results on device buffers (staged
  * through host memory), not crash: bcast, reduce, allgather, allgatherv, gather, scatter,
- * alltoallv, reduce_scatter(_block), scan, exscan, plus allreduce/alltoall on the staging path,
- * nonblocking and persistent.
+ * alltoallv, reduce_scatter(_block), scan, exscan and their nonblocking forms, plus
+ * allreduce/alltoall on the staging path, nonblocking and persistent.
  * --device: real device buffers (GPU machine); otherwise run with --mca coll_gc3_stage_host true
  * so that host buffers take the staging path. Every result is checked against a host computation.
  * --expect-error: the coll_gc3_fallback=error policy (a call gc3 does not run fails). */
@@ -36,6 +36,151 @@ static void check(int ok, const char *what)
 
 #define V(r, i) ((r) * 1000 + (int)(i))
 
+/* Every collective gc3 passes on, blocking (nb 0) or in its nonblocking form (nb 1: started and
+ * waited for), on the same buffers, each result checked. */
+#define NB(blocking, nonblocking)                      \
+    do {                                               \
+        if (nb) {                                      \
+            MPI_Request rq;                            \
+            nonblocking;                               \
+            MPI_Wait(&rq, MPI_STATUS_IGNORE);          \
+        } else {                                       \
+            blocking;                                  \
+        }                                              \
+    } while (0)
+
+static void collectives(int nb, int n, int root, int *h, int *g, int *a, int *b)
+{
+    int ok;
+
+    /* bcast from root */
+    for (int i = 0; i < n; i++) h[i] = rank == root ? V(root, i) : -1;
+    dput(a, h, (size_t)n);
+    NB(MPI_Bcast(a, n, MPI_INT, root, MPI_COMM_WORLD), MPI_Ibcast(a, n, MPI_INT, root, MPI_COMM_WORLD, &rq));
+    dget(g, a, (size_t)n);
+    ok = 1;
+    for (int i = 0; i < n; i++) ok &= g[i] == V(root, i);
+    check(ok, nb ? "i" "bcast" : "bcast");
+
+    /* reduce to root */
+    for (int i = 0; i < n; i++) h[i] = V(rank, i);
+    dput(a, h, (size_t)n);
+    NB(MPI_Reduce(a, b, n, MPI_INT, MPI_SUM, root, MPI_COMM_WORLD),
+       MPI_Ireduce(a, b, n, MPI_INT, MPI_SUM, root, MPI_COMM_WORLD, &rq));
+    ok = 1;
+    if (rank == root) {
+        dget(g, b, (size_t)n);
+        for (int i = 0; i < n; i++) ok &= g[i] == size * (size - 1) / 2 * 1000 + size * i;
+    }
+    check(ok, nb ? "i" "reduce" : "reduce");
+
+    /* allgather and allgatherv (rank r contributes r+1 elements) */
+    for (int i = 0; i < n; i++) h[i] = V(rank, i);
+    dput(a, h, (size_t)n);
+    NB(MPI_Allgather(a, n, MPI_INT, b, n, MPI_INT, MPI_COMM_WORLD),
+       MPI_Iallgather(a, n, MPI_INT, b, n, MPI_INT, MPI_COMM_WORLD, &rq));
+    dget(g, b, (size_t)n * (size_t)size);
+    ok = 1;
+    for (int r = 0; r < size; r++) for (int i = 0; i < n; i++) ok &= g[r * n + i] == V(r, i);
+    check(ok, nb ? "i" "allgather" : "allgather");
+    {
+        int *counts = malloc(sizeof(int) * (size_t)size), *displs = malloc(sizeof(int) * (size_t)size), off = 0;
+        for (int r = 0; r < size; r++) {
+            counts[r] = r + 1;
+            displs[r] = off + 3; /* gaps */
+            off += r + 1 + 3;
+        }
+        NB(MPI_Allgatherv(a, rank + 1, MPI_INT, b, counts, displs, MPI_INT, MPI_COMM_WORLD),
+           MPI_Iallgatherv(a, rank + 1, MPI_INT, b, counts, displs, MPI_INT, MPI_COMM_WORLD, &rq));
+        dget(g, b, (size_t)off);
+        ok = 1;
+        for (int r = 0; r < size; r++) for (int i = 0; i < counts[r]; i++) ok &= g[displs[r] + i] == V(r, i);
+        check(ok, nb ? "i" "allgatherv" : "allgatherv");
+        /* alltoallv: rank r sends q+1 elements to q */
+        for (int q = 0, o2 = 0; q < size; q++) {
+            for (int i = 0; i < q + 1; i++) h[o2 + i] = V(rank, q * 10 + i);
+            counts[q] = q + 1;
+            displs[q] = o2;
+            o2 += q + 1;
+        }
+        dput(a, h, (size_t)off);
+        {
+            int *rc = malloc(sizeof(int) * (size_t)size), *rd = malloc(sizeof(int) * (size_t)size);
+            for (int q = 0; q < size; q++) {
+                rc[q] = rank + 1;
+                rd[q] = q * (rank + 1);
+            }
+            NB(MPI_Alltoallv(a, counts, displs, MPI_INT, b, rc, rd, MPI_INT, MPI_COMM_WORLD),
+               MPI_Ialltoallv(a, counts, displs, MPI_INT, b, rc, rd, MPI_INT, MPI_COMM_WORLD, &rq));
+            dget(g, b, (size_t)size * (size_t)(rank + 1));
+            ok = 1;
+            for (int q = 0; q < size; q++) for (int i = 0; i < rank + 1; i++) ok &= g[rd[q] + i] == V(q, rank * 10 + i);
+            check(ok, nb ? "i" "alltoallv" : "alltoallv");
+            free(rc);
+            free(rd);
+        }
+        free(counts);
+        free(displs);
+    }
+
+    /* gather and scatter */
+    for (int i = 0; i < n; i++) h[i] = V(rank, i);
+    dput(a, h, (size_t)n);
+    NB(MPI_Gather(a, n, MPI_INT, b, n, MPI_INT, root, MPI_COMM_WORLD),
+       MPI_Igather(a, n, MPI_INT, b, n, MPI_INT, root, MPI_COMM_WORLD, &rq));
+    ok = 1;
+    if (rank == root) {
+        dget(g, b, (size_t)n * (size_t)size);
+        for (int r = 0; r < size; r++) for (int i = 0; i < n; i++) ok &= g[r * n + i] == V(r, i);
+    }
+    check(ok, nb ? "i" "gather" : "gather");
+    for (int r = 0; r < size; r++) for (int i = 0; i < n; i++) h[r * n + i] = V(r, i + 7);
+    dput(a, h, (size_t)n * (size_t)size);
+    NB(MPI_Scatter(a, n, MPI_INT, b, n, MPI_INT, root, MPI_COMM_WORLD),
+       MPI_Iscatter(a, n, MPI_INT, b, n, MPI_INT, root, MPI_COMM_WORLD, &rq));
+    dget(g, b, (size_t)n);
+    ok = 1;
+    for (int i = 0; i < n; i++) ok &= g[i] == V(rank, i + 7);
+    check(ok, nb ? "i" "scatter" : "scatter");
+
+    /* reduce_scatter_block and reduce_scatter */
+    for (size_t i = 0; i < (size_t)n * (size_t)size; i++) h[i] = rank + (int)i;
+    dput(a, h, (size_t)n * (size_t)size);
+    NB(MPI_Reduce_scatter_block(a, b, n, MPI_INT, MPI_SUM, MPI_COMM_WORLD),
+       MPI_Ireduce_scatter_block(a, b, n, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &rq));
+    dget(g, b, (size_t)n);
+    ok = 1;
+    for (int i = 0; i < n; i++) ok &= g[i] == size * (size - 1) / 2 + size * (rank * n + i);
+    check(ok, nb ? "i" "reduce_scatter_block" : "reduce_scatter_block");
+    {
+        int *rcounts = malloc(sizeof(int) * (size_t)size), off = 0;
+        for (int r = 0; r < size; r++) rcounts[r] = r + 1;
+        for (int r = 0; r < rank; r++) off += r + 1;
+        NB(MPI_Reduce_scatter(a, b, rcounts, MPI_INT, MPI_SUM, MPI_COMM_WORLD),
+           MPI_Ireduce_scatter(a, b, rcounts, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &rq));
+        dget(g, b, (size_t)rank + 1);
+        ok = 1;
+        for (int i = 0; i < rank + 1; i++) ok &= g[i] == size * (size - 1) / 2 + size * (off + i);
+        check(ok, nb ? "i" "reduce_scatter" : "reduce_scatter");
+        free(rcounts);
+    }
+
+    /* scan and exscan */
+    for (int i = 0; i < n; i++) h[i] = rank + 1;
+    dput(a, h, (size_t)n);
+    NB(MPI_Scan(a, b, n, MPI_INT, MPI_SUM, MPI_COMM_WORLD), MPI_Iscan(a, b, n, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &rq));
+    dget(g, b, (size_t)n);
+    ok = 1;
+    for (int i = 0; i < n; i++) ok &= g[i] == (rank + 1) * (rank + 2) / 2;
+    check(ok, nb ? "i" "scan" : "scan");
+    NB(MPI_Exscan(a, b, n, MPI_INT, MPI_SUM, MPI_COMM_WORLD), MPI_Iexscan(a, b, n, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &rq));
+    dget(g, b, (size_t)n);
+    ok = 1;
+    for (int i = 0; rank > 0 && i < n; i++) ok &= g[i] == rank * (rank + 1) / 2;
+    check(ok, nb ? "i" "exscan" : "exscan");
+
+}
+
 int main(int argc, char **argv)
 {
     const int n = 1000, root = 1 % 2;
@@ -68,123 +213,8 @@ int main(int argc, char **argv)
     a = dalloc((size_t)n * (size_t)size * 2);
     b = dalloc((size_t)n * (size_t)size * 2);
 
-    /* bcast from root */
-    for (int i = 0; i < n; i++) h[i] = rank == root ? V(root, i) : -1;
-    dput(a, h, (size_t)n);
-    MPI_Bcast(a, n, MPI_INT, root, MPI_COMM_WORLD);
-    dget(g, a, (size_t)n);
-    ok = 1;
-    for (int i = 0; i < n; i++) ok &= g[i] == V(root, i);
-    check(ok, "bcast");
-
-    /* reduce to root */
-    for (int i = 0; i < n; i++) h[i] = V(rank, i);
-    dput(a, h, (size_t)n);
-    MPI_Reduce(a, b, n, MPI_INT, MPI_SUM, root, MPI_COMM_WORLD);
-    ok = 1;
-    if (rank == root) {
-        dget(g, b, (size_t)n);
-        for (int i = 0; i < n; i++) ok &= g[i] == size * (size - 1) / 2 * 1000 + size * i;
-    }
-    check(ok, "reduce");
-
-    /* allgather and allgatherv (rank r contributes r+1 elements) */
-    for (int i = 0; i < n; i++) h[i] = V(rank, i);
-    dput(a, h, (size_t)n);
-    MPI_Allgather(a, n, MPI_INT, b, n, MPI_INT, MPI_COMM_WORLD);
-    dget(g, b, (size_t)n * (size_t)size);
-    ok = 1;
-    for (int r = 0; r < size; r++) for (int i = 0; i < n; i++) ok &= g[r * n + i] == V(r, i);
-    check(ok, "allgather");
-    {
-        int *counts = malloc(sizeof(int) * (size_t)size), *displs = malloc(sizeof(int) * (size_t)size), off = 0;
-        for (int r = 0; r < size; r++) {
-            counts[r] = r + 1;
-            displs[r] = off + 3; /* gaps */
-            off += r + 1 + 3;
-        }
-        MPI_Allgatherv(a, rank + 1, MPI_INT, b, counts, displs, MPI_INT, MPI_COMM_WORLD);
-        dget(g, b, (size_t)off);
-        ok = 1;
-        for (int r = 0; r < size; r++) for (int i = 0; i < counts[r]; i++) ok &= g[displs[r] + i] == V(r, i);
-        check(ok, "allgatherv");
-        /* alltoallv: rank r sends q+1 elements to q */
-        for (int q = 0, o2 = 0; q < size; q++) {
-            for (int i = 0; i < q + 1; i++) h[o2 + i] = V(rank, q * 10 + i);
-            counts[q] = q + 1;
-            displs[q] = o2;
-            o2 += q + 1;
-        }
-        dput(a, h, (size_t)off);
-        {
-            int *rc = malloc(sizeof(int) * (size_t)size), *rd = malloc(sizeof(int) * (size_t)size);
-            for (int q = 0; q < size; q++) {
-                rc[q] = rank + 1;
-                rd[q] = q * (rank + 1);
-            }
-            MPI_Alltoallv(a, counts, displs, MPI_INT, b, rc, rd, MPI_INT, MPI_COMM_WORLD);
-            dget(g, b, (size_t)size * (size_t)(rank + 1));
-            ok = 1;
-            for (int q = 0; q < size; q++) for (int i = 0; i < rank + 1; i++) ok &= g[rd[q] + i] == V(q, rank * 10 + i);
-            check(ok, "alltoallv");
-            free(rc);
-            free(rd);
-        }
-        free(counts);
-        free(displs);
-    }
-
-    /* gather and scatter */
-    for (int i = 0; i < n; i++) h[i] = V(rank, i);
-    dput(a, h, (size_t)n);
-    MPI_Gather(a, n, MPI_INT, b, n, MPI_INT, root, MPI_COMM_WORLD);
-    ok = 1;
-    if (rank == root) {
-        dget(g, b, (size_t)n * (size_t)size);
-        for (int r = 0; r < size; r++) for (int i = 0; i < n; i++) ok &= g[r * n + i] == V(r, i);
-    }
-    check(ok, "gather");
-    for (int r = 0; r < size; r++) for (int i = 0; i < n; i++) h[r * n + i] = V(r, i + 7);
-    dput(a, h, (size_t)n * (size_t)size);
-    MPI_Scatter(a, n, MPI_INT, b, n, MPI_INT, root, MPI_COMM_WORLD);
-    dget(g, b, (size_t)n);
-    ok = 1;
-    for (int i = 0; i < n; i++) ok &= g[i] == V(rank, i + 7);
-    check(ok, "scatter");
-
-    /* reduce_scatter_block and reduce_scatter */
-    for (size_t i = 0; i < (size_t)n * (size_t)size; i++) h[i] = rank + (int)i;
-    dput(a, h, (size_t)n * (size_t)size);
-    MPI_Reduce_scatter_block(a, b, n, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-    dget(g, b, (size_t)n);
-    ok = 1;
-    for (int i = 0; i < n; i++) ok &= g[i] == size * (size - 1) / 2 + size * (rank * n + i);
-    check(ok, "reduce_scatter_block");
-    {
-        int *rcounts = malloc(sizeof(int) * (size_t)size), off = 0;
-        for (int r = 0; r < size; r++) rcounts[r] = r + 1;
-        for (int r = 0; r < rank; r++) off += r + 1;
-        MPI_Reduce_scatter(a, b, rcounts, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-        dget(g, b, (size_t)rank + 1);
-        ok = 1;
-        for (int i = 0; i < rank + 1; i++) ok &= g[i] == size * (size - 1) / 2 + size * (off + i);
-        check(ok, "reduce_scatter");
-        free(rcounts);
-    }
-
-    /* scan and exscan */
-    for (int i = 0; i < n; i++) h[i] = rank + 1;
-    dput(a, h, (size_t)n);
-    MPI_Scan(a, b, n, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-    dget(g, b, (size_t)n);
-    ok = 1;
-    for (int i = 0; i < n; i++) ok &= g[i] == (rank + 1) * (rank + 2) / 2;
-    check(ok, "scan");
-    MPI_Exscan(a, b, n, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-    dget(g, b, (size_t)n);
-    ok = 1;
-    for (int i = 0; rank > 0 && i < n; i++) ok &= g[i] == rank * (rank + 1) / 2;
-    check(ok, "exscan");
+    collectives(0, n, root, h, g, a, b);
+    collectives(1, n, root, h, g, a, b);
 
     /* allreduce and alltoall on the staging path (in place too) */
     for (int i = 0; i < n; i++) h[i] = V(rank, i);

@@ -86,6 +86,17 @@ typedef struct mca_coll_gc3_module_t {
     MCA_COLL_GC3_PREV(reduce_scatter);
     MCA_COLL_GC3_PREV(scan);
     MCA_COLL_GC3_PREV(exscan);
+    MCA_COLL_GC3_PREV(ibcast);
+    MCA_COLL_GC3_PREV(ireduce);
+    MCA_COLL_GC3_PREV(iallgather);
+    MCA_COLL_GC3_PREV(iallgatherv);
+    MCA_COLL_GC3_PREV(igather);
+    MCA_COLL_GC3_PREV(iscatter);
+    MCA_COLL_GC3_PREV(ialltoallv);
+    MCA_COLL_GC3_PREV(ireduce_scatter_block);
+    MCA_COLL_GC3_PREV(ireduce_scatter);
+    MCA_COLL_GC3_PREV(iscan);
+    MCA_COLL_GC3_PREV(iexscan);
     struct ompi_communicator_t *comm;
     gc3_exec_t                 *exec[MCA_COLL_GC3_NBACKEND];
     int                         exec_state[MCA_COLL_GC3_NBACKEND];
@@ -226,6 +237,37 @@ int mca_coll_gc3_scan(const void *sbuf, void *rbuf, int count, struct ompi_datat
                       struct ompi_communicator_t *comm, mca_coll_base_module_t *module);
 int mca_coll_gc3_exscan(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dt, struct ompi_op_t *op,
                         struct ompi_communicator_t *comm, mca_coll_base_module_t *module);
+/* nonblocking forms: on device buffers the blocking form, completed at once (coll_gc3_fallback.c) */
+int mca_coll_gc3_ibcast(void *buf, int count, struct ompi_datatype_t *dt, int root, struct ompi_communicator_t *comm,
+                        ompi_request_t **request, mca_coll_base_module_t *module);
+int mca_coll_gc3_ireduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dt, struct ompi_op_t *op,
+                         int root, struct ompi_communicator_t *comm, ompi_request_t **request,
+                         mca_coll_base_module_t *module);
+int mca_coll_gc3_iallgather(const void *sbuf, int scount, struct ompi_datatype_t *sdt, void *rbuf, int rcount,
+                            struct ompi_datatype_t *rdt, struct ompi_communicator_t *comm, ompi_request_t **request,
+                            mca_coll_base_module_t *module);
+int mca_coll_gc3_iallgatherv(const void *sbuf, int scount, struct ompi_datatype_t *sdt, void *rbuf, const int *rcounts,
+                             const int *displs, struct ompi_datatype_t *rdt, struct ompi_communicator_t *comm,
+                             ompi_request_t **request, mca_coll_base_module_t *module);
+int mca_coll_gc3_igather(const void *sbuf, int scount, struct ompi_datatype_t *sdt, void *rbuf, int rcount,
+                         struct ompi_datatype_t *rdt, int root, struct ompi_communicator_t *comm,
+                         ompi_request_t **request, mca_coll_base_module_t *module);
+int mca_coll_gc3_iscatter(const void *sbuf, int scount, struct ompi_datatype_t *sdt, void *rbuf, int rcount,
+                          struct ompi_datatype_t *rdt, int root, struct ompi_communicator_t *comm,
+                          ompi_request_t **request, mca_coll_base_module_t *module);
+int mca_coll_gc3_ialltoallv(const void *sbuf, const int *scounts, const int *sdispls, struct ompi_datatype_t *sdt,
+                            void *rbuf, const int *rcounts, const int *rdispls, struct ompi_datatype_t *rdt,
+                            struct ompi_communicator_t *comm, ompi_request_t **request, mca_coll_base_module_t *module);
+int mca_coll_gc3_ireduce_scatter_block(const void *sbuf, void *rbuf, int rcount, struct ompi_datatype_t *dt,
+                                       struct ompi_op_t *op, struct ompi_communicator_t *comm,
+                                       ompi_request_t **request, mca_coll_base_module_t *module);
+int mca_coll_gc3_ireduce_scatter(const void *sbuf, void *rbuf, const int *rcounts, struct ompi_datatype_t *dt,
+                                 struct ompi_op_t *op, struct ompi_communicator_t *comm, ompi_request_t **request,
+                                 mca_coll_base_module_t *module);
+int mca_coll_gc3_iscan(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dt, struct ompi_op_t *op,
+                       struct ompi_communicator_t *comm, ompi_request_t **request, mca_coll_base_module_t *module);
+int mca_coll_gc3_iexscan(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dt, struct ompi_op_t *op,
+                         struct ompi_communicator_t *comm, ompi_request_t **request, mca_coll_base_module_t *module);
 int mca_coll_gc3_alltoall(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf, int rcount,
                           struct ompi_datatype_t *rdtype, struct ompi_communicator_t *comm,
                           mca_coll_base_module_t *module);

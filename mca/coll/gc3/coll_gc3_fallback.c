@@ -324,3 +324,159 @@ int mca_coll_gc3_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts
 
 GC3_SCAN_LIKE(scan)
 GC3_SCAN_LIKE(exscan)
+
+/* ---------------------------------------------------------------- nonblocking forms
+ * The previous module's nonblocking collectives (libnbc) are not CUDA-aware either. On device
+ * buffers the call runs as its blocking counterpart above (staged, or run by gc3 where it takes
+ * it, or per coll_gc3_fallback) and returns a request that is already complete. With
+ * coll_gc3_fallback=pass, or on host buffers, the previous module gets the call as it is. */
+
+/* 1 when the nonblocking call `name` on (some) device buffers runs as its blocking form. */
+static int gc3_nb_blocking(struct ompi_communicator_t *comm, const char *name, int device)
+{
+    if (!device || mca_coll_gc3_component.fallback == MCA_COLL_GC3_FALLBACK_PASS) {
+        return 0;
+    }
+    opal_output_verbose(2, mca_coll_gc3_component.output,
+                        "coll:gc3: comm %s: %s on device buffers: run as its blocking form, completed at once",
+                        comm->c_name, name);
+    return 1;
+}
+
+#define GC3_NB_DONE(request, call) ((*(request) = &ompi_request_empty), (call))
+
+int mca_coll_gc3_ibcast(void *buf, int count, struct ompi_datatype_t *dt, int root, struct ompi_communicator_t *comm,
+                        ompi_request_t **request, mca_coll_base_module_t *module)
+{
+    mca_coll_gc3_module_t *m = (mca_coll_gc3_module_t *)module;
+    if (gc3_nb_blocking(comm, "ibcast", mca_coll_gc3_is_device(buf))) {
+        return GC3_NB_DONE(request, mca_coll_gc3_bcast(buf, count, dt, root, comm, module));
+    }
+    GC3_PREV_OR_FAIL(m, comm, ibcast);
+    return m->prev_ibcast(buf, count, dt, root, comm, request, m->prev_ibcast_module);
+}
+
+int mca_coll_gc3_ireduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dt, struct ompi_op_t *op,
+                         int root, struct ompi_communicator_t *comm, ompi_request_t **request,
+                         mca_coll_base_module_t *module)
+{
+    mca_coll_gc3_module_t *m = (mca_coll_gc3_module_t *)module;
+    int dev = mca_coll_gc3_is_device(sbuf) || (ompi_comm_rank(comm) == root && mca_coll_gc3_is_device(rbuf));
+    if (gc3_nb_blocking(comm, "ireduce", dev)) {
+        return GC3_NB_DONE(request, mca_coll_gc3_reduce(sbuf, rbuf, count, dt, op, root, comm, module));
+    }
+    GC3_PREV_OR_FAIL(m, comm, ireduce);
+    return m->prev_ireduce(sbuf, rbuf, count, dt, op, root, comm, request, m->prev_ireduce_module);
+}
+
+int mca_coll_gc3_iallgather(const void *sbuf, int scount, struct ompi_datatype_t *sdt, void *rbuf, int rcount,
+                            struct ompi_datatype_t *rdt, struct ompi_communicator_t *comm, ompi_request_t **request,
+                            mca_coll_base_module_t *module)
+{
+    mca_coll_gc3_module_t *m = (mca_coll_gc3_module_t *)module;
+    if (gc3_nb_blocking(comm, "iallgather", mca_coll_gc3_is_device(sbuf) || mca_coll_gc3_is_device(rbuf))) {
+        return GC3_NB_DONE(request, mca_coll_gc3_allgather(sbuf, scount, sdt, rbuf, rcount, rdt, comm, module));
+    }
+    GC3_PREV_OR_FAIL(m, comm, iallgather);
+    return m->prev_iallgather(sbuf, scount, sdt, rbuf, rcount, rdt, comm, request, m->prev_iallgather_module);
+}
+
+int mca_coll_gc3_iallgatherv(const void *sbuf, int scount, struct ompi_datatype_t *sdt, void *rbuf, const int *rcounts,
+                             const int *displs, struct ompi_datatype_t *rdt, struct ompi_communicator_t *comm,
+                             ompi_request_t **request, mca_coll_base_module_t *module)
+{
+    mca_coll_gc3_module_t *m = (mca_coll_gc3_module_t *)module;
+    if (gc3_nb_blocking(comm, "iallgatherv", mca_coll_gc3_is_device(sbuf) || mca_coll_gc3_is_device(rbuf))) {
+        return GC3_NB_DONE(request,
+                           mca_coll_gc3_allgatherv(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, comm, module));
+    }
+    GC3_PREV_OR_FAIL(m, comm, iallgatherv);
+    return m->prev_iallgatherv(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, comm, request,
+                               m->prev_iallgatherv_module);
+}
+
+int mca_coll_gc3_igather(const void *sbuf, int scount, struct ompi_datatype_t *sdt, void *rbuf, int rcount,
+                         struct ompi_datatype_t *rdt, int root, struct ompi_communicator_t *comm,
+                         ompi_request_t **request, mca_coll_base_module_t *module)
+{
+    mca_coll_gc3_module_t *m = (mca_coll_gc3_module_t *)module;
+    int dev = mca_coll_gc3_is_device(sbuf) || (ompi_comm_rank(comm) == root && mca_coll_gc3_is_device(rbuf));
+    if (gc3_nb_blocking(comm, "igather", dev)) {
+        return GC3_NB_DONE(request, mca_coll_gc3_gather(sbuf, scount, sdt, rbuf, rcount, rdt, root, comm, module));
+    }
+    GC3_PREV_OR_FAIL(m, comm, igather);
+    return m->prev_igather(sbuf, scount, sdt, rbuf, rcount, rdt, root, comm, request, m->prev_igather_module);
+}
+
+int mca_coll_gc3_iscatter(const void *sbuf, int scount, struct ompi_datatype_t *sdt, void *rbuf, int rcount,
+                          struct ompi_datatype_t *rdt, int root, struct ompi_communicator_t *comm,
+                          ompi_request_t **request, mca_coll_base_module_t *module)
+{
+    mca_coll_gc3_module_t *m = (mca_coll_gc3_module_t *)module;
+    int dev = (ompi_comm_rank(comm) == root && mca_coll_gc3_is_device(sbuf)) || mca_coll_gc3_is_device(rbuf);
+    if (gc3_nb_blocking(comm, "iscatter", dev)) {
+        return GC3_NB_DONE(request, mca_coll_gc3_scatter(sbuf, scount, sdt, rbuf, rcount, rdt, root, comm, module));
+    }
+    GC3_PREV_OR_FAIL(m, comm, iscatter);
+    return m->prev_iscatter(sbuf, scount, sdt, rbuf, rcount, rdt, root, comm, request, m->prev_iscatter_module);
+}
+
+int mca_coll_gc3_ialltoallv(const void *sbuf, const int *scounts, const int *sdispls, struct ompi_datatype_t *sdt,
+                            void *rbuf, const int *rcounts, const int *rdispls, struct ompi_datatype_t *rdt,
+                            struct ompi_communicator_t *comm, ompi_request_t **request, mca_coll_base_module_t *module)
+{
+    mca_coll_gc3_module_t *m = (mca_coll_gc3_module_t *)module;
+    if (gc3_nb_blocking(comm, "ialltoallv", mca_coll_gc3_is_device(sbuf) || mca_coll_gc3_is_device(rbuf))) {
+        return GC3_NB_DONE(request, mca_coll_gc3_alltoallv(sbuf, scounts, sdispls, sdt, rbuf, rcounts, rdispls, rdt,
+                                                           comm, module));
+    }
+    GC3_PREV_OR_FAIL(m, comm, ialltoallv);
+    return m->prev_ialltoallv(sbuf, scounts, sdispls, sdt, rbuf, rcounts, rdispls, rdt, comm, request,
+                              m->prev_ialltoallv_module);
+}
+
+int mca_coll_gc3_ireduce_scatter_block(const void *sbuf, void *rbuf, int rcount, struct ompi_datatype_t *dt,
+                                       struct ompi_op_t *op, struct ompi_communicator_t *comm,
+                                       ompi_request_t **request, mca_coll_base_module_t *module)
+{
+    mca_coll_gc3_module_t *m = (mca_coll_gc3_module_t *)module;
+    if (gc3_nb_blocking(comm, "ireduce_scatter_block", mca_coll_gc3_is_device(sbuf) || mca_coll_gc3_is_device(rbuf))) {
+        return GC3_NB_DONE(request, mca_coll_gc3_reduce_scatter_block(sbuf, rbuf, rcount, dt, op, comm, module));
+    }
+    GC3_PREV_OR_FAIL(m, comm, ireduce_scatter_block);
+    return m->prev_ireduce_scatter_block(sbuf, rbuf, rcount, dt, op, comm, request, m->prev_ireduce_scatter_block_module);
+}
+
+int mca_coll_gc3_ireduce_scatter(const void *sbuf, void *rbuf, const int *rcounts, struct ompi_datatype_t *dt,
+                                 struct ompi_op_t *op, struct ompi_communicator_t *comm, ompi_request_t **request,
+                                 mca_coll_base_module_t *module)
+{
+    mca_coll_gc3_module_t *m = (mca_coll_gc3_module_t *)module;
+    if (gc3_nb_blocking(comm, "ireduce_scatter", mca_coll_gc3_is_device(sbuf) || mca_coll_gc3_is_device(rbuf))) {
+        return GC3_NB_DONE(request, mca_coll_gc3_reduce_scatter(sbuf, rbuf, rcounts, dt, op, comm, module));
+    }
+    GC3_PREV_OR_FAIL(m, comm, ireduce_scatter);
+    return m->prev_ireduce_scatter(sbuf, rbuf, rcounts, dt, op, comm, request, m->prev_ireduce_scatter_module);
+}
+
+int mca_coll_gc3_iscan(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dt, struct ompi_op_t *op,
+                       struct ompi_communicator_t *comm, ompi_request_t **request, mca_coll_base_module_t *module)
+{
+    mca_coll_gc3_module_t *m = (mca_coll_gc3_module_t *)module;
+    if (gc3_nb_blocking(comm, "iscan", mca_coll_gc3_is_device(sbuf) || mca_coll_gc3_is_device(rbuf))) {
+        return GC3_NB_DONE(request, mca_coll_gc3_scan(sbuf, rbuf, count, dt, op, comm, module));
+    }
+    GC3_PREV_OR_FAIL(m, comm, iscan);
+    return m->prev_iscan(sbuf, rbuf, count, dt, op, comm, request, m->prev_iscan_module);
+}
+
+int mca_coll_gc3_iexscan(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dt, struct ompi_op_t *op,
+                         struct ompi_communicator_t *comm, ompi_request_t **request, mca_coll_base_module_t *module)
+{
+    mca_coll_gc3_module_t *m = (mca_coll_gc3_module_t *)module;
+    if (gc3_nb_blocking(comm, "iexscan", mca_coll_gc3_is_device(sbuf) || mca_coll_gc3_is_device(rbuf))) {
+        return GC3_NB_DONE(request, mca_coll_gc3_exscan(sbuf, rbuf, count, dt, op, comm, module));
+    }
+    GC3_PREV_OR_FAIL(m, comm, iexscan);
+    return m->prev_iexscan(sbuf, rbuf, count, dt, op, comm, request, m->prev_iexscan_module);
+}

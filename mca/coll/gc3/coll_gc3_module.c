@@ -67,6 +67,17 @@ static void mca_coll_gc3_module_destruct(mca_coll_gc3_module_t *m)
     GC3_RELEASE_PREV(m, reduce_scatter);
     GC3_RELEASE_PREV(m, scan);
     GC3_RELEASE_PREV(m, exscan);
+    GC3_RELEASE_PREV(m, ibcast);
+    GC3_RELEASE_PREV(m, ireduce);
+    GC3_RELEASE_PREV(m, iallgather);
+    GC3_RELEASE_PREV(m, iallgatherv);
+    GC3_RELEASE_PREV(m, igather);
+    GC3_RELEASE_PREV(m, iscatter);
+    GC3_RELEASE_PREV(m, ialltoallv);
+    GC3_RELEASE_PREV(m, ireduce_scatter_block);
+    GC3_RELEASE_PREV(m, ireduce_scatter);
+    GC3_RELEASE_PREV(m, iscan);
+    GC3_RELEASE_PREV(m, iexscan);
 }
 
 OBJ_CLASS_INSTANCE(mca_coll_gc3_module_t, mca_coll_base_module_t, mca_coll_gc3_module_construct,
@@ -113,6 +124,17 @@ static int mca_coll_gc3_module_enable(mca_coll_base_module_t *module, struct omp
     GC3_SAVE_PREV(m, comm, reduce_scatter);
     GC3_SAVE_PREV(m, comm, scan);
     GC3_SAVE_PREV(m, comm, exscan);
+    GC3_SAVE_PREV(m, comm, ibcast);
+    GC3_SAVE_PREV(m, comm, ireduce);
+    GC3_SAVE_PREV(m, comm, iallgather);
+    GC3_SAVE_PREV(m, comm, iallgatherv);
+    GC3_SAVE_PREV(m, comm, igather);
+    GC3_SAVE_PREV(m, comm, iscatter);
+    GC3_SAVE_PREV(m, comm, ialltoallv);
+    GC3_SAVE_PREV(m, comm, ireduce_scatter_block);
+    GC3_SAVE_PREV(m, comm, ireduce_scatter);
+    GC3_SAVE_PREV(m, comm, iscan);
+    GC3_SAVE_PREV(m, comm, iexscan);
     m->comm = comm;
     opal_output_verbose(3, mca_coll_gc3_component.output, "coll:gc3: enabled on comm %s (%d ranks)", comm->c_name,
                         ompi_comm_size(comm));
@@ -765,6 +787,17 @@ mca_coll_base_module_t *mca_coll_gc3_comm_query(struct ompi_communicator_t *comm
     m->super.coll_scan                 = mca_coll_gc3_scan;
     m->super.coll_exscan               = mca_coll_gc3_exscan;
     m->super.coll_ialltoall            = mca_coll_gc3_ialltoall;
+    m->super.coll_ibcast                 = mca_coll_gc3_ibcast;
+    m->super.coll_ireduce                = mca_coll_gc3_ireduce;
+    m->super.coll_iallgather             = mca_coll_gc3_iallgather;
+    m->super.coll_iallgatherv            = mca_coll_gc3_iallgatherv;
+    m->super.coll_igather                = mca_coll_gc3_igather;
+    m->super.coll_iscatter               = mca_coll_gc3_iscatter;
+    m->super.coll_ialltoallv             = mca_coll_gc3_ialltoallv;
+    m->super.coll_ireduce_scatter_block  = mca_coll_gc3_ireduce_scatter_block;
+    m->super.coll_ireduce_scatter        = mca_coll_gc3_ireduce_scatter;
+    m->super.coll_iscan                  = mca_coll_gc3_iscan;
+    m->super.coll_iexscan                = mca_coll_gc3_iexscan;
     m->super.coll_allreduce_init       = mca_coll_gc3_allreduce_init;
     m->super.coll_alltoall_init        = mca_coll_gc3_alltoall_init;
     opal_output_verbose(3, mca_coll_gc3_component.output, "coll:gc3: comm %s: query, priority %d", comm->c_name,
