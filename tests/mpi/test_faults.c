@@ -10,6 +10,9 @@
  *                                   computation, then N communicator dup/use/free cycles; resident
  *                                   memory, open file descriptors and /dev/shm entries (and device
  *                                   memory in use) printed before and after, and must not grow
+ *   test_faults kill [--device]     rank 0 is killed while the others are in an MPI_Allreduce: they
+ *                                   get an error naming it within the timeout (mpirun
+ *                                   --enable-recovery), then leave without MPI_Finalize
  *   test_faults threads [--device] [--calls N]
  *                                   MPI_THREAD_MULTIPLE: 4 threads, each with its own communicator,
  *                                   make N checked allreduces and alltoalls of varied sizes at once;
@@ -19,6 +22,7 @@
 #include <dirent.h>
 #include <mpi.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -163,6 +167,38 @@ static void run_skip(double timeout)
     gc3_test_free(on_device, dout);
     free(in);
     free(out);
+}
+
+/* rank 0 is killed (SIGKILL) while the others are in an MPI_Allreduce: they must get an error
+ * naming it within the timeout. Run under mpirun --enable-recovery (else mpirun ends the job
+ * when a process dies). The survivors cannot finalize with a dead peer: each prints its result
+ * and leaves with _exit (0 when it got the error in time). */
+static void run_kill(double timeout)
+{
+    MPI_Comm comm;
+    size_t   n = 100000;
+    void    *din = gc3_test_alloc(on_device, n * sizeof(float)), *dout = gc3_test_alloc(on_device, n * sizeof(float));
+
+    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+    MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+    MPI_Allreduce(din, dout, (int)n, MPI_FLOAT, MPI_SUM, comm); /* builds the plan everywhere */
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0) {
+        usleep(200000); /* the others are inside the call by now */
+        kill(getpid(), SIGKILL);
+    } else {
+        double t0 = now(), dt;
+        int    rc = MPI_Allreduce(din, dout, (int)n, MPI_FLOAT, MPI_SUM, comm), cls = 0, len = 0;
+        char   msg[MPI_MAX_ERROR_STRING] = "";
+        dt = now() - t0;
+        MPI_Error_class(rc, &cls);
+        MPI_Error_string(cls, msg, &len);
+        printf("test_faults kill: rank %d: allreduce with rank 0 killed returned %s after %.2f s: %s\n", rank,
+               rc == MPI_SUCCESS ? "MPI_SUCCESS" : msg, dt,
+               rc != MPI_SUCCESS && dt <= timeout + 30 ? "ok, no hang" : "FAILED");
+        fflush(stdout);
+        _exit(rc != MPI_SUCCESS && dt <= timeout + 30 ? 0 : 1);
+    }
 }
 
 /* rank 0 calls MPI_Allreduce while the others call MPI_Alltoall (plans of both built before):
@@ -369,10 +405,12 @@ int main(int argc, char **argv)
         run_mismatch(timeout);
     } else if (strcmp(mode, "stress") == 0) {
         run_stress(calls, comms);
+    } else if (strcmp(mode, "kill") == 0) {
+        run_kill(timeout);
     } else if (strcmp(mode, "threads") == 0) {
         run_threads(calls, provided);
     } else {
-        if (rank == 0) fprintf(stderr, "usage: test_faults skip|mismatch|stress|threads [--device] [--calls N] [--comms N] [--timeout S]\n");
+        if (rank == 0) fprintf(stderr, "usage: test_faults skip|mismatch|kill|stress|threads [--device] [--calls N] [--comms N] [--timeout S]\n");
         MPI_Finalize();
         return 2;
     }
