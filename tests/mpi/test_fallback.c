@@ -1,5 +1,5 @@
 /* The collectives coll/gc3 passes on must give correct results on device buffers (staged
- * through host memory), not crash: bcast, reduce, allgather, allgatherv, gather, scatter,
+ * through host memory), not crash: bcast, reduce, allgather, allgatherv, gather(v), scatter(v),
  * alltoallv, reduce_scatter(_block), scan, exscan and their nonblocking forms, plus
  * allreduce/alltoall on the staging path, nonblocking and persistent.
  * --device: real device buffers (GPU machine); otherwise run with --mca coll_gc3_stage_host true
@@ -62,6 +62,21 @@ static void collectives(int nb, int n, int root, int *h, int *g, int *a, int *b)
     for (int i = 0; i < n; i++) ok &= g[i] == V(root, i);
     check(ok, nb ? "i" "bcast" : "bcast");
 
+    /* bcast of a datatype with holes (every other int): the holes must keep their contents */
+    {
+        MPI_Datatype vec;
+        MPI_Type_vector(n / 2, 1, 2, MPI_INT, &vec);
+        MPI_Type_commit(&vec);
+        for (int i = 0; i < n; i++) h[i] = rank == root ? V(root, i) : -7;
+        dput(a, h, (size_t)n);
+        NB(MPI_Bcast(a, 1, vec, root, MPI_COMM_WORLD), MPI_Ibcast(a, 1, vec, root, MPI_COMM_WORLD, &rq));
+        dget(g, a, (size_t)n);
+        ok = 1;
+        for (int i = 0; i < n - 1; i++) ok &= g[i] == (i % 2 == 0 || rank == root ? V(root, i) : -7);
+        check(ok, nb ? "i" "bcast of a vector type (holes kept)" : "bcast of a vector type (holes kept)");
+        MPI_Type_free(&vec);
+    }
+
     /* reduce to root */
     for (int i = 0; i < n; i++) h[i] = V(rank, i);
     dput(a, h, (size_t)n);
@@ -90,11 +105,18 @@ static void collectives(int nb, int n, int root, int *h, int *g, int *a, int *b)
             displs[r] = off + 3; /* gaps */
             off += r + 1 + 3;
         }
+        for (int i = 0; i < off; i++) g[i] = -7; /* the gaps must keep this */
+        dput(b, g, (size_t)off);
         NB(MPI_Allgatherv(a, rank + 1, MPI_INT, b, counts, displs, MPI_INT, MPI_COMM_WORLD),
            MPI_Iallgatherv(a, rank + 1, MPI_INT, b, counts, displs, MPI_INT, MPI_COMM_WORLD, &rq));
         dget(g, b, (size_t)off);
         ok = 1;
         for (int r = 0; r < size; r++) for (int i = 0; i < counts[r]; i++) ok &= g[displs[r] + i] == V(r, i);
+        for (int r = 0; r < size; r++) for (int i = 0; i < 3; i++) ok &= g[displs[r] - 3 + i] == -7;
+        if (!ok) {
+            for (int i = 0; i < off; i++) fprintf(stderr, "%d ", g[i]);
+            fprintf(stderr, "<- rank %d allgatherv result\n", rank);
+        }
         check(ok, nb ? "i" "allgatherv" : "allgatherv");
         /* alltoallv: rank r sends q+1 elements to q */
         for (int q = 0, o2 = 0; q < size; q++) {
@@ -142,6 +164,39 @@ static void collectives(int nb, int n, int root, int *h, int *g, int *a, int *b)
     ok = 1;
     for (int i = 0; i < n; i++) ok &= g[i] == V(rank, i + 7);
     check(ok, nb ? "i" "scatter" : "scatter");
+
+    /* gatherv and scatterv: rank r's block has r + 1 elements, blocks 3 apart (gaps kept) */
+    {
+        int *counts = malloc(sizeof(int) * (size_t)size), *displs = malloc(sizeof(int) * (size_t)size), off = 0;
+        for (int r = 0; r < size; r++) {
+            counts[r] = r + 1;
+            displs[r] = off + 3;
+            off += r + 1 + 3;
+        }
+        for (int i = 0; i < n; i++) h[i] = V(rank, i);
+        dput(a, h, (size_t)n);
+        for (int i = 0; i < off; i++) g[i] = -7;
+        dput(b, g, (size_t)off);
+        NB(MPI_Gatherv(a, rank + 1, MPI_INT, b, counts, displs, MPI_INT, root, MPI_COMM_WORLD),
+           MPI_Igatherv(a, rank + 1, MPI_INT, b, counts, displs, MPI_INT, root, MPI_COMM_WORLD, &rq));
+        ok = 1;
+        if (rank == root) {
+            dget(g, b, (size_t)off);
+            for (int r = 0; r < size; r++) for (int i = 0; i < counts[r]; i++) ok &= g[displs[r] + i] == V(r, i);
+            for (int r = 0; r < size; r++) for (int i = 0; i < 3; i++) ok &= g[displs[r] - 3 + i] == -7;
+        }
+        check(ok, nb ? "i" "gatherv" : "gatherv");
+        for (int r = 0; r < size; r++) for (int i = 0; i < counts[r]; i++) h[displs[r] + i] = V(r, i + 11);
+        dput(a, h, (size_t)off);
+        NB(MPI_Scatterv(a, counts, displs, MPI_INT, b, rank + 1, MPI_INT, root, MPI_COMM_WORLD),
+           MPI_Iscatterv(a, counts, displs, MPI_INT, b, rank + 1, MPI_INT, root, MPI_COMM_WORLD, &rq));
+        dget(g, b, (size_t)rank + 1);
+        ok = 1;
+        for (int i = 0; i < rank + 1; i++) ok &= g[i] == V(rank, i + 11);
+        check(ok, nb ? "i" "scatterv" : "scatterv");
+        free(counts);
+        free(displs);
+    }
 
     /* reduce_scatter_block and reduce_scatter */
     for (size_t i = 0; i < (size_t)n * (size_t)size; i++) h[i] = rank + (int)i;

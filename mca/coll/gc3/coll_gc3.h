@@ -97,6 +97,10 @@ typedef struct mca_coll_gc3_module_t {
     MCA_COLL_GC3_PREV(ireduce_scatter);
     MCA_COLL_GC3_PREV(iscan);
     MCA_COLL_GC3_PREV(iexscan);
+    MCA_COLL_GC3_PREV(gatherv);
+    MCA_COLL_GC3_PREV(scatterv);
+    MCA_COLL_GC3_PREV(igatherv);
+    MCA_COLL_GC3_PREV(iscatterv);
     struct ompi_communicator_t *comm;
     gc3_exec_t                 *exec[MCA_COLL_GC3_NBACKEND];
     int                         exec_state[MCA_COLL_GC3_NBACKEND];
@@ -237,7 +241,19 @@ int mca_coll_gc3_scan(const void *sbuf, void *rbuf, int count, struct ompi_datat
                       struct ompi_communicator_t *comm, mca_coll_base_module_t *module);
 int mca_coll_gc3_exscan(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dt, struct ompi_op_t *op,
                         struct ompi_communicator_t *comm, mca_coll_base_module_t *module);
+int mca_coll_gc3_gatherv(const void *sbuf, int scount, struct ompi_datatype_t *sdt, void *rbuf, const int *rcounts,
+                         const int *displs, struct ompi_datatype_t *rdt, int root, struct ompi_communicator_t *comm,
+                         mca_coll_base_module_t *module);
+int mca_coll_gc3_scatterv(const void *sbuf, const int *scounts, const int *displs, struct ompi_datatype_t *sdt,
+                          void *rbuf, int rcount, struct ompi_datatype_t *rdt, int root,
+                          struct ompi_communicator_t *comm, mca_coll_base_module_t *module);
 /* nonblocking forms: on device buffers the blocking form, completed at once (coll_gc3_fallback.c) */
+int mca_coll_gc3_igatherv(const void *sbuf, int scount, struct ompi_datatype_t *sdt, void *rbuf, const int *rcounts,
+                          const int *displs, struct ompi_datatype_t *rdt, int root, struct ompi_communicator_t *comm,
+                          ompi_request_t **request, mca_coll_base_module_t *module);
+int mca_coll_gc3_iscatterv(const void *sbuf, const int *scounts, const int *displs, struct ompi_datatype_t *sdt,
+                           void *rbuf, int rcount, struct ompi_datatype_t *rdt, int root,
+                           struct ompi_communicator_t *comm, ompi_request_t **request, mca_coll_base_module_t *module);
 int mca_coll_gc3_ibcast(void *buf, int count, struct ompi_datatype_t *dt, int root, struct ompi_communicator_t *comm,
                         ompi_request_t **request, mca_coll_base_module_t *module);
 int mca_coll_gc3_ireduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dt, struct ompi_op_t *op,

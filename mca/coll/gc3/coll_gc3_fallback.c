@@ -139,7 +139,8 @@ int mca_coll_gc3_allgatherv(const void *sbuf, int scount, struct ompi_datatype_t
     }
     rc = mca_coll_gc3_stage_in(&s, (void *)sbuf, sdt, (size_t)scount, 1);
     if (rc == OMPI_SUCCESS) {
-        rc = mca_coll_gc3_stage_in(&r, rbuf, rdt, span, inplace);
+        /* copied in even out of place: the gaps between the blocks must come back unchanged */
+        rc = mca_coll_gc3_stage_in(&r, rbuf, rdt, span, 1);
         if (rc == OMPI_SUCCESS) {
             rc = m->prev_allgatherv(inplace ? MPI_IN_PLACE : s.base, scount, sdt, r.base, rcounts, displs, rdt, comm,
                                     m->prev_allgatherv_module);
@@ -203,6 +204,65 @@ int mca_coll_gc3_scatter(const void *sbuf, int scount, struct ompi_datatype_t *s
     return mca_coll_gc3_stage_out(&s, sdt, n, 0, rc);
 }
 
+int mca_coll_gc3_gatherv(const void *sbuf, int scount, struct ompi_datatype_t *sdt, void *rbuf, const int *rcounts,
+                         const int *displs, struct ompi_datatype_t *rdt, int root, struct ompi_communicator_t *comm,
+                         mca_coll_base_module_t *module)
+{
+    mca_coll_gc3_module_t *m = (mca_coll_gc3_module_t *)module;
+    mca_coll_gc3_stage_t   s, r;
+    int                    rc, me = ompi_comm_rank(comm), inplace = sbuf == MPI_IN_PLACE;
+    size_t                 span = me == root ? gc3_vspan(rcounts, displs, ompi_comm_size(comm)) : 0;
+
+    GC3_PREV_OR_FAIL(m, comm, gatherv);
+    rc = OMPI_SUCCESS;
+    if ((!mca_coll_gc3_is_device(sbuf) && !(me == root && mca_coll_gc3_is_device(rbuf))) ||
+        !mca_coll_gc3_stage_call(comm, "gatherv", &rc)) {
+        return rc != OMPI_SUCCESS ? rc
+                                  : m->prev_gatherv(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, root, comm,
+                                                    m->prev_gatherv_module);
+    }
+    rc = mca_coll_gc3_stage_in(&s, (void *)sbuf, sdt, (size_t)scount, 1);
+    if (rc == OMPI_SUCCESS) {
+        /* at the root, copied in: its own block in place, and the gaps come back unchanged */
+        rc = mca_coll_gc3_stage_in(&r, me == root ? rbuf : NULL, rdt, span, 1);
+        if (rc == OMPI_SUCCESS) {
+            rc = m->prev_gatherv(inplace ? MPI_IN_PLACE : s.base, scount, sdt, me == root ? r.base : rbuf, rcounts,
+                                 displs, rdt, root, comm, m->prev_gatherv_module);
+        }
+        rc = mca_coll_gc3_stage_out(&r, rdt, span, 1, rc);
+    }
+    return mca_coll_gc3_stage_out(&s, sdt, (size_t)scount, 0, rc);
+}
+
+int mca_coll_gc3_scatterv(const void *sbuf, const int *scounts, const int *displs, struct ompi_datatype_t *sdt,
+                          void *rbuf, int rcount, struct ompi_datatype_t *rdt, int root,
+                          struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
+{
+    mca_coll_gc3_module_t *m = (mca_coll_gc3_module_t *)module;
+    mca_coll_gc3_stage_t   s, r;
+    int                    rc, me = ompi_comm_rank(comm), inplace = rbuf == MPI_IN_PLACE;
+    size_t                 span = me == root ? gc3_vspan(scounts, displs, ompi_comm_size(comm)) : 0;
+
+    GC3_PREV_OR_FAIL(m, comm, scatterv);
+    rc = OMPI_SUCCESS;
+    if ((!(me == root && mca_coll_gc3_is_device(sbuf)) && !mca_coll_gc3_is_device(rbuf)) ||
+        !mca_coll_gc3_stage_call(comm, "scatterv", &rc)) {
+        return rc != OMPI_SUCCESS ? rc
+                                  : m->prev_scatterv(sbuf, scounts, displs, sdt, rbuf, rcount, rdt, root, comm,
+                                                     m->prev_scatterv_module);
+    }
+    rc = mca_coll_gc3_stage_in(&s, me == root ? (void *)sbuf : NULL, sdt, span, 1);
+    if (rc == OMPI_SUCCESS) {
+        rc = mca_coll_gc3_stage_in(&r, rbuf, rdt, (size_t)rcount, 0);
+        if (rc == OMPI_SUCCESS) {
+            rc = m->prev_scatterv(me == root ? s.base : sbuf, scounts, displs, sdt, inplace ? MPI_IN_PLACE : r.base,
+                                  rcount, rdt, root, comm, m->prev_scatterv_module);
+        }
+        rc = mca_coll_gc3_stage_out(&r, rdt, (size_t)rcount, 1, rc);
+    }
+    return mca_coll_gc3_stage_out(&s, sdt, span, 0, rc);
+}
+
 int mca_coll_gc3_alltoallv(const void *sbuf, const int *scounts, const int *sdispls, struct ompi_datatype_t *sdt,
                            void *rbuf, const int *rcounts, const int *rdispls, struct ompi_datatype_t *rdt,
                            struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
@@ -220,7 +280,7 @@ int mca_coll_gc3_alltoallv(const void *sbuf, const int *scounts, const int *sdis
     }
     rc = mca_coll_gc3_stage_in(&s, (void *)sbuf, sdt, sspan, 1);
     if (rc == OMPI_SUCCESS) {
-        rc = mca_coll_gc3_stage_in(&r, rbuf, rdt, rspan, inplace);
+        rc = mca_coll_gc3_stage_in(&r, rbuf, rdt, rspan, 1); /* gaps between the blocks come back unchanged */
         if (rc == OMPI_SUCCESS) {
             rc = m->prev_alltoallv(inplace ? MPI_IN_PLACE : s.base, scounts, sdispls, sdt, r.base, rcounts, rdispls, rdt,
                                    comm, m->prev_alltoallv_module);
@@ -479,4 +539,34 @@ int mca_coll_gc3_iexscan(const void *sbuf, void *rbuf, int count, struct ompi_da
     }
     GC3_PREV_OR_FAIL(m, comm, iexscan);
     return m->prev_iexscan(sbuf, rbuf, count, dt, op, comm, request, m->prev_iexscan_module);
+}
+
+int mca_coll_gc3_igatherv(const void *sbuf, int scount, struct ompi_datatype_t *sdt, void *rbuf, const int *rcounts,
+                          const int *displs, struct ompi_datatype_t *rdt, int root, struct ompi_communicator_t *comm,
+                          ompi_request_t **request, mca_coll_base_module_t *module)
+{
+    mca_coll_gc3_module_t *m = (mca_coll_gc3_module_t *)module;
+    int dev = mca_coll_gc3_is_device(sbuf) || (ompi_comm_rank(comm) == root && mca_coll_gc3_is_device(rbuf));
+    if (gc3_nb_blocking(comm, "igatherv", dev)) {
+        return GC3_NB_DONE(request,
+                           mca_coll_gc3_gatherv(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, root, comm, module));
+    }
+    GC3_PREV_OR_FAIL(m, comm, igatherv);
+    return m->prev_igatherv(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, root, comm, request,
+                            m->prev_igatherv_module);
+}
+
+int mca_coll_gc3_iscatterv(const void *sbuf, const int *scounts, const int *displs, struct ompi_datatype_t *sdt,
+                           void *rbuf, int rcount, struct ompi_datatype_t *rdt, int root,
+                           struct ompi_communicator_t *comm, ompi_request_t **request, mca_coll_base_module_t *module)
+{
+    mca_coll_gc3_module_t *m = (mca_coll_gc3_module_t *)module;
+    int dev = (ompi_comm_rank(comm) == root && mca_coll_gc3_is_device(sbuf)) || mca_coll_gc3_is_device(rbuf);
+    if (gc3_nb_blocking(comm, "iscatterv", dev)) {
+        return GC3_NB_DONE(request,
+                           mca_coll_gc3_scatterv(sbuf, scounts, displs, sdt, rbuf, rcount, rdt, root, comm, module));
+    }
+    GC3_PREV_OR_FAIL(m, comm, iscatterv);
+    return m->prev_iscatterv(sbuf, scounts, displs, sdt, rbuf, rcount, rdt, root, comm, request,
+                             m->prev_iscatterv_module);
 }

@@ -78,6 +78,10 @@ static void mca_coll_gc3_module_destruct(mca_coll_gc3_module_t *m)
     GC3_RELEASE_PREV(m, ireduce_scatter);
     GC3_RELEASE_PREV(m, iscan);
     GC3_RELEASE_PREV(m, iexscan);
+    GC3_RELEASE_PREV(m, gatherv);
+    GC3_RELEASE_PREV(m, scatterv);
+    GC3_RELEASE_PREV(m, igatherv);
+    GC3_RELEASE_PREV(m, iscatterv);
 }
 
 OBJ_CLASS_INSTANCE(mca_coll_gc3_module_t, mca_coll_base_module_t, mca_coll_gc3_module_construct,
@@ -135,6 +139,10 @@ static int mca_coll_gc3_module_enable(mca_coll_base_module_t *module, struct omp
     GC3_SAVE_PREV(m, comm, ireduce_scatter);
     GC3_SAVE_PREV(m, comm, iscan);
     GC3_SAVE_PREV(m, comm, iexscan);
+    GC3_SAVE_PREV(m, comm, gatherv);
+    GC3_SAVE_PREV(m, comm, scatterv);
+    GC3_SAVE_PREV(m, comm, igatherv);
+    GC3_SAVE_PREV(m, comm, iscatterv);
     m->comm = comm;
     opal_output_verbose(3, mca_coll_gc3_component.output, "coll:gc3: enabled on comm %s (%d ranks)", comm->c_name,
                         ompi_comm_size(comm));
@@ -798,6 +806,10 @@ mca_coll_base_module_t *mca_coll_gc3_comm_query(struct ompi_communicator_t *comm
     m->super.coll_ireduce_scatter        = mca_coll_gc3_ireduce_scatter;
     m->super.coll_iscan                  = mca_coll_gc3_iscan;
     m->super.coll_iexscan                = mca_coll_gc3_iexscan;
+    m->super.coll_gatherv                = mca_coll_gc3_gatherv;
+    m->super.coll_scatterv               = mca_coll_gc3_scatterv;
+    m->super.coll_igatherv               = mca_coll_gc3_igatherv;
+    m->super.coll_iscatterv              = mca_coll_gc3_iscatterv;
     m->super.coll_allreduce_init       = mca_coll_gc3_allreduce_init;
     m->super.coll_alltoall_init        = mca_coll_gc3_alltoall_init;
     opal_output_verbose(3, mca_coll_gc3_component.output, "coll:gc3: comm %s: query, priority %d", comm->c_name,

@@ -66,6 +66,12 @@ int mca_coll_gc3_stage_in(mca_coll_gc3_stage_t *s, void *user, struct ompi_datat
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
     s->base = s->mem - gap;
+    /* a datatype with holes is copied in even for an output: copying the span back must leave
+     * the holes as they were (found with MPI_Allgatherv, whose basic algorithm broadcasts an
+     * indexed type) */
+    if (!copy_in && !ompi_datatype_is_contiguous_memory_layout(dt, (int32_t)count)) {
+        copy_in = 1;
+    }
     return copy_in ? mca_coll_gc3_memcpy(s->mem, (char *)user + gap, span) : OMPI_SUCCESS;
 }
 
