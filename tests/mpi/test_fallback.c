@@ -1,6 +1,6 @@
 /* The collectives coll/gc3 passes on must give correct results on device buffers (staged
  * through host memory), not crash: bcast, reduce, allgather, allgatherv, gather(v), scatter(v),
- * alltoallv, reduce_scatter(_block), scan, exscan and their nonblocking forms, plus
+ * alltoallv, alltoallw, reduce_scatter(_block), scan, exscan and their nonblocking forms, plus
  * allreduce/alltoall on the staging path, nonblocking and persistent.
  * --device: real device buffers (GPU machine); otherwise run with --mca coll_gc3_stage_host true
  * so that host buffers take the staging path. Every result is checked against a host computation.
@@ -143,6 +143,34 @@ static void collectives(int nb, int n, int root, int *h, int *g, int *a, int *b)
         }
         free(counts);
         free(displs);
+    }
+
+    /* alltoallw: rank r sends q + 1 ints to q, blocks 2 ints apart (byte displacements); the gaps of
+     * the receive buffer must keep their contents */
+    {
+        int          *sc = malloc(sizeof(int) * (size_t)size), *sd = malloc(sizeof(int) * (size_t)size);
+        int          *rc = malloc(sizeof(int) * (size_t)size), *rd = malloc(sizeof(int) * (size_t)size);
+        MPI_Datatype *ty = malloc(sizeof(MPI_Datatype) * (size_t)size);
+        int           so = 0, ro = 0;
+        for (int q = 0; q < size; q++) {
+            sc[q] = q + 1, sd[q] = (so + 2) * (int)sizeof(int), so += q + 1 + 2;
+            rc[q] = rank + 1, rd[q] = (ro + 2) * (int)sizeof(int), ro += rank + 1 + 2;
+            ty[q] = MPI_INT;
+            for (int i = 0; i < q + 1; i++) h[sd[q] / (int)sizeof(int) + i] = V(rank, q * 10 + i);
+        }
+        dput(a, h, (size_t)so);
+        for (int i = 0; i < ro; i++) g[i] = -7;
+        dput(b, g, (size_t)ro);
+        NB(MPI_Alltoallw(a, sc, sd, ty, b, rc, rd, ty, MPI_COMM_WORLD),
+           MPI_Ialltoallw(a, sc, sd, ty, b, rc, rd, ty, MPI_COMM_WORLD, &rq));
+        dget(g, b, (size_t)ro);
+        ok = 1;
+        for (int q = 0; q < size; q++) {
+            for (int i = 0; i < rank + 1; i++) ok &= g[rd[q] / (int)sizeof(int) + i] == V(q, rank * 10 + i);
+            for (int i = 0; i < 2; i++) ok &= g[rd[q] / (int)sizeof(int) - 2 + i] == -7;
+        }
+        check(ok, nb ? "i" "alltoallw (gaps kept)" : "alltoallw (gaps kept)");
+        free(sc), free(sd), free(rc), free(rd), free(ty);
     }
 
     /* gather and scatter */

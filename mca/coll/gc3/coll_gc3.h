@@ -101,6 +101,8 @@ typedef struct mca_coll_gc3_module_t {
     MCA_COLL_GC3_PREV(scatterv);
     MCA_COLL_GC3_PREV(igatherv);
     MCA_COLL_GC3_PREV(iscatterv);
+    MCA_COLL_GC3_PREV(alltoallw);
+    MCA_COLL_GC3_PREV(ialltoallw);
     struct ompi_communicator_t *comm;
     gc3_exec_t                 *exec[MCA_COLL_GC3_NBACKEND];
     int                         exec_state[MCA_COLL_GC3_NBACKEND];
@@ -247,7 +249,15 @@ int mca_coll_gc3_gatherv(const void *sbuf, int scount, struct ompi_datatype_t *s
 int mca_coll_gc3_scatterv(const void *sbuf, const int *scounts, const int *displs, struct ompi_datatype_t *sdt,
                           void *rbuf, int rcount, struct ompi_datatype_t *rdt, int root,
                           struct ompi_communicator_t *comm, mca_coll_base_module_t *module);
+int mca_coll_gc3_alltoallw(const void *sbuf, const int *scounts, const int *sdispls,
+                           struct ompi_datatype_t *const *sdts, void *rbuf, const int *rcounts, const int *rdispls,
+                           struct ompi_datatype_t *const *rdts, struct ompi_communicator_t *comm,
+                           mca_coll_base_module_t *module);
 /* nonblocking forms: on device buffers the blocking form, completed at once (coll_gc3_fallback.c) */
+int mca_coll_gc3_ialltoallw(const void *sbuf, const int *scounts, const int *sdispls,
+                            struct ompi_datatype_t *const *sdts, void *rbuf, const int *rcounts, const int *rdispls,
+                            struct ompi_datatype_t *const *rdts, struct ompi_communicator_t *comm,
+                            ompi_request_t **request, mca_coll_base_module_t *module);
 int mca_coll_gc3_igatherv(const void *sbuf, int scount, struct ompi_datatype_t *sdt, void *rbuf, const int *rcounts,
                           const int *displs, struct ompi_datatype_t *rdt, int root, struct ompi_communicator_t *comm,
                           ompi_request_t **request, mca_coll_base_module_t *module);

@@ -385,6 +385,67 @@ int mca_coll_gc3_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts
 GC3_SCAN_LIKE(scan)
 GC3_SCAN_LIKE(exscan)
 
+/* Bytes [0, end) that blocks of counts[q] x types[q] at byte displacements displs[q] reach; -1
+ * when one starts before the buffer (a negative displacement or lower bound: not staged). */
+static long gc3_wspan(const int *counts, const int *displs, struct ompi_datatype_t *const *types, int n)
+{
+    long end = 0;
+    for (int q = 0; q < n; q++) {
+        ptrdiff_t lb, extent, true_lb, true_extent;
+        long      lo, hi;
+        if (counts[q] <= 0) {
+            continue;
+        }
+        ompi_datatype_get_extent(types[q], &lb, &extent);
+        ompi_datatype_get_true_extent(types[q], &true_lb, &true_extent);
+        lo = (long)displs[q] + (long)true_lb;
+        hi = lo + (long)true_extent + (long)(counts[q] - 1) * (long)extent;
+        if (lo < 0) {
+            return -1;
+        }
+        end = hi > end ? hi : end;
+    }
+    return end;
+}
+
+int mca_coll_gc3_alltoallw(const void *sbuf, const int *scounts, const int *sdispls,
+                           struct ompi_datatype_t *const *sdts, void *rbuf, const int *rcounts, const int *rdispls,
+                           struct ompi_datatype_t *const *rdts, struct ompi_communicator_t *comm,
+                           mca_coll_base_module_t *module)
+{
+    mca_coll_gc3_module_t *m = (mca_coll_gc3_module_t *)module;
+    mca_coll_gc3_stage_t   s, r;
+    int                    rc, n = ompi_comm_size(comm), inplace = sbuf == MPI_IN_PLACE;
+    long                   sspan = inplace ? 0 : gc3_wspan(scounts, sdispls, sdts, n),
+                           rspan = gc3_wspan(rcounts, rdispls, rdts, n);
+
+    GC3_PREV_OR_FAIL(m, comm, alltoallw);
+    rc = OMPI_SUCCESS;
+    if ((!mca_coll_gc3_is_device(sbuf) && !mca_coll_gc3_is_device(rbuf)) ||
+        !mca_coll_gc3_stage_call(comm, "alltoallw", &rc)) {
+        return rc != OMPI_SUCCESS ? rc
+                                  : m->prev_alltoallw(sbuf, scounts, sdispls, sdts, rbuf, rcounts, rdispls, rdts, comm,
+                                                      m->prev_alltoallw_module);
+    }
+    if (sspan < 0 || rspan < 0) {
+        opal_output(0, "coll:gc3: comm %s rank %d: alltoallw on device buffers with a block before the buffer's "
+                    "start (negative displacement or lower bound) cannot be staged: the call fails",
+                    comm->c_name, ompi_comm_rank(comm));
+        return MPI_ERR_UNSUPPORTED_OPERATION;
+    }
+    /* staged as bytes from the buffer's start: the displacements stay valid */
+    rc = mca_coll_gc3_stage_in(&s, (void *)sbuf, MPI_BYTE, (size_t)sspan, 1);
+    if (rc == OMPI_SUCCESS) {
+        rc = mca_coll_gc3_stage_in(&r, rbuf, MPI_BYTE, (size_t)rspan, 1); /* gaps come back unchanged */
+        if (rc == OMPI_SUCCESS) {
+            rc = m->prev_alltoallw(inplace ? MPI_IN_PLACE : s.base, scounts, sdispls, sdts, r.base, rcounts, rdispls,
+                                   rdts, comm, m->prev_alltoallw_module);
+        }
+        rc = mca_coll_gc3_stage_out(&r, MPI_BYTE, (size_t)rspan, 1, rc);
+    }
+    return mca_coll_gc3_stage_out(&s, MPI_BYTE, (size_t)sspan, 0, rc);
+}
+
 /* ---------------------------------------------------------------- nonblocking forms
  * The previous module's nonblocking collectives (libnbc) are not CUDA-aware either. On device
  * buffers the call runs as its blocking counterpart above (staged, or run by gc3 where it takes
@@ -569,4 +630,19 @@ int mca_coll_gc3_iscatterv(const void *sbuf, const int *scounts, const int *disp
     GC3_PREV_OR_FAIL(m, comm, iscatterv);
     return m->prev_iscatterv(sbuf, scounts, displs, sdt, rbuf, rcount, rdt, root, comm, request,
                              m->prev_iscatterv_module);
+}
+
+int mca_coll_gc3_ialltoallw(const void *sbuf, const int *scounts, const int *sdispls,
+                            struct ompi_datatype_t *const *sdts, void *rbuf, const int *rcounts, const int *rdispls,
+                            struct ompi_datatype_t *const *rdts, struct ompi_communicator_t *comm,
+                            ompi_request_t **request, mca_coll_base_module_t *module)
+{
+    mca_coll_gc3_module_t *m = (mca_coll_gc3_module_t *)module;
+    if (gc3_nb_blocking(comm, "ialltoallw", mca_coll_gc3_is_device(sbuf) || mca_coll_gc3_is_device(rbuf))) {
+        return GC3_NB_DONE(request, mca_coll_gc3_alltoallw(sbuf, scounts, sdispls, sdts, rbuf, rcounts, rdispls, rdts,
+                                                           comm, module));
+    }
+    GC3_PREV_OR_FAIL(m, comm, ialltoallw);
+    return m->prev_ialltoallw(sbuf, scounts, sdispls, sdts, rbuf, rcounts, rdispls, rdts, comm, request,
+                              m->prev_ialltoallw_module);
 }

@@ -82,6 +82,8 @@ static void mca_coll_gc3_module_destruct(mca_coll_gc3_module_t *m)
     GC3_RELEASE_PREV(m, scatterv);
     GC3_RELEASE_PREV(m, igatherv);
     GC3_RELEASE_PREV(m, iscatterv);
+    GC3_RELEASE_PREV(m, alltoallw);
+    GC3_RELEASE_PREV(m, ialltoallw);
 }
 
 OBJ_CLASS_INSTANCE(mca_coll_gc3_module_t, mca_coll_base_module_t, mca_coll_gc3_module_construct,
@@ -143,6 +145,8 @@ static int mca_coll_gc3_module_enable(mca_coll_base_module_t *module, struct omp
     GC3_SAVE_PREV(m, comm, scatterv);
     GC3_SAVE_PREV(m, comm, igatherv);
     GC3_SAVE_PREV(m, comm, iscatterv);
+    GC3_SAVE_PREV(m, comm, alltoallw);
+    GC3_SAVE_PREV(m, comm, ialltoallw);
     m->comm = comm;
     opal_output_verbose(3, mca_coll_gc3_component.output, "coll:gc3: enabled on comm %s (%d ranks)", comm->c_name,
                         ompi_comm_size(comm));
@@ -810,6 +814,8 @@ mca_coll_base_module_t *mca_coll_gc3_comm_query(struct ompi_communicator_t *comm
     m->super.coll_scatterv               = mca_coll_gc3_scatterv;
     m->super.coll_igatherv               = mca_coll_gc3_igatherv;
     m->super.coll_iscatterv              = mca_coll_gc3_iscatterv;
+    m->super.coll_alltoallw              = mca_coll_gc3_alltoallw;
+    m->super.coll_ialltoallw             = mca_coll_gc3_ialltoallw;
     m->super.coll_allreduce_init       = mca_coll_gc3_allreduce_init;
     m->super.coll_alltoall_init        = mca_coll_gc3_alltoall_init;
     opal_output_verbose(3, mca_coll_gc3_component.output, "coll:gc3: comm %s: query, priority %d", comm->c_name,
