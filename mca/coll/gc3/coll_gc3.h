@@ -17,6 +17,7 @@
 #include "gc3_ir.h"
 #include "gc3_runtime.h"
 #include "gc3_rules.h"
+#include "opal/util/output.h"
 
 BEGIN_C_DECLS
 
@@ -50,6 +51,14 @@ typedef struct mca_coll_gc3_component_t {
 OMPI_MODULE_DECLSPEC extern mca_coll_gc3_component_t mca_coll_gc3_component;
 
 /* The previous module's function for one collective, retained while gc3 is enabled. */
+/* A call gc3 must pass on, but no other coll component provides `name` (a bare string): say
+ * so at verbose level 1; the value is OMPI_ERR_NOT_SUPPORTED. */
+#define MCA_COLL_GC3_NO_PREV(comm, name)                                                                 \
+    (opal_output_verbose(1, mca_coll_gc3_component.output,                                               \
+                         "coll:gc3: comm %s: " #name " called but no other coll component provides it", \
+                         (comm)->c_name),                                                                  \
+     OMPI_ERR_NOT_SUPPORTED)
+
 #define MCA_COLL_GC3_PREV(name)                        \
     mca_coll_base_module_##name##_fn_t prev_##name;    \
     mca_coll_base_module_t            *prev_##name##_module

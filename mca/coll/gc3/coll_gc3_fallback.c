@@ -5,14 +5,11 @@
 #include "opal/util/output.h"
 #include "ompi/datatype/ompi_datatype.h"
 
-#define GC3_PREV_OR_FAIL(m, comm, name)                                                                \
-    do {                                                                                               \
-        if ((m)->prev_##name == NULL) {                                                                \
-            opal_output_verbose(1, mca_coll_gc3_component.output,                                      \
-                                "coll:gc3: comm %s: " #name " called but no other coll component provides it", \
-                                (comm)->c_name);                                                       \
-            return OMPI_ERR_NOT_SUPPORTED;                                                             \
-        }                                                                                              \
+#define GC3_PREV_OR_FAIL(m, comm, name)                \
+    do {                                               \
+        if ((m)->prev_##name == NULL) {                \
+            return MCA_COLL_GC3_NO_PREV(comm, name);   \
+        }                                              \
     } while (0)
 
 /* elements of dt spanned by a vector of counts at displacements */

@@ -102,11 +102,6 @@ OBJ_CLASS_INSTANCE(mca_coll_gc3_module_t, mca_coll_base_module_t, mca_coll_gc3_m
         }                                                                                         \
     } while (0)
 
-#define GC3_NO_PREV(comm, name)                                                                  \
-    (opal_output_verbose(1, mca_coll_gc3_component.output,                                       \
-                         "coll:gc3: comm %s: " #name " called but no other coll component provides it", \
-                         (comm)->c_name),                                                          \
-     OMPI_ERR_NOT_SUPPORTED)
 
 static int mca_coll_gc3_module_enable(mca_coll_base_module_t *module, struct ompi_communicator_t *comm)
 {
@@ -735,7 +730,7 @@ static int mca_coll_gc3_iallreduce(const void *sbuf, void *rbuf, int count, stru
         return rc;
     }
     if (m->prev_iallreduce == NULL) {
-        return GC3_NO_PREV(comm, iallreduce);
+        return MCA_COLL_GC3_NO_PREV(comm, iallreduce);
     }
     return m->prev_iallreduce(sbuf, rbuf, count, dtype, op, comm, request, m->prev_iallreduce_module);
 }
@@ -759,7 +754,7 @@ static int mca_coll_gc3_ialltoall(const void *sbuf, int scount, struct ompi_data
         return rc;
     }
     if (m->prev_ialltoall == NULL) {
-        return GC3_NO_PREV(comm, ialltoall);
+        return MCA_COLL_GC3_NO_PREV(comm, ialltoall);
     }
     return m->prev_ialltoall(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, request, m->prev_ialltoall_module);
 }

@@ -91,10 +91,7 @@ int mca_coll_gc3_allreduce_init(const void *sbuf, void *rbuf, int count, struct 
 
     if (a.backend < 0 && !a.device) {
         if (m->prev_allreduce_init == NULL) {
-            opal_output_verbose(1, mca_coll_gc3_component.output,
-                                "coll:gc3: comm %s: allreduce_init called but no other coll component provides it",
-                                comm->c_name);
-            return OMPI_ERR_NOT_SUPPORTED;
+            return MCA_COLL_GC3_NO_PREV(comm, allreduce_init);
         }
         return m->prev_allreduce_init(sbuf, rbuf, count, dtype, op, comm, info, request,
                                       m->prev_allreduce_init_module);
@@ -123,10 +120,7 @@ int mca_coll_gc3_alltoall_init(const void *sbuf, int scount, struct ompi_datatyp
     gc3_runs = mca_coll_gc3_alltoall_args(m, sbuf, &sc, &sdt, rbuf, rcount, rdtype, "alltoall_init", &a);
     if (a.backend < 0 && !a.device) {
         if (m->prev_alltoall_init == NULL) {
-            opal_output_verbose(1, mca_coll_gc3_component.output,
-                                "coll:gc3: comm %s: alltoall_init called but no other coll component provides it",
-                                comm->c_name);
-            return OMPI_ERR_NOT_SUPPORTED;
+            return MCA_COLL_GC3_NO_PREV(comm, alltoall_init);
         }
         return m->prev_alltoall_init(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, info, request,
                                      m->prev_alltoall_init_module);
