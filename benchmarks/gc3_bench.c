@@ -66,18 +66,6 @@ static int rank, nranks, on_device = 1;
 static cudaStream_t stream;
 #endif
 
-static size_t parse_bytes(const char *s, char **end)
-{
-    double v = strtod(s, end);
-    switch (**end) {
-    case 'K': case 'k': v *= 1024; (*end)++; break;
-    case 'M': case 'm': v *= 1024.0 * 1024; (*end)++; break;
-    case 'G': case 'g': v *= 1024.0 * 1024 * 1024; (*end)++; break;
-    default: break;
-    }
-    return (size_t)v;
-}
-
 static void die(const char *msg)
 {
     if (rank == 0) {
@@ -149,18 +137,10 @@ static int run_once(int m, int a2a, size_t count, void *s, void *r, void *hs, vo
                  : MPI_Allreduce(s, r, (int)count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
         break;
     case M_STAGED:
-        if (on_device) {
-            gc3_test_copy(1, hs, s, bytes);
-        } else {
-            memcpy(hs, s, bytes);
-        }
+        gc3_test_copy(on_device, hs, s, bytes);
         rc = a2a ? MPI_Alltoall(hs, (int)count, MPI_FLOAT, hr, (int)count, MPI_FLOAT, MPI_COMM_WORLD)
                  : MPI_Allreduce(hs, hr, (int)count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
-        if (on_device) {
-            gc3_test_copy(1, r, hr, bytes);
-        } else {
-            memcpy(r, hr, bytes);
-        }
+        gc3_test_copy(on_device, r, hr, bytes);
         break;
 #ifdef GC3_HAVE_CUDA
     case M_NCCL:
@@ -231,9 +211,9 @@ int main(int argc, char **argv)
             on_device = strcmp(v, "host") != 0;
             if (on_device && strcmp(v, "cuda") != 0) die("-d takes cuda or host");
         } else if (!strcmp(o, "-m") || !strcmp(o, "--message-size")) {
-            minb = parse_bytes(v, &e);
+            minb = gc3_test_parse_bytes(v, &e);
             if (*e == ':') {
-                maxb = parse_bytes(e + 1, &e);
+                maxb = gc3_test_parse_bytes(e + 1, &e);
             } else {
                 maxb = minb, minb = 4;
             }
@@ -247,7 +227,7 @@ int main(int argc, char **argv)
         } else if (!strcmp(o, "--methods")) {
             for (int m = 0; m < M_COUNT; m++) use[m] = strstr(v, method_names[m]) != NULL;
         } else if (!strcmp(o, "--staged-max")) {
-            staged_max = parse_bytes(v, &e);
+            staged_max = gc3_test_parse_bytes(v, &e);
             if (*e != '\0') die("--staged-max takes bytes (K, M, G allowed)");
         } else if (!strcmp(o, "--nccl-lib")) {
             nccl_path = v;

@@ -20,17 +20,6 @@
 #include <cuda_runtime_api.h>
 #endif
 
-
-static size_t parse_bytes(const char *s)
-{
-    char  *e;
-    double v = strtod(s, &e);
-    if (*e == 'K' || *e == 'k') v *= 1024;
-    if (*e == 'M' || *e == 'm') v *= 1024 * 1024;
-    if (*e == 'G' || *e == 'g') v *= 1024.0 * 1024 * 1024;
-    return (size_t)v;
-}
-
 int main(int argc, char **argv)
 {
     MPI_Comm          comm;
@@ -59,12 +48,12 @@ int main(int argc, char **argv)
         else if (!strcmp(o, "--instances")) ap.instances = atoi(v);
         else if (!strcmp(o, "--channels")) ap.channels = atoi(v);
         else if (!strcmp(o, "--nodes")) nodes = atoi(v);
-        else if (!strcmp(o, "--min")) minb = parse_bytes(v);
-        else if (!strcmp(o, "--max")) maxb = parse_bytes(v);
+        else if (!strcmp(o, "--min")) minb = gc3_test_parse_bytes(v, NULL);
+        else if (!strcmp(o, "--max")) maxb = gc3_test_parse_bytes(v, NULL);
         else if (!strcmp(o, "--iters")) iters = atoi(v);
         else if (!strcmp(o, "--warmup")) warmup = atoi(v);
         else if (!strcmp(o, "--threads")) threads = atoi(v);
-        else if (!strcmp(o, "--slot-bytes")) slot_bytes = parse_bytes(v);
+        else if (!strcmp(o, "--slot-bytes")) slot_bytes = gc3_test_parse_bytes(v, NULL);
         else {
             if (rank == 0) fprintf(stderr, "gc3_rt_bench: unknown option %s\n", o);
             MPI_Abort(MPI_COMM_WORLD, 2);

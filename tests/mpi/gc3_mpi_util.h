@@ -55,6 +55,24 @@ static inline void gc3_test_free(int on_device, void *p)
     free(p);
 }
 
+/* A byte count with an optional K, M or G suffix (powers of 1024); *end (when end is not NULL)
+ * points after what was read, so callers can check for junk or a following ":MAX". */
+static inline size_t gc3_test_parse_bytes(const char *s, char **end)
+{
+    char  *e;
+    double v = strtod(s, &e);
+    switch (*e) {
+    case 'K': case 'k': v *= 1024; e++; break;
+    case 'M': case 'm': v *= 1024.0 * 1024; e++; break;
+    case 'G': case 'g': v *= 1024.0 * 1024 * 1024; e++; break;
+    default: break;
+    }
+    if (end != NULL) {
+        *end = e;
+    }
+    return (size_t)v;
+}
+
 /* copy between a test buffer and host memory (either direction) */
 static inline void gc3_test_copy(int on_device, void *dst, const void *src, size_t bytes)
 {

@@ -134,6 +134,24 @@ static int allreduce_checked(MPI_Comm comm, size_t n, int salt)
     return allreduce_checked_in(comm, n, salt, NULL);
 }
 
+/* A call that is to fail: MPI's name for the class of what it returned ("MPI_SUCCESS" when it did
+ * not fail), and whether it failed within the timeout (+30 s of slack for a loaded machine). */
+static const char *error_text(int rc, char msg[MPI_MAX_ERROR_STRING])
+{
+    int cls = 0, len = 0;
+    if (rc == MPI_SUCCESS) {
+        return "MPI_SUCCESS";
+    }
+    MPI_Error_class(rc, &cls);
+    MPI_Error_string(cls, msg, &len);
+    return msg;
+}
+
+static int failed_in_time(int rc, double dt, double timeout)
+{
+    return rc != MPI_SUCCESS && dt <= timeout + 30;
+}
+
 static void run_skip(double timeout)
 {
     MPI_Comm comm;
@@ -149,15 +167,12 @@ static void run_skip(double timeout)
     check(MPI_Allreduce(din, dout, (int)n, MPI_FLOAT, MPI_SUM, comm) == MPI_SUCCESS, "warm-up allreduce");
     if (rank != 0) {
         double t0 = now(), dt;
-        int    rc = MPI_Allreduce(din, dout, (int)n, MPI_FLOAT, MPI_SUM, comm), cls = 0, len = 0;
+        int    rc = MPI_Allreduce(din, dout, (int)n, MPI_FLOAT, MPI_SUM, comm);
         char   msg[MPI_MAX_ERROR_STRING] = "";
         dt = now() - t0;
-        MPI_Error_class(rc, &cls);
-        MPI_Error_string(cls, msg, &len);
-        printf("rank %d: allreduce with rank 0 missing returned %s after %.2f s\n", rank,
-               rc == MPI_SUCCESS ? "MPI_SUCCESS" : msg, dt);
+        printf("rank %d: allreduce with rank 0 missing returned %s after %.2f s\n", rank, error_text(rc, msg), dt);
         fflush(stdout);
-        ok_local = rc != MPI_SUCCESS && dt <= timeout + 30;
+        ok_local = failed_in_time(rc, dt, timeout);
     }
     /* everyone meets again through the previous module (host memory) and finalizes */
     MPI_Barrier(MPI_COMM_WORLD);
@@ -188,16 +203,13 @@ static void run_kill(double timeout)
         kill(getpid(), SIGKILL);
     } else {
         double t0 = now(), dt;
-        int    rc = MPI_Allreduce(din, dout, (int)n, MPI_FLOAT, MPI_SUM, comm), cls = 0, len = 0;
+        int    rc = MPI_Allreduce(din, dout, (int)n, MPI_FLOAT, MPI_SUM, comm);
         char   msg[MPI_MAX_ERROR_STRING] = "";
         dt = now() - t0;
-        MPI_Error_class(rc, &cls);
-        MPI_Error_string(cls, msg, &len);
         printf("test_faults kill: rank %d: allreduce with rank 0 killed returned %s after %.2f s: %s\n", rank,
-               rc == MPI_SUCCESS ? "MPI_SUCCESS" : msg, dt,
-               rc != MPI_SUCCESS && dt <= timeout + 30 ? "ok, no hang" : "FAILED");
+               error_text(rc, msg), dt, failed_in_time(rc, dt, timeout) ? "ok, no hang" : "FAILED");
         fflush(stdout);
-        _exit(rc != MPI_SUCCESS && dt <= timeout + 30 ? 0 : 1);
+        _exit(failed_in_time(rc, dt, timeout) ? 0 : 1);
     }
 }
 
@@ -209,7 +221,7 @@ static void run_mismatch(double timeout)
     size_t   n = 4096;
     void    *din = gc3_test_alloc(on_device, n * (size_t)size * sizeof(float));
     void    *dout = gc3_test_alloc(on_device, n * (size_t)size * sizeof(float));
-    int      rc, cls = 0, len = 0, ok_local;
+    int      rc, ok_local;
     char     msg[MPI_MAX_ERROR_STRING] = "";
     double   t0, dt;
 
@@ -222,12 +234,10 @@ static void run_mismatch(double timeout)
     rc = rank == 0 ? MPI_Allreduce(din, dout, (int)n, MPI_FLOAT, MPI_SUM, comm)
                    : MPI_Alltoall(din, (int)n, MPI_FLOAT, dout, (int)n, MPI_FLOAT, comm);
     dt = now() - t0;
-    MPI_Error_class(rc, &cls);
-    MPI_Error_string(cls, msg, &len);
     printf("rank %d: %s against the others' %s returned %s after %.2f s\n", rank, rank == 0 ? "allreduce" : "alltoall",
-           rank == 0 ? "alltoall" : "allreduce", rc == MPI_SUCCESS ? "MPI_SUCCESS" : msg, dt);
+           rank == 0 ? "alltoall" : "allreduce", error_text(rc, msg), dt);
     fflush(stdout);
-    ok_local = rc != MPI_SUCCESS && dt <= timeout + 30;
+    ok_local = failed_in_time(rc, dt, timeout);
     MPI_Barrier(MPI_COMM_WORLD);
     check(ok_local, "mismatched collectives: every rank got an error within coll_gc3_timeout (+30 s), none hung");
     MPI_Comm_free(&comm);
