@@ -8,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <sched.h>
+#include <pthread.h>
 
 extern "C" {
 #include "gc3_rt_backend.h"
@@ -316,7 +317,82 @@ typedef struct {
     int              trace_stride, tracing;
     uint64_t        *h_trace, *d_trace;
     uint64_t         trace_host[3]; /* host clock: start entered, launch returned, completion seen */
+    int              counted;       /* the call in flight counts in gc3_cuda_in_flight */
 } gc3_cuda_state_t;
+
+/* Freeing is deferred while any gc3 kernel of the process is in flight. cudaFree, cudaFreeHost
+ * and cudaIpcCloseMemHandle wait for the whole device; a kernel of another communicator (another
+ * thread, or a nonblocking call) may be waiting for a peer rank whose own thread is stuck in the
+ * same kind of call: a deadlock across ranks. So launches and frees exclude each other (one
+ * lock), frees happen only when no gc3 kernel is in flight, and what could not be freed at once
+ * is freed by the next release or completion that finds the device quiet. */
+typedef enum { GC3_CUDA_FREE_DEVICE, GC3_CUDA_FREE_HOST, GC3_CUDA_FREE_IPC } gc3_cuda_free_kind_t;
+
+static pthread_mutex_t gc3_cuda_launch_lock = PTHREAD_MUTEX_INITIALIZER;
+static int             gc3_cuda_in_flight;        /* gc3 kernels queued or running (atomic) */
+static struct gc3_cuda_deferred {
+    gc3_cuda_free_kind_t kind;
+    void                *ptr;
+} *gc3_cuda_deferred;
+static int gc3_cuda_ndeferred, gc3_cuda_deferred_cap;
+
+static void gc3_cuda_free_now(gc3_cuda_free_kind_t kind, void *ptr)
+{
+    switch (kind) {
+    case GC3_CUDA_FREE_DEVICE: cudaFree(ptr); break;
+    case GC3_CUDA_FREE_HOST:   cudaFreeHost(ptr); break;
+    case GC3_CUDA_FREE_IPC:    cudaIpcCloseMemHandle(ptr); break;
+    }
+}
+
+/* with gc3_cuda_launch_lock held */
+static void gc3_cuda_drain_locked(void)
+{
+    if (__atomic_load_n(&gc3_cuda_in_flight, __ATOMIC_ACQUIRE) != 0) {
+        return;
+    }
+    for (int i = 0; i < gc3_cuda_ndeferred; i++) {
+        gc3_cuda_free_now(gc3_cuda_deferred[i].kind, gc3_cuda_deferred[i].ptr);
+    }
+    gc3_cuda_ndeferred = 0;
+}
+
+static void gc3_cuda_release(gc3_cuda_free_kind_t kind, void *ptr)
+{
+    if (ptr == NULL) {
+        return;
+    }
+    pthread_mutex_lock(&gc3_cuda_launch_lock);
+    if (__atomic_load_n(&gc3_cuda_in_flight, __ATOMIC_ACQUIRE) == 0) {
+        gc3_cuda_drain_locked();
+        gc3_cuda_free_now(kind, ptr);
+    } else {
+        if (gc3_cuda_ndeferred == gc3_cuda_deferred_cap) {
+            int   ncap = gc3_cuda_deferred_cap ? 2 * gc3_cuda_deferred_cap : 16;
+            void *n    = realloc(gc3_cuda_deferred, (size_t)ncap * sizeof(*gc3_cuda_deferred));
+            if (n == NULL) {
+                pthread_mutex_unlock(&gc3_cuda_launch_lock);
+                return; /* out of host memory: leak the object rather than risk the deadlock */
+            }
+            gc3_cuda_deferred     = (struct gc3_cuda_deferred *)n;
+            gc3_cuda_deferred_cap = ncap;
+        }
+        gc3_cuda_deferred[gc3_cuda_ndeferred].kind = kind;
+        gc3_cuda_deferred[gc3_cuda_ndeferred].ptr  = ptr;
+        gc3_cuda_ndeferred++;
+    }
+    pthread_mutex_unlock(&gc3_cuda_launch_lock);
+}
+
+/* a call of this process ended: if it was the last in flight, free what waited */
+static void gc3_cuda_call_ended(void)
+{
+    if (__atomic_sub_fetch(&gc3_cuda_in_flight, 1, __ATOMIC_ACQ_REL) == 0 && gc3_cuda_ndeferred > 0 &&
+        pthread_mutex_trylock(&gc3_cuda_launch_lock) == 0) {
+        gc3_cuda_drain_locked();
+        pthread_mutex_unlock(&gc3_cuda_launch_lock);
+    }
+}
 
 static gc3_status_t gc3_cuda_check(cudaError_t e, const char *what, gc3_diag_t *diag)
 {
@@ -427,11 +503,7 @@ static void gc3_cuda_region_close(gc3_plan_t *p, char *base, size_t bytes, int o
 {
     (void)p;
     (void)bytes;
-    if (own) {
-        cudaFree(base);
-    } else {
-        cudaIpcCloseMemHandle(base);
-    }
+    gc3_cuda_release(own ? GC3_CUDA_FREE_DEVICE : GC3_CUDA_FREE_IPC, base);
 }
 
 static gc3_status_t gc3_cuda_mem_alloc(gc3_plan_t *p, size_t bytes, char **ptr_p)
@@ -447,7 +519,7 @@ static gc3_status_t gc3_cuda_mem_alloc(gc3_plan_t *p, size_t bytes, char **ptr_p
 static void gc3_cuda_mem_free(gc3_plan_t *p, char *ptr)
 {
     (void)p;
-    cudaFree(ptr);
+    gc3_cuda_release(GC3_CUDA_FREE_DEVICE, ptr);
 }
 
 /* The contexts as the device sees them: pointers into the host's plan moved to the device copy. */
@@ -544,16 +616,16 @@ static gc3_status_t gc3_cuda_upload(gc3_plan_t *p, gc3_cuda_state_t *s, gc3_diag
 
 err_stage:
     if (s->h_stage != NULL) {
-        cudaFreeHost(s->h_stage);
+        gc3_cuda_release(GC3_CUDA_FREE_HOST, s->h_stage);
         s->h_stage = NULL;
     }
 err_ctx:
     if (s->d_ctx != NULL) {
-        cudaFree(s->d_ctx);
+        gc3_cuda_release(GC3_CUDA_FREE_DEVICE, s->d_ctx);
         s->d_ctx = NULL;
     }
 err_plan:
-    cudaFree(s->d_plan);
+    gc3_cuda_release(GC3_CUDA_FREE_DEVICE, s->d_plan);
     s->d_plan = NULL;
 err:
     return status;
@@ -567,6 +639,8 @@ template <int N> static void gc3_cuda_launch(const gc3_plan_t *p, const gc3_cuda
     memcpy(a.loops_base, p->loops_base, (size_t)p->ntbs * 8);
     gc3_interp_kernel_args<N><<<p->ntbs, s->threads, 0, st>>>(a);
 }
+
+static gc3_status_t gc3_cuda_launch_locked(gc3_plan_t *p, gc3_cuda_state_t *s, cudaStream_t st, gc3_diag_t *diag);
 
 /* One call: plans of up to GC3_CUDA_ARGS_LARGE blocks are one launch carrying the contexts;
  * larger ones copy the contexts to the device first (same stream, so in order). */
@@ -588,6 +662,20 @@ static gc3_status_t gc3_cuda_start(gc3_plan_t *p, void *stream, gc3_diag_t *diag
     if (s->d_plan == NULL && (status = gc3_cuda_upload(p, s, diag)) != GC3_OK) {
         return status;
     }
+    pthread_mutex_lock(&gc3_cuda_launch_lock); /* no free of another thread waits for the device meanwhile */
+    status = gc3_cuda_launch_locked(p, s, st, diag);
+    if (status == GC3_OK) {
+        __atomic_add_fetch(&gc3_cuda_in_flight, 1, __ATOMIC_ACQ_REL);
+        s->counted = 1;
+    }
+    pthread_mutex_unlock(&gc3_cuda_launch_lock);
+    return status;
+}
+
+static gc3_status_t gc3_cuda_launch_locked(gc3_plan_t *p, gc3_cuda_state_t *s, cudaStream_t st, gc3_diag_t *diag)
+{
+    gc3_status_t status;
+
     memset(s->h_err, 0, sizeof(gc3_rt_error_t));
     *s->h_abort = 0;
     s->calls++;
@@ -641,6 +729,10 @@ static gc3_status_t gc3_cuda_test(gc3_plan_t *p, int *done_p)
     gc3_cuda_state_t *s = (gc3_cuda_state_t *)p->be_state;
     cudaError_t       e = cudaEventQuery(s->done);
     *done_p             = e != cudaErrorNotReady;
+    if (*done_p && s->counted) {
+        s->counted = 0;
+        gc3_cuda_call_ended();
+    }
     if (*done_p && e != cudaSuccess) {
         return GC3_ERR_IO;
     }
@@ -685,11 +777,15 @@ static void gc3_cuda_plan_cleanup(gc3_plan_t *p)
     if (s == NULL) {
         return;
     }
-    if (s->d_plan) cudaFree(s->d_plan);
-    if (s->d_ctx) cudaFree(s->d_ctx);
-    if (s->h_stage) cudaFreeHost(s->h_stage);
-    if (s->h_err) cudaFreeHost(s->h_err);
-    if (s->h_trace) cudaFreeHost(s->h_trace);
+    if (s->counted) {
+        s->counted = 0;
+        gc3_cuda_call_ended();
+    }
+    gc3_cuda_release(GC3_CUDA_FREE_DEVICE, s->d_plan);
+    gc3_cuda_release(GC3_CUDA_FREE_DEVICE, s->d_ctx);
+    gc3_cuda_release(GC3_CUDA_FREE_HOST, s->h_stage);
+    gc3_cuda_release(GC3_CUDA_FREE_HOST, s->h_err);
+    gc3_cuda_release(GC3_CUDA_FREE_HOST, s->h_trace);
     if (s->done) cudaEventDestroy(s->done);
     if (s->after_legacy) cudaEventDestroy(s->after_legacy);
     if (s->own_stream) cudaStreamDestroy(s->own_stream);
