@@ -2,7 +2,10 @@
  * run by the executor on this rank's backend, every output element checked against a direct
  * computation of the collective, and against the reference executor where the chunks divide
  * the count evenly (so that it can run the program). Usage:
- *     test_runtime [--backend host|cuda] [--max-count N] [--quick]
+ *     test_runtime [--backend host|cuda] [--max-count N] [--quick] [--pseudo-nodes K]
+ * --pseudo-nodes K: ranks r and q are on the same node when r/K == q/K, so the connections
+ * between groups go through the inter-node transport (UCX, the proxy thread), and the
+ * hierarchical algorithms run as (nranks/K) nodes x K.
  * Prints one line per (algorithm, protocol, mode) and "N passed, M failed". */
 #include <mpi.h>
 #include <stdio.h>
@@ -12,7 +15,7 @@
 #include "gc3_refexec.h"
 #include "gc3_runtime.h"
 #include "gc3_mpi_util.h"
-static int rank, nranks, passed, failed, on_device;
+static int rank, nranks, passed, failed, on_device, pseudo;
 
 #define buf_alloc(bytes)      ((char *)gc3_test_alloc(on_device, bytes))
 #define buf_free(p)           gc3_test_free(on_device, p)
@@ -208,6 +211,15 @@ static void run_algo(gc3_exec_t *exec, const char *algo, int nodes, gc3_proto_t 
         ok = 0;
     }
     ok = agree(ok, what) && ok;
+    if (ok && rank == 0 && pseudo > 0) {
+        static int said;
+        char       net[300];
+        gc3_plan_net_describe(plan, net, sizeof(net));
+        if (!said && net[0] != '\0') {
+            printf("rank 0, %s: %s\n", what, net);
+            said = 1;
+        }
+    }
     for (size_t i = 0; ok && i < sizeof(counts) / sizeof(counts[0]); i++) {
         size_t count = counts[i];
         int    reduces = prog->coll == GC3_COLL_ALLREDUCE || prog->coll == GC3_COLL_REDUCE_SCATTER;
@@ -307,12 +319,29 @@ int main(int argc, char **argv)
             max_count = strtoull(argv[++i], NULL, 10);
         } else if (strcmp(argv[i], "--quick") == 0) {
             quick = 1;
+        } else if (strcmp(argv[i], "--pseudo-nodes") == 0 && i + 1 < argc) {
+            pseudo = atoi(argv[++i]);
         }
+    }
+    if (pseudo > 0 && (pseudo >= nranks || nranks % pseudo != 0)) {
+        if (rank == 0) {
+            fprintf(stderr, "test_runtime: --pseudo-nodes %d must divide %d ranks into at least 2 groups\n", pseudo, nranks);
+        }
+        MPI_Abort(MPI_COMM_WORLD, 2);
     }
     on_device = backend == GC3_BACKEND_CUDA;
     gc3_diag_init(&diag);
     gc3_mpi_exec_params(&ep, backend, &comm);
     ep.timeout_s     = 3.0;
+    int *node = malloc((size_t)nranks * sizeof(int));
+    for (int r = 0; r < nranks; r++) {
+        node[r] = pseudo > 0 ? r / pseudo : 0;
+    }
+    ep.node = pseudo > 0 ? node : NULL;
+    if (pseudo > 0 && rank == 0) {
+        printf("pseudo-nodes: %d x %d ranks (connections between them through %s)\n", nranks / pseudo, pseudo,
+               gc3_exec_net_available() ? "UCX" : "nothing: built without UCX");
+    }
     if (agree(gc3_exec_create(&ep, &diag, &exec) == GC3_OK, "executor created")) {
         run_planted_deadlock(exec, corpus);
         ep.timeout_s = 120.0; /* the real runs: generous (CI oversubscribes 2 cores) */
@@ -327,15 +356,21 @@ int main(int argc, char **argv)
                 }
             }
         }
-        if (nranks % 2 == 0 && nranks >= 4) {
-            for (int proto = 0; proto < 2; proto++) {
-                run_algo(exec, "hierarchical", 2, (gc3_proto_t)proto, 0, max_count, quick);
-                run_algo(exec, "twostep", 2, (gc3_proto_t)proto, 0, max_count, quick);
+        {
+            int hn = pseudo > 0 ? nranks / pseudo : 2; /* hierarchical shape: hn nodes */
+            if (nranks % hn == 0 && nranks >= 2 * hn && (pseudo > 0 || nranks % 2 == 0)) {
+                for (int proto = 0; proto < 2; proto++) {
+                    for (int inplace = 0; inplace <= (pseudo > 0); inplace++) {
+                        run_algo(exec, "hierarchical", hn, (gc3_proto_t)proto, inplace, max_count, quick);
+                        run_algo(exec, "twostep", hn, (gc3_proto_t)proto, inplace, max_count, quick);
+                    }
+                }
             }
         }
     }
     gc3_exec_destroy(exec);
     gc3_diag_cleanup(&diag);
+    free(node);
     if (rank == 0) {
         printf("test_runtime (%s backend, %d ranks): %d passed, %d failed\n", backend == GC3_BACKEND_CUDA ? "cuda" : "host",
                nranks, passed, failed);

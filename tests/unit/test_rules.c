@@ -38,7 +38,14 @@ int main(void)
     CHECK(r && !strcmp(r->algo, "allpairs"), "4 GPUs on PCIe: the generic rules");
     r = gc3_rules_match(R, "allreduce", 1, 4, GC3_LINK_HOST, 1 << 20);
     CHECK(r && !strcmp(r->algo, "ring") && r->channels == 0, "host: a plain ring");
-    CHECK(gc3_rules_match(R, "allreduce", 2, 4, GC3_LINK_NVLINK, 8) == NULL, "no built-in rule for two nodes");
+    r = gc3_rules_match(R, "allreduce", 2, 4, GC3_LINK_NVLINK, 8);
+    CHECK(r && !strcmp(r->algo, "hierarchical") && r->proto == GC3_PROTO_LL, "two nodes: 8 B: hierarchical LL");
+    r = gc3_rules_match(R, "allreduce", 128, 8, GC3_LINK_NVLINK, 1 << 30);
+    CHECK(r && !strcmp(r->algo, "hierarchical") && !r->proto_set, "128 nodes: 1 GB: hierarchical Simple");
+    r = gc3_rules_match(R, "alltoall", 3, 2, GC3_LINK_HOST, 1 << 20);
+    CHECK(r && !strcmp(r->algo, "twostep") && !r->proto_set, "three (pseudo-)nodes: alltoall 1 MB: two-step Simple");
+    r = gc3_rules_match(R, "alltoall", 16, 8, GC3_LINK_NVLINK, 1024);
+    CHECK(r && !strcmp(r->algo, "direct") && r->proto == GC3_PROTO_LL, "16 nodes: alltoall 1 KB: direct LL");
     CHECK(gc3_rules_match(R, "bcast", 1, 4, GC3_LINK_NVLINK, 8) == NULL, "no rule for another collective");
     gc3_rules_destroy(R);
 
@@ -46,10 +53,15 @@ int main(void)
         const char *text = "# comment\n"
                            "\n"
                            "*  1-2  4  *  *  ring  channels=2   # trailing comment\n"
-                           "alltoall * * pcie 1M-inf twostep chunks_per_peer=3\n";
+                           "alltoall * * pcie 1M-inf twostep chunks_per_peer=3\n"
+                           "allgather 5-* 2 * * allgather_ring\n";
         CHECK_OK(gc3_rules_parse(text, "t", &diag, &R));
         if (R != NULL) {
-            CHECK(R->n == 2 && !strcmp(R->rules[0].where, "t:3") && !strcmp(R->rules[1].where, "t:4"), "where");
+            CHECK(R->n == 3 && !strcmp(R->rules[0].where, "t:3") && !strcmp(R->rules[1].where, "t:4"), "where");
+            CHECK(gc3_rules_match(R, "allgather", 4, 2, GC3_LINK_HOST, 8) == NULL &&
+                      gc3_rules_match(R, "allgather", 5, 2, GC3_LINK_HOST, 8) == &R->rules[2] &&
+                      gc3_rules_match(R, "allgather", 1000, 2, GC3_LINK_HOST, 8) == &R->rules[2],
+                  "5-*: five nodes or more");
             r = gc3_rules_match(R, "alltoall", 2, 4, GC3_LINK_PCIE, 8);
             CHECK(r == &R->rules[0], "first match wins");
             r = gc3_rules_match(R, "alltoall", 3, 4, GC3_LINK_PCIE, 2u << 20);

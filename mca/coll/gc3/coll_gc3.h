@@ -43,6 +43,8 @@ typedef struct mca_coll_gc3_component_t {
     bool   enable_allreduce, enable_alltoall, enable_allgather, enable_reduce_scatter_block;
     bool   stage_host;   /* coll_gc3_stage_host: test feature, host buffers take the staging path */
     int    fallback;     /* coll_gc3_fallback (mca_coll_gc3_fallback_t) */
+    int    pseudo_nodes; /* coll_gc3_pseudo_nodes: test/demo feature, K ranks of a host form a node (0: off) */
+    bool   net_peer_errors; /* coll_gc3_net_peer_errors: UCX endpoints report a dead peer at once */
     char  *rules_file;   /* coll_gc3_rules_file: "" = the built-in rules */
     char  *algorithm_dir; /* coll_gc3_algorithm_dir: MSCCL XML programs that win where their shape matches */
     gc3_rules_t *rules;  /* loaded at the first selection */
@@ -117,6 +119,8 @@ typedef struct mca_coll_gc3_module_t {
     int                         exec_state[MCA_COLL_GC3_NBACKEND];
     int                         device;  /* CUDA device of this rank's executor, -1 unknown */
     int                         nodes, gpus;                       /* shape of the communicator */
+    int                        *node;    /* per rank: its node (pseudo-nodes counted as nodes) */
+    int                         regular; /* nodes of `gpus` consecutive ranks each (hierarchical plans fit) */
     gc3_link_t                  link[MCA_COLL_GC3_NBACKEND];       /* link class seen by each backend */
     char                        nic[128];  /* cuda, several nodes (or verbose 2): the NIC nearest this rank's GPU */
     mca_coll_gc3_plan_slot_t   *slots;

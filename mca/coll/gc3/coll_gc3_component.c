@@ -152,6 +152,22 @@ static int mca_coll_gc3_register(void)
             "naming it: to be sure nothing runs slowly unnoticed)",
             &mca_coll_gc3_component.fallback);
     }
+    mca_coll_gc3_component.pseudo_nodes = 0;
+    (void)mca_base_component_var_register(c, "pseudo_nodes",
+        "Test and demo feature: split the ranks of each host into pseudo-nodes of this many consecutive ranks, so "
+        "that gc3 treats them as separate nodes (connections between them through UCX and the proxy thread, "
+        "hierarchical allreduce and two-step alltoall) on one machine. 0: off, nodes are hosts (a negative value "
+        "is reported and replaced by 0)",
+        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
+        &mca_coll_gc3_component.pseudo_nodes);
+    mca_coll_gc3_component.net_peer_errors = true;
+    (void)mca_base_component_var_register(c, "net_peer_errors",
+        "Between nodes: create UCX endpoints that report a dead or unreachable peer at once (the call fails "
+        "naming it). UCX then uses only transports that can detect that (InfiniBand/RoCE, TCP; not its "
+        "shared-memory ones, so pseudo-nodes on one host go over TCP loopback). false: any transport, and a dead "
+        "peer is caught by coll_gc3_timeout",
+        MCA_BASE_VAR_TYPE_BOOL, NULL, 0, 0, OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_READONLY,
+        &mca_coll_gc3_component.net_peer_errors);
     mca_coll_gc3_component.stage_host = false;
     (void)mca_base_component_var_register(c, "stage_host",
         "Test feature, never for production: treat every host buffer as device memory, so that the staging path "
@@ -179,6 +195,10 @@ static void mca_coll_gc3_check_params(void)
     if (!(c->timeout >= 0)) { /* negative or NaN */
         opal_output(0, "coll:gc3: coll_gc3_timeout=%g is negative: using 300 s (0 waits forever)", c->timeout);
         c->timeout = 300.0;
+    }
+    if (c->pseudo_nodes < 0) {
+        opal_output(0, "coll:gc3: coll_gc3_pseudo_nodes=%d is negative: off (0)", c->pseudo_nodes);
+        c->pseudo_nodes = 0;
     }
     if (c->max_bytes < 0) {
         opal_output(0, "coll:gc3: coll_gc3_max_bytes=%ld is negative: no limit (0)", c->max_bytes);

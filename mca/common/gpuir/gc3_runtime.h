@@ -47,6 +47,12 @@ typedef struct {
     double        timeout_s;    /* bounded waits (default 60; <= 0: wait forever) */
     int           device;       /* CUDA device ordinal (cuda backend) */
     int           threads_per_block; /* CUDA threads per IR thread block (0 = 512) */
+    int           net_peer_errors; /* UCX endpoints report a dead peer at once (default 1); 0 lets UCX
+                                    * use transports that cannot (shared memory): the timeout then
+                                    * catches a dead peer */
+    const int    *node;         /* per rank: its node (NULL: all on one node); copied at creation.
+                                 * Connections between nodes go through UCX (the proxy thread), the
+                                 * others through CUDA IPC or shared memory. */
 } gc3_exec_params_t;
 
 typedef struct gc3_exec gc3_exec_t;
@@ -55,6 +61,12 @@ typedef struct gc3_plan gc3_plan_t;
 void         gc3_exec_params_default(gc3_exec_params_t *params, gc3_backend_t backend, int rank, int nranks);
 /* Is the backend built into this library (cuda needs nvcc at build time)? */
 int          gc3_exec_backend_available(gc3_backend_t backend);
+/* Is the inter-node transport (UCX) built into this library? */
+int          gc3_exec_net_available(void);
+/* Does a plan of this program connect ranks of different nodes of the executor? */
+int          gc3_exec_program_crosses_nodes(const gc3_exec_t *exec, const gc3_ir_program_t *program);
+/* How the inter-node connections of a plan run: a short line for the user (empty when none). */
+void         gc3_plan_net_describe(const gc3_plan_t *plan, char *buf, size_t len);
 gc3_status_t gc3_exec_create(const gc3_exec_params_t *params, gc3_diag_t *diag, gc3_exec_t **exec_p);
 void         gc3_exec_destroy(gc3_exec_t *exec);
 

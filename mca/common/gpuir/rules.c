@@ -34,6 +34,15 @@ const char *gc3_rules_builtin_text(void)
            "alltoall              1  4  nvlink  256K-8M   direct        instances=2\n"
            "alltoall              1  4  nvlink  8M-32M    direct        instances=4\n"
            "alltoall              1  4  nvlink  32M-inf   direct        instances=8\n"
+           "# several nodes (or pseudo-nodes): the cost model's fastest (contrib/gc3-predict-nodes 2 16 128:\n"
+           "# nodes of 8 GPUs, NVLink 360 GB/s, 25 GB/s and 3 us per GPU between nodes)\n"
+           "allreduce             2-*  *  *  0-512K     hierarchical  proto=LL\n"
+           "allreduce             2-*  *  *  512K-inf   hierarchical\n"
+           "alltoall              2-*  *  *  0-32K      direct        proto=LL\n"
+           "alltoall              2-*  *  *  32K-512K   twostep       proto=LL\n"
+           "alltoall              2-*  *  *  512K-inf   twostep\n"
+           "allgather             2-*  *  *  *          allgather_ring\n"
+           "reduce_scatter_block  2-*  *  *  *          reduce_scatter_ring\n"
            "# every other shape: gc3_rt_bench sweeps on 2 and 4 H200s\n"
            "allreduce             1  *  nvlink  0-128K   allpairs      proto=LL\n"
            "allreduce             1  *  *  0-64K    allpairs             proto=LL\n"
@@ -65,7 +74,10 @@ static int gc3_rules_int_range(const char *t, int *lo, int *hi)
         return 0;
     }
     b = a;
-    if (*e == '-') {
+    if (*e == '-' && strcmp(e + 1, "*") == 0) {
+        b = 1 << 30; /* A-*: A or more */
+        e += 2;
+    } else if (*e == '-') {
         const char *s = e + 1;
         b             = strtol(s, &e, 10);
         if (e == s || b < a || errno) {
@@ -183,7 +195,7 @@ gc3_status_t gc3_rules_parse(const char *text, const char *name, gc3_diag_t *dia
         }
         if (!gc3_rules_int_range(tok[1], &r.nodes_lo, &r.nodes_hi) ||
             !gc3_rules_int_range(tok[2], &r.gpus_lo, &r.gpus_hi)) {
-            gc3_diag_add(diag, "%s: nodes and gpus must be N, A-B or * (found '%s' '%s')", r.where, tok[1], tok[2]);
+            gc3_diag_add(diag, "%s: nodes and gpus must be N, A-B, A-* or * (found '%s' '%s')", r.where, tok[1], tok[2]);
             errors++;
             continue;
         }

@@ -522,6 +522,24 @@ static void gc3_cuda_mem_free(gc3_plan_t *p, char *ptr)
     gc3_cuda_release(GC3_CUDA_FREE_DEVICE, ptr);
 }
 
+/* Pinned host memory mapped into the device (same address there: unified addressing). */
+static gc3_status_t gc3_cuda_host_alloc(gc3_plan_t *p, size_t bytes, char **ptr_p)
+{
+    (void)p;
+    if (cudaHostAlloc((void **)ptr_p, bytes + 64, cudaHostAllocMapped | cudaHostAllocPortable) != cudaSuccess) {
+        *ptr_p = NULL;
+        return GC3_ERR_NO_MEMORY;
+    }
+    memset(*ptr_p, 0, bytes + 64);
+    return GC3_OK;
+}
+
+static void gc3_cuda_host_free(gc3_plan_t *p, char *ptr)
+{
+    (void)p;
+    gc3_cuda_release(GC3_CUDA_FREE_HOST, ptr);
+}
+
 /* The contexts as the device sees them: pointers into the host's plan moved to the device copy. */
 static void gc3_cuda_device_ctx(const gc3_plan_t *p, const gc3_cuda_state_t *s, gc3_rt_tb_t *c)
 {
@@ -801,6 +819,8 @@ extern "C" const gc3_rt_backend_t gc3_rt_backend_cuda = {
     gc3_cuda_region_close,
     gc3_cuda_mem_alloc,
     gc3_cuda_mem_free,
+    gc3_cuda_host_alloc,
+    gc3_cuda_host_free,
     gc3_cuda_start,
     gc3_cuda_test,
     gc3_cuda_wait,

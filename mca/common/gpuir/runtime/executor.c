@@ -5,6 +5,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "gc3_rt_backend.h"
+#include "gc3_rt_net.h"
 
 void gc3_exec_params_default(gc3_exec_params_t *p, gc3_backend_t backend, int rank, int nranks)
 {
@@ -16,6 +17,7 @@ void gc3_exec_params_default(gc3_exec_params_t *p, gc3_backend_t backend, int ra
     p->slot_bytes        = backend == GC3_BACKEND_CUDA ? (1u << 20) : (256u << 10);
     p->timeout_s         = 60.0;
     p->threads_per_block = 512;
+    p->net_peer_errors   = 1;
 }
 
 int gc3_exec_backend_available(gc3_backend_t backend)
@@ -51,6 +53,16 @@ gc3_status_t gc3_exec_create(const gc3_exec_params_t *params, gc3_diag_t *diag, 
         return GC3_ERR_NO_MEMORY;
     }
     e->params = *params;
+    e->params.node = NULL;
+    if (params->node != NULL) {
+        e->node = malloc((size_t)params->nranks * sizeof(int));
+        if (e->node == NULL) {
+            free(e);
+            return GC3_ERR_NO_MEMORY;
+        }
+        memcpy(e->node, params->node, (size_t)params->nranks * sizeof(int));
+        e->params.node = e->node;
+    }
 #ifdef GC3_HAVE_CUDA
     e->be = params->backend == GC3_BACKEND_CUDA ? &gc3_rt_backend_cuda : &gc3_rt_backend_host;
 #else
@@ -64,7 +76,61 @@ gc3_status_t gc3_exec_create(const gc3_exec_params_t *params, gc3_diag_t *diag, 
 
 void gc3_exec_destroy(gc3_exec_t *exec)
 {
+    if (exec != NULL) {
+        free(exec->node);
+    }
     free(exec);
+}
+
+int gc3_exec_net_available(void)
+{
+    return gc3_rt_net_available();
+}
+
+static int gc3_flat_crosses_nodes(const gc3_flat_program_t *f, const int *node)
+{
+    const gc3_flat_rank_t *ranks = gc3_flat_ranks(f);
+    const gc3_flat_tb_t   *tbs   = gc3_flat_tbs(f);
+    if (node == NULL) {
+        return 0;
+    }
+    for (int r = 0; r < f->nranks; r++) {
+        for (int t = 0; t < ranks[r].ntbs; t++) {
+            const gc3_flat_tb_t *b = &tbs[ranks[r].tb_begin + t];
+            if ((b->send >= 0 && node[b->send] != node[r]) || (b->recv >= 0 && node[b->recv] != node[r])) {
+                return 1;
+            }
+        }
+    }
+    return 0;
+}
+
+int gc3_exec_program_crosses_nodes(const gc3_exec_t *exec, const gc3_ir_program_t *program)
+{
+    gc3_flat_program_t *f = NULL;
+    int                 x;
+    if (exec->node == NULL || program->ngpus != exec->params.nranks || gc3_flat_create(program, &f) != GC3_OK) {
+        return 0;
+    }
+    x = gc3_flat_crosses_nodes(f, exec->node);
+    gc3_flat_destroy(f);
+    return x;
+}
+
+void gc3_plan_net_describe(const gc3_plan_t *p, char *buf, size_t len)
+{
+    if (len > 0) {
+        buf[0] = '\0';
+    }
+    if (p != NULL && p->crosses_nodes) {
+        gc3_rt_net_describe(p, buf, len);
+    }
+}
+
+static int gc3_plan_remote(const gc3_plan_t *p, int q)
+{
+    const int *node = p->exec->node;
+    return node != NULL && q >= 0 && node[q] != node[p->rank];
 }
 
 /* chunks per segment of the input and output buffers */
@@ -98,6 +164,15 @@ void gc3_plan_destroy(gc3_plan_t *p)
     }
     if (p->in_flight) {
         (void)p->exec->be->wait(p);
+        if (p->crosses_nodes) {
+            gc3_rt_net_call_end(p);
+        }
+    }
+    if (p->net_state != NULL) {
+        gc3_rt_net_teardown(p);
+    }
+    if (p->net != NULL) {
+        p->exec->be->host_free(p, p->net);
     }
     if (p->peer_region != NULL) {
         for (int r = 0; r < p->nranks; r++) {
@@ -129,6 +204,7 @@ void gc3_plan_destroy(gc3_plan_t *p)
     free(p->nsend);
     free(p->nrecv);
     free(p->tbs_ctx);
+    free(p->conn);
     gc3_flat_destroy(p->flat);
     free(p);
 }
@@ -139,6 +215,7 @@ gc3_status_t gc3_exec_prepare(gc3_exec_t *exec, const gc3_ir_program_t *program,
     gc3_status_t           status;
     const gc3_flat_rank_t *me;
     char                  *handles = NULL;
+    gc3_rt_layout_t       *layouts = NULL;
     int                    R = exec->params.nranks, rank = exec->params.rank;
 
     *plan_p = NULL;
@@ -211,13 +288,39 @@ gc3_status_t gc3_exec_prepare(gc3_exec_t *exec, const gc3_ir_program_t *program,
             goto err;
         }
     }
-    status = gc3_rt_layout_compute(p->flat, rank, exec->params.slots, p->slot_stride, &p->layout);
+    status = gc3_rt_layout_compute(p->flat, rank, exec->params.slots, p->slot_stride, exec->node, &p->layout);
     if (status != GC3_OK) {
         goto err;
     }
-    p->sem_off   = p->layout.sem_off;
-    p->loops_off = p->layout.loops_off;
-    /* this rank's region, then everybody's handles, then the peers we talk to */
+    p->sem_off       = p->layout.sem_off;
+    p->loops_off     = p->layout.loops_off;
+    p->crosses_nodes = gc3_flat_crosses_nodes(p->flat, exec->node);
+    if (p->crosses_nodes && !gc3_rt_net_available()) {
+        /* decided the same way on every rank (same program, same nodes): nobody goes on */
+        gc3_diag_add(diag, "executor: program '%s' connects ranks on different nodes, and this library was built "
+                     "without UCX (the inter-node transport)", program->name);
+        status = GC3_ERR_UNSUPPORTED;
+        goto err;
+    }
+    /* the layout of every rank we talk to (and ours) */
+    layouts = calloc((size_t)R, sizeof(*layouts));
+    if (layouts == NULL) {
+        status = GC3_ERR_NO_MEMORY;
+        goto err;
+    }
+    for (int t = 0; t < p->ntbs && status == GC3_OK; t++) {
+        int peers[2] = {p->tbs[t].send, p->tbs[t].recv};
+        for (int k = 0; k < 2 && status == GC3_OK; k++) {
+            if (peers[k] >= 0 && layouts[peers[k]].sem_off == NULL) {
+                status = gc3_rt_layout_compute(p->flat, peers[k], exec->params.slots, p->slot_stride, exec->node,
+                                               &layouts[peers[k]]);
+            }
+        }
+    }
+    if (status != GC3_OK) {
+        goto err;
+    }
+    /* this rank's region, then everybody's handles, then the peers of this node we talk to */
     status = exec->be->region_create(p, p->layout.bytes, &p->region, p->handle, diag);
     if (status != GC3_OK) {
         goto err;
@@ -229,21 +332,11 @@ gc3_status_t gc3_exec_prepare(gc3_exec_t *exec, const gc3_ir_program_t *program,
     }
     p->peer_region[rank] = p->region;
     p->peer_bytes[rank]  = p->layout.bytes;
-    for (int t = 0; t < p->ntbs && status == GC3_OK; t++) {
-        int peers[2] = {p->tbs[t].send, p->tbs[t].recv};
-        for (int k = 0; k < 2 && status == GC3_OK; k++) {
-            gc3_rt_layout_t pl;
-            int             q = peers[k];
-            if (q < 0 || p->peer_region[q] != NULL) {
-                continue;
-            }
-            status = gc3_rt_layout_compute(p->flat, q, exec->params.slots, p->slot_stride, &pl);
-            if (status == GC3_OK) {
-                p->peer_bytes[q] = pl.bytes;
-                gc3_rt_layout_free(&pl);
-                status = exec->be->region_open(p, handles + (size_t)q * GC3_RT_HANDLE_BYTES, p->peer_bytes[q],
-                                               &p->peer_region[q], diag);
-            }
+    for (int q = 0; q < R && status == GC3_OK; q++) {
+        if (q != rank && layouts[q].sem_off != NULL && !gc3_plan_remote(p, q)) {
+            p->peer_bytes[q] = layouts[q].bytes;
+            status = exec->be->region_open(p, handles + (size_t)q * GC3_RT_HANDLE_BYTES, p->peer_bytes[q],
+                                           &p->peer_region[q], diag);
         }
     }
     /* everybody mapped what they need (or failed): the names can go */
@@ -255,11 +348,74 @@ gc3_status_t gc3_exec_prepare(gc3_exec_t *exec, const gc3_ir_program_t *program,
     if (status != GC3_OK) {
         goto err;
     }
+    /* where each block's connections are */
+    if (p->crosses_nodes && p->layout.net_bytes > 0) {
+        status = exec->be->host_alloc(p, p->layout.net_bytes, &p->net);
+        if (status != GC3_OK) {
+            gc3_diag_add(diag, "executor: cannot allocate %zu bytes of host memory for the inter-node connections",
+                         p->layout.net_bytes);
+            /* the others are about to exchange addresses: take part, then fail */
+        }
+    }
+    p->conn = calloc((size_t)p->ntbs + 1, sizeof(gc3_rt_conn_t));
+    if (p->conn == NULL && status == GC3_OK) {
+        status = GC3_ERR_NO_MEMORY;
+    }
+    for (int t = 0; t < p->ntbs && status == GC3_OK; t++) {
+        const gc3_flat_tb_t *tb = &p->tbs[t];
+        gc3_rt_conn_t       *c  = &p->conn[t];
+        if (p->nsend[t]) {
+            int u = gc3_rt_peer_receiver(p->flat, rank, t);
+            if (gc3_plan_remote(p, tb->send)) {
+                char *b       = p->net + p->layout.net_send_off[t];
+                c->send_tail  = (uint64_t *)b;
+                c->send_lens  = (uint64_t *)(b + GC3_RT_NET_LENS_OFF);
+                c->send_slots = b + GC3_RT_NET_SLOTS_OFF(exec->params.slots);
+                c->send_head  = (uint64_t *)(b + GC3_RT_NET_HEAD_OFF(exec->params.slots, p->slot_stride));
+            } else {
+                c->send_tail  = (uint64_t *)(p->peer_region[tb->send] + layouts[tb->send].fifo_off[u]);
+                c->send_slots = p->peer_region[tb->send] + layouts[tb->send].fifo_off[u] + GC3_RT_LINE;
+                c->send_head  = (uint64_t *)(p->region + p->layout.head_off[t]);
+            }
+        }
+        if (p->nrecv[t]) {
+            int u = gc3_rt_peer_sender(p->flat, rank, t);
+            if (gc3_plan_remote(p, tb->recv)) {
+                char *b        = p->net + p->layout.net_recv_off[t];
+                c->recv_tail   = (uint64_t *)b;
+                c->recv_slots  = b + GC3_RT_NET_SLOTS_OFF(exec->params.slots);
+                c->recv_head   = (uint64_t *)(b + GC3_RT_NET_HEAD_OFF(exec->params.slots, p->slot_stride));
+                c->recv_remote = 1;
+            } else {
+                c->recv_tail  = (uint64_t *)(p->region + p->layout.fifo_off[t]);
+                c->recv_slots = p->region + p->layout.fifo_off[t] + GC3_RT_LINE;
+                c->recv_head  = (uint64_t *)(p->peer_region[tb->recv] + layouts[tb->recv].head_off[u]);
+            }
+        }
+    }
+    if (p->crosses_nodes) {
+        /* collective: every rank takes part, whatever happened here (it then fails with the others) */
+        gc3_status_t ns = gc3_rt_net_setup(p, status == GC3_OK ? layouts : NULL, diag);
+        status          = status == GC3_OK ? ns : status;
+    }
+    if (status != GC3_OK) {
+        goto err;
+    }
+    for (int q = 0; q < R; q++) {
+        gc3_rt_layout_free(&layouts[q]);
+    }
+    free(layouts);
     free(handles);
     exec->nplans++;
     *plan_p = p;
     return GC3_OK;
 err:
+    if (layouts != NULL) {
+        for (int q = 0; q < R; q++) {
+            gc3_rt_layout_free(&layouts[q]);
+        }
+        free(layouts);
+    }
     free(handles);
     gc3_plan_destroy(p);
     return status;
@@ -391,28 +547,14 @@ gc3_status_t gc3_exec_start(gc3_plan_t *p, const gc3_call_t *c, gc3_diag_t *diag
         x->recv_peer = tb->recv;
         x->steps     = &gc3_flat_steps(p->flat)[tb->step_begin];
         x->proto     = p->proto;
-        if (p->nsend[t]) {
-            int              u = gc3_rt_peer_receiver(p->flat, p->rank, t);
-            gc3_rt_layout_t  pl;
-            if (gc3_rt_layout_compute(p->flat, tb->send, ep->slots, p->slot_stride, &pl) != GC3_OK) {
-                return GC3_ERR_NO_MEMORY;
-            }
-            x->send_tail  = (uint64_t *)(p->peer_region[tb->send] + pl.fifo_off[u]);
-            x->send_slots = p->peer_region[tb->send] + pl.fifo_off[u] + GC3_RT_LINE;
-            x->send_head  = (uint64_t *)(p->region + p->layout.head_off[t]);
-            gc3_rt_layout_free(&pl);
-        }
-        if (p->nrecv[t]) {
-            int             u = gc3_rt_peer_sender(p->flat, p->rank, t);
-            gc3_rt_layout_t pl;
-            if (gc3_rt_layout_compute(p->flat, tb->recv, ep->slots, p->slot_stride, &pl) != GC3_OK) {
-                return GC3_ERR_NO_MEMORY;
-            }
-            x->recv_tail  = (uint64_t *)(p->region + p->layout.fifo_off[t]);
-            x->recv_slots = p->region + p->layout.fifo_off[t] + GC3_RT_LINE;
-            x->recv_head  = (uint64_t *)(p->peer_region[tb->recv] + pl.head_off[u]);
-            gc3_rt_layout_free(&pl);
-        }
+        x->send_tail   = p->conn[t].send_tail;
+        x->send_slots  = p->conn[t].send_slots;
+        x->send_head   = p->conn[t].send_head;
+        x->send_lens   = p->conn[t].send_lens;
+        x->recv_tail   = p->conn[t].recv_tail;
+        x->recv_slots  = p->conn[t].recv_slots;
+        x->recv_head   = p->conn[t].recv_head;
+        x->recv_remote = p->conn[t].recv_remote;
         x->send_base   = p->send_base[t];
         x->recv_base   = p->recv_base[t];
         x->region      = p->region;
@@ -444,8 +586,21 @@ gc3_status_t gc3_exec_start(gc3_plan_t *p, const gc3_call_t *c, gc3_diag_t *diag
         x->timeout_s = ep->timeout_s;
     }
     p->call_L = L;
-    status    = p->exec->be->start(p, c->stream, diag);
+    if (p->crosses_nodes) {
+        gc3_rt_error_t ne;
+        if (gc3_rt_net_failed(p, &ne)) {
+            gc3_rt_error_format(&ne, p->broken_why, sizeof(p->broken_why));
+            gc3_diag_add(diag, "executor: %s", p->broken_why);
+            p->broken = 1;
+            return GC3_ERR_IO;
+        }
+        gc3_rt_net_call_begin(p);
+    }
+    status = p->exec->be->start(p, c->stream, diag);
     if (status != GC3_OK) {
+        if (p->crosses_nodes) {
+            gc3_rt_net_call_end(p);
+        }
         return status;
     }
     p->in_flight = 1;
@@ -456,6 +611,9 @@ gc3_status_t gc3_exec_start(gc3_plan_t *p, const gc3_call_t *c, gc3_diag_t *diag
 static gc3_status_t gc3_exec_finish(gc3_plan_t *p, gc3_status_t status, gc3_diag_t *diag)
 {
     p->in_flight = 0;
+    if (p->crosses_nodes) {
+        gc3_rt_net_call_end(p);
+    }
     if (status == GC3_OK && p->err->set == 0 && *p->abort_flag == 0) {
         for (int t = 0; t < p->ntbs; t++) {
             p->sem_base[t] += (uint64_t)p->call_L * (uint64_t)p->tb_nsteps[t];
@@ -465,7 +623,11 @@ static gc3_status_t gc3_exec_finish(gc3_plan_t *p, gc3_status_t status, gc3_diag
         }
         return GC3_OK;
     }
-    if (p->err->set) {
+    if (p->err->set && p->err->what == GC3_WAIT_WHAT_NET) {
+        gc3_rt_error_format(p->err, p->broken_why, sizeof(p->broken_why));
+        gc3_diag_add(diag, "%s", p->broken_why);
+        status = GC3_ERR_IO;
+    } else if (p->err->set) {
         gc3_rt_error_format(p->err, p->broken_why, sizeof(p->broken_why));
         gc3_diag_add(diag, "timeout after %.1f s: %s", p->exec->params.timeout_s, p->broken_why);
         status = GC3_ERR_TIMEOUT;

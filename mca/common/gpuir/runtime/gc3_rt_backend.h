@@ -20,6 +20,10 @@ typedef struct gc3_rt_backend {
     /* memory the blocks use privately (scratch, LL staging): device memory for cuda */
     gc3_status_t (*mem_alloc)(gc3_plan_t *plan, size_t bytes, char **ptr_p);
     void         (*mem_free)(gc3_plan_t *plan, char *ptr);
+    /* zeroed host memory the blocks can use too (cuda: pinned and mapped): the inter-node FIFOs,
+     * which the proxy thread moves with UCX */
+    gc3_status_t (*host_alloc)(gc3_plan_t *plan, size_t bytes, char **ptr_p);
+    void         (*host_free)(gc3_plan_t *plan, char *ptr);
     /* run plan->tbs (already filled) */
     gc3_status_t (*start)(gc3_plan_t *plan, void *stream, gc3_diag_t *diag);
     gc3_status_t (*test)(gc3_plan_t *plan, int *done_p);
@@ -32,8 +36,16 @@ extern const gc3_rt_backend_t gc3_rt_backend_host;
 extern const gc3_rt_backend_t gc3_rt_backend_cuda;
 #endif
 
+/* Where a block's connections are (computed once per plan). */
+typedef struct {
+    char     *send_slots, *recv_slots;
+    uint64_t *send_tail, *send_head, *send_lens, *recv_tail, *recv_head;
+    int       recv_remote;
+} gc3_rt_conn_t;
+
 struct gc3_exec {
-    gc3_exec_params_t       params;
+    gc3_exec_params_t       params;   /* params.node points to `node` */
+    int                    *node;
     const gc3_rt_backend_t *be;
     uint64_t                uid;      /* distinguishes this executor's shared objects */
     int                     nplans;
@@ -65,6 +77,10 @@ struct gc3_plan {
     int                 in_flight, broken;
     int                 call_L;
     void               *be_state;              /* the backend's */
+    gc3_rt_conn_t      *conn;                  /* per block */
+    char               *net;                   /* inter-node FIFOs (layout.net_bytes), NULL when none */
+    void               *net_state;             /* net_ucx.c's */
+    int                 crosses_nodes;         /* some connection of the program joins two nodes */
     char                broken_why[256];
 };
 

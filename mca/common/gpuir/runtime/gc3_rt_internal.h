@@ -9,7 +9,7 @@
 #define GC3_RT_LINE       128u /* counters live on their own line */
 #define GC3_RT_WINDOW     4    /* scratch copies: a block may run this many loops ahead of the slowest of its rank */
 
-enum { GC3_WAIT_WHAT_DEP = 1, GC3_WAIT_WHAT_RECV, GC3_WAIT_WHAT_SEND, GC3_WAIT_WHAT_WINDOW };
+enum { GC3_WAIT_WHAT_DEP = 1, GC3_WAIT_WHAT_RECV, GC3_WAIT_WHAT_SEND, GC3_WAIT_WHAT_WINDOW, GC3_WAIT_WHAT_NET };
 
 /* The first failure of a call: who waited for what. */
 typedef struct {
@@ -27,7 +27,20 @@ typedef struct {
     int64_t *loops_off;  /* per block: loops completed (monotonic) */
     int64_t *fifo_off;   /* per block with a receiving connection: tail, then the slots */
     int64_t *head_off;   /* per block with a sending connection: head (written by the receiver) */
+    /* connections to other nodes (see gc3_rt_net.h): a second region in host memory, one
+     * gc3_rt_net_conn_bytes() block per connection, -1 when the connection is on the node */
+    size_t   net_bytes;
+    int64_t *net_recv_off; /* receiving: tail, lengths, slots (written by the peer's proxy), head copy */
+    int64_t *net_send_off; /* sending: copies of tail, lengths and slots (my proxy sends them), head */
 } gc3_rt_layout_t;
+
+/* One inter-node connection's block in the net region: tail line, per-slot message lengths,
+ * slots, head line. */
+#define GC3_RT_NET_LENS_OFF   GC3_RT_LINE
+uint64_t gc3_rt_net_lens_bytes(int slots);
+uint64_t gc3_rt_net_conn_bytes(int slots, uint64_t slot_stride);
+#define GC3_RT_NET_SLOTS_OFF(slots) (GC3_RT_LINE + gc3_rt_net_lens_bytes(slots))
+#define GC3_RT_NET_HEAD_OFF(slots, stride) (gc3_rt_net_conn_bytes((slots), (stride)) - GC3_RT_LINE)
 
 /* What one IR thread block needs for a call; filled by the executor, read by the core. */
 typedef struct {
@@ -42,6 +55,9 @@ typedef struct {
     char                  *recv_slots;   /* my slots (local) */
     uint64_t              *recv_tail;    /* my tail (local; the sender advances it) */
     uint64_t              *recv_head;    /* the sender's head (remote) */
+    uint64_t              *send_lens;    /* sender to another node: per slot, the bytes to move
+                                          * (NULL when the receiver is on this node) */
+    int32_t                recv_remote;  /* the sender is on another node: wait for the tail in LL too */
     uint64_t               send_base, recv_base; /* messages on the connections before this call */
     /* the rank's blocks: semaphores and loop counters (local region) */
     char                  *region;
@@ -66,8 +82,9 @@ typedef struct {
     uint64_t              *trace;        /* cuda, GC3_CUDA_TRACE: this block's clock stamps (NULL: off) */
 } gc3_rt_tb_t;
 
+/* node: per rank, its node (NULL: all on one node) */
 gc3_status_t gc3_rt_layout_compute(const gc3_flat_program_t *flat, int rank, int slots, uint64_t slot_stride,
-                                   gc3_rt_layout_t *layout);
+                                   const int *node, gc3_rt_layout_t *layout);
 void         gc3_rt_layout_free(gc3_rt_layout_t *layout);
 
 /* For block `tb` of `rank`: the block of `peer` on the other end of its sending (receiving)

@@ -332,6 +332,11 @@ static void gc3_host_plan_cleanup(gc3_plan_t *p)
     }
 }
 
+static gc3_status_t gc3_host_host_alloc(gc3_plan_t *p, size_t bytes, char **ptr_p)
+{
+    return gc3_host_mem_alloc(p, bytes, ptr_p);
+}
+
 const gc3_rt_backend_t gc3_rt_backend_host = {
     "host",
     gc3_host_region_create,
@@ -339,6 +344,8 @@ const gc3_rt_backend_t gc3_rt_backend_host = {
     gc3_host_region_unlink,
     gc3_host_region_close,
     gc3_host_mem_alloc,
+    gc3_host_mem_free,
+    gc3_host_host_alloc,
     gc3_host_mem_free,
     gc3_host_start,
     gc3_host_test,

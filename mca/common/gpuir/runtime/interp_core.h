@@ -191,7 +191,8 @@ GC3_DEV static int gc3_core_run(gc3_rt_tb_t *t)
                                                (uint64_t)st->dep_step + 1,
                                            s, l, GC3_WAIT_WHAT_DEP, st->dep_tb, st->dep_step);
                 }
-                if (!failed && (flags & GC3_STEP_F_RECV) && t->proto != GC3_PROTO_LL) {
+                if (!failed && (flags & GC3_STEP_F_RECV) && (t->proto != GC3_PROTO_LL || t->recv_remote)) {
+                    /* LL from another node too: the proxy moves whole messages, then the tail */
                     failed = gc3_core_wait(t, t->recv_tail, t->recv_base + received + 1, s, l, GC3_WAIT_WHAT_RECV, -1, -1);
                 }
                 if (!failed && (flags & GC3_STEP_F_SEND)) {
@@ -237,9 +238,15 @@ GC3_DEV static int gc3_core_run(gc3_rt_tb_t *t)
                     GC3_SYNC();
                     gc3_be_ll_store(t->send_slots + ((seq - 1) % (uint64_t)t->slots) * msg_bytes, t->stage_out, bytes,
                                     (uint32_t)seq);
-                } else {
+                }
+                if (t->proto != GC3_PROTO_LL || t->send_lens) {
+                    /* Simple; or LL to another node, where the proxy needs the tail and the length */
                     GC3_SYNC();
                     if (GC3_LEADER) {
+                        if (t->send_lens) {
+                            t->send_lens[(seq - 1) % (uint64_t)t->slots] =
+                                t->proto == GC3_PROTO_LL ? (bytes + 3) / 4 * 8 : bytes;
+                        }
                         GC3_FENCE_DATA();
                         GC3_STORE_REL(t->send_tail, seq);
                     }
@@ -265,6 +272,11 @@ GC3_DEV static int gc3_core_run(gc3_rt_tb_t *t)
         if (!failed && GC3_LEADER) {
             GC3_STORE_REL_LOCAL(gc3_core_u64(t->region, t->loops_off[t->tb]), t->loops_base[t->tb] + (uint64_t)l + 1);
         }
+    }
+    if (!failed && t->send_lens && GC3_LEADER) {
+        /* to another node: the call ends when the receiver consumed everything, so no transfer of
+         * this call is still under way when the plan is destroyed */
+        failed = gc3_core_wait(t, t->send_head, t->send_base + sent, t->nsteps - 1, t->L - 1, GC3_WAIT_WHAT_SEND, -1, -1);
     }
     if (GC3_LEADER) {
         GC3_STAMP(t, 1 + t->nsteps);

@@ -46,18 +46,32 @@ int gc3_rt_peer_sender(const gc3_flat_program_t *f, int rank, int tb)
     return -1;
 }
 
+uint64_t gc3_rt_net_lens_bytes(int slots)
+{
+    return gc3_round((uint64_t)slots * 8, GC3_RT_LINE);
+}
+
+uint64_t gc3_rt_net_conn_bytes(int slots, uint64_t slot_stride)
+{
+    return GC3_RT_LINE + gc3_rt_net_lens_bytes(slots) + gc3_round((uint64_t)slots * slot_stride, GC3_RT_LINE) + GC3_RT_LINE;
+}
+
 gc3_status_t gc3_rt_layout_compute(const gc3_flat_program_t *f, int rank, int slots, uint64_t slot_stride,
-                                   gc3_rt_layout_t *L)
+                                   const int *node, gc3_rt_layout_t *L)
 {
     const gc3_flat_rank_t *r = &gc3_flat_ranks(f)[rank];
-    uint64_t               off = 0;
+    const gc3_flat_tb_t   *tbs = gc3_flat_tbs(f);
+    uint64_t               off = 0, noff = 0;
 
     L->bytes     = 0;
     L->sem_off   = calloc((size_t)r->ntbs + 1, sizeof(int64_t));
     L->loops_off = calloc((size_t)r->ntbs + 1, sizeof(int64_t));
     L->fifo_off  = calloc((size_t)r->ntbs + 1, sizeof(int64_t));
     L->head_off  = calloc((size_t)r->ntbs + 1, sizeof(int64_t));
-    if (L->sem_off == NULL || L->loops_off == NULL || L->fifo_off == NULL || L->head_off == NULL) {
+    L->net_recv_off = calloc((size_t)r->ntbs + 1, sizeof(int64_t));
+    L->net_send_off = calloc((size_t)r->ntbs + 1, sizeof(int64_t));
+    if (L->sem_off == NULL || L->loops_off == NULL || L->fifo_off == NULL || L->head_off == NULL ||
+        L->net_recv_off == NULL || L->net_send_off == NULL) {
         gc3_rt_layout_free(L);
         return GC3_ERR_NO_MEMORY;
     }
@@ -68,7 +82,16 @@ gc3_status_t gc3_rt_layout_compute(const gc3_flat_program_t *f, int rank, int sl
         off += GC3_RT_LINE;
     }
     for (int t = 0; t < r->ntbs; t++) {
-        L->fifo_off[t] = L->head_off[t] = -1;
+        const gc3_flat_tb_t *me = &tbs[r->tb_begin + t];
+        L->fifo_off[t] = L->head_off[t] = L->net_recv_off[t] = L->net_send_off[t] = -1;
+        if (node != NULL && me->recv >= 0 && node[me->recv] != node[rank] && gc3_rt_peer_sender(f, rank, t) >= 0) {
+            L->net_recv_off[t] = (int64_t)noff;
+            noff += gc3_rt_net_conn_bytes(slots, slot_stride);
+        }
+        if (node != NULL && me->send >= 0 && node[me->send] != node[rank] && gc3_rt_peer_receiver(f, rank, t) >= 0) {
+            L->net_send_off[t] = (int64_t)noff;
+            noff += gc3_rt_net_conn_bytes(slots, slot_stride);
+        }
         if (gc3_rt_peer_sender(f, rank, t) >= 0) {
             L->fifo_off[t] = (int64_t)off; /* tail line, then the slots */
             off            = gc3_round(off + GC3_RT_LINE + (uint64_t)slots * slot_stride, GC3_RT_LINE);
@@ -78,7 +101,8 @@ gc3_status_t gc3_rt_layout_compute(const gc3_flat_program_t *f, int rank, int sl
             off += GC3_RT_LINE;
         }
     }
-    L->bytes = off > 0 ? off : GC3_RT_LINE;
+    L->bytes     = off > 0 ? off : GC3_RT_LINE;
+    L->net_bytes = noff;
     return GC3_OK;
 }
 
@@ -88,7 +112,9 @@ void gc3_rt_layout_free(gc3_rt_layout_t *L)
     free(L->loops_off);
     free(L->fifo_off);
     free(L->head_off);
-    L->sem_off = L->loops_off = L->fifo_off = L->head_off = NULL;
+    free(L->net_recv_off);
+    free(L->net_send_off);
+    L->sem_off = L->loops_off = L->fifo_off = L->head_off = L->net_recv_off = L->net_send_off = NULL;
 }
 
 void gc3_rt_error_format(const gc3_rt_error_t *e, char *buf, size_t len)
@@ -112,6 +138,11 @@ void gc3_rt_error_format(const gc3_rt_error_t *e, char *buf, size_t len)
     case GC3_WAIT_WHAT_WINDOW:
         snprintf(buf, len, "rank %d tb %d (loop %d) waited for tb %d of its rank to finish loop %llu (scratch window)",
                  e->rank, e->tb, e->loop, e->dep_tb, (unsigned long long)e->expected);
+        break;
+    case GC3_WAIT_WHAT_NET:
+        snprintf(buf, len, "rank %d tb %d: the UCX connection to rank %d (channel %d) failed: %s", e->rank, e->tb,
+                 e->peer, e->chan, e->seen == 1 ? "endpoint error (peer process gone or unreachable)"
+                                                 : "a transfer could not be started");
         break;
     default:
         snprintf(buf, len, "rank %d tb %d step %d (loop %d) failed", e->rank, e->tb, e->step, e->loop);

@@ -1,0 +1,722 @@
+/* gc3 / libgpuir: connections between nodes over UCX, moved by one proxy thread per process
+ * (see gc3_rt_net.h for the protocol).
+ *
+ * Why RMA puts and not tagged messages: the FIFO protocol already is one-sided (the sender
+ * writes slots and a tail, the receiver a head), so a put of the slot, a fence and a put of the
+ * tail keep it unchanged on both sides: the receiving blocks poll their own memory exactly as
+ * they do for a peer on their node, the receiving proxy posts nothing, and there is no receive
+ * to match (a tagged design would need the receiving proxy to post receives into the slots in
+ * order and then publish the tail itself: one more hop on the receiver's host per message).
+ *
+ * UCX state (context, worker, endpoints) is per process and shared by all plans; it is created
+ * when the first plan that crosses nodes is set up and destroyed with the last one. All UCX
+ * calls are made under one mutex (worker in UCS_THREAD_MODE_SERIALIZED): the proxy takes it for
+ * each sweep, setup and teardown for their UCX calls. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "gc3_rt_net.h"
+
+#ifdef GC3_HAVE_UCX
+#include <pthread.h>
+#include <sched.h>
+#include <ucp/api/ucp.h>
+
+enum { GC3_LINK_OUT = 0, GC3_LINK_IN = 1 };
+
+/* one connection of a plan to a block on another node, as the proxy sees it */
+typedef struct {
+    int                kind;        /* OUT: this rank sends (slots + tail go out); IN: it receives (head goes out) */
+    int                tb, peer, chan;
+    struct gc3_net_ep *ep;
+    ucp_rkey_h         rkey;        /* the peer's net region */
+    /* OUT: my copies (the blocks write them), the receiver's FIFO */
+    const uint64_t    *l_tail, *l_lens;
+    const char        *l_slots;
+    uint64_t           r_tail, r_slots;
+    /* IN: my head copy, the sender's head */
+    const uint64_t    *l_head;
+    uint64_t           r_head;
+    uint64_t           pushed;      /* counter value sent last */
+    uint64_t           val;         /* source of the counter put in flight */
+    void              *req;         /* that put, while not complete */
+} gc3_net_link_t;
+
+typedef struct gc3_net_ep {
+    void             *addr;         /* the peer worker's address */
+    size_t            addr_len;
+    int               peer_errors;  /* created with UCP_ERR_HANDLING_MODE_PEER */
+    ucp_ep_h          ep;
+    int               failed;       /* set by the error handler */
+    struct gc3_net_ep *next;
+} gc3_net_ep_t;
+
+typedef struct gc3_net_plan {
+    gc3_plan_t         *plan;
+    gc3_net_link_t     *links;
+    int                 nlinks;
+    ucp_mem_h           memh;
+    ucp_rkey_h         *rkeys;      /* per rank, NULL when not used */
+    int                 failed;     /* a link failed: p->err was written */
+    gc3_rt_error_t      err;        /* what failed (kept: the backend clears p->err at each start) */
+    struct gc3_net_plan *next;
+} gc3_net_plan_t;
+
+static struct {
+    pthread_mutex_t lock;
+    int             users;          /* plans set up */
+    int             active;         /* calls under way (atomic) */
+    int             stop;
+    int             cuda_mem;       /* UCX can move CUDA memory (reported, see describe) */
+    pthread_t       thread;
+    ucp_context_h   ctx;
+    ucp_worker_h    worker;
+    gc3_net_ep_t   *eps;
+    gc3_net_plan_t *plans;
+} gc3_net = {PTHREAD_MUTEX_INITIALIZER, 0, 0, 0, 0, 0, NULL, NULL, NULL, NULL};
+
+int gc3_rt_net_available(void)
+{
+    return 1;
+}
+
+/* ---------------------------------------------------------------- errors */
+
+static void gc3_net_link_fail(gc3_net_plan_t *np, const gc3_net_link_t *l, int why)
+{
+    gc3_plan_t *p = np->plan;
+    if (np->failed) {
+        return;
+    }
+    memset(&np->err, 0, sizeof(np->err));
+    np->err.set  = 1;
+    np->err.rank = p->rank;
+    np->err.tb   = l->tb;
+    np->err.what = GC3_WAIT_WHAT_NET;
+    np->err.peer = l->peer;
+    np->err.chan = l->chan;
+    np->err.seen = (uint64_t)why; /* 1: endpoint error, 2: a transfer could not start */
+    np->failed   = 1;
+    /* the blocks of a call under way stop at their next poll of the abort flag */
+    if (p->err != NULL && p->abort_flag != NULL && *p->abort_flag == 0) {
+        *p->err = np->err;
+        __atomic_store_n((int32_t *)p->abort_flag, 1, __ATOMIC_RELEASE);
+    }
+}
+
+static void gc3_net_ep_error(void *arg, ucp_ep_h ep, ucs_status_t status)
+{
+    gc3_net_ep_t *e = arg;
+    (void)ep;
+    (void)status;
+    e->failed = 1; /* called from ucp_worker_progress, with the lock held: the sweep reports it */
+}
+
+/* ---------------------------------------------------------------- the proxy */
+
+static int gc3_net_req_busy(void **req)
+{
+    if (*req == NULL) {
+        return 0;
+    }
+    if (ucp_request_check_status(*req) == UCS_INPROGRESS) {
+        return 1;
+    }
+    ucp_request_free(*req);
+    *req = NULL;
+    return 0;
+}
+
+/* a put; the request, if any, goes to *req (NULL: let it finish on its own). 0, or -1 when it
+ * could not start. */
+static int gc3_net_put(gc3_net_link_t *l, const void *src, size_t len, uint64_t raddr, void **req)
+{
+    ucp_request_param_t prm;
+    ucs_status_ptr_t    r;
+    memset(&prm, 0, sizeof(prm));
+    r = ucp_put_nbx(l->ep->ep, src, len, raddr, l->rkey, &prm);
+    if (UCS_PTR_IS_ERR(r)) {
+        return -1;
+    }
+    if (r != NULL) {
+        if (req != NULL) {
+            *req = r;
+        } else {
+            ucp_request_free(r); /* released by UCX when it completes */
+        }
+    }
+    return 0;
+}
+
+/* One look at a link: send what its blocks published since. 1 when something was sent or is
+ * still under way. */
+static int gc3_net_link_sweep(gc3_net_plan_t *np, gc3_net_link_t *l)
+{
+    const int slots = np->plan->exec->params.slots;
+    uint64_t  now;
+
+    if (l->ep->failed) {
+        gc3_net_link_fail(np, l, 1);
+        return 0;
+    }
+    if (gc3_net_req_busy(&l->req)) {
+        return 1;
+    }
+    if (l->kind == GC3_LINK_OUT) {
+        now = __atomic_load_n(l->l_tail, __ATOMIC_ACQUIRE);
+        if (now <= l->pushed) {
+            return 0;
+        }
+        for (uint64_t seq = l->pushed + 1; seq <= now; seq++) {
+            uint64_t s = (seq - 1) % (uint64_t)slots, len = l->l_lens[s];
+            if (len > 0 && gc3_net_put(l, l->l_slots + s * np->plan->slot_stride, len,
+                                       l->r_slots + s * np->plan->slot_stride, NULL) != 0) {
+                gc3_net_link_fail(np, l, 2);
+                return 0;
+            }
+        }
+        ucp_worker_fence(gc3_net.worker); /* the slots arrive before the tail */
+        l->val = now;
+        if (gc3_net_put(l, &l->val, 8, l->r_tail, &l->req) != 0) {
+            gc3_net_link_fail(np, l, 2);
+            return 0;
+        }
+    } else {
+        now = __atomic_load_n(l->l_head, __ATOMIC_ACQUIRE);
+        if (now <= l->pushed) {
+            return 0;
+        }
+        l->val = now;
+        if (gc3_net_put(l, &l->val, 8, l->r_head, &l->req) != 0) {
+            gc3_net_link_fail(np, l, 2);
+            return 0;
+        }
+    }
+    l->pushed = now;
+    return 1;
+}
+
+static int gc3_net_sweep_locked(void)
+{
+    int busy = 0;
+    for (gc3_net_plan_t *np = gc3_net.plans; np != NULL; np = np->next) {
+        for (int i = 0; i < np->nlinks && !np->failed; i++) {
+            busy |= gc3_net_link_sweep(np, &np->links[i]);
+        }
+    }
+    while (ucp_worker_progress(gc3_net.worker) != 0) {
+        busy = 1;
+    }
+    return busy;
+}
+
+static void *gc3_net_proxy(void *arg)
+{
+    unsigned idle = 0;
+    (void)arg;
+    for (;;) {
+        int busy;
+        pthread_mutex_lock(&gc3_net.lock);
+        if (gc3_net.stop) {
+            pthread_mutex_unlock(&gc3_net.lock);
+            break;
+        }
+        busy = gc3_net_sweep_locked();
+        pthread_mutex_unlock(&gc3_net.lock);
+        idle = busy ? 0 : idle + 1;
+        if (__atomic_load_n(&gc3_net.active, __ATOMIC_ACQUIRE) > 0) {
+            /* a call is under way here: every message needs this thread (and, over TCP, the
+             * peer's puts need our progress too); stay on, but let the blocks' threads have
+             * the core when there is nothing to do */
+            if (idle > 16) {
+                sched_yield();
+            }
+        } else {
+            /* nothing of ours under way: peers that started first still need our progress
+             * (their puts land through our worker on some transports), at a slower pace */
+            struct timespec ts = {0, idle < 1024 ? 5000 : 100000};
+            nanosleep(&ts, NULL);
+        }
+    }
+    return NULL;
+}
+
+/* ---------------------------------------------------------------- process state */
+
+static gc3_status_t gc3_net_start_locked(gc3_diag_t *diag)
+{
+    ucp_params_t        cp;
+    ucp_worker_params_t wp;
+    ucp_config_t       *cfg;
+    ucp_context_attr_t  attr;
+    ucs_status_t        st;
+    int                 rc;
+
+    if (gc3_net.ctx != NULL) {
+        return GC3_OK;
+    }
+    st = ucp_config_read(NULL, NULL, &cfg);
+    if (st != UCS_OK) {
+        gc3_diag_add(diag, "net: ucp_config_read: %s", ucs_status_string(st));
+        return GC3_ERR_IO;
+    }
+    memset(&cp, 0, sizeof(cp));
+    cp.field_mask = UCP_PARAM_FIELD_FEATURES;
+    cp.features   = UCP_FEATURE_RMA;
+    st            = ucp_init(&cp, cfg, &gc3_net.ctx);
+    ucp_config_release(cfg);
+    if (st != UCS_OK) {
+        gc3_net.ctx = NULL;
+        gc3_diag_add(diag, "net: ucp_init: %s", ucs_status_string(st));
+        return GC3_ERR_IO;
+    }
+    memset(&attr, 0, sizeof(attr));
+    attr.field_mask  = UCP_ATTR_FIELD_MEMORY_TYPES;
+    gc3_net.cuda_mem = ucp_context_query(gc3_net.ctx, &attr) == UCS_OK &&
+                       (attr.memory_types & UCS_BIT(UCS_MEMORY_TYPE_CUDA)) != 0;
+    memset(&wp, 0, sizeof(wp));
+    wp.field_mask  = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
+    wp.thread_mode = UCS_THREAD_MODE_SERIALIZED;
+    st             = ucp_worker_create(gc3_net.ctx, &wp, &gc3_net.worker);
+    if (st != UCS_OK) {
+        gc3_diag_add(diag, "net: ucp_worker_create: %s", ucs_status_string(st));
+        goto err_ctx;
+    }
+    gc3_net.stop = 0;
+    rc           = pthread_create(&gc3_net.thread, NULL, gc3_net_proxy, NULL);
+    if (rc != 0) {
+        gc3_diag_add(diag, "net: cannot start the proxy thread: %s", strerror(rc));
+        goto err_worker;
+    }
+    return GC3_OK;
+
+err_worker:
+    ucp_worker_destroy(gc3_net.worker);
+    gc3_net.worker = NULL;
+err_ctx:
+    ucp_cleanup(gc3_net.ctx);
+    gc3_net.ctx = NULL;
+    return GC3_ERR_IO;
+}
+
+/* progress until the request completes or `seconds` pass (lock held) */
+static void gc3_net_wait_req_locked(void *req, double seconds)
+{
+    struct timespec t0, t;
+    if (req == NULL || UCS_PTR_IS_ERR(req)) {
+        return;
+    }
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    while (ucp_request_check_status(req) == UCS_INPROGRESS) {
+        ucp_worker_progress(gc3_net.worker);
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        if ((double)(t.tv_sec - t0.tv_sec) + (double)(t.tv_nsec - t0.tv_nsec) * 1e-9 > seconds) {
+            return; /* a dead peer: leave the request to UCX */
+        }
+    }
+    ucp_request_free(req);
+}
+
+/* the last plan went: endpoints, worker and context too, and the thread stops */
+static void gc3_net_stop_locked(void)
+{
+    if (gc3_net.ctx == NULL) {
+        return;
+    }
+    gc3_net.stop = 1;
+    pthread_mutex_unlock(&gc3_net.lock);
+    pthread_join(gc3_net.thread, NULL);
+    pthread_mutex_lock(&gc3_net.lock);
+    while (gc3_net.eps != NULL) {
+        gc3_net_ep_t       *e = gc3_net.eps;
+        ucp_request_param_t prm;
+        memset(&prm, 0, sizeof(prm));
+        prm.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+        prm.flags        = UCP_EP_CLOSE_FLAG_FORCE;
+        gc3_net_wait_req_locked(ucp_ep_close_nbx(e->ep, &prm), 1.0);
+        gc3_net.eps = e->next;
+        free(e->addr);
+        free(e);
+    }
+    ucp_worker_destroy(gc3_net.worker);
+    ucp_cleanup(gc3_net.ctx);
+    gc3_net.worker = NULL;
+    gc3_net.ctx    = NULL;
+}
+
+/* the endpoint to a worker address, created on first use (lock held) */
+static gc3_net_ep_t *gc3_net_ep_get_locked(const void *addr, size_t len, int peer_errors, gc3_diag_t *diag)
+{
+    ucp_ep_params_t ep;
+    gc3_net_ep_t   *e;
+    ucs_status_t    st;
+
+    for (e = gc3_net.eps; e != NULL; e = e->next) {
+        if (e->addr_len == len && e->peer_errors == peer_errors && memcmp(e->addr, addr, len) == 0) {
+            return e;
+        }
+    }
+    e = calloc(1, sizeof(*e));
+    if (e == NULL || (e->addr = malloc(len)) == NULL) {
+        free(e);
+        return NULL;
+    }
+    memcpy(e->addr, addr, len);
+    e->addr_len    = len;
+    e->peer_errors = peer_errors;
+    memset(&ep, 0, sizeof(ep));
+    /* peer errors: a dead peer is reported at once, but UCX then uses only transports that can
+     * detect it (UCX 1.13: not its shared-memory ones, so TCP between processes of one host) */
+    ep.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE;
+    ep.address    = (const ucp_address_t *)e->addr;
+    ep.err_mode   = peer_errors ? UCP_ERR_HANDLING_MODE_PEER : UCP_ERR_HANDLING_MODE_NONE;
+    if (peer_errors) {
+        ep.field_mask |= UCP_EP_PARAM_FIELD_ERR_HANDLER;
+        ep.err_handler.cb  = gc3_net_ep_error;
+        ep.err_handler.arg = e;
+    }
+    st                 = ucp_ep_create(gc3_net.worker, &ep, &e->ep);
+    if (st != UCS_OK) {
+        gc3_diag_add(diag, "net: ucp_ep_create: %s", ucs_status_string(st));
+        free(e->addr);
+        free(e);
+        return NULL;
+    }
+    e->next     = gc3_net.eps;
+    gc3_net.eps = e;
+    return e;
+}
+
+/* ---------------------------------------------------------------- plans */
+
+/* what each rank publishes: its net region's address, then the lengths and bytes of its worker
+ * address and packed remote key */
+typedef struct {
+    uint64_t base;
+    uint32_t addr_len, rkey_len;
+    int32_t  ok;
+} gc3_net_card_t;
+
+static void gc3_net_plan_release_locked(gc3_net_plan_t *np)
+{
+    if (np->rkeys != NULL) {
+        for (int q = 0; q < np->plan->nranks; q++) {
+            if (np->rkeys[q] != NULL) {
+                ucp_rkey_destroy(np->rkeys[q]);
+            }
+        }
+    }
+    if (np->memh != NULL) {
+        ucp_mem_unmap(gc3_net.ctx, np->memh);
+    }
+    free(np->rkeys);
+    free(np->links);
+    free(np);
+}
+
+gc3_status_t gc3_rt_net_setup(gc3_plan_t *p, const gc3_rt_layout_t *layouts, gc3_diag_t *diag)
+{
+    const gc3_oob_t *oob = &p->exec->params.oob;
+    const int        R = p->nranks, slots = p->exec->params.slots;
+    gc3_net_plan_t  *np = calloc(1, sizeof(*np));
+    gc3_net_card_t   mine, *cards = malloc((size_t)R * sizeof(gc3_net_card_t));
+    ucp_address_t   *waddr = NULL;
+    size_t           waddr_len = 0, rkey_len = 0, blob = 0;
+    void            *rkey_buf = NULL;
+    char            *mine_blob = NULL, *blobs = NULL;
+    gc3_status_t     status = GC3_OK;
+    ucs_status_t     st;
+    int              counted = 0;
+
+    memset(&mine, 0, sizeof(mine));
+    mine.ok = layouts != NULL && np != NULL && cards != NULL;
+    pthread_mutex_lock(&gc3_net.lock);
+    if (mine.ok && gc3_net_start_locked(diag) == GC3_OK) {
+        gc3_net.users++; /* from here on, teardown (or the error path below) gives it back */
+        counted  = 1;
+        np->plan = p;
+        st       = ucp_worker_get_address(gc3_net.worker, &waddr, &waddr_len);
+        if (st != UCS_OK) {
+            gc3_diag_add(diag, "net: ucp_worker_get_address: %s", ucs_status_string(st));
+            mine.ok = 0;
+        }
+    } else {
+        mine.ok = 0;
+    }
+    if (mine.ok && p->net != NULL) {
+        ucp_mem_map_params_t mp;
+        memset(&mp, 0, sizeof(mp));
+        mp.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH;
+        mp.address    = p->net;
+        mp.length     = p->layout.net_bytes;
+        st            = ucp_mem_map(gc3_net.ctx, &mp, &np->memh);
+        if (st == UCS_OK) {
+            st = ucp_rkey_pack(gc3_net.ctx, np->memh, &rkey_buf, &rkey_len);
+        }
+        if (st != UCS_OK) {
+            gc3_diag_add(diag, "net: registering %zu bytes for remote access: %s", p->layout.net_bytes,
+                         ucs_status_string(st));
+            mine.ok = 0;
+        }
+    }
+    pthread_mutex_unlock(&gc3_net.lock);
+    mine.base     = (uint64_t)(uintptr_t)p->net;
+    mine.addr_len = mine.ok ? (uint32_t)waddr_len : 0;
+    mine.rkey_len = mine.ok ? (uint32_t)rkey_len : 0;
+    /* 1. the cards (fixed size); 2. when every rank is ready, the address and key bytes, each
+     * rank's padded to the largest (both exchanges happen on every rank or on none) */
+    if (cards == NULL) {
+        return GC3_ERR_NO_MEMORY; /* out of host memory for R cards: the peers fail at their next step */
+    }
+    if (oob->allgather(oob->ctx, &mine, cards, sizeof(mine)) != 0) {
+        gc3_diag_add(diag, "net: the out-of-band allgather failed");
+        status = GC3_ERR_IO;
+    }
+    for (int q = 0; q < R && status == GC3_OK; q++) {
+        size_t b = (size_t)cards[q].addr_len + cards[q].rkey_len;
+        blob     = b > blob ? b : blob;
+        if (!cards[q].ok) {
+            if (q != p->rank) {
+                gc3_diag_add(diag, "net: rank %d could not set up its inter-node connections", q);
+            }
+            status = GC3_ERR_IO;
+        }
+    }
+    if (status == GC3_OK) {
+        mine_blob = calloc(1, blob);
+        blobs     = malloc(blob * (size_t)R);
+        if (mine_blob == NULL || blobs == NULL) {
+            status = GC3_ERR_NO_MEMORY;
+        } else {
+            memcpy(mine_blob, waddr, waddr_len);
+            if (rkey_len > 0) {
+                memcpy(mine_blob + waddr_len, rkey_buf, rkey_len);
+            }
+            if (oob->allgather(oob->ctx, mine_blob, blobs, blob) != 0) {
+                gc3_diag_add(diag, "net: the out-of-band exchange of UCX addresses failed");
+                status = GC3_ERR_IO;
+            }
+        }
+    }
+    pthread_mutex_lock(&gc3_net.lock);
+    if (waddr != NULL) {
+        ucp_worker_release_address(gc3_net.worker, waddr);
+    }
+    if (rkey_buf != NULL) {
+        ucp_rkey_buffer_release(rkey_buf);
+    }
+    /* links: one per connection to another node */
+    if (status == GC3_OK) {
+        np->rkeys = calloc((size_t)R, sizeof(ucp_rkey_h));
+        np->links = calloc((size_t)(2 * p->ntbs + 1), sizeof(gc3_net_link_t));
+        if (np->rkeys == NULL || np->links == NULL) {
+            status = GC3_ERR_NO_MEMORY;
+        }
+    }
+    for (int t = 0; t < p->ntbs && status == GC3_OK; t++) {
+        for (int kind = 0; kind < 2 && status == GC3_OK; kind++) {
+            const gc3_rt_conn_t *c = &p->conn[t];
+            int                  q = kind == GC3_LINK_OUT ? p->tbs[t].send : p->tbs[t].recv;
+            int                  u;
+            gc3_net_link_t      *l;
+            const char          *qb = blobs + (size_t)q * blob;
+            if (kind == GC3_LINK_OUT ? c->send_lens == NULL : !c->recv_remote) {
+                continue;
+            }
+            u = kind == GC3_LINK_OUT ? gc3_rt_peer_receiver(p->flat, p->rank, t) : gc3_rt_peer_sender(p->flat, p->rank, t);
+            l = &np->links[np->nlinks];
+            l->kind = kind;
+            l->tb   = t;
+            l->peer = q;
+            l->chan = p->tbs[t].chan;
+            l->ep   = gc3_net_ep_get_locked(qb, cards[q].addr_len, p->exec->params.net_peer_errors, diag);
+            if (l->ep == NULL) {
+                status = GC3_ERR_IO;
+                break;
+            }
+            if (np->rkeys[q] == NULL) {
+                st = ucp_ep_rkey_unpack(l->ep->ep, qb + cards[q].addr_len, &np->rkeys[q]);
+                if (st != UCS_OK) {
+                    gc3_diag_add(diag, "net: the remote key of rank %d: %s", q, ucs_status_string(st));
+                    status = GC3_ERR_IO;
+                    break;
+                }
+            }
+            l->rkey = np->rkeys[q];
+            if (kind == GC3_LINK_OUT) {
+                uint64_t rb = cards[q].base + (uint64_t)layouts[q].net_recv_off[u];
+                l->l_tail   = c->send_tail;
+                l->l_lens   = c->send_lens;
+                l->l_slots  = c->send_slots;
+                l->r_tail   = rb;
+                l->r_slots  = rb + GC3_RT_NET_SLOTS_OFF(slots);
+            } else {
+                l->l_head = c->recv_head;
+                l->r_head = cards[q].base + (uint64_t)layouts[q].net_send_off[u] + GC3_RT_NET_HEAD_OFF(slots, p->slot_stride);
+            }
+            np->nlinks++;
+        }
+    }
+    if (status == GC3_OK) {
+        np->next      = gc3_net.plans;
+        gc3_net.plans = np;
+        p->net_state  = np;
+    } else if (counted) {
+        gc3_net_plan_release_locked(np);
+        if (--gc3_net.users == 0) {
+            gc3_net_stop_locked();
+        }
+    } else {
+        free(np);
+    }
+    pthread_mutex_unlock(&gc3_net.lock);
+    free(cards);
+    free(mine_blob);
+    free(blobs);
+    return status;
+}
+
+void gc3_rt_net_teardown(gc3_plan_t *p)
+{
+    gc3_net_plan_t *np = p->net_state, **pp;
+    struct timespec t0, t;
+
+    if (np == NULL) {
+        return;
+    }
+    pthread_mutex_lock(&gc3_net.lock);
+    /* what the blocks published last (the final heads) still goes out, then the worker is
+     * flushed: nothing of this plan is in flight when its memory goes. Bounded: a dead peer
+     * does not hold the teardown. */
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (;;) {
+        int pending = 0;
+        for (int i = 0; i < np->nlinks && !np->failed; i++) {
+            gc3_net_link_t *l = &np->links[i];
+            (void)gc3_net_link_sweep(np, l);
+            pending |= l->req != NULL ||
+                       (l->kind == GC3_LINK_OUT ? __atomic_load_n(l->l_tail, __ATOMIC_ACQUIRE)
+                                                : __atomic_load_n(l->l_head, __ATOMIC_ACQUIRE)) != l->pushed;
+        }
+        ucp_worker_progress(gc3_net.worker);
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        if (!pending || np->failed ||
+            (double)(t.tv_sec - t0.tv_sec) + (double)(t.tv_nsec - t0.tv_nsec) * 1e-9 > 5.0) {
+            break;
+        }
+    }
+    {
+        ucp_request_param_t prm;
+        memset(&prm, 0, sizeof(prm));
+        gc3_net_wait_req_locked(ucp_worker_flush_nbx(gc3_net.worker, &prm), 5.0);
+    }
+    for (pp = &gc3_net.plans; *pp != NULL; pp = &(*pp)->next) {
+        if (*pp == np) {
+            *pp = np->next;
+            break;
+        }
+    }
+    for (int i = 0; i < np->nlinks; i++) {
+        if (np->links[i].req != NULL) {
+            ucp_request_free(np->links[i].req); /* UCX releases it when (if) it completes */
+        }
+    }
+    gc3_net_plan_release_locked(np);
+    p->net_state = NULL;
+    if (--gc3_net.users == 0) {
+        gc3_net_stop_locked();
+    }
+    pthread_mutex_unlock(&gc3_net.lock);
+}
+
+void gc3_rt_net_call_begin(gc3_plan_t *p)
+{
+    (void)p;
+    __atomic_add_fetch(&gc3_net.active, 1, __ATOMIC_ACQ_REL);
+}
+
+void gc3_rt_net_call_end(gc3_plan_t *p)
+{
+    (void)p;
+    __atomic_sub_fetch(&gc3_net.active, 1, __ATOMIC_ACQ_REL);
+}
+
+int gc3_rt_net_failed(const gc3_plan_t *p, gc3_rt_error_t *e)
+{
+    gc3_net_plan_t *np = p->net_state;
+    int             f  = 0;
+    if (np == NULL) {
+        return 0;
+    }
+    pthread_mutex_lock(&gc3_net.lock);
+    if (np->failed) {
+        *e = np->err;
+        f  = 1;
+    }
+    pthread_mutex_unlock(&gc3_net.lock);
+    return f;
+}
+
+void gc3_rt_net_describe(const gc3_plan_t *p, char *buf, size_t len)
+{
+    const gc3_net_plan_t *np = p->net_state;
+    int                   out = 0, in = 0;
+    if (np == NULL) {
+        snprintf(buf, len, "no inter-node connection set up");
+        return;
+    }
+    for (int i = 0; i < np->nlinks; i++) {
+        out += np->links[i].kind == GC3_LINK_OUT;
+        in += np->links[i].kind == GC3_LINK_IN;
+    }
+    snprintf(buf, len, "%d outgoing and %d incoming connection(s) to other nodes through UCX (RMA put, proxy thread%s), "
+             "host-staged: slots in %s%s", out, in, p->exec->params.net_peer_errors ? "" : ", peer errors off",
+             p->exec->params.backend == GC3_BACKEND_CUDA ? "pinned host memory mapped into the GPU" : "host memory",
+             gc3_net.cuda_mem ? " (UCX reports CUDA memory support; the GPUDirect path is not implemented)" : "");
+}
+
+#else /* no UCX */
+
+int gc3_rt_net_available(void)
+{
+    return 0;
+}
+
+gc3_status_t gc3_rt_net_setup(gc3_plan_t *p, const gc3_rt_layout_t *layouts, gc3_diag_t *diag)
+{
+    (void)p;
+    (void)layouts;
+    gc3_diag_add(diag, "net: this library was built without UCX");
+    return GC3_ERR_UNSUPPORTED;
+}
+
+void gc3_rt_net_teardown(gc3_plan_t *p)
+{
+    (void)p;
+}
+
+void gc3_rt_net_call_begin(gc3_plan_t *p)
+{
+    (void)p;
+}
+
+void gc3_rt_net_call_end(gc3_plan_t *p)
+{
+    (void)p;
+}
+
+int gc3_rt_net_failed(const gc3_plan_t *p, gc3_rt_error_t *e)
+{
+    (void)p;
+    (void)e;
+    return 0;
+}
+
+void gc3_rt_net_describe(const gc3_plan_t *p, char *buf, size_t len)
+{
+    (void)p;
+    snprintf(buf, len, "no inter-node transport (built without UCX)");
+}
+
+#endif
