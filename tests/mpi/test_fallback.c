@@ -1,7 +1,8 @@
 /* The collectives coll/gc3 passes on must give correct results on device buffers (staged
  * through host memory), not crash: bcast, reduce, allgather, allgatherv, gather(v), scatter(v),
  * alltoallv, alltoallw, reduce_scatter(_block), scan, exscan and their nonblocking forms, plus
- * allreduce/alltoall on the staging path, nonblocking and persistent.
+ * allreduce/alltoall on the staging path, nonblocking and persistent, and the neighbourhood
+ * collectives (blocking and nonblocking) on a periodic 1-D Cartesian communicator.
  * --device: real device buffers (GPU machine); otherwise run with --mca coll_gc3_stage_host true
  * so that host buffers take the staging path. Every result is checked against a host computation.
  * --expect-error: the coll_gc3_fallback=error policy (a call gc3 does not run fails). */
@@ -264,6 +265,84 @@ static void collectives(int nb, int n, int root, int *h, int *g, int *a, int *b)
 
 }
 
+/* The neighbourhood collectives on a periodic ring (MPI_Cart_create, 1 dimension): the
+ * neighbours are, in order, left = rank-1 and right = rank+1. k ints per block; v-forms leave
+ * gaps between the receive blocks, which must come back unchanged. */
+static void neighbors(int nb, int k, int *h, int *g, int *a, int *b)
+{
+    MPI_Comm ring;
+    int      dims[1] = {size}, periods[1] = {1}, ok, left = (rank + size - 1) % size, right = (rank + 1) % size;
+    int      nbr[2];
+
+    MPI_Cart_create(MPI_COMM_WORLD, 1, dims, periods, 0, &ring);
+    nbr[0] = left;
+    nbr[1] = right;
+    /* neighbor_allgather: my k ints to both; block j from neighbour j */
+    for (int i = 0; i < k; i++) h[i] = V(rank, i);
+    dput(a, h, (size_t)k);
+    NB(MPI_Neighbor_allgather(a, k, MPI_INT, b, k, MPI_INT, ring),
+       MPI_Ineighbor_allgather(a, k, MPI_INT, b, k, MPI_INT, ring, &rq));
+    dget(g, b, (size_t)(2 * k));
+    ok = 1;
+    for (int j = 0; j < 2; j++) for (int i = 0; i < k; i++) ok &= g[j * k + i] == V(nbr[j], i);
+    check(ok, nb ? "ineighbor_allgather" : "neighbor_allgather");
+
+    /* neighbor_alltoall: block j goes to neighbour j; I get the left's block for its right (1)
+     * first, then the right's block for its left (0) */
+    for (int j = 0; j < 2; j++) for (int i = 0; i < k; i++) h[j * k + i] = V(rank, j * 100 + i);
+    dput(a, h, (size_t)(2 * k));
+    NB(MPI_Neighbor_alltoall(a, k, MPI_INT, b, k, MPI_INT, ring),
+       MPI_Ineighbor_alltoall(a, k, MPI_INT, b, k, MPI_INT, ring, &rq));
+    dget(g, b, (size_t)(2 * k));
+    ok = 1;
+    for (int i = 0; i < k; i++) ok &= g[i] == V(left, 100 + i) && g[k + i] == V(right, i);
+    check(ok, nb ? "ineighbor_alltoall" : "neighbor_alltoall");
+
+    /* v-forms: receive blocks at 0 and k + 3 (a gap of 3 ints that must keep -7) */
+    {
+        int cnt[2] = {k, k}, sd[2] = {0, k}, rd[2] = {0, k + 3};
+        for (int i = 0; i < 2 * k + 3; i++) h[i] = -7;
+        dput(b, h, (size_t)(2 * k + 3));
+        for (int i = 0; i < k; i++) h[i] = V(rank, i);
+        dput(a, h, (size_t)k);
+        NB(MPI_Neighbor_allgatherv(a, k, MPI_INT, b, cnt, rd, MPI_INT, ring),
+           MPI_Ineighbor_allgatherv(a, k, MPI_INT, b, cnt, rd, MPI_INT, ring, &rq));
+        dget(g, b, (size_t)(2 * k + 3));
+        ok = g[k] == -7 && g[k + 1] == -7 && g[k + 2] == -7;
+        for (int j = 0; j < 2; j++) for (int i = 0; i < k; i++) ok &= g[rd[j] + i] == V(nbr[j], i);
+        check(ok, nb ? "ineighbor_allgatherv (gap kept)" : "neighbor_allgatherv (gap kept)");
+
+        for (int i = 0; i < 2 * k + 3; i++) h[i] = -7;
+        dput(b, h, (size_t)(2 * k + 3));
+        for (int j = 0; j < 2; j++) for (int i = 0; i < k; i++) h[j * k + i] = V(rank, j * 100 + i);
+        dput(a, h, (size_t)(2 * k));
+        NB(MPI_Neighbor_alltoallv(a, cnt, sd, MPI_INT, b, cnt, rd, MPI_INT, ring),
+           MPI_Ineighbor_alltoallv(a, cnt, sd, MPI_INT, b, cnt, rd, MPI_INT, ring, &rq));
+        dget(g, b, (size_t)(2 * k + 3));
+        ok = g[k] == -7 && g[k + 1] == -7 && g[k + 2] == -7;
+        for (int i = 0; i < k; i++) ok &= g[i] == V(left, 100 + i) && g[k + 3 + i] == V(right, i);
+        check(ok, nb ? "ineighbor_alltoallv (gap kept)" : "neighbor_alltoallv (gap kept)");
+    }
+
+    /* w-form: byte displacements (MPI_Aint), the receive blocks one int apart */
+    {
+        int          cnt[2] = {k, k};
+        MPI_Aint     sd[2] = {0, (MPI_Aint)k * (MPI_Aint)sizeof(int)}, rd[2] = {0, (MPI_Aint)(k + 1) * (MPI_Aint)sizeof(int)};
+        MPI_Datatype ty[2] = {MPI_INT, MPI_INT};
+        for (int i = 0; i < 2 * k + 1; i++) h[i] = -7;
+        dput(b, h, (size_t)(2 * k + 1));
+        for (int j = 0; j < 2; j++) for (int i = 0; i < k; i++) h[j * k + i] = V(rank, j * 100 + i);
+        dput(a, h, (size_t)(2 * k));
+        NB(MPI_Neighbor_alltoallw(a, cnt, sd, ty, b, cnt, rd, ty, ring),
+           MPI_Ineighbor_alltoallw(a, cnt, sd, ty, b, cnt, rd, ty, ring, &rq));
+        dget(g, b, (size_t)(2 * k + 1));
+        ok = g[k] == -7;
+        for (int i = 0; i < k; i++) ok &= g[i] == V(left, 100 + i) && g[k + 1 + i] == V(right, i);
+        check(ok, nb ? "ineighbor_alltoallw (gap kept)" : "neighbor_alltoallw (gap kept)");
+    }
+    MPI_Comm_free(&ring);
+}
+
 int main(int argc, char **argv)
 {
     const int n = 1000, root = 1 % 2;
@@ -298,6 +377,8 @@ int main(int argc, char **argv)
 
     collectives(0, n, root, h, g, a, b);
     collectives(1, n, root, h, g, a, b);
+    neighbors(0, n, h, g, a, b);
+    neighbors(1, n, h, g, a, b);
 
     /* allreduce and alltoall on the staging path (in place too) */
     for (int i = 0; i < n; i++) h[i] = V(rank, i);

@@ -64,6 +64,10 @@ OMPI_MODULE_DECLSPEC extern mca_coll_gc3_component_t mca_coll_gc3_component;
 #define MCA_COLL_GC3_PREV(name)                        \
     mca_coll_base_module_##name##_fn_t prev_##name;    \
     mca_coll_base_module_t            *prev_##name##_module
+/* the neighbourhood collectives share the function types of their plain forms */
+#define MCA_COLL_GC3_PREV_AS(name, type)               \
+    mca_coll_base_module_##type##_fn_t prev_##name;    \
+    mca_coll_base_module_t            *prev_##name##_module
 
 enum { MCA_COLL_GC3_ALLREDUCE, MCA_COLL_GC3_ALLTOALL, MCA_COLL_GC3_ALLGATHER, MCA_COLL_GC3_REDUCE_SCATTER, MCA_COLL_GC3_NCOLL };
 extern const char *const mca_coll_gc3_coll_names[MCA_COLL_GC3_NCOLL]; /* "allreduce", ... */
@@ -114,6 +118,16 @@ typedef struct mca_coll_gc3_module_t {
     MCA_COLL_GC3_PREV(iscatterv);
     MCA_COLL_GC3_PREV(alltoallw);
     MCA_COLL_GC3_PREV(ialltoallw);
+    MCA_COLL_GC3_PREV_AS(neighbor_allgather, allgather);
+    MCA_COLL_GC3_PREV_AS(neighbor_allgatherv, allgatherv);
+    MCA_COLL_GC3_PREV_AS(neighbor_alltoall, alltoall);
+    MCA_COLL_GC3_PREV_AS(neighbor_alltoallv, alltoallv);
+    MCA_COLL_GC3_PREV(neighbor_alltoallw);
+    MCA_COLL_GC3_PREV_AS(ineighbor_allgather, iallgather);
+    MCA_COLL_GC3_PREV_AS(ineighbor_allgatherv, iallgatherv);
+    MCA_COLL_GC3_PREV_AS(ineighbor_alltoall, ialltoall);
+    MCA_COLL_GC3_PREV_AS(ineighbor_alltoallv, ialltoallv);
+    MCA_COLL_GC3_PREV(ineighbor_alltoallw);
     struct ompi_communicator_t *comm;
     gc3_exec_t                 *exec[MCA_COLL_GC3_NBACKEND];
     int                         exec_state[MCA_COLL_GC3_NBACKEND];
@@ -266,6 +280,43 @@ int mca_coll_gc3_alltoallw(const void *sbuf, const int *scounts, const int *sdis
                            struct ompi_datatype_t *const *sdts, void *rbuf, const int *rcounts, const int *rdispls,
                            struct ompi_datatype_t *const *rdts, struct ompi_communicator_t *comm,
                            mca_coll_base_module_t *module);
+/* neighbourhood collectives (topology communicators): staged on device buffers */
+int mca_coll_gc3_neighbor_allgather(const void *sbuf, int scount, struct ompi_datatype_t *sdt, void *rbuf, int rcount,
+                                    struct ompi_datatype_t *rdt, struct ompi_communicator_t *comm,
+                                    mca_coll_base_module_t *module);
+int mca_coll_gc3_neighbor_allgatherv(const void *sbuf, int scount, struct ompi_datatype_t *sdt, void *rbuf,
+                                     const int *rcounts, const int *displs, struct ompi_datatype_t *rdt,
+                                     struct ompi_communicator_t *comm, mca_coll_base_module_t *module);
+int mca_coll_gc3_neighbor_alltoall(const void *sbuf, int scount, struct ompi_datatype_t *sdt, void *rbuf, int rcount,
+                                   struct ompi_datatype_t *rdt, struct ompi_communicator_t *comm,
+                                   mca_coll_base_module_t *module);
+int mca_coll_gc3_neighbor_alltoallv(const void *sbuf, const int *scounts, const int *sdispls,
+                                    struct ompi_datatype_t *sdt, void *rbuf, const int *rcounts, const int *rdispls,
+                                    struct ompi_datatype_t *rdt, struct ompi_communicator_t *comm,
+                                    mca_coll_base_module_t *module);
+int mca_coll_gc3_neighbor_alltoallw(const void *sbuf, const int *scounts, const MPI_Aint *sdispls,
+                                    struct ompi_datatype_t *const *sdts, void *rbuf, const int *rcounts,
+                                    const MPI_Aint *rdispls, struct ompi_datatype_t *const *rdts,
+                                    struct ompi_communicator_t *comm, mca_coll_base_module_t *module);
+int mca_coll_gc3_ineighbor_allgather(const void *sbuf, int scount, struct ompi_datatype_t *sdt, void *rbuf, int rcount,
+                                     struct ompi_datatype_t *rdt, struct ompi_communicator_t *comm,
+                                     ompi_request_t **request, mca_coll_base_module_t *module);
+int mca_coll_gc3_ineighbor_allgatherv(const void *sbuf, int scount, struct ompi_datatype_t *sdt, void *rbuf,
+                                      const int *rcounts, const int *displs, struct ompi_datatype_t *rdt,
+                                      struct ompi_communicator_t *comm, ompi_request_t **request,
+                                      mca_coll_base_module_t *module);
+int mca_coll_gc3_ineighbor_alltoall(const void *sbuf, int scount, struct ompi_datatype_t *sdt, void *rbuf, int rcount,
+                                    struct ompi_datatype_t *rdt, struct ompi_communicator_t *comm,
+                                    ompi_request_t **request, mca_coll_base_module_t *module);
+int mca_coll_gc3_ineighbor_alltoallv(const void *sbuf, const int *scounts, const int *sdispls,
+                                     struct ompi_datatype_t *sdt, void *rbuf, const int *rcounts, const int *rdispls,
+                                     struct ompi_datatype_t *rdt, struct ompi_communicator_t *comm,
+                                     ompi_request_t **request, mca_coll_base_module_t *module);
+int mca_coll_gc3_ineighbor_alltoallw(const void *sbuf, const int *scounts, const MPI_Aint *sdispls,
+                                     struct ompi_datatype_t *const *sdts, void *rbuf, const int *rcounts,
+                                     const MPI_Aint *rdispls, struct ompi_datatype_t *const *rdts,
+                                     struct ompi_communicator_t *comm, ompi_request_t **request,
+                                     mca_coll_base_module_t *module);
 /* nonblocking forms: on device buffers the blocking form, completed at once (coll_gc3_fallback.c) */
 int mca_coll_gc3_ialltoallw(const void *sbuf, const int *scounts, const int *sdispls,
                             struct ompi_datatype_t *const *sdts, void *rbuf, const int *rcounts, const int *rdispls,

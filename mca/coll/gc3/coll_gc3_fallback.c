@@ -384,7 +384,10 @@ GC3_SCAN_LIKE(exscan)
 
 /* Bytes [0, end) that blocks of counts[q] x types[q] at byte displacements displs[q] reach; -1
  * when one starts before the buffer (a negative displacement or lower bound: not staged). */
-static long gc3_wspan(const int *counts, const int *displs, struct ompi_datatype_t *const *types, int n)
+/* bytes from the buffer's start to the end of the last block of a w-collective (displacements
+ * in bytes, as int or as MPI_Aint); -1 when a block starts before the buffer */
+static long gc3_wspan(const int *counts, const int *idispls, const MPI_Aint *adispls,
+                      struct ompi_datatype_t *const *types, int n)
 {
     long end = 0;
     for (int q = 0; q < n; q++) {
@@ -395,7 +398,7 @@ static long gc3_wspan(const int *counts, const int *displs, struct ompi_datatype
         }
         ompi_datatype_get_extent(types[q], &lb, &extent);
         ompi_datatype_get_true_extent(types[q], &true_lb, &true_extent);
-        lo = (long)displs[q] + (long)true_lb;
+        lo = (idispls != NULL ? (long)idispls[q] : (long)adispls[q]) + (long)true_lb;
         hi = lo + (long)true_extent + (long)(counts[q] - 1) * (long)extent;
         if (lo < 0) {
             return -1;
@@ -413,8 +416,8 @@ int mca_coll_gc3_alltoallw(const void *sbuf, const int *scounts, const int *sdis
     mca_coll_gc3_module_t *m = (mca_coll_gc3_module_t *)module;
     mca_coll_gc3_stage_t   s, r;
     int                    rc, n = ompi_comm_size(comm), inplace = sbuf == MPI_IN_PLACE;
-    long                   sspan = inplace ? 0 : gc3_wspan(scounts, sdispls, sdts, n),
-                           rspan = gc3_wspan(rcounts, rdispls, rdts, n);
+    long                   sspan = inplace ? 0 : gc3_wspan(scounts, sdispls, NULL, sdts, n),
+                           rspan = gc3_wspan(rcounts, rdispls, NULL, rdts, n);
 
     GC3_PREV_OR_FAIL(m, comm, alltoallw);
     rc = OMPI_SUCCESS;
@@ -441,6 +444,131 @@ int mca_coll_gc3_alltoallw(const void *sbuf, const int *scounts, const int *sdis
         rc = mca_coll_gc3_stage_out(&r, MPI_BYTE, (size_t)rspan, 1, rc);
     }
     return mca_coll_gc3_stage_out(&s, MPI_BYTE, (size_t)sspan, 0, rc);
+}
+
+/* ---------------------------------------------------------------- neighbourhood collectives
+ * On a topology communicator: the buffers hold one block per in-neighbour (receive) or
+ * out-neighbour (send), so the spans come from the neighbour counts. */
+
+/* in- and out-degree of this rank (MPI_ERR_TOPOLOGY on a communicator without a topology) */
+static int gc3_neighbors(struct ompi_communicator_t *comm, int *in, int *out)
+{
+    int kind = MPI_UNDEFINED, rc = MPI_Topo_test(comm, &kind), w;
+    *in = *out = 0;
+    if (rc != MPI_SUCCESS) {
+        return rc;
+    }
+    switch (kind) {
+    case MPI_CART:
+        rc   = MPI_Cartdim_get(comm, in);
+        *in  = 2 * *in;
+        *out = *in;
+        return rc;
+    case MPI_GRAPH:
+        rc   = MPI_Graph_neighbors_count(comm, ompi_comm_rank(comm), in);
+        *out = *in;
+        return rc;
+    case MPI_DIST_GRAPH:
+        return MPI_Dist_graph_neighbors_count(comm, in, out, &w);
+    default:
+        return MPI_ERR_TOPOLOGY;
+    }
+}
+
+/* the common frame: pass on host buffers; otherwise stage send (sspan) and receive (rspan,
+ * copied in too: what lies between the blocks comes back unchanged) around `call` */
+#define GC3_NEIGHBOR_STAGED(name, sdt_, sspan_, rdt_, rspan_, pass, call)                                        \
+    do {                                                                                                        \
+        mca_coll_gc3_module_t *m = (mca_coll_gc3_module_t *)module;                                              \
+        mca_coll_gc3_stage_t   s, r;                                                                             \
+        int                    in, out, rc;                                                                      \
+        GC3_PREV_OR_FAIL(m, comm, name);                                                                         \
+        rc = OMPI_SUCCESS;                                                                                       \
+        if ((!mca_coll_gc3_is_device(sbuf) && !mca_coll_gc3_is_device(rbuf)) ||                                  \
+            !mca_coll_gc3_stage_call(comm, #name, &rc)) {                                                        \
+            return rc != OMPI_SUCCESS ? rc : (pass);                                                             \
+        }                                                                                                        \
+        if ((rc = gc3_neighbors(comm, &in, &out)) != MPI_SUCCESS) {                                              \
+            return rc;                                                                                           \
+        }                                                                                                        \
+        {                                                                                                        \
+            long sspan = (sspan_), rspan = (rspan_);                                                             \
+            if (sspan < 0 || rspan < 0) {                                                                        \
+                opal_output(0, "coll:gc3: comm %s rank %d: " #name " on device buffers with a block before the " \
+                            "buffer's start cannot be staged: the call fails", comm->c_name,                     \
+                            ompi_comm_rank(comm));                                                               \
+                return MPI_ERR_UNSUPPORTED_OPERATION;                                                            \
+            }                                                                                                    \
+            rc = mca_coll_gc3_stage_in(&s, (void *)sbuf, (sdt_), (size_t)sspan, 1);                              \
+            if (rc == OMPI_SUCCESS) {                                                                            \
+                rc = mca_coll_gc3_stage_in(&r, rbuf, (rdt_), (size_t)rspan, 1);                                  \
+                if (rc == OMPI_SUCCESS) {                                                                        \
+                    rc = (call);                                                                                 \
+                }                                                                                                \
+                rc = mca_coll_gc3_stage_out(&r, (rdt_), (size_t)rspan, 1, rc);                                   \
+            }                                                                                                    \
+            return mca_coll_gc3_stage_out(&s, (sdt_), (size_t)sspan, 0, rc);                                     \
+        }                                                                                                        \
+    } while (0)
+
+int mca_coll_gc3_neighbor_allgather(const void *sbuf, int scount, struct ompi_datatype_t *sdt, void *rbuf, int rcount,
+                                    struct ompi_datatype_t *rdt, struct ompi_communicator_t *comm,
+                                    mca_coll_base_module_t *module)
+{
+    GC3_NEIGHBOR_STAGED(neighbor_allgather, sdt, (long)scount, rdt, (long)in * rcount,
+                        m->prev_neighbor_allgather(sbuf, scount, sdt, rbuf, rcount, rdt, comm,
+                                                   m->prev_neighbor_allgather_module),
+                        m->prev_neighbor_allgather(s.base, scount, sdt, r.base, rcount, rdt, comm,
+                                                   m->prev_neighbor_allgather_module));
+}
+
+int mca_coll_gc3_neighbor_allgatherv(const void *sbuf, int scount, struct ompi_datatype_t *sdt, void *rbuf,
+                                     const int *rcounts, const int *displs, struct ompi_datatype_t *rdt,
+                                     struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
+{
+    GC3_NEIGHBOR_STAGED(neighbor_allgatherv, sdt, (long)scount, rdt, (long)gc3_vspan(rcounts, displs, in),
+                        m->prev_neighbor_allgatherv(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, comm,
+                                                    m->prev_neighbor_allgatherv_module),
+                        m->prev_neighbor_allgatherv(s.base, scount, sdt, r.base, rcounts, displs, rdt, comm,
+                                                    m->prev_neighbor_allgatherv_module));
+}
+
+int mca_coll_gc3_neighbor_alltoall(const void *sbuf, int scount, struct ompi_datatype_t *sdt, void *rbuf, int rcount,
+                                   struct ompi_datatype_t *rdt, struct ompi_communicator_t *comm,
+                                   mca_coll_base_module_t *module)
+{
+    GC3_NEIGHBOR_STAGED(neighbor_alltoall, sdt, (long)out * scount, rdt, (long)in * rcount,
+                        m->prev_neighbor_alltoall(sbuf, scount, sdt, rbuf, rcount, rdt, comm,
+                                                  m->prev_neighbor_alltoall_module),
+                        m->prev_neighbor_alltoall(s.base, scount, sdt, r.base, rcount, rdt, comm,
+                                                  m->prev_neighbor_alltoall_module));
+}
+
+int mca_coll_gc3_neighbor_alltoallv(const void *sbuf, const int *scounts, const int *sdispls,
+                                    struct ompi_datatype_t *sdt, void *rbuf, const int *rcounts, const int *rdispls,
+                                    struct ompi_datatype_t *rdt, struct ompi_communicator_t *comm,
+                                    mca_coll_base_module_t *module)
+{
+    GC3_NEIGHBOR_STAGED(neighbor_alltoallv, sdt, (long)gc3_vspan(scounts, sdispls, out), rdt,
+                        (long)gc3_vspan(rcounts, rdispls, in),
+                        m->prev_neighbor_alltoallv(sbuf, scounts, sdispls, sdt, rbuf, rcounts, rdispls, rdt, comm,
+                                                   m->prev_neighbor_alltoallv_module),
+                        m->prev_neighbor_alltoallv(s.base, scounts, sdispls, sdt, r.base, rcounts, rdispls, rdt, comm,
+                                                   m->prev_neighbor_alltoallv_module));
+}
+
+/* staged as bytes from the buffer's start (the byte displacements stay valid) */
+int mca_coll_gc3_neighbor_alltoallw(const void *sbuf, const int *scounts, const MPI_Aint *sdispls,
+                                    struct ompi_datatype_t *const *sdts, void *rbuf, const int *rcounts,
+                                    const MPI_Aint *rdispls, struct ompi_datatype_t *const *rdts,
+                                    struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
+{
+    GC3_NEIGHBOR_STAGED(neighbor_alltoallw, MPI_BYTE, gc3_wspan(scounts, NULL, sdispls, sdts, out), MPI_BYTE,
+                        gc3_wspan(rcounts, NULL, rdispls, rdts, in),
+                        m->prev_neighbor_alltoallw(sbuf, scounts, sdispls, sdts, rbuf, rcounts, rdispls, rdts, comm,
+                                                   m->prev_neighbor_alltoallw_module),
+                        m->prev_neighbor_alltoallw(s.base, scounts, sdispls, sdts, r.base, rcounts, rdispls, rdts,
+                                                   comm, m->prev_neighbor_alltoallw_module));
 }
 
 /* ---------------------------------------------------------------- nonblocking forms
@@ -642,4 +770,71 @@ int mca_coll_gc3_ialltoallw(const void *sbuf, const int *scounts, const int *sdi
     GC3_PREV_OR_FAIL(m, comm, ialltoallw);
     return m->prev_ialltoallw(sbuf, scounts, sdispls, sdts, rbuf, rcounts, rdispls, rdts, comm, request,
                               m->prev_ialltoallw_module);
+}
+
+/* the nonblocking neighbourhood collectives */
+#define GC3_INEIGHBOR(name, blocking_call, pass_call)                                                            \
+    do {                                                                                                        \
+        mca_coll_gc3_module_t *m = (mca_coll_gc3_module_t *)module;                                              \
+        if (gc3_nb_blocking(comm, #name, mca_coll_gc3_is_device(sbuf) || mca_coll_gc3_is_device(rbuf))) {        \
+            return GC3_NB_DONE(request, (blocking_call));                                                        \
+        }                                                                                                        \
+        GC3_PREV_OR_FAIL(m, comm, name);                                                                         \
+        return (pass_call);                                                                                      \
+    } while (0)
+
+int mca_coll_gc3_ineighbor_allgather(const void *sbuf, int scount, struct ompi_datatype_t *sdt, void *rbuf, int rcount,
+                                     struct ompi_datatype_t *rdt, struct ompi_communicator_t *comm,
+                                     ompi_request_t **request, mca_coll_base_module_t *module)
+{
+    GC3_INEIGHBOR(ineighbor_allgather,
+                  mca_coll_gc3_neighbor_allgather(sbuf, scount, sdt, rbuf, rcount, rdt, comm, module),
+                  m->prev_ineighbor_allgather(sbuf, scount, sdt, rbuf, rcount, rdt, comm, request,
+                                              m->prev_ineighbor_allgather_module));
+}
+
+int mca_coll_gc3_ineighbor_allgatherv(const void *sbuf, int scount, struct ompi_datatype_t *sdt, void *rbuf,
+                                      const int *rcounts, const int *displs, struct ompi_datatype_t *rdt,
+                                      struct ompi_communicator_t *comm, ompi_request_t **request,
+                                      mca_coll_base_module_t *module)
+{
+    GC3_INEIGHBOR(ineighbor_allgatherv,
+                  mca_coll_gc3_neighbor_allgatherv(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, comm, module),
+                  m->prev_ineighbor_allgatherv(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, comm, request,
+                                               m->prev_ineighbor_allgatherv_module));
+}
+
+int mca_coll_gc3_ineighbor_alltoall(const void *sbuf, int scount, struct ompi_datatype_t *sdt, void *rbuf, int rcount,
+                                    struct ompi_datatype_t *rdt, struct ompi_communicator_t *comm,
+                                    ompi_request_t **request, mca_coll_base_module_t *module)
+{
+    GC3_INEIGHBOR(ineighbor_alltoall,
+                  mca_coll_gc3_neighbor_alltoall(sbuf, scount, sdt, rbuf, rcount, rdt, comm, module),
+                  m->prev_ineighbor_alltoall(sbuf, scount, sdt, rbuf, rcount, rdt, comm, request,
+                                             m->prev_ineighbor_alltoall_module));
+}
+
+int mca_coll_gc3_ineighbor_alltoallv(const void *sbuf, const int *scounts, const int *sdispls,
+                                     struct ompi_datatype_t *sdt, void *rbuf, const int *rcounts, const int *rdispls,
+                                     struct ompi_datatype_t *rdt, struct ompi_communicator_t *comm,
+                                     ompi_request_t **request, mca_coll_base_module_t *module)
+{
+    GC3_INEIGHBOR(ineighbor_alltoallv,
+                  mca_coll_gc3_neighbor_alltoallv(sbuf, scounts, sdispls, sdt, rbuf, rcounts, rdispls, rdt, comm,
+                                                  module),
+                  m->prev_ineighbor_alltoallv(sbuf, scounts, sdispls, sdt, rbuf, rcounts, rdispls, rdt, comm, request,
+                                              m->prev_ineighbor_alltoallv_module));
+}
+
+int mca_coll_gc3_ineighbor_alltoallw(const void *sbuf, const int *scounts, const MPI_Aint *sdispls,
+                                     struct ompi_datatype_t *const *sdts, void *rbuf, const int *rcounts,
+                                     const MPI_Aint *rdispls, struct ompi_datatype_t *const *rdts,
+                                     struct ompi_communicator_t *comm, ompi_request_t **request,
+                                     mca_coll_base_module_t *module)
+{
+    GC3_INEIGHBOR(ineighbor_alltoallw,
+                  mca_coll_gc3_neighbor_alltoallw(sbuf, scounts, sdispls, sdts, rbuf, rcounts, rdispls, rdts, comm,
+                                                  module),
+                  m->prev_ineighbor_alltoallw(sbuf, scounts, sdispls, sdts, rbuf, rcounts, rdispls, rdts, comm,
+                                              request, m->prev_ineighbor_alltoallw_module));
 }

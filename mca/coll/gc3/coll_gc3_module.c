@@ -85,6 +85,16 @@ static void mca_coll_gc3_module_destruct(mca_coll_gc3_module_t *m)
     GC3_RELEASE_PREV(m, iscatterv);
     GC3_RELEASE_PREV(m, alltoallw);
     GC3_RELEASE_PREV(m, ialltoallw);
+    GC3_RELEASE_PREV(m, neighbor_allgather);
+    GC3_RELEASE_PREV(m, neighbor_allgatherv);
+    GC3_RELEASE_PREV(m, neighbor_alltoall);
+    GC3_RELEASE_PREV(m, neighbor_alltoallv);
+    GC3_RELEASE_PREV(m, neighbor_alltoallw);
+    GC3_RELEASE_PREV(m, ineighbor_allgather);
+    GC3_RELEASE_PREV(m, ineighbor_allgatherv);
+    GC3_RELEASE_PREV(m, ineighbor_alltoall);
+    GC3_RELEASE_PREV(m, ineighbor_alltoallv);
+    GC3_RELEASE_PREV(m, ineighbor_alltoallw);
 }
 
 OBJ_CLASS_INSTANCE(mca_coll_gc3_module_t, mca_coll_base_module_t, mca_coll_gc3_module_construct,
@@ -143,6 +153,16 @@ static int mca_coll_gc3_module_enable(mca_coll_base_module_t *module, struct omp
     GC3_SAVE_PREV(m, comm, iscatterv);
     GC3_SAVE_PREV(m, comm, alltoallw);
     GC3_SAVE_PREV(m, comm, ialltoallw);
+    GC3_SAVE_PREV(m, comm, neighbor_allgather);
+    GC3_SAVE_PREV(m, comm, neighbor_allgatherv);
+    GC3_SAVE_PREV(m, comm, neighbor_alltoall);
+    GC3_SAVE_PREV(m, comm, neighbor_alltoallv);
+    GC3_SAVE_PREV(m, comm, neighbor_alltoallw);
+    GC3_SAVE_PREV(m, comm, ineighbor_allgather);
+    GC3_SAVE_PREV(m, comm, ineighbor_allgatherv);
+    GC3_SAVE_PREV(m, comm, ineighbor_alltoall);
+    GC3_SAVE_PREV(m, comm, ineighbor_alltoallv);
+    GC3_SAVE_PREV(m, comm, ineighbor_alltoallw);
     m->comm = comm;
     opal_output_verbose(3, mca_coll_gc3_component.output, "coll:gc3: enabled on comm %s (%d ranks)", comm->c_name,
                         ompi_comm_size(comm));
@@ -868,6 +888,16 @@ mca_coll_base_module_t *mca_coll_gc3_comm_query(struct ompi_communicator_t *comm
     m->super.coll_iscatterv              = mca_coll_gc3_iscatterv;
     m->super.coll_alltoallw              = mca_coll_gc3_alltoallw;
     m->super.coll_ialltoallw             = mca_coll_gc3_ialltoallw;
+    m->super.coll_neighbor_allgather       = mca_coll_gc3_neighbor_allgather;
+    m->super.coll_neighbor_allgatherv      = mca_coll_gc3_neighbor_allgatherv;
+    m->super.coll_neighbor_alltoall        = mca_coll_gc3_neighbor_alltoall;
+    m->super.coll_neighbor_alltoallv       = mca_coll_gc3_neighbor_alltoallv;
+    m->super.coll_neighbor_alltoallw       = mca_coll_gc3_neighbor_alltoallw;
+    m->super.coll_ineighbor_allgather      = mca_coll_gc3_ineighbor_allgather;
+    m->super.coll_ineighbor_allgatherv     = mca_coll_gc3_ineighbor_allgatherv;
+    m->super.coll_ineighbor_alltoall       = mca_coll_gc3_ineighbor_alltoall;
+    m->super.coll_ineighbor_alltoallv      = mca_coll_gc3_ineighbor_alltoallv;
+    m->super.coll_ineighbor_alltoallw      = mca_coll_gc3_ineighbor_alltoallw;
     m->super.coll_allreduce_init       = mca_coll_gc3_allreduce_init;
     m->super.coll_alltoall_init        = mca_coll_gc3_alltoall_init;
     opal_output_verbose(3, mca_coll_gc3_component.output, "coll:gc3: comm %s: query, priority %d", comm->c_name,
