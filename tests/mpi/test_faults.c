@@ -17,6 +17,9 @@
  *                                   MPI_THREAD_MULTIPLE: 4 threads, each with its own communicator,
  *                                   make N checked allreduces and alltoalls of varied sizes at once;
  *                                   fds and /dev/shm entries the same before and after
+ *   test_faults otherdev --device   buffers on another GPU than the rank's (after a call on its own
+ *                                   GPU built gc3's plan there), then send and receive buffers on
+ *                                   two GPUs: the results must be right (gc3 stages them)
  *
  * Every check prints; the last line is "test_faults MODE: N passed, M failed". */
 #include <dirent.h>
@@ -389,6 +392,62 @@ static void run_threads(int calls, int provided)
     check(u1.shm <= u0.shm, "threads: /dev/shm entries unchanged");
 }
 
+/* buffers on another device than the rank's: gc3 must not run them on its own GPU's plan (the
+ * kernel would read another GPU's memory through a plan mapped for this one); they are staged */
+static void run_otherdev(void)
+{
+#ifdef GC3_HAVE_CUDA
+    int      ndev = 0, mine = 0, other;
+    size_t   n    = 100000;
+    float   *h    = malloc(n * sizeof(float)), *a, *b, *c;
+    MPI_Comm comm;
+    int      ok;
+
+    cudaGetDeviceCount(&ndev);
+    cudaGetDevice(&mine);
+    if (!on_device || ndev < 2) {
+        check(0, "otherdev needs --device and two GPUs per node");
+        free(h);
+        return;
+    }
+    other = (mine + 1) % ndev;
+    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+    a = gc3_test_alloc(1, n * sizeof(float)); /* on the rank's GPU */
+    cudaSetDevice(other);
+    b = gc3_test_alloc(1, n * sizeof(float));
+    c = gc3_test_alloc(1, n * sizeof(float));
+    cudaSetDevice(mine);
+    for (size_t i = 0; i < n; i++) h[i] = (float)(rank + 1) + (float)(i % 7);
+    /* 1. on the rank's GPU: gc3 runs it (and builds its plan there) */
+    gc3_test_copy(1, a, h, n * sizeof(float));
+    ok = MPI_Allreduce(MPI_IN_PLACE, a, (int)n, MPI_FLOAT, MPI_SUM, comm) == MPI_SUCCESS;
+    gc3_test_copy(1, h, a, n * sizeof(float));
+    for (size_t i = 0; i < n; i++) ok &= h[i] == (float)(size * (size + 1) / 2) + (float)size * (float)(i % 7);
+    check(ok, "otherdev: allreduce on the rank's GPU");
+    /* 2. both buffers on another GPU */
+    for (size_t i = 0; i < n; i++) h[i] = (float)(rank + 1) + (float)(i % 7);
+    gc3_test_copy(1, b, h, n * sizeof(float));
+    ok = MPI_Allreduce(b, c, (int)n, MPI_FLOAT, MPI_SUM, comm) == MPI_SUCCESS;
+    gc3_test_copy(1, h, c, n * sizeof(float));
+    for (size_t i = 0; i < n; i++) ok &= h[i] == (float)(size * (size + 1) / 2) + (float)size * (float)(i % 7);
+    check(ok, "otherdev: allreduce with both buffers on another GPU");
+    /* 3. send buffer on the rank's GPU, receive buffer on another */
+    for (size_t i = 0; i < n; i++) h[i] = (float)(rank + 1);
+    gc3_test_copy(1, a, h, n * sizeof(float));
+    ok = MPI_Allreduce(a, c, (int)n, MPI_FLOAT, MPI_MAX, comm) == MPI_SUCCESS;
+    gc3_test_copy(1, h, c, n * sizeof(float));
+    for (size_t i = 0; i < n; i++) ok &= h[i] == (float)size;
+    check(ok, "otherdev: allreduce from the rank's GPU into another GPU's memory");
+    gc3_test_free(1, a);
+    gc3_test_free(1, b);
+    gc3_test_free(1, c);
+    MPI_Comm_free(&comm);
+#else
+    check(0, "otherdev needs a build with CUDA");
+#endif
+    free(h);
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "";
@@ -419,8 +478,10 @@ int main(int argc, char **argv)
         run_kill(timeout);
     } else if (strcmp(mode, "threads") == 0) {
         run_threads(calls, provided);
+    } else if (strcmp(mode, "otherdev") == 0) {
+        run_otherdev();
     } else {
-        if (rank == 0) fprintf(stderr, "usage: test_faults skip|mismatch|kill|stress|threads [--device] [--calls N] [--comms N] [--timeout S]\n");
+        if (rank == 0) fprintf(stderr, "usage: test_faults skip|mismatch|kill|stress|threads|otherdev [--device] [--calls N] [--comms N] [--timeout S]\n");
         MPI_Finalize();
         return 2;
     }
