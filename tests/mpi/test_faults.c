@@ -102,7 +102,8 @@ typedef struct {
 
 static usage_t usage(void)
 {
-    usage_t u = {rss_kb(), count_dir("/proc/self/fd", NULL), count_dir("/dev/shm", NULL), device_used_mb()};
+    /* gc3's own segments only (named /gc3-...): other jobs on the machine come and go */
+    usage_t u = {rss_kb(), count_dir("/proc/self/fd", NULL), count_dir("/dev/shm", "gc3-"), device_used_mb()};
     return u;
 }
 
@@ -281,7 +282,7 @@ static void run_stress(int calls, int comms)
     snprintf(what, sizeof(what), "%d communicator dup/allreduce/free cycles, all results right (%.1f s)", comms,
              now() - t0);
     check(ok, what);
-    printf("rank %d: rss %ld -> %ld -> %ld KiB, fds %ld -> %ld -> %ld, /dev/shm entries %ld -> %ld -> %ld, device MiB in "
+    printf("rank %d: rss %ld -> %ld -> %ld KiB, fds %ld -> %ld -> %ld, gc3 /dev/shm entries %ld -> %ld -> %ld, device MiB in "
            "use %ld -> %ld -> %ld (before, after the calls, after the communicators)\n",
            rank, u0.rss_kb, u1.rss_kb, u2.rss_kb, u0.fds, u1.fds, u2.fds, u0.shm, u1.shm, u2.shm, u0.dev_mb, u1.dev_mb,
            u2.dev_mb);
@@ -385,7 +386,7 @@ static void run_threads(int calls, int provided)
         gc3_test_free(on_device, a[t].dbuf[1]);
     }
     u1 = usage();
-    printf("rank %d: fds %ld -> %ld, /dev/shm entries %ld -> %ld, rss %ld -> %ld KiB (before the threads, after the communicators)\n",
+    printf("rank %d: fds %ld -> %ld, gc3 /dev/shm entries %ld -> %ld, rss %ld -> %ld KiB (before the threads, after the communicators)\n",
            rank, u0.fds, u1.fds, u0.shm, u1.shm, u0.rss_kb, u1.rss_kb);
     fflush(stdout);
     check(u1.fds == u0.fds, "threads: open file descriptors unchanged");
