@@ -17,6 +17,9 @@
  *                                   MPI_THREAD_MULTIPLE: 4 threads, each with its own communicator,
  *                                   make N checked allreduces and alltoalls of varied sizes at once;
  *                                   fds and /dev/shm entries the same before and after
+ *   test_faults counts [--device]   rank 0 calls MPI_Allreduce with half the others' count (a small
+ *                                   and a large size class): every rank must get an error within
+ *                                   the timeout, none a result (each message names its call)
  *   test_faults otherdev --device   buffers on another GPU than the rank's (after a call on its own
  *                                   GPU built gc3's plan there), then send and receive buffers on
  *                                   two GPUs: the results must be right (gc3 stages them)
@@ -249,6 +252,41 @@ static void run_mismatch(double timeout)
     gc3_test_free(on_device, dout);
 }
 
+/* rank 0 passes half the count of the others: an erroneous program that must not give anybody a
+ * result (rank 0 would finish first and read the others' messages of a longer call) */
+static void run_counts(double timeout)
+{
+    const size_t counts[2] = {1000, 1000000};
+    for (int k = 0; k < 2; k++) {
+        MPI_Comm comm;
+        size_t   n    = rank == 0 ? counts[k] : 2 * counts[k];
+        void    *din  = gc3_test_alloc(on_device, 2 * counts[k] * sizeof(float));
+        void    *dout = gc3_test_alloc(on_device, 2 * counts[k] * sizeof(float));
+        char     msg[MPI_MAX_ERROR_STRING] = "", what[160];
+        double   t0, dt;
+        int      rc, ok_local;
+
+        MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+        MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+        /* the plan of this size class first, with matching counts */
+        check(MPI_Allreduce(din, dout, (int)counts[k], MPI_FLOAT, MPI_SUM, comm) == MPI_SUCCESS, "warm-up allreduce");
+        t0 = now();
+        rc = MPI_Allreduce(din, dout, (int)n, MPI_FLOAT, MPI_SUM, comm);
+        dt = now() - t0;
+        printf("rank %d: allreduce of %zu floats (the others: %zu) returned %s after %.2f s\n", rank, n,
+               rank == 0 ? 2 * counts[k] : counts[k], error_text(rc, msg), dt);
+        fflush(stdout);
+        ok_local = failed_in_time(rc, dt, timeout);
+        MPI_Barrier(MPI_COMM_WORLD);
+        snprintf(what, sizeof(what), "mismatched counts (%zu vs %zu): every rank got an error within the timeout", counts[k],
+                 2 * counts[k]);
+        check(ok_local, what);
+        MPI_Comm_free(&comm);
+        gc3_test_free(on_device, din);
+        gc3_test_free(on_device, dout);
+    }
+}
+
 static void run_stress(int calls, int comms)
 {
     usage_t u0, u1, u2;
@@ -479,10 +517,12 @@ int main(int argc, char **argv)
         run_kill(timeout);
     } else if (strcmp(mode, "threads") == 0) {
         run_threads(calls, provided);
+    } else if (strcmp(mode, "counts") == 0) {
+        run_counts(timeout);
     } else if (strcmp(mode, "otherdev") == 0) {
         run_otherdev();
     } else {
-        if (rank == 0) fprintf(stderr, "usage: test_faults skip|mismatch|kill|stress|threads|otherdev [--device] [--calls N] [--comms N] [--timeout S]\n");
+        if (rank == 0) fprintf(stderr, "usage: test_faults skip|mismatch|counts|kill|stress|threads|otherdev [--device] [--calls N] [--comms N] [--timeout S]\n");
         MPI_Finalize();
         return 2;
     }

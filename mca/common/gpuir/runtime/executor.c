@@ -255,7 +255,7 @@ gc3_status_t gc3_exec_prepare(gc3_exec_t *exec, const gc3_ir_program_t *program,
         p->cnt_max = c > p->cnt_max ? c : p->cnt_max;
     }
     p->slot_payload = (uint64_t)exec->params.slot_bytes / 16 * 16;
-    p->slot_stride  = p->proto == GC3_PROTO_LL ? 2 * p->slot_payload : p->slot_payload;
+    p->slot_stride  = (p->proto == GC3_PROTO_LL ? 2 : 1) * (p->slot_payload + GC3_RT_MSG_HDR);
     p->tb_nsteps    = calloc((size_t)p->ntbs + 1, sizeof(int32_t));
     p->sem_base     = calloc((size_t)p->ntbs + 1, sizeof(uint64_t));
     p->loops_base   = calloc((size_t)p->ntbs + 1, sizeof(uint64_t));
@@ -450,6 +450,7 @@ gc3_status_t gc3_exec_start(gc3_plan_t *p, const gc3_call_t *c, gc3_diag_t *diag
     size_t                   ds = gc3_dtype_size(c->dtype);
     uint64_t                 T, k = (uint64_t)(p->k_in > p->k_out ? p->k_in : p->k_out), per_chunk;
     char                    *in, *out;
+    uint64_t                 sig;
     int                      L, window = 0, s_chunks = gc3_flat_ranks(p->flat)[p->rank].s_chunks;
     gc3_status_t             status;
 
@@ -527,7 +528,7 @@ gc3_status_t gc3_exec_start(gc3_plan_t *p, const gc3_call_t *c, gc3_diag_t *diag
             p->scratch_bytes = need;
         }
         if (p->proto == GC3_PROTO_LL && p->stage == NULL) {
-            p->stage_bytes = p->slot_payload + 64;
+            p->stage_bytes = p->slot_payload + GC3_RT_MSG_HDR + 64;
             status         = p->exec->be->mem_alloc(p, p->stage_bytes * 2 * (size_t)(p->ntbs > 0 ? p->ntbs : 1), &p->stage);
             if (status != GC3_OK) {
                 return status;
@@ -535,6 +536,16 @@ gc3_status_t gc3_exec_start(gc3_plan_t *p, const gc3_call_t *c, gc3_diag_t *diag
         }
     }
     gc3_call_buffers(p, c, &in, &out);
+    {
+        /* the call's signature (FNV-1a of count, datatype, operation; never 0): a peer that calls
+         * with another one fails the call at its first message instead of mixing data */
+        uint64_t v[3] = {(uint64_t)c->count, (uint64_t)c->dtype, (uint64_t)c->op};
+        sig           = 14695981039346656037ull;
+        for (size_t i = 0; i < sizeof(v); i++) {
+            sig = (sig ^ ((const unsigned char *)v)[i]) * 1099511628211ull;
+        }
+        sig = sig != 0 ? sig : 1;
+    }
     for (int t = 0; t < p->ntbs; t++) {
         gc3_rt_tb_t         *x = &p->tbs_ctx[t];
         const gc3_flat_tb_t *tb = &p->tbs[t];
@@ -579,6 +590,7 @@ gc3_status_t gc3_exec_start(gc3_plan_t *p, const gc3_call_t *c, gc3_diag_t *diag
         x->dsize       = (int32_t)ds;
         x->slots       = ep->slots;
         x->slot_stride = p->slot_stride;
+        x->sig         = sig;
         if (p->stage != NULL) {
             x->stage_in  = p->stage + (size_t)(2 * t) * p->stage_bytes;
             x->stage_out = p->stage + (size_t)(2 * t + 1) * p->stage_bytes;
@@ -623,7 +635,7 @@ static gc3_status_t gc3_exec_finish(gc3_plan_t *p, gc3_status_t status, gc3_diag
         }
         return GC3_OK;
     }
-    if (p->err->set && p->err->what == GC3_WAIT_WHAT_NET) {
+    if (p->err->set && (p->err->what == GC3_WAIT_WHAT_NET || p->err->what == GC3_WAIT_WHAT_MISMATCH)) {
         gc3_rt_error_format(p->err, p->broken_why, sizeof(p->broken_why));
         gc3_diag_add(diag, "%s", p->broken_why);
         status = GC3_ERR_IO;

@@ -8,8 +8,11 @@
 
 #define GC3_RT_LINE       128u /* counters live on their own line */
 #define GC3_RT_WINDOW     4    /* scratch copies: a block may run this many loops ahead of the slowest of its rank */
+#define GC3_RT_MSG_HDR    16u  /* every message starts with the call's signature (count, dtype,
+                                * op), so a peer in another call is detected, not mixed in */
 
-enum { GC3_WAIT_WHAT_DEP = 1, GC3_WAIT_WHAT_RECV, GC3_WAIT_WHAT_SEND, GC3_WAIT_WHAT_WINDOW, GC3_WAIT_WHAT_NET };
+enum { GC3_WAIT_WHAT_DEP = 1, GC3_WAIT_WHAT_RECV, GC3_WAIT_WHAT_SEND, GC3_WAIT_WHAT_WINDOW, GC3_WAIT_WHAT_NET,
+       GC3_WAIT_WHAT_MISMATCH };
 
 /* The first failure of a call: who waited for what. */
 typedef struct {
@@ -74,7 +77,8 @@ typedef struct {
     int32_t                L;
     int32_t                dtype, op, dsize;
     int32_t                slots;
-    uint64_t               slot_stride;  /* bytes per slot (LL: twice the payload) */
+    uint64_t               slot_stride;  /* bytes per slot: header + payload (LL: twice that) */
+    uint64_t               sig;          /* this call's signature, first word of every message */
     char                  *stage_in, *stage_out; /* LL staging (slot payload bytes each) */
     double                 timeout_s;
     volatile int32_t      *abort_flag;

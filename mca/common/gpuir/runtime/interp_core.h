@@ -60,7 +60,8 @@ GC3_DEV static void gc3_core_fail(gc3_rt_tb_t *t, int step, int loop, int what, 
         e->step     = step;
         e->loop     = loop;
         e->what     = what;
-        e->peer     = what == GC3_WAIT_WHAT_SEND ? t->send_peer : what == GC3_WAIT_WHAT_RECV ? t->recv_peer : -1;
+        e->peer     = what == GC3_WAIT_WHAT_SEND ? t->send_peer
+                      : what == GC3_WAIT_WHAT_RECV || what == GC3_WAIT_WHAT_MISMATCH ? t->recv_peer : -1;
         e->chan     = t->chan;
         e->dep_tb   = dep_tb;
         e->dep_step = dep_step;
@@ -194,6 +195,15 @@ GC3_DEV static int gc3_core_run(gc3_rt_tb_t *t)
                 if (!failed && (flags & GC3_STEP_F_RECV) && (t->proto != GC3_PROTO_LL || t->recv_remote)) {
                     /* LL from another node too: the proxy moves whole messages, then the tail */
                     failed = gc3_core_wait(t, t->recv_tail, t->recv_base + received + 1, s, l, GC3_WAIT_WHAT_RECV, -1, -1);
+                    if (!failed && t->proto != GC3_PROTO_LL) {
+                        /* the tail was acquired: the header is there */
+                        uint64_t h = *(volatile uint64_t *)(t->recv_slots +
+                                                            ((t->recv_base + received) % (uint64_t)t->slots) * msg_bytes);
+                        if (h != t->sig) {
+                            gc3_core_fail(t, s, l, GC3_WAIT_WHAT_MISMATCH, -1, -1, t->sig, h);
+                            failed = 1;
+                        }
+                    }
                 }
                 if (!failed && (flags & GC3_STEP_F_SEND)) {
                     /* a free slot: the receiver consumed all but slots-1 of what we sent */
@@ -211,22 +221,31 @@ GC3_DEV static int gc3_core_run(gc3_rt_tb_t *t)
                 if (t->proto == GC3_PROTO_LL) {
                     int rc;
                     flag = (uint32_t)(t->recv_base + received + 1);
-                    rc   = gc3_be_ll_load(t, t->stage_in, slot, bytes, flag);
+                    rc   = gc3_be_ll_load(t, t->stage_in, slot, bytes + GC3_RT_MSG_HDR, flag);
                     if (rc == -2 && GC3_LEADER) {
                         gc3_core_fail(t, s, l, GC3_WAIT_WHAT_RECV, -1, -1, t->recv_base + received + 1, 0);
                     }
                     failed = GC3_SHARE_INT(rc != 0); /* every thread's rc: ll_load raised the abort flag on a timeout */
+                    if (!failed && GC3_LEADER && *(volatile uint64_t *)t->stage_in != t->sig) {
+                        gc3_core_fail(t, s, l, GC3_WAIT_WHAT_MISMATCH, -1, -1, t->sig, *(volatile uint64_t *)t->stage_in);
+                        failed = 1;
+                    }
+                    failed = GC3_SHARE_INT(failed);
                     if (failed) {
                         break;
                     }
-                    in = t->stage_in;
+                    in = t->stage_in + GC3_RT_MSG_HDR;
                 } else {
-                    in = slot;
+                    in = slot + GC3_RT_MSG_HDR;
                 }
             }
             if (flags & GC3_STEP_F_SEND) {
-                out = t->proto == GC3_PROTO_LL ? t->stage_out
-                                               : t->send_slots + ((t->send_base + sent) % (uint64_t)t->slots) * msg_bytes;
+                out = (t->proto == GC3_PROTO_LL ? t->stage_out
+                                                : t->send_slots + ((t->send_base + sent) % (uint64_t)t->slots) * msg_bytes) +
+                      GC3_RT_MSG_HDR;
+                if (GC3_LEADER) {
+                    *(volatile uint64_t *)(out - GC3_RT_MSG_HDR) = t->sig; /* published with the data below */
+                }
             }
             for (int c = 0; c < (st->cnt > 0 ? st->cnt : 0) && st->type != GC3_STEP_NOP; c++) {
                 uint64_t off = (uint64_t)c * t->T * (uint64_t)t->dsize;
@@ -236,8 +255,8 @@ GC3_DEV static int gc3_core_run(gc3_rt_tb_t *t)
                 uint64_t seq = t->send_base + sent + 1;
                 if (t->proto == GC3_PROTO_LL) {
                     GC3_SYNC();
-                    gc3_be_ll_store(t->send_slots + ((seq - 1) % (uint64_t)t->slots) * msg_bytes, t->stage_out, bytes,
-                                    (uint32_t)seq);
+                    gc3_be_ll_store(t->send_slots + ((seq - 1) % (uint64_t)t->slots) * msg_bytes, t->stage_out,
+                                    bytes + GC3_RT_MSG_HDR, (uint32_t)seq);
                 }
                 if (t->proto != GC3_PROTO_LL || t->send_lens) {
                     /* Simple; or LL to another node, where the proxy needs the tail and the length */
@@ -245,7 +264,7 @@ GC3_DEV static int gc3_core_run(gc3_rt_tb_t *t)
                     if (GC3_LEADER) {
                         if (t->send_lens) {
                             t->send_lens[(seq - 1) % (uint64_t)t->slots] =
-                                t->proto == GC3_PROTO_LL ? (bytes + 3) / 4 * 8 : bytes;
+                                t->proto == GC3_PROTO_LL ? (bytes + GC3_RT_MSG_HDR + 3) / 4 * 8 : bytes + GC3_RT_MSG_HDR;
                         }
                         GC3_FENCE_DATA();
                         GC3_STORE_REL(t->send_tail, seq);

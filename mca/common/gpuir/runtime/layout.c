@@ -139,6 +139,12 @@ void gc3_rt_error_format(const gc3_rt_error_t *e, char *buf, size_t len)
         snprintf(buf, len, "rank %d tb %d (loop %d) waited for tb %d of its rank to finish loop %llu (scratch window)",
                  e->rank, e->tb, e->loop, e->dep_tb, (unsigned long long)e->expected);
         break;
+    case GC3_WAIT_WHAT_MISMATCH:
+        snprintf(buf, len, "rank %d tb %d step %d (loop %d): the message from rank %d (channel %d) belongs to another "
+                 "call: the ranks called with different counts, datatypes or operations (signature %016llx, this "
+                 "call's %016llx)", e->rank, e->tb, e->step, e->loop, e->peer, e->chan, (unsigned long long)e->seen,
+                 (unsigned long long)e->expected);
+        break;
     case GC3_WAIT_WHAT_NET:
         snprintf(buf, len, "rank %d tb %d: the UCX connection to rank %d (channel %d) failed: %s", e->rank, e->tb,
                  e->peer, e->chan, e->seen == 1 ? "endpoint error (peer process gone or unreachable)"
