@@ -134,6 +134,8 @@ typedef struct mca_coll_gc3_module_t {
     int                         device;  /* CUDA device of this rank's executor, -1 unknown */
     int                         nodes, gpus;                       /* shape of the communicator */
     int                        *node;    /* per rank: its node (pseudo-nodes counted as nodes) */
+    int                         unusable; /* the ranks could not agree on a call (an erroneous program
+                                           * left an exchange pending): every later call fails */
     int                         regular; /* nodes of `gpus` consecutive ranks each (hierarchical plans fit) */
     gc3_link_t                  link[MCA_COLL_GC3_NBACKEND];       /* link class seen by each backend */
     char                        nic[128];  /* cuda, several nodes (or verbose 2): the NIC nearest this rank's GPU */

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <pthread.h>
+#include <time.h>
 #include "coll_gc3.h"
 #include "gc3_algorithms.h"
 #include "gc3_verify.h"
@@ -217,6 +218,89 @@ static int mca_coll_gc3_agree(mca_coll_gc3_module_t *m, int ok, uint64_t hash, c
     free(v);
     return all;
 }
+
+/* What a rank about to build a plan says. The call key (collective, bytes, in place, backend)
+ * must be the same everywhere in a correct program; the program hash differs only when the
+ * ranks' settings do. */
+typedef struct {
+    uint64_t ok, hash, key;
+} mca_coll_gc3_card_t;
+
+enum { GC3_AGREE_OK, GC3_AGREE_FALLBACK, GC3_AGREE_MISMATCH, GC3_AGREE_TIMEOUT };
+
+/* The first exchange of a plan's creation, bounded by coll_gc3_timeout: a rank that is not
+ * building this plan (it called with another count, so it runs or builds another plan) would
+ * otherwise hold the others in a blocking allgather forever, or cross-match it with its own.
+ * Every rank building some plan sends a record of the same size, so those exchanges match and
+ * the call keys tell the mismatch. On a timeout the exchange stays pending (a collective cannot
+ * be cancelled): its buffers are left to it and the communicator is marked unusable. */
+static int mca_coll_gc3_agree_call(mca_coll_gc3_module_t *m, int ok, uint64_t hash, uint64_t key, int coll, int *peer)
+{
+    int                  n = ompi_comm_size(m->comm), rc;
+    mca_coll_gc3_card_t *mine = malloc(sizeof(*mine)), *v = malloc(sizeof(*mine) * (size_t)n);
+    double               timeout = mca_coll_gc3_component.timeout;
+    ompi_request_t      *req = NULL;
+    struct timespec      t0, t;
+
+    *peer = -1;
+    if (mine == NULL || v == NULL) {
+        free(mine);
+        free(v);
+        return GC3_AGREE_FALLBACK; /* out of host memory: nobody takes part; the others fall back too */
+    }
+    mine->ok   = (uint64_t)ok;
+    mine->hash = hash;
+    mine->key  = key;
+    if (m->prev_iallgather == NULL || timeout <= 0) {
+        rc = mca_coll_gc3_oob_allgather(m, mine, v, sizeof(*mine));
+    } else {
+        rc = m->prev_iallgather(mine, (int)sizeof(*mine), MPI_BYTE, v, (int)sizeof(*mine), MPI_BYTE, m->comm, &req,
+                                m->prev_iallgather_module) != OMPI_SUCCESS;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        while (rc == 0) {
+            int done = 0;
+            if (ompi_request_test(&req, &done, MPI_STATUS_IGNORE) != OMPI_SUCCESS) {
+                rc = 1;
+                break;
+            }
+            if (done) {
+                break;
+            }
+            clock_gettime(CLOCK_MONOTONIC, &t);
+            if ((double)(t.tv_sec - t0.tv_sec) + (double)(t.tv_nsec - t0.tv_nsec) * 1e-9 > timeout) {
+                m->unusable = 1; /* mine and v belong to the pending exchange now */
+                opal_output(0, "coll:gc3: comm %s rank %d: %s: the other ranks did not join the creation of its plan "
+                            "within coll_gc3_timeout (%.1f s): they called another collective or another count; "
+                            "the call fails and gc3 fails every later call on this communicator",
+                            m->comm->c_name, ompi_comm_rank(m->comm), mca_coll_gc3_coll_names[coll], timeout);
+                return GC3_AGREE_TIMEOUT;
+            }
+        }
+    }
+    if (rc != 0) {
+        free(mine);
+        free(v);
+        return GC3_AGREE_FALLBACK;
+    }
+    rc = GC3_AGREE_OK;
+    for (int r = 0; r < n; r++) {
+        if (v[r].key != key) {
+            *peer = r;
+            rc    = GC3_AGREE_MISMATCH;
+            break;
+        }
+        if (!v[r].ok || v[r].hash != hash) {
+            *peer = r;
+            rc    = GC3_AGREE_FALLBACK;
+        }
+    }
+    free(mine);
+    free(v);
+    return rc;
+}
+
+/* returned by mca_coll_gc3_plan when the call must fail (the ranks disagree on it) */
+static mca_coll_gc3_plan_slot_t mca_coll_gc3_fail_call;
 
 #define GC3_FNV_START 1469598103934665603ull
 
@@ -546,6 +630,12 @@ static mca_coll_gc3_plan_slot_t *mca_coll_gc3_plan(mca_coll_gc3_module_t *m, int
     if (ompi_comm_size(m->comm) < 2) {
         return NULL; /* nothing to communicate: the previous module copies (staged on device buffers) */
     }
+    if (m->unusable) {
+        opal_output(0, "coll:gc3: comm %s rank %d: %s fails: gc3 marked this communicator unusable after its ranks "
+                    "could not agree on an earlier call", m->comm->c_name, ompi_comm_rank(m->comm),
+                    mca_coll_gc3_coll_names[coll]);
+        return &mca_coll_gc3_fail_call;
+    }
     if (mca_coll_gc3_component.max_bytes > 0 && bytes > (size_t)mca_coll_gc3_component.max_bytes) {
         opal_output_verbose(2, mca_coll_gc3_component.output, "coll:gc3: %zu bytes above coll_gc3_max_bytes: passed on",
                             bytes);
@@ -621,9 +711,28 @@ static mca_coll_gc3_plan_slot_t *mca_coll_gc3_plan(mca_coll_gc3_module_t *m, int
         ok = gc3_algo_generate(rule->algo, &ap, &diag, NULL, &s->program) == GC3_OK;
     }
     {
-        char what[96];
-        snprintf(what, sizeof(what), "the %s plan (a program file differs?)", mca_coll_gc3_coll_names[coll]);
-        ok = mca_coll_gc3_agree(m, ok, ok ? mca_coll_gc3_program_hash(s->program) : 0, what);
+        uint64_t key[4] = {(uint64_t)coll, (uint64_t)bytes, (uint64_t)inplace, (uint64_t)backend};
+        int      peer, a = mca_coll_gc3_agree_call(m, ok, ok ? mca_coll_gc3_program_hash(s->program) : 0,
+                                                   gc3_fnv(GC3_FNV_START, key, sizeof(key)), coll, &peer);
+        if (a == GC3_AGREE_MISMATCH || a == GC3_AGREE_TIMEOUT) {
+            if (a == GC3_AGREE_MISMATCH) {
+                opal_output(0, "coll:gc3: comm %s rank %d: %s of %zu bytes%s: rank %d called it with another size or "
+                            "mode (an erroneous program): the call fails", m->comm->c_name, ompi_comm_rank(m->comm),
+                            mca_coll_gc3_coll_names[coll], bytes, inplace ? " in place" : "", peer);
+            }
+            gc3_ir_program_destroy(s->program);
+            m->nslots--; /* a later, consistent call builds it */
+            gc3_diag_cleanup(&diag);
+            return &mca_coll_gc3_fail_call;
+        }
+        if (a == GC3_AGREE_FALLBACK && ok) {
+            static int warned = 0; /* once per process; later communicators at verbose level 1 */
+            opal_output_verbose(warned++ ? 1 : 0, mca_coll_gc3_component.output,
+                                "coll:gc3: comm %s rank %d: ranks disagree on the %s plan (rank %d differs: a program "
+                                "file or rule differs?); gc3 passes these calls on", m->comm->c_name,
+                                ompi_comm_rank(m->comm), mca_coll_gc3_coll_names[coll], peer);
+        }
+        ok = a == GC3_AGREE_OK;
     }
     if (ok) {
         ok = gc3_exec_prepare(e, s->program, &diag, &s->plan) == GC3_OK;
@@ -704,8 +813,8 @@ static mca_coll_gc3_plan_slot_t *mca_coll_gc3_setup(mca_coll_gc3_module_t *m, in
     mca_coll_gc3_plan_slot_t *s;
 
     s = mca_coll_gc3_plan(m, coll, bytes, sbuf == MPI_IN_PLACE, backend, may_build);
-    if (s == NULL) {
-        return NULL;
+    if (s == NULL || s == &mca_coll_gc3_fail_call) {
+        return s;
     }
     /* a nonblocking call still using this plan finishes first (calls complete in order) */
     mca_coll_gc3_drain(s->plan);
@@ -743,6 +852,10 @@ int mca_coll_gc3_try_run(mca_coll_gc3_module_t *m, int coll, gc3_backend_t backe
     if (s == NULL) {
         return 0;
     }
+    if (s == &mca_coll_gc3_fail_call) {
+        *rc = OMPI_ERROR;
+        return 1;
+    }
     gc3_diag_init(&diag);
     *rc = mca_coll_gc3_report(m, coll, gc3_exec_run(s->plan, &call, &diag), &diag);
     gc3_diag_cleanup(&diag);
@@ -765,6 +878,10 @@ int mca_coll_gc3_try_start(mca_coll_gc3_module_t *m, int coll, gc3_backend_t bac
 
     if (s == NULL) {
         return 0;
+    }
+    if (s == &mca_coll_gc3_fail_call) {
+        *rc = OMPI_ERROR;
+        return 1;
     }
     if (!s->nb_seen) {
         s->nb_seen = 1;
