@@ -488,10 +488,10 @@ static void run_otherdev(void)
     gc3_test_free(1, b);
     gc3_test_free(1, c);
     MPI_Comm_free(&comm);
+    free(h);
 #else
     check(0, "otherdev needs a build with CUDA");
 #endif
-    free(h);
 }
 
 int main(int argc, char **argv)

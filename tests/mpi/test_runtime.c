@@ -230,7 +230,7 @@ static void run_algo(gc3_exec_t *exec, const char *algo, int nodes, gc3_proto_t 
             continue;
         }
         for (size_t t = 0; t < sizeof(types) / sizeof(types[0]); t++) {
-            char msg[400];
+            char msg[1024];
             if ((t > 0 && (!reduces || count > 70000 || quick)) || !gc3_op_valid(types[t].op, types[t].dt)) {
                 continue;
             }
