@@ -63,8 +63,6 @@ void         gc3_exec_params_default(gc3_exec_params_t *params, gc3_backend_t ba
 int          gc3_exec_backend_available(gc3_backend_t backend);
 /* Is the inter-node transport (UCX) built into this library? */
 int          gc3_exec_net_available(void);
-/* Does a plan of this program connect ranks of different nodes of the executor? */
-int          gc3_exec_program_crosses_nodes(const gc3_exec_t *exec, const gc3_ir_program_t *program);
 /* How the inter-node connections of a plan run: a short line for the user (empty when none). */
 void         gc3_plan_net_describe(const gc3_plan_t *plan, char *buf, size_t len);
 gc3_status_t gc3_exec_create(const gc3_exec_params_t *params, gc3_diag_t *diag, gc3_exec_t **exec_p);

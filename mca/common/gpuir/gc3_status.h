@@ -7,6 +7,8 @@
 #define GC3_STATUS_H
 
 #include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 typedef enum {
@@ -49,5 +51,10 @@ int  gc3_diag_contains(const gc3_diag_t *diag, const char *needle);
 int  gc3_parse_bytes(const char *text, unsigned long long *bytes_p);
 /* The reverse, compactly: 65536 -> "64K", ULLONG_MAX -> "inf". */
 void gc3_format_bytes(unsigned long long bytes, char *buf, size_t len);
+
+/* FNV-1a over `len` bytes, continuing from `h` (start from GC3_FNV1A_START): the hashes ranks
+ * compare (plans, settings, a call's signature). */
+#define GC3_FNV1A_START 14695981039346656037ull
+uint64_t gc3_fnv1a(uint64_t h, const void *data, size_t len);
 
 #endif

@@ -155,3 +155,12 @@ void gc3_format_bytes(unsigned long long b, char *buf, size_t len)
         snprintf(buf, len, "%llu", b);
     }
 }
+
+uint64_t gc3_fnv1a(uint64_t h, const void *data, size_t len)
+{
+    const unsigned char *c = data;
+    for (size_t i = 0; i < len; i++) {
+        h = (h ^ c[i]) * 1099511628211ull;
+    }
+    return h;
+}

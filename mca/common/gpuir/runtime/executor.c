@@ -105,18 +105,6 @@ static int gc3_flat_crosses_nodes(const gc3_flat_program_t *f, const int *node)
     return 0;
 }
 
-int gc3_exec_program_crosses_nodes(const gc3_exec_t *exec, const gc3_ir_program_t *program)
-{
-    gc3_flat_program_t *f = NULL;
-    int                 x;
-    if (exec->node == NULL || program->ngpus != exec->params.nranks || gc3_flat_create(program, &f) != GC3_OK) {
-        return 0;
-    }
-    x = gc3_flat_crosses_nodes(f, exec->node);
-    gc3_flat_destroy(f);
-    return x;
-}
-
 void gc3_plan_net_describe(const gc3_plan_t *p, char *buf, size_t len)
 {
     if (len > 0) {
@@ -540,11 +528,8 @@ gc3_status_t gc3_exec_start(gc3_plan_t *p, const gc3_call_t *c, gc3_diag_t *diag
         /* the call's signature (FNV-1a of count, datatype, operation; never 0): a peer that calls
          * with another one fails the call at its first message instead of mixing data */
         uint64_t v[3] = {(uint64_t)c->count, (uint64_t)c->dtype, (uint64_t)c->op};
-        sig           = 14695981039346656037ull;
-        for (size_t i = 0; i < sizeof(v); i++) {
-            sig = (sig ^ ((const unsigned char *)v)[i]) * 1099511628211ull;
-        }
-        sig = sig != 0 ? sig : 1;
+        sig           = gc3_fnv1a(GC3_FNV1A_START, v, sizeof(v));
+        sig           = sig != 0 ? sig : 1;
     }
     for (int t = 0; t < p->ntbs; t++) {
         gc3_rt_tb_t         *x = &p->tbs_ctx[t];

@@ -31,13 +31,14 @@ typedef struct {
     int                tb, peer, chan;
     struct gc3_net_ep *ep;
     ucp_rkey_h         rkey;        /* the peer's net region */
-    /* OUT: my copies (the blocks write them), the receiver's FIFO */
-    const uint64_t    *l_tail, *l_lens;
+    /* the counter the blocks advance here (OUT: my copy of the tail; IN: my copy of the head)
+     * and where it goes (the receiver's tail; the sender's head) */
+    const uint64_t    *l_ctr;
+    uint64_t           r_ctr;
+    /* OUT: my copies of the lengths and slots (the blocks write them), the receiver's slots */
+    const uint64_t    *l_lens;
     const char        *l_slots;
-    uint64_t           r_tail, r_slots;
-    /* IN: my head copy, the sender's head */
-    const uint64_t    *l_head;
-    uint64_t           r_head;
+    uint64_t           r_slots;
     uint64_t           pushed;      /* counter value sent last */
     uint64_t           val;         /* source of the counter put in flight */
     void              *req;         /* that put, while not complete */
@@ -163,11 +164,11 @@ static int gc3_net_link_sweep(gc3_net_plan_t *np, gc3_net_link_t *l)
     if (gc3_net_req_busy(&l->req)) {
         return 1;
     }
+    now = __atomic_load_n(l->l_ctr, __ATOMIC_ACQUIRE);
+    if (now <= l->pushed) {
+        return 0;
+    }
     if (l->kind == GC3_LINK_OUT) {
-        now = __atomic_load_n(l->l_tail, __ATOMIC_ACQUIRE);
-        if (now <= l->pushed) {
-            return 0;
-        }
         for (uint64_t seq = l->pushed + 1; seq <= now; seq++) {
             uint64_t s = (seq - 1) % (uint64_t)slots, len = l->l_lens[s];
             if (len > 0 && gc3_net_put(l, l->l_slots + s * np->plan->slot_stride, len,
@@ -177,21 +178,11 @@ static int gc3_net_link_sweep(gc3_net_plan_t *np, gc3_net_link_t *l)
             }
         }
         ucp_worker_fence(gc3_net.worker); /* the slots arrive before the tail */
-        l->val = now;
-        if (gc3_net_put(l, &l->val, 8, l->r_tail, &l->req) != 0) {
-            gc3_net_link_fail(np, l, 2);
-            return 0;
-        }
-    } else {
-        now = __atomic_load_n(l->l_head, __ATOMIC_ACQUIRE);
-        if (now <= l->pushed) {
-            return 0;
-        }
-        l->val = now;
-        if (gc3_net_put(l, &l->val, 8, l->r_head, &l->req) != 0) {
-            gc3_net_link_fail(np, l, 2);
-            return 0;
-        }
+    }
+    l->val = now;
+    if (gc3_net_put(l, &l->val, 8, l->r_ctr, &l->req) != 0) {
+        gc3_net_link_fail(np, l, 2);
+        return 0;
     }
     l->pushed = now;
     return 1;
@@ -546,14 +537,14 @@ gc3_status_t gc3_rt_net_setup(gc3_plan_t *p, const gc3_rt_layout_t *layouts, gc3
             l->rkey = np->rkeys[q];
             if (kind == GC3_LINK_OUT) {
                 uint64_t rb = cards[q].base + (uint64_t)layouts[q].net_recv_off[u];
-                l->l_tail   = c->send_tail;
+                l->l_ctr    = c->send_tail;
                 l->l_lens   = c->send_lens;
                 l->l_slots  = c->send_slots;
-                l->r_tail   = rb;
+                l->r_ctr    = rb;
                 l->r_slots  = rb + GC3_RT_NET_SLOTS_OFF(slots);
             } else {
-                l->l_head = c->recv_head;
-                l->r_head = cards[q].base + (uint64_t)layouts[q].net_send_off[u] + GC3_RT_NET_HEAD_OFF(slots, p->slot_stride);
+                l->l_ctr = c->recv_head;
+                l->r_ctr = cards[q].base + (uint64_t)layouts[q].net_send_off[u] + GC3_RT_NET_HEAD_OFF(slots, p->slot_stride);
             }
             np->nlinks++;
         }
@@ -596,8 +587,7 @@ void gc3_rt_net_teardown(gc3_plan_t *p)
             gc3_net_link_t *l = &np->links[i];
             (void)gc3_net_link_sweep(np, l);
             pending |= l->req != NULL ||
-                       (l->kind == GC3_LINK_OUT ? __atomic_load_n(l->l_tail, __ATOMIC_ACQUIRE)
-                                                : __atomic_load_n(l->l_head, __ATOMIC_ACQUIRE)) != l->pushed;
+                       __atomic_load_n(l->l_ctr, __ATOMIC_ACQUIRE) != l->pushed;
         }
         ucp_worker_progress(gc3_net.worker);
         clock_gettime(CLOCK_MONOTONIC, &t);
