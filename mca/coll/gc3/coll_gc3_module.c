@@ -192,41 +192,62 @@ static int mca_coll_gc3_oob_barrier(void *ctx)
     return m->prev_barrier(m->comm, m->prev_barrier_module) != OMPI_SUCCESS;
 }
 
-/* Every rank says whether it is ready and which plan it has; use the plan only when all agree. */
-static int mca_coll_gc3_agree(mca_coll_gc3_module_t *m, int ok, uint64_t hash, const char *what)
-{
-    int       n = ompi_comm_size(m->comm), all = 1;
-    uint64_t  mine[2] = {(uint64_t)ok, hash}, *v = malloc(sizeof(mine) * (size_t)n);
-
-    if (v == NULL || mca_coll_gc3_oob_allgather(m, mine, v, sizeof(mine)) != 0) {
-        free(v);
-        return 0;
-    }
-    for (int r = 0; r < n; r++) {
-        if (!v[2 * r]) {
-            all = 0;
-        } else if (v[2 * r + 1] != hash) {
-            static int warned = 0; /* once per process; later communicators at verbose level 1 */
-            if (all) {
-                opal_output_verbose(warned++ ? 1 : 0, mca_coll_gc3_component.output,
-                                    "coll:gc3: comm %s rank %d: ranks disagree on %s (rank %d differs); gc3 passes "
-                                    "these calls on", m->comm->c_name, ompi_comm_rank(m->comm), what, r);
-            }
-            all = 0;
-        }
-    }
-    free(v);
-    return all;
-}
-
-/* What a rank about to build a plan says. The call key (collective, bytes, in place, backend)
- * must be the same everywhere in a correct program; the program hash differs only when the
- * ranks' settings do. */
+/* What every rank says before gc3 uses something collectively: whether it is ready, a hash of
+ * what it built (plans, settings: different only when the ranks' settings are), and for a
+ * plan's creation the key of the call (collective, bytes, in place, backend: different only in
+ * an erroneous program). */
 typedef struct {
     uint64_t ok, hash, key;
 } mca_coll_gc3_card_t;
 
-enum { GC3_AGREE_OK, GC3_AGREE_FALLBACK, GC3_AGREE_MISMATCH, GC3_AGREE_TIMEOUT };
+enum { GC3_AGREE_OK, GC3_AGREE_NOT_READY, GC3_AGREE_DIFFERENT, GC3_AGREE_MISMATCH, GC3_AGREE_TIMEOUT };
+
+/* The verdict on all ranks' cards, the same on every rank: another call key first, then another
+ * hash among the ready ranks (peer: the first such rank), then a rank not ready. */
+static int mca_coll_gc3_verdict(const mca_coll_gc3_card_t *v, int n, uint64_t hash, uint64_t key, int *peer)
+{
+    int verdict = GC3_AGREE_OK;
+    *peer       = -1;
+    for (int r = 0; r < n; r++) {
+        if (v[r].key != key) {
+            *peer = r;
+            return GC3_AGREE_MISMATCH;
+        }
+        if (v[r].ok && v[r].hash != hash && verdict != GC3_AGREE_DIFFERENT) {
+            *peer   = r;
+            verdict = GC3_AGREE_DIFFERENT;
+        } else if (!v[r].ok && verdict == GC3_AGREE_OK) {
+            verdict = GC3_AGREE_NOT_READY;
+        }
+    }
+    return verdict;
+}
+
+static void mca_coll_gc3_warn_disagree(mca_coll_gc3_module_t *m, const char *what, int peer)
+{
+    static int warned = 0; /* once per process; later communicators at verbose level 1 */
+    opal_output_verbose(warned++ ? 1 : 0, mca_coll_gc3_component.output,
+                        "coll:gc3: comm %s rank %d: ranks disagree on %s (rank %d differs); gc3 passes these calls on",
+                        m->comm->c_name, ompi_comm_rank(m->comm), what, peer);
+}
+
+/* Every rank says whether it is ready and which plan it has; use the plan only when all agree. */
+static int mca_coll_gc3_agree(mca_coll_gc3_module_t *m, int ok, uint64_t hash, const char *what)
+{
+    int                 n = ompi_comm_size(m->comm), peer, verdict;
+    mca_coll_gc3_card_t mine = {(uint64_t)ok, hash, 0}, *v = malloc(sizeof(mine) * (size_t)n);
+
+    if (v == NULL || mca_coll_gc3_oob_allgather(m, &mine, v, sizeof(mine)) != 0) {
+        free(v);
+        return 0;
+    }
+    verdict = mca_coll_gc3_verdict(v, n, hash, 0, &peer);
+    free(v);
+    if (verdict == GC3_AGREE_DIFFERENT) {
+        mca_coll_gc3_warn_disagree(m, what, peer);
+    }
+    return verdict == GC3_AGREE_OK;
+}
 
 /* The first exchange of a plan's creation, bounded by coll_gc3_timeout: a rank that is not
  * building this plan (it called with another count, so it runs or builds another plan) would
@@ -246,7 +267,7 @@ static int mca_coll_gc3_agree_call(mca_coll_gc3_module_t *m, int ok, uint64_t ha
     if (mine == NULL || v == NULL) {
         free(mine);
         free(v);
-        return GC3_AGREE_FALLBACK; /* out of host memory: nobody takes part; the others fall back too */
+        return GC3_AGREE_NOT_READY; /* out of host memory: this rank does not take part (the others time out) */
     }
     mine->ok   = (uint64_t)ok;
     mine->hash = hash;
@@ -277,23 +298,7 @@ static int mca_coll_gc3_agree_call(mca_coll_gc3_module_t *m, int ok, uint64_t ha
             }
         }
     }
-    if (rc != 0) {
-        free(mine);
-        free(v);
-        return GC3_AGREE_FALLBACK;
-    }
-    rc = GC3_AGREE_OK;
-    for (int r = 0; r < n; r++) {
-        if (v[r].key != key) {
-            *peer = r;
-            rc    = GC3_AGREE_MISMATCH;
-            break;
-        }
-        if (!v[r].ok || v[r].hash != hash) {
-            *peer = r;
-            rc    = GC3_AGREE_FALLBACK;
-        }
-    }
+    rc = rc != 0 ? GC3_AGREE_NOT_READY : mca_coll_gc3_verdict(v, n, hash, key, peer);
     free(mine);
     free(v);
     return rc;
@@ -301,17 +306,6 @@ static int mca_coll_gc3_agree_call(mca_coll_gc3_module_t *m, int ok, uint64_t ha
 
 /* returned by mca_coll_gc3_plan when the call must fail (the ranks disagree on it) */
 static mca_coll_gc3_plan_slot_t mca_coll_gc3_fail_call;
-
-#define GC3_FNV_START 1469598103934665603ull
-
-static uint64_t gc3_fnv(uint64_t h, const void *data, size_t len)
-{
-    const unsigned char *c = data;
-    for (size_t i = 0; i < len; i++) {
-        h = (h ^ c[i]) * 1099511628211ull;
-    }
-    return h;
-}
 
 static uint64_t mca_coll_gc3_program_hash(const gc3_ir_program_t *p)
 {
@@ -325,7 +319,7 @@ static uint64_t mca_coll_gc3_program_hash(const gc3_ir_program_t *p)
     }
     gc3_ir_write_stream(p, f);
     fclose(f);
-    h = gc3_fnv(GC3_FNV_START, text, len);
+    h = gc3_fnv1a(GC3_FNV1A_START, text, len);
     free(text);
     return h;
 }
@@ -340,7 +334,7 @@ static gc3_rules_t *mca_coll_gc3_rules(void);
 static uint64_t mca_coll_gc3_settings_hash(void)
 {
     const gc3_rules_t *R = mca_coll_gc3_rules();
-    uint64_t           h = GC3_FNV_START;
+    uint64_t           h = GC3_FNV1A_START;
     long               params[] = {mca_coll_gc3_component.max_bytes,
                                    mca_coll_gc3_component.slots,
                                    mca_coll_gc3_component.slot_bytes,
@@ -354,15 +348,15 @@ static uint64_t mca_coll_gc3_settings_hash(void)
                                    mca_coll_gc3_component.pseudo_nodes,
                                    mca_coll_gc3_component.net_peer_errors};
 
-    h = gc3_fnv(h, params, sizeof(params));
+    h = gc3_fnv1a(h, params, sizeof(params));
     for (int i = 0; R != NULL && i < R->n; i++) {
         const gc3_rule_t *r   = &R->rules[i];
         int64_t           v[] = {r->nodes_lo, r->nodes_hi, r->gpus_lo, r->gpus_hi, r->link, (int64_t)r->bytes_lo,
                                  (int64_t)r->bytes_hi, r->proto, r->proto_set, r->channels, r->instances,
                                  r->chunks_per_peer, r->ranks, r->inplace_ok, r->outofplace_ok, r->xml[0] != '\0'};
-        h = gc3_fnv(h, r->coll, strlen(r->coll) + 1);
-        h = gc3_fnv(h, r->algo, strlen(r->algo) + 1);
-        h = gc3_fnv(h, v, sizeof(v));
+        h = gc3_fnv1a(h, r->coll, strlen(r->coll) + 1);
+        h = gc3_fnv1a(h, r->algo, strlen(r->algo) + 1);
+        h = gc3_fnv1a(h, v, sizeof(v));
     }
     return h;
 }
@@ -574,12 +568,7 @@ static gc3_exec_t *mca_coll_gc3_exec(mca_coll_gc3_module_t *m, gc3_backend_t bac
         return m->exec_state[backend] > 0 ? m->exec[backend] : NULL;
     }
     gc3_diag_init(&diag);
-#ifdef GC3_HAVE_CUDA
-    if (backend == GC3_BACKEND_CUDA) {
-        cudaGetDevice(&m->device); /* the shape asks which GPU each rank has */
-    }
-#endif
-    mca_coll_gc3_shape(m, backend);
+    mca_coll_gc3_shape(m, backend); /* first: the executor needs the nodes */
     gc3_exec_params_default(&ep, backend, ompi_comm_rank(m->comm), ompi_comm_size(m->comm));
     ep.node            = m->nodes > 1 ? m->node : NULL;
     ep.net_peer_errors = mca_coll_gc3_component.net_peer_errors;
@@ -713,7 +702,7 @@ static mca_coll_gc3_plan_slot_t *mca_coll_gc3_plan(mca_coll_gc3_module_t *m, int
     {
         uint64_t key[4] = {(uint64_t)coll, (uint64_t)bytes, (uint64_t)inplace, (uint64_t)backend};
         int      peer, a = mca_coll_gc3_agree_call(m, ok, ok ? mca_coll_gc3_program_hash(s->program) : 0,
-                                                   gc3_fnv(GC3_FNV_START, key, sizeof(key)), coll, &peer);
+                                                   gc3_fnv1a(GC3_FNV1A_START, key, sizeof(key)), coll, &peer);
         if (a == GC3_AGREE_MISMATCH || a == GC3_AGREE_TIMEOUT) {
             if (a == GC3_AGREE_MISMATCH) {
                 opal_output(0, "coll:gc3: comm %s rank %d: %s of %zu bytes%s: rank %d called it with another size or "
@@ -725,12 +714,10 @@ static mca_coll_gc3_plan_slot_t *mca_coll_gc3_plan(mca_coll_gc3_module_t *m, int
             gc3_diag_cleanup(&diag);
             return &mca_coll_gc3_fail_call;
         }
-        if (a == GC3_AGREE_FALLBACK && ok) {
-            static int warned = 0; /* once per process; later communicators at verbose level 1 */
-            opal_output_verbose(warned++ ? 1 : 0, mca_coll_gc3_component.output,
-                                "coll:gc3: comm %s rank %d: ranks disagree on the %s plan (rank %d differs: a program "
-                                "file or rule differs?); gc3 passes these calls on", m->comm->c_name,
-                                ompi_comm_rank(m->comm), mca_coll_gc3_coll_names[coll], peer);
+        if (a == GC3_AGREE_DIFFERENT) {
+            char what[96];
+            snprintf(what, sizeof(what), "the %s plan (a program file differs?)", mca_coll_gc3_coll_names[coll]);
+            mca_coll_gc3_warn_disagree(m, what, peer);
         }
         ok = a == GC3_AGREE_OK;
     }
