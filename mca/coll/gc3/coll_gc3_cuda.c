@@ -13,13 +13,13 @@
 #define GC3_CU_MEMORYTYPE_DEVICE 2
 
 typedef int (*gc3_cuInit_t)(unsigned int);
-typedef int (*gc3_cuPointerGetAttribute_t)(void *, int, unsigned long long);
+typedef int (*gc3_cuPointerGetAttributes_t)(unsigned int, int *, void **, unsigned long long);
 typedef int (*gc3_cuMemcpy_t)(unsigned long long, unsigned long long, size_t);
 
 static struct {
     int                         tried, ok;
     void                       *lib;
-    gc3_cuPointerGetAttribute_t get_attr;
+    gc3_cuPointerGetAttributes_t get_attrs;
     gc3_cuMemcpy_t              memcpy;
 } gc3_cu;
 
@@ -31,9 +31,9 @@ static int gc3_cuda_driver(void)
         gc3_cu.lib   = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
         if (gc3_cu.lib != NULL) {
             init            = (gc3_cuInit_t)dlsym(gc3_cu.lib, "cuInit");
-            gc3_cu.get_attr = (gc3_cuPointerGetAttribute_t)dlsym(gc3_cu.lib, "cuPointerGetAttribute");
+            gc3_cu.get_attrs = (gc3_cuPointerGetAttributes_t)dlsym(gc3_cu.lib, "cuPointerGetAttributes");
             gc3_cu.memcpy   = (gc3_cuMemcpy_t)dlsym(gc3_cu.lib, "cuMemcpy");
-            gc3_cu.ok       = init != NULL && gc3_cu.get_attr != NULL && gc3_cu.memcpy != NULL && init(0) == 0;
+            gc3_cu.ok       = init != NULL && gc3_cu.get_attrs != NULL && gc3_cu.memcpy != NULL && init(0) == 0;
         }
         opal_output_verbose(2, mca_coll_gc3_component.output, "coll:gc3: CUDA driver %s",
                             gc3_cu.ok ? "loaded: device buffers are recognised" : "not available: every buffer is host memory");
@@ -45,21 +45,25 @@ mca_coll_gc3_mem_t mca_coll_gc3_classify(const void *ptr, int *device_p)
 {
     unsigned int mtype = 0, managed = 0;
     int          ordinal = -1;
+    int          attrs[3] = {GC3_CU_POINTER_ATTRIBUTE_MEMORY_TYPE, GC3_CU_POINTER_ATTRIBUTE_IS_MANAGED,
+                             GC3_CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL};
+    void        *data[3]  = {&mtype, &managed, &ordinal};
 
     *device_p = -1;
     if (ptr == NULL || ptr == MPI_IN_PLACE || !gc3_cuda_driver()) {
         return MCA_COLL_GC3_MEM_HOST;
     }
-    if (gc3_cu.get_attr(&mtype, GC3_CU_POINTER_ATTRIBUTE_MEMORY_TYPE, (unsigned long long)(uintptr_t)ptr) != 0) {
+    /* one driver call per buffer on every path: memory CUDA does not know comes back as type 0
+     * (the singular query takes the driver's error path there, twice per host buffer) */
+    if (gc3_cu.get_attrs(3, attrs, data, (unsigned long long)(uintptr_t)ptr) != 0 || mtype == 0) {
         return MCA_COLL_GC3_MEM_HOST; /* not known to CUDA: ordinary host memory */
     }
-    if (gc3_cu.get_attr(&managed, GC3_CU_POINTER_ATTRIBUTE_IS_MANAGED, (unsigned long long)(uintptr_t)ptr) == 0 && managed) {
+    if (managed) {
         return MCA_COLL_GC3_MEM_MANAGED;
     }
     if (mtype != GC3_CU_MEMORYTYPE_DEVICE) {
         return MCA_COLL_GC3_MEM_HOST; /* pinned or registered host memory */
     }
-    gc3_cu.get_attr(&ordinal, GC3_CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, (unsigned long long)(uintptr_t)ptr);
     *device_p = ordinal;
     return MCA_COLL_GC3_MEM_DEVICE;
 }

@@ -8,6 +8,9 @@
  *   GC3_LOAD_ACQ_LOCAL(p)        the same for counters only blocks of this rank write
  *   GC3_STORE_REL(p, v)          uint64_t store with release ordering, visible to other ranks
  *   GC3_STORE_REL_LOCAL(p, v)    the same for counters only blocks of this rank read
+ *   GC3_STORE_POST(p, v)         uint64_t store visible to other ranks, ordered only by what precedes
+ *                                it: a GC3_FENCE_DATA (a tail), or a GC3_SYNC after which every load
+ *                                of the slot has returned its value (a head)
  *   GC3_FENCE_DATA()             (leader, after GC3_SYNC) the block's data writes are visible to the peers
  *                                before the counter store that follows
  *   GC3_NOW_NS()                 a clock in nanoseconds
@@ -267,7 +270,7 @@ GC3_DEV static int gc3_core_run(gc3_rt_tb_t *t)
                                 t->proto == GC3_PROTO_LL ? (bytes + GC3_RT_MSG_HDR + 3) / 4 * 8 : bytes + GC3_RT_MSG_HDR;
                         }
                         GC3_FENCE_DATA();
-                        GC3_STORE_REL(t->send_tail, seq);
+                        GC3_STORE_POST(t->send_tail, seq);
                     }
                 }
                 sent++;
@@ -276,11 +279,16 @@ GC3_DEV static int gc3_core_run(gc3_rt_tb_t *t)
             if (GC3_LEADER) {
                 if (flags & GC3_STEP_F_RECV) {
                     received++;
-                    GC3_STORE_REL(t->recv_head, t->recv_base + received); /* the slot may be reused */
+                    /* the slot may be reused: every thread's loads of it returned before the barrier */
+                    GC3_STORE_POST(t->recv_head, t->recv_base + received);
                 }
-                /* blocks depending on this step read what it wrote: release (after the barrier) */
-                GC3_STORE_REL_LOCAL(gc3_core_u64(t->region, t->sem_off[t->tb]),
-                                    t->sem_base[t->tb] + (uint64_t)l * (uint64_t)t->nsteps + (uint64_t)s + 1);
+                if (st->hasdep) {
+                    /* blocks depending on this step read what it wrote: release (after the barrier).
+                     * Only steps another block waits for (hasdep, checked by the verifier) publish;
+                     * the counter holds absolute values, so a later store covers skipped steps. */
+                    GC3_STORE_REL_LOCAL(gc3_core_u64(t->region, t->sem_off[t->tb]),
+                                        t->sem_base[t->tb] + (uint64_t)l * (uint64_t)t->nsteps + (uint64_t)s + 1);
+                }
                 if (l == 0) {
                     GC3_STAMP(t, 1 + s);
                 }
