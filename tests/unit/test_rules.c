@@ -13,19 +13,27 @@ int main(void)
     gc3_diag_init(&diag);
     CHECK_OK(gc3_rules_parse(gc3_rules_builtin_text(), "built-in", &diag, &R));
     CHECK(R != NULL && R->n >= 8, "built-in rules: %d", R ? R->n : -1);
-    r = gc3_rules_match(R, "allreduce", 1, 2, GC3_LINK_NVLINK, 0);
+    r = gc3_rules_match(R, "allreduce", 1, 3, GC3_LINK_NVLINK, 0);
     CHECK(r && !strcmp(r->algo, "allpairs") && r->proto_set && r->proto == GC3_PROTO_LL, "0 bytes: all-pairs LL");
     r = gc3_rules_match(R, "allreduce", 1, 2, GC3_LINK_PCIE, 65536);
     CHECK(r && !strcmp(r->algo, "allpairs"), "pcie: 64K is still small (A < bytes <= B)");
     r = gc3_rules_match(R, "allreduce", 1, 2, GC3_LINK_PCIE, 65537);
     CHECK(r && !strcmp(r->algo, "ring") && r->channels == 4 && r->instances == 2, "pcie: 64K+1: the 4x2 ring");
-    r = gc3_rules_match(R, "allreduce", 1, 2, GC3_LINK_NVLINK, 131072);
+    r = gc3_rules_match(R, "allreduce", 1, 3, GC3_LINK_NVLINK, 131072);
     CHECK(r && !strcmp(r->algo, "allpairs"), "nvlink: all-pairs LL up to 128K");
-    r = gc3_rules_match(R, "allreduce", 1, 2, GC3_LINK_NVLINK, 131073);
+    r = gc3_rules_match(R, "allreduce", 1, 3, GC3_LINK_NVLINK, 131073);
     CHECK(r && !strcmp(r->algo, "ring") && r->channels == 2 && r->instances == 0, "nvlink: 128K+1: the 2-channel ring");
-    r = gc3_rules_match(R, "allreduce", 1, 2, GC3_LINK_NVLINK, 4194305);
+    r = gc3_rules_match(R, "allreduce", 1, 3, GC3_LINK_NVLINK, 4194305);
     CHECK(r && !strcmp(r->algo, "ring") && r->channels == 8 && r->instances == 4, "nvlink: 4M+1: the 8x4 ring");
-    /* the measured 4-GPU NVLink rules come first for that shape */
+    /* the measured 2- and 4-GPU NVLink rules come first for those shapes */
+    r = gc3_rules_match(R, "allreduce", 1, 2, GC3_LINK_NVLINK, 8192);
+    CHECK(r && !strcmp(r->algo, "oneshot") && r->proto == GC3_PROTO_LL, "2 GPUs: 8K: one-shot LL");
+    r = gc3_rules_match(R, "allreduce", 1, 2, GC3_LINK_NVLINK, 8193);
+    CHECK(r && !strcmp(r->algo, "oneshot") && !r->proto_set, "2 GPUs: 8K+1: one-shot Simple");
+    r = gc3_rules_match(R, "alltoall", 1, 2, GC3_LINK_NVLINK, 1 << 30);
+    CHECK(r && !strcmp(r->algo, "direct") && r->instances == 16, "2 GPUs: alltoall 1 GB: direct x16");
+    r = gc3_rules_match(R, "allreduce", 1, 2, GC3_LINK_PCIE, 8);
+    CHECK(r && !strcmp(r->algo, "allpairs"), "2 GPUs on PCIe: the generic rules");
     r = gc3_rules_match(R, "allreduce", 1, 4, GC3_LINK_NVLINK, 8);
     CHECK(r && !strcmp(r->algo, "oneshot") && r->proto == GC3_PROTO_LL, "4 GPUs: 8 B: one-shot LL");
     r = gc3_rules_match(R, "allreduce", 1, 4, GC3_LINK_NVLINK, 65537);

@@ -16,24 +16,35 @@ const char *gc3_link_name(gc3_link_t link)
 }
 
 /* The defaults for machines without a rules file (single-node NVLink/NVSwitch and the host
- * backend). The 4-GPU NVLink lines are contrib/gc3-autotune's choices on 4 x H200 (NV18 between
- * every pair), smoothed where neighbouring candidates were within noise; the generic lines come
- * from earlier gc3_rt_bench sweeps on 2 and 4 H200s; see the README. */
+ * backend). The 2- and 4-GPU NVLink lines are contrib/gc3-autotune's choices on 2 and 4 x H200
+ * (NV18 between every pair), smoothed where neighbouring candidates were within noise; the
+ * generic lines (other GPU counts, 8 included: no 8-GPU machine was available to measure) come
+ * from earlier gc3_rt_bench sweeps on 2 and 4 H200s; see the README. Alltoall bytes are the
+ * whole send buffer. */
 const char *gc3_rules_builtin_text(void)
 {
     return "# gc3 built-in rules\n"
-           "# 4 GPUs, NVLink: gc3-autotune on 4 x H200 (2026-11-21)\n"
-           "allreduce             1  4  nvlink  0-16K     oneshot       proto=LL\n"
-           "allreduce             1  4  nvlink  16K-64K   oneshot\n"
-           "allreduce             1  4  nvlink  64K-512K  allpairs\n"
-           "allreduce             1  4  nvlink  512K-4M   ring          channels=2 instances=4\n"
-           "allreduce             1  4  nvlink  4M-64M    ring          channels=8 instances=2\n"
-           "allreduce             1  4  nvlink  64M-inf   ring          channels=8 instances=4\n"
-           "alltoall              1  4  nvlink  0-16K     direct        proto=LL\n"
-           "alltoall              1  4  nvlink  16K-256K  direct\n"
-           "alltoall              1  4  nvlink  256K-8M   direct        instances=2\n"
-           "alltoall              1  4  nvlink  8M-32M    direct        instances=4\n"
-           "alltoall              1  4  nvlink  32M-inf   direct        instances=8\n"
+           "# 2 and 4 GPUs, NVLink: gc3-autotune -np N --max 256M --iters 10 on 2 and 4 x H200 (2026-11-21,\n"
+           "# commit 995d648), smoothed where neighbouring candidates were within noise\n"
+           "allreduce             1  2  nvlink  0-8K      oneshot       proto=LL\n"
+           "allreduce             1  2  nvlink  8K-32K    oneshot\n"
+           "allreduce             1  2  nvlink  32K-2M    ring          channels=8\n"
+           "allreduce             1  2  nvlink  2M-8M     ring          channels=8 instances=2\n"
+           "allreduce             1  2  nvlink  8M-inf    ring          channels=8 instances=4\n"
+           "alltoall              1  2  nvlink  0-8K      direct        proto=LL\n"
+           "alltoall              1  2  nvlink  8K-256K   direct        instances=2\n"
+           "alltoall              1  2  nvlink  256K-1M   direct        instances=4\n"
+           "alltoall              1  2  nvlink  1M-8M     direct        instances=8\n"
+           "alltoall              1  2  nvlink  8M-inf    direct        instances=16\n"
+           "allreduce             1  4  nvlink  0-32K     oneshot       proto=LL\n"
+           "allreduce             1  4  nvlink  32K-256K  allpairs\n"
+           "allreduce             1  4  nvlink  256K-2M   ring          channels=8\n"
+           "allreduce             1  4  nvlink  2M-8M     ring          channels=8 instances=2\n"
+           "allreduce             1  4  nvlink  8M-inf    ring          channels=8 instances=4\n"
+           "alltoall              1  4  nvlink  0-32K     direct        proto=LL\n"
+           "alltoall              1  4  nvlink  32K-1M    direct        instances=2\n"
+           "alltoall              1  4  nvlink  1M-4M     direct        instances=4\n"
+           "alltoall              1  4  nvlink  4M-inf    direct        instances=16\n"
            "# several nodes (or pseudo-nodes): the cost model's fastest (contrib/gc3-predict-nodes 2 16 128:\n"
            "# nodes of 8 GPUs, NVLink 360 GB/s, 25 GB/s and 3 us per GPU between nodes)\n"
            "allreduce             2-*  *  *  0-512K     hierarchical  proto=LL\n"
