@@ -553,6 +553,8 @@ gc3_status_t gc3_exec_start(gc3_plan_t *p, const gc3_call_t *c, gc3_diag_t *diag
         x->recv_remote = p->conn[t].recv_remote;
         x->send_base   = p->send_base[t];
         x->recv_base   = p->recv_base[t];
+        x->send_slot   = (uint32_t)(p->send_base[t] % (uint64_t)ep->slots);
+        x->recv_slot   = (uint32_t)(p->recv_base[t] % (uint64_t)ep->slots);
         x->region      = p->region;
         x->sem_off     = p->sem_off;
         x->loops_off   = p->loops_off;

@@ -62,6 +62,7 @@ typedef struct {
                                           * (NULL when the receiver is on this node) */
     int32_t                recv_remote;  /* the sender is on another node: wait for the tail in LL too */
     uint64_t               send_base, recv_base; /* messages on the connections before this call */
+    uint32_t               send_slot, recv_slot; /* the bases modulo slots */
     /* the rank's blocks: semaphores and loop counters (local region) */
     char                  *region;
     const int64_t         *sem_off, *loops_off;
@@ -83,8 +84,18 @@ typedef struct {
     double                 timeout_s;
     volatile int32_t      *abort_flag;
     gc3_rt_error_t        *err;
-    uint64_t              *trace;        /* cuda, GC3_CUDA_TRACE: this block's clock stamps (NULL: off) */
+    uint64_t              *trace;        /* cuda, GC3_CUDA_TRACE: this block's clock stamps (NULL: off):
+                                          * GC3_TRACE_AT(s, phase) for each step of the first loop, after
+                                          * GC3_TRACE_START and before GC3_TRACE_END(nsteps) */
 } gc3_rt_tb_t;
+
+/* Trace stamps of a block: its start, four per step of the first loop (waits done, message in,
+ * data moved, published), its end. */
+#define GC3_TRACE_PHASES        4
+#define GC3_TRACE_START         0
+#define GC3_TRACE_AT(s, phase)  (1 + GC3_TRACE_PHASES * (s) + (phase))
+#define GC3_TRACE_END(nsteps)   (1 + GC3_TRACE_PHASES * (nsteps))
+enum { GC3_TRACE_WAITED, GC3_TRACE_RECEIVED, GC3_TRACE_MOVED, GC3_TRACE_PUBLISHED };
 
 /* node: per rank, its node (NULL: all on one node) */
 gc3_status_t gc3_rt_layout_compute(const gc3_flat_program_t *flat, int rank, int slots, uint64_t slot_stride,
