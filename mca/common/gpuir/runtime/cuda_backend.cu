@@ -196,27 +196,45 @@ __device__ static void gc3_be_reduce3(int dtype, int op, char *dst, const char *
     __syncthreads(); /* dst may be read by other threads next (rrcs) */
 }
 
-__device__ static void gc3_be_ll_store(char *lines, const char *src, uint64_t bytes, uint32_t flag)
+/* The message word of line i: the header (signature, then zeros), then `valid` bytes of src
+ * (4-byte loads when aligned), zeros after them. */
+__device__ static inline uint32_t gc3_ll_word(uint64_t i, uint64_t sig, const char *src, uint64_t valid, int aligned)
 {
-    uint64_t nl = (bytes + 3) / 4;
-    for (uint64_t i = threadIdx.x; i < nl; i += blockDim.x) {
-        uint32_t w = 0;
-        if (4 * i + 4 <= bytes) {
-            w = *(const uint32_t *)(src + 4 * i);
+    uint32_t w = 0;
+    if (i < GC3_RT_MSG_HDR / 4) {
+        w = i == 0 ? (uint32_t)sig : i == 1 ? (uint32_t)(sig >> 32) : 0;
+    } else {
+        uint64_t d = 4 * i - GC3_RT_MSG_HDR;
+        if (aligned && d + 4 <= valid) {
+            w = *(const uint32_t *)(src + d);
         } else {
-            for (uint64_t j = 4 * i; j < bytes; j++) {
-                w |= (uint32_t)(uint8_t)src[j] << (8 * (j - 4 * i));
+            for (uint64_t j = d; j < valid && j < d + 4; j++) {
+                w |= (uint32_t)(uint8_t)src[j] << (8 * (j - d));
             }
         }
+    }
+    return w;
+}
+
+__device__ static void gc3_be_ll_store(char *lines, uint64_t sig, const char *src, uint64_t valid, uint64_t bytes,
+                                       uint32_t flag)
+{
+    const uint64_t nl      = (GC3_RT_MSG_HDR + bytes + 3) / 4;
+    const int      aligned = ((uintptr_t)src & 3) == 0;
+    for (uint64_t i = threadIdx.x; i < nl; i += blockDim.x) {
+        uint32_t w = gc3_ll_word(i, sig, src, valid, aligned);
         asm volatile("st.volatile.global.v2.u32 [%0], {%1, %2};" ::"l"(lines + 8 * i), "r"(w), "r"(flag) : "memory");
     }
 }
 
-__device__ static int gc3_be_ll_load(gc3_rt_tb_t *t, char *dst, const char *lines, uint64_t bytes, uint32_t flag)
+__device__ static int gc3_be_ll_load(gc3_rt_tb_t *t, char *dst, const char *lines, uint64_t valid, uint64_t bytes,
+                                     uint32_t flag, uint64_t *sig_p)
 {
-    __shared__ int any; /* 1: aborted, 2: timed out (in some thread) */
-    uint64_t       nl = (bytes + 3) / 4;
-    int            rc = 0;
+    __shared__ int      any; /* 1: aborted, 2: timed out (in some thread) */
+    __shared__ uint32_t hdr[2];
+    const uint64_t      nl      = (GC3_RT_MSG_HDR + bytes + 3) / 4;
+    const int           aligned = ((uintptr_t)dst & 3) == 0;
+    int                 rc      = 0;
     if (threadIdx.x == 0) {
         any = 0;
     }
@@ -246,11 +264,16 @@ __device__ static int gc3_be_ll_load(gc3_rt_tb_t *t, char *dst, const char *line
             gc3_dev_pause(polls);
         }
         if (rc == 0) {
-            if (4 * i + 4 <= bytes) {
-                *(uint32_t *)(dst + 4 * i) = w;
-            } else {
-                for (uint64_t j = 4 * i; j < bytes; j++) {
-                    dst[j] = (char)(w >> (8 * (j - 4 * i)));
+            if (i < 2) {
+                hdr[i] = w;
+            } else if (i >= GC3_RT_MSG_HDR / 4) {
+                uint64_t d = 4 * i - GC3_RT_MSG_HDR;
+                if (aligned && d + 4 <= valid) {
+                    *(uint32_t *)(dst + d) = w;
+                } else {
+                    for (uint64_t j = d; j < valid && j < d + 4; j++) {
+                        dst[j] = (char)(w >> (8 * (j - d)));
+                    }
                 }
             }
         }
@@ -259,7 +282,8 @@ __device__ static int gc3_be_ll_load(gc3_rt_tb_t *t, char *dst, const char *line
         atomicOr(&any, rc == -2 ? 2 : 1);
     }
     __syncthreads();
-    rc = any & 2 ? -2 : any ? -1 : 0; /* the same answer in every thread */
+    rc     = any & 2 ? -2 : any ? -1 : 0; /* the same answer in every thread */
+    *sig_p = (uint64_t)hdr[0] | (uint64_t)hdr[1] << 32;
     __syncthreads();
     return rc;
 }

@@ -77,21 +77,37 @@ static inline void gc3_be_reduce3(int dtype, int op, char *dst, const char *a, c
     (void)gc3_reduce_host((gc3_dtype_t)dtype, (gc3_op_t)op, dst, b, n);
 }
 
-static inline void gc3_be_ll_store(char *lines, const char *src, uint64_t bytes, uint32_t flag)
+/* the message word of line i: the header (signature, then zeros), then `valid` bytes of src */
+static inline uint32_t gc3_ll_word(uint64_t i, uint64_t sig, const char *src, uint64_t valid)
+{
+    uint32_t w = 0;
+    if (i < GC3_RT_MSG_HDR / 4) {
+        w = i == 0 ? (uint32_t)sig : i == 1 ? (uint32_t)(sig >> 32) : 0;
+    } else {
+        uint64_t d = 4 * i - GC3_RT_MSG_HDR;
+        if (d < valid) {
+            memcpy(&w, src + d, valid - d >= 4 ? 4 : (size_t)(valid - d));
+        }
+    }
+    return w;
+}
+
+static inline void gc3_be_ll_store(char *lines, uint64_t sig, const char *src, uint64_t valid, uint64_t bytes,
+                                   uint32_t flag)
 {
     uint64_t *l = (uint64_t *)lines;
-    for (uint64_t i = 0; i < (bytes + 3) / 4; i++) {
-        uint32_t w = 0;
-        memcpy(&w, src + 4 * i, bytes - 4 * i >= 4 ? 4 : (size_t)(bytes - 4 * i));
-        __atomic_store_n(&l[i], ((uint64_t)flag << 32) | w, __ATOMIC_RELAXED);
+    for (uint64_t i = 0; i < (GC3_RT_MSG_HDR + bytes + 3) / 4; i++) {
+        __atomic_store_n(&l[i], ((uint64_t)flag << 32) | gc3_ll_word(i, sig, src, valid), __ATOMIC_RELAXED);
     }
 }
 
-static inline int gc3_be_ll_load(gc3_rt_tb_t *t, char *dst, const char *lines, uint64_t bytes, uint32_t flag)
+static inline int gc3_be_ll_load(gc3_rt_tb_t *t, char *dst, const char *lines, uint64_t valid, uint64_t bytes,
+                                 uint32_t flag, uint64_t *sig_p)
 {
     const uint64_t *l = (const uint64_t *)lines;
     uint64_t        start = 0, polls = 0;
-    for (uint64_t i = 0; i < (bytes + 3) / 4; i++) {
+    uint32_t        hdr[2] = {0, 0};
+    for (uint64_t i = 0; i < (GC3_RT_MSG_HDR + bytes + 3) / 4; i++) {
         uint64_t v = __atomic_load_n(&l[i], __ATOMIC_RELAXED);
         uint32_t w;
         while ((uint32_t)(v >> 32) != flag) {
@@ -110,8 +126,14 @@ static inline int gc3_be_ll_load(gc3_rt_tb_t *t, char *dst, const char *lines, u
             v = __atomic_load_n(&l[i], __ATOMIC_RELAXED);
         }
         w = (uint32_t)v;
-        memcpy(dst + 4 * i, &w, bytes - 4 * i >= 4 ? 4 : (size_t)(bytes - 4 * i));
+        if (i < 2) {
+            hdr[i] = w;
+        } else if (i >= GC3_RT_MSG_HDR / 4 && 4 * i - GC3_RT_MSG_HDR < valid) {
+            uint64_t d = 4 * i - GC3_RT_MSG_HDR;
+            memcpy(dst + d, &w, valid - d >= 4 ? 4 : (size_t)(valid - d));
+        }
     }
+    *sig_p = (uint64_t)hdr[0] | (uint64_t)hdr[1] << 32;
     return 0;
 }
 

@@ -21,8 +21,12 @@
  *   gc3_be_copy(dst, src, bytes)                       all threads of the block take part
  *   gc3_be_copy2(dst1, dst2, src, bytes)               one read, two writes
  *   gc3_be_reduce3(dtype, op, dst, a, b, n)           dst = a op b for n elements
- *   gc3_be_ll_store(lines, src, bytes, flag)           pack into 8-byte lines (4 data + 4 flag)
- *   gc3_be_ll_load(t, dst, lines, bytes, flag)         wait for every line's flag, unpack; 0, -1 (abort) or -2 (timeout)
+ *   gc3_be_ll_store(lines, sig, src, valid, bytes, flag)
+ *                                pack a message into 8-byte lines (4 data + 4 flag): the header (sig),
+ *                                then `valid` bytes of src and zeros up to `bytes`
+ *   gc3_be_ll_load(t, dst, lines, valid, bytes, flag, &sig)
+ *                                wait for every line's flag of such a message, unpack the first `valid`
+ *                                bytes of its payload to dst and its signature; 0, -1 (abort) or -2 (timeout)
  *
  * One IR thread block runs gc3_core_run: for each loop (tile) and step it waits for its
  * dependency, a message and a free slot, moves the data, then publishes. Every wait is
@@ -122,27 +126,38 @@ GC3_DEV static char *gc3_core_chunk(const gc3_rt_tb_t *t, int b, int c, int l, u
     }
 }
 
-/* Run the data movement of one step for chunk c (msg_in/msg_out: this chunk's message part). */
-GC3_DEV static void gc3_core_move(const gc3_rt_tb_t *t, const gc3_flat_step_t *st, int c, int l, char *msg_in,
-                                  char *msg_out)
+/* Chunk c of a step in loop l: where it is read and written, and how many of its elements
+ * exist (real buffers end at the count; scratch and messages carry whole tiles). */
+GC3_DEV static uint64_t gc3_core_ends(const gc3_rt_tb_t *t, const gc3_flat_step_t *st, int c, int l, char **src_p,
+                                      char **dst_p)
 {
-    uint64_t vs = 0, vd = 0, n;
-    char    *src = 0, *dst = 0;
+    uint64_t vs = 0, vd = 0;
     unsigned flags = gc3_core_flags(st->type);
     int      real = 0;
 
+    *src_p = 0;
+    *dst_p = 0;
     if (flags & GC3_STEP_F_READ_SRC) {
-        src  = gc3_core_chunk(t, st->srcbuf, st->srcoff + c, l, &vs);
-        real = st->srcbuf != GC3_BUF_SCRATCH;
+        *src_p = gc3_core_chunk(t, st->srcbuf, st->srcoff + c, l, &vs);
+        real   = st->srcbuf != GC3_BUF_SCRATCH;
     }
     if (flags & GC3_STEP_F_WRITE_DST) {
-        dst = gc3_core_chunk(t, st->dstbuf, st->dstoff + c, l, &vd);
+        *dst_p = gc3_core_chunk(t, st->dstbuf, st->dstoff + c, l, &vd);
         if (st->dstbuf != GC3_BUF_SCRATCH) {
             vs   = real ? (vs < vd ? vs : vd) : vd;
             real = 1;
         }
     }
-    n = real ? vs : t->T; /* real buffers end at the count; scratch and messages carry whole tiles */
+    return real ? vs : t->T;
+}
+
+/* Run the data movement of one step for chunk c (msg_in/msg_out: this chunk's message part). */
+GC3_DEV static void gc3_core_move(const gc3_rt_tb_t *t, const gc3_flat_step_t *st, int c, int l, char *msg_in,
+                                  char *msg_out)
+{
+    char    *src, *dst;
+    uint64_t n = gc3_core_ends(t, st, c, l, &src, &dst);
+
     if (n == 0) {
         return;
     }
@@ -190,8 +205,10 @@ GC3_DEV static int gc3_core_run(gc3_rt_tb_t *t)
         for (int s = 0; s < t->nsteps && !failed; s++) {
             const gc3_flat_step_t *st    = &t->steps[s];
             unsigned               flags = gc3_core_flags(st->type);
-            char                  *in = 0, *out = 0;
+            char                  *in = 0, *out = 0, *direct_src = 0, *direct_dst = 0;
             uint32_t               flag;
+            int                    direct;
+            uint64_t               direct_n = 0; /* bytes of the chunk that exist */
             uint64_t               bytes = (uint64_t)(st->cnt > 0 ? st->cnt : 0) * t->T * (uint64_t)t->dsize;
 
             if (GC3_LEADER) {
@@ -227,18 +244,27 @@ GC3_DEV static int gc3_core_run(gc3_rt_tb_t *t)
             if (l == 0 && GC3_LEADER) {
                 GC3_STAMP(t, GC3_TRACE_AT(s, GC3_TRACE_WAITED));
             }
+            /* LL, one chunk, a plain send or receive: the lines are packed from the source and
+             * unpacked into the destination directly, without the staging copy and its barrier */
+            direct = t->proto == GC3_PROTO_LL && st->cnt == 1 && (st->type == GC3_STEP_SEND || st->type == GC3_STEP_RECV);
+            if (direct) {
+                direct_n = gc3_core_ends(t, st, 0, l, &direct_src, &direct_dst) * (uint64_t)t->dsize;
+            }
             if (flags & GC3_STEP_F_RECV) {
                 char *slot = t->recv_slots + (uint64_t)rslot * msg_bytes;
                 if (t->proto == GC3_PROTO_LL) {
-                    int rc;
+                    int      rc;
+                    uint64_t h = 0;
                     flag = (uint32_t)(t->recv_base + received + 1);
-                    rc   = gc3_be_ll_load(t, t->stage_in, slot, bytes + GC3_RT_MSG_HDR, flag);
+                    rc   = direct ? gc3_be_ll_load(t, direct_dst, slot, direct_n, bytes, flag, &h)
+                                  : gc3_be_ll_load(t, t->stage_in + GC3_RT_MSG_HDR, slot, bytes, bytes, flag, &h);
                     if (rc == -2 && GC3_LEADER) {
                         gc3_core_fail(t, s, l, GC3_WAIT_WHAT_RECV, -1, -1, t->recv_base + received + 1, 0);
                     }
                     failed = GC3_SHARE_INT(rc != 0); /* every thread's rc: ll_load raised the abort flag on a timeout */
-                    if (!failed && GC3_LEADER && *(volatile uint64_t *)t->stage_in != t->sig) {
-                        gc3_core_fail(t, s, l, GC3_WAIT_WHAT_MISMATCH, -1, -1, t->sig, *(volatile uint64_t *)t->stage_in);
+                    if (!failed && GC3_LEADER && h != t->sig) {
+                        /* (a direct receive wrote the other call's data: this call fails, it returns no result) */
+                        gc3_core_fail(t, s, l, GC3_WAIT_WHAT_MISMATCH, -1, -1, t->sig, h);
                         failed = 1;
                     }
                     failed = GC3_SHARE_INT(failed);
@@ -257,11 +283,11 @@ GC3_DEV static int gc3_core_run(gc3_rt_tb_t *t)
                 out = (t->proto == GC3_PROTO_LL ? t->stage_out
                                                 : t->send_slots + (uint64_t)sslot * msg_bytes) +
                       GC3_RT_MSG_HDR;
-                if (GC3_LEADER) {
+                if (GC3_LEADER && t->proto != GC3_PROTO_LL) {
                     *(volatile uint64_t *)(out - GC3_RT_MSG_HDR) = t->sig; /* published with the data below */
                 }
             }
-            for (int c = 0; c < (st->cnt > 0 ? st->cnt : 0) && st->type != GC3_STEP_NOP; c++) {
+            for (int c = 0; c < (st->cnt > 0 ? st->cnt : 0) && st->type != GC3_STEP_NOP && !direct; c++) {
                 uint64_t off = (uint64_t)c * t->T * (uint64_t)t->dsize;
                 gc3_core_move(t, st, c, l, in ? in + off : 0, out ? out + off : 0);
             }
@@ -270,10 +296,13 @@ GC3_DEV static int gc3_core_run(gc3_rt_tb_t *t)
             }
             if (flags & GC3_STEP_F_SEND) {
                 uint64_t seq = t->send_base + sent + 1;
-                if (t->proto == GC3_PROTO_LL) {
+                if (direct) {
+                    gc3_be_ll_store(t->send_slots + (uint64_t)sslot * msg_bytes, t->sig, direct_src, direct_n, bytes,
+                                    (uint32_t)seq);
+                } else if (t->proto == GC3_PROTO_LL) {
                     GC3_SYNC();
-                    gc3_be_ll_store(t->send_slots + (uint64_t)sslot * msg_bytes, t->stage_out,
-                                    bytes + GC3_RT_MSG_HDR, (uint32_t)seq);
+                    gc3_be_ll_store(t->send_slots + (uint64_t)sslot * msg_bytes, t->sig, t->stage_out + GC3_RT_MSG_HDR,
+                                    bytes, bytes, (uint32_t)seq);
                 }
                 if (t->proto != GC3_PROTO_LL || t->send_lens) {
                     /* Simple; or LL to another node, where the proxy needs the tail and the length */
