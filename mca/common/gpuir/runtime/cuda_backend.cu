@@ -908,14 +908,14 @@ static gc3_status_t gc3_cuda_test(gc3_plan_t *p, int *done_p)
         }
     }
     *done_p = 1;
-    if (*done_p && s->counted) {
+    if (s->counted) {
         s->counted = 0;
         gc3_cuda_call_ended();
     }
-    if (*done_p && e != cudaSuccess) {
+    if (e != cudaSuccess) {
         return GC3_ERR_IO;
     }
-    if (*done_p && s->tracing) {
+    if (s->tracing) {
         s->trace_host[2] = gc3_cuda_host_ns();
         s->tracing       = 0;
         if (cudaEventSynchronize(s->done) == cudaSuccess &&
@@ -923,7 +923,7 @@ static gc3_status_t gc3_cuda_test(gc3_plan_t *p, int *done_p)
             gc3_cuda_trace_print(p, s);
         }
     }
-    return *done_p && (s->h_err->set || *s->h_abort) ? GC3_ERR_TIMEOUT : GC3_OK;
+    return s->h_err->set || *s->h_abort ? GC3_ERR_TIMEOUT : GC3_OK;
 }
 
 static uint64_t gc3_cuda_host_ns(void)

@@ -6,8 +6,8 @@
  *   GC3_SYNC()                   barrier of the block's threads
  *   GC3_LOAD_ACQ(p)              uint64_t load with acquire ordering (memory of any rank)
  *   GC3_LOAD_ACQ_LOCAL(p)        the same for counters only blocks of this rank write
- *   GC3_STORE_REL(p, v)          uint64_t store with release ordering, visible to other ranks
- *   GC3_STORE_REL_LOCAL(p, v)    the same for counters only blocks of this rank read
+ *   GC3_STORE_REL_LOCAL(p, v)    uint64_t store with release ordering, for counters only blocks of this
+ *                                rank read
  *   GC3_STORE_POST(p, v)         uint64_t store visible to other ranks, ordered only by what precedes
  *                                it: a GC3_FENCE_DATA (a tail), or a GC3_SYNC after which every load
  *                                of the slot has returned its value (a head)
