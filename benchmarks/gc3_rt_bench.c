@@ -3,10 +3,11 @@
  *
  *   gc3_rt_bench [--backend cuda|host] [--algo ring] [--proto Simple|LL] [--instances K]
  *                [--channels C] [--nodes N] [--min BYTES] [--max BYTES] [--iters N] [--warmup N]
- *                [--threads T] [--slot-bytes B]
+ *                [--threads T] [--slot-bytes B] [--resident-us U]
  *
  * Per size (float32 sum for allreduce): average wall time per blocking call over ranks, the
- * kernel time from CUDA events around the call, algbw = bytes/time and busbw (allreduce:
+ * kernel time from CUDA events around the call (only with --resident-us 0: a resident kernel runs
+ * on the executor's own stream, so the calls are not on a stream of the benchmark), algbw = bytes/time and busbw (allreduce:
  * algbw * 2(R-1)/R; alltoall: algbw * (R-1)/R). The first call of each size is checked
  * against a direct computation. */
 #include <mpi.h>
@@ -33,7 +34,7 @@ int main(int argc, char **argv)
     gc3_diag_t        diag;
     size_t            minb = 8, maxb = 1 << 20, slot_bytes = 0;
     gc3_backend_t     backend = GC3_BACKEND_HOST;
-    int               threads = 0, bad = 0;
+    int               threads = 0, bad = 0, resident_us = -1;
 
     MPI_Init(&argc, &argv);
     MPI_Comm_dup(MPI_COMM_WORLD, &comm);
@@ -54,6 +55,7 @@ int main(int argc, char **argv)
         else if (!strcmp(o, "--warmup")) warmup = atoi(v);
         else if (!strcmp(o, "--threads")) threads = atoi(v);
         else if (!strcmp(o, "--slot-bytes")) slot_bytes = gc3_test_parse_bytes(v, NULL);
+        else if (!strcmp(o, "--resident-us")) resident_us = atoi(v);
         else {
             if (rank == 0) fprintf(stderr, "gc3_rt_bench: unknown option %s\n", o);
             MPI_Abort(MPI_COMM_WORLD, 2);
@@ -66,6 +68,7 @@ int main(int argc, char **argv)
     gc3_mpi_exec_params(&ep, backend, &comm);
     if (threads > 0) ep.threads_per_block = threads;
     if (slot_bytes > 0) ep.slot_bytes = slot_bytes;
+    if (resident_us >= 0) ep.resident_us = resident_us;
     if (gc3_algo_generate(algo, &ap, &diag, NULL, &prog) != GC3_OK || gc3_exec_create(&ep, &diag, &exec) != GC3_OK ||
         gc3_exec_prepare(exec, prog, &diag, &plan) != GC3_OK) {
         fprintf(stderr, "rank %d: setup failed: %s\n", rank, diag.count ? diag.msgs[0] : "?");
@@ -73,8 +76,8 @@ int main(int argc, char **argv)
     }
     if (rank == 0) {
         printf("# gc3_rt_bench: %s (%s), %s, %d instance(s), %d channel(s), %d ranks, %s backend, %d threads/block, "
-               "slot %zu B\n", algo, prog->coll_name, gc3_proto_name(ap.proto), ap.instances, ap.channels, nranks,
-               on_device ? "cuda" : "host", ep.threads_per_block, ep.slot_bytes);
+               "slot %zu B, resident %d us\n", algo, prog->coll_name, gc3_proto_name(ap.proto), ap.instances, ap.channels,
+               nranks, on_device ? "cuda" : "host", ep.threads_per_block, ep.slot_bytes, on_device ? ep.resident_us : 0);
         printf("%12s %12s %12s %12s %12s %8s\n", "# size(B)", "time(us)", "kernel(us)", "algbw(GB/s)", "busbw(GB/s)", "check");
     }
     for (size_t bytes = minb; bytes <= maxb; bytes *= 2) {
@@ -99,10 +102,12 @@ int main(int argc, char **argv)
         }
 #ifdef GC3_HAVE_CUDA
         if (on_device) {
-            cudaStream_t s;
             cudaMalloc((void **)&in, nelem * 4);
             cudaMalloc((void **)&out, nelem * 4);
             cudaMemcpy(in, h, nelem * 4, cudaMemcpyHostToDevice);
+        }
+        if (on_device && ep.resident_us == 0) {
+            cudaStream_t s;
             cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
             cudaEventCreate(&e0);
             cudaEventCreate(&e1);
@@ -118,7 +123,7 @@ int main(int argc, char **argv)
             double t0;
             MPI_Barrier(comm);
 #ifdef GC3_HAVE_CUDA
-            if (on_device) cudaEventRecord(e0, (cudaStream_t)stream);
+            if (stream != NULL) cudaEventRecord(e0, (cudaStream_t)stream);
 #endif
             t0 = MPI_Wtime();
             if (gc3_exec_run(plan, &call, &diag) != GC3_OK) {
@@ -130,7 +135,7 @@ int main(int argc, char **argv)
                 t += MPI_Wtime() - t0;
             }
 #ifdef GC3_HAVE_CUDA
-            if (on_device) {
+            if (stream != NULL) {
                 float ms = 0;
                 cudaEventRecord(e1, (cudaStream_t)stream);
                 cudaEventSynchronize(e1);
@@ -172,9 +177,11 @@ int main(int argc, char **argv)
         if (on_device) {
             cudaFree(in);
             cudaFree(out);
-            cudaEventDestroy(e0);
-            cudaEventDestroy(e1);
-            cudaStreamDestroy((cudaStream_t)stream);
+            if (stream != NULL) {
+                cudaEventDestroy(e0);
+                cudaEventDestroy(e1);
+                cudaStreamDestroy((cudaStream_t)stream);
+            }
         }
 #endif
         free(h);

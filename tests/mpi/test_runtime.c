@@ -2,10 +2,12 @@
  * run by the executor on this rank's backend, every output element checked against a direct
  * computation of the collective, and against the reference executor where the chunks divide
  * the count evenly (so that it can run the program). Usage:
- *     test_runtime [--backend host|cuda] [--max-count N] [--quick] [--pseudo-nodes K]
+ *     test_runtime [--backend host|cuda] [--max-count N] [--quick] [--pseudo-nodes K] [--resident-us U]
  * --pseudo-nodes K: ranks r and q are on the same node when r/K == q/K, so the connections
  * between groups go through the inter-node transport (UCX, the proxy thread), and the
  * hierarchical algorithms run as (nranks/K) nodes x K.
+ * --resident-us U: the executor's resident_us (cuda: how long a small plan's kernel waits on the GPU
+ * for the next call; 0: a launch per call).
  * Prints one line per (algorithm, protocol, mode) and "N passed, M failed". */
 #include <mpi.h>
 #include <stdio.h>
@@ -305,7 +307,7 @@ int main(int argc, char **argv)
     gc3_diag_t        diag;
     gc3_backend_t     backend = GC3_BACKEND_HOST;
     size_t            max_count = 16u << 20;
-    int               quick = 0;
+    int               quick = 0, resident_us = -1;
     const char       *corpus = GC3_SOURCE_DIR "/tests/corpus";
 
     MPI_Init(&argc, &argv);
@@ -321,6 +323,8 @@ int main(int argc, char **argv)
             quick = 1;
         } else if (strcmp(argv[i], "--pseudo-nodes") == 0 && i + 1 < argc) {
             pseudo = atoi(argv[++i]);
+        } else if (strcmp(argv[i], "--resident-us") == 0 && i + 1 < argc) {
+            resident_us = atoi(argv[++i]);
         }
     }
     if (pseudo > 0 && (pseudo >= nranks || nranks % pseudo != 0)) {
@@ -333,6 +337,9 @@ int main(int argc, char **argv)
     gc3_diag_init(&diag);
     gc3_mpi_exec_params(&ep, backend, &comm);
     ep.timeout_s     = 3.0;
+    if (resident_us >= 0) {
+        ep.resident_us = resident_us;
+    }
     int *node = malloc((size_t)nranks * sizeof(int));
     for (int r = 0; r < nranks; r++) {
         node[r] = pseudo > 0 ? r / pseudo : 0;
@@ -372,8 +379,9 @@ int main(int argc, char **argv)
     gc3_diag_cleanup(&diag);
     free(node);
     if (rank == 0) {
-        printf("test_runtime (%s backend, %d ranks): %d passed, %d failed\n", backend == GC3_BACKEND_CUDA ? "cuda" : "host",
-               nranks, passed, failed);
+        printf("test_runtime (%s backend, %d ranks, resident %d us): %d passed, %d failed\n",
+               backend == GC3_BACKEND_CUDA ? "cuda" : "host", nranks, backend == GC3_BACKEND_CUDA ? ep.resident_us : 0, passed,
+               failed);
     }
     MPI_Comm_free(&comm);
     MPI_Finalize();

@@ -37,6 +37,7 @@ typedef struct mca_coll_gc3_component_t {
     int    output;       /* opal_output stream */
     int    backend;      /* coll_gc3_backend (mca_coll_gc3_backend_t) */
     double timeout;      /* coll_gc3_timeout, seconds */
+    int    resident_us;  /* coll_gc3_resident_us */
     long   max_bytes;    /* coll_gc3_max_bytes: above this, pass the call on (0: no limit) */
     int    slots;        /* coll_gc3_fifo_slots */
     int    slot_bytes;   /* coll_gc3_slot_bytes (0: the backend's default) */

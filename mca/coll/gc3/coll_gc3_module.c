@@ -576,6 +576,7 @@ static gc3_exec_t *mca_coll_gc3_exec(mca_coll_gc3_module_t *m, gc3_backend_t bac
     ep.oob.allgather = mca_coll_gc3_oob_allgather;
     ep.oob.barrier   = mca_coll_gc3_oob_barrier;
     ep.timeout_s     = mca_coll_gc3_component.timeout;
+    ep.resident_us   = mca_coll_gc3_component.resident_us;
     ep.slots         = mca_coll_gc3_component.slots;
     if (mca_coll_gc3_component.slot_bytes > 0) {
         ep.slot_bytes = (size_t)mca_coll_gc3_component.slot_bytes;

@@ -47,6 +47,9 @@ typedef struct {
     double        timeout_s;    /* bounded waits (default 60; <= 0: wait forever) */
     int           device;       /* CUDA device ordinal (cuda backend) */
     int           threads_per_block; /* CUDA threads per IR thread block (0 = 512) */
+    int           resident_us;  /* cuda: the kernel of a plan of at most 8 blocks on one node stays on the GPU
+                                 * this many microseconds after a call and takes the next call from
+                                 * host-mapped memory, without a launch (default 50; 0: a launch per call) */
     int           net_peer_errors; /* UCX endpoints report a dead peer at once (default 1); 0 lets UCX
                                     * use transports that cannot (shared memory): the timeout then
                                     * catches a dead peer */

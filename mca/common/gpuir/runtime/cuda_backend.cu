@@ -379,21 +379,219 @@ __global__ void gc3_interp_kernel(const gc3_rt_tb_t *ctxs, const gc3_cuda_done_t
     gc3_cuda_leave(done);
 }
 
+/* ---------------------------------------------------------------- resident kernel
+ *
+ * A kernel launch plus its completion costs the host about 6.6 us on H200; a doorbell in
+ * host-mapped memory that a running kernel polls, about 3.4 us (both measured with an empty
+ * kernel). So the kernel of a small plan stays resident after a call: block 0 polls a mailbox
+ * in host-mapped memory for the next call's descriptor, relays it to the other blocks through
+ * device memory (one poller: eight blocks polling host memory at once took 15.8 us a round), and
+ * every block runs the call with the context it kept in shared memory. When no call comes for
+ * idle_ns, or a call fails, or the host asks it to quit, the kernel ends; the host then launches
+ * a new one with the next call in its parameters.
+ *
+ * The mailbox is GC3_CUDA_MAIL_WORDS lines of 8 bytes, each a 32-bit word of the descriptor and
+ * the low 32 bits of the call's number: the whole descriptor is there when every line carries the
+ * number (the host writes each line with one 8-byte store), and one 128-byte read fetches it. */
+#define GC3_CUDA_MAIL_WORDS 16
+enum { GC3_MAIL_IN = 0, GC3_MAIL_OUT = 2, GC3_MAIL_SCRATCH = 4, GC3_MAIL_COUNT = 6, GC3_MAIL_SIG = 8, GC3_MAIL_T = 10,
+       GC3_MAIL_L = 12, GC3_MAIL_TYPE = 13,  /* dtype | op << 8 | dsize << 16 | window << 24 */
+       GC3_MAIL_FLAGS = 14, GC3_MAIL_CHECK = 15 /* the host's semaphore base of block 0, low 32 bits */ };
+#define GC3_MAIL_F_QUIT  1u
+#define GC3_MAIL_F_TRACE 2u
+/* the relay word: the call block 0 took, or GC3_CUDA_GO_EXIT | the last call of the kernel that ends */
+#define GC3_CUDA_GO_EXIT (1ull << 63)
+
+typedef struct {
+    const uint2 *mail;     /* host-mapped mailbox (NULL: one call per launch) */
+    uint64_t    *go;       /* device: the relay word */
+    uint32_t    *desc;     /* device: the descriptor block 0 took, for the other blocks */
+    uint64_t    *exited;   /* host-mapped: the last call a resident kernel took, written as it ends */
+    uint64_t     idle_ns;
+    uint64_t    *trace;    /* the plan's trace stamps (whether a call is traced comes with it) */
+    int32_t      trace_stride;
+} gc3_cuda_resident_t;
+
 /* Plans of at most N blocks: everything a call changes travels in the launch itself (kernel
  * parameters, up to 32 KB since CUDA 12.1), so a call is one launch and no copy. The program,
  * offsets and step counts the contexts point to were uploaded once, at the plan's first call. */
 template <int N> struct gc3_cuda_args {
-    gc3_cuda_done_t done;
-    gc3_rt_tb_t     tb[N];
-    uint64_t        sem_base[N], loops_base[N];
+    gc3_cuda_done_t     done;
+    gc3_cuda_resident_t res;
+    gc3_rt_tb_t         tb[N];
+    uint64_t            sem_base[N], loops_base[N];
 };
+
+/* Is go the end of the kernel that started with call `first`? A kernel ends naming a call it ran,
+ * so an older kernel's end (naming at most first - 1) is not. */
+__device__ static inline int gc3_cuda_go_ends(uint64_t go, uint64_t first)
+{
+    return (go & GC3_CUDA_GO_EXIT) != 0 && (go & ~GC3_CUDA_GO_EXIT) >= first;
+}
+
+/* Block 0, warp 0: wait for call `want` in the mailbox. 1 with its words in w[] and relayed to
+ * the other blocks; 0 when the kernel ends (quit, idle, another block failed, or the host's
+ * counters are not the ones this kernel kept: the host then launches a kernel that starts with
+ * the call). */
+__device__ static int gc3_cuda_mail_wait(const gc3_cuda_resident_t *r, uint64_t want, uint64_t first,
+                                         uint32_t check, uint32_t *w)
+{
+    const int      lane  = threadIdx.x & 31;
+    const uint64_t start = gc3_dev_now();
+    uint32_t       x = 0;
+    int            take = 0;
+    for (uint64_t polls = 0;; polls++) {
+        int ok = 1;
+        if (lane < GC3_CUDA_MAIL_WORDS) {
+            uint32_t seq;
+            asm volatile("ld.volatile.global.v2.u32 {%0, %1}, [%2];" : "=r"(x), "=r"(seq) : "l"(r->mail + lane) : "memory");
+            ok = seq == (uint32_t)want;
+        }
+        if (__all_sync(0xffffffffu, ok)) {
+            take = 1;
+            break;
+        }
+        /* every 16 rounds (the mailbox read is a PCIe round trip): the end of the idle time, or a
+         * failed block of this kernel */
+        if ((polls & 15) == 15 &&
+            __any_sync(0xffffffffu, lane == 0 && (gc3_dev_now() - start > r->idle_ns ||
+                                                  gc3_cuda_go_ends(gc3_dev_ld_acq_gpu(r->go), first)))) {
+            break;
+        }
+    }
+    if (take) {
+        uint32_t flags = __shfl_sync(0xffffffffu, x, GC3_MAIL_FLAGS), hc = __shfl_sync(0xffffffffu, x, GC3_MAIL_CHECK);
+        take = (flags & GC3_MAIL_F_QUIT) == 0 && hc == check;
+    }
+    if (take) {
+        if (lane < GC3_CUDA_MAIL_WORDS) {
+            w[lane]       = x;
+            r->desc[lane] = x;
+        }
+        __syncwarp();
+        if (lane == 0) {
+            __threadfence();
+            gc3_dev_st_rel_gpu(r->go, want);
+        }
+    } else if (lane == 0) {
+        gc3_dev_st_rel_gpu(r->go, GC3_CUDA_GO_EXIT | (want - 1));
+    }
+    __syncwarp();
+    return take;
+}
+
+/* Other blocks, thread 0: wait for block 0 to take call `want`; 1 with its words in w[], 0 when
+ * the kernel ends. */
+__device__ static int gc3_cuda_go_wait(const gc3_cuda_resident_t *r, uint64_t want, uint64_t first, uint32_t *w)
+{
+    const uint64_t start = gc3_dev_now();
+    for (uint64_t polls = 1;; polls++) {
+        uint64_t g = gc3_dev_ld_acq_gpu(r->go);
+        if (g == want) {
+            for (int i = 0; i < GC3_CUDA_MAIL_WORDS; i++) {
+                w[i] = ((volatile uint32_t *)r->desc)[i];
+            }
+            return 1;
+        }
+        if (gc3_cuda_go_ends(g, first)) {
+            return 0;
+        }
+        /* block 0 always ends the kernel by writing go; a bound in case it never could */
+        if ((polls & 1023) == 0 && gc3_dev_now() - start > 2 * r->idle_ns + 10000000000ull) {
+            return 0;
+        }
+        gc3_dev_pause(polls);
+    }
+}
+
+/* After the kernel's first call: keep taking calls from the mailbox. The counter bases advance
+ * as the executor advances them after a call (gc3_exec_finish); the host's check word catches
+ * any difference. */
+__device__ static void gc3_cuda_resident(gc3_cuda_shared_t *sh, const gc3_cuda_resident_t *r, gc3_cuda_done_t done,
+                                         int failed)
+{
+    __shared__ uint32_t w[GC3_CUDA_MAIL_WORDS];
+    __shared__ int      go;
+    __shared__ uint32_t nsend, nrecv;
+    gc3_rt_tb_t        *t     = &sh->t;
+    const uint64_t      first = done.seq;
+
+    if (threadIdx.x == 0) {
+        nsend = nrecv = 0;
+        for (int s = 0; s < t->nsteps; s++) {
+            nsend += (gc3_core_flags(t->steps[s].type) & GC3_STEP_F_SEND) != 0;
+            nrecv += (gc3_core_flags(t->steps[s].type) & GC3_STEP_F_RECV) != 0;
+        }
+    }
+    for (;;) {
+        if (failed && threadIdx.x == 0) {
+            gc3_dev_st_rel_gpu(r->go, GC3_CUDA_GO_EXIT | done.seq); /* the others end too */
+        }
+        gc3_cuda_leave(done);
+        if (failed) {
+            break;
+        }
+        if (threadIdx.x == 0) {
+            const uint64_t L = (uint64_t)t->L;
+            for (int b = 0; b < t->ntbs; b++) {
+                ((uint64_t *)t->sem_base)[b] += L * (uint64_t)t->tb_nsteps[b];
+                ((uint64_t *)t->loops_base)[b] += L;
+            }
+            t->send_base += L * nsend;
+            t->recv_base += L * nrecv;
+            t->send_slot = (uint32_t)(t->send_base % (uint64_t)t->slots);
+            t->recv_slot = (uint32_t)(t->recv_base % (uint64_t)t->slots);
+        }
+        __syncthreads(); /* every lane of the mailbox warp compares the advanced base */
+        if (blockIdx.x == 0) {
+            if (threadIdx.x < 32) {
+                int take = gc3_cuda_mail_wait(r, done.seq + 1, first, (uint32_t)t->sem_base[0], w);
+                if (threadIdx.x == 0) {
+                    go = take;
+                }
+            }
+        } else if (threadIdx.x == 0) {
+            go = gc3_cuda_go_wait(r, done.seq + 1, first, w);
+        }
+        __syncthreads();
+        if (!go) {
+            break;
+        }
+        if (threadIdx.x == 0) {
+            t->buf[GC3_BUF_INPUT]   = (char *)((uint64_t)w[GC3_MAIL_IN] | (uint64_t)w[GC3_MAIL_IN + 1] << 32);
+            t->buf[GC3_BUF_OUTPUT]  = (char *)((uint64_t)w[GC3_MAIL_OUT] | (uint64_t)w[GC3_MAIL_OUT + 1] << 32);
+            t->buf[GC3_BUF_SCRATCH] = (char *)((uint64_t)w[GC3_MAIL_SCRATCH] | (uint64_t)w[GC3_MAIL_SCRATCH + 1] << 32);
+            t->count  = (uint64_t)w[GC3_MAIL_COUNT] | (uint64_t)w[GC3_MAIL_COUNT + 1] << 32;
+            t->sig    = (uint64_t)w[GC3_MAIL_SIG] | (uint64_t)w[GC3_MAIL_SIG + 1] << 32;
+            t->T      = (uint64_t)w[GC3_MAIL_T] | (uint64_t)w[GC3_MAIL_T + 1] << 32;
+            t->L      = (int32_t)w[GC3_MAIL_L];
+            t->dtype  = (int32_t)(w[GC3_MAIL_TYPE] & 0xff);
+            t->op     = (int32_t)(w[GC3_MAIL_TYPE] >> 8 & 0xff);
+            t->dsize  = (int32_t)(w[GC3_MAIL_TYPE] >> 16 & 0xff);
+            t->window = (int32_t)(w[GC3_MAIL_TYPE] >> 24);
+            t->trace  = (w[GC3_MAIL_FLAGS] & GC3_MAIL_F_TRACE) && r->trace != NULL
+                            ? r->trace + (size_t)blockIdx.x * (size_t)r->trace_stride : NULL;
+        }
+        done.seq++;
+        __syncthreads();
+        failed = gc3_dev_share_int(gc3_core_run(t) != 0);
+    }
+    if (blockIdx.x == 0 && threadIdx.x == 0) {
+        gc3_dev_st_rel(r->exited, done.seq); /* the host relaunches from the next call on */
+    }
+}
 
 template <int N> __global__ void gc3_interp_kernel_args(const __grid_constant__ gc3_cuda_args<N> a)
 {
     __shared__ gc3_cuda_shared_t sh;
+    int                          failed;
     gc3_cuda_enter(&sh, &a.tb[blockIdx.x], a.sem_base, a.loops_base);
-    (void)gc3_core_run(&sh.t);
-    gc3_cuda_leave(a.done);
+    failed = gc3_dev_share_int(gc3_core_run(&sh.t) != 0);
+    if (a.res.mail == NULL) {
+        gc3_cuda_leave(a.done);
+    } else {
+        gc3_cuda_resident(&sh, &a.res, a.done, failed);
+    }
 }
 
 /* The parameters are copied at each launch: measured on H200, a launch with 20 KB of them costs
@@ -419,8 +617,15 @@ typedef struct {
     volatile uint64_t *h_done;    /* the last call whose blocks all ended (gc3_cuda_leave) */
     uint64_t        *d_done;
     unsigned long long *d_count;  /* in d_plan: blocks ended, all calls */
-    uint64_t         launches;    /* kernels launched (the number of the one in flight) */
+    uint64_t         seq;         /* calls run by kernels (the number of the one in flight) */
     uint64_t         expect;      /* the end flag value of the call in flight, 0: no kernel (event only) */
+    /* resident kernel (gc3_cuda_resident) */
+    uint64_t        *h_mail, *d_mail;     /* host-mapped mailbox, GC3_CUDA_MAIL_WORDS lines */
+    volatile uint64_t *h_exited;          /* host-mapped: the last call a resident kernel took */
+    uint64_t        *d_exited;
+    uint64_t        *d_go;                /* in d_plan: the relay word, then the relayed descriptor */
+    int              res_alive;   /* a resident kernel was launched and not yet seen to end */
+    int              posted;      /* the call in flight went to the mailbox */
     uint64_t         queried_ns;  /* when the event was last asked (a kernel that died never counts in) */
     gc3_rt_error_t  *d_err;
     int32_t         *d_abort;
@@ -443,6 +648,11 @@ typedef struct {
  * lock), frees happen only when no gc3 kernel is in flight, and what could not be freed at once
  * is freed by the next release or completion that finds the device quiet. */
 typedef enum { GC3_CUDA_FREE_DEVICE, GC3_CUDA_FREE_HOST, GC3_CUDA_FREE_IPC } gc3_cuda_free_kind_t;
+
+/* A plan's host-mapped words (h_err): the error record, the abort flag (+32), the end flag (+64),
+ * the resident kernel's last call (+96), and its mailbox on a 128-byte line of its own. */
+#define GC3_CUDA_MAIL_OFF     ((sizeof(gc3_rt_error_t) + 128 + 127) / 128 * 128)
+#define GC3_CUDA_MAPPED_BYTES (GC3_CUDA_MAIL_OFF + GC3_CUDA_MAIL_WORDS * 8)
 
 static pthread_mutex_t gc3_cuda_launch_lock = PTHREAD_MUTEX_INITIALIZER;
 static int             gc3_cuda_in_flight;        /* gc3 kernels queued or running (atomic) */
@@ -537,7 +747,7 @@ static gc3_cuda_state_t *gc3_cuda_state(gc3_plan_t *p, gc3_diag_t *diag)
         gc3_cuda_check(cudaStreamCreateWithFlags(&s->own_stream, cudaStreamNonBlocking), "cudaStreamCreate", diag) != GC3_OK ||
         gc3_cuda_check(cudaEventCreateWithFlags(&s->after_legacy, cudaEventDisableTiming), "cudaEventCreate", diag) != GC3_OK ||
         gc3_cuda_check(cudaEventCreateWithFlags(&s->done, cudaEventDisableTiming), "cudaEventCreate", diag) != GC3_OK ||
-        gc3_cuda_check(cudaHostAlloc((void **)&s->h_err, sizeof(gc3_rt_error_t) + 128, cudaHostAllocMapped), "cudaHostAlloc", diag) != GC3_OK ||
+        gc3_cuda_check(cudaHostAlloc((void **)&s->h_err, GC3_CUDA_MAPPED_BYTES, cudaHostAllocMapped), "cudaHostAlloc", diag) != GC3_OK ||
         gc3_cuda_check(cudaHostGetDevicePointer((void **)&s->d_err, s->h_err, 0), "cudaHostGetDevicePointer", diag) != GC3_OK) {
         return NULL;
     }
@@ -559,7 +769,11 @@ static gc3_cuda_state_t *gc3_cuda_state(gc3_plan_t *p, gc3_diag_t *diag)
     s->d_abort = (int32_t *)((char *)s->d_err + sizeof(gc3_rt_error_t) + 32);
     s->h_done  = (volatile uint64_t *)((char *)s->h_err + sizeof(gc3_rt_error_t) + 64);
     s->d_done  = (uint64_t *)((char *)s->d_err + sizeof(gc3_rt_error_t) + 64);
-    memset(s->h_err, 0, sizeof(gc3_rt_error_t) + 128);
+    s->h_exited = (volatile uint64_t *)((char *)s->h_err + sizeof(gc3_rt_error_t) + 96);
+    s->d_exited = (uint64_t *)((char *)s->d_err + sizeof(gc3_rt_error_t) + 96);
+    s->h_mail   = (uint64_t *)((char *)s->h_err + GC3_CUDA_MAIL_OFF);
+    s->d_mail   = (uint64_t *)((char *)s->d_err + GC3_CUDA_MAIL_OFF);
+    memset(s->h_err, 0, GC3_CUDA_MAPPED_BYTES);
     p->err        = s->h_err;
     p->abort_flag = s->h_abort;
     s->threads    = p->exec->params.threads_per_block > 0 ? p->exec->params.threads_per_block : 512;
@@ -620,10 +834,13 @@ static void gc3_cuda_region_unlink(gc3_plan_t *p, const char handle[GC3_RT_HANDL
     (void)handle;
 }
 
+static void gc3_cuda_quit(gc3_plan_t *p);
+
+/* Before freeing a plan's memory its resident kernel ends (else cudaFree would wait for it). */
 static void gc3_cuda_region_close(gc3_plan_t *p, char *base, size_t bytes, int own)
 {
-    (void)p;
     (void)bytes;
+    gc3_cuda_quit(p);
     gc3_cuda_release(own ? GC3_CUDA_FREE_DEVICE : GC3_CUDA_FREE_IPC, base);
 }
 
@@ -639,7 +856,7 @@ static gc3_status_t gc3_cuda_mem_alloc(gc3_plan_t *p, size_t bytes, char **ptr_p
 
 static void gc3_cuda_mem_free(gc3_plan_t *p, char *ptr)
 {
-    (void)p;
+    gc3_cuda_quit(p);
     gc3_cuda_release(GC3_CUDA_FREE_DEVICE, ptr);
 }
 
@@ -657,7 +874,7 @@ static gc3_status_t gc3_cuda_host_alloc(gc3_plan_t *p, size_t bytes, char **ptr_
 
 static void gc3_cuda_host_free(gc3_plan_t *p, char *ptr)
 {
-    (void)p;
+    gc3_cuda_quit(p);
     gc3_cuda_release(GC3_CUDA_FREE_HOST, ptr);
 }
 
@@ -721,7 +938,8 @@ static void gc3_cuda_trace_print(const gc3_plan_t *p, const gc3_cuda_state_t *s)
 static gc3_status_t gc3_cuda_upload(gc3_plan_t *p, gc3_cuda_state_t *s, gc3_diag_t *diag)
 {
     size_t       nt = (size_t)p->ntbs, off_sem = p->flat->bytes, off_loops = off_sem + nt * 8,
-                 off_ns = off_loops + nt * 8, off_count = (off_ns + nt * 4 + 7) / 8 * 8, total = off_count + 8,
+                 off_ns = off_loops + nt * 8, off_count = (off_ns + nt * 4 + 7) / 8 * 8,
+                 off_go = (off_count + 8 + GC3_RT_LINE - 1) / GC3_RT_LINE * GC3_RT_LINE, total = off_go + 2 * GC3_RT_LINE,
                  call = nt * (sizeof(gc3_rt_tb_t) + 16);
     char        *h = NULL;
     gc3_status_t status;
@@ -751,6 +969,7 @@ static gc3_status_t gc3_cuda_upload(gc3_plan_t *p, gc3_cuda_state_t *s, gc3_diag
     memcpy(h + off_loops, p->loops_off, nt * 8);
     memcpy(h + off_ns, p->tb_nsteps, nt * 4);
     s->d_count = (unsigned long long *)(s->d_plan + off_count);
+    s->d_go    = (uint64_t *)(s->d_plan + off_go); /* the relay word on its line, the descriptor on the next */
     status = gc3_cuda_check(cudaMemcpy(s->d_plan, h, total, cudaMemcpyHostToDevice), "cudaMemcpy(plan)", diag);
     free(h);
     if (status != GC3_OK) {
@@ -775,23 +994,78 @@ err:
     return status;
 }
 
-static gc3_cuda_done_t gc3_cuda_done_args(const gc3_cuda_state_t *s)
+static gc3_cuda_done_t gc3_cuda_done_args(const gc3_cuda_state_t *s, uint64_t seq)
 {
     gc3_cuda_done_t d;
     d.count = s->d_count;
     d.flag  = s->d_done;
-    d.seq   = s->launches + 1;
+    d.seq   = seq;
     return d;
 }
 
-template <int N> static void gc3_cuda_launch(const gc3_plan_t *p, const gc3_cuda_state_t *s, cudaStream_t st)
+/* May this plan's calls go to a resident kernel? Small plans (the launch is a large part of their
+ * time) on one node, on the backend's own stream (a kernel on the caller's stream must end). */
+static int gc3_cuda_resident_ok(const gc3_plan_t *p, const gc3_cuda_state_t *s, cudaStream_t st)
+{
+    return p->exec->params.resident_us > 0 && p->ntbs > 0 && p->ntbs <= GC3_CUDA_ARGS_SMALL &&
+           GC3_CUDA_ARGS_SMALL <= GC3_CUDA_SH_TBS && !p->crosses_nodes && s->threads >= 32 && st == s->own_stream;
+}
+
+template <int N> static void gc3_cuda_launch(const gc3_plan_t *p, const gc3_cuda_state_t *s, cudaStream_t st, uint64_t seq,
+                                             int resident)
 {
     gc3_cuda_args<N> a;
-    a.done = gc3_cuda_done_args(s);
+    a.done = gc3_cuda_done_args(s, seq);
+    memset(&a.res, 0, sizeof(a.res));
+    if (resident) {
+        a.res.mail         = (const uint2 *)s->d_mail;
+        a.res.go           = s->d_go;
+        a.res.desc         = (uint32_t *)(s->d_go + GC3_RT_LINE / 8);
+        a.res.exited       = s->d_exited;
+        a.res.idle_ns      = (uint64_t)p->exec->params.resident_us * 1000u;
+        a.res.trace        = s->d_trace;
+        a.res.trace_stride = s->trace_stride;
+    }
     gc3_cuda_device_ctx(p, s, a.tb);
     memcpy(a.sem_base, p->sem_base, (size_t)p->ntbs * 8);
     memcpy(a.loops_base, p->loops_base, (size_t)p->ntbs * 8);
     gc3_interp_kernel_args<N><<<p->ntbs, s->threads, 0, st>>>(a);
+}
+
+/* The call of p->tbs_ctx (the same in every block) as the resident kernel reads it. */
+static void gc3_cuda_post(const gc3_plan_t *p, gc3_cuda_state_t *s, uint64_t seq, uint32_t flags)
+{
+    const gc3_rt_tb_t *x = &p->tbs_ctx[0];
+    uint32_t           w[GC3_CUDA_MAIL_WORDS];
+    const uint64_t     v64[][2] = {{GC3_MAIL_IN, (uint64_t)(uintptr_t)x->buf[GC3_BUF_INPUT]},
+                                   {GC3_MAIL_OUT, (uint64_t)(uintptr_t)x->buf[GC3_BUF_OUTPUT]},
+                                   {GC3_MAIL_SCRATCH, (uint64_t)(uintptr_t)x->buf[GC3_BUF_SCRATCH]},
+                                   {GC3_MAIL_COUNT, x->count}, {GC3_MAIL_SIG, x->sig}, {GC3_MAIL_T, x->T}};
+    static_assert(GC3_RT_WINDOW < 256, "the window travels in 8 bits");
+    for (size_t i = 0; i < sizeof(v64) / sizeof(v64[0]); i++) {
+        w[v64[i][0]]     = (uint32_t)v64[i][1];
+        w[v64[i][0] + 1] = (uint32_t)(v64[i][1] >> 32);
+    }
+    w[GC3_MAIL_L]     = (uint32_t)x->L;
+    w[GC3_MAIL_TYPE]  = (uint32_t)x->dtype | (uint32_t)x->op << 8 | (uint32_t)x->dsize << 16 | (uint32_t)x->window << 24;
+    w[GC3_MAIL_FLAGS] = flags;
+    w[GC3_MAIL_CHECK] = (uint32_t)p->sem_base[0];
+    for (int i = 0; i < GC3_CUDA_MAIL_WORDS; i++) {
+        /* one 8-byte store per line: the kernel sees a line old or new, never half */
+        __atomic_store_n(&s->h_mail[i], (uint64_t)w[i] | (uint64_t)(uint32_t)seq << 32, __ATOMIC_RELEASE);
+    }
+}
+
+/* End this plan's resident kernel, if any (before a launch elsewhere or freeing its memory). */
+static void gc3_cuda_quit(gc3_plan_t *p)
+{
+    gc3_cuda_state_t *s = (gc3_cuda_state_t *)p->be_state;
+    if (s == NULL || !s->res_alive) {
+        return;
+    }
+    gc3_cuda_post(p, s, s->seq + 1, GC3_MAIL_F_QUIT); /* the number it waits for */
+    (void)cudaEventSynchronize(s->done);              /* it ends at once (or already did) */
+    s->res_alive = 0;
 }
 
 static gc3_status_t gc3_cuda_launch_locked(gc3_plan_t *p, gc3_cuda_state_t *s, cudaStream_t st, gc3_diag_t *diag);
@@ -829,7 +1103,12 @@ static gc3_status_t gc3_cuda_start(gc3_plan_t *p, void *stream, gc3_diag_t *diag
 static gc3_status_t gc3_cuda_launch_locked(gc3_plan_t *p, gc3_cuda_state_t *s, cudaStream_t st, gc3_diag_t *diag)
 {
     gc3_status_t status;
+    const int    resident = gc3_cuda_resident_ok(p, s, st);
+    uint64_t     seq      = s->seq + 1;
 
+    if (!resident && s->res_alive) {
+        gc3_cuda_quit(p); /* a kernel on another stream: the resident one ends first */
+    }
     memset(s->h_err, 0, sizeof(gc3_rt_error_t));
     *s->h_abort = 0;
     s->calls++;
@@ -837,7 +1116,18 @@ static gc3_status_t gc3_cuda_launch_locked(gc3_plan_t *p, gc3_cuda_state_t *s, c
     if (s->tracing) {
         s->trace_host[0] = gc3_cuda_host_ns();
     }
-    if (st == s->own_stream) {
+    if (resident) {
+        /* the call sees what the caller queued on the legacy default stream before it: a resident
+         * kernel is already running, so the host waits for that work (usually there is none) */
+        cudaError_t e = cudaStreamQuery(cudaStreamLegacy);
+        if (e == cudaErrorNotReady) {
+            e = cudaEventRecord(s->after_legacy, cudaStreamLegacy);
+            e = e == cudaSuccess ? cudaEventSynchronize(s->after_legacy) : e;
+        }
+        if ((status = gc3_cuda_check(e, "waiting for the legacy default stream", diag)) != GC3_OK) {
+            return status;
+        }
+    } else if (st == s->own_stream) {
         /* the call sees what the caller queued on the legacy default stream before it (cudaMemcpy,
          * cudaMemset, kernels on stream 0): MPI users expect that finished. One direction only:
          * later legacy work does not wait for this kernel. */
@@ -849,14 +1139,20 @@ static gc3_status_t gc3_cuda_launch_locked(gc3_plan_t *p, gc3_cuda_state_t *s, c
             return status;
         }
     }
+    s->posted = 0;
     if (p->ntbs <= 0) {
         /* nothing to run: the event alone marks the call */
+    } else if (resident && s->res_alive && *s->h_exited != seq - 1) {
+        /* the resident kernel is there (unless it ends right now: gc3_cuda_test relaunches then) */
+        gc3_cuda_post(p, s, seq, s->tracing ? GC3_MAIL_F_TRACE : 0);
+        s->posted = 1;
     } else if (p->ntbs <= GC3_CUDA_ARGS_SMALL) {
-        gc3_cuda_launch<GC3_CUDA_ARGS_SMALL>(p, s, st);
+        gc3_cuda_launch<GC3_CUDA_ARGS_SMALL>(p, s, st, seq, resident);
+        s->res_alive = resident;
     } else if (p->ntbs <= GC3_CUDA_ARGS_MID) {
-        gc3_cuda_launch<GC3_CUDA_ARGS_MID>(p, s, st);
+        gc3_cuda_launch<GC3_CUDA_ARGS_MID>(p, s, st, seq, 0);
     } else if (p->ntbs <= GC3_CUDA_ARGS_LARGE) {
-        gc3_cuda_launch<GC3_CUDA_ARGS_LARGE>(p, s, st);
+        gc3_cuda_launch<GC3_CUDA_ARGS_LARGE>(p, s, st, seq, 0);
     } else {
         size_t       nt = (size_t)p->ntbs;
         gc3_rt_tb_t *c  = (gc3_rt_tb_t *)s->h_stage; /* one call in flight per plan: free once the previous ended */
@@ -868,17 +1164,18 @@ static gc3_status_t gc3_cuda_launch_locked(gc3_plan_t *p, gc3_cuda_state_t *s, c
         if (status != GC3_OK) {
             return status;
         }
-        gc3_interp_kernel<<<p->ntbs, s->threads, 0, st>>>(s->d_ctx, gc3_cuda_done_args(s));
+        gc3_interp_kernel<<<p->ntbs, s->threads, 0, st>>>(s->d_ctx, gc3_cuda_done_args(s, seq));
     }
-    status = gc3_cuda_check(cudaGetLastError(), "kernel launch", diag);
+    status = s->posted ? GC3_OK : gc3_cuda_check(cudaGetLastError(), "kernel launch", diag);
     if (status == GC3_OK && p->ntbs > 0) {
-        s->launches++;
-        s->expect = s->launches;
+        s->seq    = seq;
+        s->expect = seq;
     } else {
         s->expect = 0;
     }
-    if (status == GC3_OK) {
-        /* the event tells a kernel that died (it never counts in) and marks a call without one */
+    if (status == GC3_OK && !s->posted) {
+        /* the event tells a kernel that died (it never counts in) and marks a call without one; for
+         * a resident kernel, its end */
         status = gc3_cuda_check(cudaEventRecord(s->done, st), "cudaEventRecord", diag);
     }
     s->queried_ns = gc3_cuda_host_ns();
@@ -888,23 +1185,57 @@ static gc3_status_t gc3_cuda_launch_locked(gc3_plan_t *p, gc3_cuda_state_t *s, c
     return status;
 }
 
+/* The resident kernel ended without taking the posted call: a new one starts with it. */
+static gc3_status_t gc3_cuda_relaunch(gc3_plan_t *p, gc3_cuda_state_t *s)
+{
+    gc3_status_t status;
+    pthread_mutex_lock(&gc3_cuda_launch_lock);
+    gc3_cuda_launch<GC3_CUDA_ARGS_SMALL>(p, s, s->own_stream, s->expect, 1);
+    status = gc3_cuda_check(cudaGetLastError(), "kernel launch", NULL);
+    if (status == GC3_OK) {
+        status = gc3_cuda_check(cudaEventRecord(s->done, s->own_stream), "cudaEventRecord", NULL);
+    }
+    pthread_mutex_unlock(&gc3_cuda_launch_lock);
+    s->posted     = 0;
+    s->res_alive  = status == GC3_OK;
+    s->queried_ns = gc3_cuda_host_ns();
+    return status;
+}
+
 static gc3_status_t gc3_cuda_test(gc3_plan_t *p, int *done_p)
 {
     gc3_cuda_state_t *s = (gc3_cuda_state_t *)p->be_state;
     cudaError_t       e = cudaSuccess;
 
     if (s->expect == 0 || __atomic_load_n(s->h_done, __ATOMIC_ACQUIRE) < s->expect) {
-        /* not counted in yet: ask CUDA at most every 100 us whether the kernel died */
         uint64_t now = gc3_cuda_host_ns();
-        if (s->expect != 0 && now - s->queried_ns < 100000) {
+        if (s->posted && *s->h_exited == s->expect - 1) {
+            /* the resident kernel ended just before the call came */
+            if (gc3_cuda_relaunch(p, s) == GC3_OK) {
+                *done_p = 0;
+                return GC3_OK;
+            }
+            e = cudaErrorLaunchFailure;
+        } else if (s->expect != 0 && now - s->queried_ns < 100000) {
+            /* not counted in yet: ask CUDA at most every 100 us whether the kernel died */
             *done_p = 0;
             return GC3_OK;
-        }
-        s->queried_ns = now;
-        e             = cudaEventQuery(s->done);
-        if (e == cudaErrorNotReady) {
-            *done_p = 0;
-            return GC3_OK;
+        } else {
+            s->queried_ns = now;
+            e             = cudaEventQuery(s->done);
+            if (e == cudaErrorNotReady) {
+                *done_p = 0;
+                return GC3_OK;
+            }
+            s->res_alive = 0; /* the kernel ended (or failed) */
+            if (e == cudaSuccess && s->expect != 0 && __atomic_load_n(s->h_done, __ATOMIC_ACQUIRE) < s->expect) {
+                /* its stores are visible now: it ended without the call (or, posted, just before it came) */
+                if (s->posted && *s->h_exited == s->expect - 1 && gc3_cuda_relaunch(p, s) == GC3_OK) {
+                    *done_p = 0;
+                    return GC3_OK;
+                }
+                e = cudaErrorLaunchFailure;
+            }
         }
     }
     *done_p = 1;
@@ -918,7 +1249,8 @@ static gc3_status_t gc3_cuda_test(gc3_plan_t *p, int *done_p)
     if (s->tracing) {
         s->trace_host[2] = gc3_cuda_host_ns();
         s->tracing       = 0;
-        if (cudaEventSynchronize(s->done) == cudaSuccess &&
+        /* (a resident kernel is still running: its stamps were written before it counted in) */
+        if ((s->res_alive || cudaEventSynchronize(s->done) == cudaSuccess) &&
             cudaMemcpy(s->h_trace, s->d_trace, (size_t)p->ntbs * s->trace_stride * 8, cudaMemcpyDeviceToHost) == cudaSuccess) {
             gc3_cuda_trace_print(p, s);
         }
@@ -959,6 +1291,7 @@ static void gc3_cuda_plan_cleanup(gc3_plan_t *p)
     if (s == NULL) {
         return;
     }
+    gc3_cuda_quit(p);
     if (s->counted) {
         s->counted = 0;
         gc3_cuda_call_ended();
