@@ -201,8 +201,8 @@ __device__ static void gc3_be_reduce3(int dtype, int op, char *dst, const char *
 __device__ static inline uint32_t gc3_ll_word(uint64_t i, uint64_t sig, const char *src, uint64_t valid, int aligned)
 {
     uint32_t w = 0;
-    if (i < GC3_RT_MSG_HDR / 4) {
-        w = i == 0 ? (uint32_t)sig : i == 1 ? (uint32_t)(sig >> 32) : 0;
+    if (gc3_ll_is_hdr(i)) {
+        w = gc3_ll_hdr_word(i, sig);
     } else {
         uint64_t d = 4 * i - GC3_RT_MSG_HDR;
         if (aligned && d + 4 <= valid) {
@@ -219,7 +219,7 @@ __device__ static inline uint32_t gc3_ll_word(uint64_t i, uint64_t sig, const ch
 __device__ static void gc3_be_ll_store(char *lines, uint64_t sig, const char *src, uint64_t valid, uint64_t bytes,
                                        uint32_t flag)
 {
-    const uint64_t nl      = (GC3_RT_MSG_HDR + bytes + 3) / 4;
+    const uint64_t nl      = gc3_ll_words(bytes);
     const int      aligned = ((uintptr_t)src & 3) == 0;
     for (uint64_t i = threadIdx.x; i < nl; i += blockDim.x) {
         uint32_t w = gc3_ll_word(i, sig, src, valid, aligned);
@@ -232,7 +232,7 @@ __device__ static int gc3_be_ll_load(gc3_rt_tb_t *t, char *dst, const char *line
 {
     __shared__ int      any; /* 1: aborted, 2: timed out (in some thread) */
     __shared__ uint32_t hdr[2];
-    const uint64_t      nl      = (GC3_RT_MSG_HDR + bytes + 3) / 4;
+    const uint64_t      nl      = gc3_ll_words(bytes);
     const int           aligned = ((uintptr_t)dst & 3) == 0;
     int                 rc      = 0;
     if (threadIdx.x == 0) {
@@ -264,9 +264,11 @@ __device__ static int gc3_be_ll_load(gc3_rt_tb_t *t, char *dst, const char *line
             gc3_dev_pause(polls);
         }
         if (rc == 0) {
-            if (i < 2) {
-                hdr[i] = w;
-            } else if (i >= GC3_RT_MSG_HDR / 4) {
+            if (gc3_ll_is_hdr(i)) {
+                if (i < 2) {
+                    hdr[i] = w;
+                }
+            } else {
                 uint64_t d = 4 * i - GC3_RT_MSG_HDR;
                 if (aligned && d + 4 <= valid) {
                     *(uint32_t *)(dst + d) = w;
@@ -283,7 +285,7 @@ __device__ static int gc3_be_ll_load(gc3_rt_tb_t *t, char *dst, const char *line
     }
     __syncthreads();
     rc     = any & 2 ? -2 : any ? -1 : 0; /* the same answer in every thread */
-    *sig_p = (uint64_t)hdr[0] | (uint64_t)hdr[1] << 32;
+    *sig_p = gc3_ll_sig(hdr);
     __syncthreads();
     return rc;
 }

@@ -517,7 +517,7 @@ gc3_status_t gc3_exec_start(gc3_plan_t *p, const gc3_call_t *c, gc3_diag_t *diag
             p->scratch_bytes = need;
         }
         if (p->proto == GC3_PROTO_LL && p->stage == NULL) {
-            p->stage_bytes = p->slot_payload + GC3_RT_MSG_HDR + 64;
+            p->stage_bytes = (p->slot_payload + 15) / 16 * 16 + 64; /* payload only, 16-byte aligned */
             status         = p->exec->be->mem_alloc(p, p->stage_bytes * 2 * (size_t)(p->ntbs > 0 ? p->ntbs : 1), &p->stage);
             if (status != GC3_OK) {
                 return status;

@@ -11,6 +11,32 @@
 #define GC3_RT_MSG_HDR    16u  /* every message starts with the call's signature (count, dtype,
                                 * op), so a peer in another call is detected, not mixed in */
 
+#ifdef __CUDACC__
+#define GC3_HD __host__ __device__
+#else
+#define GC3_HD
+#endif
+
+/* An LL message, as 4-byte words each sent in a line with its flag: the header (the call's
+ * signature in words 0 and 1, zeros up to GC3_RT_MSG_HDR), then the payload, whose byte d is in
+ * word GC3_RT_MSG_HDR / 4 + d / 4. Both backends pack and unpack with these. */
+GC3_HD static inline uint64_t gc3_ll_words(uint64_t bytes)
+{
+    return (GC3_RT_MSG_HDR + bytes + 3) / 4;
+}
+GC3_HD static inline uint32_t gc3_ll_hdr_word(uint64_t i, uint64_t sig)
+{
+    return i == 0 ? (uint32_t)sig : i == 1 ? (uint32_t)(sig >> 32) : 0;
+}
+GC3_HD static inline int gc3_ll_is_hdr(uint64_t i)
+{
+    return i < GC3_RT_MSG_HDR / 4;
+}
+GC3_HD static inline uint64_t gc3_ll_sig(const uint32_t hdr[2])
+{
+    return (uint64_t)hdr[0] | (uint64_t)hdr[1] << 32;
+}
+
 enum { GC3_WAIT_WHAT_DEP = 1, GC3_WAIT_WHAT_RECV, GC3_WAIT_WHAT_SEND, GC3_WAIT_WHAT_WINDOW, GC3_WAIT_WHAT_NET,
        GC3_WAIT_WHAT_MISMATCH };
 

@@ -80,8 +80,8 @@ static inline void gc3_be_reduce3(int dtype, int op, char *dst, const char *a, c
 static inline uint32_t gc3_ll_word(uint64_t i, uint64_t sig, const char *src, uint64_t valid)
 {
     uint32_t w = 0;
-    if (i < GC3_RT_MSG_HDR / 4) {
-        w = i == 0 ? (uint32_t)sig : i == 1 ? (uint32_t)(sig >> 32) : 0;
+    if (gc3_ll_is_hdr(i)) {
+        w = gc3_ll_hdr_word(i, sig);
     } else {
         uint64_t d = 4 * i - GC3_RT_MSG_HDR;
         if (d < valid) {
@@ -95,7 +95,7 @@ static inline void gc3_be_ll_store(char *lines, uint64_t sig, const char *src, u
                                    uint32_t flag)
 {
     uint64_t *l = (uint64_t *)lines;
-    for (uint64_t i = 0; i < (GC3_RT_MSG_HDR + bytes + 3) / 4; i++) {
+    for (uint64_t i = 0; i < gc3_ll_words(bytes); i++) {
         __atomic_store_n(&l[i], ((uint64_t)flag << 32) | gc3_ll_word(i, sig, src, valid), __ATOMIC_RELAXED);
     }
 }
@@ -106,7 +106,7 @@ static inline int gc3_be_ll_load(gc3_rt_tb_t *t, char *dst, const char *lines, u
     const uint64_t *l = (const uint64_t *)lines;
     uint64_t        start = 0, polls = 0;
     uint32_t        hdr[2] = {0, 0};
-    for (uint64_t i = 0; i < (GC3_RT_MSG_HDR + bytes + 3) / 4; i++) {
+    for (uint64_t i = 0; i < gc3_ll_words(bytes); i++) {
         uint64_t v = __atomic_load_n(&l[i], __ATOMIC_RELAXED);
         uint32_t w;
         while ((uint32_t)(v >> 32) != flag) {
@@ -125,14 +125,16 @@ static inline int gc3_be_ll_load(gc3_rt_tb_t *t, char *dst, const char *lines, u
             v = __atomic_load_n(&l[i], __ATOMIC_RELAXED);
         }
         w = (uint32_t)v;
-        if (i < 2) {
-            hdr[i] = w;
-        } else if (i >= GC3_RT_MSG_HDR / 4 && 4 * i - GC3_RT_MSG_HDR < valid) {
+        if (gc3_ll_is_hdr(i)) {
+            if (i < 2) {
+                hdr[i] = w;
+            }
+        } else if (4 * i - GC3_RT_MSG_HDR < valid) {
             uint64_t d = 4 * i - GC3_RT_MSG_HDR;
             memcpy(dst + d, &w, valid - d >= 4 ? 4 : (size_t)(valid - d));
         }
     }
-    *sig_p = (uint64_t)hdr[0] | (uint64_t)hdr[1] << 32;
+    *sig_p = gc3_ll_sig(hdr);
     return 0;
 }
 

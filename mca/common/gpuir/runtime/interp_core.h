@@ -257,7 +257,7 @@ GC3_DEV static int gc3_core_run(gc3_rt_tb_t *t)
                     uint64_t h = 0;
                     flag = (uint32_t)(t->recv_base + received + 1);
                     rc   = direct ? gc3_be_ll_load(t, direct_dst, slot, direct_n, bytes, flag, &h)
-                                  : gc3_be_ll_load(t, t->stage_in + GC3_RT_MSG_HDR, slot, bytes, bytes, flag, &h);
+                                  : gc3_be_ll_load(t, t->stage_in, slot, bytes, bytes, flag, &h);
                     if (rc == -2 && GC3_LEADER) {
                         gc3_core_fail(t, s, l, GC3_WAIT_WHAT_RECV, -1, -1, t->recv_base + received + 1, 0);
                     }
@@ -271,7 +271,7 @@ GC3_DEV static int gc3_core_run(gc3_rt_tb_t *t)
                     if (failed) {
                         break;
                     }
-                    in = t->stage_in + GC3_RT_MSG_HDR;
+                    in = t->stage_in;
                 } else {
                     in = slot + GC3_RT_MSG_HDR;
                 }
@@ -280,9 +280,8 @@ GC3_DEV static int gc3_core_run(gc3_rt_tb_t *t)
                 GC3_STAMP(t, GC3_TRACE_AT(s, GC3_TRACE_RECEIVED));
             }
             if (flags & GC3_STEP_F_SEND) {
-                out = (t->proto == GC3_PROTO_LL ? t->stage_out
-                                                : t->send_slots + (uint64_t)sslot * msg_bytes) +
-                      GC3_RT_MSG_HDR;
+                out = t->proto == GC3_PROTO_LL ? t->stage_out
+                                               : t->send_slots + (uint64_t)sslot * msg_bytes + GC3_RT_MSG_HDR;
                 if (GC3_LEADER && t->proto != GC3_PROTO_LL) {
                     *(volatile uint64_t *)(out - GC3_RT_MSG_HDR) = t->sig; /* published with the data below */
                 }
@@ -301,8 +300,8 @@ GC3_DEV static int gc3_core_run(gc3_rt_tb_t *t)
                                     (uint32_t)seq);
                 } else if (t->proto == GC3_PROTO_LL) {
                     GC3_SYNC();
-                    gc3_be_ll_store(t->send_slots + (uint64_t)sslot * msg_bytes, t->sig, t->stage_out + GC3_RT_MSG_HDR,
-                                    bytes, bytes, (uint32_t)seq);
+                    gc3_be_ll_store(t->send_slots + (uint64_t)sslot * msg_bytes, t->sig, t->stage_out, bytes, bytes,
+                                    (uint32_t)seq);
                 }
                 if (t->proto != GC3_PROTO_LL || t->send_lens) {
                     /* Simple; or LL to another node, where the proxy needs the tail and the length */
@@ -320,9 +319,12 @@ GC3_DEV static int gc3_core_run(gc3_rt_tb_t *t)
                 sslot = sslot + 1 == (uint32_t)t->slots ? 0 : sslot + 1;
             }
             GC3_SYNC();
+            if (flags & GC3_STEP_F_RECV) {
+                received++;
+                rslot = rslot + 1 == (uint32_t)t->slots ? 0 : rslot + 1;
+            }
             if (GC3_LEADER) {
                 if (flags & GC3_STEP_F_RECV) {
-                    received++;
                     /* the slot may be reused: every thread's loads of it returned before the barrier */
                     GC3_STORE_POST(t->recv_head, t->recv_base + received);
                 }
@@ -336,11 +338,6 @@ GC3_DEV static int gc3_core_run(gc3_rt_tb_t *t)
                 if (l == 0) {
                     GC3_STAMP(t, GC3_TRACE_AT(s, GC3_TRACE_PUBLISHED));
                 }
-            } else if (flags & GC3_STEP_F_RECV) {
-                received++;
-            }
-            if (flags & GC3_STEP_F_RECV) {
-                rslot = rslot + 1 == (uint32_t)t->slots ? 0 : rslot + 1;
             }
         }
         if (!failed && GC3_LEADER) {
