@@ -198,6 +198,45 @@ void gc3_plan_destroy(gc3_plan_t *p)
     free(p);
 }
 
+/* The blocks' contexts, what stays the same for every call of the plan (gc3_exec_start sets the rest). */
+static void gc3_plan_ctx_init(gc3_plan_t *p)
+{
+    for (int t = 0; t < p->ntbs; t++) {
+        gc3_rt_tb_t         *x = &p->tbs_ctx[t];
+        const gc3_flat_tb_t *tb = &p->tbs[t];
+        memset(x, 0, sizeof(*x));
+        x->rank        = p->rank;
+        x->tb          = t;
+        x->nsteps      = tb->nsteps;
+        x->chan        = tb->chan;
+        x->send_peer   = tb->send;
+        x->recv_peer   = tb->recv;
+        x->steps       = &gc3_flat_steps(p->flat)[tb->step_begin];
+        x->proto       = p->proto;
+        x->send_tail   = p->conn[t].send_tail;
+        x->send_slots  = p->conn[t].send_slots;
+        x->send_head   = p->conn[t].send_head;
+        x->send_lens   = p->conn[t].send_lens;
+        x->recv_tail   = p->conn[t].recv_tail;
+        x->recv_slots  = p->conn[t].recv_slots;
+        x->recv_head   = p->conn[t].recv_head;
+        x->recv_remote = p->conn[t].recv_remote;
+        x->region      = p->region;
+        x->sem_off     = p->sem_off;
+        x->loops_off   = p->loops_off;
+        x->sem_base    = p->sem_base;
+        x->loops_base  = p->loops_base;
+        x->tb_nsteps   = p->tb_nsteps;
+        x->ntbs        = p->ntbs;
+        x->k[0]        = p->k_in;
+        x->k[1]        = p->k_out;
+        x->s_chunks    = gc3_flat_ranks(p->flat)[p->rank].s_chunks;
+        x->slots       = p->exec->params.slots;
+        x->slot_stride = p->slot_stride;
+        x->timeout_s   = p->exec->params.timeout_s;
+    }
+}
+
 gc3_status_t gc3_exec_prepare(gc3_exec_t *exec, const gc3_ir_program_t *program, gc3_diag_t *diag, gc3_plan_t **plan_p)
 {
     gc3_plan_t            *p;
@@ -395,6 +434,7 @@ gc3_status_t gc3_exec_prepare(gc3_exec_t *exec, const gc3_ir_program_t *program,
     }
     free(layouts);
     free(handles);
+    gc3_plan_ctx_init(p);
     exec->nplans++;
     *plan_p = p;
     return GC3_OK;
@@ -532,58 +572,28 @@ gc3_status_t gc3_exec_start(gc3_plan_t *p, const gc3_call_t *c, gc3_diag_t *diag
         sig           = gc3_fnv1a(GC3_FNV1A_START, v, sizeof(v));
         sig           = sig != 0 ? sig : 1;
     }
+    /* what changes between calls (the rest was set by gc3_plan_ctx_init) */
     for (int t = 0; t < p->ntbs; t++) {
-        gc3_rt_tb_t         *x = &p->tbs_ctx[t];
-        const gc3_flat_tb_t *tb = &p->tbs[t];
-        memset(x, 0, sizeof(*x));
-        x->rank      = p->rank;
-        x->tb        = t;
-        x->nsteps    = tb->nsteps;
-        x->chan      = tb->chan;
-        x->send_peer = tb->send;
-        x->recv_peer = tb->recv;
-        x->steps     = &gc3_flat_steps(p->flat)[tb->step_begin];
-        x->proto     = p->proto;
-        x->send_tail   = p->conn[t].send_tail;
-        x->send_slots  = p->conn[t].send_slots;
-        x->send_head   = p->conn[t].send_head;
-        x->send_lens   = p->conn[t].send_lens;
-        x->recv_tail   = p->conn[t].recv_tail;
-        x->recv_slots  = p->conn[t].recv_slots;
-        x->recv_head   = p->conn[t].recv_head;
-        x->recv_remote = p->conn[t].recv_remote;
+        gc3_rt_tb_t *x = &p->tbs_ctx[t];
         x->send_base   = p->send_base[t];
         x->recv_base   = p->recv_base[t];
         x->send_slot   = (uint32_t)(p->send_base[t] % (uint64_t)ep->slots);
         x->recv_slot   = (uint32_t)(p->recv_base[t] % (uint64_t)ep->slots);
-        x->region      = p->region;
-        x->sem_off     = p->sem_off;
-        x->loops_off   = p->loops_off;
-        x->sem_base    = p->sem_base;
-        x->loops_base  = p->loops_base;
-        x->tb_nsteps   = p->tb_nsteps;
-        x->ntbs        = p->ntbs;
         x->window      = window;
         x->buf[GC3_BUF_INPUT]   = in;
         x->buf[GC3_BUF_OUTPUT]  = out;
         x->buf[GC3_BUF_SCRATCH] = p->scratch;
-        x->k[0]        = p->k_in;
-        x->k[1]        = p->k_out;
-        x->s_chunks    = s_chunks;
         x->count       = c->count;
         x->T           = T;
         x->L           = L;
         x->dtype       = c->dtype;
         x->op          = c->op;
         x->dsize       = (int32_t)ds;
-        x->slots       = ep->slots;
-        x->slot_stride = p->slot_stride;
         x->sig         = sig;
         if (p->stage != NULL) {
             x->stage_in  = p->stage + (size_t)(2 * t) * p->stage_bytes;
             x->stage_out = p->stage + (size_t)(2 * t + 1) * p->stage_bytes;
         }
-        x->timeout_s = ep->timeout_s;
     }
     p->call_L = L;
     if (p->crosses_nodes) {

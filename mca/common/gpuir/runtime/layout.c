@@ -81,22 +81,23 @@ gc3_status_t gc3_rt_layout_compute(const gc3_flat_program_t *f, int rank, int sl
         L->loops_off[t] = (int64_t)off;
         off += GC3_RT_LINE;
     }
+    /* a connection to another node has its FIFO in the net region only; one on the node, in the
+     * region (the receiver's slots and tail, the sender's head) */
     for (int t = 0; t < r->ntbs; t++) {
         const gc3_flat_tb_t *me = &tbs[r->tb_begin + t];
+        const int            recv = gc3_rt_peer_sender(f, rank, t) >= 0, send = gc3_rt_peer_receiver(f, rank, t) >= 0;
         L->fifo_off[t] = L->head_off[t] = L->net_recv_off[t] = L->net_send_off[t] = -1;
-        if (node != NULL && me->recv >= 0 && node[me->recv] != node[rank] && gc3_rt_peer_sender(f, rank, t) >= 0) {
+        if (recv && node != NULL && node[me->recv] != node[rank]) {
             L->net_recv_off[t] = (int64_t)noff;
             noff += gc3_rt_net_conn_bytes(slots, slot_stride);
-        }
-        if (node != NULL && me->send >= 0 && node[me->send] != node[rank] && gc3_rt_peer_receiver(f, rank, t) >= 0) {
-            L->net_send_off[t] = (int64_t)noff;
-            noff += gc3_rt_net_conn_bytes(slots, slot_stride);
-        }
-        if (gc3_rt_peer_sender(f, rank, t) >= 0) {
+        } else if (recv) {
             L->fifo_off[t] = (int64_t)off; /* tail line, then the slots */
             off            = gc3_round(off + GC3_RT_LINE + (uint64_t)slots * slot_stride, GC3_RT_LINE);
         }
-        if (gc3_rt_peer_receiver(f, rank, t) >= 0) {
+        if (send && node != NULL && node[me->send] != node[rank]) {
+            L->net_send_off[t] = (int64_t)noff;
+            noff += gc3_rt_net_conn_bytes(slots, slot_stride);
+        } else if (send) {
             L->head_off[t] = (int64_t)off;
             off += GC3_RT_LINE;
         }
