@@ -3,7 +3,7 @@
  *
  *   gc3_rt_bench [--backend cuda|host] [--algo ring] [--proto Simple|LL] [--instances K]
  *                [--channels C] [--nodes N] [--min BYTES] [--max BYTES] [--iters N] [--warmup N]
- *                [--threads T] [--slot-bytes B] [--resident-us U]
+ *                [--threads T] [--slot-bytes B] [--resident-us U] [--fuse 0|1]
  *
  * Per size (float32 sum for allreduce): average wall time per blocking call over ranks, the
  * kernel time from CUDA events around the call (only with --resident-us 0: a resident kernel runs
@@ -34,7 +34,7 @@ int main(int argc, char **argv)
     gc3_diag_t        diag;
     size_t            minb = 8, maxb = 1 << 20, slot_bytes = 0;
     gc3_backend_t     backend = GC3_BACKEND_HOST;
-    int               threads = 0, bad = 0, resident_us = -1;
+    int               threads = 0, bad = 0, resident_us = -1, fuse = 1;
 
     MPI_Init(&argc, &argv);
     MPI_Comm_dup(MPI_COMM_WORLD, &comm);
@@ -56,6 +56,7 @@ int main(int argc, char **argv)
         else if (!strcmp(o, "--threads")) threads = atoi(v);
         else if (!strcmp(o, "--slot-bytes")) slot_bytes = gc3_test_parse_bytes(v, NULL);
         else if (!strcmp(o, "--resident-us")) resident_us = atoi(v);
+        else if (!strcmp(o, "--fuse")) fuse = atoi(v) != 0;
         else {
             if (rank == 0) fprintf(stderr, "gc3_rt_bench: unknown option %s\n", o);
             MPI_Abort(MPI_COMM_WORLD, 2);
@@ -69,6 +70,7 @@ int main(int argc, char **argv)
     if (threads > 0) ep.threads_per_block = threads;
     if (slot_bytes > 0) ep.slot_bytes = slot_bytes;
     if (resident_us >= 0) ep.resident_us = resident_us;
+    ep.fuse = fuse;
     if (gc3_algo_generate(algo, &ap, &diag, NULL, &prog) != GC3_OK || gc3_exec_create(&ep, &diag, &exec) != GC3_OK ||
         gc3_exec_prepare(exec, prog, &diag, &plan) != GC3_OK) {
         fprintf(stderr, "rank %d: setup failed: %s\n", rank, diag.count ? diag.msgs[0] : "?");
@@ -76,8 +78,9 @@ int main(int argc, char **argv)
     }
     if (rank == 0) {
         printf("# gc3_rt_bench: %s (%s), %s, %d instance(s), %d channel(s), %d ranks, %s backend, %d threads/block, "
-               "slot %zu B, resident %d us\n", algo, prog->coll_name, gc3_proto_name(ap.proto), ap.instances, ap.channels,
-               nranks, on_device ? "cuda" : "host", ep.threads_per_block, ep.slot_bytes, on_device ? ep.resident_us : 0);
+               "slot %zu B, resident %d us, fuse %d\n", algo, prog->coll_name, gc3_proto_name(ap.proto), ap.instances,
+               ap.channels, nranks, on_device ? "cuda" : "host", ep.threads_per_block, ep.slot_bytes,
+               on_device ? ep.resident_us : 0, ep.fuse);
         printf("%12s %12s %12s %12s %12s %8s\n", "# size(B)", "time(us)", "kernel(us)", "algbw(GB/s)", "busbw(GB/s)", "check");
     }
     for (size_t bytes = minb; bytes <= maxb; bytes *= 2) {

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Run a command; pass when it succeeds and its output (stdout + stderr) contains every pattern.
+# Run a command; pass when it succeeds and its output (stdout + stderr) contains every pattern
+# (and none of the patterns written !PATTERN).
 # Usage: expect-output.sh PATTERN [PATTERN...] -- COMMAND [ARGS...]
 set -u
 pats=()
@@ -14,7 +15,11 @@ lost=$(echo "$out" | head -n -30 | grep -E "FAILED|FAIL:|got .* want" | head -n 
 fail=0
 [ $rc -eq 0 ] || { echo "FAIL: exit status $rc"; fail=1; }
 for p in "${pats[@]}"; do
-    echo "$out" | grep -qF -- "$p" || { echo "FAIL: output lacks: $p"; fail=1; }
+    if [ "${p#!}" != "$p" ]; then
+        ! echo "$out" | grep -qF -- "${p#!}" || { echo "FAIL: output has: ${p#!}"; fail=1; }
+    else
+        echo "$out" | grep -qF -- "$p" || { echo "FAIL: output lacks: $p"; fail=1; }
+    fi
 done
 if [ $fail -eq 0 ]; then echo "expect-output: 1 passed, 0 failed"; else echo "expect-output: 0 passed, 1 failed"; fi
 exit $fail

@@ -3,11 +3,13 @@
  * computation of the collective, and against the reference executor where the chunks divide
  * the count evenly (so that it can run the program). Usage:
  *     test_runtime [--backend host|cuda] [--max-count N] [--quick] [--pseudo-nodes K] [--resident-us U]
+ *                  [--no-fuse]
  * --pseudo-nodes K: ranks r and q are on the same node when r/K == q/K, so the connections
  * between groups go through the inter-node transport (UCX, the proxy thread), and the
  * hierarchical algorithms run as (nranks/K) nodes x K.
  * --resident-us U: the executor's resident_us (cuda: how long a small plan's kernel waits on the GPU
  * for the next call; 0: a launch per call).
+ * --no-fuse: the executor runs every step by itself (gc3_exec_params_t.fuse = 0).
  * Prints one line per (algorithm, protocol, mode) and "N passed, M failed". */
 #include <mpi.h>
 #include <stdio.h>
@@ -307,7 +309,7 @@ int main(int argc, char **argv)
     gc3_diag_t        diag;
     gc3_backend_t     backend = GC3_BACKEND_HOST;
     size_t            max_count = 16u << 20;
-    int               quick = 0, resident_us = -1;
+    int               quick = 0, resident_us = -1, fuse = 1;
     const char       *corpus = GC3_SOURCE_DIR "/tests/corpus";
 
     MPI_Init(&argc, &argv);
@@ -325,6 +327,8 @@ int main(int argc, char **argv)
             pseudo = atoi(argv[++i]);
         } else if (strcmp(argv[i], "--resident-us") == 0 && i + 1 < argc) {
             resident_us = atoi(argv[++i]);
+        } else if (strcmp(argv[i], "--no-fuse") == 0) {
+            fuse = 0;
         }
     }
     if (pseudo > 0 && (pseudo >= nranks || nranks % pseudo != 0)) {
@@ -340,6 +344,7 @@ int main(int argc, char **argv)
     if (resident_us >= 0) {
         ep.resident_us = resident_us;
     }
+    ep.fuse = fuse;
     int *node = malloc((size_t)nranks * sizeof(int));
     for (int r = 0; r < nranks; r++) {
         node[r] = pseudo > 0 ? r / pseudo : 0;
@@ -355,7 +360,7 @@ int main(int argc, char **argv)
         gc3_exec_destroy(exec);
         exec = NULL;
         gc3_exec_create(&ep, &diag, &exec);
-        const char *flat[] = {"ring", "allpairs", "rhd", "direct", "allgather_ring", "reduce_scatter_ring"};
+        const char *flat[] = {"ring", "allpairs", "oneshot", "rhd", "direct", "allgather_ring", "reduce_scatter_ring"};
         for (size_t a = 0; a < sizeof(flat) / sizeof(flat[0]); a++) {
             for (int proto = 0; proto < 2; proto++) {
                 for (int inplace = 0; inplace <= 1; inplace++) {
@@ -379,9 +384,9 @@ int main(int argc, char **argv)
     gc3_diag_cleanup(&diag);
     free(node);
     if (rank == 0) {
-        printf("test_runtime (%s backend, %d ranks, resident %d us): %d passed, %d failed\n",
-               backend == GC3_BACKEND_CUDA ? "cuda" : "host", nranks, backend == GC3_BACKEND_CUDA ? ep.resident_us : 0, passed,
-               failed);
+        printf("test_runtime (%s backend, %d ranks, resident %d us, %s): %d passed, %d failed\n",
+               backend == GC3_BACKEND_CUDA ? "cuda" : "host", nranks, backend == GC3_BACKEND_CUDA ? ep.resident_us : 0,
+               fuse ? "fused local steps" : "step by step", passed, failed);
     }
     MPI_Comm_free(&comm);
     MPI_Finalize();

@@ -261,6 +261,74 @@ static void test_flat(void)
     gc3_ir_program_destroy(p);
 }
 
+/* the fuse marks of rank r's block t, as a string of digits (one per step) */
+static void fuse_marks(gc3_ir_program_t *p, int r, int t, int max_srcs, int *runs, char *out)
+{
+    gc3_flat_program_t *f = NULL;
+    out[0]                = '\0';
+    *runs                 = -1;
+    CHECK_OK(gc3_flat_create(p, &f));
+    if (f != NULL) {
+        const gc3_flat_tb_t *tb = &gc3_flat_tbs(f)[gc3_flat_ranks(f)[r].tb_begin + t];
+        *runs                   = gc3_flat_fuse(f, r, max_srcs);
+        for (int s = 0; s < tb->nsteps; s++) {
+            out[s] = (char)('0' + gc3_flat_steps(f)[tb->step_begin + s].fuse);
+        }
+        out[tb->nsteps] = '\0';
+        gc3_flat_destroy(f);
+    }
+}
+
+/* gc3_flat_fuse: which runs of local steps may be done in one pass (all-pairs, 4 ranks: block 3 of
+ * every rank is cpy i -> o, then re o += s0, s1, s2, the last one waited for by the sends) */
+static void test_flat_fuse(void)
+{
+    gc3_ir_program_t *p = NULL;
+    char              m[16];
+    int               runs;
+
+    CHECK_OK(gc3_ir_read_file(GC3_CORPUS "/valid/allpairs_allreduce_4.xml", NULL, &p));
+    if (p == NULL) {
+        return;
+    }
+    for (int r = 0; r < 4; r++) {
+        fuse_marks(p, r, 3, 8, &runs, m);
+        CHECK(runs == 1 && strcmp(m, "3000") == 0, "rank %d: %d runs, marks %s (want 1, 3000)", r, runs, m);
+        for (int t = 0; t < 3; t++) {
+            fuse_marks(p, r, t, 8, &runs, m);
+            CHECK(strcmp(m, "0000") == 0, "rank %d block %d (sends and receives) fused: %s", r, t, m);
+        }
+    }
+    fuse_marks(p, 0, 3, 3, &runs, m); /* at most 3 operands: cpy + 2 re, then the last re alone */
+    CHECK(runs == 1 && strcmp(m, "2000") == 0, "max 3 operands: %d runs, marks %s", runs, m);
+    fuse_marks(p, 0, 3, 1, &runs, m);
+    CHECK(runs == 0 && strcmp(m, "0000") == 0, "max 1 operand: %d runs, marks %s", runs, m);
+    /* another block waits for the partial result of step 1: the run ends there; 2 and 3 form one */
+    p->gpus[0].tbs[3].steps[1].hasdep = 1;
+    fuse_marks(p, 0, 3, 8, &runs, m);
+    CHECK(runs == 2 && strcmp(m, "1010") == 0, "hasdep inside: %d runs, marks %s (want 2, 1010)", runs, m);
+    p->gpus[0].tbs[3].steps[1].hasdep = 0;
+    /* a source that is not scratch may be the output itself (in place): no joining */
+    p->gpus[0].tbs[3].steps[2].srcbuf = GC3_BUF_INPUT;
+    fuse_marks(p, 0, 3, 8, &runs, m);
+    CHECK(runs == 2 && strcmp(m, "1010") == 0, "input source: %d runs, marks %s (want 2, 1010)", runs, m);
+    p->gpus[0].tbs[3].steps[2].srcbuf = GC3_BUF_SCRATCH;
+    /* a different destination chunk ends the run */
+    p->gpus[0].tbs[3].steps[3].dstoff = 1;
+    fuse_marks(p, 0, 3, 8, &runs, m);
+    CHECK(runs == 1 && strcmp(m, "2000") == 0, "other destination: %d runs, marks %s (want 1, 2000)", runs, m);
+    p->gpus[0].tbs[3].steps[3].dstoff = 0;
+    /* reducing into scratch: a source overlapping the destination chunks ends the run */
+    for (int s = 0; s < 4; s++) {
+        p->gpus[0].tbs[3].steps[s].dstbuf = GC3_BUF_SCRATCH;
+        p->gpus[0].tbs[3].steps[s].dstoff = 2;
+    }
+    fuse_marks(p, 0, 3, 8, &runs, m);
+    CHECK(runs == 1 && strcmp(m, "2000") == 0,
+          "scratch destination overlapping a source: %d runs, marks %s (want 1, 2000)", runs, m);
+    gc3_ir_program_destroy(p);
+}
+
 static void test_chunk_elems(void)
 {
     gc3_ir_program_t *p;
@@ -284,6 +352,7 @@ int main(void)
     test_truncation_and_corruption();
     test_limits();
     test_flat();
+    test_flat_fuse();
     test_chunk_elems();
     gc3_ir_xml_cleanup();
     return gc3_test_summary("test_ir");

@@ -38,6 +38,7 @@ typedef struct mca_coll_gc3_component_t {
     int    backend;      /* coll_gc3_backend (mca_coll_gc3_backend_t) */
     double timeout;      /* coll_gc3_timeout, seconds */
     int    resident_us;  /* coll_gc3_resident_us */
+    bool   fuse;         /* coll_gc3_fuse: fused local steps (gc3_exec_params_t.fuse) */
     long   max_bytes;    /* coll_gc3_max_bytes: above this, pass the call on (0: no limit) */
     int    slots;        /* coll_gc3_fifo_slots */
     int    slot_bytes;   /* coll_gc3_slot_bytes (0: the backend's default) */

@@ -31,7 +31,8 @@ mca_coll_gc3_component_t mca_coll_gc3_component = {
     .output = -1,
     .backend = MCA_COLL_GC3_BACKEND_AUTO,
     .timeout = 300.0,
-    .resident_us = 50,
+    .resident_us = GC3_RESIDENT_US_DEFAULT,
+    .fuse = true,
     .max_bytes = 0,
     .slots = 8,
     .slot_bytes = 0,
@@ -119,15 +120,22 @@ static int mca_coll_gc3_register(void)
         "Bytes of one FIFO slot, 4096..1073741824 (0: 1 MiB on GPUs, 256 KiB on the host backend; other values "
         "are reported and replaced by 0)",
         MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_READONLY, &mca_coll_gc3_component.slot_bytes);
-    mca_coll_gc3_component.resident_us = 50;
+    mca_coll_gc3_component.resident_us = GC3_RESIDENT_US_DEFAULT;
     (void)mca_base_component_var_register(c, "resident_us",
         "GPUs: after a call of a small plan (at most 8 thread blocks, one node), its interpreter kernel stays on "
         "the GPU this many microseconds and takes the next call from host-mapped memory, without a kernel launch "
         "(about 3 us less per call). Meanwhile it occupies up to 8 SMs, and cudaDeviceSynchronize or cudaFree in "
         "the application waits until it has left. 0: one launch per call (a negative value is reported and "
-        "replaced by 50)",
+        "replaced by " GC3_STR(GC3_RESIDENT_US_DEFAULT) ")",
         MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_READONLY,
         &mca_coll_gc3_component.resident_us);
+    mca_coll_gc3_component.fuse = true;
+    (void)mca_base_component_var_register(c, "fuse",
+        "Run a thread block's local copy or reduction, and the reductions of received chunks into the same "
+        "chunks that follow it, as one pass over memory that reads every operand at once (the same result, "
+        "elementwise). false: step by step, as the program is written",
+        MCA_BASE_VAR_TYPE_BOOL, NULL, 0, 0, OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_READONLY,
+        &mca_coll_gc3_component.fuse);
     mca_coll_gc3_component.enable_allreduce = true;
     (void)mca_base_component_var_register(c, "enable_allreduce",
         "Run MPI_Allreduce with gc3 (false: always pass it on, device buffers staged)",
@@ -207,9 +215,9 @@ static void mca_coll_gc3_check_params(void)
         c->timeout = 300.0;
     }
     if (c->resident_us < 0) {
-        opal_output(0, "coll:gc3: coll_gc3_resident_us=%d is negative: using 50 (0 launches a kernel per call)",
-                    c->resident_us);
-        c->resident_us = 50;
+        opal_output(0, "coll:gc3: coll_gc3_resident_us=%d is negative: using %d (0 launches a kernel per call)",
+                    c->resident_us, GC3_RESIDENT_US_DEFAULT);
+        c->resident_us = GC3_RESIDENT_US_DEFAULT;
     }
     if (c->pseudo_nodes < 0) {
         opal_output(0, "coll:gc3: coll_gc3_pseudo_nodes=%d is negative: off (0)", c->pseudo_nodes);

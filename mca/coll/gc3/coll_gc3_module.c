@@ -577,6 +577,7 @@ static gc3_exec_t *mca_coll_gc3_exec(mca_coll_gc3_module_t *m, gc3_backend_t bac
     ep.oob.barrier   = mca_coll_gc3_oob_barrier;
     ep.timeout_s     = mca_coll_gc3_component.timeout;
     ep.resident_us   = mca_coll_gc3_component.resident_us;
+    ep.fuse          = mca_coll_gc3_component.fuse;
     ep.slots         = mca_coll_gc3_component.slots;
     if (mca_coll_gc3_component.slot_bytes > 0) {
         ep.slot_bytes = (size_t)mca_coll_gc3_component.slot_bytes;
@@ -615,7 +616,7 @@ static mca_coll_gc3_plan_slot_t *mca_coll_gc3_plan(mca_coll_gc3_module_t *m, int
     gc3_algo_params_t         ap;
     gc3_diag_t                diag;
     int                       ok, idx;
-    char                      range[80], shape[96] = "", net[320] = "";
+    char                      range[80], shape[96] = "", net[320] = "", fused[64] = "";
 
     if (ompi_comm_size(m->comm) < 2) {
         return NULL; /* nothing to communicate: the previous module copies (staged on device buffers) */
@@ -738,15 +739,19 @@ static mca_coll_gc3_plan_slot_t *mca_coll_gc3_plan(mca_coll_gc3_module_t *m, int
         snprintf(range, sizeof(range), "%s-%s bytes", lo, hi);
     }
     if (ok) {
+        int runs = gc3_plan_fused_runs(s->plan);
         gc3_plan_net_describe(s->plan, net, sizeof(net));
+        if (runs > 0) {
+            snprintf(fused, sizeof(fused), ", %d fused run%s of local steps", runs, runs > 1 ? "s" : "");
+        }
     }
     opal_output_verbose(1, mca_coll_gc3_component.output,
                         "coll:gc3: comm %s: %s %s%s (%s backend, %d ranks, %s%s): %s %s, %d channel(s) x %d instance(s), "
-                        "rule %s%s%s%s%s", m->comm->c_name, mca_coll_gc3_coll_names[coll], range,
+                        "rule %s%s%s%s%s%s", m->comm->c_name, mca_coll_gc3_coll_names[coll], range,
                         inplace ? ", in place" : "", backend == GC3_BACKEND_CUDA ? "cuda" : "host",
                         ompi_comm_size(m->comm), gc3_link_name(m->link[backend]), shape, rule->algo,
                         gc3_proto_name(ap.proto), ap.channels, ap.instances, rule->where, ok ? ", verified" : "; NOT USED: ",
-                        ok ? "" : (diag.count ? diag.msgs[0] : "a rank could not build it"), net[0] ? "; " : "", net);
+                        ok ? "" : (diag.count ? diag.msgs[0] : "a rank could not build it"), fused, net[0] ? "; " : "", net);
     if (!ok) {
         gc3_plan_destroy(s->plan);
         gc3_ir_program_destroy(s->program);

@@ -159,6 +159,8 @@ typedef struct {
     int32_t srcoff, dstoff, cnt;
     int32_t dep_tb;   /* local thread block index on the same rank, -1 none */
     int32_t dep_step;
+    int32_t fuse;     /* 0 from gc3_flat_create; gc3_flat_fuse: this step and the next `fuse` steps of
+                       * its block run as one pass */
 } gc3_flat_step_t;
 
 typedef struct {
@@ -187,6 +189,14 @@ typedef struct {
 
 gc3_status_t gc3_flat_create(const gc3_ir_program_t *program, gc3_flat_program_t **flat_p);
 void         gc3_flat_destroy(gc3_flat_program_t *flat);
+/* Mark, in the blocks of `rank`, the runs of local steps an executor may do in one pass: a cpy or
+ * re, then re steps into the same chunks of the same buffer whose sources are scratch chunks apart
+ * from those chunks, at most `max_srcs` operands in all; no step of a run but its last is waited
+ * for by another block (so nobody sees the partial results), and a cpy's source is its destination
+ * or apart from it. The run's first step gets fuse = the number of steps that follow it in the run.
+ * One pass computes dst = x0 op x1 op ... in the order the steps would: the same result, elementwise.
+ * Returns the number of runs marked. */
+int          gc3_flat_fuse(gc3_flat_program_t *flat, int rank, int max_srcs);
 static inline const gc3_flat_rank_t *gc3_flat_ranks(const gc3_flat_program_t *f)
 { return (const gc3_flat_rank_t *)((const char *)f + f->ranks_off); }
 static inline const gc3_flat_tb_t *gc3_flat_tbs(const gc3_flat_program_t *f)

@@ -38,6 +38,10 @@ typedef struct {
 
 typedef enum { GC3_BACKEND_HOST = 0, GC3_BACKEND_CUDA = 1 } gc3_backend_t;
 
+#define GC3_RESIDENT_US_DEFAULT 50
+#define GC3_STR_(x) #x
+#define GC3_STR(x)  GC3_STR_(x) /* a macro's value as a string literal */
+
 typedef struct {
     gc3_backend_t backend;
     int           rank, nranks;
@@ -49,7 +53,11 @@ typedef struct {
     int           threads_per_block; /* CUDA threads per IR thread block (0 = 512) */
     int           resident_us;  /* cuda: the kernel of a plan of at most 8 blocks on one node stays on the GPU
                                  * this many microseconds after a call and takes the next call from
-                                 * host-mapped memory, without a launch (default 50; 0: a launch per call) */
+                                 * host-mapped memory, without a launch (default GC3_RESIDENT_US_DEFAULT;
+                                 * 0: a launch per call) */
+    int           fuse;         /* a block's copy or reduce and the reduces of scratch chunks into the same
+                                 * chunks after it run as one pass (gc3_flat_fuse; default 1, 0: step by
+                                 * step). The same result, elementwise. */
     int           net_peer_errors; /* UCX endpoints report a dead peer at once (default 1); 0 lets UCX
                                     * use transports that cannot (shared memory): the timeout then
                                     * catches a dead peer */
@@ -68,6 +76,9 @@ int          gc3_exec_backend_available(gc3_backend_t backend);
 int          gc3_exec_net_available(void);
 /* How the inter-node connections of a plan run: a short line for the user (empty when none). */
 void         gc3_plan_net_describe(const gc3_plan_t *plan, char *buf, size_t len);
+/* How many runs of this rank's local steps the plan does in one pass each (gc3_flat_fuse; 0 when
+ * none, or with params.fuse = 0). */
+int          gc3_plan_fused_runs(const gc3_plan_t *plan);
 gc3_status_t gc3_exec_create(const gc3_exec_params_t *params, gc3_diag_t *diag, gc3_exec_t **exec_p);
 void         gc3_exec_destroy(gc3_exec_t *exec);
 

@@ -104,3 +104,48 @@ void gc3_flat_destroy(gc3_flat_program_t *flat)
 {
     free(flat);
 }
+
+/* chunks [a, a+na) and [b, b+nb) share nothing */
+static int gc3_flat_apart(int a, int na, int b, int nb)
+{
+    return a + na <= b || b + nb <= a;
+}
+
+/* Can re step b join the run that starts with step a? */
+static int gc3_flat_joins(const gc3_flat_step_t *a, const gc3_flat_step_t *b)
+{
+    return b->type == GC3_STEP_RE && b->dstbuf == a->dstbuf && b->dstoff == a->dstoff && b->cnt == a->cnt &&
+           b->srcbuf == GC3_BUF_SCRATCH &&
+           (a->dstbuf != GC3_BUF_SCRATCH || gc3_flat_apart(b->srcoff, b->cnt, a->dstoff, a->cnt));
+}
+
+int gc3_flat_fuse(gc3_flat_program_t *f, int rank, int max_srcs)
+{
+    const gc3_flat_rank_t *r     = &gc3_flat_ranks(f)[rank];
+    const gc3_flat_tb_t   *tbs   = gc3_flat_tbs(f);
+    gc3_flat_step_t       *steps = (gc3_flat_step_t *)((char *)f + f->steps_off);
+    int                    runs  = 0;
+
+    for (int t = r->tb_begin; t < r->tb_begin + r->ntbs; t++) {
+        gc3_flat_step_t *st = &steps[tbs[t].step_begin];
+        const int        n  = tbs[t].nsteps;
+        for (int s = 0; s < n;) {
+            const gc3_flat_step_t *a = &st[s];
+            int                    k = 0;
+            /* the first step reads its source chunk by chunk while it writes dst: the same chunks or
+             * others (by index, whatever the buffers: in place, input and output are one) */
+            if ((a->type == GC3_STEP_CPY || a->type == GC3_STEP_RE) && a->cnt > 0 && a->dstbuf != GC3_FLAT_BUF_NONE &&
+                (a->srcoff == a->dstoff || gc3_flat_apart(a->srcoff, a->cnt, a->dstoff, a->cnt))) {
+                int srcs = a->type == GC3_STEP_RE ? 2 : 1;
+                while (s + k + 1 < n && srcs < max_srcs && !st[s + k].hasdep && gc3_flat_joins(a, &st[s + k + 1])) {
+                    k++;
+                    srcs++;
+                }
+            }
+            st[s].fuse = k;
+            runs += k > 0;
+            s += k + 1;
+        }
+    }
+    return runs;
+}

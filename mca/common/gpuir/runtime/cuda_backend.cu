@@ -145,6 +145,15 @@ template <typename T> __device__ static inline T gc3_dev_bitop(int op, T a, T b)
     }
 }
 
+template <typename T, bool BIT> __device__ static inline T gc3_dev_any_op(int op, T a, T b)
+{
+    if constexpr (BIT) {
+        return gc3_dev_bitop<T>(op, a, b);
+    } else {
+        return gc3_dev_op<T>(op, a, b);
+    }
+}
+
 /* dst = a op b, vectorized over 16 bytes when everything is aligned */
 template <typename T, bool BIT>
 __device__ static void gc3_dev_reduce(int op, T *dst, const T *a, const T *b, uint64_t n)
@@ -161,22 +170,14 @@ __device__ static void gc3_dev_reduce(int op, T *dst, const T *a, const T *b, ui
             T       *pd = (T *)&vd;
 #pragma unroll
             for (int k = 0; k < 16 / (int)sizeof(T); k++) {
-                if constexpr (BIT) {
-                    pd[k] = gc3_dev_bitop<T>(op, pa[k], pb[k]);
-                } else {
-                    pd[k] = gc3_dev_op<T>(op, pa[k], pb[k]);
-                }
+                pd[k] = gc3_dev_any_op<T, BIT>(op, pa[k], pb[k]);
             }
             ((uint4 *)dst)[i] = vd;
         }
         done = nv * per;
     }
     for (uint64_t i = done + tid; i < n; i += nt) {
-        if constexpr (BIT) {
-            dst[i] = gc3_dev_bitop<T>(op, a[i], b[i]);
-        } else {
-            dst[i] = gc3_dev_op<T>(op, a[i], b[i]);
-        }
+        dst[i] = gc3_dev_any_op<T, BIT>(op, a[i], b[i]);
     }
 }
 
@@ -194,6 +195,67 @@ __device__ static void gc3_be_reduce3(int dtype, int op, char *dst, const char *
     default: break;
     }
     __syncthreads(); /* dst may be read by other threads next (rrcs) */
+}
+
+/* dst = x[0] op x[1] op ... op x[m-1], left to right, 16 bytes at a time when everything is aligned:
+ * every operand's load is issued before the first combine (one memory latency, not m-1) */
+template <typename T, bool BIT>
+__device__ static void gc3_dev_reduce_n(int op, T *dst, const char *const *x, int m, uint64_t n)
+{
+    const int      tid = threadIdx.x, nt = blockDim.x;
+    const int      per = 16 / sizeof(T);
+    uint64_t       al  = (uint64_t)(uintptr_t)dst, done = 0;
+    for (int j = 0; j < m; j++) {
+        al |= (uint64_t)(uintptr_t)x[j];
+    }
+    if ((al & 15) == 0) {
+        uint64_t nv = n / per;
+        for (uint64_t i = tid; i < nv; i += nt) {
+            uint4 v[GC3_RT_FUSE_MAX];
+#pragma unroll
+            for (int j = 0; j < GC3_RT_FUSE_MAX; j++) {
+                if (j < m) {
+                    v[j] = ((const uint4 *)x[j])[i];
+                }
+            }
+            T *acc = (T *)&v[0];
+#pragma unroll
+            for (int j = 1; j < GC3_RT_FUSE_MAX; j++) {
+                if (j < m) {
+                    const T *b = (const T *)&v[j];
+#pragma unroll
+                    for (int k = 0; k < 16 / (int)sizeof(T); k++) {
+                        acc[k] = gc3_dev_any_op<T, BIT>(op, acc[k], b[k]);
+                    }
+                }
+            }
+            ((uint4 *)dst)[i] = v[0];
+        }
+        done = nv * per;
+    }
+    for (uint64_t i = done + tid; i < n; i += nt) {
+        T acc = ((const T *)x[0])[i];
+        for (int j = 1; j < m; j++) {
+            acc = gc3_dev_any_op<T, BIT>(op, acc, ((const T *)x[j])[i]);
+        }
+        dst[i] = acc;
+    }
+}
+
+__device__ static void gc3_be_reduce_n(int dtype, int op, char *dst, const char *const *x, int m, uint64_t n)
+{
+    switch (dtype) {
+    case GC3_DT_INT8:    gc3_dev_reduce_n<int8_t, true>(op, (int8_t *)dst, x, m, n); break;
+    case GC3_DT_UINT8:   gc3_dev_reduce_n<uint8_t, true>(op, (uint8_t *)dst, x, m, n); break;
+    case GC3_DT_INT32:   gc3_dev_reduce_n<int32_t, true>(op, (int32_t *)dst, x, m, n); break;
+    case GC3_DT_UINT32:  gc3_dev_reduce_n<uint32_t, true>(op, (uint32_t *)dst, x, m, n); break;
+    case GC3_DT_INT64:   gc3_dev_reduce_n<int64_t, true>(op, (int64_t *)dst, x, m, n); break;
+    case GC3_DT_UINT64:  gc3_dev_reduce_n<uint64_t, true>(op, (uint64_t *)dst, x, m, n); break;
+    case GC3_DT_FLOAT32: gc3_dev_reduce_n<float, false>(op, (float *)dst, x, m, n); break;
+    case GC3_DT_FLOAT64: gc3_dev_reduce_n<double, false>(op, (double *)dst, x, m, n); break;
+    default: break;
+    }
+    __syncthreads();
 }
 
 /* The message word of line i: the header (signature, then zeros), then `valid` bytes of src
@@ -399,6 +461,11 @@ __global__ void gc3_interp_kernel(const gc3_rt_tb_t *ctxs, const gc3_cuda_done_t
 enum { GC3_MAIL_IN = 0, GC3_MAIL_OUT = 2, GC3_MAIL_SCRATCH = 4, GC3_MAIL_COUNT = 6, GC3_MAIL_SIG = 8, GC3_MAIL_T = 10,
        GC3_MAIL_L = 12, GC3_MAIL_TYPE = 13,  /* dtype | op << 8 | dsize << 16 | window << 24 */
        GC3_MAIL_FLAGS = 14, GC3_MAIL_CHECK = 15 /* the host's semaphore base of block 0, low 32 bits */ };
+/* a 64-bit field of the descriptor: words i (low) and i + 1 (high); gc3_cuda_post writes them */
+__device__ static inline uint64_t gc3_mail_u64(const uint32_t *w, int i)
+{
+    return (uint64_t)w[i] | (uint64_t)w[i + 1] << 32;
+}
 #define GC3_MAIL_F_QUIT  1u
 #define GC3_MAIL_F_TRACE 2u
 /* the relay word: the call block 0 took, or GC3_CUDA_GO_EXIT | the last call of the kernel that ends */
@@ -560,12 +627,12 @@ __device__ static void gc3_cuda_resident(gc3_cuda_shared_t *sh, const gc3_cuda_r
             break;
         }
         if (threadIdx.x == 0) {
-            t->buf[GC3_BUF_INPUT]   = (char *)((uint64_t)w[GC3_MAIL_IN] | (uint64_t)w[GC3_MAIL_IN + 1] << 32);
-            t->buf[GC3_BUF_OUTPUT]  = (char *)((uint64_t)w[GC3_MAIL_OUT] | (uint64_t)w[GC3_MAIL_OUT + 1] << 32);
-            t->buf[GC3_BUF_SCRATCH] = (char *)((uint64_t)w[GC3_MAIL_SCRATCH] | (uint64_t)w[GC3_MAIL_SCRATCH + 1] << 32);
-            t->count  = (uint64_t)w[GC3_MAIL_COUNT] | (uint64_t)w[GC3_MAIL_COUNT + 1] << 32;
-            t->sig    = (uint64_t)w[GC3_MAIL_SIG] | (uint64_t)w[GC3_MAIL_SIG + 1] << 32;
-            t->T      = (uint64_t)w[GC3_MAIL_T] | (uint64_t)w[GC3_MAIL_T + 1] << 32;
+            t->buf[GC3_BUF_INPUT]   = (char *)gc3_mail_u64(w, GC3_MAIL_IN);
+            t->buf[GC3_BUF_OUTPUT]  = (char *)gc3_mail_u64(w, GC3_MAIL_OUT);
+            t->buf[GC3_BUF_SCRATCH] = (char *)gc3_mail_u64(w, GC3_MAIL_SCRATCH);
+            t->count  = gc3_mail_u64(w, GC3_MAIL_COUNT);
+            t->sig    = gc3_mail_u64(w, GC3_MAIL_SIG);
+            t->T      = gc3_mail_u64(w, GC3_MAIL_T);
             t->L      = (int32_t)w[GC3_MAIL_L];
             t->dtype  = (int32_t)(w[GC3_MAIL_TYPE] & 0xff);
             t->op     = (int32_t)(w[GC3_MAIL_TYPE] >> 8 & 0xff);
@@ -925,8 +992,16 @@ static void gc3_cuda_trace_print(const gc3_plan_t *p, const gc3_cuda_state_t *s)
         char            line[2048];
         int             n = snprintf(line, sizeof(line), "gc3 trace: rank %d call %ld tb %d (send %d recv %d): start %+.2f us, steps",
                                      p->rank, s->calls, t, p->tbs[t].send, p->tbs[t].recv, (v[GC3_TRACE_START] - t0) * 1e-3);
-        /* per step: when it was published, and (waits done / message in / data moved) */
-        for (int k = 0; k < p->tb_nsteps[t] && n > 0 && n < (int)sizeof(line) - 48; k++) {
+        /* per step: when it was published, and (waits done / message in / data moved); the steps
+         * of a fused run after its first have no stamps of their own */
+        const gc3_flat_step_t *st = &gc3_flat_steps(p->flat)[p->tbs[t].step_begin];
+        for (int k = 0, fused = 0; k < p->tb_nsteps[t] && n > 0 && n < (int)sizeof(line) - 48; k++) {
+            if (fused > 0) {
+                n += snprintf(line + n, sizeof(line) - (size_t)n, " (fused)");
+                fused--;
+                continue;
+            }
+            fused = st[k].fuse;
             n += snprintf(line + n, sizeof(line) - (size_t)n, " %.2f(%.2f/%.2f/%.2f)",
                           (v[GC3_TRACE_AT(k, GC3_TRACE_PUBLISHED)] - t0) * 1e-3, (v[GC3_TRACE_AT(k, GC3_TRACE_WAITED)] - t0) * 1e-3,
                           (v[GC3_TRACE_AT(k, GC3_TRACE_RECEIVED)] - t0) * 1e-3, (v[GC3_TRACE_AT(k, GC3_TRACE_MOVED)] - t0) * 1e-3);
@@ -1009,8 +1084,9 @@ static gc3_cuda_done_t gc3_cuda_done_args(const gc3_cuda_state_t *s, uint64_t se
  * time) on one node, on the backend's own stream (a kernel on the caller's stream must end). */
 static int gc3_cuda_resident_ok(const gc3_plan_t *p, const gc3_cuda_state_t *s, cudaStream_t st)
 {
-    return p->exec->params.resident_us > 0 && p->ntbs > 0 && p->ntbs <= GC3_CUDA_ARGS_SMALL &&
-           GC3_CUDA_ARGS_SMALL <= GC3_CUDA_SH_TBS && !p->crosses_nodes && s->threads >= 32 && st == s->own_stream;
+    static_assert(GC3_CUDA_ARGS_SMALL <= GC3_CUDA_SH_TBS, "a resident kernel keeps every block's bases in shared memory");
+    return p->exec->params.resident_us > 0 && p->ntbs > 0 && p->ntbs <= GC3_CUDA_ARGS_SMALL && !p->crosses_nodes &&
+           s->threads >= 32 && st == s->own_stream;
 }
 
 template <int N> static void gc3_cuda_launch(const gc3_plan_t *p, const gc3_cuda_state_t *s, cudaStream_t st, uint64_t seq,
@@ -1204,6 +1280,21 @@ static gc3_status_t gc3_cuda_relaunch(gc3_plan_t *p, gc3_cuda_state_t *s)
     return status;
 }
 
+/* The resident kernel ended just before the posted call came (its last call, in h_exited, is the
+ * one before): launch a new kernel with the call in its parameters. 1 when relaunched; 0 when that
+ * is not the case, or when the launch failed (then *e says so). */
+static int gc3_cuda_missed(gc3_plan_t *p, gc3_cuda_state_t *s, cudaError_t *e)
+{
+    if (!s->posted || *s->h_exited != s->expect - 1) {
+        return 0;
+    }
+    if (gc3_cuda_relaunch(p, s) == GC3_OK) {
+        return 1;
+    }
+    *e = cudaErrorLaunchFailure;
+    return 0;
+}
+
 static gc3_status_t gc3_cuda_test(gc3_plan_t *p, int *done_p)
 {
     gc3_cuda_state_t *s = (gc3_cuda_state_t *)p->be_state;
@@ -1211,13 +1302,11 @@ static gc3_status_t gc3_cuda_test(gc3_plan_t *p, int *done_p)
 
     if (s->expect == 0 || __atomic_load_n(s->h_done, __ATOMIC_ACQUIRE) < s->expect) {
         uint64_t now = gc3_cuda_host_ns();
-        if (s->posted && *s->h_exited == s->expect - 1) {
-            /* the resident kernel ended just before the call came */
-            if (gc3_cuda_relaunch(p, s) == GC3_OK) {
-                *done_p = 0;
-                return GC3_OK;
-            }
-            e = cudaErrorLaunchFailure;
+        if (gc3_cuda_missed(p, s, &e)) {
+            *done_p = 0;
+            return GC3_OK;
+        } else if (e != cudaSuccess) {
+            /* the relaunch failed: reported below */
         } else if (s->expect != 0 && now - s->queried_ns < 100000) {
             /* not counted in yet: ask CUDA at most every 100 us whether the kernel died */
             *done_p = 0;
@@ -1232,7 +1321,7 @@ static gc3_status_t gc3_cuda_test(gc3_plan_t *p, int *done_p)
             s->res_alive = 0; /* the kernel ended (or failed) */
             if (e == cudaSuccess && s->expect != 0 && __atomic_load_n(s->h_done, __ATOMIC_ACQUIRE) < s->expect) {
                 /* its stores are visible now: it ended without the call (or, posted, just before it came) */
-                if (s->posted && *s->h_exited == s->expect - 1 && gc3_cuda_relaunch(p, s) == GC3_OK) {
+                if (gc3_cuda_missed(p, s, &e)) {
                     *done_p = 0;
                     return GC3_OK;
                 }

@@ -17,7 +17,8 @@ void gc3_exec_params_default(gc3_exec_params_t *p, gc3_backend_t backend, int ra
     p->slot_bytes        = backend == GC3_BACKEND_CUDA ? (1u << 20) : (256u << 10);
     p->timeout_s         = 60.0;
     p->threads_per_block = 512;
-    p->resident_us       = 50;
+    p->resident_us       = GC3_RESIDENT_US_DEFAULT;
+    p->fuse              = 1;
     p->net_peer_errors   = 1;
 }
 
@@ -114,6 +115,11 @@ void gc3_plan_net_describe(const gc3_plan_t *p, char *buf, size_t len)
     if (p != NULL && p->crosses_nodes) {
         gc3_rt_net_describe(p, buf, len);
     }
+}
+
+int gc3_plan_fused_runs(const gc3_plan_t *p)
+{
+    return p != NULL ? p->fused_runs : 0;
 }
 
 static int gc3_plan_remote(const gc3_plan_t *p, int q)
@@ -266,6 +272,9 @@ gc3_status_t gc3_exec_prepare(gc3_exec_t *exec, const gc3_ir_program_t *program,
     if (status != GC3_OK) {
         gc3_diag_add(diag, "executor: program '%s' is malformed (run the verifier)", program->name);
         goto err;
+    }
+    if (exec->params.fuse) {
+        p->fused_runs = gc3_flat_fuse(p->flat, rank, GC3_RT_FUSE_MAX);
     }
     me      = &gc3_flat_ranks(p->flat)[rank];
     p->ntbs = me->ntbs;
@@ -625,6 +634,8 @@ static gc3_status_t gc3_exec_finish(gc3_plan_t *p, gc3_status_t status, gc3_diag
         gc3_rt_net_call_end(p);
     }
     if (status == GC3_OK && p->err->set == 0 && *p->abort_flag == 0) {
+        /* the resident kernel (cuda_backend.cu, gc3_cuda_resident) advances its own copies the same
+         * way; its check word, sem_base[0], catches a difference */
         for (int t = 0; t < p->ntbs; t++) {
             p->sem_base[t] += (uint64_t)p->call_L * (uint64_t)p->tb_nsteps[t];
             p->loops_base[t] += (uint64_t)p->call_L;

@@ -81,6 +81,7 @@ struct gc3_plan {
     char               *net;                   /* inter-node FIFOs (layout.net_bytes), NULL when none */
     void               *net_state;             /* net_ucx.c's */
     int                 crosses_nodes;         /* some connection of the program joins two nodes */
+    int                 fused_runs;            /* gc3_flat_fuse's count for this rank */
     char                broken_why[256];
 };
 

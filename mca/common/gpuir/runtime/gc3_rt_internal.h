@@ -7,6 +7,7 @@
 #include "gc3_ir.h"
 
 #define GC3_RT_LINE       128u /* counters live on their own line */
+#define GC3_RT_FUSE_MAX   8    /* operands of a fused run of local steps (gc3_flat_fuse) */
 #define GC3_RT_WINDOW     4    /* scratch copies: a block may run this many loops ahead of the slowest of its rank */
 #define GC3_RT_MSG_HDR    16u  /* every message starts with the call's signature (count, dtype,
                                 * op), so a peer in another call is detected, not mixed in */

@@ -76,6 +76,14 @@ static inline void gc3_be_reduce3(int dtype, int op, char *dst, const char *a, c
     (void)gc3_reduce_host((gc3_dtype_t)dtype, (gc3_op_t)op, dst, b, n);
 }
 
+static inline void gc3_be_reduce_n(int dtype, int op, char *dst, const char *const *x, int m, uint64_t n)
+{
+    gc3_be_reduce3(dtype, op, dst, x[0], x[1], n);
+    for (int j = 2; j < m; j++) {
+        gc3_be_reduce3(dtype, op, dst, dst, x[j], n); /* x[j] is scratch apart from dst (gc3_flat_fuse) */
+    }
+}
+
 /* the message word of line i: the header (signature, then zeros), then `valid` bytes of src */
 static inline uint32_t gc3_ll_word(uint64_t i, uint64_t sig, const char *src, uint64_t valid)
 {

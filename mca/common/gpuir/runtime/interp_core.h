@@ -21,6 +21,8 @@
  *   gc3_be_copy(dst, src, bytes)                       all threads of the block take part
  *   gc3_be_copy2(dst1, dst2, src, bytes)               one read, two writes
  *   gc3_be_reduce3(dtype, op, dst, a, b, n)           dst = a op b for n elements
+ *   gc3_be_reduce_n(dtype, op, dst, x, m, n)          dst = x[0] op x[1] op ... op x[m-1] (2 <= m <=
+ *                                GC3_RT_FUSE_MAX), left to right, for n elements; x[0] may be dst
  *   gc3_be_ll_store(lines, sig, src, valid, bytes, flag)
  *                                pack a message into 8-byte lines (4 data + 4 flag): the header (sig),
  *                                then `valid` bytes of src and zeros up to `bytes`
@@ -178,6 +180,37 @@ GC3_DEV static void gc3_core_move(const gc3_rt_tb_t *t, const gc3_flat_step_t *s
     }
 }
 
+/* A run of local steps marked by gc3_flat_fuse (st->fuse steps follow st), for loop l: chunk by
+ * chunk, dst = x0 op x1 op ... in one pass, x0 the first step's source (cpy) or its dst and source
+ * (re), then the sources of the re steps, combined in the order the steps would have. A chunk whose
+ * steps do not all cover the same elements runs step by step. */
+GC3_DEV static void gc3_core_fused(const gc3_rt_tb_t *t, const gc3_flat_step_t *st, int l)
+{
+    for (int c = 0; c < st->cnt; c++) {
+        const char *x[GC3_RT_FUSE_MAX];
+        char       *src, *dst, *d;
+        uint64_t    n    = gc3_core_ends(t, st, c, l, &src, &dst);
+        int         m    = 0, same = 1;
+
+        if (st->type == GC3_STEP_RE) {
+            x[m++] = dst;
+        }
+        x[m++] = src;
+        for (int j = 1; j <= st->fuse && m < GC3_RT_FUSE_MAX; j++) {
+            same   = same && gc3_core_ends(t, st + j, c, l, &src, &d) == n && d == dst;
+            x[m++] = src;
+        }
+        if (!same || m != st->fuse + (st->type == GC3_STEP_RE ? 2 : 1)) {
+            for (int j = 0; j <= st->fuse; j++) {
+                gc3_core_move(t, st + j, c, l, 0, 0);
+                GC3_SYNC();
+            }
+        } else if (n > 0) {
+            gc3_be_reduce_n(t->dtype, t->op, dst, x, m, n);
+        }
+    }
+}
+
 /* Run every loop and step of one IR thread block. 0 on success, -1 when the call failed
  * (this block or another one of the rank recorded why). */
 GC3_DEV static int gc3_core_run(gc3_rt_tb_t *t)
@@ -204,6 +237,7 @@ GC3_DEV static int gc3_core_run(gc3_rt_tb_t *t)
         failed = GC3_SHARE_INT(failed);
         for (int s = 0; s < t->nsteps && !failed; s++) {
             const gc3_flat_step_t *st    = &t->steps[s];
+            const int              nf    = st->fuse; /* steps run with this one (gc3_flat_fuse) */
             unsigned               flags = gc3_core_flags(st->type);
             char                  *in = 0, *out = 0, *direct_src = 0, *direct_dst = 0;
             uint32_t               flag;
@@ -212,11 +246,17 @@ GC3_DEV static int gc3_core_run(gc3_rt_tb_t *t)
             uint64_t               bytes = (uint64_t)(st->cnt > 0 ? st->cnt : 0) * t->T * (uint64_t)t->dsize;
 
             if (GC3_LEADER) {
-                if (st->dep_tb >= 0) {
-                    failed = gc3_core_wait(t, gc3_core_u64(t->region, t->sem_off[st->dep_tb]),
-                                           t->sem_base[st->dep_tb] + (uint64_t)l * (uint64_t)t->tb_nsteps[st->dep_tb] +
-                                               (uint64_t)st->dep_step + 1,
-                                           s, l, GC3_WAIT_WHAT_DEP, st->dep_tb, st->dep_step);
+                /* a fused run waits for the dependencies of all its steps first: none of them is
+                 * waited for by another block before the run's end, so this adds no wait cycle */
+                for (int j = 0; j <= nf && !failed; j++) {
+                    const gc3_flat_step_t *sj = st + j;
+                    if (sj->dep_tb >= 0) {
+                        failed = gc3_core_wait(t, gc3_core_u64(t->region, t->sem_off[sj->dep_tb]),
+                                               t->sem_base[sj->dep_tb] +
+                                                   (uint64_t)l * (uint64_t)t->tb_nsteps[sj->dep_tb] +
+                                                   (uint64_t)sj->dep_step + 1,
+                                               s + j, l, GC3_WAIT_WHAT_DEP, sj->dep_tb, sj->dep_step);
+                    }
                 }
                 if (!failed && (flags & GC3_STEP_F_RECV) && (t->proto != GC3_PROTO_LL || t->recv_remote)) {
                     /* LL from another node too: the proxy moves whole messages, then the tail */
@@ -286,7 +326,10 @@ GC3_DEV static int gc3_core_run(gc3_rt_tb_t *t)
                     *(volatile uint64_t *)(out - GC3_RT_MSG_HDR) = t->sig; /* published with the data below */
                 }
             }
-            for (int c = 0; c < (st->cnt > 0 ? st->cnt : 0) && st->type != GC3_STEP_NOP && !direct; c++) {
+            if (nf > 0) {
+                gc3_core_fused(t, st, l);
+            }
+            for (int c = 0; c < (st->cnt > 0 ? st->cnt : 0) && st->type != GC3_STEP_NOP && !direct && nf == 0; c++) {
                 uint64_t off = (uint64_t)c * t->T * (uint64_t)t->dsize;
                 gc3_core_move(t, st, c, l, in ? in + off : 0, out ? out + off : 0);
             }
@@ -328,17 +371,19 @@ GC3_DEV static int gc3_core_run(gc3_rt_tb_t *t)
                     /* the slot may be reused: every thread's loads of it returned before the barrier */
                     GC3_STORE_POST(t->recv_head, t->recv_base + received);
                 }
-                if (st->hasdep) {
+                if (st[nf].hasdep) {
                     /* blocks depending on this step read what it wrote: release (after the barrier).
                      * Only steps another block waits for (hasdep, checked by the verifier) publish;
-                     * the counter holds absolute values, so a later store covers skipped steps. */
+                     * the counter holds absolute values, so a later store covers skipped steps
+                     * (and a fused run publishes as its last step). */
                     GC3_STORE_REL_LOCAL(gc3_core_u64(t->region, t->sem_off[t->tb]),
-                                        t->sem_base[t->tb] + (uint64_t)l * (uint64_t)t->nsteps + (uint64_t)s + 1);
+                                        t->sem_base[t->tb] + (uint64_t)l * (uint64_t)t->nsteps + (uint64_t)(s + nf) + 1);
                 }
                 if (l == 0) {
                     GC3_STAMP(t, GC3_TRACE_AT(s, GC3_TRACE_PUBLISHED));
                 }
             }
+            s += nf;
         }
         if (!failed && GC3_LEADER) {
             GC3_STORE_REL_LOCAL(gc3_core_u64(t->region, t->loops_off[t->tb]), t->loops_base[t->tb] + (uint64_t)l + 1);
