@@ -154,51 +154,9 @@ template <typename T, bool BIT> __device__ static inline T gc3_dev_any_op(int op
     }
 }
 
-/* dst = a op b, vectorized over 16 bytes when everything is aligned */
-template <typename T, bool BIT>
-__device__ static void gc3_dev_reduce(int op, T *dst, const T *a, const T *b, uint64_t n)
-{
-    const int      tid = threadIdx.x, nt = blockDim.x;
-    const int      per = 16 / sizeof(T);
-    const uint64_t al  = (uint64_t)(uintptr_t)dst | (uint64_t)(uintptr_t)a | (uint64_t)(uintptr_t)b;
-    uint64_t       done = 0;
-    if ((al & 15) == 0) {
-        uint64_t nv = n / per;
-        for (uint64_t i = tid; i < nv; i += nt) {
-            uint4 va = ((const uint4 *)a)[i], vb = ((const uint4 *)b)[i], vd;
-            const T *pa = (const T *)&va, *pb = (const T *)&vb;
-            T       *pd = (T *)&vd;
-#pragma unroll
-            for (int k = 0; k < 16 / (int)sizeof(T); k++) {
-                pd[k] = gc3_dev_any_op<T, BIT>(op, pa[k], pb[k]);
-            }
-            ((uint4 *)dst)[i] = vd;
-        }
-        done = nv * per;
-    }
-    for (uint64_t i = done + tid; i < n; i += nt) {
-        dst[i] = gc3_dev_any_op<T, BIT>(op, a[i], b[i]);
-    }
-}
-
-__device__ static void gc3_be_reduce3(int dtype, int op, char *dst, const char *a, const char *b, uint64_t n)
-{
-    switch (dtype) {
-    case GC3_DT_INT8:    gc3_dev_reduce<int8_t, true>(op, (int8_t *)dst, (const int8_t *)a, (const int8_t *)b, n); break;
-    case GC3_DT_UINT8:   gc3_dev_reduce<uint8_t, true>(op, (uint8_t *)dst, (const uint8_t *)a, (const uint8_t *)b, n); break;
-    case GC3_DT_INT32:   gc3_dev_reduce<int32_t, true>(op, (int32_t *)dst, (const int32_t *)a, (const int32_t *)b, n); break;
-    case GC3_DT_UINT32:  gc3_dev_reduce<uint32_t, true>(op, (uint32_t *)dst, (const uint32_t *)a, (const uint32_t *)b, n); break;
-    case GC3_DT_INT64:   gc3_dev_reduce<int64_t, true>(op, (int64_t *)dst, (const int64_t *)a, (const int64_t *)b, n); break;
-    case GC3_DT_UINT64:  gc3_dev_reduce<uint64_t, true>(op, (uint64_t *)dst, (const uint64_t *)a, (const uint64_t *)b, n); break;
-    case GC3_DT_FLOAT32: gc3_dev_reduce<float, false>(op, (float *)dst, (const float *)a, (const float *)b, n); break;
-    case GC3_DT_FLOAT64: gc3_dev_reduce<double, false>(op, (double *)dst, (const double *)a, (const double *)b, n); break;
-    default: break;
-    }
-    __syncthreads(); /* dst may be read by other threads next (rrcs) */
-}
-
-/* dst = x[0] op x[1] op ... op x[m-1], left to right, 16 bytes at a time when everything is aligned:
- * every operand's load is issued before the first combine (one memory latency, not m-1) */
+/* dst = x[0] op x[1] op ... op x[m-1], left to right, 16 bytes at a time when everything is aligned.
+ * One operand at a time: holding three operands' vectors at once took the kernel to 255 registers
+ * with spills (-Xptxas -v). */
 template <typename T, bool BIT>
 __device__ static void gc3_dev_reduce_n(int op, T *dst, const char *const *x, int m, uint64_t n)
 {
@@ -211,25 +169,17 @@ __device__ static void gc3_dev_reduce_n(int op, T *dst, const char *const *x, in
     if ((al & 15) == 0) {
         uint64_t nv = n / per;
         for (uint64_t i = tid; i < nv; i += nt) {
-            uint4 v[GC3_RT_FUSE_MAX];
+            uint4 v = ((const uint4 *)x[0])[i];
+            T    *acc = (T *)&v;
+            for (int j = 1; j < m; j++) {
+                uint4    w = ((const uint4 *)x[j])[i];
+                const T *b = (const T *)&w;
 #pragma unroll
-            for (int j = 0; j < GC3_RT_FUSE_MAX; j++) {
-                if (j < m) {
-                    v[j] = ((const uint4 *)x[j])[i];
+                for (int k = 0; k < 16 / (int)sizeof(T); k++) {
+                    acc[k] = gc3_dev_any_op<T, BIT>(op, acc[k], b[k]);
                 }
             }
-            T *acc = (T *)&v[0];
-#pragma unroll
-            for (int j = 1; j < GC3_RT_FUSE_MAX; j++) {
-                if (j < m) {
-                    const T *b = (const T *)&v[j];
-#pragma unroll
-                    for (int k = 0; k < 16 / (int)sizeof(T); k++) {
-                        acc[k] = gc3_dev_any_op<T, BIT>(op, acc[k], b[k]);
-                    }
-                }
-            }
-            ((uint4 *)dst)[i] = v[0];
+            ((uint4 *)dst)[i] = v;
         }
         done = nv * per;
     }
@@ -242,7 +192,9 @@ __device__ static void gc3_dev_reduce_n(int op, T *dst, const char *const *x, in
     }
 }
 
-__device__ static void gc3_be_reduce_n(int dtype, int op, char *dst, const char *const *x, int m, uint64_t n)
+/* Not inlined: inlined at each of its callers in the four kernels, it took the kernel from 72 to 128
+ * registers and the compile from 37 s to 220 s; called, the kernel has 96 registers. */
+__device__ static __noinline__ void gc3_be_reduce_n(int dtype, int op, char *dst, const char *const *x, int m, uint64_t n)
 {
     switch (dtype) {
     case GC3_DT_INT8:    gc3_dev_reduce_n<int8_t, true>(op, (int8_t *)dst, x, m, n); break;
@@ -255,7 +207,14 @@ __device__ static void gc3_be_reduce_n(int dtype, int op, char *dst, const char 
     case GC3_DT_FLOAT64: gc3_dev_reduce_n<double, false>(op, (double *)dst, x, m, n); break;
     default: break;
     }
-    __syncthreads();
+    __syncthreads(); /* dst may be read by other threads next (rrcs) */
+}
+
+/* dst = a op b */
+__device__ static inline void gc3_be_reduce3(int dtype, int op, char *dst, const char *a, const char *b, uint64_t n)
+{
+    const char *x[2] = {a, b};
+    gc3_be_reduce_n(dtype, op, dst, x, 2, n);
 }
 
 /* The message word of line i: the header (signature, then zeros), then `valid` bytes of src
