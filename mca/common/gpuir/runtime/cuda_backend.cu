@@ -168,22 +168,6 @@ __device__ static void gc3_dev_reduce_n(int op, T *dst, const char *const *x, in
     }
     if ((al & 15) == 0) {
         uint64_t nv = n / per;
-        if (m == 2) {
-            /* the ring's reductions, bandwidth-bound: a loop the compiler unrolls, with several
-             * iterations' loads in flight (the general loop below cost 14% of busbw at 1 GiB) */
-            const uint4 *a = (const uint4 *)x[0], *b = (const uint4 *)x[1];
-            for (uint64_t i = tid; i < nv; i += nt) {
-                uint4    va = a[i], vb = b[i];
-                T       *pa = (T *)&va;
-                const T *pb = (const T *)&vb;
-#pragma unroll
-                for (int k = 0; k < 16 / (int)sizeof(T); k++) {
-                    pa[k] = gc3_dev_any_op<T, BIT>(op, pa[k], pb[k]);
-                }
-                ((uint4 *)dst)[i] = va;
-            }
-            nv = 0;
-        }
         for (uint64_t i = tid; i < nv; i += nt) {
             uint4 v = ((const uint4 *)x[0])[i];
             T    *acc = (T *)&v;
@@ -226,12 +210,53 @@ __device__ static __noinline__ void gc3_be_reduce_n(int dtype, int op, char *dst
     __syncthreads(); /* dst may be read by other threads next (rrcs) */
 }
 
-/* dst = a op b */
-__device__ static inline void gc3_be_reduce3(int dtype, int op, char *dst, const char *a, const char *b, uint64_t n)
+/* dst = a op b, vectorized over 16 bytes when everything is aligned: the ring's reductions, bound by
+ * bandwidth, inlined where they are used (4 x H200, allreduce busbw at 1 GiB: 291 GB/s this way, 286
+ * through gc3_be_reduce_n with a two-operand loop of its own, 258 through its general loop) */
+template <typename T, bool BIT>
+__device__ static void gc3_dev_reduce(int op, T *dst, const T *a, const T *b, uint64_t n)
 {
-    const char *x[2] = {a, b};
-    gc3_be_reduce_n(dtype, op, dst, x, 2, n);
+    const int      tid = threadIdx.x, nt = blockDim.x;
+    const int      per = 16 / sizeof(T);
+    const uint64_t al  = (uint64_t)(uintptr_t)dst | (uint64_t)(uintptr_t)a | (uint64_t)(uintptr_t)b;
+    uint64_t       done = 0;
+    if ((al & 15) == 0) {
+        uint64_t nv = n / per;
+        for (uint64_t i = tid; i < nv; i += nt) {
+            uint4 va = ((const uint4 *)a)[i], vb = ((const uint4 *)b)[i], vd;
+            const T *pa = (const T *)&va, *pb = (const T *)&vb;
+            T       *pd = (T *)&vd;
+#pragma unroll
+            for (int k = 0; k < 16 / (int)sizeof(T); k++) {
+                pd[k] = gc3_dev_any_op<T, BIT>(op, pa[k], pb[k]);
+            }
+            ((uint4 *)dst)[i] = vd;
+        }
+        done = nv * per;
+    }
+    for (uint64_t i = done + tid; i < n; i += nt) {
+        dst[i] = gc3_dev_any_op<T, BIT>(op, a[i], b[i]);
+    }
 }
+
+#define GC3_DEV_REDUCE_CASE(DT, T, BIT)                                                                  \
+    case DT: gc3_dev_reduce<T, BIT>(op, (T *)dst, (const T *)a, (const T *)b, n); break
+__device__ static void gc3_be_reduce3(int dtype, int op, char *dst, const char *a, const char *b, uint64_t n)
+{
+    switch (dtype) {
+        GC3_DEV_REDUCE_CASE(GC3_DT_INT8, int8_t, true);
+        GC3_DEV_REDUCE_CASE(GC3_DT_UINT8, uint8_t, true);
+        GC3_DEV_REDUCE_CASE(GC3_DT_INT32, int32_t, true);
+        GC3_DEV_REDUCE_CASE(GC3_DT_UINT32, uint32_t, true);
+        GC3_DEV_REDUCE_CASE(GC3_DT_INT64, int64_t, true);
+        GC3_DEV_REDUCE_CASE(GC3_DT_UINT64, uint64_t, true);
+        GC3_DEV_REDUCE_CASE(GC3_DT_FLOAT32, float, false);
+        GC3_DEV_REDUCE_CASE(GC3_DT_FLOAT64, double, false);
+    default: break;
+    }
+    __syncthreads(); /* dst may be read by other threads next (rrcs) */
+}
+#undef GC3_DEV_REDUCE_CASE
 
 /* The message word of line i: the header (signature, then zeros), then `valid` bytes of src
  * (4-byte loads when aligned), zeros after them. */
