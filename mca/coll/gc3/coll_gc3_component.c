@@ -132,7 +132,7 @@ static int mca_coll_gc3_register(void)
     mca_coll_gc3_component.fuse = true;
     (void)mca_base_component_var_register(c, "fuse",
         "Run a thread block's local copy or reduction, and the reductions of received chunks into the same "
-        "chunks that follow it, as one pass over memory that reads every operand at once (the same result, "
+        "chunks that follow it, as one pass over memory once all their inputs are there (the same result, "
         "elementwise). false: step by step, as the program is written",
         MCA_BASE_VAR_TYPE_BOOL, NULL, 0, 0, OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_READONLY,
         &mca_coll_gc3_component.fuse);
