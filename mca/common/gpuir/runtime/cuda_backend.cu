@@ -154,6 +154,18 @@ template <typename T, bool BIT> __device__ static inline T gc3_dev_any_op(int op
     }
 }
 
+/* The datatypes the reductions handle: (gc3 datatype, C type, whether the bitwise ops apply). Each
+ * dispatch below expands X once per datatype. */
+#define GC3_DEV_DTYPES(X)                                                                                 \
+    X(GC3_DT_INT8, int8_t, true)                                                                          \
+    X(GC3_DT_UINT8, uint8_t, true)                                                                        \
+    X(GC3_DT_INT32, int32_t, true)                                                                        \
+    X(GC3_DT_UINT32, uint32_t, true)                                                                      \
+    X(GC3_DT_INT64, int64_t, true)                                                                        \
+    X(GC3_DT_UINT64, uint64_t, true)                                                                      \
+    X(GC3_DT_FLOAT32, float, false)                                                                       \
+    X(GC3_DT_FLOAT64, double, false)
+
 /* dst = x[0] op x[1] op ... op x[m-1], left to right, 16 bytes at a time when everything is aligned.
  * One operand at a time: holding three operands' vectors at once took the kernel to 255 registers
  * with spills (-Xptxas -v). */
@@ -196,17 +208,13 @@ __device__ static void gc3_dev_reduce_n(int op, T *dst, const char *const *x, in
  * registers and the compile from 37 s to 220 s; called, the kernel has 96 registers. */
 __device__ static __noinline__ void gc3_be_reduce_n(int dtype, int op, char *dst, const char *const *x, int m, uint64_t n)
 {
+#define GC3_DEV_REDUCE_N_CASE(DT, T, BIT) \
+    case DT: gc3_dev_reduce_n<T, BIT>(op, (T *)dst, x, m, n); break;
     switch (dtype) {
-    case GC3_DT_INT8:    gc3_dev_reduce_n<int8_t, true>(op, (int8_t *)dst, x, m, n); break;
-    case GC3_DT_UINT8:   gc3_dev_reduce_n<uint8_t, true>(op, (uint8_t *)dst, x, m, n); break;
-    case GC3_DT_INT32:   gc3_dev_reduce_n<int32_t, true>(op, (int32_t *)dst, x, m, n); break;
-    case GC3_DT_UINT32:  gc3_dev_reduce_n<uint32_t, true>(op, (uint32_t *)dst, x, m, n); break;
-    case GC3_DT_INT64:   gc3_dev_reduce_n<int64_t, true>(op, (int64_t *)dst, x, m, n); break;
-    case GC3_DT_UINT64:  gc3_dev_reduce_n<uint64_t, true>(op, (uint64_t *)dst, x, m, n); break;
-    case GC3_DT_FLOAT32: gc3_dev_reduce_n<float, false>(op, (float *)dst, x, m, n); break;
-    case GC3_DT_FLOAT64: gc3_dev_reduce_n<double, false>(op, (double *)dst, x, m, n); break;
+        GC3_DEV_DTYPES(GC3_DEV_REDUCE_N_CASE)
     default: break;
     }
+#undef GC3_DEV_REDUCE_N_CASE
     __syncthreads(); /* dst may be read by other threads next (rrcs) */
 }
 
@@ -239,24 +247,17 @@ __device__ static void gc3_dev_reduce(int op, T *dst, const T *a, const T *b, ui
     }
 }
 
-#define GC3_DEV_REDUCE_CASE(DT, T, BIT)                                                                  \
-    case DT: gc3_dev_reduce<T, BIT>(op, (T *)dst, (const T *)a, (const T *)b, n); break
 __device__ static void gc3_be_reduce3(int dtype, int op, char *dst, const char *a, const char *b, uint64_t n)
 {
+#define GC3_DEV_REDUCE_CASE(DT, T, BIT) \
+    case DT: gc3_dev_reduce<T, BIT>(op, (T *)dst, (const T *)a, (const T *)b, n); break;
     switch (dtype) {
-        GC3_DEV_REDUCE_CASE(GC3_DT_INT8, int8_t, true);
-        GC3_DEV_REDUCE_CASE(GC3_DT_UINT8, uint8_t, true);
-        GC3_DEV_REDUCE_CASE(GC3_DT_INT32, int32_t, true);
-        GC3_DEV_REDUCE_CASE(GC3_DT_UINT32, uint32_t, true);
-        GC3_DEV_REDUCE_CASE(GC3_DT_INT64, int64_t, true);
-        GC3_DEV_REDUCE_CASE(GC3_DT_UINT64, uint64_t, true);
-        GC3_DEV_REDUCE_CASE(GC3_DT_FLOAT32, float, false);
-        GC3_DEV_REDUCE_CASE(GC3_DT_FLOAT64, double, false);
+        GC3_DEV_DTYPES(GC3_DEV_REDUCE_CASE)
     default: break;
     }
+#undef GC3_DEV_REDUCE_CASE
     __syncthreads(); /* dst may be read by other threads next (rrcs) */
 }
-#undef GC3_DEV_REDUCE_CASE
 
 /* The message word of line i: the header (signature, then zeros), then `valid` bytes of src
  * (4-byte loads when aligned), zeros after them. */
