@@ -84,6 +84,10 @@ __device__ static int gc3_dev_share_int(int x)
 #define GC3_PAUSE(n)       gc3_dev_pause(n)
 #define GC3_SHARE_INT(x)   gc3_dev_share_int(x)
 #define GC3_STAMP(t, i)    do { if ((t)->trace) (t)->trace[i] = gc3_dev_now(); } while (0)
+#define GC3_THREAD         ((int)threadIdx.x)
+#define GC3_THREADS        ((int)blockDim.x)
+#define GC3_ENDS_STEPS     GC3_CUDA_SH_STEPS
+#define GC3_ENDS_TABLE     gc3_cuda_ends
 
 /* copy `bytes` with the whole block: 16-byte vectors (4 in flight per thread) when aligned */
 __device__ static void gc3_be_copy2(char *d1, char *d2, const char *src, uint64_t bytes)
@@ -353,6 +357,13 @@ __device__ static int gc3_be_ll_load(gc3_rt_tb_t *t, char *dst, const char *line
     return rc;
 }
 
+#define GC3_CUDA_SH_STEPS 96
+#define GC3_CUDA_SH_TBS   64
+
+/* The chunk ends of the loop the block runs (gc3_core_ends_fill), for plans whose steps fit in
+ * shared memory: 9 KB */
+static __shared__ gc3_core_end_t gc3_cuda_ends[GC3_CUDA_SH_STEPS * GC3_RT_ENDS_CHUNKS];
+
 #include "interp_core.h"
 
 /* The end of a call, without a CUDA event: every block counts itself in (device counter of the
@@ -367,8 +378,6 @@ typedef struct {
 /* What the control thread reads at every step, in shared memory when it fits: the block's
  * steps, and the rank's per-block counter offsets, bases and step counts (one global load less
  * on the path of every wait; measured, a step's waits took 0.7 us with the dependency met). */
-#define GC3_CUDA_SH_STEPS 96
-#define GC3_CUDA_SH_TBS   64
 typedef struct {
     gc3_rt_tb_t     t;
     gc3_flat_step_t steps[GC3_CUDA_SH_STEPS];

@@ -48,6 +48,10 @@ static inline void gc3_host_pause(uint64_t polls)
 #define GC3_PAUSE(n)           gc3_host_pause(n)
 #define GC3_SHARE_INT(x)       (x)
 #define GC3_STAMP(t, i)        ((void)0)
+#define GC3_THREAD             0
+#define GC3_THREADS            1
+#define GC3_ENDS_TABLE         ((gc3_core_end_t *)0) /* one thread a block: computing them is as cheap */
+#define GC3_ENDS_STEPS         0
 
 static inline void gc3_be_copy(char *dst, const char *src, uint64_t bytes)
 {

@@ -18,6 +18,9 @@
  *   GC3_SHARE_INT(x)             the leader's value of x, in every thread (after a GC3_SYNC)
  *   GC3_STAMP(t, i)              (leader) record the clock as stamp i of the block (a no-op when not
  *                                traced; i from GC3_TRACE_AT and friends)
+ *   GC3_THREAD, GC3_THREADS      this thread's index in the block, and the block's thread count
+ *   GC3_ENDS_TABLE               the block's table of GC3_ENDS_STEPS x GC3_RT_ENDS_CHUNKS chunk ends
+ *                                (gc3_core_end_t, see gc3_core_ends_fill), or 0 where a backend keeps none
  *   gc3_be_copy(dst, src, bytes)                       all threads of the block take part
  *   gc3_be_copy2(dst1, dst2, src, bytes)               one read, two writes
  *   gc3_be_reduce3(dtype, op, dst, a, b, n)           dst = a op b for n elements
@@ -153,12 +156,47 @@ GC3_DEV static uint64_t gc3_core_ends(const gc3_rt_tb_t *t, const gc3_flat_step_
     return real ? vs : t->T;
 }
 
-/* Run the data movement of one step for chunk c (msg_in/msg_out: this chunk's message part). */
-GC3_DEV static void gc3_core_move(const gc3_rt_tb_t *t, const gc3_flat_step_t *st, int c, int l, char *msg_in,
-                                  char *msg_out)
+/* The ends of every chunk (up to GC3_RT_ENDS_CHUNKS) of every step of loop l, into the backend's
+ * table, all threads at once; then a barrier. On a GPU, gc3_core_ends is a chain of dependent
+ * integer operations that took the control thread 0.4-0.7 us per call (H200, clock stamps around it),
+ * paid at every step of a small call; one pass of the whole block costs about one call. */
+GC3_DEV static void gc3_core_ends_fill(const gc3_rt_tb_t *t, int l)
 {
-    char    *src, *dst;
-    uint64_t n = gc3_core_ends(t, st, c, l, &src, &dst);
+    gc3_core_end_t *e = GC3_ENDS_TABLE;
+
+    if (e == 0 || t->nsteps > GC3_ENDS_STEPS) {
+        return;
+    }
+    for (int k = GC3_THREAD; k < t->nsteps * GC3_RT_ENDS_CHUNKS; k += GC3_THREADS) {
+        const gc3_flat_step_t *st = &t->steps[k / GC3_RT_ENDS_CHUNKS];
+        if (k % GC3_RT_ENDS_CHUNKS < st->cnt) {
+            e[k].n = gc3_core_ends(t, st, k % GC3_RT_ENDS_CHUNKS, l, &e[k].src, &e[k].dst);
+        }
+    }
+    GC3_SYNC();
+}
+
+/* gc3_core_ends of chunk c of step s in loop l: from the table gc3_core_ends_fill filled for the
+ * loop when there is one and it holds the chunk. */
+GC3_DEV static inline uint64_t gc3_core_ends_of(const gc3_rt_tb_t *t, int s, int c, int l, char **src_p, char **dst_p)
+{
+    const gc3_core_end_t *e = GC3_ENDS_TABLE;
+
+    if (e != 0 && t->nsteps <= GC3_ENDS_STEPS && c < GC3_RT_ENDS_CHUNKS) {
+        e += s * GC3_RT_ENDS_CHUNKS + c;
+        *src_p = e->src;
+        *dst_p = e->dst;
+        return e->n;
+    }
+    return gc3_core_ends(t, &t->steps[s], c, l, src_p, dst_p);
+}
+
+/* Run the data movement of step s for chunk c (msg_in/msg_out: this chunk's message part). */
+GC3_DEV static void gc3_core_move(const gc3_rt_tb_t *t, int s, int c, int l, char *msg_in, char *msg_out)
+{
+    const gc3_flat_step_t *st = &t->steps[s];
+    char                  *src, *dst;
+    uint64_t               n  = gc3_core_ends_of(t, s, c, l, &src, &dst);
 
     if (n == 0) {
         return;
@@ -184,12 +222,13 @@ GC3_DEV static void gc3_core_move(const gc3_rt_tb_t *t, const gc3_flat_step_t *s
  * chunk, dst = x0 op x1 op ... in one pass, x0 the first step's source (cpy) or its dst and source
  * (re), then the sources of the re steps, combined in the order the steps would have. A chunk whose
  * steps do not all cover the same elements runs step by step. */
-GC3_DEV static void gc3_core_fused(const gc3_rt_tb_t *t, const gc3_flat_step_t *st, int l)
+GC3_DEV static void gc3_core_fused(const gc3_rt_tb_t *t, int s, int l)
 {
+    const gc3_flat_step_t *st = &t->steps[s];
     for (int c = 0; c < st->cnt; c++) {
         const char *x[GC3_RT_FUSE_MAX];
         char       *src, *dst, *d;
-        uint64_t    n    = gc3_core_ends(t, st, c, l, &src, &dst);
+        uint64_t    n    = gc3_core_ends_of(t, s, c, l, &src, &dst);
         int         m    = 0, same = 1;
 
         if (st->type == GC3_STEP_RE) {
@@ -197,12 +236,12 @@ GC3_DEV static void gc3_core_fused(const gc3_rt_tb_t *t, const gc3_flat_step_t *
         }
         x[m++] = src;
         for (int j = 1; j <= st->fuse && m < GC3_RT_FUSE_MAX; j++) {
-            same   = same && gc3_core_ends(t, st + j, c, l, &src, &d) == n && d == dst;
+            same   = same && gc3_core_ends_of(t, s + j, c, l, &src, &d) == n && d == dst;
             x[m++] = src;
         }
         if (!same || m != st->fuse + (st->type == GC3_STEP_RE ? 2 : 1)) {
             for (int j = 0; j <= st->fuse; j++) {
-                gc3_core_move(t, st + j, c, l, 0, 0);
+                gc3_core_move(t, s + j, c, l, 0, 0);
                 GC3_SYNC();
             }
         } else if (n > 0) {
@@ -235,6 +274,7 @@ GC3_DEV static int gc3_core_run(gc3_rt_tb_t *t)
             }
         }
         failed = GC3_SHARE_INT(failed);
+        gc3_core_ends_fill(t, l);
         for (int s = 0; s < t->nsteps && !failed; s++) {
             const gc3_flat_step_t *st    = &t->steps[s];
             const int              nf    = st->fuse; /* steps run with this one (gc3_flat_fuse) */
@@ -288,7 +328,7 @@ GC3_DEV static int gc3_core_run(gc3_rt_tb_t *t)
              * unpacked into the destination directly, without the staging copy and its barrier */
             direct = t->proto == GC3_PROTO_LL && st->cnt == 1 && (st->type == GC3_STEP_SEND || st->type == GC3_STEP_RECV);
             if (direct) {
-                direct_n = gc3_core_ends(t, st, 0, l, &direct_src, &direct_dst) * (uint64_t)t->dsize;
+                direct_n = gc3_core_ends_of(t, s, 0, l, &direct_src, &direct_dst) * (uint64_t)t->dsize;
             }
             if (flags & GC3_STEP_F_RECV) {
                 char *slot = t->recv_slots + (uint64_t)rslot * msg_bytes;
@@ -327,11 +367,11 @@ GC3_DEV static int gc3_core_run(gc3_rt_tb_t *t)
                 }
             }
             if (nf > 0) {
-                gc3_core_fused(t, st, l);
+                gc3_core_fused(t, s, l);
             }
             for (int c = 0; c < (st->cnt > 0 ? st->cnt : 0) && st->type != GC3_STEP_NOP && !direct && nf == 0; c++) {
                 uint64_t off = (uint64_t)c * t->T * (uint64_t)t->dsize;
-                gc3_core_move(t, st, c, l, in ? in + off : 0, out ? out + off : 0);
+                gc3_core_move(t, s, c, l, in ? in + off : 0, out ? out + off : 0);
             }
             if (l == 0 && GC3_LEADER) {
                 GC3_STAMP(t, GC3_TRACE_AT(s, GC3_TRACE_MOVED));
