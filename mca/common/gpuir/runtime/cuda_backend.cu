@@ -88,6 +88,7 @@ __device__ static int gc3_dev_share_int(int x)
 #define GC3_THREADS        ((int)blockDim.x)
 #define GC3_ENDS_STEPS     GC3_CUDA_SH_STEPS
 #define GC3_ENDS_TABLE     gc3_cuda_ends
+#define GC3_ENDS_KEY       gc3_cuda_ends_key
 
 /* copy `bytes` with the whole block: 16-byte vectors (4 in flight per thread) when aligned */
 __device__ static void gc3_be_copy2(char *d1, char *d2, const char *src, uint64_t bytes)
@@ -361,8 +362,9 @@ __device__ static int gc3_be_ll_load(gc3_rt_tb_t *t, char *dst, const char *line
 #define GC3_CUDA_SH_TBS   64
 
 /* The chunk ends of the loop the block runs (gc3_core_ends_fill), for plans whose steps fit in
- * shared memory: 9 KB */
+ * shared memory (12 KB), and what they were computed for (cleared when a kernel starts) */
 static __shared__ gc3_core_end_t gc3_cuda_ends[GC3_CUDA_SH_STEPS * GC3_RT_ENDS_CHUNKS];
+static __shared__ uint64_t       gc3_cuda_ends_key[3];
 
 #include "interp_core.h"
 
@@ -405,6 +407,9 @@ __device__ static void gc3_cuda_enter(gc3_cuda_shared_t *sh, const gc3_rt_tb_t *
     if (threadIdx.x == 0 && sem_base != NULL) {
         t->sem_base   = sem_base;
         t->loops_base = loops_base;
+    }
+    if (threadIdx.x == 0) {
+        gc3_cuda_ends_key[2] = 0; /* the table holds nothing yet */
     }
     __syncthreads();
     if (t->nsteps <= GC3_CUDA_SH_STEPS) {

@@ -116,12 +116,14 @@ typedef struct {
                                           * GC3_TRACE_START and before GC3_TRACE_END(nsteps) */
 } gc3_rt_tb_t;
 
-/* Where chunk c of a step is read and written in a loop, and how many of its elements exist
- * (gc3_core_ends); a backend may keep a table of them per block (interp_core.h) */
+/* Where chunk c of a step is read and written in a loop (buffer and byte offset in it, -1: not
+ * read or not written), and how many of its elements exist (gc3_core_ends); a backend may keep a
+ * table of them per block (interp_core.h). Offsets, not addresses: they stay right from one call
+ * to the next of the same size, whatever its buffers. */
 #define GC3_RT_ENDS_CHUNKS 4 /* chunks of a step held in such a table */
 typedef struct {
-    char    *src, *dst;
-    uint64_t n;
+    uint64_t src_off, dst_off, n;
+    int32_t  srcbuf, dstbuf;
 } gc3_core_end_t;
 
 /* Trace stamps of a block: its start, four per step of the first loop (waits done, message in,

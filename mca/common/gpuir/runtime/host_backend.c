@@ -52,6 +52,7 @@ static inline void gc3_host_pause(uint64_t polls)
 #define GC3_THREADS            1
 #define GC3_ENDS_TABLE         ((gc3_core_end_t *)0) /* one thread a block: computing them is as cheap */
 #define GC3_ENDS_STEPS         0
+#define GC3_ENDS_KEY           ((uint64_t *)0)
 
 static inline void gc3_be_copy(char *dst, const char *src, uint64_t bytes)
 {

@@ -21,6 +21,8 @@
  *   GC3_THREAD, GC3_THREADS      this thread's index in the block, and the block's thread count
  *   GC3_ENDS_TABLE               the block's table of GC3_ENDS_STEPS x GC3_RT_ENDS_CHUNKS chunk ends
  *                                (gc3_core_end_t, see gc3_core_ends_fill), or 0 where a backend keeps none
+ *   GC3_ENDS_KEY                 3 words of the block: what the table was filled for (word 2 zero: nothing),
+ *                                kept from one call to the next
  *   gc3_be_copy(dst, src, bytes)                       all threads of the block take part
  *   gc3_be_copy2(dst1, dst2, src, bytes)               one read, two writes
  *   gc3_be_reduce3(dtype, op, dst, a, b, n)           dst = a op b for n elements
@@ -157,23 +159,40 @@ GC3_DEV static uint64_t gc3_core_ends(const gc3_rt_tb_t *t, const gc3_flat_step_
 }
 
 /* The ends of every chunk (up to GC3_RT_ENDS_CHUNKS) of every step of loop l, into the backend's
- * table, all threads at once; then a barrier. On a GPU, gc3_core_ends is a chain of dependent
- * integer operations that took the control thread 0.4-0.7 us per call (H200, clock stamps around it),
- * paid at every step of a small call; one pass of the whole block costs about one call. */
+ * table, all threads at once, then a barrier; nothing when the table already holds them (the
+ * same loop of a call of the same size: a resident kernel's calls). On a GPU, gc3_core_ends is a
+ * chain of dependent integer operations that took the control thread 0.4-0.7 us per call (H200,
+ * clock stamps around it), paid at every step of a small call; filling the table costs about one
+ * call, and a call like the previous one does not pay even that. Every thread reads the same key,
+ * so all of them take the barrier or none. */
 GC3_DEV static void gc3_core_ends_fill(const gc3_rt_tb_t *t, int l)
 {
-    gc3_core_end_t *e = GC3_ENDS_TABLE;
+    gc3_core_end_t *e   = GC3_ENDS_TABLE;
+    uint64_t       *key = GC3_ENDS_KEY;
+    const uint64_t  k2  = 1ull << 63 | (uint64_t)(uint32_t)l << 24 | (uint64_t)(uint8_t)t->window << 8 |
+                          (uint64_t)(uint8_t)t->dsize;
 
-    if (e == 0 || t->nsteps > GC3_ENDS_STEPS) {
+    if (e == 0 || t->nsteps > GC3_ENDS_STEPS || (key[0] == t->count && key[1] == t->T && key[2] == k2)) {
         return;
     }
     for (int k = GC3_THREAD; k < t->nsteps * GC3_RT_ENDS_CHUNKS; k += GC3_THREADS) {
-        const gc3_flat_step_t *st = &t->steps[k / GC3_RT_ENDS_CHUNKS];
+        const gc3_flat_step_t *st    = &t->steps[k / GC3_RT_ENDS_CHUNKS];
+        const unsigned         flags = gc3_core_flags(st->type);
+        char                  *src, *dst;
         if (k % GC3_RT_ENDS_CHUNKS < st->cnt) {
-            e[k].n = gc3_core_ends(t, st, k % GC3_RT_ENDS_CHUNKS, l, &e[k].src, &e[k].dst);
+            e[k].n      = gc3_core_ends(t, st, k % GC3_RT_ENDS_CHUNKS, l, &src, &dst);
+            e[k].srcbuf = (flags & GC3_STEP_F_READ_SRC) ? st->srcbuf : -1;
+            e[k].dstbuf = (flags & GC3_STEP_F_WRITE_DST) ? st->dstbuf : -1;
+            e[k].src_off = (flags & GC3_STEP_F_READ_SRC) ? (uint64_t)(src - t->buf[st->srcbuf]) : 0;
+            e[k].dst_off = (flags & GC3_STEP_F_WRITE_DST) ? (uint64_t)(dst - t->buf[st->dstbuf]) : 0;
         }
     }
-    GC3_SYNC();
+    GC3_SYNC(); /* every thread has read the old key before the leader writes the new one */
+    if (GC3_LEADER) {
+        key[0] = t->count;
+        key[1] = t->T;
+        key[2] = k2;
+    }
 }
 
 /* gc3_core_ends of chunk c of step s in loop l: from the table gc3_core_ends_fill filled for the
@@ -184,8 +203,8 @@ GC3_DEV static inline uint64_t gc3_core_ends_of(const gc3_rt_tb_t *t, int s, int
 
     if (e != 0 && t->nsteps <= GC3_ENDS_STEPS && c < GC3_RT_ENDS_CHUNKS) {
         e += s * GC3_RT_ENDS_CHUNKS + c;
-        *src_p = e->src;
-        *dst_p = e->dst;
+        *src_p = e->srcbuf >= 0 ? t->buf[e->srcbuf] + e->src_off : 0;
+        *dst_p = e->dstbuf >= 0 ? t->buf[e->dstbuf] + e->dst_off : 0;
         return e->n;
     }
     return gc3_core_ends(t, &t->steps[s], c, l, src_p, dst_p);
