@@ -50,9 +50,19 @@ static inline void gc3_host_pause(uint64_t polls)
 #define GC3_STAMP(t, i)        ((void)0)
 #define GC3_THREAD             0
 #define GC3_THREADS            1
-#define GC3_ENDS_TABLE         ((gc3_core_end_t *)0) /* one thread a block: computing them is as cheap */
-#define GC3_ENDS_STEPS         0
-#define GC3_ENDS_KEY           ((uint64_t *)0)
+
+/* The chunk-ends table of each block (interp_core.h). One thread computes them as cheaply as it
+ * looks them up; the table is here so that the host tests check the logic the CUDA kernel relies
+ * on, kept per plan from one call to the next as a resident kernel keeps it. */
+#define GC3_HOST_ENDS_STEPS 96
+typedef struct {
+    gc3_core_end_t tab[GC3_HOST_ENDS_STEPS * GC3_RT_ENDS_CHUNKS];
+    uint64_t       key[3];
+} gc3_host_ends_t;
+static __thread gc3_host_ends_t *gc3_host_ends; /* the table of the block this thread runs */
+#define GC3_ENDS_TABLE         (gc3_host_ends != NULL ? gc3_host_ends->tab : (gc3_core_end_t *)0)
+#define GC3_ENDS_STEPS         GC3_HOST_ENDS_STEPS
+#define GC3_ENDS_KEY           (gc3_host_ends->key)
 
 static inline void gc3_be_copy(char *dst, const char *src, uint64_t bytes)
 {
@@ -162,6 +172,7 @@ typedef struct {
     int             failed;      /* some block returned -1 (atomic) */
     gc3_rt_error_t  err;
     int32_t         abort_flag;
+    gc3_host_ends_t *ends;       /* one per block (zeroed: empty), or NULL without memory for them */
 } gc3_host_state_t;
 
 typedef struct {
@@ -279,6 +290,7 @@ static void *gc3_host_thread(void *arg)
     gc3_host_state_t *s = p->be_state;
 
     free(arg);
+    gc3_host_ends = s->ends != NULL ? &s->ends[t] : NULL;
     if (gc3_core_run(&p->tbs_ctx[t]) != 0) {
         __atomic_store_n(&s->failed, 1, __ATOMIC_RELEASE);
     }
@@ -298,6 +310,9 @@ static gc3_status_t gc3_host_start(gc3_plan_t *p, void *stream, gc3_diag_t *diag
     s->abort_flag = 0;
     s->done       = 0;
     s->failed     = 0;
+    if (s->ends == NULL) {
+        s->ends = calloc((size_t)(p->ntbs > 0 ? p->ntbs : 1), sizeof(*s->ends)); /* NULL: computed at each step */
+    }
     free(s->threads);
     s->threads  = calloc((size_t)(p->ntbs > 0 ? p->ntbs : 1), sizeof(pthread_t));
     s->nthreads = 0;
@@ -364,6 +379,7 @@ static void gc3_host_plan_cleanup(gc3_plan_t *p)
     gc3_host_state_t *s = p->be_state;
     if (s != NULL) {
         free(s->threads);
+        free(s->ends);
         free(s);
         p->be_state = NULL;
     }
