@@ -167,12 +167,16 @@ GC3_DEV static uint64_t gc3_core_ends(const gc3_rt_tb_t *t, const gc3_flat_step_
  * so all of them take the barrier or none. */
 GC3_DEV static void gc3_core_ends_fill(const gc3_rt_tb_t *t, int l)
 {
-    gc3_core_end_t *e   = GC3_ENDS_TABLE;
-    uint64_t       *key = GC3_ENDS_KEY;
-    const uint64_t  k2  = 1ull << 63 | (uint64_t)(uint32_t)l << 24 | (uint64_t)(uint8_t)t->window << 8 |
-                          (uint64_t)(uint8_t)t->dsize;
+    gc3_core_end_t *e  = GC3_ENDS_TABLE;
+    const uint64_t  k2 = 1ull << 63 | (uint64_t)(uint32_t)l << 24 | (uint64_t)(uint8_t)t->window << 8 |
+                         (uint64_t)(uint8_t)t->dsize;
+    uint64_t       *key;
 
-    if (e == 0 || t->nsteps > GC3_ENDS_STEPS || (key[0] == t->count && key[1] == t->T && key[2] == k2)) {
+    if (e == 0 || t->nsteps > GC3_ENDS_STEPS) {
+        return;
+    }
+    key = GC3_ENDS_KEY; /* only where there is a table (the host's key is a member of it) */
+    if (key[0] == t->count && key[1] == t->T && key[2] == k2) {
         return;
     }
     for (int k = GC3_THREAD; k < t->nsteps * GC3_RT_ENDS_CHUNKS; k += GC3_THREADS) {
