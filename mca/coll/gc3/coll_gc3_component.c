@@ -133,7 +133,8 @@ static int mca_coll_gc3_register(void)
     (void)mca_base_component_var_register(c, "fuse",
         "Run a thread block's local copy or reduction, and the reductions of received chunks into the same "
         "chunks that follow it, as one pass over memory once all their inputs are there (the same result, "
-        "elementwise). false: step by step, as the program is written",
+        "elementwise), for chunks of up to " GC3_STR(GC3_FUSE_BYTES) " bytes (larger ones run step by step, "
+        "faster there). false: step by step, as the program is written",
         MCA_BASE_VAR_TYPE_BOOL, NULL, 0, 0, OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_READONLY,
         &mca_coll_gc3_component.fuse);
     mca_coll_gc3_component.enable_allreduce = true;

@@ -8,10 +8,6 @@
 
 #define GC3_RT_LINE       128u /* counters live on their own line */
 #define GC3_RT_FUSE_MAX   8    /* operands of a fused run of local steps (gc3_flat_fuse) */
-#define GC3_RT_FUSE_BYTES 16384 /* chunks of a fused run up to this size run as one pass, larger ones step
-                                 * by step: one pass reads its operands one after another, and from 32 KB
-                                 * chunks on it was slower than the steps on 4 x H200 (one-shot LL 64 KB:
-                                 * 43.7 against 39.8 us; all-pairs Simple 1 MB: 92.0 against 71.6 us) */
 #define GC3_RT_WINDOW     4    /* scratch copies: a block may run this many loops ahead of the slowest of its rank */
 #define GC3_RT_MSG_HDR    16u  /* every message starts with the call's signature (count, dtype,
                                 * op), so a peer in another call is detected, not mixed in */

@@ -244,7 +244,7 @@ GC3_DEV static void gc3_core_move(const gc3_rt_tb_t *t, int s, int c, int l, cha
 /* A run of local steps marked by gc3_flat_fuse (st->fuse steps follow st), for loop l: chunk by
  * chunk, dst = x0 op x1 op ... in one pass, x0 the first step's source (cpy) or its dst and source
  * (re), then the sources of the re steps, combined in the order the steps would have. A chunk whose
- * steps do not all cover the same elements, or larger than GC3_RT_FUSE_BYTES, runs step by step. */
+ * steps do not all cover the same elements, or larger than GC3_FUSE_BYTES, runs step by step. */
 GC3_DEV static void gc3_core_fused(const gc3_rt_tb_t *t, int s, int l)
 {
     const gc3_flat_step_t *st = &t->steps[s];
@@ -262,7 +262,7 @@ GC3_DEV static void gc3_core_fused(const gc3_rt_tb_t *t, int s, int l)
             same   = same && gc3_core_ends_of(t, s + j, c, l, &src, &d) == n && d == dst;
             x[m++] = src;
         }
-        if (!same || m != st->fuse + (st->type == GC3_STEP_RE ? 2 : 1) || n * (uint64_t)t->dsize > GC3_RT_FUSE_BYTES) {
+        if (!same || m != st->fuse + (st->type == GC3_STEP_RE ? 2 : 1) || n * (uint64_t)t->dsize > GC3_FUSE_BYTES) {
             for (int j = 0; j <= st->fuse; j++) {
                 gc3_core_move(t, s + j, c, l, 0, 0);
                 GC3_SYNC();
