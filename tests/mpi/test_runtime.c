@@ -3,13 +3,15 @@
  * computation of the collective, and against the reference executor where the chunks divide
  * the count evenly (so that it can run the program). Usage:
  *     test_runtime [--backend host|cuda] [--max-count N] [--quick] [--pseudo-nodes K] [--resident-us U]
- *                  [--no-fuse]
+ *                  [--no-fuse] [--instances K] [--channels C]
  * --pseudo-nodes K: ranks r and q are on the same node when r/K == q/K, so the connections
  * between groups go through the inter-node transport (UCX, the proxy thread), and the
  * hierarchical algorithms run as (nranks/K) nodes x K.
  * --resident-us U: the executor's resident_us (cuda: how long a small plan's kernel waits on the GPU
  * for the next call; 0: a launch per call).
  * --no-fuse: the executor runs every step by itself (gc3_exec_params_t.fuse = 0).
+ * --instances K, --channels C: every program is generated with K instances and C channels (where
+ * the algorithm has channels), so plans have more thread blocks (default 1 and 1).
  * Prints one line per (algorithm, protocol, mode) and "N passed, M failed". */
 #include <mpi.h>
 #include <stdio.h>
@@ -20,6 +22,7 @@
 #include "gc3_runtime.h"
 #include "gc3_mpi_util.h"
 static int rank, nranks, passed, failed, on_device, pseudo;
+static int instances = 1, channels = 1; /* of every program generated */
 
 #define buf_alloc(bytes)      ((char *)gc3_test_alloc(on_device, bytes))
 #define buf_free(p)           gc3_test_free(on_device, p)
@@ -205,8 +208,10 @@ static void run_algo(gc3_exec_t *exec, const char *algo, int nodes, gc3_proto_t 
     ap.gpus_per_node = nranks / nodes;
     ap.proto         = proto;
     ap.inplace       = inplace;
-    snprintf(what, sizeof(what), "%s (%d x %d) %s %s", algo, nodes, nranks / nodes, gc3_proto_name(proto),
-             inplace ? "in-place" : "out-of-place");
+    ap.instances     = instances;
+    ap.channels      = channels;
+    snprintf(what, sizeof(what), "%s (%d x %d) %s %s, %d instance(s) x %d channel(s)", algo, nodes, nranks / nodes,
+             gc3_proto_name(proto), inplace ? "in-place" : "out-of-place", instances, channels);
     if (gc3_algo_generate(algo, &ap, &diag, NULL, &prog) != GC3_OK) {
         snprintf(why, sizeof(why), "generate: %s", diag.count ? diag.msgs[0] : "?");
         ok = 0;
@@ -329,6 +334,10 @@ int main(int argc, char **argv)
             resident_us = atoi(argv[++i]);
         } else if (strcmp(argv[i], "--no-fuse") == 0) {
             fuse = 0;
+        } else if (strcmp(argv[i], "--instances") == 0 && i + 1 < argc) {
+            instances = atoi(argv[++i]);
+        } else if (strcmp(argv[i], "--channels") == 0 && i + 1 < argc) {
+            channels = atoi(argv[++i]);
         }
     }
     if (pseudo > 0 && (pseudo >= nranks || nranks % pseudo != 0)) {

@@ -122,9 +122,10 @@ static int mca_coll_gc3_register(void)
         MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_READONLY, &mca_coll_gc3_component.slot_bytes);
     mca_coll_gc3_component.resident_us = GC3_RESIDENT_US_DEFAULT;
     (void)mca_base_component_var_register(c, "resident_us",
-        "GPUs: after a call of a small plan (at most 8 thread blocks, one node), its interpreter kernel stays on "
-        "the GPU this many microseconds and takes the next call from host-mapped memory, without a kernel launch "
-        "(about 3 us less per call). Meanwhile it occupies up to 8 SMs, and cudaDeviceSynchronize or cudaFree in "
+        "GPUs: after a call of a plan of at most " GC3_STR(GC3_RESIDENT_MAX_BLOCKS) " thread blocks on one node, its "
+        "interpreter kernel stays on the GPU this many microseconds and takes the next call from host-mapped memory, "
+        "without a kernel launch (5-15 us less per call). Meanwhile it occupies one SM per thread block (up to "
+        GC3_STR(GC3_RESIDENT_MAX_BLOCKS) "), and cudaDeviceSynchronize or cudaFree in "
         "the application waits until it has left. 0: one launch per call (a negative value is reported and "
         "replaced by " GC3_STR(GC3_RESIDENT_US_DEFAULT) ")",
         MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_READONLY,

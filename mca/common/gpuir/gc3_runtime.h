@@ -39,6 +39,8 @@ typedef struct {
 typedef enum { GC3_BACKEND_HOST = 0, GC3_BACKEND_CUDA = 1 } gc3_backend_t;
 
 #define GC3_RESIDENT_US_DEFAULT 50
+/* cuda: plans of up to this many thread blocks per rank keep their kernel resident (resident_us) */
+#define GC3_RESIDENT_MAX_BLOCKS 64
 #define GC3_FUSE_BYTES 16384 /* chunks of a fused run up to this size run as one pass, larger ones step by
                               * step: one pass reads its operands one after another, and from 32 KB chunks
                               * on it was slower than the steps on 4 x H200 (one-shot LL 64 KB: 43.7
@@ -55,7 +57,8 @@ typedef struct {
     double        timeout_s;    /* bounded waits (default 60; <= 0: wait forever) */
     int           device;       /* CUDA device ordinal (cuda backend) */
     int           threads_per_block; /* CUDA threads per IR thread block (0 = 512) */
-    int           resident_us;  /* cuda: the kernel of a plan of at most 8 blocks on one node stays on the GPU
+    int           resident_us;  /* cuda: the kernel of a plan of at most GC3_RESIDENT_MAX_BLOCKS blocks on one
+                                 * node stays on the GPU
                                  * this many microseconds after a call and takes the next call from
                                  * host-mapped memory, without a launch (default GC3_RESIDENT_US_DEFAULT;
                                  * 0: a launch per call) */

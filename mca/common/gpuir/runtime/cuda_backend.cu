@@ -462,7 +462,9 @@ __global__ void gc3_interp_kernel(const gc3_rt_tb_t *ctxs, const gc3_cuda_done_t
  *
  * A kernel launch plus its completion costs the host about 6.6 us on H200; a doorbell in
  * host-mapped memory that a running kernel polls, about 3.4 us (both measured with an empty
- * kernel). So the kernel of a small plan stays resident after a call: block 0 polls a mailbox
+ * kernel); one carrying 32 blocks' contexts costs more (2 x H200, 4 MB ring allreduce of 32 blocks:
+ * 47.0 us launched per call at 995d648, 33.0 us resident). So the kernel of a
+ * plan of up to GC3_RESIDENT_MAX_BLOCKS blocks stays resident after a call: block 0 polls a mailbox
  * in host-mapped memory for the next call's descriptor, relays it to the other blocks through
  * device memory (one poller: eight blocks polling host memory at once took 15.8 us a round), and
  * every block runs the call with the context it kept in shared memory. When no call comes for
@@ -615,12 +617,13 @@ __device__ static void gc3_cuda_resident(gc3_cuda_shared_t *sh, const gc3_cuda_r
         if (failed) {
             break;
         }
+        /* every block's bases, one block per thread (up to GC3_CUDA_ARGS_LARGE of them) */
+        for (int b = threadIdx.x; b < t->ntbs; b += blockDim.x) {
+            ((uint64_t *)t->sem_base)[b] += (uint64_t)t->L * (uint64_t)t->tb_nsteps[b];
+            ((uint64_t *)t->loops_base)[b] += (uint64_t)t->L;
+        }
         if (threadIdx.x == 0) {
             const uint64_t L = (uint64_t)t->L;
-            for (int b = 0; b < t->ntbs; b++) {
-                ((uint64_t *)t->sem_base)[b] += L * (uint64_t)t->tb_nsteps[b];
-                ((uint64_t *)t->loops_base)[b] += L;
-            }
             t->send_base += L * nsend;
             t->recv_base += L * nrecv;
             t->send_slot = (uint32_t)(t->send_base % (uint64_t)t->slots);
@@ -1099,8 +1102,9 @@ static gc3_cuda_done_t gc3_cuda_done_args(const gc3_cuda_state_t *s, uint64_t se
  * time) on one node, on the backend's own stream (a kernel on the caller's stream must end). */
 static int gc3_cuda_resident_ok(const gc3_plan_t *p, const gc3_cuda_state_t *s, cudaStream_t st)
 {
-    static_assert(GC3_CUDA_ARGS_SMALL <= GC3_CUDA_SH_TBS, "a resident kernel keeps every block's bases in shared memory");
-    return p->exec->params.resident_us > 0 && p->ntbs > 0 && p->ntbs <= GC3_CUDA_ARGS_SMALL && !p->crosses_nodes &&
+    static_assert(GC3_RESIDENT_MAX_BLOCKS <= GC3_CUDA_SH_TBS, "a resident kernel keeps every block's bases in shared memory");
+    static_assert(GC3_RESIDENT_MAX_BLOCKS <= GC3_CUDA_ARGS_LARGE, "a resident kernel starts with its contexts in the parameters");
+    return p->exec->params.resident_us > 0 && p->ntbs > 0 && p->ntbs <= GC3_RESIDENT_MAX_BLOCKS && !p->crosses_nodes &&
            s->threads >= 32 && st == s->own_stream;
 }
 
@@ -1123,6 +1127,20 @@ template <int N> static void gc3_cuda_launch(const gc3_plan_t *p, const gc3_cuda
     memcpy(a.sem_base, p->sem_base, (size_t)p->ntbs * 8);
     memcpy(a.loops_base, p->loops_base, (size_t)p->ntbs * 8);
     gc3_interp_kernel_args<N><<<p->ntbs, s->threads, 0, st>>>(a);
+}
+
+/* A plan of up to GC3_CUDA_ARGS_LARGE blocks: one launch with its contexts in the parameters, of
+ * the smallest size that holds them. */
+static void gc3_cuda_launch_sized(const gc3_plan_t *p, const gc3_cuda_state_t *s, cudaStream_t st, uint64_t seq,
+                                  int resident)
+{
+    if (p->ntbs <= GC3_CUDA_ARGS_SMALL) {
+        gc3_cuda_launch<GC3_CUDA_ARGS_SMALL>(p, s, st, seq, resident);
+    } else if (p->ntbs <= GC3_CUDA_ARGS_MID) {
+        gc3_cuda_launch<GC3_CUDA_ARGS_MID>(p, s, st, seq, resident);
+    } else {
+        gc3_cuda_launch<GC3_CUDA_ARGS_LARGE>(p, s, st, seq, resident);
+    }
 }
 
 /* The call of p->tbs_ctx (the same in every block) as the resident kernel reads it. */
@@ -1239,13 +1257,9 @@ static gc3_status_t gc3_cuda_launch_locked(gc3_plan_t *p, gc3_cuda_state_t *s, c
         /* the resident kernel is there (unless it ends right now: gc3_cuda_test relaunches then) */
         gc3_cuda_post(p, s, seq, s->tracing ? GC3_MAIL_F_TRACE : 0);
         s->posted = 1;
-    } else if (p->ntbs <= GC3_CUDA_ARGS_SMALL) {
-        gc3_cuda_launch<GC3_CUDA_ARGS_SMALL>(p, s, st, seq, resident);
-        s->res_alive = resident;
-    } else if (p->ntbs <= GC3_CUDA_ARGS_MID) {
-        gc3_cuda_launch<GC3_CUDA_ARGS_MID>(p, s, st, seq, 0);
     } else if (p->ntbs <= GC3_CUDA_ARGS_LARGE) {
-        gc3_cuda_launch<GC3_CUDA_ARGS_LARGE>(p, s, st, seq, 0);
+        gc3_cuda_launch_sized(p, s, st, seq, resident);
+        s->res_alive = resident;
     } else {
         size_t       nt = (size_t)p->ntbs;
         gc3_rt_tb_t *c  = (gc3_rt_tb_t *)s->h_stage; /* one call in flight per plan: free once the previous ended */
@@ -1283,7 +1297,7 @@ static gc3_status_t gc3_cuda_relaunch(gc3_plan_t *p, gc3_cuda_state_t *s)
 {
     gc3_status_t status;
     pthread_mutex_lock(&gc3_cuda_launch_lock);
-    gc3_cuda_launch<GC3_CUDA_ARGS_SMALL>(p, s, s->own_stream, s->expect, 1);
+    gc3_cuda_launch_sized(p, s, s->own_stream, s->expect, 1);
     status = gc3_cuda_check(cudaGetLastError(), "kernel launch", NULL);
     if (status == GC3_OK) {
         status = gc3_cuda_check(cudaEventRecord(s->done, s->own_stream), "cudaEventRecord", NULL);
