@@ -26,10 +26,12 @@ int main(void)
     r = gc3_rules_match(R, "allreduce", 1, 3, GC3_LINK_NVLINK, 4194305);
     CHECK(r && !strcmp(r->algo, "ring") && r->channels == 8 && r->instances == 4, "nvlink: 4M+1: the 8x4 ring");
     /* the measured 2- and 4-GPU NVLink rules come first for those shapes */
-    r = gc3_rules_match(R, "allreduce", 1, 2, GC3_LINK_NVLINK, 8192);
-    CHECK(r && !strcmp(r->algo, "oneshot") && r->proto == GC3_PROTO_LL, "2 GPUs: 8K: one-shot LL");
-    r = gc3_rules_match(R, "allreduce", 1, 2, GC3_LINK_NVLINK, 8193);
-    CHECK(r && !strcmp(r->algo, "oneshot") && !r->proto_set, "2 GPUs: 8K+1: one-shot Simple");
+    r = gc3_rules_match(R, "allreduce", 1, 2, GC3_LINK_NVLINK, 32768);
+    CHECK(r && !strcmp(r->algo, "oneshot") && r->proto == GC3_PROTO_LL && r->instances == 4,
+          "2 GPUs: 32K: one-shot LL x4");
+    r = gc3_rules_match(R, "allreduce", 1, 2, GC3_LINK_NVLINK, 32769);
+    CHECK(r && !strcmp(r->algo, "ring") && !r->proto_set && r->channels == 4 && r->instances == 4,
+          "2 GPUs: 32K+1: the 4x4 ring");
     r = gc3_rules_match(R, "alltoall", 1, 2, GC3_LINK_NVLINK, 1 << 30);
     CHECK(r && !strcmp(r->algo, "direct") && r->instances == 16, "2 GPUs: alltoall 1 GB: direct x16");
     r = gc3_rules_match(R, "allreduce", 1, 2, GC3_LINK_PCIE, 8);
