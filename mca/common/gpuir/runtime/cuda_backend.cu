@@ -462,9 +462,10 @@ __global__ void gc3_interp_kernel(const gc3_rt_tb_t *ctxs, const gc3_cuda_done_t
  *
  * A kernel launch plus its completion costs the host about 6.6 us on H200; a doorbell in
  * host-mapped memory that a running kernel polls, about 3.4 us (both measured with an empty
- * kernel); one carrying 32 blocks' contexts costs more (2 x H200, 4 MB ring allreduce of 32 blocks:
- * 47.0 us launched per call at 995d648, 33.0 us resident). So the kernel of a
- * plan of up to GC3_RESIDENT_MAX_BLOCKS blocks stays resident after a call: block 0 polls a mailbox
+ * kernel); one carrying many blocks' contexts costs more (2 x H200, ring allreduce of 32 blocks at
+ * 16 KB: 33.8 us launched per call at 995d648, 20.1 us resident at 82e4dec, which also differs
+ * otherwise; 4 MB: 47.0 and 33.0 us). So the kernel of a plan of up to GC3_RESIDENT_MAX_BLOCKS
+ * blocks stays resident after a call: block 0 polls a mailbox
  * in host-mapped memory for the next call's descriptor, relays it to the other blocks through
  * device memory (one poller: eight blocks polling host memory at once took 15.8 us a round), and
  * every block runs the call with the context it kept in shared memory. When no call comes for
