@@ -618,13 +618,13 @@ __device__ static void gc3_cuda_resident(gc3_cuda_shared_t *sh, const gc3_cuda_r
         if (failed) {
             break;
         }
-        /* every block's bases, one block per thread (up to GC3_CUDA_ARGS_LARGE of them) */
+        const uint64_t L = (uint64_t)t->L;
+        /* every block's bases, one block per thread (up to GC3_RESIDENT_MAX_BLOCKS of them) */
         for (int b = threadIdx.x; b < t->ntbs; b += blockDim.x) {
-            ((uint64_t *)t->sem_base)[b] += (uint64_t)t->L * (uint64_t)t->tb_nsteps[b];
-            ((uint64_t *)t->loops_base)[b] += (uint64_t)t->L;
+            ((uint64_t *)t->sem_base)[b] += L * (uint64_t)t->tb_nsteps[b];
+            ((uint64_t *)t->loops_base)[b] += L;
         }
         if (threadIdx.x == 0) {
-            const uint64_t L = (uint64_t)t->L;
             t->send_base += L * nsend;
             t->recv_base += L * nrecv;
             t->send_slot = (uint32_t)(t->send_base % (uint64_t)t->slots);

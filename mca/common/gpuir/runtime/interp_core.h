@@ -158,6 +158,13 @@ GC3_DEV static uint64_t gc3_core_ends(const gc3_rt_tb_t *t, const gc3_flat_step_
     return real ? vs : t->T;
 }
 
+/* The backend's chunk-ends table of the block, when it keeps one and the block's steps fit in it; 0
+ * otherwise (gc3_core_ends_fill fills it, gc3_core_ends_of reads it: one condition for both). */
+GC3_DEV static inline gc3_core_end_t *gc3_core_ends_table(const gc3_rt_tb_t *t)
+{
+    return t->nsteps <= GC3_ENDS_STEPS ? GC3_ENDS_TABLE : (gc3_core_end_t *)0;
+}
+
 /* The ends of every chunk (up to GC3_RT_ENDS_CHUNKS) of every step of loop l, into the backend's
  * table, all threads at once, then a barrier; nothing when the table already holds them (the
  * same loop of a call of the same size: a resident kernel's calls). On a GPU, gc3_core_ends is a
@@ -167,12 +174,12 @@ GC3_DEV static uint64_t gc3_core_ends(const gc3_rt_tb_t *t, const gc3_flat_step_
  * so all of them take the barrier or none. */
 GC3_DEV static void gc3_core_ends_fill(const gc3_rt_tb_t *t, int l)
 {
-    gc3_core_end_t *e  = GC3_ENDS_TABLE;
+    gc3_core_end_t *e  = gc3_core_ends_table(t);
     const uint64_t  k2 = 1ull << 63 | (uint64_t)(uint32_t)l << 24 | (uint64_t)(uint8_t)t->window << 8 |
                          (uint64_t)(uint8_t)t->dsize;
     uint64_t       *key;
 
-    if (e == 0 || t->nsteps > GC3_ENDS_STEPS) {
+    if (e == 0) {
         return;
     }
     key = GC3_ENDS_KEY; /* only where there is a table (the host's key is a member of it) */
@@ -203,9 +210,9 @@ GC3_DEV static void gc3_core_ends_fill(const gc3_rt_tb_t *t, int l)
  * loop when there is one and it holds the chunk. */
 GC3_DEV static inline uint64_t gc3_core_ends_of(const gc3_rt_tb_t *t, int s, int c, int l, char **src_p, char **dst_p)
 {
-    const gc3_core_end_t *e = GC3_ENDS_TABLE;
+    const gc3_core_end_t *e = gc3_core_ends_table(t);
 
-    if (e != 0 && t->nsteps <= GC3_ENDS_STEPS && c < GC3_RT_ENDS_CHUNKS) {
+    if (e != 0 && c < GC3_RT_ENDS_CHUNKS) {
         e += s * GC3_RT_ENDS_CHUNKS + c;
         *src_p = e->srcbuf >= 0 ? t->buf[e->srcbuf] + e->src_off : 0;
         *dst_p = e->dstbuf >= 0 ? t->buf[e->dstbuf] + e->dst_off : 0;
