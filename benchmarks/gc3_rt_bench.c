@@ -89,7 +89,7 @@ int main(int argc, char **argv)
         float       *h     = malloc(nelem * sizeof(float)), *hout = malloc(nelem * sizeof(float));
         char        *in = NULL, *out = NULL;
         double       t = 0, tk = 0, tsum, tksum;
-        int          ok = 1, allok;
+        int          ok = 1, ran = 1, allok, allran;
         gc3_call_t   call;
         void        *stream = NULL;
 #ifdef GC3_HAVE_CUDA
@@ -131,7 +131,8 @@ int main(int argc, char **argv)
             t0 = MPI_Wtime();
             if (gc3_exec_run(plan, &call, &diag) != GC3_OK) {
                 fprintf(stderr, "rank %d: %s\n", rank, diag.count ? diag.msgs[diag.count - 1] : "run failed");
-                ok = 0;
+                ok  = 0;
+                ran = 0;
                 break;
             }
             if (it >= warmup) {
@@ -168,12 +169,13 @@ int main(int argc, char **argv)
         MPI_Allreduce(&t, &tsum, 1, MPI_DOUBLE, MPI_SUM, comm);
         MPI_Allreduce(&tk, &tksum, 1, MPI_DOUBLE, MPI_SUM, comm);
         MPI_Allreduce(&ok, &allok, 1, MPI_INT, MPI_LAND, comm);
+        MPI_Allreduce(&ran, &allran, 1, MPI_INT, MPI_LAND, comm);
         bad |= !allok;
         if (rank == 0) {
             double tu = tsum / nranks * 1e6, algbw = (double)bytes / (tsum / nranks) / 1e9;
             double bus = a2a ? algbw * (nranks - 1) / nranks : algbw * 2.0 * (nranks - 1) / nranks;
             printf("%12zu %12.2f %12.2f %12.2f %12.2f %8s\n", bytes, tu, tksum / nranks * 1e6, algbw, bus,
-                   allok ? "ok" : "WRONG");
+                   allok ? "ok" : allran ? "WRONG" : "FAILED");
             fflush(stdout);
         }
 #ifdef GC3_HAVE_CUDA
