@@ -59,13 +59,13 @@ check simulate-algo-needs-gpus 2 "--algo needs --gpus G" -- "$gc3c" simulate --a
 info=$(dirname "$gc3c")/gc3_info
 check info-builtin 0 "allreduce              2097153-inf      ring channels=8 instances=4" -- "$info" --gpus 2
 check info-builtin-mid 0 "allreduce              131073-4M        ring channels=2" -- "$info" --gpus 3
-check info-builtin-4 0 "allreduce              0-64K            oneshot proto=LL instances=4   built-in:12" -- "$info" --gpus 4
-check info-host 0 "allreduce              65537-inf        ring                           built-in:35" -- "$info" --link host
+check info-builtin-4 0 "allreduce              0-128K           oneshot proto=LL instances=8   built-in:12" -- "$info" --gpus 4
+check info-host 0 "allreduce              65537-inf        ring                           built-in:36" -- "$info" --link host
 # the multi-node table behind the built-in rules: hierarchical allreduce ahead of the ring at 2 nodes
 pred="$(dirname "$0")/../../contrib/gc3-predict-nodes"
 check predict-nodes 0 "| 1K | **21.7** | 28.1 | 37.3 | 49.3 |" -- "$pred" --gc3c "$gc3c" --sizes 1K:4K 2
 check predict-nodes-usage 2 "gc3c not found" -- "$pred" --gc3c /nonexistent 2
-check info-two-nodes 0 "allreduce              0-512K           hierarchical proto=LL          built-in:22" -- "$info" --nodes 2
+check info-two-nodes 0 "allreduce              0-512K           hierarchical proto=LL          built-in:23" -- "$info" --nodes 2
 check info-print 0 "allreduce             1  *  nvlink  0-128K   allpairs" -- "$info" --print-builtin
 check info-algodir 0 "1K-1M            alltoall_direct3" -- "$info" --gpus 3 --algorithm-dir "$c/../mpi/algorithms"
 check info-algodir-inplace 0 "allreduce              0-128K           allpairs" -- "$info" --gpus 3 --inplace --algorithm-dir "$c/../mpi/algorithms"

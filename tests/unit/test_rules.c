@@ -37,12 +37,16 @@ int main(void)
     r = gc3_rules_match(R, "allreduce", 1, 2, GC3_LINK_PCIE, 8);
     CHECK(r && !strcmp(r->algo, "allpairs"), "2 GPUs on PCIe: the generic rules");
     r = gc3_rules_match(R, "allreduce", 1, 4, GC3_LINK_NVLINK, 8);
-    CHECK(r && !strcmp(r->algo, "oneshot") && r->proto == GC3_PROTO_LL && r->instances == 4,
-          "4 GPUs: 8 B: one-shot LL x4");
-    r = gc3_rules_match(R, "allreduce", 1, 4, GC3_LINK_NVLINK, 65537);
-    CHECK(r && !strcmp(r->algo, "allpairs") && !r->proto_set && r->instances == 8, "4 GPUs: 64K+1: all-pairs Simple x8");
+    CHECK(r && !strcmp(r->algo, "oneshot") && r->proto == GC3_PROTO_LL && r->instances == 8,
+          "4 GPUs: 8 B: one-shot LL x8");
+    r = gc3_rules_match(R, "allreduce", 1, 4, GC3_LINK_NVLINK, 131072);
+    CHECK(r && !strcmp(r->algo, "oneshot") && r->instances == 8, "4 GPUs: 128K: one-shot LL x8");
+    r = gc3_rules_match(R, "allreduce", 1, 4, GC3_LINK_NVLINK, 131073);
+    CHECK(r && !strcmp(r->algo, "allpairs") && !r->proto_set && r->instances == 16, "4 GPUs: 128K+1: all-pairs Simple x16");
     r = gc3_rules_match(R, "allreduce", 1, 4, GC3_LINK_NVLINK, 1 << 30);
-    CHECK(r && !strcmp(r->algo, "ring") && r->channels == 16 && r->instances == 4, "4 GPUs: 1 GB: the 16x4 ring");
+    CHECK(r && !strcmp(r->algo, "ring") && r->channels == 16 && r->instances == 8, "4 GPUs: 1 GB: the 16x8 ring");
+    r = gc3_rules_match(R, "allreduce", 1, 4, GC3_LINK_NVLINK, 1 << 24);
+    CHECK(r && !strcmp(r->algo, "ring") && r->channels == 16 && r->instances == 4, "4 GPUs: 16 MB: the 16x4 ring");
     r = gc3_rules_match(R, "alltoall", 1, 4, GC3_LINK_NVLINK, 1 << 20);
     CHECK(r && !strcmp(r->algo, "direct") && r->instances == 8, "4 GPUs: alltoall 1 MB: direct x8");
     r = gc3_rules_match(R, "allreduce", 1, 4, GC3_LINK_PCIE, 8);
