@@ -10,6 +10,11 @@
  *                                   computation, then N communicator dup/use/free cycles; resident
  *                                   memory, open file descriptors and /dev/shm entries (and device
  *                                   memory in use) printed before and after, and must not grow
+ *   test_faults a2afresh [--device] [--calls N]
+ *                                   N alltoalls, each with new buffers (allocated, used once, freed)
+ *                                   of sizes that vary, so the allocator hands out new addresses and
+ *                                   old ones again; every result checked; open file descriptors
+ *                                   and device memory in use must not grow with the calls
  *   test_faults kill [--device]     rank 0 is killed while the others are in an MPI_Allreduce: they
  *                                   get an error naming it within the timeout (mpirun
  *                                   --enable-recovery), then leave without MPI_Finalize
@@ -340,6 +345,61 @@ static void run_stress(int calls, int comms)
     check(u2.dev_mb < 0 || u2.dev_mb - u0.dev_mb < 256, "device memory in use grew by less than 256 MiB");
 }
 
+/* one alltoall of n int32 per peer on new buffers, checked */
+static int alltoall_fresh(MPI_Comm comm, size_t n, int salt)
+{
+    int      r, s, ok;
+    int32_t *h, *o;
+    void    *dh, *dout;
+    MPI_Comm_rank(comm, &r);
+    MPI_Comm_size(comm, &s);
+    h = malloc(n * (size_t)s * sizeof(int32_t) + 4);
+    o = malloc(n * (size_t)s * sizeof(int32_t) + 4);
+    for (int p = 0; p < s; p++) {
+        for (size_t i = 0; i < n; i++) h[(size_t)p * n + i] = (int32_t)((r * 1000003 + p * 1009 + (long)i + salt) % 2000000011);
+    }
+    dh   = gc3_test_alloc(on_device, n * (size_t)s * sizeof(int32_t));
+    dout = gc3_test_alloc(on_device, n * (size_t)s * sizeof(int32_t));
+    gc3_test_copy(on_device, dh, h, n * (size_t)s * sizeof(int32_t));
+    ok = MPI_Alltoall(dh, (int)n, MPI_INT32_T, dout, (int)n, MPI_INT32_T, comm) == MPI_SUCCESS;
+    gc3_test_copy(on_device, o, dout, n * (size_t)s * sizeof(int32_t));
+    for (int p = 0; p < s && ok; p++) {
+        for (size_t i = 0; i < n && ok; i++) {
+            ok = o[(size_t)p * n + i] == (int32_t)((p * 1000003 + r * 1009 + (long)i + salt) % 2000000011);
+        }
+    }
+    gc3_test_free(on_device, dh);
+    gc3_test_free(on_device, dout);
+    free(h);
+    free(o);
+    return ok;
+}
+
+static void run_a2a_fresh(int calls)
+{
+    const size_t per[] = {65536, 262144, 262144 + 1024, 786432}; /* int32 per peer: 256 KB to 3 MB */
+    usage_t      u0, u1;
+    char         what[256];
+    int          ok = 1;
+    double       t0;
+
+    for (size_t k = 0; k < sizeof(per) / sizeof(per[0]); k++) ok &= alltoall_fresh(MPI_COMM_WORLD, per[k], 0);
+    check(ok, "warm-up");
+    u0 = usage();
+    t0 = now();
+    ok = 1;
+    for (int i = 0; i < calls; i++) ok &= alltoall_fresh(MPI_COMM_WORLD, per[(size_t)i % (sizeof(per) / sizeof(per[0]))], i);
+    u1 = usage();
+    snprintf(what, sizeof(what), "%d alltoalls with new buffers at every call, all results right (%.1f s)", calls, now() - t0);
+    check(ok, what);
+    printf("rank %d: fds %ld -> %ld, device MiB in use %ld -> %ld (before and after the calls)\n", rank, u0.fds, u1.fds,
+           u0.dev_mb, u1.dev_mb);
+    fflush(stdout);
+    check(u1.fds == u0.fds, "open file descriptors unchanged");
+    /* one buffer per call kept (by gc3 or the allocator) would be gigabytes */
+    check(u1.dev_mb < 0 || u1.dev_mb - u0.dev_mb < 256, "device memory in use grew by less than 256 MiB");
+}
+
 /* one thread of run_threads: its own communicator, its own sizes */
 typedef struct {
     MPI_Comm comm;
@@ -497,7 +557,7 @@ static void run_otherdev(void)
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "";
-    int         calls = 10000, comms = 1000;
+    int         calls = -1, comms = 1000; /* calls: each mode's default */
     double      timeout = 300;
     const char *t = getenv("OMPI_MCA_coll_gc3_timeout");
 
@@ -519,17 +579,19 @@ int main(int argc, char **argv)
     } else if (strcmp(mode, "mismatch") == 0) {
         run_mismatch(timeout);
     } else if (strcmp(mode, "stress") == 0) {
-        run_stress(calls, comms);
+        run_stress(calls < 0 ? 10000 : calls, comms);
+    } else if (strcmp(mode, "a2afresh") == 0) {
+        run_a2a_fresh(calls < 0 ? 300 : calls);
     } else if (strcmp(mode, "kill") == 0) {
         run_kill(timeout);
     } else if (strcmp(mode, "threads") == 0) {
-        run_threads(calls, provided);
+        run_threads(calls < 0 ? 10000 : calls, provided);
     } else if (strcmp(mode, "counts") == 0) {
         run_counts(timeout);
     } else if (strcmp(mode, "otherdev") == 0) {
         run_otherdev();
     } else {
-        if (rank == 0) fprintf(stderr, "usage: test_faults skip|mismatch|counts|kill|stress|threads|otherdev [--device] [--calls N] [--comms N] [--timeout S]\n");
+        if (rank == 0) fprintf(stderr, "usage: test_faults skip|mismatch|counts|kill|stress|a2afresh|threads|otherdev [--device] [--calls N] [--comms N] [--timeout S]\n");
         MPI_Finalize();
         return 2;
     }
