@@ -9,6 +9,7 @@
 #include <unistd.h>
 #include <sched.h>
 #include <pthread.h>
+#include <dlfcn.h>
 
 extern "C" {
 #include "gc3_rt_backend.h"
@@ -1430,6 +1431,301 @@ static void gc3_cuda_plan_cleanup(gc3_plan_t *p)
     p->be_state = NULL;
 }
 
+
+/* ------------------------------------------------------------ alltoall by copy engines */
+
+/* from cuda.h, resolved at run time (libcuda is loaded by the runtime already; no link against it) */
+#define GC3_CU_POINTER_ATTRIBUTE_BUFFER_ID 7
+typedef int (*gc3_cu_range_fn)(unsigned long long *base, size_t *size, unsigned long long ptr);
+typedef int (*gc3_cu_attr_fn)(void *data, int attribute, unsigned long long ptr);
+
+typedef struct {
+    unsigned long long base, id; /* the peer's allocation, as it sees it, and its buffer id */
+    char              *mapped;   /* here (NULL: free entry) */
+    uint64_t           used;     /* the call that used it last */
+} gc3_cuda_map_t;
+
+typedef struct {
+    int             nranks;
+    gc3_cuda_map_t *maps;    /* GC3_COPY_MAPS per rank */
+    cudaStream_t   *streams; /* one per rank: streams[0..nstreams-1] carry the copies to peers, the last one
+                              * the own block's */
+    int             nstreams;
+    cudaEvent_t     after_legacy;
+    uint64_t        calls;
+    gc3_cu_range_fn range;
+    gc3_cu_attr_fn  attr;
+} gc3_cuda_copy_t;
+
+/* what a rank tells the others at each call */
+typedef struct {
+    cudaIpcMemHandle_t handle;
+    uint64_t           base, id, offset, bytes;
+    int32_t            ok, pad;
+} gc3_cuda_copy_card_t;
+
+static void gc3_cuda_exec_cleanup(gc3_exec_t *e)
+{
+    gc3_cuda_copy_t *c = (gc3_cuda_copy_t *)e->be_exec;
+    if (c == NULL) {
+        return;
+    }
+    for (int i = 0; c->maps != NULL && i < c->nranks * GC3_COPY_MAPS; i++) {
+        gc3_cuda_release(GC3_CUDA_FREE_IPC, c->maps[i].mapped);
+    }
+    for (int r = 0; c->streams != NULL && r < c->nranks; r++) {
+        if (c->streams[r]) cudaStreamDestroy(c->streams[r]);
+    }
+    if (c->after_legacy) cudaEventDestroy(c->after_legacy);
+    free(c->maps);
+    free(c->streams);
+    free(c);
+    e->be_exec = NULL;
+}
+
+static gc3_cuda_copy_t *gc3_cuda_copy_state(gc3_exec_t *e, char *why, size_t len)
+{
+    gc3_cuda_copy_t *c = (gc3_cuda_copy_t *)e->be_exec;
+    void            *lib;
+    cudaError_t      err = cudaSuccess;
+
+    if (c != NULL) {
+        return c;
+    }
+    c = (gc3_cuda_copy_t *)calloc(1, sizeof(*c));
+    if (c == NULL) {
+        snprintf(why, len, "out of host memory");
+        return NULL;
+    }
+    e->be_exec = c;
+    c->nranks  = e->params.nranks;
+    c->maps    = (gc3_cuda_map_t *)calloc((size_t)c->nranks * GC3_COPY_MAPS, sizeof(*c->maps));
+    c->streams = (cudaStream_t *)calloc((size_t)c->nranks, sizeof(*c->streams));
+    lib        = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (lib != NULL) {
+        c->range = (gc3_cu_range_fn)dlsym(lib, "cuMemGetAddressRange_v2");
+        c->attr  = (gc3_cu_attr_fn)dlsym(lib, "cuPointerGetAttribute");
+    }
+    if (c->maps == NULL || c->streams == NULL || c->range == NULL || c->attr == NULL) {
+        snprintf(why, len, "%s", c->maps == NULL || c->streams == NULL ? "out of host memory"
+                                                                       : "libcuda.so.1's cuMemGetAddressRange not found");
+        gc3_cuda_exec_cleanup(e);
+        return NULL;
+    }
+    /* non-blocking: later work of the application on the legacy stream does not wait for them */
+    for (int r = 0; r < c->nranks && err == cudaSuccess; r++) {
+        err = cudaStreamCreateWithFlags(&c->streams[r], cudaStreamNonBlocking);
+    }
+    if (err == cudaSuccess) {
+        err = cudaEventCreateWithFlags(&c->after_legacy, cudaEventDisableTiming);
+    }
+    if (err != cudaSuccess) {
+        snprintf(why, len, "cudaStreamCreate: %s", cudaGetErrorString(err));
+        gc3_cuda_exec_cleanup(e);
+        return NULL;
+    }
+    {
+        const char *v = getenv("GC3_COPY_STREAMS"); /* experiment: streams for the copies to peers */
+        c->nstreams   = v != NULL ? atoi(v) : 1;
+        c->nstreams   = c->nstreams < 1 ? 1 : c->nstreams > c->nranks - 1 ? c->nranks - 1 : c->nstreams;
+    }
+    return c;
+}
+
+/* This rank's part of the first exchange: the legacy stream's work is done (peers write into the
+ * receive buffer as soon as they have the card), and the receive buffer's allocation, shared. */
+static void gc3_cuda_copy_card(gc3_exec_t *e, gc3_cuda_copy_t **c_p, void *recvbuf, size_t bytes, gc3_cuda_copy_card_t *card,
+                               char *why, size_t len)
+{
+    unsigned long long base = 0, id = 0, ptr = (unsigned long long)(uintptr_t)recvbuf;
+    size_t             size = 0;
+    cudaError_t        err;
+    gc3_cuda_copy_t   *c;
+
+    memset(card, 0, sizeof(*card));
+    card->bytes = bytes;
+    if ((err = cudaSetDevice(e->params.device)) != cudaSuccess) {
+        snprintf(why, len, "cudaSetDevice: %s", cudaGetErrorString(err));
+        return;
+    }
+    if ((c = *c_p = gc3_cuda_copy_state(e, why, len)) == NULL) {
+        return;
+    }
+    err = cudaStreamQuery(cudaStreamLegacy);
+    if (err == cudaErrorNotReady) {
+        err = cudaEventRecord(c->after_legacy, cudaStreamLegacy);
+        err = err == cudaSuccess ? cudaEventSynchronize(c->after_legacy) : err;
+    }
+    if (err != cudaSuccess) {
+        snprintf(why, len, "waiting for the legacy default stream: %s", cudaGetErrorString(err));
+        return;
+    }
+    if (c->range(&base, &size, ptr) != 0 || c->attr(&id, GC3_CU_POINTER_ATTRIBUTE_BUFFER_ID, ptr) != 0) {
+        snprintf(why, len, "the receive buffer is not device memory the driver can describe");
+        return;
+    }
+    if (ptr + bytes * (size_t)e->params.nranks > base + size) {
+        snprintf(why, len, "the receive buffer (%zu bytes) runs past its allocation (%zu bytes from its start)",
+                 bytes * (size_t)e->params.nranks, (size_t)(base + size - ptr));
+        return;
+    }
+    if ((err = cudaIpcGetMemHandle(&card->handle, (void *)(uintptr_t)base)) != cudaSuccess) {
+        snprintf(why, len, "cudaIpcGetMemHandle: %s (memory from a stream-ordered pool or cuMemCreate cannot be shared "
+                 "this way)", cudaGetErrorString(err));
+        cudaGetLastError(); /* not sticky: clear it */
+        return;
+    }
+    card->base   = base;
+    card->id     = id;
+    card->offset = ptr - base;
+    card->ok     = 1;
+}
+
+/* The mapping of a peer's allocation: kept from an earlier call, or opened now in place of the
+ * entry of the same address (a freed and reallocated buffer has another id) or the least used. */
+static char *gc3_cuda_copy_map(gc3_cuda_copy_t *c, int peer, const gc3_cuda_copy_card_t *card, char *why, size_t len)
+{
+    gc3_cuda_map_t *m = &c->maps[(size_t)peer * GC3_COPY_MAPS], *v = NULL;
+    cudaError_t     err;
+    char           *ptr = NULL;
+
+    for (int i = 0; i < GC3_COPY_MAPS; i++) {
+        if (m[i].mapped != NULL && m[i].base == card->base && m[i].id == card->id) {
+            m[i].used = c->calls;
+            return m[i].mapped;
+        }
+    }
+    for (int i = 0; i < GC3_COPY_MAPS && v == NULL; i++) {
+        v = m[i].mapped != NULL && m[i].base == card->base ? &m[i] : NULL;
+    }
+    for (int i = 0; i < GC3_COPY_MAPS && v == NULL; i++) {
+        v = m[i].mapped == NULL ? &m[i] : NULL;
+    }
+    if (v == NULL) {
+        v = &m[0];
+        for (int i = 1; i < GC3_COPY_MAPS; i++) {
+            v = m[i].used < v->used ? &m[i] : v;
+        }
+    }
+    gc3_cuda_release(GC3_CUDA_FREE_IPC, v->mapped);
+    memset(v, 0, sizeof(*v));
+    if ((err = cudaIpcOpenMemHandle((void **)&ptr, card->handle, cudaIpcMemLazyEnablePeerAccess)) != cudaSuccess) {
+        snprintf(why, len, "cudaIpcOpenMemHandle of rank %d's receive buffer: %s", peer, cudaGetErrorString(err));
+        cudaGetLastError();
+        return NULL;
+    }
+    v->base   = card->base;
+    v->id     = card->id;
+    v->mapped = ptr;
+    v->used   = c->calls;
+    return ptr;
+}
+
+static gc3_status_t gc3_cuda_alltoall_copy(gc3_exec_t *e, const void *sendbuf, void *recvbuf, size_t bytes, gc3_diag_t *diag)
+{
+    const int             me = e->params.rank, n = e->params.nranks;
+    gc3_cuda_copy_card_t  mine, *cards = (gc3_cuda_copy_card_t *)calloc((size_t)n, sizeof(*cards));
+    int32_t               ok, *oks = (int32_t *)calloc((size_t)n, sizeof(*oks));
+    char                **dst = (char **)calloc((size_t)n, sizeof(*dst));
+    gc3_cuda_copy_t      *c = NULL;
+    gc3_status_t          status = GC3_OK;
+    char                  why[256] = "out of host memory";
+    int                   bad = -1;
+
+    /* 1. every rank's receive buffer: the exchange happens whatever this rank found */
+    if (cards != NULL && oks != NULL && dst != NULL) {
+        why[0] = '\0';
+        gc3_cuda_copy_card(e, &c, recvbuf, bytes, &mine, why, sizeof(why));
+    } else {
+        memset(&mine, 0, sizeof(mine));
+    }
+    if (cards == NULL || oks == NULL || dst == NULL ||
+        e->params.oob.allgather(e->params.oob.ctx, &mine, cards, sizeof(mine)) != 0) {
+        gc3_diag_add(diag, "alltoall by copy engines: %s", cards == NULL || oks == NULL || dst == NULL
+                                                              ? "out of host memory" : "the exchange of buffers failed");
+        status = GC3_ERR_IO; /* the ranks may now disagree: the call fails rather than run another way */
+        goto out;
+    }
+    for (int r = 0; r < n && bad < 0; r++) {
+        bad = cards[r].ok ? -1 : r;
+    }
+    if (bad >= 0) {
+        gc3_diag_add(diag, "alltoall by copy engines: rank %d cannot share its receive buffer%s%s", bad,
+                     bad == me ? ": " : " (its verbose output says why)", bad == me ? why : "");
+        status = GC3_ERR_UNSUPPORTED;
+        goto out;
+    }
+    for (int r = 0; r < n; r++) {
+        if (cards[r].bytes != bytes) {
+            gc3_diag_add(diag, "alltoall by copy engines: rank %d called it with %llu bytes per rank, rank %d with %zu "
+                         "(an erroneous program)", r, (unsigned long long)cards[r].bytes, me, bytes);
+            status = GC3_ERR_INVALID_PARAM;
+            goto out;
+        }
+    }
+    /* 2. map the peers' buffers; nothing is written unless every rank could */
+    c->calls++;
+    ok = 1;
+    for (int i = 1; i < n && ok; i++) {
+        int p  = (me + i) % n;
+        dst[p] = gc3_cuda_copy_map(c, p, &cards[p], why, sizeof(why));
+        ok     = dst[p] != NULL;
+    }
+    if (e->params.oob.allgather(e->params.oob.ctx, &ok, oks, sizeof(ok)) != 0) {
+        gc3_diag_add(diag, "alltoall by copy engines: the exchange of mappings failed");
+        status = GC3_ERR_IO;
+        goto out;
+    }
+    for (int r = 0; r < n && bad < 0; r++) {
+        bad = oks[r] ? -1 : r;
+    }
+    if (bad >= 0) {
+        gc3_diag_add(diag, "alltoall by copy engines: rank %d cannot map the others' receive buffers%s%s", bad,
+                     bad == me ? ": " : "", bad == me ? why : "");
+        status = GC3_ERR_UNSUPPORTED;
+        goto out;
+    }
+    /* 3. the copies, each peer on its own stream (its own copy engine where the GPU has enough),
+     * starting with the next rank so that no receiver is everyone's first */
+    {
+        cudaError_t err = cudaSuccess, e2;
+        for (int i = 0; i < n && err == cudaSuccess; i++) {
+            int   p = (me + 1 + i) % n;
+            char *d = p == me ? (char *)recvbuf + (size_t)me * bytes : dst[p] + cards[p].offset + (size_t)me * bytes;
+            err     = cudaMemcpyAsync(d, (const char *)sendbuf + (size_t)p * bytes, bytes, cudaMemcpyDeviceToDevice,
+                                      c->streams[p == me ? n - 1 : i % c->nstreams]);
+        }
+        for (int p = 0; p < n; p++) {
+            e2  = cudaStreamSynchronize(c->streams[p]);
+            err = err == cudaSuccess ? e2 : err;
+        }
+        if (err != cudaSuccess) {
+            gc3_diag_add(diag, "alltoall by copy engines: cudaMemcpyAsync: %s", cudaGetErrorString(err));
+            status = GC3_ERR_IO;
+        }
+    }
+    /* 4. nobody returns before every block has arrived in its buffer, and a rank whose copies
+     * failed fails the call everywhere (its blocks are missing from the others' buffers) */
+    ok = status == GC3_OK;
+    if (e->params.oob.allgather(e->params.oob.ctx, &ok, oks, sizeof(ok)) != 0) {
+        gc3_diag_add(diag, "alltoall by copy engines: the closing exchange failed");
+        status = GC3_ERR_IO;
+        goto out;
+    }
+    for (int r = 0; r < n && status == GC3_OK; r++) {
+        if (!oks[r]) {
+            gc3_diag_add(diag, "alltoall by copy engines: rank %d's copies failed (its output says why): the blocks "
+                         "it sent are missing", r);
+            status = GC3_ERR_IO;
+        }
+    }
+out:
+    free(cards);
+    free(oks);
+    free(dst);
+    return status;
+}
+
 extern "C" const gc3_rt_backend_t gc3_rt_backend_cuda = {
     "cuda",
     gc3_cuda_region_create,
@@ -1444,4 +1740,6 @@ extern "C" const gc3_rt_backend_t gc3_rt_backend_cuda = {
     gc3_cuda_test,
     gc3_cuda_wait,
     gc3_cuda_plan_cleanup,
+    gc3_cuda_alltoall_copy,
+    gc3_cuda_exec_cleanup,
 };
