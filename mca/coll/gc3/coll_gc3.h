@@ -40,8 +40,6 @@ typedef struct mca_coll_gc3_component_t {
     int    resident_us;  /* coll_gc3_resident_us */
     bool   fuse;         /* coll_gc3_fuse: fused local steps (gc3_exec_params_t.fuse) */
     long   max_bytes;    /* coll_gc3_max_bytes: above this, pass the call on (0: no limit) */
-    long   alltoall_copy_min; /* coll_gc3_alltoall_copy_min: MPI_Alltoall of this many bytes and more by copy
-                               * engines (gc3_exec_alltoall_copy; 0: never) */
     int    slots;        /* coll_gc3_fifo_slots */
     int    slot_bytes;   /* coll_gc3_slot_bytes (0: the backend's default) */
     bool   enable_allreduce, enable_alltoall, enable_allgather, enable_reduce_scatter_block;
@@ -76,8 +74,6 @@ OMPI_MODULE_DECLSPEC extern mca_coll_gc3_component_t mca_coll_gc3_component;
 enum { MCA_COLL_GC3_ALLREDUCE, MCA_COLL_GC3_ALLTOALL, MCA_COLL_GC3_ALLGATHER, MCA_COLL_GC3_REDUCE_SCATTER, MCA_COLL_GC3_NCOLL };
 extern const char *const mca_coll_gc3_coll_names[MCA_COLL_GC3_NCOLL]; /* "allreduce", ... */
 #define MCA_COLL_GC3_NBACKEND 2 /* gc3_backend_t: host, cuda */
-/* coll_gc3_alltoall_copy_min's default: see the README ("Measured on 4 x H200") */
-#define MCA_COLL_GC3_ALLTOALL_COPY_MIN (64L << 20)
 
 typedef struct {
     int               backend, coll, rule, inplace; /* the key: the rule that matched the call */
@@ -147,7 +143,6 @@ typedef struct mca_coll_gc3_module_t {
     char                        nic[128];  /* cuda, several nodes (or verbose 2): the NIC nearest this rank's GPU */
     mca_coll_gc3_plan_slot_t   *slots;
     int                         nslots, slots_cap;
-    int                         copy_said; /* alltoall by copy engines: its verbose line was printed */
 } mca_coll_gc3_module_t;
 
 OBJ_CLASS_DECLARATION(mca_coll_gc3_module_t);
@@ -188,10 +183,6 @@ int mca_coll_gc3_alltoall_args(mca_coll_gc3_module_t *m, const void *sbuf, int *
  * *rc is its MPI result), 0 when the caller must pass it on. */
 int mca_coll_gc3_try_run(mca_coll_gc3_module_t *m, int coll, gc3_backend_t backend, const void *sbuf, void *rbuf,
                          size_t count, gc3_dtype_t dtype, gc3_op_t op, size_t bytes, int *rc);
-/* MPI_Alltoall on device buffers by the GPUs' copy engines (coll_gc3_alltoall_copy_min): 1 when
- * it ran (*rc: its MPI result), 0 when a plan must run it (the same answer on every rank). */
-int mca_coll_gc3_try_copy_alltoall(mca_coll_gc3_module_t *m, const void *sbuf, void *rbuf, size_t bytes_per_rank,
-                                   size_t bytes, int *rc);
 /* The same, started: *request completes through Open MPI's progress (coll_gc3_request.c). */
 int mca_coll_gc3_try_start(mca_coll_gc3_module_t *m, int coll, gc3_backend_t backend, const void *sbuf, void *rbuf,
                            size_t count, gc3_dtype_t dtype, gc3_op_t op, size_t bytes, ompi_request_t **request,

@@ -49,9 +49,8 @@ int mca_coll_gc3_alltoall(const void *sbuf, int scount, struct ompi_datatype_t *
         return OMPI_ERR_NOT_SUPPORTED;
     }
     if (mca_coll_gc3_alltoall_args(m, sbuf, &scount, &sdtype, rbuf, rcount, rdtype, "alltoall", &a) &&
-        ((a.backend == GC3_BACKEND_CUDA && mca_coll_gc3_try_copy_alltoall(m, sbuf, rbuf, a.count, a.bytes, &rc)) ||
-         mca_coll_gc3_try_run(m, MCA_COLL_GC3_ALLTOALL, (gc3_backend_t)a.backend, sbuf, rbuf, a.count, a.dtype, a.op,
-                              a.bytes, &rc))) {
+        mca_coll_gc3_try_run(m, MCA_COLL_GC3_ALLTOALL, (gc3_backend_t)a.backend, sbuf, rbuf, a.count, a.dtype, a.op,
+                             a.bytes, &rc)) {
         return rc;
     }
     rc = OMPI_SUCCESS;

@@ -110,16 +110,6 @@ static int mca_coll_gc3_register(void)
         "Collectives of more bytes than this are passed on (device buffers staged); 0: no limit (a negative "
         "value is reported and replaced by 0)",
         MCA_BASE_VAR_TYPE_LONG, NULL, 0, 0, OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_READONLY, &mca_coll_gc3_component.max_bytes);
-    mca_coll_gc3_component.alltoall_copy_min = MCA_COLL_GC3_ALLTOALL_COPY_MIN;
-    (void)mca_base_component_var_register(c, "alltoall_copy_min",
-        "GPUs on one node: MPI_Alltoall calls (not in place) of at least this many bytes (a rank's whole send "
-        "buffer) run on the GPUs' copy engines: each rank maps the others' receive buffers through CUDA IPC and "
-        "copies its blocks into them with cudaMemcpyAsync, instead of running a plan's kernel. The last "
-        GC3_STR(GC3_COPY_MAPS) " receive buffers of each peer stay mapped (a peer's freed buffer stays allocated "
-        "on its GPU until another one takes its place). Buffers that cannot be mapped (from a stream-ordered "
-        "pool or cuMemCreate) run a plan. 0: never (a negative value is reported and replaced by 0)",
-        MCA_BASE_VAR_TYPE_LONG, NULL, 0, 0, OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_READONLY,
-        &mca_coll_gc3_component.alltoall_copy_min);
     mca_coll_gc3_component.slots = 8;
     (void)mca_base_component_var_register(c, "fifo_slots",
         "FIFO slots per connection (2..1024; other values are reported and replaced by 8); compiled programs are "
@@ -234,10 +224,6 @@ static void mca_coll_gc3_check_params(void)
     if (c->pseudo_nodes < 0) {
         opal_output(0, "coll:gc3: coll_gc3_pseudo_nodes=%d is negative: off (0)", c->pseudo_nodes);
         c->pseudo_nodes = 0;
-    }
-    if (c->alltoall_copy_min < 0) {
-        opal_output(0, "coll:gc3: coll_gc3_alltoall_copy_min=%ld is negative: never (0)", c->alltoall_copy_min);
-        c->alltoall_copy_min = 0;
     }
     if (c->max_bytes < 0) {
         opal_output(0, "coll:gc3: coll_gc3_max_bytes=%ld is negative: no limit (0)", c->max_bytes);

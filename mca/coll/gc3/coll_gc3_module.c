@@ -336,7 +336,6 @@ static uint64_t mca_coll_gc3_settings_hash(void)
     const gc3_rules_t *R = mca_coll_gc3_rules();
     uint64_t           h = GC3_FNV1A_START;
     long               params[] = {mca_coll_gc3_component.max_bytes,
-                                   mca_coll_gc3_component.alltoall_copy_min,
                                    mca_coll_gc3_component.slots,
                                    mca_coll_gc3_component.slot_bytes,
                                    mca_coll_gc3_component.backend,
@@ -852,44 +851,6 @@ int mca_coll_gc3_try_run(mca_coll_gc3_module_t *m, int coll, gc3_backend_t backe
     }
     gc3_diag_init(&diag);
     *rc = mca_coll_gc3_report(m, coll, gc3_exec_run(s->plan, &call, &diag), &diag);
-    gc3_diag_cleanup(&diag);
-    return 1;
-}
-
-int mca_coll_gc3_try_copy_alltoall(mca_coll_gc3_module_t *m, const void *sbuf, void *rbuf, size_t bytes_per_rank,
-                                   size_t bytes, int *rc)
-{
-    const long   min = mca_coll_gc3_component.alltoall_copy_min;
-    gc3_exec_t  *e;
-    gc3_diag_t   diag;
-    gc3_status_t st;
-
-    if (min <= 0 || bytes < (size_t)min || sbuf == MPI_IN_PLACE || ompi_comm_size(m->comm) < 2 || m->unusable ||
-        (mca_coll_gc3_component.max_bytes > 0 && bytes > (size_t)mca_coll_gc3_component.max_bytes) ||
-        (e = mca_coll_gc3_exec(m, GC3_BACKEND_CUDA)) == NULL || m->nodes > 1) {
-        return 0; /* the same on every rank: the sizes, the settings (agreed on) and the shape */
-    }
-    gc3_diag_init(&diag);
-    st = gc3_exec_alltoall_copy(e, sbuf, rbuf, bytes_per_rank, &diag);
-    if (st == GC3_ERR_UNSUPPORTED) {
-        opal_output_verbose(m->copy_said ? 2 : 1, mca_coll_gc3_component.output,
-                            "coll:gc3: comm %s: alltoall of %zu bytes: not by copy engines (%s): a plan runs it",
-                            m->comm->c_name, bytes, diag.count ? diag.msgs[0] : "?");
-        m->copy_said = 1;
-        gc3_diag_cleanup(&diag);
-        return 0;
-    }
-    if (!m->copy_said && st == GC3_OK) {
-        char lo[32];
-        gc3_format_bytes((uint64_t)min, lo, sizeof(lo));
-        opal_output_verbose(1, mca_coll_gc3_component.output,
-                            "coll:gc3: comm %s: alltoall %s-inf bytes (cuda backend, %d ranks, %s): copy engines "
-                            "(cudaMemcpyAsync into the peers' receive buffers, mapped through CUDA IPC), "
-                            "coll_gc3_alltoall_copy_min", m->comm->c_name, lo, ompi_comm_size(m->comm),
-                            gc3_link_name(m->link[GC3_BACKEND_CUDA]));
-        m->copy_said = 1;
-    }
-    *rc = mca_coll_gc3_report(m, MCA_COLL_GC3_ALLTOALL, st, &diag);
     gc3_diag_cleanup(&diag);
     return 1;
 }

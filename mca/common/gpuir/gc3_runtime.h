@@ -104,19 +104,6 @@ typedef struct {
     void       *stream;    /* cuda: cudaStream_t (NULL: the executor's own) */
 } gc3_call_t;
 
-/* Alltoall by the GPUs' copy engines (cuda backend, every rank on one node; not in place): each
- * rank maps the others' receive buffers through CUDA IPC and copies its block for each peer into
- * the peer's buffer with cudaMemcpyAsync, one stream per peer; the call ends after a barrier, when
- * every block has arrived. Blocking and collective: every rank calls with the same bytes_per_rank.
- * The mappings stay open for the next calls, GC3_COPY_MAPS allocations per peer (a peer's freed
- * buffer stays allocated on its GPU until this rank maps another one in its place or the executor
- * goes). GC3_ERR_UNSUPPORTED, on every rank alike, when any rank's buffers cannot be mapped (memory
- * from a stream-ordered pool or cuMemCreate, say) or the backend or the ranks do not allow it:
- * diag says why and nothing was written; run a plan instead. */
-#define GC3_COPY_MAPS 4
-gc3_status_t gc3_exec_alltoall_copy(gc3_exec_t *exec, const void *sendbuf, void *recvbuf, size_t bytes_per_rank,
-                                    gc3_diag_t *diag);
-
 /* Run one call to completion (start + wait). Collective: every rank calls with the same count. */
 gc3_status_t gc3_exec_run(gc3_plan_t *plan, const gc3_call_t *call, gc3_diag_t *diag);
 /* Nonblocking: start, then test or wait. At most one call per plan in flight. */

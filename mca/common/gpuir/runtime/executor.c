@@ -79,33 +79,9 @@ gc3_status_t gc3_exec_create(const gc3_exec_params_t *params, gc3_diag_t *diag, 
 void gc3_exec_destroy(gc3_exec_t *exec)
 {
     if (exec != NULL) {
-        if (exec->be_exec != NULL && exec->be->exec_cleanup != NULL) {
-            exec->be->exec_cleanup(exec);
-        }
         free(exec->node);
     }
     free(exec);
-}
-
-gc3_status_t gc3_exec_alltoall_copy(gc3_exec_t *exec, const void *sendbuf, void *recvbuf, size_t bytes_per_rank,
-                                    gc3_diag_t *diag)
-{
-    /* every condition here is the same on every rank of a correct program: all decide alike */
-    if (exec->be->alltoall_copy == NULL) {
-        gc3_diag_add(diag, "alltoall by copy engines: the %s backend has none", exec->be->name);
-        return GC3_ERR_UNSUPPORTED;
-    }
-    for (int r = 0; exec->node != NULL && r < exec->params.nranks; r++) {
-        if (exec->node[r] != exec->node[0]) {
-            gc3_diag_add(diag, "alltoall by copy engines: the ranks are on more than one node");
-            return GC3_ERR_UNSUPPORTED;
-        }
-    }
-    if (sendbuf == NULL || recvbuf == NULL || sendbuf == recvbuf) {
-        gc3_diag_add(diag, "alltoall by copy engines: not in place");
-        return GC3_ERR_UNSUPPORTED;
-    }
-    return exec->be->alltoall_copy(exec, sendbuf, recvbuf, bytes_per_rank, diag);
 }
 
 int gc3_exec_net_available(void)

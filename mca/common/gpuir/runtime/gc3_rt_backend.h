@@ -29,10 +29,6 @@ typedef struct gc3_rt_backend {
     gc3_status_t (*test)(gc3_plan_t *plan, int *done_p);
     gc3_status_t (*wait)(gc3_plan_t *plan);
     void         (*plan_cleanup)(gc3_plan_t *plan);
-    /* gc3_exec_alltoall_copy (NULL: the backend has none), and what it kept per executor */
-    gc3_status_t (*alltoall_copy)(gc3_exec_t *exec, const void *sendbuf, void *recvbuf, size_t bytes_per_rank,
-                                  gc3_diag_t *diag);
-    void         (*exec_cleanup)(gc3_exec_t *exec);
 } gc3_rt_backend_t;
 
 extern const gc3_rt_backend_t gc3_rt_backend_host;
@@ -53,7 +49,6 @@ struct gc3_exec {
     const gc3_rt_backend_t *be;
     uint64_t                uid;      /* distinguishes this executor's shared objects */
     int                     nplans;
-    void                   *be_exec;  /* the backend's (alltoall_copy's mappings and streams) */
 };
 
 struct gc3_plan {

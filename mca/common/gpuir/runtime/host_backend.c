@@ -404,6 +404,4 @@ const gc3_rt_backend_t gc3_rt_backend_host = {
     gc3_host_test,
     gc3_host_wait,
     gc3_host_plan_cleanup,
-    NULL, /* no copy engines: alltoall runs a plan */
-    NULL,
 };
