@@ -299,26 +299,39 @@ static void run_counts(double timeout)
     }
 }
 
+/* a checked call of n elements (salt varies the data) */
+typedef int (*checked_fn)(MPI_Comm comm, size_t n, int salt);
+
+/* One call of each size to warm up (checked), then `calls` calls cycling through the sizes, with
+ * the usage before and after them and the time they took. Returns whether all results were right. */
+static int checked_calls(checked_fn one, const size_t *sizes, size_t nsizes, int calls, usage_t *before,
+                         usage_t *after, double *secs)
+{
+    int    ok = 1;
+    double t0;
+    for (size_t k = 0; k < nsizes; k++) ok &= one(MPI_COMM_WORLD, sizes[k], 0);
+    check(ok, "warm-up");
+    *before = usage();
+    t0      = now();
+    ok      = 1;
+    for (int i = 0; i < calls; i++) ok &= one(MPI_COMM_WORLD, sizes[(size_t)i % nsizes], i);
+    *after = usage();
+    *secs  = now() - t0;
+    return ok;
+}
+
 static void run_stress(int calls, int comms)
 {
     usage_t u0, u1, u2;
     char    what[256];
     int     ok = 1;
     const size_t sizes[] = {1, 7, 1000, 4096, 65537, 100000, 300001};
-    double  t0;
+    double  t0, secs;
 
     /* warm up the plans of every size class, then measure */
-    for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) ok &= allreduce_checked(MPI_COMM_WORLD, sizes[k], 0);
-    check(ok, "warm-up");
-    u0 = usage();
-    t0 = now();
-    ok = 1;
-    for (int i = 0; i < calls; i++) {
-        ok &= allreduce_checked(MPI_COMM_WORLD, sizes[(size_t)i % (sizeof(sizes) / sizeof(sizes[0]))], i);
-    }
-    u1 = usage();
+    ok = checked_calls(allreduce_checked, sizes, sizeof(sizes) / sizeof(sizes[0]), calls, &u0, &u1, &secs);
     snprintf(what, sizeof(what), "%d back-to-back allreduces of 1..300001 floats, all results right (%.1f s)", calls,
-             now() - t0);
+             secs);
     check(ok, what);
     t0 = now();
     ok = 1;
@@ -380,17 +393,10 @@ static void run_a2a_fresh(int calls)
     const size_t per[] = {65536, 262144, 262144 + 1024, 786432}; /* int32 per peer: 256 KB to 3 MB */
     usage_t      u0, u1;
     char         what[256];
-    int          ok = 1;
-    double       t0;
+    double       secs;
+    int          ok = checked_calls(alltoall_fresh, per, sizeof(per) / sizeof(per[0]), calls, &u0, &u1, &secs);
 
-    for (size_t k = 0; k < sizeof(per) / sizeof(per[0]); k++) ok &= alltoall_fresh(MPI_COMM_WORLD, per[k], 0);
-    check(ok, "warm-up");
-    u0 = usage();
-    t0 = now();
-    ok = 1;
-    for (int i = 0; i < calls; i++) ok &= alltoall_fresh(MPI_COMM_WORLD, per[(size_t)i % (sizeof(per) / sizeof(per[0]))], i);
-    u1 = usage();
-    snprintf(what, sizeof(what), "%d alltoalls with new buffers at every call, all results right (%.1f s)", calls, now() - t0);
+    snprintf(what, sizeof(what), "%d alltoalls with new buffers at every call, all results right (%.1f s)", calls, secs);
     check(ok, what);
     printf("rank %d: fds %ld -> %ld, device MiB in use %ld -> %ld (before and after the calls)\n", rank, u0.fds, u1.fds,
            u0.dev_mb, u1.dev_mb);
