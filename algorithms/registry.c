@@ -79,6 +79,50 @@ gc3_status_t gc3_algo_generate(const char *name, const gc3_algo_params_t *params
     return a->generate(params, diag, stats, program_p);
 }
 
+int gc3_algo_widest(const gc3_ir_program_t *program)
+{
+    int widest = 0;
+    for (int r = 0; r < program->ngpus; r++) {
+        widest = program->gpus[r].ntbs > widest ? program->gpus[r].ntbs : widest;
+    }
+    return widest;
+}
+
+gc3_status_t gc3_algo_generate_fit(const char *name, gc3_algo_params_t *params, int max_blocks, gc3_diag_t *diag,
+                                   gc3_ir_program_t **program_p, int *narrowed_p)
+{
+    gc3_status_t st;
+    int          first = -1;
+
+    *narrowed_p = 0;
+    for (;;) {
+        int widest;
+        if ((st = gc3_algo_generate(name, params, diag, NULL, program_p)) != GC3_OK) {
+            return st;
+        }
+        widest = gc3_algo_widest(*program_p);
+        first  = first < 0 ? widest : first;
+        if (widest <= max_blocks) {
+            return GC3_OK;
+        }
+        if (params->instances == 1 && params->channels == 1) {
+            gc3_diag_add(diag, "%s: %d thread blocks per rank at its narrowest (%d as asked), at most %d can run at once",
+                         name, widest, first, max_blocks);
+            gc3_ir_program_destroy(*program_p);
+            *program_p = NULL;
+            return GC3_ERR_UNSUPPORTED;
+        }
+        gc3_ir_program_destroy(*program_p);
+        *program_p = NULL;
+        *narrowed_p = 1;
+        if (params->instances > 1) {
+            params->instances /= 2;
+        } else {
+            params->channels /= 2;
+        }
+    }
+}
+
 gc3_status_t gc3_algo_check_shape(const gc3_algo_params_t *p, const char *name, gc3_diag_t *diag)
 {
     if (p->nodes < 1 || p->gpus_per_node < 1 || p->nodes * p->gpus_per_node != p->nranks) {

@@ -40,6 +40,7 @@ typedef struct mca_coll_gc3_component_t {
     int    resident_us;  /* coll_gc3_resident_us */
     bool   fuse;         /* coll_gc3_fuse: fused local steps (gc3_exec_params_t.fuse) */
     long   max_bytes;    /* coll_gc3_max_bytes: above this, pass the call on (0: no limit) */
+    int    max_blocks;   /* coll_gc3_max_blocks: thread blocks per rank in one plan (0: what the GPU holds) */
     int    slots;        /* coll_gc3_fifo_slots */
     int    slot_bytes;   /* coll_gc3_slot_bytes (0: the backend's default) */
     bool   enable_allreduce, enable_alltoall, enable_allgather, enable_reduce_scatter_block;
@@ -140,6 +141,8 @@ typedef struct mca_coll_gc3_module_t {
                                            * left an exchange pending): every later call fails */
     int                         regular; /* nodes of `gpus` consecutive ranks each (hierarchical plans fit) */
     gc3_link_t                  link[MCA_COLL_GC3_NBACKEND];       /* link class seen by each backend */
+    int                         block_budget[MCA_COLL_GC3_NBACKEND]; /* thread blocks per rank a plan may have
+                                                                       * (the same on every rank) */
     char                        nic[128];  /* cuda, several nodes (or verbose 2): the NIC nearest this rank's GPU */
     mca_coll_gc3_plan_slot_t   *slots;
     int                         nslots, slots_cap;

@@ -110,6 +110,14 @@ static int mca_coll_gc3_register(void)
         "Collectives of more bytes than this are passed on (device buffers staged); 0: no limit (a negative "
         "value is reported and replaced by 0)",
         MCA_BASE_VAR_TYPE_LONG, NULL, 0, 0, OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_READONLY, &mca_coll_gc3_component.max_bytes);
+    mca_coll_gc3_component.max_blocks = 0;
+    (void)mca_base_component_var_register(c, "max_blocks",
+        "At most this many thread blocks (one SM each on a GPU) per rank in one plan: a plan of the rules' "
+        "algorithms that is wider is narrowed (instances halved, then channels) and the verbose line says so; "
+        "a wider program of the algorithm directory is not used. 0: what the GPU holds at once, shared among the "
+        "ranks that use it (the host backend: no limit). A negative value is reported and replaced by 0",
+        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_READONLY,
+        &mca_coll_gc3_component.max_blocks);
     mca_coll_gc3_component.slots = 8;
     (void)mca_base_component_var_register(c, "fifo_slots",
         "FIFO slots per connection (2..1024; other values are reported and replaced by 8); compiled programs are "
@@ -224,6 +232,10 @@ static void mca_coll_gc3_check_params(void)
     if (c->pseudo_nodes < 0) {
         opal_output(0, "coll:gc3: coll_gc3_pseudo_nodes=%d is negative: off (0)", c->pseudo_nodes);
         c->pseudo_nodes = 0;
+    }
+    if (c->max_blocks < 0) {
+        opal_output(0, "coll:gc3: coll_gc3_max_blocks=%d is negative: what the GPU holds (0)", c->max_blocks);
+        c->max_blocks = 0;
     }
     if (c->max_bytes < 0) {
         opal_output(0, "coll:gc3: coll_gc3_max_bytes=%ld is negative: no limit (0)", c->max_bytes);

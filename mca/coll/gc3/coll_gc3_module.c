@@ -4,6 +4,7 @@
  * previous module's function for every collective gc3 intercepts (a missing one makes that
  * call report MPI_ERR_NOT_SUPPORTED instead of crashing). Executors and plans are made lazily,
  * at the first call that needs them, never in comm_query. */
+#include <limits.h>
 #include <string.h>
 #include <unistd.h>
 #include <pthread.h>
@@ -336,6 +337,7 @@ static uint64_t mca_coll_gc3_settings_hash(void)
     const gc3_rules_t *R = mca_coll_gc3_rules();
     uint64_t           h = GC3_FNV1A_START;
     long               params[] = {mca_coll_gc3_component.max_bytes,
+                                   mca_coll_gc3_component.max_blocks,
                                    mca_coll_gc3_component.slots,
                                    mca_coll_gc3_component.slot_bytes,
                                    mca_coll_gc3_component.backend,
@@ -558,6 +560,47 @@ static gc3_rules_t *mca_coll_gc3_rules_load(void)
     return mca_coll_gc3_component.rules;
 }
 
+/* How many thread blocks per rank a plan may have, the same on every rank: coll_gc3_max_blocks,
+ * and on GPUs what each one holds at once divided among the ranks that use it (the smallest share). */
+static void mca_coll_gc3_block_budget(mca_coll_gc3_module_t *m, gc3_backend_t backend)
+{
+    int budget = INT_MAX;
+#ifdef GC3_HAVE_CUDA
+    if (backend == GC3_BACKEND_CUDA) {
+        typedef struct {
+            char host[64], pci[32];
+            int  max;
+        } card_t;
+        int     n = ompi_comm_size(m->comm);
+        card_t  mine, *all = malloc((size_t)n * sizeof(card_t));
+        memset(&mine, 0, sizeof(mine));
+        gethostname(mine.host, sizeof(mine.host) - 1);
+        if (cudaDeviceGetPCIBusId(mine.pci, sizeof(mine.pci), m->device) != cudaSuccess) {
+            snprintf(mine.pci, sizeof(mine.pci), "device %d", m->device);
+        }
+        mine.max = gc3_exec_max_blocks(m->exec[backend]);
+        if (all == NULL || mca_coll_gc3_oob_allgather(m, &mine, all, sizeof(mine)) != 0) {
+            budget = 1; /* cannot tell: the narrowest plans (every rank alike: the allgather failed everywhere) */
+        } else {
+            for (int r = 0; r < n; r++) {
+                int share = 0;
+                for (int q = 0; q < n; q++) {
+                    share += !strncmp(all[q].host, all[r].host, 64) && !strncmp(all[q].pci, all[r].pci, 32);
+                }
+                budget = all[r].max / share < budget ? all[r].max / share : budget;
+            }
+        }
+        free(all);
+    }
+#endif
+    if (mca_coll_gc3_component.max_blocks > 0 && mca_coll_gc3_component.max_blocks < budget) {
+        budget = mca_coll_gc3_component.max_blocks;
+    }
+    m->block_budget[backend] = budget;
+    opal_output_verbose(2, mca_coll_gc3_component.output, "coll:gc3: comm %s: plans of at most %d thread blocks per rank",
+                        m->comm->c_name, budget);
+}
+
 static gc3_exec_t *mca_coll_gc3_exec(mca_coll_gc3_module_t *m, gc3_backend_t backend)
 {
     gc3_exec_params_t ep;
@@ -598,6 +641,9 @@ static gc3_exec_t *mca_coll_gc3_exec(mca_coll_gc3_module_t *m, gc3_backend_t bac
     ok = mca_coll_gc3_agree(m, ok, mca_coll_gc3_settings_hash(),
                             "the selection settings (rules file, algorithm directory or coll_gc3 parameters)");
     m->exec_state[backend] = ok ? 1 : -1;
+    if (ok) {
+        mca_coll_gc3_block_budget(m, backend); /* every rank is here (the agreement above) */
+    }
     gc3_diag_cleanup(&diag);
     return ok ? m->exec[backend] : NULL;
 }
@@ -616,7 +662,7 @@ static mca_coll_gc3_plan_slot_t *mca_coll_gc3_plan(mca_coll_gc3_module_t *m, int
     gc3_algo_params_t         ap;
     gc3_diag_t                diag;
     int                       ok, idx;
-    char                      range[80], shape[96] = "", net[320] = "", fused[64] = "";
+    char                      range[80], shape[96] = "", net[320] = "", fused[64] = "", narrow[96] = "";
 
     if (ompi_comm_size(m->comm) < 2) {
         return NULL; /* nothing to communicate: the previous module copies (staged on device buffers) */
@@ -695,11 +741,22 @@ static mca_coll_gc3_plan_slot_t *mca_coll_gc3_plan(mca_coll_gc3_module_t *m, int
         /* a program of the algorithm directory: read and verified again, as every rank must */
         ok = gc3_ir_read_file(rule->xml, &diag, &s->program) == GC3_OK && s->program->ngpus == ompi_comm_size(m->comm) &&
              gc3_verify(s->program, NULL, &diag) == GC3_OK;
+        if (ok && gc3_algo_widest(s->program) > m->block_budget[backend]) {
+            gc3_diag_add(&diag, "%d thread blocks per rank, at most %d can run at once (coll_gc3_max_blocks)",
+                         gc3_algo_widest(s->program), m->block_budget[backend]);
+            ok = 0;
+        }
         ap.proto     = rule->proto;
         ap.channels  = rule->channels;
         ap.instances = 1;
     } else {
-        ok = gc3_algo_generate(rule->algo, &ap, &diag, NULL, &s->program) == GC3_OK;
+        gc3_algo_params_t asked = ap;
+        int               narrowed;
+        ok = gc3_algo_generate_fit(rule->algo, &ap, m->block_budget[backend], &diag, &s->program, &narrowed) == GC3_OK;
+        if (ok && narrowed) {
+            snprintf(narrow, sizeof(narrow), " (narrowed from %d x %d to fit %d thread blocks per rank)", asked.channels,
+                     asked.instances, m->block_budget[backend]);
+        }
     }
     {
         uint64_t key[4] = {(uint64_t)coll, (uint64_t)bytes, (uint64_t)inplace, (uint64_t)backend};
@@ -746,11 +803,11 @@ static mca_coll_gc3_plan_slot_t *mca_coll_gc3_plan(mca_coll_gc3_module_t *m, int
         }
     }
     opal_output_verbose(1, mca_coll_gc3_component.output,
-                        "coll:gc3: comm %s: %s %s%s (%s backend, %d ranks, %s%s): %s %s, %d channel(s) x %d instance(s), "
+                        "coll:gc3: comm %s: %s %s%s (%s backend, %d ranks, %s%s): %s %s, %d channel(s) x %d instance(s)%s, "
                         "rule %s%s%s%s%s%s", m->comm->c_name, mca_coll_gc3_coll_names[coll], range,
                         inplace ? ", in place" : "", backend == GC3_BACKEND_CUDA ? "cuda" : "host",
                         ompi_comm_size(m->comm), gc3_link_name(m->link[backend]), shape, rule->algo,
-                        gc3_proto_name(ap.proto), ap.channels, ap.instances, rule->where, ok ? ", verified" : "; NOT USED: ",
+                        gc3_proto_name(ap.proto), ap.channels, ap.instances, narrow, rule->where, ok ? ", verified" : "; NOT USED: ",
                         ok ? "" : (diag.count ? diag.msgs[0] : "a rank could not build it"), fused, net[0] ? "; " : "", net);
     if (!ok) {
         gc3_plan_destroy(s->plan);

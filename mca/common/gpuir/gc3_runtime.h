@@ -87,6 +87,10 @@ void         gc3_plan_net_describe(const gc3_plan_t *plan, char *buf, size_t len
  * none, or with params.fuse = 0). */
 int          gc3_plan_fused_runs(const gc3_plan_t *plan);
 gc3_status_t gc3_exec_create(const gc3_exec_params_t *params, gc3_diag_t *diag, gc3_exec_t **exec_p);
+/* How many thread blocks of one plan can run at once: cuda, what params.device holds co-resident
+ * (a plan of more is refused when it runs); host, no limit (INT_MAX). Several ranks on one GPU
+ * share it. */
+int          gc3_exec_max_blocks(const gc3_exec_t *exec);
 void         gc3_exec_destroy(gc3_exec_t *exec);
 
 /* Collective: every rank passes the same program. Checks it, allocates this rank's FIFOs and

@@ -817,6 +817,31 @@ static gc3_status_t gc3_cuda_check(cudaError_t e, const char *what, gc3_diag_t *
     return GC3_ERR_IO;
 }
 
+/* Blocks of the interpreter kernel (every variant) co-resident on the executor's device. */
+static int gc3_cuda_max_blocks(const gc3_exec_t *e)
+{
+    const int threads = e->params.threads_per_block > 0 ? e->params.threads_per_block : 512;
+    int       per_sm = 0, sms = 0, small = 0, mid = 0, large = 0, dev = -1;
+
+    cudaGetDevice(&dev);
+    if (dev != e->params.device && cudaSetDevice(e->params.device) != cudaSuccess) {
+        return 0;
+    }
+    /* the occupancy queries are of the current device's kernels */
+    cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, gc3_interp_kernel, threads, 0);
+    cudaOccupancyMaxActiveBlocksPerMultiprocessor(&small, gc3_interp_kernel_args<GC3_CUDA_ARGS_SMALL>, threads, 0);
+    cudaOccupancyMaxActiveBlocksPerMultiprocessor(&mid, gc3_interp_kernel_args<GC3_CUDA_ARGS_MID>, threads, 0);
+    cudaOccupancyMaxActiveBlocksPerMultiprocessor(&large, gc3_interp_kernel_args<GC3_CUDA_ARGS_LARGE>, threads, 0);
+    per_sm = per_sm < small ? per_sm : small;
+    per_sm = per_sm < mid ? per_sm : mid;
+    per_sm = per_sm < large ? per_sm : large;
+    cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, e->params.device);
+    if (dev >= 0 && dev != e->params.device) {
+        cudaSetDevice(dev); /* the caller's current device as it was */
+    }
+    return per_sm * sms;
+}
+
 static gc3_cuda_state_t *gc3_cuda_state(gc3_plan_t *p, gc3_diag_t *diag)
 {
     gc3_cuda_state_t *s = (gc3_cuda_state_t *)p->be_state;
@@ -865,19 +890,7 @@ static gc3_cuda_state_t *gc3_cuda_state(gc3_plan_t *p, gc3_diag_t *diag)
     p->err        = s->h_err;
     p->abort_flag = s->h_abort;
     s->threads    = p->exec->params.threads_per_block > 0 ? p->exec->params.threads_per_block : 512;
-    {
-        int per_sm = 0, sms = 0;
-        int small = 0, mid = 0, large = 0;
-        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, gc3_interp_kernel, s->threads, 0);
-        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&small, gc3_interp_kernel_args<GC3_CUDA_ARGS_SMALL>, s->threads, 0);
-        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&mid, gc3_interp_kernel_args<GC3_CUDA_ARGS_MID>, s->threads, 0);
-        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&large, gc3_interp_kernel_args<GC3_CUDA_ARGS_LARGE>, s->threads, 0);
-        per_sm = per_sm < small ? per_sm : small;
-        per_sm = per_sm < mid ? per_sm : mid;
-        per_sm = per_sm < large ? per_sm : large;
-        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, p->exec->params.device);
-        s->max_blocks = per_sm * sms;
-    }
+    s->max_blocks = gc3_cuda_max_blocks(p->exec);
     return s;
 }
 
@@ -1444,4 +1457,5 @@ extern "C" const gc3_rt_backend_t gc3_rt_backend_cuda = {
     gc3_cuda_test,
     gc3_cuda_wait,
     gc3_cuda_plan_cleanup,
+    gc3_cuda_max_blocks,
 };

@@ -84,6 +84,11 @@ void gc3_exec_destroy(gc3_exec_t *exec)
     free(exec);
 }
 
+int gc3_exec_max_blocks(const gc3_exec_t *exec)
+{
+    return exec->be->max_blocks(exec);
+}
+
 int gc3_exec_net_available(void)
 {
     return gc3_rt_net_available();

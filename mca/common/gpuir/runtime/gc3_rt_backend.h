@@ -29,6 +29,8 @@ typedef struct gc3_rt_backend {
     gc3_status_t (*test)(gc3_plan_t *plan, int *done_p);
     gc3_status_t (*wait)(gc3_plan_t *plan);
     void         (*plan_cleanup)(gc3_plan_t *plan);
+    /* thread blocks of one rank that can run at once (cuda: all co-resident on the device) */
+    int          (*max_blocks)(const gc3_exec_t *exec);
 } gc3_rt_backend_t;
 
 extern const gc3_rt_backend_t gc3_rt_backend_host;

@@ -2,6 +2,7 @@
  * a POSIX shared memory segment that the peers map. Waits back off (spin briefly, then
  * sched_yield, then sleep) so that many ranks on a few cores do not starve each other. */
 #define _GNU_SOURCE
+#include <limits.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -390,6 +391,12 @@ static gc3_status_t gc3_host_host_alloc(gc3_plan_t *p, size_t bytes, char **ptr_
     return gc3_host_mem_alloc(p, bytes, ptr_p);
 }
 
+static int gc3_host_max_blocks(const gc3_exec_t *exec)
+{
+    (void)exec;
+    return INT_MAX; /* a thread per block */
+}
+
 const gc3_rt_backend_t gc3_rt_backend_host = {
     "host",
     gc3_host_region_create,
@@ -404,4 +411,5 @@ const gc3_rt_backend_t gc3_rt_backend_host = {
     gc3_host_test,
     gc3_host_wait,
     gc3_host_plan_cleanup,
+    gc3_host_max_blocks,
 };
