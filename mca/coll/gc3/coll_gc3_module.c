@@ -579,6 +579,8 @@ static void mca_coll_gc3_block_budget(mca_coll_gc3_module_t *m, gc3_backend_t ba
             snprintf(mine.pci, sizeof(mine.pci), "device %d", m->device);
         }
         mine.max = gc3_exec_max_blocks(m->exec[backend]);
+        mine.max = mine.max > 0 ? mine.max : INT_MAX; /* the query failed: no limit here (a plan that does
+                                                        * not fit is still refused when it runs) */
         if (all == NULL || mca_coll_gc3_oob_allgather(m, &mine, all, sizeof(mine)) != 0) {
             budget = 1; /* cannot tell: the narrowest plans (every rank alike: the allgather failed everywhere) */
         } else {
