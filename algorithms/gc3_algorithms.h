@@ -36,8 +36,6 @@ const gc3_algo_t *gc3_algo_find(const char *name);
 gc3_status_t      gc3_algo_generate(const char *name, const gc3_algo_params_t *params, gc3_diag_t *diag,
                                     gc3_compile_stats_t *stats, gc3_ir_program_t **program_p);
 
-/* The thread blocks of the program's widest rank. */
-int               gc3_algo_widest(const gc3_ir_program_t *program);
 /* gc3_algo_generate, narrowed until every rank has at most max_blocks thread blocks: instances
  * halve first, then channels (params is updated to what was generated; *narrowed_p tells whether
  * it had to). GC3_ERR_UNSUPPORTED when even 1 instance x 1 channel is wider. */

@@ -79,15 +79,6 @@ gc3_status_t gc3_algo_generate(const char *name, const gc3_algo_params_t *params
     return a->generate(params, diag, stats, program_p);
 }
 
-int gc3_algo_widest(const gc3_ir_program_t *program)
-{
-    int widest = 0;
-    for (int r = 0; r < program->ngpus; r++) {
-        widest = program->gpus[r].ntbs > widest ? program->gpus[r].ntbs : widest;
-    }
-    return widest;
-}
-
 gc3_status_t gc3_algo_generate_fit(const char *name, gc3_algo_params_t *params, int max_blocks, gc3_diag_t *diag,
                                    gc3_ir_program_t **program_p, int *narrowed_p)
 {
@@ -100,7 +91,7 @@ gc3_status_t gc3_algo_generate_fit(const char *name, gc3_algo_params_t *params, 
         if ((st = gc3_algo_generate(name, params, diag, NULL, program_p)) != GC3_OK) {
             return st;
         }
-        widest = gc3_algo_widest(*program_p);
+        widest = gc3_ir_widest_rank(*program_p);
         first  = first < 0 ? widest : first;
         if (widest <= max_blocks) {
             return GC3_OK;

@@ -288,21 +288,21 @@ static void test_fit(void)
     ap.channels  = 16;
     ap.instances = 8;
     CHECK_OK(gc3_algo_generate_fit("ring", &ap, 1000, &diag, &p, &narrowed));
-    CHECK(p && narrowed == 0 && gc3_algo_widest(p) == 128 && ap.instances == 8, "ring 16x8 on 4 ranks: 128 blocks, fits 1000");
+    CHECK(p && narrowed == 0 && gc3_ir_widest_rank(p) == 128 && ap.instances == 8, "ring 16x8 on 4 ranks: 128 blocks, fits 1000");
     gc3_ir_program_destroy(p);
     CHECK_OK(gc3_algo_generate_fit("ring", &ap, 100, &diag, &p, &narrowed));
-    CHECK(p && narrowed == 1 && gc3_algo_widest(p) == 64 && ap.channels == 16 && ap.instances == 4,
+    CHECK(p && narrowed == 1 && gc3_ir_widest_rank(p) == 64 && ap.channels == 16 && ap.instances == 4,
           "ring 16x8 into 100 blocks: 16x4 (64 blocks)");
     gc3_ir_program_destroy(p);
     ap.instances = 1;
     CHECK_OK(gc3_algo_generate_fit("ring", &ap, 5, &diag, &p, &narrowed));
-    CHECK(p && narrowed == 1 && gc3_algo_widest(p) <= 5 && ap.instances == 1 && ap.channels < 16,
+    CHECK(p && narrowed == 1 && gc3_ir_widest_rank(p) <= 5 && ap.instances == 1 && ap.channels < 16,
           "ring 16x1 into 5 blocks: fewer channels (%d)", ap.channels);
     gc3_ir_program_destroy(p);
     gc3_algo_params_default(&ap, 4);
     ap.instances = 32;
     CHECK_OK(gc3_algo_generate_fit("direct", &ap, 108, &diag, &p, &narrowed));
-    CHECK(p && narrowed == 1 && gc3_algo_widest(p) == 64 && ap.instances == 16,
+    CHECK(p && narrowed == 1 && gc3_ir_widest_rank(p) == 64 && ap.instances == 16,
           "direct x32 on 4 ranks (128 blocks) into 108 (an A100's SMs): x16");
     gc3_ir_program_destroy(p);
     gc3_algo_params_default(&ap, 4);

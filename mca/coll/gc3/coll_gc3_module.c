@@ -743,9 +743,10 @@ static mca_coll_gc3_plan_slot_t *mca_coll_gc3_plan(mca_coll_gc3_module_t *m, int
         /* a program of the algorithm directory: read and verified again, as every rank must */
         ok = gc3_ir_read_file(rule->xml, &diag, &s->program) == GC3_OK && s->program->ngpus == ompi_comm_size(m->comm) &&
              gc3_verify(s->program, NULL, &diag) == GC3_OK;
-        if (ok && gc3_algo_widest(s->program) > m->block_budget[backend]) {
-            gc3_diag_add(&diag, "%d thread blocks per rank, at most %d can run at once (coll_gc3_max_blocks)",
-                         gc3_algo_widest(s->program), m->block_budget[backend]);
+        const int widest = ok ? gc3_ir_widest_rank(s->program) : 0;
+        if (widest > m->block_budget[backend]) {
+            gc3_diag_add(&diag, "%d thread blocks per rank, at most %d can run at once (coll_gc3_max_blocks)", widest,
+                         m->block_budget[backend]);
             ok = 0;
         }
         ap.proto     = rule->proto;

@@ -118,6 +118,8 @@ typedef struct gc3_ir_program {
 gc3_status_t gc3_ir_program_create(const char *name, gc3_coll_t coll, int ngpus,
                                    int nchunksperloop, gc3_ir_program_t **program_p);
 void         gc3_ir_program_destroy(gc3_ir_program_t *program);
+/* The thread blocks of the program's widest rank. */
+int          gc3_ir_widest_rank(const gc3_ir_program_t *program);
 /* Append a thread block to rank `rank`; returns a pointer valid until the next append. */
 gc3_status_t gc3_ir_add_tb(gc3_ir_program_t *program, int rank, int send, int recv, int chan,
                            gc3_ir_tb_t **tb_p);

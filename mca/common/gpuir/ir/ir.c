@@ -132,6 +132,15 @@ gc3_status_t gc3_ir_program_create(const char *name, gc3_coll_t coll, int ngpus,
     return GC3_OK;
 }
 
+int gc3_ir_widest_rank(const gc3_ir_program_t *p)
+{
+    int widest = 0;
+    for (int r = 0; r < p->ngpus; r++) {
+        widest = p->gpus[r].ntbs > widest ? p->gpus[r].ntbs : widest;
+    }
+    return widest;
+}
+
 void gc3_ir_program_destroy(gc3_ir_program_t *p)
 {
     if (p == NULL) {

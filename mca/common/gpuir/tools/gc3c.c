@@ -110,16 +110,14 @@ static int load_post(const char *post, const gc3_ir_program_t *p, gc3_postcond_t
     return status == GC3_OK;
 }
 
-static int count_steps(const gc3_ir_program_t *p, int *maxtbs_p)
+static int count_steps(const gc3_ir_program_t *p)
 {
-    int n = 0, maxtbs = 0;
+    int n = 0;
     for (int r = 0; r < p->ngpus; r++) {
-        maxtbs = p->gpus[r].ntbs > maxtbs ? p->gpus[r].ntbs : maxtbs;
         for (int t = 0; t < p->gpus[r].ntbs; t++) {
             n += p->gpus[r].tbs[t].nsteps;
         }
     }
-    *maxtbs_p = maxtbs;
     return n;
 }
 
@@ -182,7 +180,8 @@ static int cmd_verify(int argc, char **argv)
         opts.postcond = pc;
         gc3_diag_init(&diag);
         status = gc3_verify(p, &opts, &diag);
-        nsteps = count_steps(p, &maxtbs);
+        nsteps = count_steps(p);
+        maxtbs = gc3_ir_widest_rank(p);
         if (status == GC3_OK) {
             printf("%s: OK (%s '%s', %d ranks, %d chunks/loop, up to %d thread blocks/rank, %d steps, %s; verified%s%s, "
                    "deadlock-free with %d slots)\n", argv[i], p->coll_name, p->name, p->ngpus, p->nchunksperloop,
