@@ -297,7 +297,10 @@ gc3_status_t gc3_exec_prepare(gc3_exec_t *exec, const gc3_ir_program_t *program,
         p->cnt_max = c > p->cnt_max ? c : p->cnt_max;
     }
     p->slot_payload = (uint64_t)exec->params.slot_bytes / 16 * 16;
-    p->slot_stride  = (p->proto == GC3_PROTO_LL ? 2 : 1) * (p->slot_payload + GC3_RT_MSG_HDR);
+    /* LL: lines of twice the header and payload; Simple: the signature's line, then the payload,
+     * slots starting on lines */
+    p->slot_stride = p->proto == GC3_PROTO_LL ? 2 * (p->slot_payload + GC3_RT_MSG_HDR)
+                                              : (p->slot_payload + GC3_RT_SIMPLE_HDR + GC3_RT_LINE - 1) / GC3_RT_LINE * GC3_RT_LINE;
     p->tb_nsteps    = calloc((size_t)p->ntbs + 1, sizeof(int32_t));
     p->sem_base     = calloc((size_t)p->ntbs + 1, sizeof(uint64_t));
     p->loops_base   = calloc((size_t)p->ntbs + 1, sizeof(uint64_t));

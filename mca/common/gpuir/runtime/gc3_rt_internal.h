@@ -11,6 +11,9 @@
 #define GC3_RT_WINDOW     4    /* scratch copies: a block may run this many loops ahead of the slowest of its rank */
 #define GC3_RT_MSG_HDR    16u  /* every message starts with the call's signature (count, dtype,
                                 * op), so a peer in another call is detected, not mixed in */
+#define GC3_RT_SIMPLE_HDR 128u /* a Simple message's payload starts a line after the signature, so
+                                * every 128-byte line of it is written whole (4 x H200: with the
+                                * payload at +16, most lines sent over NVLink were two partial ones) */
 
 #ifdef __CUDACC__
 #define GC3_HD __host__ __device__

@@ -383,7 +383,7 @@ GC3_DEV static int gc3_core_run(gc3_rt_tb_t *t)
                     }
                     in = t->stage_in;
                 } else {
-                    in = slot + GC3_RT_MSG_HDR;
+                    in = slot + GC3_RT_SIMPLE_HDR;
                 }
             }
             if (l == 0 && GC3_LEADER) {
@@ -391,9 +391,9 @@ GC3_DEV static int gc3_core_run(gc3_rt_tb_t *t)
             }
             if (flags & GC3_STEP_F_SEND) {
                 out = t->proto == GC3_PROTO_LL ? t->stage_out
-                                               : t->send_slots + (uint64_t)sslot * msg_bytes + GC3_RT_MSG_HDR;
+                                               : t->send_slots + (uint64_t)sslot * msg_bytes + GC3_RT_SIMPLE_HDR;
                 if (GC3_LEADER && t->proto != GC3_PROTO_LL) {
-                    *(volatile uint64_t *)(out - GC3_RT_MSG_HDR) = t->sig; /* published with the data below */
+                    *(volatile uint64_t *)(out - GC3_RT_SIMPLE_HDR) = t->sig; /* published with the data below */
                 }
             }
             if (nf > 0) {
@@ -422,7 +422,7 @@ GC3_DEV static int gc3_core_run(gc3_rt_tb_t *t)
                     if (GC3_LEADER) {
                         if (t->send_lens) {
                             t->send_lens[sslot] =
-                                t->proto == GC3_PROTO_LL ? (bytes + GC3_RT_MSG_HDR + 3) / 4 * 8 : bytes + GC3_RT_MSG_HDR;
+                                t->proto == GC3_PROTO_LL ? (bytes + GC3_RT_MSG_HDR + 3) / 4 * 8 : bytes + GC3_RT_SIMPLE_HDR;
                         }
                         GC3_FENCE_DATA();
                         GC3_STORE_POST(t->send_tail, seq);
