@@ -300,7 +300,7 @@ gc3_status_t gc3_exec_prepare(gc3_exec_t *exec, const gc3_ir_program_t *program,
     /* LL: lines of twice the header and payload; Simple: the signature's line, then the payload,
      * slots starting on lines */
     p->slot_stride = p->proto == GC3_PROTO_LL ? 2 * (p->slot_payload + GC3_RT_MSG_HDR)
-                                              : (p->slot_payload + GC3_RT_SIMPLE_HDR + GC3_RT_LINE - 1) / GC3_RT_LINE * GC3_RT_LINE;
+                                              : gc3_rt_round(p->slot_payload + GC3_RT_SIMPLE_HDR, GC3_RT_LINE);
     p->tb_nsteps    = calloc((size_t)p->ntbs + 1, sizeof(int32_t));
     p->sem_base     = calloc((size_t)p->ntbs + 1, sizeof(uint64_t));
     p->loops_base   = calloc((size_t)p->ntbs + 1, sizeof(uint64_t));
@@ -574,7 +574,7 @@ gc3_status_t gc3_exec_start(gc3_plan_t *p, const gc3_call_t *c, gc3_diag_t *diag
             p->scratch_bytes = need;
         }
         if (p->proto == GC3_PROTO_LL && p->stage == NULL) {
-            p->stage_bytes = (p->slot_payload + 15) / 16 * 16 + 64; /* payload only, 16-byte aligned */
+            p->stage_bytes = gc3_rt_round(p->slot_payload, 16) + 64; /* payload only, 16-byte aligned */
             status         = p->exec->be->mem_alloc(p, p->stage_bytes * 2 * (size_t)(p->ntbs > 0 ? p->ntbs : 1), &p->stage);
             if (status != GC3_OK) {
                 return status;

@@ -21,6 +21,12 @@
 #define GC3_HD
 #endif
 
+/* x rounded up to a multiple of a */
+GC3_HD static inline uint64_t gc3_rt_round(uint64_t x, uint64_t a)
+{
+    return (x + a - 1) / a * a;
+}
+
 /* An LL message, as 4-byte words each sent in a line with its flag: the header (the call's
  * signature in words 0 and 1, zeros up to GC3_RT_MSG_HDR), then the payload, whose byte d is in
  * word GC3_RT_MSG_HDR / 4 + d / 4. Both backends pack and unpack with these. */

@@ -5,11 +5,6 @@
 #include "gc3_rt_internal.h"
 #include "gc3_runtime.h"
 
-static uint64_t gc3_round(uint64_t x, uint64_t a)
-{
-    return (x + a - 1) / a * a;
-}
-
 int gc3_rt_peer_receiver(const gc3_flat_program_t *f, int rank, int tb)
 {
     const gc3_flat_rank_t *ranks = gc3_flat_ranks(f);
@@ -48,12 +43,12 @@ int gc3_rt_peer_sender(const gc3_flat_program_t *f, int rank, int tb)
 
 uint64_t gc3_rt_net_lens_bytes(int slots)
 {
-    return gc3_round((uint64_t)slots * 8, GC3_RT_LINE);
+    return gc3_rt_round((uint64_t)slots * 8, GC3_RT_LINE);
 }
 
 uint64_t gc3_rt_net_conn_bytes(int slots, uint64_t slot_stride)
 {
-    return GC3_RT_LINE + gc3_rt_net_lens_bytes(slots) + gc3_round((uint64_t)slots * slot_stride, GC3_RT_LINE) + GC3_RT_LINE;
+    return GC3_RT_LINE + gc3_rt_net_lens_bytes(slots) + gc3_rt_round((uint64_t)slots * slot_stride, GC3_RT_LINE) + GC3_RT_LINE;
 }
 
 gc3_status_t gc3_rt_layout_compute(const gc3_flat_program_t *f, int rank, int slots, uint64_t slot_stride,
@@ -92,7 +87,7 @@ gc3_status_t gc3_rt_layout_compute(const gc3_flat_program_t *f, int rank, int sl
             noff += gc3_rt_net_conn_bytes(slots, slot_stride);
         } else if (recv) {
             L->fifo_off[t] = (int64_t)off; /* tail line, then the slots */
-            off            = gc3_round(off + GC3_RT_LINE + (uint64_t)slots * slot_stride, GC3_RT_LINE);
+            off            = gc3_rt_round(off + GC3_RT_LINE + (uint64_t)slots * slot_stride, GC3_RT_LINE);
         }
         if (send && node != NULL && node[me->send] != node[rank]) {
             L->net_send_off[t] = (int64_t)noff;
