@@ -96,15 +96,13 @@ gc3_status_t gc3_algo_generate_fit(const char *name, gc3_algo_params_t *params, 
         if (widest <= max_blocks) {
             return GC3_OK;
         }
+        gc3_ir_program_destroy(*program_p);
+        *program_p = NULL;
         if (params->instances == 1 && params->channels == 1) {
             gc3_diag_add(diag, "%s: %d thread blocks per rank at its narrowest (%d as asked), at most %d can run at once",
                          name, widest, first, max_blocks);
-            gc3_ir_program_destroy(*program_p);
-            *program_p = NULL;
             return GC3_ERR_UNSUPPORTED;
         }
-        gc3_ir_program_destroy(*program_p);
-        *program_p = NULL;
         *narrowed_p = 1;
         if (params->instances > 1) {
             params->instances /= 2;
