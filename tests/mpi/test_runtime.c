@@ -23,6 +23,7 @@
 #include "gc3_mpi_util.h"
 static int rank, nranks, passed, failed, on_device, pseudo;
 static int instances = 1, channels = 1; /* of every program generated */
+static size_t slot_bytes;                /* the executor's */
 
 #define buf_alloc(bytes)      ((char *)gc3_test_alloc(on_device, bytes))
 #define buf_free(p)           gc3_test_free(on_device, p)
@@ -186,6 +187,29 @@ typedef struct {
     int         nodes;
 } algo_case_t;
 
+/* An allreduce whose chunk (count / chunks per loop, rounded up to 16 bytes) fits a slot as often
+ * as a step sends chunks at once runs in one loop: a count that is not a multiple of 16 bytes per
+ * chunk must not take a second loop for its last few elements. */
+static int one_loop(const gc3_ir_program_t *prog, size_t count, gc3_dtype_t dt, const gc3_plan_t *plan, char *why,
+                    size_t whylen)
+{
+    size_t ds = gc3_dtype_size(dt), per = (count + (size_t)prog->nchunksperloop - 1) / (size_t)prog->nchunksperloop;
+    int    maxcnt = 1;
+    for (int r = 0; r < prog->ngpus; r++) {
+        for (int b = 0; b < prog->gpus[r].ntbs; b++) {
+            for (int s = 0; s < prog->gpus[r].tbs[b].nsteps; s++) {
+                maxcnt = prog->gpus[r].tbs[b].steps[s].cnt > maxcnt ? prog->gpus[r].tbs[b].steps[s].cnt : maxcnt;
+            }
+        }
+    }
+    if ((per * ds + 15) / 16 * 16 * (size_t)maxcnt <= slot_bytes / 16 * 16 && gc3_plan_loops(plan) != 1) {
+        snprintf(why, whylen, "rank %d: %zu elements of %zu bytes in chunks of %zu fit a slot of %zu bytes, but the "
+                 "call ran %d loops", rank, count, ds, per, slot_bytes, gc3_plan_loops(plan));
+        return 0;
+    }
+    return 1;
+}
+
 static void run_algo(gc3_exec_t *exec, const char *algo, int nodes, gc3_proto_t proto, int inplace, size_t max_count,
                      int quick)
 {
@@ -244,6 +268,9 @@ static void run_algo(gc3_exec_t *exec, const char *algo, int nodes, gc3_proto_t 
                 continue;
             }
             ok = run_one(plan, prog, types[t].dt, types[t].op, count, inplace, why, sizeof(why));
+            if (ok && prog->coll == GC3_COLL_ALLREDUCE && !one_loop(prog, count, types[t].dt, plan, why, sizeof(why))) {
+                ok = 0;
+            }
             snprintf(msg, sizeof(msg), "%s count %zu %s %s: %s", what, count, gc3_dtype_name(types[t].dt),
                      gc3_op_name(types[t].op), ok ? "ok" : why);
             if (!ok) {
@@ -354,6 +381,7 @@ int main(int argc, char **argv)
         ep.resident_us = resident_us;
     }
     ep.fuse = fuse;
+    slot_bytes = ep.slot_bytes;
     int *node = malloc((size_t)nranks * sizeof(int));
     for (int r = 0; r < nranks; r++) {
         node[r] = pseudo > 0 ? r / pseudo : 0;

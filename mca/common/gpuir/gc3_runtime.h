@@ -86,6 +86,8 @@ void         gc3_plan_net_describe(const gc3_plan_t *plan, char *buf, size_t len
 /* How many runs of this rank's local steps the plan does in one pass each (gc3_flat_fuse; 0 when
  * none, or with params.fuse = 0). */
 int          gc3_plan_fused_runs(const gc3_plan_t *plan);
+/* How many loops (tiles) the last call that moved data ran (0 before any). */
+int          gc3_plan_loops(const gc3_plan_t *plan);
 gc3_status_t gc3_exec_create(const gc3_exec_params_t *params, gc3_diag_t *diag, gc3_exec_t **exec_p);
 /* How many thread blocks of one plan can run at once: cuda, what params.device holds co-resident
  * (a plan of more is refused when it runs); host, no limit (INT_MAX). Several ranks on one GPU

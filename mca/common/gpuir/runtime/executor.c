@@ -127,6 +127,11 @@ int gc3_plan_fused_runs(const gc3_plan_t *p)
     return p != NULL ? p->fused_runs : 0;
 }
 
+int gc3_plan_loops(const gc3_plan_t *p)
+{
+    return p != NULL ? p->call_L : 0;
+}
+
 static int gc3_plan_remote(const gc3_plan_t *p, int q)
 {
     const int *node = p->exec->node;
@@ -521,21 +526,19 @@ gc3_status_t gc3_exec_start(gc3_plan_t *p, const gc3_call_t *c, gc3_diag_t *diag
         return GC3_OK; /* nothing to move; every rank returns at once */
     }
     /* tile: a step's message (cnt chunks of T elements) fits a slot; T is a multiple of 16
-       bytes when it can be (aligned vector access), and not larger than a chunk needs */
+       bytes when it can be (aligned vector access), and not larger than a chunk needs. When the
+       whole chunk fits, T is rounded up, not down: down, a count that is not a multiple of
+       16 bytes per chunk took a second loop for its last few elements (a whole round of steps) */
     T         = p->slot_payload / (uint64_t)p->cnt_max / ds;
     per_chunk = (c->count + k - 1) / k;
-    if (T > per_chunk) {
+    if (T >= per_chunk) {
         T = per_chunk;
+        if (T >= 16 / ds && ds < 16 && (uint64_t)p->cnt_max * gc3_rt_round(T, 16 / ds) * ds <= p->slot_payload) {
+            T = gc3_rt_round(T, 16 / ds);
+        }
     }
     if (T >= 16 / ds && ds < 16) {
-        uint64_t a = 16 / ds;
-        T          = T / a * a;
-        if (T == 0) {
-            T = a;
-        }
-        if ((uint64_t)p->cnt_max * T * ds > p->slot_payload) {
-            T = p->slot_payload / (uint64_t)p->cnt_max / ds;
-        }
+        T = T / (16 / ds) * (16 / ds);
     }
     if (T == 0) {
         gc3_diag_add(diag, "executor: a slot of %llu bytes cannot hold a message of %d chunks of %s",
