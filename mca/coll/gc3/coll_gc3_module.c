@@ -623,6 +623,7 @@ static gc3_exec_t *mca_coll_gc3_exec(mca_coll_gc3_module_t *m, gc3_backend_t bac
     ep.timeout_s     = mca_coll_gc3_component.timeout;
     ep.resident_us   = mca_coll_gc3_component.resident_us;
     ep.fuse          = mca_coll_gc3_component.fuse;
+    ep.wait_legacy   = mca_coll_gc3_component.wait_default_stream;
     ep.slots         = mca_coll_gc3_component.slots;
     if (mca_coll_gc3_component.slot_bytes > 0) {
         ep.slot_bytes = (size_t)mca_coll_gc3_component.slot_bytes;

@@ -65,6 +65,10 @@ typedef struct {
     int           fuse;         /* a block's copy or reduce and the reduces of scratch chunks into the same
                                  * chunks after it run as one pass, for chunks of up to GC3_FUSE_BYTES
                                  * (gc3_flat_fuse; default 1, 0: step by step). The same result, elementwise. */
+    int           wait_legacy;  /* cuda: a call first waits for the work queued on the legacy default stream
+                                 * before it (default 1). 0 skips that (a driver query, about 1.5 us a
+                                 * call on H200): the caller has synchronized whatever writes the
+                                 * buffers, as CUDA-aware MPI requires */
     int           net_peer_errors; /* UCX endpoints report a dead peer at once (default 1); 0 lets UCX
                                     * use transports that cannot (shared memory): the timeout then
                                     * catches a dead peer */

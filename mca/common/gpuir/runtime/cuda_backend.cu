@@ -1241,7 +1241,9 @@ static gc3_status_t gc3_cuda_launch_locked(gc3_plan_t *p, gc3_cuda_state_t *s, c
     if (s->tracing) {
         s->trace_host[0] = gc3_cuda_host_ns();
     }
-    if (resident) {
+    if (!p->exec->params.wait_legacy) {
+        /* the caller synchronized what writes the buffers (coll_gc3_wait_default_stream false) */
+    } else if (resident) {
         /* the call sees what the caller queued on the legacy default stream before it: a resident
          * kernel is already running, so the host waits for that work (usually there is none) */
         cudaError_t e = cudaStreamQuery(cudaStreamLegacy);
