@@ -500,6 +500,7 @@ gc3_status_t gc3_exec_start(gc3_plan_t *p, const gc3_call_t *c, gc3_diag_t *diag
 {
     const gc3_exec_params_t *ep = &p->exec->params;
     size_t                   ds = gc3_dtype_size(c->dtype);
+    const uint64_t           v16 = ds > 0 && ds < 16 ? 16 / ds : 1; /* elements in 16 bytes (a vector), at least 1 */
     uint64_t                 T, k = (uint64_t)(p->k_in > p->k_out ? p->k_in : p->k_out), per_chunk;
     char                    *in, *out;
     uint64_t                 sig;
@@ -534,12 +535,12 @@ gc3_status_t gc3_exec_start(gc3_plan_t *p, const gc3_call_t *c, gc3_diag_t *diag
     per_chunk = (c->count + k - 1) / k;
     if (T >= per_chunk) {
         T = per_chunk;
-        if (T >= 16 / ds && ds < 16 && (uint64_t)p->cnt_max * gc3_rt_round(T, 16 / ds) * ds <= p->slot_payload) {
-            T = gc3_rt_round(T, 16 / ds);
+        if (T >= v16 && (uint64_t)p->cnt_max * gc3_rt_round(T, v16) * ds <= p->slot_payload) {
+            T = gc3_rt_round(T, v16);
         }
     }
-    if (T >= 16 / ds && ds < 16) {
-        T = T / (16 / ds) * (16 / ds);
+    if (T >= v16) {
+        T = T / v16 * v16;
     }
     if (T == 0) {
         gc3_diag_add(diag, "executor: a slot of %llu bytes cannot hold a message of %d chunks of %s",
