@@ -422,7 +422,7 @@ GC3_DEV static int gc3_core_run(gc3_rt_tb_t *t)
                     if (GC3_LEADER) {
                         if (t->send_lens) {
                             t->send_lens[sslot] =
-                                t->proto == GC3_PROTO_LL ? (bytes + GC3_RT_MSG_HDR + 3) / 4 * 8 : bytes + GC3_RT_SIMPLE_HDR;
+                                t->proto == GC3_PROTO_LL ? gc3_ll_words(bytes) * 8 : bytes + GC3_RT_SIMPLE_HDR;
                         }
                         GC3_FENCE_DATA();
                         GC3_STORE_POST(t->send_tail, seq);
