@@ -438,12 +438,17 @@ __device__ static void gc3_cuda_enter(gc3_cuda_shared_t *sh, const gc3_rt_tb_t *
     __syncthreads();
 }
 
+/* A block counts in with a release at device scope (its writes, which the barrier ordered before
+ * thread 0's, come with it); the last one acquires them all through the counter and its release at
+ * system scope carries them to the host (release is cumulative). One system-scope release per
+ * call instead of one system fence per block before the count: each costs about 580 ns. */
 __device__ static void gc3_cuda_leave(const gc3_cuda_done_t &d)
 {
     __syncthreads();
     if (threadIdx.x == 0) {
-        __threadfence_system(); /* the block's writes (outputs, error record) before it counts in */
-        if (atomicAdd(d.count, 1ull) + 1 == d.seq * gridDim.x) {
+        unsigned long long n;
+        asm volatile("atom.acq_rel.gpu.global.add.u64 %0, [%1], %2;" : "=l"(n) : "l"(d.count), "l"(1ull) : "memory");
+        if (n + 1 == d.seq * gridDim.x) {
             gc3_dev_st_rel(d.flag, d.seq);
         }
     }
@@ -555,9 +560,8 @@ __device__ static int gc3_cuda_mail_wait(const gc3_cuda_resident_t *r, uint64_t 
             w[lane]       = x;
             r->desc[lane] = x;
         }
-        __syncwarp();
+        __syncwarp(); /* orders the lanes' words before lane 0's release (cumulative) */
         if (lane == 0) {
-            __threadfence();
             gc3_dev_st_rel_gpu(r->go, want);
         }
     } else if (lane == 0) {

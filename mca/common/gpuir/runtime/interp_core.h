@@ -437,17 +437,18 @@ GC3_DEV static int gc3_core_run(gc3_rt_tb_t *t)
                 rslot = rslot + 1 == (uint32_t)t->slots ? 0 : rslot + 1;
             }
             if (GC3_LEADER) {
-                if (flags & GC3_STEP_F_RECV) {
-                    /* the slot may be reused: every thread's loads of it returned before the barrier */
-                    GC3_STORE_POST(t->recv_head, t->recv_base + received);
-                }
                 if (st[nf].hasdep) {
                     /* blocks depending on this step read what it wrote: release (after the barrier).
                      * Only steps another block waits for (hasdep, checked by the verifier) publish;
                      * the counter holds absolute values, so a later store covers skipped steps
-                     * (and a fused run publishes as its last step). */
+                     * (and a fused run publishes as its last step). Before the head below: a
+                     * release waits for the stores before it, and the head goes to the peer. */
                     GC3_STORE_REL_LOCAL(gc3_core_u64(t->region, t->sem_off[t->tb]),
                                         t->sem_base[t->tb] + (uint64_t)l * (uint64_t)t->nsteps + (uint64_t)(s + nf) + 1);
+                }
+                if (flags & GC3_STEP_F_RECV) {
+                    /* the slot may be reused: every thread's loads of it returned before the barrier */
+                    GC3_STORE_POST(t->recv_head, t->recv_base + received);
                 }
                 if (l == 0) {
                     GC3_STAMP(t, GC3_TRACE_AT(s, GC3_TRACE_PUBLISHED));
