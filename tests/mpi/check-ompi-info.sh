@@ -7,7 +7,7 @@ out=$(OMPI_MCA_mca_base_component_path="$2" "$1" --param coll gc3 --level 9 2>&1
 echo "$out"
 fail=0
 echo "$out" | grep -q 'MCA coll: gc3' || { echo "FAIL: ompi_info does not list coll/gc3"; fail=1; }
-for p in priority verbose backend timeout rules_file max_bytes max_blocks fifo_slots slot_bytes enable_allreduce enable_alltoall enable_allgather enable_reduce_scatter_block fallback algorithm_dir stage_host pseudo_nodes net_peer_errors resident_us fuse wait_default_stream; do
+for p in priority verbose backend timeout rules_file max_bytes max_blocks fifo_slots slot_bytes enable_allreduce enable_alltoall enable_allgather enable_reduce_scatter_block fallback algorithm_dir stage_host pseudo_nodes net_peer_errors resident_us fuse wait_default_stream shared_gpu; do
     echo "$out" | grep -q "parameter \"coll_gc3_$p\"" || { echo "FAIL: coll_gc3_$p not shown"; fail=1; }
 done
 # every parameter comes with a help text (the line after the parameter line is indented text)

@@ -40,6 +40,7 @@ typedef struct mca_coll_gc3_component_t {
     int    resident_us;  /* coll_gc3_resident_us */
     bool   fuse;         /* coll_gc3_fuse: fused local steps (gc3_exec_params_t.fuse) */
     bool   wait_default_stream; /* coll_gc3_wait_default_stream (gc3_exec_params_t.wait_legacy) */
+    bool   shared_gpu;   /* coll_gc3_shared_gpu: run gc3 where ranks share a GPU without MPS */
     long   max_bytes;    /* coll_gc3_max_bytes: above this, pass the call on (0: no limit) */
     int    max_blocks;   /* coll_gc3_max_blocks: thread blocks per rank in one plan (0: what the GPU holds) */
     int    slots;        /* coll_gc3_fifo_slots */

@@ -34,6 +34,7 @@ mca_coll_gc3_component_t mca_coll_gc3_component = {
     .resident_us = GC3_RESIDENT_US_DEFAULT,
     .fuse = true,
     .wait_default_stream = true,
+    .shared_gpu = false,
     .max_bytes = 0,
     .slots = 8,
     .slot_bytes = 0,
@@ -155,6 +156,14 @@ static int mca_coll_gc3_register(void)
         "before calling MPI, as CUDA-aware MPI requires",
         MCA_BASE_VAR_TYPE_BOOL, NULL, 0, 0, OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_READONLY,
         &mca_coll_gc3_component.wait_default_stream);
+    mca_coll_gc3_component.shared_gpu = false;
+    (void)mca_base_component_var_register(c, "shared_gpu",
+        "Ranks of a communicator that share a GPU: false runs gc3 there only when the GPU is shared through MPS "
+        "(without it the processes' kernels take turns on the GPU, about 2.4 ms an 8-byte allreduce with two "
+        "ranks on an H200, so their device buffers are staged through host memory; verbose 1 says so); true "
+        "runs gc3 anyway",
+        MCA_BASE_VAR_TYPE_BOOL, NULL, 0, 0, OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_READONLY,
+        &mca_coll_gc3_component.shared_gpu);
     mca_coll_gc3_component.enable_allreduce = true;
     (void)mca_base_component_var_register(c, "enable_allreduce",
         "Run MPI_Allreduce with gc3 (false: always pass it on, device buffers staged)",

@@ -348,7 +348,8 @@ static uint64_t mca_coll_gc3_settings_hash(void)
                                    mca_coll_gc3_component.enable_reduce_scatter_block,
                                    mca_coll_gc3_component.stage_host,
                                    mca_coll_gc3_component.pseudo_nodes,
-                                   mca_coll_gc3_component.net_peer_errors};
+                                   mca_coll_gc3_component.net_peer_errors,
+                                   mca_coll_gc3_component.shared_gpu};
 
     h = gc3_fnv1a(h, params, sizeof(params));
     for (int i = 0; R != NULL && i < R->n; i++) {
@@ -561,15 +562,18 @@ static gc3_rules_t *mca_coll_gc3_rules_load(void)
 }
 
 /* How many thread blocks per rank a plan may have, the same on every rank: coll_gc3_max_blocks,
- * and on GPUs what each one holds at once divided among the ranks that use it (the smallest share). */
-static void mca_coll_gc3_block_budget(mca_coll_gc3_module_t *m, gc3_backend_t backend)
+ * and on GPUs what each one holds at once divided among the ranks that use it (the smallest share).
+ * -1 when ranks share a GPU without MPS and coll_gc3_shared_gpu is false: their processes' kernels
+ * would take turns on the GPU (2.4 ms an 8-byte allreduce, two ranks on one H200), so the calls are
+ * staged instead. Every rank decides alike, from the same exchanged table. */
+static int mca_coll_gc3_block_budget(mca_coll_gc3_module_t *m, gc3_backend_t backend)
 {
-    int budget = INT_MAX;
+    int budget = INT_MAX, refuse = 0;
 #ifdef GC3_HAVE_CUDA
     if (backend == GC3_BACKEND_CUDA) {
         typedef struct {
             char host[64], pci[32];
-            int  max;
+            int  max, mps;
         } card_t;
         int     n = ompi_comm_size(m->comm);
         card_t  mine, *all = malloc((size_t)n * sizeof(card_t));
@@ -581,15 +585,32 @@ static void mca_coll_gc3_block_budget(mca_coll_gc3_module_t *m, gc3_backend_t ba
         mine.max = gc3_exec_max_blocks(m->exec[backend]);
         mine.max = mine.max > 0 ? mine.max : INT_MAX; /* the query failed: no limit here (a plan that does
                                                         * not fit is still refused when it runs) */
+        if (cudaDeviceGetAttribute(&mine.mps, cudaDevAttrMpsEnabled, m->device) != cudaSuccess) {
+            mine.mps = 0; /* cannot tell: as without MPS */
+        }
         if (all == NULL || mca_coll_gc3_oob_allgather(m, &mine, all, sizeof(mine)) != 0) {
             budget = 1; /* cannot tell: the narrowest plans (every rank alike: the allgather failed everywhere) */
         } else {
             for (int r = 0; r < n; r++) {
-                int share = 0;
+                int share = 0, first = -1, second = -1; /* the two lowest ranks on r's GPU */
                 for (int q = 0; q < n; q++) {
-                    share += !strncmp(all[q].host, all[r].host, 64) && !strncmp(all[q].pci, all[r].pci, 32);
+                    if (!strncmp(all[q].host, all[r].host, 64) && !strncmp(all[q].pci, all[r].pci, 32)) {
+                        share++;
+                        second = first >= 0 && second < 0 ? q : second;
+                        first  = first < 0 ? q : first;
+                    }
                 }
                 budget = all[r].max / share < budget ? all[r].max / share : budget;
+                if (share > 1 && !all[r].mps && !mca_coll_gc3_component.shared_gpu && !refuse) {
+                    refuse = 1;
+                    opal_output_verbose(1, mca_coll_gc3_component.output,
+                                        "coll:gc3: comm %s: ranks %d and %d share GPU %s of %s without MPS: their "
+                                        "kernels would take turns on it (milliseconds a call), so gc3 does not run "
+                                        "on this communicator's device buffers: they are staged through host "
+                                        "memory. Start the MPS daemon (nvidia-cuda-mps-control -d) or set "
+                                        "coll_gc3_shared_gpu to run gc3 there",
+                                        m->comm->c_name, first, second, all[r].pci, all[r].host);
+                }
             }
         }
         free(all);
@@ -601,6 +622,7 @@ static void mca_coll_gc3_block_budget(mca_coll_gc3_module_t *m, gc3_backend_t ba
     m->block_budget[backend] = budget;
     opal_output_verbose(2, mca_coll_gc3_component.output, "coll:gc3: comm %s: plans of at most %d thread blocks per rank",
                         m->comm->c_name, budget);
+    return refuse ? -1 : 0;
 }
 
 static gc3_exec_t *mca_coll_gc3_exec(mca_coll_gc3_module_t *m, gc3_backend_t backend)
@@ -643,10 +665,9 @@ static gc3_exec_t *mca_coll_gc3_exec(mca_coll_gc3_module_t *m, gc3_backend_t bac
     }
     ok = mca_coll_gc3_agree(m, ok, mca_coll_gc3_settings_hash(),
                             "the selection settings (rules file, algorithm directory or coll_gc3 parameters)");
+    /* every rank is here (the agreement above), and every rank takes the budget's decision alike */
+    ok = ok && mca_coll_gc3_block_budget(m, backend) == 0;
     m->exec_state[backend] = ok ? 1 : -1;
-    if (ok) {
-        mca_coll_gc3_block_budget(m, backend); /* every rank is here (the agreement above) */
-    }
     gc3_diag_cleanup(&diag);
     return ok ? m->exec[backend] : NULL;
 }
