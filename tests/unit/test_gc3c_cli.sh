@@ -48,6 +48,15 @@ check gen-bad-shape 2 "--ranks 8 does not split into 3 nodes of equal size" -- "
 check gen-unknown 2 "unknown algorithm 'tree'" -- "$gc3c" gen tree --ranks 4
 check gen-no-ranks 2 "--ranks R (at least 2) is required" -- "$gc3c" gen ring
 check gen-bad-proto 2 "--proto must be Simple, LL or LL128" -- "$gc3c" gen ring --ranks 4 --proto fast
+# --max-blocks: the component's narrowing (instances halved, then channels), told on stderr
+check gen-fit-narrowed 0 "allreduce_ring4: narrowed from 16 x 4 to 16 x 2 (channels x instances) to fit 33 thread blocks per rank" -- \
+    "$gc3c" gen ring --ranks 4 --channels 16 --instances 4 --max-blocks 33 -o /dev/null
+check gen-fit-stats 0 "128 thread blocks; s=" -- "$gc3c" gen allpairs --ranks 4 --instances 16 --max-blocks 33 --stats -o /dev/null
+check gen-fit-as-is 0 "allreduce_oneshot4: 1 x 8 (channels x instances) fits 33 thread blocks per rank" -- \
+    "$gc3c" gen oneshot --ranks 4 --proto LL --instances 8 --max-blocks 33 -o /dev/null
+check gen-fit-none 1 "4 thread blocks per rank at its narrowest (4 as asked), at most 3 can run at once" -- \
+    "$gc3c" gen direct --ranks 4 --max-blocks 3 -o /dev/null
+check gen-fit-bad 2 "--max-blocks needs a positive integer" -- "$gc3c" gen ring --ranks 4 --max-blocks 0
 check gen-inplace-custom 1 "alltonext: only out of place" -- "$gc3c" gen alltonext --ranks 4 --nodes 2 --inplace
 tmp=$(mktemp -d)
 "$gc3c" gen direct --ranks 5 --chunks-per-peer 2 -o "$tmp/a2a.xml" >/dev/null 2>&1
@@ -70,6 +79,7 @@ check info-print 0 "allreduce             1  *  nvlink  0-128K   allpairs" -- "$
 check info-algodir 0 "1K-1M            alltoall_direct3" -- "$info" --gpus 3 --algorithm-dir "$c/../mpi/algorithms"
 check info-algodir-inplace 0 "allreduce              0-128K           allpairs" -- "$info" --gpus 3 --inplace --algorithm-dir "$c/../mpi/algorithms"
 check info-algodir-missing 1 "cannot open the algorithm directory" -- "$info" --algorithm-dir /nonexistent/dir
+check info-help-devices 0 "--devices: the GPUs this process sees" -- "$info" --help
 check info-bad-link 2 "--link must be nvlink, pcie or host" -- "$info" --link copper
 check info-missing 1 "cannot open" -- "$info" --rules /nonexistent.rules
 echo "gc3c cli: $pass passed, $fail failed"

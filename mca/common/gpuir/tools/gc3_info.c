@@ -4,12 +4,14 @@
  *   gc3_info [--rules FILE] [--algorithm-dir DIR] [--nodes N] [--gpus G] [--link nvlink|pcie|host]
  *            [--inplace] [--print-builtin]
  *   gc3_info --topology [--pci-busid ID]   the nearest network device of each GPU (or PCI device)
+ *   gc3_info --devices                     the GPUs as the component sees them
  */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include "gc3_rules.h"
+#include "gc3_runtime.h"
 #include "gc3_topo.h"
 #ifdef GC3_HAVE_CUDA
 #include <cuda_runtime_api.h>
@@ -20,13 +22,18 @@ static void usage(FILE *out)
     fprintf(out, "usage: gc3_info [--rules FILE] [--algorithm-dir DIR] [--nodes N] [--gpus G]\n"
                  "                [--link nvlink|pcie|host] [--inplace] [--print-builtin]\n"
                  "       gc3_info --topology [--pci-busid ID]\n"
+                 "       gc3_info --devices\n"
                  "  prints, for N nodes of G GPUs (ranks) joined by LINK (default 1 x 4, nvlink), which rule and\n"
                  "  algorithm gc3 uses for each collective and size range; --rules FILE: the rules file the\n"
                  "  component would read (coll_gc3_rules_file), default the built-in rules; --algorithm-dir DIR:\n"
                  "  its XML programs too (coll_gc3_algorithm_dir); --inplace: for MPI_IN_PLACE calls (default:\n"
                  "  out of place); --print-builtin: print the built-in rules (a starting point for a site's file).\n"
                  "  --topology: the network device nearest each GPU of this machine (hwloc; --pci-busid ID: of\n"
-                 "  that PCI device instead), the one gc3's inter-node transport uses.\n");
+                 "  that PCI device instead), the one gc3's inter-node transport uses.\n"
+                 "  --devices: the GPUs this process sees (CUDA_VISIBLE_DEVICES applies), as the component sees\n"
+                 "  them: the thread blocks of gc3's kernel each one holds at once (what coll_gc3_max_blocks 0\n"
+                 "  divides among the ranks that share it), whether this process runs under MPS, and for each\n"
+                 "  pair peer access and native peer atomics (without them the link class is pcie).\n");
 }
 
 static void fmt(uint64_t b, char *buf, size_t len)
@@ -84,6 +91,79 @@ static int topology(const char *busid)
     return rc;
 }
 
+#ifdef GC3_HAVE_CUDA
+static int no_oob(void *ctx)
+{
+    (void)ctx;
+    return 0;
+}
+
+static int no_allgather(void *ctx, const void *send, void *recv, size_t bytes)
+{
+    (void)ctx;
+    memcpy(recv, send, bytes); /* one rank */
+    return 0;
+}
+#endif
+
+/* One line per GPU and one per pair; 1 when there is none (or no CUDA in this build). */
+static int devices(void)
+{
+#ifdef GC3_HAVE_CUDA
+    int         ndev = 0;
+    cudaError_t err  = cudaGetDeviceCount(&ndev);
+
+    if (err != cudaSuccess || ndev == 0) {
+        printf("# no GPU: %s\n", err != cudaSuccess ? cudaGetErrorString(err) : "CUDA sees no device");
+        return 1;
+    }
+    printf("# %-6s %-14s %-6s %-4s %s\n", "device", "pci-bus-id", "blocks", "mps", "name");
+    for (int d = 0; d < ndev; d++) {
+        struct cudaDeviceProp prop;
+        gc3_exec_params_t     ep;
+        gc3_exec_t           *x = NULL;
+        gc3_diag_t            diag;
+        char                  pci[32] = "?";
+        int                   mps = 0, blocks = 0;
+
+        memset(&prop, 0, sizeof(prop));
+        cudaGetDeviceProperties(&prop, d);
+        cudaDeviceGetPCIBusId(pci, sizeof(pci), d);
+        cudaDeviceGetAttribute(&mps, cudaDevAttrMpsEnabled, d);
+        /* the component's executor on that device (its default threads per block) answers */
+        gc3_exec_params_default(&ep, GC3_BACKEND_CUDA, 0, 1);
+        ep.device        = d;
+        ep.oob.allgather = no_allgather;
+        ep.oob.barrier   = no_oob;
+        gc3_diag_init(&diag);
+        if (gc3_exec_create(&ep, &diag, &x) == GC3_OK) {
+            blocks = gc3_exec_max_blocks(x);
+            gc3_exec_destroy(x);
+        }
+        gc3_diag_cleanup(&diag);
+        printf("%-8d %-14s %-6d %-4s %s\n", d, pci, blocks, mps ? "yes" : "no", prop.name);
+    }
+    if (ndev > 1) {
+        printf("# %-6s %-11s %-14s %s\n", "pair", "peer-access", "native-atomics", "link");
+    }
+    for (int a = 0; a < ndev; a++) {
+        for (int b = a + 1; b < ndev; b++) {
+            int ab = 0, ba = 0, tab = 0, tba = 0;
+            cudaDeviceCanAccessPeer(&ab, a, b);
+            cudaDeviceCanAccessPeer(&ba, b, a);
+            cudaDeviceGetP2PAttribute(&tab, cudaDevP2PAttrNativeAtomicSupported, a, b);
+            cudaDeviceGetP2PAttribute(&tba, cudaDevP2PAttrNativeAtomicSupported, b, a);
+            printf("%d-%-6d %-11s %-14s %s\n", a, b, ab && ba ? "yes" : "no", tab && tba ? "yes" : "no",
+                   tab && tba ? "nvlink" : "pcie");
+        }
+    }
+    return 0;
+#else
+    printf("# no GPU: gc3 was built without CUDA\n");
+    return 1;
+#endif
+}
+
 int main(int argc, char **argv)
 {
     const char        *file = NULL, *adir = NULL;
@@ -107,6 +187,9 @@ int main(int argc, char **argv)
         if (!strcmp(o, "--inplace")) {
             inplace = 1;
             continue;
+        }
+        if (!strcmp(o, "--devices")) {
+            return devices();
         }
         if (!strcmp(o, "--topology")) {
             return topology(i + 2 < argc && !strcmp(argv[i + 1], "--pci-busid") ? argv[i + 2] : NULL);

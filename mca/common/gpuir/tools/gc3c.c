@@ -45,9 +45,12 @@ static void usage(FILE *out)
         "  list\n"
         "        the algorithm generators and their collectives.\n"
         "  gen ALGO --ranks R [--nodes N] [--instances K] [--channels C] [--chunks-per-peer K]\n"
-        "          [--proto Simple|LL|LL128] [--inplace] [--slots S] [--no-verify] [--stats] [-o FILE]\n"
+        "          [--proto Simple|LL|LL128] [--inplace] [--slots S] [--no-verify] [--stats]\n"
+        "          [--max-blocks B] [-o FILE]\n"
         "        compile algorithm ALGO for R ranks (N nodes of R/N GPUs for the hierarchical ones),\n"
-        "        verify it and write MSCCL XML to FILE (default: standard output).\n"
+        "        verify it and write MSCCL XML to FILE (default: standard output). --max-blocks B:\n"
+        "        at most B thread blocks per rank, narrowed as the component narrows its plans\n"
+        "        (coll_gc3_max_blocks): instances halved, then channels; says the shape on stderr.\n"
         "  simulate ... --algo ALGO [gen options]\n"
         "        instead of FILE: generate ALGO for the described machine (verified up to 64 ranks).\n"
         "  help  this text\n"
@@ -479,6 +482,7 @@ static int cmd_gen(int argc, char **argv)
     gc3_diag_t          diag;
     const char         *algo = NULL, *out = NULL;
     int                 nodes_given = 0, want_stats = 0, rc = 1;
+    long                max_blocks = 0;
     gc3_status_t        status;
 
     gc3_algo_params_default(&ap, 0);
@@ -497,6 +501,14 @@ static int cmd_gen(int argc, char **argv)
             out = argv[++i];
         } else if (strcmp(argv[i], "--stats") == 0) {
             want_stats = 1;
+        } else if (strcmp(argv[i], "--max-blocks") == 0) {
+            if (!need_arg(i, argc, argv[i])) {
+                return 2;
+            }
+            if (!parse_int(argv[++i], 1, 1 << 20, &max_blocks)) {
+                fprintf(stderr, "gc3c gen: --max-blocks needs a positive integer (got '%s')\n", argv[i]);
+                return 2;
+            }
         } else if (argv[i][0] == '-') {
             fprintf(stderr, "gc3c gen: unknown option %s\n", argv[i]);
             return 2;
@@ -523,7 +535,28 @@ static int cmd_gen(int argc, char **argv)
     }
     finish_shape(&ap);
     gc3_diag_init(&diag);
-    status = gc3_algo_generate(algo, &ap, &diag, &st, &p);
+    if (max_blocks > 0) { /* the shape the component would run (gc3_algo_generate_fit), generated below */
+        gc3_algo_params_t asked = ap;
+        int               narrowed;
+        status = gc3_algo_generate_fit(algo, &ap, (int)max_blocks, &diag, &p, &narrowed);
+        if (status == GC3_OK) {
+            if (narrowed) {
+                fprintf(stderr,
+                        "%s: narrowed from %d x %d to %d x %d (channels x instances) to fit %ld thread blocks per rank\n",
+                        p->name, asked.channels, asked.instances, ap.channels, ap.instances, max_blocks);
+            } else {
+                fprintf(stderr, "%s: %d x %d (channels x instances) fits %ld thread blocks per rank\n", p->name,
+                        ap.channels, ap.instances, max_blocks);
+            }
+            gc3_ir_program_destroy(p);
+            p = NULL;
+        }
+    } else {
+        status = GC3_OK;
+    }
+    if (status == GC3_OK) {
+        status = gc3_algo_generate(algo, &ap, &diag, &st, &p);
+    }
     if (status != GC3_OK) {
         gc3_diag_print(&diag, stderr, "");
         fprintf(stderr, "gc3c gen %s: FAILED (%s)\n", algo, gc3_status_string(status));
