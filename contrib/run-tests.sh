@@ -2,13 +2,30 @@
 # gc3 tests: set up if needed (see quickstart.sh), then run CTest in the build folder.
 #     ./contrib/run-tests.sh              # everything but the GPU tests (what CI runs)
 #     ./contrib/run-tests.sh -L gpu       # only the GPU tests (on the GPU machine)
-# Any arguments replace the default label filter '-LE gpu' and go to ctest.
+# Any arguments replace the default label filter '-LE gpu' and go to ctest. When they select the
+# gpu label, what the machine has (GPUs, links, MPS, UCX) is printed first, and after CTest's
+# summary how many tests were skipped for what.
 # GC3_FUZZ_SECONDS bounds each fuzz target (default 60).
 set -euo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
 "$src/contrib/quickstart.sh" --setup-only
-cd "${GC3_BUILD:-$src/build}"
+build=${GC3_BUILD:-$src/build}
+cd "$build"
 args=("$@")
 [ ${#args[@]} -gt 0 ] || args=(-LE gpu)
 export GC3_FUZZ_SECONDS=${GC3_FUZZ_SECONDS:-60}
-exec ctest --output-on-failure "${args[@]}"
+# the gpu label is selected unless it is only named to be excluded
+gpu=0
+prev=""
+for a in "${args[@]}"; do
+    case "$prev|$a" in
+    -LE\|*|--label-exclude\|*|-E\|*|--exclude-regex\|*) ;;
+    *gpu*) gpu=1;;
+    esac
+    prev=$a
+done
+[ $gpu = 0 ] || GC3_BUILD_DIR=$build "$src/tests/gpu/gpu-test.sh" --describe
+rc=0
+ctest --output-on-failure "${args[@]}" || rc=$?
+[ $gpu = 0 ] || GC3_BUILD_DIR=$build "$src/tests/gpu/gpu-test.sh" --skips "$build/Testing/Temporary/LastTest.log"
+exit $rc
