@@ -78,7 +78,11 @@ static inline void gc3_test_copy(int on_device, void *dst, const void *src, size
 {
 #ifdef GC3_HAVE_CUDA
     if (on_device) {
+        /* a copy from pageable host memory may return before its data reaches the device: wait for
+         * it, as an application must before a collective that does not wait for the default stream
+         * (coll_gc3_wait_default_stream false) */
         cudaMemcpy(dst, src, bytes, cudaMemcpyDefault);
+        cudaStreamSynchronize(cudaStreamLegacy);
         return;
     }
 #endif
