@@ -11,14 +11,30 @@
 #include <cuda_runtime_api.h>
 #endif
 
-static int gc3_mpi_allgather(void *ctx, const void *send, void *recv, size_t bytes)
+/* The runtime's out-of-band interface with MPI_Iallgather on the communicator (ctx): the runtime
+ * posts, then tests until done (these programs make no other collective call meanwhile). */
+static int gc3_mpi_iallgather(void *ctx, const void *send, void *recv, size_t bytes, void **req_p)
 {
-    return MPI_Allgather(send, (int)bytes, MPI_BYTE, recv, (int)bytes, MPI_BYTE, *(MPI_Comm *)ctx) != MPI_SUCCESS;
+    MPI_Request *r = malloc(sizeof(*r));
+    if (r == NULL ||
+        MPI_Iallgather(send, (int)bytes, MPI_BYTE, recv, (int)bytes, MPI_BYTE, *(MPI_Comm *)ctx, r) != MPI_SUCCESS) {
+        free(r);
+        return 1;
+    }
+    *req_p = r;
+    return 0;
 }
 
-static int gc3_mpi_barrier(void *ctx)
+static int gc3_mpi_test(void *ctx, void *req)
 {
-    return MPI_Barrier(*(MPI_Comm *)ctx) != MPI_SUCCESS;
+    MPI_Request *r    = req;
+    int          done = 0, rc = MPI_Test(r, &done, MPI_STATUS_IGNORE);
+    (void)ctx;
+    if (rc != MPI_SUCCESS || done) {
+        free(r);
+        return rc != MPI_SUCCESS ? -1 : 1;
+    }
+    return 0;
 }
 
 /* Buffers of a test: device memory when on_device (cuda builds), host memory otherwise. New
@@ -116,8 +132,8 @@ static inline void gc3_mpi_exec_params(gc3_exec_params_t *ep, gc3_backend_t back
     MPI_Comm_size(*comm, &nranks);
     gc3_exec_params_default(ep, backend, rank, nranks);
     ep->oob.ctx       = comm;
-    ep->oob.allgather = gc3_mpi_allgather;
-    ep->oob.barrier   = gc3_mpi_barrier;
+    ep->oob.iallgather = gc3_mpi_iallgather;
+    ep->oob.test       = gc3_mpi_test;
 #ifdef GC3_HAVE_CUDA
     if (backend == GC3_BACKEND_CUDA) {
         gc3_test_select_gpu(*comm);

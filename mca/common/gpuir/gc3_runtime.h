@@ -28,12 +28,20 @@
 #include "gc3_dtype.h"
 #include "gc3_ir.h"
 
-/* Out-of-band interface: the component implements it with MPI, tests with MPI or threads.
- * Both are collective over all ranks of the executor. Return 0 on success. */
+/* Out-of-band interface: the component implements it with MPI point-to-point messages, tests
+ * with MPI_Iallgather. Nonblocking, so that setting up a plan never waits for another rank inside
+ * a call that must not (a nonblocking collective's start, MPI's progress engine):
+ *   iallgather posts an allgather of bytes_per_rank from every rank of the executor into recv
+ *     (rank r's bytes at r * bytes_per_rank) and returns 0 with *req_p, or nonzero when it could
+ *     not be posted. Collective: every rank posts the same exchanges in the same order.
+ *   test returns 1 when that exchange is done (recv is filled, req is released), 0 while it is
+ *     not, -1 when it failed (req released). It never waits for another rank.
+ * An exchange that never completes (a rank that never joins) cannot be cancelled: its buffers
+ * stay with it (gc3_exec_prepare_abandon). */
 typedef struct {
     void *ctx;
-    int (*allgather)(void *ctx, const void *send, void *recv, size_t bytes_per_rank);
-    int (*barrier)(void *ctx);
+    int (*iallgather)(void *ctx, const void *send, void *recv, size_t bytes_per_rank, void **req_p);
+    int (*test)(void *ctx, void *req);
 } gc3_oob_t;
 
 typedef enum { GC3_BACKEND_HOST = 0, GC3_BACKEND_CUDA = 1 } gc3_backend_t;
@@ -99,8 +107,27 @@ gc3_status_t gc3_exec_create(const gc3_exec_params_t *params, gc3_diag_t *diag, 
 int          gc3_exec_max_blocks(const gc3_exec_t *exec);
 void         gc3_exec_destroy(gc3_exec_t *exec);
 
-/* Collective: every rank passes the same program. Checks it, allocates this rank's FIFOs and
- * semaphores, exchanges handles and maps the peers it talks to (once per program). */
+/* Making a plan of a program (once per program): collective, every rank passes the same program
+ * (and the executor's ranks prepare their plans in the same order). In phases, none of which waits
+ * for another rank:
+ *   post: checks the program, allocates this rank's FIFOs and semaphores and posts the exchange of
+ *     connection handles. *prep_p is set whenever the exchange was posted, even if this rank
+ *     failed (it takes part all the same, so that every rank fails alike, none waits forever).
+ *   test: advances (maps the peers it talks to, tells the others it did, sets up the connections
+ *     to other nodes): GC3_IN_PROGRESS while an exchange is pending; otherwise the preparation is
+ *     over (prep released): GC3_OK with *plan_p, or the error (diag says why; every rank fails when
+ *     one failed before the last exchange).
+ *   waiting: what a pending preparation waits for ("the exchange of connection handles", ...).
+ *   abandon: give a pending preparation up (its exchange timed out): this rank's memory is
+ *     released, the pending exchange's buffers stay with the exchange.
+ * gc3_exec_prepare does all of it, waiting at most params.timeout_s for each exchange (a rank that
+ * never joins: GC3_ERR_TIMEOUT naming the exchange). */
+typedef struct gc3_prep gc3_prep_t;
+gc3_status_t gc3_exec_prepare_post(gc3_exec_t *exec, const gc3_ir_program_t *program, gc3_diag_t *diag,
+                                   gc3_prep_t **prep_p);
+gc3_status_t gc3_exec_prepare_test(gc3_prep_t *prep, gc3_diag_t *diag, gc3_plan_t **plan_p);
+const char  *gc3_exec_prepare_waiting(const gc3_prep_t *prep);
+void         gc3_exec_prepare_abandon(gc3_prep_t *prep);
 gc3_status_t gc3_exec_prepare(gc3_exec_t *exec, const gc3_ir_program_t *program, gc3_diag_t *diag,
                               gc3_plan_t **plan_p);
 void         gc3_plan_destroy(gc3_plan_t *plan);

@@ -12,6 +12,7 @@
 #include <stdio.h>
 
 typedef enum {
+    GC3_IN_PROGRESS       = 1,  /* not an error: a nonblocking operation is still under way */
     GC3_OK                = 0,
     GC3_ERR_INVALID_PARAM = -1, /* caller passed something unusable */
     GC3_ERR_NO_MEMORY     = -2,

@@ -9,6 +9,7 @@
 const char *gc3_status_string(gc3_status_t status)
 {
     switch (status) {
+    case GC3_IN_PROGRESS:       return "in progress";
     case GC3_OK:                return "success";
     case GC3_ERR_INVALID_PARAM: return "invalid parameter";
     case GC3_ERR_NO_MEMORY:     return "out of memory";

@@ -40,10 +40,10 @@ gc3_status_t gc3_exec_create(const gc3_exec_params_t *params, gc3_diag_t *diag, 
     *exec_p = NULL;
     if (params->nranks < 1 || params->rank < 0 || params->rank >= params->nranks || params->slots < 2 ||
         params->slots > 1024 || params->slot_bytes < 64 || params->slot_bytes > (1u << 30) ||
-        params->oob.allgather == NULL || params->oob.barrier == NULL) {
+        params->oob.iallgather == NULL || params->oob.test == NULL) {
         gc3_diag_add(diag, "executor: invalid parameters (rank %d of %d, %d slots of %zu bytes, oob %s): slots must "
                      "be in [2, 1024], slot bytes in [64, 1 GiB]", params->rank, params->nranks, params->slots,
-                     params->slot_bytes, params->oob.allgather && params->oob.barrier ? "set" : "missing");
+                     params->slot_bytes, params->oob.iallgather && params->oob.test ? "set" : "missing");
         return GC3_ERR_INVALID_PARAM;
     }
     if (!gc3_exec_backend_available(params->backend)) {
@@ -254,48 +254,103 @@ static void gc3_plan_ctx_init(gc3_plan_t *p)
     }
 }
 
-gc3_status_t gc3_exec_prepare(gc3_exec_t *exec, const gc3_ir_program_t *program, gc3_diag_t *diag, gc3_plan_t **plan_p)
+/* ---------------------------------------------------------------- out-of-band exchanges */
+
+gc3_status_t gc3_rt_xchg_alloc(gc3_rt_xchg_t *x, size_t bytes, int nranks, const char *what)
 {
-    gc3_plan_t            *p;
-    gc3_status_t           status;
+    memset(x, 0, sizeof(*x));
+    x->bytes = bytes;
+    x->what  = what;
+    x->send  = calloc(1, bytes);
+    x->recv  = calloc((size_t)nranks, bytes);
+    if (x->send == NULL || x->recv == NULL) {
+        gc3_rt_xchg_release(x);
+        return GC3_ERR_NO_MEMORY;
+    }
+    return GC3_OK;
+}
+
+gc3_status_t gc3_rt_xchg_post(const gc3_exec_t *exec, gc3_rt_xchg_t *x, gc3_diag_t *diag)
+{
+    const gc3_oob_t *oob = &exec->params.oob;
+    if (oob->iallgather(oob->ctx, x->send, x->recv, x->bytes, &x->req) != 0) {
+        x->req = NULL;
+        gc3_diag_add(diag, "executor: %s could not be started (out-of-band interface)", x->what);
+        return GC3_ERR_IO;
+    }
+    return GC3_OK;
+}
+
+gc3_status_t gc3_rt_xchg_test(const gc3_exec_t *exec, gc3_rt_xchg_t *x, gc3_diag_t *diag)
+{
+    const gc3_oob_t *oob = &exec->params.oob;
+    int              rc  = oob->test(oob->ctx, x->req);
+    if (rc == 0) {
+        return GC3_IN_PROGRESS;
+    }
+    x->req = NULL;
+    if (rc < 0) {
+        gc3_diag_add(diag, "executor: %s failed (out-of-band interface)", x->what);
+        return GC3_ERR_IO;
+    }
+    return GC3_OK;
+}
+
+void gc3_rt_xchg_release(gc3_rt_xchg_t *x)
+{
+    if (x->req == NULL) {
+        free(x->send);
+        free(x->recv);
+    }
+    x->send = x->recv = NULL;
+}
+
+/* ---------------------------------------------------------------- preparing a plan */
+
+enum { GC3_PREP_HANDLES, GC3_PREP_MAPPED, GC3_PREP_NET };
+
+struct gc3_prep {
+    gc3_plan_t         *p;
+    gc3_rt_layout_t    *layouts; /* of every rank this one talks to (and its own) */
+    int                 phase, ok, unlinked;
+    gc3_rt_xchg_t       x;       /* the exchange of the phase */
+    gc3_rt_net_setup_t *net;     /* GC3_PREP_NET */
+};
+
+/* what every rank says in the first two exchanges: whether it is ready, and its region's handle */
+typedef struct {
+    int32_t ok, pad;
+    char    handle[GC3_RT_HANDLE_BYTES];
+} gc3_prep_card_t;
+
+/* This rank's part before any exchange: the flat program, its layout and region. */
+static gc3_status_t gc3_prep_local(gc3_exec_t *exec, const gc3_ir_program_t *program, gc3_plan_t *p,
+                                   gc3_rt_layout_t *layouts, gc3_diag_t *diag)
+{
     const gc3_flat_rank_t *me;
-    char                  *handles = NULL;
-    gc3_rt_layout_t       *layouts = NULL;
+    gc3_status_t           status;
     int                    R = exec->params.nranks, rank = exec->params.rank;
 
-    *plan_p = NULL;
-    if (program->ngpus != R) {
-        gc3_diag_add(diag, "executor: program '%s' is for %d ranks, the executor has %d", program->name, program->ngpus, R);
-        return GC3_ERR_INVALID_PARAM;
-    }
     if (program->proto == GC3_PROTO_LL128) {
         gc3_diag_add(diag, "executor: program '%s' uses LL128, which this runtime does not implement", program->name);
         return GC3_ERR_UNSUPPORTED;
     }
-    p = calloc(1, sizeof(*p));
-    if (p == NULL) {
-        return GC3_ERR_NO_MEMORY;
-    }
-    p->exec   = exec;
-    p->rank   = rank;
-    p->nranks = R;
-    status    = gc3_flat_create(program, &p->flat);
+    status = gc3_flat_create(program, &p->flat);
     if (status != GC3_OK) {
         gc3_diag_add(diag, "executor: program '%s' is malformed (run the verifier)", program->name);
-        goto err;
+        return status;
     }
     if (exec->params.fuse) {
         p->fused_runs = gc3_flat_fuse(p->flat, rank, GC3_RT_FUSE_MAX);
     }
-    me      = &gc3_flat_ranks(p->flat)[rank];
-    p->ntbs = me->ntbs;
-    p->tbs  = &gc3_flat_tbs(p->flat)[me->tb_begin];
+    me       = &gc3_flat_ranks(p->flat)[rank];
+    p->ntbs  = me->ntbs;
+    p->tbs   = &gc3_flat_tbs(p->flat)[me->tb_begin];
     p->proto = program->proto;
     gc3_plan_segments(p->flat, &p->k_in, &p->k_out);
     if (p->k_in < 1 || p->k_out < 1) {
         gc3_diag_add(diag, "executor: program '%s' has fewer chunks than ranks", program->name);
-        status = GC3_ERR_INVALID_PARAM;
-        goto err;
+        return GC3_ERR_INVALID_PARAM;
     }
     p->cnt_max = 1;
     for (int i = 0; i < p->flat->nsteps; i++) {
@@ -307,22 +362,20 @@ gc3_status_t gc3_exec_prepare(gc3_exec_t *exec, const gc3_ir_program_t *program,
      * slots starting on lines */
     p->slot_stride = p->proto == GC3_PROTO_LL ? 2 * (p->slot_payload + GC3_RT_MSG_HDR)
                                               : gc3_rt_round(p->slot_payload + GC3_RT_SIMPLE_HDR, GC3_RT_LINE);
-    p->tb_nsteps    = calloc((size_t)p->ntbs + 1, sizeof(int32_t));
-    p->sem_base     = calloc((size_t)p->ntbs + 1, sizeof(uint64_t));
-    p->loops_base   = calloc((size_t)p->ntbs + 1, sizeof(uint64_t));
-    p->send_base    = calloc((size_t)p->ntbs + 1, sizeof(uint64_t));
-    p->recv_base    = calloc((size_t)p->ntbs + 1, sizeof(uint64_t));
-    p->nsend        = calloc((size_t)p->ntbs + 1, sizeof(int));
-    p->nrecv        = calloc((size_t)p->ntbs + 1, sizeof(int));
-    p->tbs_ctx      = calloc((size_t)p->ntbs + 1, sizeof(gc3_rt_tb_t));
-    p->peer_region  = calloc((size_t)R, sizeof(char *));
-    p->peer_bytes   = calloc((size_t)R, sizeof(size_t));
-    handles         = malloc((size_t)R * GC3_RT_HANDLE_BYTES);
+    p->tb_nsteps   = calloc((size_t)p->ntbs + 1, sizeof(int32_t));
+    p->sem_base    = calloc((size_t)p->ntbs + 1, sizeof(uint64_t));
+    p->loops_base  = calloc((size_t)p->ntbs + 1, sizeof(uint64_t));
+    p->send_base   = calloc((size_t)p->ntbs + 1, sizeof(uint64_t));
+    p->recv_base   = calloc((size_t)p->ntbs + 1, sizeof(uint64_t));
+    p->nsend       = calloc((size_t)p->ntbs + 1, sizeof(int));
+    p->nrecv       = calloc((size_t)p->ntbs + 1, sizeof(int));
+    p->tbs_ctx     = calloc((size_t)p->ntbs + 1, sizeof(gc3_rt_tb_t));
+    p->peer_region = calloc((size_t)R, sizeof(char *));
+    p->peer_bytes  = calloc((size_t)R, sizeof(size_t));
     if (p->tb_nsteps == NULL || p->sem_base == NULL || p->loops_base == NULL || p->send_base == NULL ||
         p->recv_base == NULL || p->nsend == NULL || p->nrecv == NULL || p->tbs_ctx == NULL || p->peer_region == NULL ||
-        p->peer_bytes == NULL || handles == NULL) {
-        status = GC3_ERR_NO_MEMORY;
-        goto err;
+        p->peer_bytes == NULL) {
+        return GC3_ERR_NO_MEMORY;
     }
     for (int t = 0; t < p->ntbs; t++) {
         const gc3_flat_step_t *st = &gc3_flat_steps(p->flat)[p->tbs[t].step_begin];
@@ -335,30 +388,22 @@ gc3_status_t gc3_exec_prepare(gc3_exec_t *exec, const gc3_ir_program_t *program,
             (p->nrecv[t] && gc3_rt_peer_sender(p->flat, rank, t) < 0)) {
             gc3_diag_add(diag, "executor: rank %d tb %d of '%s' has no partner block on the other end of its "
                          "connection (run the verifier)", rank, t, program->name);
-            status = GC3_ERR_VERIFY;
-            goto err;
+            return GC3_ERR_VERIFY;
         }
     }
     status = gc3_rt_layout_compute(p->flat, rank, exec->params.slots, p->slot_stride, exec->node, &p->layout);
     if (status != GC3_OK) {
-        goto err;
+        return status;
     }
     p->sem_off       = p->layout.sem_off;
     p->loops_off     = p->layout.loops_off;
     p->crosses_nodes = gc3_flat_crosses_nodes(p->flat, exec->node);
     if (p->crosses_nodes && !gc3_rt_net_available()) {
-        /* decided the same way on every rank (same program, same nodes): nobody goes on */
         gc3_diag_add(diag, "executor: program '%s' connects ranks on different nodes, and this library was built "
                      "without UCX (the inter-node transport)", program->name);
-        status = GC3_ERR_UNSUPPORTED;
-        goto err;
+        return GC3_ERR_UNSUPPORTED;
     }
     /* the layout of every rank we talk to (and ours) */
-    layouts = calloc((size_t)R, sizeof(*layouts));
-    if (layouts == NULL) {
-        status = GC3_ERR_NO_MEMORY;
-        goto err;
-    }
     for (int t = 0; t < p->ntbs && status == GC3_OK; t++) {
         int peers[2] = {p->tbs[t].send, p->tbs[t].recv};
         for (int k = 0; k < 2 && status == GC3_OK; k++) {
@@ -369,50 +414,51 @@ gc3_status_t gc3_exec_prepare(gc3_exec_t *exec, const gc3_ir_program_t *program,
         }
     }
     if (status != GC3_OK) {
-        goto err;
+        return status;
     }
-    /* this rank's region, then everybody's handles, then the peers of this node we talk to */
-    status = exec->be->region_create(p, p->layout.bytes, &p->region, p->handle, diag);
-    if (status != GC3_OK) {
-        goto err;
-    }
-    if (exec->params.oob.allgather(exec->params.oob.ctx, p->handle, handles, GC3_RT_HANDLE_BYTES) != 0) {
-        gc3_diag_add(diag, "executor: the out-of-band allgather failed");
-        status = GC3_ERR_IO;
-        goto err;
-    }
-    p->peer_region[rank] = p->region;
-    p->peer_bytes[rank]  = p->layout.bytes;
-    for (int q = 0; q < R && status == GC3_OK; q++) {
-        if (q != rank && layouts[q].sem_off != NULL && !gc3_plan_remote(p, q)) {
-            p->peer_bytes[q] = layouts[q].bytes;
-            status = exec->be->region_open(p, handles + (size_t)q * GC3_RT_HANDLE_BYTES, p->peer_bytes[q],
-                                           &p->peer_region[q], diag);
+    return exec->be->region_create(p, p->layout.bytes, &p->region, p->handle, diag);
+}
+
+/* The peers of this node this rank talks to: their regions mapped. */
+static gc3_status_t gc3_prep_map(gc3_prep_t *x, gc3_diag_t *diag)
+{
+    gc3_plan_t   *p      = x->p;
+    gc3_status_t  status = GC3_OK;
+
+    p->peer_region[p->rank] = p->region;
+    p->peer_bytes[p->rank]  = p->layout.bytes;
+    for (int q = 0; q < p->nranks && status == GC3_OK; q++) {
+        const gc3_prep_card_t *c = (const gc3_prep_card_t *)(x->x.recv + (size_t)q * x->x.bytes);
+        if (q != p->rank && x->layouts[q].sem_off != NULL && !gc3_plan_remote(p, q)) {
+            p->peer_bytes[q] = x->layouts[q].bytes;
+            status = p->exec->be->region_open(p, c->handle, p->peer_bytes[q], &p->peer_region[q], diag);
         }
     }
-    /* everybody mapped what they need (or failed): the names can go */
-    if (exec->params.oob.barrier(exec->params.oob.ctx) != 0) {
-        gc3_diag_add(diag, "executor: the out-of-band barrier failed");
-        status = status == GC3_OK ? GC3_ERR_IO : status;
-    }
-    exec->be->region_unlink(p, p->handle);
-    if (status != GC3_OK) {
-        goto err;
-    }
-    /* where each block's connections are */
+    return status;
+}
+
+/* Where each block's connections are (every rank mapped what it needs). */
+static gc3_status_t gc3_prep_connect(gc3_prep_t *x, gc3_diag_t *diag)
+{
+    gc3_plan_t              *p       = x->p;
+    gc3_exec_t              *exec    = p->exec;
+    const gc3_rt_layout_t   *layouts = x->layouts;
+    gc3_status_t             status  = GC3_OK;
+    int                      rank    = p->rank;
+
     if (p->crosses_nodes && p->layout.net_bytes > 0) {
         status = exec->be->host_alloc(p, p->layout.net_bytes, &p->net);
         if (status != GC3_OK) {
             gc3_diag_add(diag, "executor: cannot allocate %zu bytes of host memory for the inter-node connections",
                          p->layout.net_bytes);
-            /* the others are about to exchange addresses: take part, then fail */
+            return status;
         }
     }
     p->conn = calloc((size_t)p->ntbs + 1, sizeof(gc3_rt_conn_t));
-    if (p->conn == NULL && status == GC3_OK) {
-        status = GC3_ERR_NO_MEMORY;
+    if (p->conn == NULL) {
+        return GC3_ERR_NO_MEMORY;
     }
-    for (int t = 0; t < p->ntbs && status == GC3_OK; t++) {
+    for (int t = 0; t < p->ntbs; t++) {
         const gc3_flat_tb_t *tb = &p->tbs[t];
         gc3_rt_conn_t       *c  = &p->conn[t];
         if (p->nsend[t]) {
@@ -444,32 +490,207 @@ gc3_status_t gc3_exec_prepare(gc3_exec_t *exec, const gc3_ir_program_t *program,
             }
         }
     }
-    if (p->crosses_nodes) {
-        /* collective: every rank takes part, whatever happened here (it then fails with the others) */
-        gc3_status_t ns = gc3_rt_net_setup(p, status == GC3_OK ? layouts : NULL, diag);
-        status          = status == GC3_OK ? ns : status;
+    return status;
+}
+
+/* This rank's card of the phase, and the exchange posted (a failure to post ends the preparation). */
+static gc3_status_t gc3_prep_post_card(gc3_prep_t *x, const char *what, int with_handle, gc3_diag_t *diag)
+{
+    gc3_prep_card_t *mine;
+    gc3_status_t     status = gc3_rt_xchg_alloc(&x->x, with_handle ? sizeof(*mine) : 8, x->p->nranks, what);
+    if (status != GC3_OK) {
+        return status;
+    }
+    mine     = (gc3_prep_card_t *)x->x.send;
+    mine->ok = x->ok;
+    if (with_handle) {
+        memcpy(mine->handle, x->p->handle, GC3_RT_HANDLE_BYTES);
+    }
+    return gc3_rt_xchg_post(x->p->exec, &x->x, diag);
+}
+
+/* The first rank that said it is not ready in the exchange just done (-1: all are). */
+static int gc3_prep_not_ready(const gc3_prep_t *x)
+{
+    for (int q = 0; q < x->p->nranks; q++) {
+        if (!((const gc3_prep_card_t *)(x->x.recv + (size_t)q * x->x.bytes))->ok) {
+            return q;
+        }
+    }
+    return -1;
+}
+
+/* The name of this rank's region goes (the peers that map it did, or never will). */
+static void gc3_prep_unlink(gc3_prep_t *x)
+{
+    if (x->p->region != NULL && !x->unlinked) {
+        x->p->exec->be->region_unlink(x->p, x->p->handle);
+    }
+    x->unlinked = 1;
+}
+
+static void gc3_prep_free(gc3_prep_t *x, int keep_plan)
+{
+    gc3_prep_unlink(x);
+    if (x->layouts != NULL) {
+        for (int q = 0; q < x->p->nranks; q++) {
+            gc3_rt_layout_free(&x->layouts[q]);
+        }
+        free(x->layouts);
+    }
+    gc3_rt_xchg_release(&x->x);
+    if (!keep_plan) {
+        gc3_plan_destroy(x->p);
+    }
+    free(x);
+}
+
+gc3_status_t gc3_exec_prepare_post(gc3_exec_t *exec, const gc3_ir_program_t *program, gc3_diag_t *diag,
+                                   gc3_prep_t **prep_p)
+{
+    gc3_prep_t  *x;
+    gc3_status_t status;
+    int          R = exec->params.nranks;
+
+    *prep_p = NULL;
+    if (program->ngpus != R) {
+        /* the same on every rank (they pass the same program): nobody posts */
+        gc3_diag_add(diag, "executor: program '%s' is for %d ranks, the executor has %d", program->name, program->ngpus, R);
+        return GC3_ERR_INVALID_PARAM;
+    }
+    x = calloc(1, sizeof(*x));
+    if (x == NULL || (x->p = calloc(1, sizeof(*x->p))) == NULL ||
+        (x->layouts = calloc((size_t)R, sizeof(*x->layouts))) == NULL) {
+        if (x != NULL) {
+            free(x->p);
+        }
+        free(x);
+        return GC3_ERR_NO_MEMORY; /* the others time out in the exchange */
+    }
+    x->p->exec   = exec;
+    x->p->rank   = exec->params.rank;
+    x->p->nranks = R;
+    /* whatever fails here, this rank still says so in the exchange: every rank fails alike */
+    x->ok  = gc3_prep_local(exec, program, x->p, x->layouts, diag) == GC3_OK;
+    status = gc3_prep_post_card(x, "the exchange of connection handles", 1, diag);
+    if (status != GC3_OK) {
+        gc3_prep_free(x, 0);
+        return status;
+    }
+    x->phase = GC3_PREP_HANDLES;
+    *prep_p  = x;
+    return GC3_OK;
+}
+
+gc3_status_t gc3_exec_prepare_test(gc3_prep_t *x, gc3_diag_t *diag, gc3_plan_t **plan_p)
+{
+    gc3_plan_t  *p = x->p;
+    gc3_status_t status;
+    int          q;
+
+    *plan_p = NULL;
+    if (x->phase == GC3_PREP_NET) {
+        status = gc3_rt_net_setup_test(x->net, x->layouts, diag);
+        if (status == GC3_IN_PROGRESS) {
+            return status;
+        }
+        x->net = NULL;
+        goto done;
+    }
+    status = gc3_rt_xchg_test(p->exec, &x->x, diag);
+    if (status == GC3_IN_PROGRESS) {
+        return status;
+    }
+    q = status == GC3_OK ? gc3_prep_not_ready(x) : -1;
+    if (x->phase == GC3_PREP_MAPPED) {
+        gc3_prep_unlink(x); /* everybody mapped what they need (or failed): the names can go */
+    }
+    if (status == GC3_OK && q >= 0) {
+        if (q != p->rank) { /* this rank's own reason is in diag already */
+            gc3_diag_add(diag, "executor: rank %d could not %s (its own output says why)", q,
+                         x->phase == GC3_PREP_HANDLES ? "prepare its part of the plan" : "map its peers' memory");
+        }
+        status = GC3_ERR_IO;
     }
     if (status != GC3_OK) {
-        goto err;
+        goto done;
     }
-    for (int q = 0; q < R; q++) {
-        gc3_rt_layout_free(&layouts[q]);
-    }
-    free(layouts);
-    free(handles);
-    gc3_plan_ctx_init(p);
-    exec->nplans++;
-    *plan_p = p;
-    return GC3_OK;
-err:
-    if (layouts != NULL) {
-        for (int q = 0; q < R; q++) {
-            gc3_rt_layout_free(&layouts[q]);
+    if (x->phase == GC3_PREP_HANDLES) {
+        x->ok = gc3_prep_map(x, diag) == GC3_OK; /* with the handles just exchanged */
+        gc3_rt_xchg_release(&x->x);
+        status = gc3_prep_post_card(x, "the other ranks' mapping of the connections", 0, diag);
+        if (status != GC3_OK) {
+            goto done;
         }
-        free(layouts);
+        x->phase = GC3_PREP_MAPPED;
+        return GC3_IN_PROGRESS;
     }
-    free(handles);
-    gc3_plan_destroy(p);
+    /* GC3_PREP_MAPPED */
+    gc3_rt_xchg_release(&x->x);
+    status = gc3_prep_connect(x, diag);
+    if (p->crosses_nodes) {
+        /* collective: every rank takes part, whatever happened here (it then fails with the others) */
+        gc3_status_t ns = gc3_rt_net_setup_post(p, status == GC3_OK, diag, &x->net);
+        status          = status == GC3_OK ? ns : status;
+        if (x->net != NULL) {
+            x->phase = GC3_PREP_NET;
+            return GC3_IN_PROGRESS;
+        }
+    }
+done:
+    if (status == GC3_OK) {
+        gc3_plan_ctx_init(p);
+        p->exec->nplans++;
+        *plan_p = p;
+    }
+    gc3_prep_free(x, status == GC3_OK);
+    return status;
+}
+
+const char *gc3_exec_prepare_waiting(const gc3_prep_t *x)
+{
+    return x->phase == GC3_PREP_NET ? gc3_rt_net_setup_waiting(x->net) : x->x.what;
+}
+
+void gc3_exec_prepare_abandon(gc3_prep_t *x)
+{
+    if (x == NULL) {
+        return;
+    }
+    if (x->net != NULL) {
+        gc3_rt_net_setup_abandon(x->net);
+    }
+    gc3_prep_free(x, 0); /* the pending exchange keeps its buffers */
+}
+
+gc3_status_t gc3_exec_prepare(gc3_exec_t *exec, const gc3_ir_program_t *program, gc3_diag_t *diag, gc3_plan_t **plan_p)
+{
+    gc3_prep_t     *x;
+    gc3_status_t    status = gc3_exec_prepare_post(exec, program, diag, &x);
+    double          timeout = exec->params.timeout_s;
+    struct timespec t0, t, ts = {0, 20000};
+    const char     *what = NULL;
+
+    *plan_p = NULL;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    while (status == GC3_OK || status == GC3_IN_PROGRESS) {
+        if (what != gc3_exec_prepare_waiting(x)) { /* a new exchange: its own time */
+            what = gc3_exec_prepare_waiting(x);
+            clock_gettime(CLOCK_MONOTONIC, &t0);
+        }
+        status = gc3_exec_prepare_test(x, diag, plan_p);
+        if (status != GC3_IN_PROGRESS) {
+            return status;
+        }
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        if (timeout > 0 && (double)(t.tv_sec - t0.tv_sec) + (double)(t.tv_nsec - t0.tv_nsec) * 1e-9 > timeout) {
+            gc3_diag_add(diag, "executor: rank %d: timeout after %.1f s waiting for %s", exec->params.rank, timeout,
+                         gc3_exec_prepare_waiting(x));
+            gc3_exec_prepare_abandon(x);
+            return GC3_ERR_TIMEOUT;
+        }
+        nanosleep(&ts, NULL);
+    }
     return status;
 }
 

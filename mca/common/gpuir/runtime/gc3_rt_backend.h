@@ -38,6 +38,22 @@ extern const gc3_rt_backend_t gc3_rt_backend_host;
 extern const gc3_rt_backend_t gc3_rt_backend_cuda;
 #endif
 
+/* One out-of-band exchange of the runtime (gc3_oob_t): this rank's record (send, filled by the
+ * caller after gc3_rt_xchg_alloc), everybody's (recv), and the pending handle. */
+typedef struct {
+    void       *req;   /* the OOB's handle while pending, else NULL */
+    char       *send, *recv;
+    size_t      bytes; /* per rank */
+    const char *what;  /* for messages: "the exchange of connection handles" */
+} gc3_rt_xchg_t;
+/* zeroed record of `bytes` for this rank, room for every rank's */
+gc3_status_t gc3_rt_xchg_alloc(gc3_rt_xchg_t *x, size_t bytes, int nranks, const char *what);
+gc3_status_t gc3_rt_xchg_post(const gc3_exec_t *exec, gc3_rt_xchg_t *x, gc3_diag_t *diag);
+/* GC3_IN_PROGRESS while pending, GC3_OK when x->recv is filled, GC3_ERR_IO when it failed */
+gc3_status_t gc3_rt_xchg_test(const gc3_exec_t *exec, gc3_rt_xchg_t *x, gc3_diag_t *diag);
+/* the buffers, unless the exchange is still pending (then they belong to it) */
+void         gc3_rt_xchg_release(gc3_rt_xchg_t *x);
+
 /* Where a block's connections are (computed once per plan). */
 typedef struct {
     char     *send_slots, *recv_slots;

@@ -8,9 +8,9 @@
  * a fence, the tail (put) into the receiver's net region; the head (put) into the sender's. The
  * blocks of the other side wait on those counters as they would on a local peer's.
  *
- * Every rank of the executor calls setup (it is collective: worker addresses, remote keys and
- * net region addresses are exchanged through the out-of-band interface) when the program
- * crosses nodes. A failed endpoint (peer dead, unreachable) or a transfer that cannot start
+ * Every rank of the executor sets up (it is collective: worker addresses, remote keys and net
+ * region addresses are exchanged through the out-of-band interface) when the program crosses
+ * nodes. A failed endpoint (peer dead, unreachable) or a transfer that cannot start
  * becomes the plan's error record (GC3_WAIT_WHAT_NET, naming the peer) and aborts the call. */
 #ifndef GC3_RT_NET_H
 #define GC3_RT_NET_H
@@ -18,8 +18,16 @@
 #include "gc3_rt_backend.h"
 
 int          gc3_rt_net_available(void);
-/* collective over the executor's ranks; p->net, p->conn and the layouts are set */
-gc3_status_t gc3_rt_net_setup(gc3_plan_t *p, const gc3_rt_layout_t *layouts, gc3_diag_t *diag);
+/* Setting up a plan's connections to other nodes: collective over the executor's ranks, in phases
+ * that never wait for another rank (two exchanges: the cards, then the UCX addresses and keys).
+ * post: p->net and p->conn are set (ok 0: this rank failed before, it takes part all the same);
+ * *ns_p is set when the first exchange was posted. test: GC3_IN_PROGRESS, or the end (ns
+ * released): GC3_OK, or the error. abandon: give it up after a timeout. */
+typedef struct gc3_rt_net_setup gc3_rt_net_setup_t;
+gc3_status_t gc3_rt_net_setup_post(gc3_plan_t *p, int ok, gc3_diag_t *diag, gc3_rt_net_setup_t **ns_p);
+gc3_status_t gc3_rt_net_setup_test(gc3_rt_net_setup_t *ns, const gc3_rt_layout_t *layouts, gc3_diag_t *diag);
+const char  *gc3_rt_net_setup_waiting(const gc3_rt_net_setup_t *ns);
+void         gc3_rt_net_setup_abandon(gc3_rt_net_setup_t *ns);
 /* after the last call: what the proxy still owes the peers is sent, then everything released */
 void         gc3_rt_net_teardown(gc3_plan_t *p);
 /* a call of the plan starts (the proxy polls without sleeping while any is under way) / ended */

@@ -406,104 +406,162 @@ static void gc3_net_plan_release_locked(gc3_net_plan_t *np)
     free(np);
 }
 
-gc3_status_t gc3_rt_net_setup(gc3_plan_t *p, const gc3_rt_layout_t *layouts, gc3_diag_t *diag)
-{
-    const gc3_oob_t *oob = &p->exec->params.oob;
-    const int        R = p->nranks, slots = p->exec->params.slots;
-    gc3_net_plan_t  *np = calloc(1, sizeof(*np));
-    gc3_net_card_t   mine, *cards = malloc((size_t)R * sizeof(gc3_net_card_t));
-    ucp_address_t   *waddr = NULL;
-    size_t           waddr_len = 0, rkey_len = 0, blob = 0;
-    void            *rkey_buf = NULL;
-    char            *mine_blob = NULL, *blobs = NULL;
-    gc3_status_t     status = GC3_OK;
-    ucs_status_t     st;
-    int              counted = 0;
+/* A plan's setup in progress: phase 0 exchanges the cards, phase 1 the address and key bytes,
+ * each rank's padded to the largest (both exchanges happen on every rank or on none). */
+struct gc3_rt_net_setup {
+    gc3_plan_t     *p;
+    gc3_net_plan_t *np;
+    int             counted; /* holds one of gc3_net.users */
+    int             phase;
+    gc3_rt_xchg_t   x;
+    ucp_address_t  *waddr;
+    size_t          waddr_len, rkey_len, blob;
+    void           *rkey_buf;
+    gc3_net_card_t *cards;   /* everybody's, after phase 0 */
+};
 
-    memset(&mine, 0, sizeof(mine));
-    mine.ok = layouts != NULL && np != NULL && cards != NULL;
+/* The end of a setup (ok or not): what was not handed to the plan is released. */
+static gc3_status_t gc3_net_setup_end(gc3_rt_net_setup_t *ns, gc3_status_t status)
+{
     pthread_mutex_lock(&gc3_net.lock);
-    if (mine.ok && gc3_net_start_locked(diag) == GC3_OK) {
-        gc3_net.users++; /* from here on, teardown (or the error path below) gives it back */
-        counted  = 1;
-        np->plan = p;
-        st       = ucp_worker_get_address(gc3_net.worker, &waddr, &waddr_len);
-        if (st != UCS_OK) {
-            gc3_diag_add(diag, "net: ucp_worker_get_address: %s", ucs_status_string(st));
-            mine.ok = 0;
+    if (ns->waddr != NULL) {
+        ucp_worker_release_address(gc3_net.worker, ns->waddr);
+    }
+    if (ns->rkey_buf != NULL) {
+        ucp_rkey_buffer_release(ns->rkey_buf);
+    }
+    if (status == GC3_OK) {
+        ns->np->next     = gc3_net.plans;
+        gc3_net.plans    = ns->np;
+        ns->p->net_state = ns->np;
+    } else if (ns->counted) {
+        gc3_net_plan_release_locked(ns->np);
+        if (--gc3_net.users == 0) {
+            gc3_net_stop_locked();
         }
     } else {
-        mine.ok = 0;
+        free(ns->np);
     }
-    if (mine.ok && p->net != NULL) {
+    pthread_mutex_unlock(&gc3_net.lock);
+    gc3_rt_xchg_release(&ns->x);
+    free(ns->cards);
+    free(ns);
+    return status;
+}
+
+gc3_status_t gc3_rt_net_setup_post(gc3_plan_t *p, int ok, gc3_diag_t *diag, gc3_rt_net_setup_t **ns_p)
+{
+    gc3_rt_net_setup_t *ns = calloc(1, sizeof(*ns));
+    gc3_net_card_t     *mine;
+    gc3_status_t        status;
+    ucs_status_t        st;
+
+    *ns_p = NULL;
+    if (ns == NULL || (ns->np = calloc(1, sizeof(*ns->np))) == NULL ||
+        gc3_rt_xchg_alloc(&ns->x, sizeof(gc3_net_card_t), p->nranks, "the exchange of UCX worker addresses") != GC3_OK) {
+        if (ns != NULL) {
+            free(ns->np);
+        }
+        free(ns);
+        return GC3_ERR_NO_MEMORY; /* out of host memory: the peers time out */
+    }
+    ns->p    = p;
+    mine     = (gc3_net_card_t *)ns->x.send;
+    mine->ok = ok;
+    pthread_mutex_lock(&gc3_net.lock);
+    if (mine->ok && gc3_net_start_locked(diag) == GC3_OK) {
+        gc3_net.users++; /* from here on, teardown (or gc3_net_setup_end) gives it back */
+        ns->counted  = 1;
+        ns->np->plan = p;
+        st           = ucp_worker_get_address(gc3_net.worker, &ns->waddr, &ns->waddr_len);
+        if (st != UCS_OK) {
+            gc3_diag_add(diag, "net: ucp_worker_get_address: %s", ucs_status_string(st));
+            mine->ok = 0;
+        }
+    } else {
+        mine->ok = 0;
+    }
+    if (mine->ok && p->net != NULL) {
         ucp_mem_map_params_t mp;
         memset(&mp, 0, sizeof(mp));
         mp.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH;
         mp.address    = p->net;
         mp.length     = p->layout.net_bytes;
-        st            = ucp_mem_map(gc3_net.ctx, &mp, &np->memh);
+        st            = ucp_mem_map(gc3_net.ctx, &mp, &ns->np->memh);
         if (st == UCS_OK) {
-            st = ucp_rkey_pack(gc3_net.ctx, np->memh, &rkey_buf, &rkey_len);
+            st = ucp_rkey_pack(gc3_net.ctx, ns->np->memh, &ns->rkey_buf, &ns->rkey_len);
         }
         if (st != UCS_OK) {
             gc3_diag_add(diag, "net: registering %zu bytes for remote access: %s", p->layout.net_bytes,
                          ucs_status_string(st));
-            mine.ok = 0;
+            mine->ok = 0;
         }
     }
     pthread_mutex_unlock(&gc3_net.lock);
-    mine.base     = (uint64_t)(uintptr_t)p->net;
-    mine.addr_len = mine.ok ? (uint32_t)waddr_len : 0;
-    mine.rkey_len = mine.ok ? (uint32_t)rkey_len : 0;
-    /* 1. the cards (fixed size); 2. when every rank is ready, the address and key bytes, each
-     * rank's padded to the largest (both exchanges happen on every rank or on none) */
-    if (cards == NULL) {
-        return GC3_ERR_NO_MEMORY; /* out of host memory for R cards: the peers fail at their next step */
+    mine->base     = (uint64_t)(uintptr_t)p->net;
+    mine->addr_len = mine->ok ? (uint32_t)ns->waddr_len : 0;
+    mine->rkey_len = mine->ok ? (uint32_t)ns->rkey_len : 0;
+    status         = gc3_rt_xchg_post(p->exec, &ns->x, diag);
+    if (status != GC3_OK) {
+        return gc3_net_setup_end(ns, status);
     }
-    if (oob->allgather(oob->ctx, &mine, cards, sizeof(mine)) != 0) {
-        gc3_diag_add(diag, "net: the out-of-band allgather failed");
-        status = GC3_ERR_IO;
+    *ns_p = ns;
+    return GC3_OK;
+}
+
+/* Phase 0 done: every rank ready? Then post the address and key bytes. */
+static gc3_status_t gc3_net_setup_addresses(gc3_rt_net_setup_t *ns, gc3_diag_t *diag)
+{
+    const int    R = ns->p->nranks;
+    gc3_status_t status = GC3_OK;
+
+    ns->cards = malloc((size_t)R * sizeof(gc3_net_card_t));
+    if (ns->cards == NULL) {
+        return GC3_ERR_NO_MEMORY;
     }
-    for (int q = 0; q < R && status == GC3_OK; q++) {
-        size_t b = (size_t)cards[q].addr_len + cards[q].rkey_len;
-        blob     = b > blob ? b : blob;
-        if (!cards[q].ok) {
-            if (q != p->rank) {
+    memcpy(ns->cards, ns->x.recv, (size_t)R * sizeof(gc3_net_card_t));
+    gc3_rt_xchg_release(&ns->x);
+    for (int q = 0; q < R; q++) {
+        size_t b = (size_t)ns->cards[q].addr_len + ns->cards[q].rkey_len;
+        ns->blob = b > ns->blob ? b : ns->blob;
+        if (!ns->cards[q].ok) {
+            if (q != ns->p->rank) {
                 gc3_diag_add(diag, "net: rank %d could not set up its inter-node connections", q);
             }
-            status = GC3_ERR_IO;
+            status = GC3_ERR_IO; /* every rank sees the same cards: none goes on */
         }
     }
-    if (status == GC3_OK) {
-        mine_blob = calloc(1, blob);
-        blobs     = malloc(blob * (size_t)R);
-        if (mine_blob == NULL || blobs == NULL) {
-            status = GC3_ERR_NO_MEMORY;
-        } else {
-            memcpy(mine_blob, waddr, waddr_len);
-            if (rkey_len > 0) {
-                memcpy(mine_blob + waddr_len, rkey_buf, rkey_len);
-            }
-            if (oob->allgather(oob->ctx, mine_blob, blobs, blob) != 0) {
-                gc3_diag_add(diag, "net: the out-of-band exchange of UCX addresses failed");
-                status = GC3_ERR_IO;
-            }
-        }
+    if (status != GC3_OK) {
+        return status;
     }
+    status = gc3_rt_xchg_alloc(&ns->x, ns->blob, R, "the exchange of UCX addresses and remote keys");
+    if (status != GC3_OK) {
+        return status;
+    }
+    memcpy(ns->x.send, ns->waddr, ns->waddr_len);
+    if (ns->rkey_len > 0) {
+        memcpy(ns->x.send + ns->waddr_len, ns->rkey_buf, ns->rkey_len);
+    }
+    ns->phase = 1;
+    return gc3_rt_xchg_post(ns->p->exec, &ns->x, diag);
+}
+
+/* Phase 1 done: one link per connection to another node. */
+static gc3_status_t gc3_net_setup_links(gc3_rt_net_setup_t *ns, const gc3_rt_layout_t *layouts, gc3_diag_t *diag)
+{
+    gc3_plan_t     *p = ns->p;
+    gc3_net_plan_t *np = ns->np;
+    const int       R = p->nranks, slots = p->exec->params.slots;
+    gc3_net_card_t *cards = ns->cards;
+    const char     *blobs = ns->x.recv;
+    gc3_status_t    status = GC3_OK;
+    ucs_status_t    st;
+
     pthread_mutex_lock(&gc3_net.lock);
-    if (waddr != NULL) {
-        ucp_worker_release_address(gc3_net.worker, waddr);
-    }
-    if (rkey_buf != NULL) {
-        ucp_rkey_buffer_release(rkey_buf);
-    }
-    /* links: one per connection to another node */
-    if (status == GC3_OK) {
-        np->rkeys = calloc((size_t)R, sizeof(ucp_rkey_h));
-        np->links = calloc((size_t)(2 * p->ntbs + 1), sizeof(gc3_net_link_t));
-        if (np->rkeys == NULL || np->links == NULL) {
-            status = GC3_ERR_NO_MEMORY;
-        }
+    np->rkeys = calloc((size_t)R, sizeof(ucp_rkey_h));
+    np->links = calloc((size_t)(2 * p->ntbs + 1), sizeof(gc3_net_link_t));
+    if (np->rkeys == NULL || np->links == NULL) {
+        status = GC3_ERR_NO_MEMORY;
     }
     for (int t = 0; t < p->ntbs && status == GC3_OK; t++) {
         for (int kind = 0; kind < 2 && status == GC3_OK; kind++) {
@@ -511,7 +569,7 @@ gc3_status_t gc3_rt_net_setup(gc3_plan_t *p, const gc3_rt_layout_t *layouts, gc3
             int                  q = kind == GC3_LINK_OUT ? p->tbs[t].send : p->tbs[t].recv;
             int                  u;
             gc3_net_link_t      *l;
-            const char          *qb = blobs + (size_t)q * blob;
+            const char          *qb = blobs + (size_t)q * ns->blob;
             if (kind == GC3_LINK_OUT ? c->send_lens == NULL : !c->recv_remote) {
                 continue;
             }
@@ -549,23 +607,36 @@ gc3_status_t gc3_rt_net_setup(gc3_plan_t *p, const gc3_rt_layout_t *layouts, gc3
             np->nlinks++;
         }
     }
-    if (status == GC3_OK) {
-        np->next      = gc3_net.plans;
-        gc3_net.plans = np;
-        p->net_state  = np;
-    } else if (counted) {
-        gc3_net_plan_release_locked(np);
-        if (--gc3_net.users == 0) {
-            gc3_net_stop_locked();
-        }
-    } else {
-        free(np);
-    }
     pthread_mutex_unlock(&gc3_net.lock);
-    free(cards);
-    free(mine_blob);
-    free(blobs);
     return status;
+}
+
+gc3_status_t gc3_rt_net_setup_test(gc3_rt_net_setup_t *ns, const gc3_rt_layout_t *layouts, gc3_diag_t *diag)
+{
+    gc3_status_t status = gc3_rt_xchg_test(ns->p->exec, &ns->x, diag);
+
+    if (status == GC3_IN_PROGRESS) {
+        return status;
+    }
+    if (status == GC3_OK && ns->phase == 0) {
+        status = gc3_net_setup_addresses(ns, diag);
+        if (status == GC3_OK) {
+            return GC3_IN_PROGRESS;
+        }
+    } else if (status == GC3_OK) {
+        status = gc3_net_setup_links(ns, layouts, diag);
+    }
+    return gc3_net_setup_end(ns, status);
+}
+
+const char *gc3_rt_net_setup_waiting(const gc3_rt_net_setup_t *ns)
+{
+    return ns->x.what;
+}
+
+void gc3_rt_net_setup_abandon(gc3_rt_net_setup_t *ns)
+{
+    (void)gc3_net_setup_end(ns, GC3_ERR_TIMEOUT); /* the pending exchange keeps its buffers */
 }
 
 void gc3_rt_net_teardown(gc3_plan_t *p)
@@ -673,12 +744,32 @@ int gc3_rt_net_available(void)
     return 0;
 }
 
-gc3_status_t gc3_rt_net_setup(gc3_plan_t *p, const gc3_rt_layout_t *layouts, gc3_diag_t *diag)
+gc3_status_t gc3_rt_net_setup_post(gc3_plan_t *p, int ok, gc3_diag_t *diag, gc3_rt_net_setup_t **ns_p)
 {
     (void)p;
-    (void)layouts;
+    (void)ok;
+    *ns_p = NULL;
     gc3_diag_add(diag, "net: this library was built without UCX");
     return GC3_ERR_UNSUPPORTED;
+}
+
+gc3_status_t gc3_rt_net_setup_test(gc3_rt_net_setup_t *ns, const gc3_rt_layout_t *layouts, gc3_diag_t *diag)
+{
+    (void)ns;
+    (void)layouts;
+    (void)diag;
+    return GC3_ERR_UNSUPPORTED;
+}
+
+const char *gc3_rt_net_setup_waiting(const gc3_rt_net_setup_t *ns)
+{
+    (void)ns;
+    return "nothing";
+}
+
+void gc3_rt_net_setup_abandon(gc3_rt_net_setup_t *ns)
+{
+    (void)ns;
 }
 
 void gc3_rt_net_teardown(gc3_plan_t *p)
