@@ -18,6 +18,7 @@
 #include "gc3_runtime.h"
 #include "gc3_rules.h"
 #include "opal/util/output.h"
+#include <pthread.h>
 
 BEGIN_C_DECLS
 
@@ -78,13 +79,64 @@ enum { MCA_COLL_GC3_ALLREDUCE, MCA_COLL_GC3_ALLTOALL, MCA_COLL_GC3_ALLGATHER, MC
 extern const char *const mca_coll_gc3_coll_names[MCA_COLL_GC3_NCOLL]; /* "allreduce", ... */
 #define MCA_COLL_GC3_NBACKEND 2 /* gc3_backend_t: host, cuda */
 
+/* gc3's point-to-point tags (negative: never matched by an application's MPI_ANY_TAG receive;
+ * Open MPI's own collective tags start at -7 in 5.0 and -10 in 4.1). One for the set-up exchanges,
+ * one for the host-staged exchange: each kind is posted in the same order on every rank of a
+ * communicator, so messages of one tag match in order; the two kinds interleave differently. */
+#define MCA_COLL_GC3_TAG_SETUP (-5)
+#define MCA_COLL_GC3_TAG_DATA  (-6)
+
+/* A plan slot: one (backend, collective, rule, in place) of a communicator. */
+enum { MCA_COLL_GC3_SLOT_NEW, MCA_COLL_GC3_SLOT_BUILDING, MCA_COLL_GC3_SLOT_READY, MCA_COLL_GC3_SLOT_FAILED };
 typedef struct {
     int               backend, coll, rule, inplace; /* the key: the rule that matched the call */
-    int               state;    /* 0 not built, 1 ready, -1 unusable (fall back) */
-    int               nb_seen;  /* a nonblocking call used it (reported once) */
+    int               state;     /* MCA_COLL_GC3_SLOT_* */
+    int               busy;      /* a call runs on the plan */
+    int               nb_seen;   /* a nonblocking call used it (reported once) */
+    int               fail_call; /* the ranks called with different sizes or modes: the call fails */
+    size_t            bytes;     /* the call that made it (for messages) */
+    char              why[160];  /* FAILED: why, for the verbose line of calls without a plan */
     gc3_ir_program_t *program;
     gc3_plan_t       *plan;
 } mca_coll_gc3_plan_slot_t;
+
+struct mca_coll_gc3_request_t;
+struct mca_coll_gc3_xchg_t;
+struct mca_coll_gc3_hsx_t;
+
+/* One call in a communicator's pipeline (coll_gc3_request.c): started on its plan when the plan
+ * exists and is free, in call order; run by the host-staged exchange (coll_gc3_oob.c) when gc3 has
+ * no plan for it; or, a blocking call, handed back to its caller. */
+enum {
+    MCA_COLL_GC3_TASK_QUEUED,  /* waiting for the communicator's set-up or its plan */
+    MCA_COLL_GC3_TASK_RUNNING, /* started on its plan */
+    MCA_COLL_GC3_TASK_STAGED,  /* started on the host-staged exchange */
+    MCA_COLL_GC3_TASK_GO,      /* blocking: the plan is its own, the caller runs it */
+    MCA_COLL_GC3_TASK_PASS,    /* blocking: no plan, the caller passes it on */
+    MCA_COLL_GC3_TASK_DONE     /* over: rc */
+};
+typedef struct mca_coll_gc3_task_t {
+    struct mca_coll_gc3_task_t    *next;
+    int                            ahead;    /* a persistent init: only the plan's set-up */
+    int                            blocking;
+    int                            coll, inplace, device;
+    gc3_backend_t                  backend;
+    size_t                         bytes;
+    gc3_call_t                     call;
+    mca_coll_gc3_plan_slot_t      *slot;
+    struct mca_coll_gc3_request_t *req;      /* nonblocking and persistent calls */
+    struct mca_coll_gc3_hsx_t     *hsx;      /* STAGED */
+    volatile int                   state;    /* MCA_COLL_GC3_TASK_* */
+    int                            rc;
+} mca_coll_gc3_task_t;
+
+/* The set-up of a communicator, in jobs done one after the other in the order the calls needed
+ * them (every rank the same): an executor (the communicator's shape and settings), a plan. */
+enum { MCA_COLL_GC3_JOB_EXEC, MCA_COLL_GC3_JOB_PLAN };
+typedef struct {
+    int                       kind, backend;
+    mca_coll_gc3_plan_slot_t *slot;
+} mca_coll_gc3_job_t;
 
 typedef struct mca_coll_gc3_module_t {
     mca_coll_base_module_t super;
@@ -134,8 +186,11 @@ typedef struct mca_coll_gc3_module_t {
     MCA_COLL_GC3_PREV_AS(ineighbor_alltoallv, ialltoallv);
     MCA_COLL_GC3_PREV(ineighbor_alltoallw);
     struct ompi_communicator_t *comm;
+    pthread_mutex_t             lock;    /* everything below that calls and progress change */
     gc3_exec_t                 *exec[MCA_COLL_GC3_NBACKEND];
-    int                         exec_state[MCA_COLL_GC3_NBACKEND];
+    int                         exec_state[MCA_COLL_GC3_NBACKEND]; /* 0 not set up, 1 ready, -1 unusable,
+                                                                    * 2 being set up */
+    char                        exec_why[MCA_COLL_GC3_NBACKEND][160]; /* unusable: why */
     int                         device;  /* CUDA device of this rank's executor, -1 unknown */
     int                         nodes, gpus;                       /* shape of the communicator */
     int                        *node;    /* per rank: its node (pseudo-nodes counted as nodes) */
@@ -146,8 +201,27 @@ typedef struct mca_coll_gc3_module_t {
     int                         block_budget[MCA_COLL_GC3_NBACKEND]; /* thread blocks per rank a plan may have
                                                                        * (the same on every rank) */
     char                        nic[128];  /* cuda, several nodes (or verbose 2): the NIC nearest this rank's GPU */
-    mca_coll_gc3_plan_slot_t   *slots;
+    mca_coll_gc3_plan_slot_t  **slots;
     int                         nslots, slots_cap;
+    /* the pipeline (coll_gc3_request.c) */
+    mca_coll_gc3_task_t        *head, *tail;  /* waiting, in call order */
+    mca_coll_gc3_task_t        *running;      /* started */
+    int                         active;       /* on the progress list */
+    int                         staged_seen;  /* per collective (bit): a call without a plan was reported */
+    /* the set-up (coll_gc3_setup.c) */
+    mca_coll_gc3_job_t         *jobs;         /* to do, in order; jobs[0] is under way when `phase` is set */
+    int                         njobs, jobs_cap;
+    int                         phase;        /* of jobs[0] (coll_gc3_setup.c), 0: none */
+    void                       *xreq;         /* gc3's own exchange of that phase: its handle, */
+    char                       *xsend, *xrecv; /* this rank's record and everybody's */
+    gc3_prep_t                 *prep;         /* the runtime's preparation of that plan */
+    gc3_diag_t                  diag;         /* of the job under way */
+    int                         job_proto, job_channels, job_instances; /* the plan's, for its line */
+    char                        job_narrow[96];
+    /* gc3's set-up exchanges (coll_gc3_oob.c): one pending at a time, numbered */
+    struct mca_coll_gc3_xchg_t *oob_pending;
+    double                      oob_posted;   /* when it was posted (monotonic seconds) */
+    uint32_t                    oob_seq;
 } mca_coll_gc3_module_t;
 
 OBJ_CLASS_DECLARATION(mca_coll_gc3_module_t);
@@ -184,20 +258,23 @@ int mca_coll_gc3_allreduce_args(mca_coll_gc3_module_t *m, const void *sbuf, void
 int mca_coll_gc3_alltoall_args(mca_coll_gc3_module_t *m, const void *sbuf, int *scount, struct ompi_datatype_t **sdtype,
                                void *rbuf, int rcount, struct ompi_datatype_t *rdtype, const char *name,
                                mca_coll_gc3_args_t *a);
-/* coll_gc3_module.c: run `coll` through the runtime. Returns 1 when gc3 took the call (then
- * *rc is its MPI result), 0 when the caller must pass it on. */
+/* coll_gc3_request.c: the pipeline. Run `coll` through the runtime: 1 when gc3 took the call
+ * (then *rc is its MPI result), 0 when the caller must pass it on. It waits for the communicator's
+ * set-up when there is one to do (a blocking call may). */
 int mca_coll_gc3_try_run(mca_coll_gc3_module_t *m, int coll, gc3_backend_t backend, const void *sbuf, void *rbuf,
                          size_t count, gc3_dtype_t dtype, gc3_op_t op, size_t bytes, int *rc);
-/* The same, started: *request completes through Open MPI's progress (coll_gc3_request.c). */
+/* The same, started: *request completes through Open MPI's progress. Never waits for another rank:
+ * a call whose plan is not set up yet waits in the pipeline, and one gc3 has no plan for runs on the
+ * host-staged exchange (coll_gc3_oob.c). reuse: a persistent request to start (NULL: a new one). */
 int mca_coll_gc3_try_start(mca_coll_gc3_module_t *m, int coll, gc3_backend_t backend, const void *sbuf, void *rbuf,
                            size_t count, gc3_dtype_t dtype, gc3_op_t op, size_t bytes, ompi_request_t **request,
                            int *rc, struct mca_coll_gc3_request_t *reuse);
-/* A request of a call gc3 runs (coll_gc3_request.c). Persistent requests (MPIX_Allreduce_init,
- * MPIX_Alltoall_init: coll_gc3_persistent.c) keep their call, bound once. */
+/* A request of a call gc3 runs. Persistent requests (MPIX_Allreduce_init, MPIX_Alltoall_init:
+ * coll_gc3_persistent.c) keep their call, bound once. */
 typedef struct mca_coll_gc3_request_t {
     ompi_request_t          super;
     mca_coll_gc3_module_t  *module;
-    gc3_plan_t             *plan;
+    mca_coll_gc3_task_t     task; /* the call in the pipeline (persistent: the one started last) */
     int                     coll;
     const void             *sbuf;
     void                   *rbuf;
@@ -207,10 +284,6 @@ typedef struct mca_coll_gc3_request_t {
 } mca_coll_gc3_request_t;
 OBJ_CLASS_DECLARATION(mca_coll_gc3_request_t);
 
-/* coll_gc3_request.c: requests of calls in flight, completed in start order by a progress callback.
- * The call was started on plan; reuse: a persistent request to complete (NULL: a new request). */
-int  mca_coll_gc3_request_start(mca_coll_gc3_module_t *m, int coll, gc3_plan_t *plan, ompi_request_t **request_p,
-                                mca_coll_gc3_request_t *reuse);
 /* A persistent request of coll on m, inactive and complete, its call to be filled in. */
 mca_coll_gc3_request_t *mca_coll_gc3_request_persistent(mca_coll_gc3_module_t *m, int coll);
 /* coll_gc3_persistent.c */
@@ -220,10 +293,35 @@ int mca_coll_gc3_allreduce_init(const void *sbuf, void *rbuf, int count, struct 
 int mca_coll_gc3_alltoall_init(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf, int rcount,
                                struct ompi_datatype_t *rdtype, struct ompi_communicator_t *comm,
                                struct ompi_info_t *info, ompi_request_t **request, mca_coll_base_module_t *module);
-/* Build (collectively) the plan a call of these buffers and bytes would use, if gc3 takes it. */
+/* Set up (in the pipeline, without waiting) the plan a call of these buffers and bytes would use. */
 void mca_coll_gc3_plan_ahead(mca_coll_gc3_module_t *m, int coll, gc3_backend_t backend, const void *sbuf, size_t bytes);
-void mca_coll_gc3_drain(gc3_plan_t *plan); /* until no request uses plan (NULL: nothing) */
+void mca_coll_gc3_quiesce(mca_coll_gc3_module_t *m); /* until nothing of m is queued or running */
 int  mca_coll_gc3_progress(void);
+/* The error record of a call that fails: rank, what failed and why, on which communicator. */
+void mca_coll_gc3_report_failure(mca_coll_gc3_module_t *m, const char *call, const char *why);
+
+/* coll_gc3_setup.c: the set-up, in phases none of which waits for another rank (m->lock held). */
+void mca_coll_gc3_setup_exec(mca_coll_gc3_module_t *m, gc3_backend_t backend); /* queue its job (once) */
+/* The plan slot of a call (a new one is queued for set-up), or NULL when no rule matches (*why). */
+mca_coll_gc3_plan_slot_t *mca_coll_gc3_slot(mca_coll_gc3_module_t *m, int coll, size_t bytes, int inplace,
+                                            gc3_backend_t backend, char *why, size_t why_len);
+/* Advance the job under way (and start the next); 1 when something changed. A phase whose
+ * exchange exceeds coll_gc3_timeout makes the communicator unusable (reported). */
+int  mca_coll_gc3_setup_advance(mca_coll_gc3_module_t *m);
+void mca_coll_gc3_setup_fini(mca_coll_gc3_module_t *m);
+/* The first verbose line of a nonblocking or persistent call on a plan or without one. */
+void mca_coll_gc3_report_nonblocking(mca_coll_gc3_module_t *m, const mca_coll_gc3_task_t *t, const char *why);
+
+/* coll_gc3_oob.c: gc3's point-to-point messages. The out-of-band interface of the runtime
+ * (gc3_oob_t, ctx = the module): an allgather in a ring, one pending per communicator. */
+int    mca_coll_gc3_oob_iallgather(void *ctx, const void *send, void *recv, size_t bytes, void **req_p);
+int    mca_coll_gc3_oob_test(void *ctx, void *req);
+double mca_coll_gc3_now(void); /* monotonic seconds */
+/* The host-staged exchange: a call gc3 takes but has no plan for, on host copies of its buffers,
+ * every rank's data sent to every other rank (allreduce: reduced in rank order, the same result
+ * everywhere). start: OMPI_SUCCESS when posted; test: 1 with *rc when over (timeout included). */
+int mca_coll_gc3_hsx_start(mca_coll_gc3_module_t *m, mca_coll_gc3_task_t *t);
+int mca_coll_gc3_hsx_test(mca_coll_gc3_module_t *m, mca_coll_gc3_task_t *t, int *rc);
 /* Which backend would run these buffers (-1: none; gc3 passes the call on). */
 int mca_coll_gc3_pick_backend(mca_coll_gc3_module_t *m, const void *sbuf, const void *rbuf, const char *coll,
                               int *device_buffers_p);

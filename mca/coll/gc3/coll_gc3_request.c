@@ -1,22 +1,44 @@
-/* coll/gc3: requests of nonblocking collectives run by gc3. A call is started on its plan (the
- * kernel, or the host backend's threads, run on their own); Open MPI's progress engine calls
- * mca_coll_gc3_progress, which tests the calls in the order they were started and completes
- * their requests in that order. */
+/* coll/gc3: the pipeline of a communicator's calls, and the requests of the calls gc3 runs.
+ *
+ * A call gc3 takes becomes a task in its communicator's queue, in call order. The head task starts
+ * as soon as it can: on its plan when the plan is set up and no earlier call runs on it, on the
+ * host-staged exchange (coll_gc3_oob.c) when gc3 has no plan for it, and a blocking call is handed
+ * back to its caller (who runs it on the plan, or passes it on). What it waits for (the set-up,
+ * coll_gc3_setup.c; an earlier call on the same plan) is advanced by the calls on the communicator
+ * and by Open MPI's progress engine (mca_coll_gc3_progress), never by waiting for another rank: a
+ * nonblocking or persistent start only queues its task and advances what can advance at once.
+ * Blocking calls wait for their task, advancing everything, bounded by coll_gc3_timeout.
+ *
+ * Which way a call goes (gc3's pipeline or passed on) is decided from the call alone (buffers,
+ * datatype, op, size, settings that the ranks agree on); whether it then runs on a plan is decided
+ * from the set-up's exchanged records: every rank decides alike. Calls of different plans and of
+ * different communicators run side by side; each request completes when its call is over. */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include "coll_gc3.h"
 #include "opal/util/output.h"
 #include "opal/runtime/opal_progress.h"
+#ifdef GC3_HAVE_CUDA
+#include <cuda_runtime_api.h>
+#endif
 
 OBJ_CLASS_INSTANCE(mca_coll_gc3_request_t, ompi_request_t, NULL, NULL);
 
-/* calls in flight, oldest first; each holds a reference on its request */
+/* the modules with something queued, running or being set up; each holds a reference on its
+ * module and communicator (a communicator freed with calls in flight stays until they are over) */
 static struct {
-    pthread_mutex_t          lock;
-    mca_coll_gc3_request_t **q;
-    int                      n, cap;
-} gc3_inflight = {PTHREAD_MUTEX_INITIALIZER, NULL, 0, 0};
+    pthread_mutex_t         lock;
+    mca_coll_gc3_module_t **m;
+    int                     n, cap;
+} gc3_active = {PTHREAD_MUTEX_INITIALIZER, NULL, 0, 0};
+
+void mca_coll_gc3_report_failure(mca_coll_gc3_module_t *m, const char *call, const char *why)
+{
+    opal_output(0, "coll:gc3: comm %s rank %d: %s failed: %s", m->comm->c_name, ompi_comm_rank(m->comm), call, why);
+}
+
+/* ---------------------------------------------------------------- requests */
 
 static int mca_coll_gc3_request_free(ompi_request_t **req)
 {
@@ -31,7 +53,7 @@ static int mca_coll_gc3_request_free(ompi_request_t **req)
         if (r->op != NULL) OBJ_RELEASE(r->op);
     }
     OMPI_REQUEST_FINI(*req);
-    OBJ_RELEASE(*req); /* the caller's reference; the queue keeps its own until completion */
+    OBJ_RELEASE(*req); /* the caller's reference; the pipeline keeps its own until completion */
     *req = MPI_REQUEST_NULL;
     return OMPI_SUCCESS;
 }
@@ -51,7 +73,10 @@ static mca_coll_gc3_request_t *mca_coll_gc3_request_new(mca_coll_gc3_module_t *m
         return NULL;
     }
     OMPI_REQUEST_INIT(&r->super, persistent);
-    r->super.req_type              = OMPI_REQUEST_COLL;
+    /* Open MPI raises an error of a request of type OMPI_REQUEST_COLL on MPI_COMM_WORLD's error
+     * handler; MPI wants the communicator's (an application that set MPI_ERRORS_RETURN there gets the
+     * error from MPI_Wait instead of an abort): the type whose errors go to req_mpi_object.comm */
+    r->super.req_type              = OMPI_REQUEST_PML;
     r->super.req_state             = OMPI_REQUEST_ACTIVE;
     r->super.req_free              = mca_coll_gc3_request_free;
     r->super.req_cancel            = mca_coll_gc3_request_cancel;
@@ -61,7 +86,7 @@ static mca_coll_gc3_request_t *mca_coll_gc3_request_new(mca_coll_gc3_module_t *m
     r->super.req_status.MPI_TAG    = MPI_ANY_TAG;
     r->module                      = m;
     r->coll                        = coll;
-    r->plan                        = NULL;
+    memset(&r->task, 0, sizeof(r->task));
     r->sbuf = r->rbuf = NULL;
     r->scount = r->rcount = 0;
     r->sdtype = r->rdtype = NULL;
@@ -79,86 +104,558 @@ mca_coll_gc3_request_t *mca_coll_gc3_request_persistent(mca_coll_gc3_module_t *m
     return r;
 }
 
-int mca_coll_gc3_request_start(mca_coll_gc3_module_t *m, int coll, gc3_plan_t *plan, ompi_request_t **request_p,
-                               mca_coll_gc3_request_t *reuse)
+/* Complete the requests of the tasks in `done` (linked by next): outside every gc3 lock, since a
+ * completion may start another call on a communicator. */
+static void mca_coll_gc3_complete(mca_coll_gc3_task_t *done)
 {
-    mca_coll_gc3_request_t *r = reuse != NULL ? reuse : mca_coll_gc3_request_new(m, coll, false);
+    while (done != NULL) {
+        mca_coll_gc3_task_t    *t = done;
+        mca_coll_gc3_request_t *r = t->req;
+        done                      = t->next;
+        t->next                   = NULL;
+        r->super.req_status.MPI_ERROR = t->rc == OMPI_SUCCESS ? MPI_SUCCESS
+                                        : t->rc == MPI_ERR_UNSUPPORTED_OPERATION ? t->rc : MPI_ERR_OTHER;
+        ompi_request_complete(&r->super, true);
+        OBJ_RELEASE(r); /* the pipeline's reference */
+    }
+}
 
-    if (r == NULL) {
-        return OMPI_ERR_OUT_OF_RESOURCE;
+/* ---------------------------------------------------------------- the pipeline (m->lock held) */
+
+static void mca_coll_gc3_task_init(mca_coll_gc3_task_t *t, int coll, gc3_backend_t backend, const void *sbuf, void *rbuf,
+                                   size_t count, gc3_dtype_t dtype, gc3_op_t op, size_t bytes)
+{
+    memset(t, 0, sizeof(*t));
+    t->coll          = coll;
+    t->backend       = backend;
+    t->bytes         = bytes;
+    t->inplace       = sbuf == MPI_IN_PLACE;
+    t->device        = backend == GC3_BACKEND_CUDA;
+    t->call.sendbuf  = sbuf == MPI_IN_PLACE ? NULL : sbuf;
+    t->call.recvbuf  = rbuf;
+    t->call.count    = count;
+    t->call.dtype    = dtype;
+    t->call.op       = op;
+    t->call.stream   = NULL;
+    t->state         = MCA_COLL_GC3_TASK_QUEUED;
+}
+
+/* Does gc3 take a call of this size on m at all? Decided from the call and the settings alone. */
+static int mca_coll_gc3_takes(mca_coll_gc3_module_t *m, size_t bytes)
+{
+    if (ompi_comm_size(m->comm) < 2) {
+        return 0; /* nothing to communicate: the previous module copies (staged on device buffers) */
     }
-    r->plan = plan;
-    pthread_mutex_lock(&gc3_inflight.lock);
-    if (gc3_inflight.n == gc3_inflight.cap) {
-        int                      ncap = gc3_inflight.cap ? 2 * gc3_inflight.cap : 16;
-        mca_coll_gc3_request_t **nq   = realloc(gc3_inflight.q, (size_t)ncap * sizeof(*nq));
-        if (nq == NULL) {
-            pthread_mutex_unlock(&gc3_inflight.lock);
-            if (reuse == NULL) {
-                OBJ_RELEASE(r);
-            }
-            return OMPI_ERR_OUT_OF_RESOURCE;
+    if (mca_coll_gc3_component.max_bytes > 0 && bytes > (size_t)mca_coll_gc3_component.max_bytes) {
+        opal_output_verbose(2, mca_coll_gc3_component.output, "coll:gc3: %zu bytes above coll_gc3_max_bytes: passed on",
+                            bytes);
+        return 0;
+    }
+    return 1;
+}
+
+static int mca_coll_gc3_unusable(mca_coll_gc3_module_t *m, int coll)
+{
+    if (m->unusable) {
+        opal_output(0, "coll:gc3: comm %s rank %d: %s fails: gc3 marked this communicator unusable after its ranks "
+                    "could not agree on an earlier call", m->comm->c_name, ompi_comm_rank(m->comm),
+                    mca_coll_gc3_coll_names[coll]);
+    }
+    return m->unusable;
+}
+
+static void mca_coll_gc3_enqueue(mca_coll_gc3_module_t *m, mca_coll_gc3_task_t *t)
+{
+    t->next = NULL;
+    if (m->tail != NULL) {
+        m->tail->next = t;
+    } else {
+        m->head = t;
+    }
+    m->tail = t;
+}
+
+static void mca_coll_gc3_pop(mca_coll_gc3_module_t *m)
+{
+    m->head = m->head->next;
+    if (m->head == NULL) {
+        m->tail = NULL;
+    }
+}
+
+/* A task is over: a blocking caller sees it, a request goes to `done`, a plan-ahead task goes. */
+static void mca_coll_gc3_task_end(mca_coll_gc3_task_t *t, int rc, mca_coll_gc3_task_t **done)
+{
+    if (t->ahead) {
+        free(t);
+        return;
+    }
+    t->rc    = rc;
+    t->state = MCA_COLL_GC3_TASK_DONE;
+    if (!t->blocking) {
+        t->next = *done;
+        *done   = t;
+    }
+}
+
+void mca_coll_gc3_report_nonblocking(mca_coll_gc3_module_t *m, const mca_coll_gc3_task_t *t, const char *why)
+{
+    const char *kind = t->req != NULL && t->req->super.req_persistent ? "persistent" : "nonblocking";
+    if (why == NULL) {
+        opal_output_verbose(1, mca_coll_gc3_component.output,
+                            "coll:gc3: comm %s: %s %s runs on gc3's %s plan, completed by MPI progress",
+                            m->comm->c_name, kind, mca_coll_gc3_coll_names[t->coll], t->slot->program->name);
+    } else {
+        opal_output_verbose(1, mca_coll_gc3_component.output,
+                            "coll:gc3: comm %s: %s %s of %zu bytes has no gc3 plan (%s): it runs on gc3's host-staged "
+                            "exchange, completed by MPI progress", m->comm->c_name, kind,
+                            mca_coll_gc3_coll_names[t->coll], t->bytes, why);
+    }
+}
+
+/* The head task has no plan (why): a blocking one goes back to its caller, which passes it on; a
+ * nonblocking one runs on the host-staged exchange (or fails, coll_gc3_fallback=error). */
+static void mca_coll_gc3_no_plan(mca_coll_gc3_module_t *m, mca_coll_gc3_task_t *t, const char *why,
+                                 mca_coll_gc3_task_t **done)
+{
+    int rc = OMPI_SUCCESS;
+
+    mca_coll_gc3_pop(m);
+    if (t->ahead) {
+        mca_coll_gc3_task_end(t, OMPI_SUCCESS, done);
+        return;
+    }
+    if (t->blocking) {
+        t->state = MCA_COLL_GC3_TASK_PASS;
+        return;
+    }
+    if (t->device && mca_coll_gc3_component.fallback == MCA_COLL_GC3_FALLBACK_ERROR) {
+        (void)mca_coll_gc3_stage_call(m->comm, mca_coll_gc3_coll_names[t->coll], &rc); /* reports it */
+        mca_coll_gc3_task_end(t, rc, done);
+        return;
+    }
+    if (t->slot != NULL ? !t->slot->nb_seen : !(m->staged_seen & (1 << t->coll))) {
+        mca_coll_gc3_report_nonblocking(m, t, why); /* once per plan, or per collective */
+        if (t->slot != NULL) {
+            t->slot->nb_seen = 1;
+        } else {
+            m->staged_seen |= 1 << t->coll;
         }
-        gc3_inflight.q   = nq;
-        gc3_inflight.cap = ncap;
     }
-    OBJ_RETAIN(r); /* the queue's reference */
-    gc3_inflight.q[gc3_inflight.n++] = r;
-    pthread_mutex_unlock(&gc3_inflight.lock);
-    *request_p = &r->super;
-    return OMPI_SUCCESS;
+    rc = mca_coll_gc3_hsx_start(m, t);
+    if (rc != OMPI_SUCCESS) {
+        mca_coll_gc3_report_failure(m, mca_coll_gc3_coll_names[t->coll], "the host-staged exchange could not start");
+        mca_coll_gc3_task_end(t, rc, done);
+        return;
+    }
+    t->state = MCA_COLL_GC3_TASK_STAGED;
+    t->next  = m->running;
+    m->running = t;
+}
+
+/* Start what can start, in call order. 1 when something changed. */
+static int mca_coll_gc3_start_queued(mca_coll_gc3_module_t *m, mca_coll_gc3_task_t **done)
+{
+    mca_coll_gc3_task_t *t;
+    int                  changed = 0;
+    char                 why[192];
+
+    while ((t = m->head) != NULL) {
+        mca_coll_gc3_plan_slot_t *s;
+        gc3_backend_t             b = t->backend;
+        if (m->unusable) {
+            mca_coll_gc3_pop(m);
+            mca_coll_gc3_task_end(t, OMPI_ERROR, done); /* the reason was reported */
+            changed = 1;
+            continue;
+        }
+        mca_coll_gc3_setup_exec(m, b);
+        if (m->exec_state[b] == 2) {
+            break; /* the communicator's shape is being exchanged */
+        }
+        if (m->exec_state[b] < 0) {
+            mca_coll_gc3_no_plan(m, t, m->exec_why[b][0] ? m->exec_why[b] : "no executor", done);
+            changed = 1;
+            continue;
+        }
+        if (t->slot == NULL) {
+            t->slot = mca_coll_gc3_slot(m, t->coll, t->bytes, t->inplace, b, why, sizeof(why));
+            changed = 1;
+            if (t->slot == NULL) {
+                mca_coll_gc3_no_plan(m, t, why, done);
+                continue;
+            }
+        }
+        if (t->ahead) { /* its plan is queued for set-up: nothing else to wait for */
+            mca_coll_gc3_pop(m);
+            mca_coll_gc3_task_end(t, OMPI_SUCCESS, done);
+            changed = 1;
+            continue;
+        }
+        s = t->slot;
+        if (s->state == MCA_COLL_GC3_SLOT_BUILDING) {
+            break;
+        }
+        if (s->state == MCA_COLL_GC3_SLOT_FAILED && s->fail_call) {
+            s->fail_call = 0; /* this call fails (the ranks differ on it); a consistent one builds it again */
+            s->state     = MCA_COLL_GC3_SLOT_NEW;
+            mca_coll_gc3_pop(m);
+            mca_coll_gc3_task_end(t, OMPI_ERROR, done); /* reported with the agreement */
+            changed = 1;
+            continue;
+        }
+        if (s->state == MCA_COLL_GC3_SLOT_FAILED) {
+            mca_coll_gc3_no_plan(m, t, s->why, done);
+            changed = 1;
+            continue;
+        }
+        if (s->busy) {
+            break; /* an earlier call runs on this plan: this one starts after it */
+        }
+        mca_coll_gc3_pop(m);
+        changed = 1;
+        s->busy = 1;
+        if (t->blocking) {
+            t->state = MCA_COLL_GC3_TASK_GO;
+            continue;
+        }
+        {
+            gc3_diag_t   diag;
+            gc3_status_t st;
+            gc3_diag_init(&diag);
+            st = gc3_exec_start(s->plan, &t->call, &diag);
+            if (st != GC3_OK) {
+                char call[64];
+                snprintf(call, sizeof(call), "nonblocking %s", mca_coll_gc3_coll_names[t->coll]);
+                mca_coll_gc3_report_failure(m, call, diag.count ? diag.msgs[0] : gc3_status_string(st));
+                s->busy = 0;
+                mca_coll_gc3_task_end(t, OMPI_ERROR, done);
+            } else {
+                if (!s->nb_seen) {
+                    s->nb_seen = 1;
+                    mca_coll_gc3_report_nonblocking(m, t, NULL);
+                }
+                t->state   = MCA_COLL_GC3_TASK_RUNNING;
+                t->next    = m->running;
+                m->running = t;
+            }
+            gc3_diag_cleanup(&diag);
+        }
+    }
+    return changed;
+}
+
+/* Test what runs; 1 when something ended. */
+static int mca_coll_gc3_test_running(mca_coll_gc3_module_t *m, mca_coll_gc3_task_t **done)
+{
+    mca_coll_gc3_task_t **pp = &m->running, *t;
+    int                   changed = 0;
+
+    while ((t = *pp) != NULL) {
+        int rc = OMPI_SUCCESS, over = 0;
+        if (t->state == MCA_COLL_GC3_TASK_RUNNING) {
+            gc3_diag_t   diag;
+            gc3_status_t st;
+            gc3_diag_init(&diag);
+            st = gc3_exec_test(t->slot->plan, &over, &diag);
+            if (over) {
+                t->slot->busy = 0;
+                if (st != GC3_OK) {
+                    char call[64];
+                    snprintf(call, sizeof(call), "nonblocking %s", mca_coll_gc3_coll_names[t->coll]);
+                    mca_coll_gc3_report_failure(m, call, diag.count ? diag.msgs[0] : gc3_status_string(st));
+                    rc = OMPI_ERROR;
+                }
+            }
+            gc3_diag_cleanup(&diag);
+        } else {
+            over = mca_coll_gc3_hsx_test(m, t, &rc);
+        }
+        if (!over) {
+            pp = &t->next;
+            continue;
+        }
+        *pp = t->next;
+        mca_coll_gc3_task_end(t, rc, done);
+        changed = 1;
+    }
+    return changed;
+}
+
+static int mca_coll_gc3_idle(const mca_coll_gc3_module_t *m)
+{
+    return m->head == NULL && m->running == NULL && m->njobs == 0;
+}
+
+/* Everything of m that can move, moves. m->lock held; the CUDA device of m's executor is current
+ * meanwhile (progress may run in any thread of the process). */
+static void mca_coll_gc3_advance(mca_coll_gc3_module_t *m, mca_coll_gc3_task_t **done)
+{
+    int changed;
+#ifdef GC3_HAVE_CUDA
+    int dev = -1;
+    if (m->device >= 0 && cudaGetDevice(&dev) == cudaSuccess && dev != m->device) {
+        cudaSetDevice(m->device);
+    }
+#endif
+    do {
+        changed = mca_coll_gc3_test_running(m, done);
+        changed |= mca_coll_gc3_setup_advance(m);
+        changed |= mca_coll_gc3_start_queued(m, done);
+    } while (changed);
+#ifdef GC3_HAVE_CUDA
+    if (dev >= 0 && dev != m->device) {
+        cudaSetDevice(dev);
+    }
+#endif
+}
+
+/* m goes on the progress list (when it has something to do and is not there). m->lock held:
+ * returns whether the caller must add it once it released the lock. */
+static int mca_coll_gc3_needs_progress(mca_coll_gc3_module_t *m)
+{
+    if (mca_coll_gc3_idle(m) || m->active) {
+        return 0;
+    }
+    m->active = 1;
+    return 1;
+}
+
+static void mca_coll_gc3_activate(mca_coll_gc3_module_t *m)
+{
+    pthread_mutex_lock(&gc3_active.lock);
+    if (gc3_active.n == gc3_active.cap) {
+        int                     ncap = gc3_active.cap ? 2 * gc3_active.cap : 16;
+        mca_coll_gc3_module_t **n    = realloc(gc3_active.m, (size_t)ncap * sizeof(*n));
+        if (n == NULL) {
+            pthread_mutex_unlock(&gc3_active.lock);
+            opal_output(0, "coll:gc3: out of host memory: calls of comm %s may only advance when waited for",
+                        m->comm->c_name);
+            return;
+        }
+        gc3_active.m   = n;
+        gc3_active.cap = ncap;
+    }
+    OBJ_RETAIN(m);
+    OBJ_RETAIN(m->comm);
+    gc3_active.m[gc3_active.n++] = m;
+    pthread_mutex_unlock(&gc3_active.lock);
+}
+
+/* Advance m from a call (m->lock taken and released here), then complete what ended. */
+static void mca_coll_gc3_kick(mca_coll_gc3_module_t *m)
+{
+    mca_coll_gc3_task_t *done = NULL;
+    int                  add;
+
+    pthread_mutex_lock(&m->lock);
+    mca_coll_gc3_advance(m, &done);
+    add = mca_coll_gc3_needs_progress(m);
+    pthread_mutex_unlock(&m->lock);
+    if (add) {
+        mca_coll_gc3_activate(m);
+    }
+    mca_coll_gc3_complete(done);
 }
 
 int mca_coll_gc3_progress(void)
 {
-    int completed = 0;
+    static unsigned        turn; /* more than 64 modules: the others at the next passes */
+    mca_coll_gc3_module_t *mine[64];
+    int                    n = 0, completed = 0;
 
-    if (gc3_inflight.n == 0 || pthread_mutex_trylock(&gc3_inflight.lock) != 0) {
+    if (gc3_active.n == 0 || pthread_mutex_trylock(&gc3_active.lock) != 0) {
         return 0;
     }
-    while (gc3_inflight.n > 0) {
-        mca_coll_gc3_request_t *r = gc3_inflight.q[0];
-        gc3_diag_t              diag;
-        gc3_status_t            st;
-        int                     done = 0;
-
-        gc3_diag_init(&diag);
-        st = gc3_exec_test(r->plan, &done, &diag);
-        if (!done) {
-            gc3_diag_cleanup(&diag);
-            break; /* the oldest is still running: later ones complete after it */
-        }
-        if (st != GC3_OK) {
-            opal_output(0, "coll:gc3: comm %s rank %d: nonblocking %s failed: %s", r->module->comm->c_name,
-                        ompi_comm_rank(r->module->comm), mca_coll_gc3_coll_names[r->coll],
-                        diag.count ? diag.msgs[0] : gc3_status_string(st));
-            r->super.req_status.MPI_ERROR = MPI_ERR_OTHER;
-        }
-        gc3_diag_cleanup(&diag);
-        memmove(gc3_inflight.q, gc3_inflight.q + 1, (size_t)(gc3_inflight.n - 1) * sizeof(*gc3_inflight.q));
-        gc3_inflight.n--;
-        ompi_request_complete(&r->super, true);
-        OBJ_RELEASE(r);
-        completed++;
+    turn++;
+    for (int i = 0; i < gc3_active.n && n < 64; i++) {
+        mine[n] = gc3_active.m[(i + (int)(turn % (unsigned)gc3_active.n)) % gc3_active.n];
+        OBJ_RETAIN(mine[n]);
+        n++;
     }
-    pthread_mutex_unlock(&gc3_inflight.lock);
+    pthread_mutex_unlock(&gc3_active.lock);
+    for (int i = 0; i < n; i++) {
+        mca_coll_gc3_module_t *m    = mine[i];
+        mca_coll_gc3_task_t   *done = NULL;
+        int                    idle = 0;
+        if (pthread_mutex_trylock(&m->lock) == 0) { /* else a call on it advances it right now */
+            mca_coll_gc3_advance(m, &done);
+            idle = mca_coll_gc3_idle(m);
+            pthread_mutex_unlock(&m->lock);
+        }
+        for (mca_coll_gc3_task_t *t = done; t != NULL; t = t->next) {
+            completed++;
+        }
+        mca_coll_gc3_complete(done);
+        if (idle) {
+            /* off the list (with the references it held), unless a call put work there meanwhile */
+            int found = 0;
+            pthread_mutex_lock(&gc3_active.lock);
+            pthread_mutex_lock(&m->lock);
+            if (mca_coll_gc3_idle(m)) {
+                for (int k = 0; k < gc3_active.n && !found; k++) {
+                    if (gc3_active.m[k] == m) {
+                        gc3_active.m[k] = gc3_active.m[--gc3_active.n];
+                        found           = 1;
+                    }
+                }
+                m->active = 0;
+            }
+            pthread_mutex_unlock(&m->lock);
+            pthread_mutex_unlock(&gc3_active.lock);
+            if (found) {
+                struct ompi_communicator_t *comm = m->comm;
+                OBJ_RELEASE(m);
+                OBJ_RELEASE(comm);
+            }
+        }
+        OBJ_RELEASE(m); /* this pass's */
+    }
     return completed;
 }
 
-static int mca_coll_gc3_uses(gc3_plan_t *plan)
+void mca_coll_gc3_quiesce(mca_coll_gc3_module_t *m)
 {
-    int busy = 0;
-    pthread_mutex_lock(&gc3_inflight.lock);
-    for (int i = 0; i < gc3_inflight.n && !busy; i++) {
-        busy = gc3_inflight.q[i]->plan == plan;
+    for (;;) {
+        mca_coll_gc3_task_t *done = NULL;
+        int                  idle;
+        pthread_mutex_lock(&m->lock);
+        mca_coll_gc3_advance(m, &done);
+        idle = m->head == NULL && m->running == NULL;
+        pthread_mutex_unlock(&m->lock);
+        mca_coll_gc3_complete(done);
+        if (idle) {
+            return;
+        }
+        opal_progress();
     }
-    pthread_mutex_unlock(&gc3_inflight.lock);
-    return busy;
 }
 
-void mca_coll_gc3_drain(gc3_plan_t *plan)
+/* ---------------------------------------------------------------- the calls */
+
+/* Run a blocking call on its plan (the caller holds the plan: slot->busy). */
+static int mca_coll_gc3_run(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_slot_t *s, const gc3_call_t *call)
 {
-    while (plan != NULL && mca_coll_gc3_uses(plan)) {
-        opal_progress(); /* runs mca_coll_gc3_progress among the rest */
+    gc3_diag_t   diag;
+    gc3_status_t st;
+    int          rc = OMPI_SUCCESS, queued;
+
+    gc3_diag_init(&diag);
+    st = gc3_exec_run(s->plan, call, &diag);
+    if (st != GC3_OK) {
+        mca_coll_gc3_report_failure(m, mca_coll_gc3_coll_names[s->coll], diag.count ? diag.msgs[0] : gc3_status_string(st));
+        rc = OMPI_ERROR;
     }
+    gc3_diag_cleanup(&diag);
+    pthread_mutex_lock(&m->lock);
+    s->busy = 0;
+    queued  = m->head != NULL;
+    pthread_mutex_unlock(&m->lock);
+    if (queued) {
+        mca_coll_gc3_kick(m); /* a call queued behind it may start now */
+    }
+    return rc;
+}
+
+int mca_coll_gc3_try_run(mca_coll_gc3_module_t *m, int coll, gc3_backend_t backend, const void *sbuf, void *rbuf,
+                         size_t count, gc3_dtype_t dtype, gc3_op_t op, size_t bytes, int *rc)
+{
+    mca_coll_gc3_task_t t;
+    char                why[192];
+
+    if (!mca_coll_gc3_takes(m, bytes)) {
+        return 0;
+    }
+    mca_coll_gc3_task_init(&t, coll, backend, sbuf, rbuf, count, dtype, op, bytes);
+    t.blocking = 1;
+    pthread_mutex_lock(&m->lock);
+    if (mca_coll_gc3_unusable(m, coll)) {
+        pthread_mutex_unlock(&m->lock);
+        *rc = OMPI_ERROR;
+        return 1;
+    }
+    if (m->head == NULL && m->exec_state[backend] == 1) {
+        /* nothing queued before it and the shape is known: decided here (the common case) */
+        mca_coll_gc3_plan_slot_t *s = mca_coll_gc3_slot(m, coll, bytes, t.inplace, backend, why, sizeof(why));
+        if (s == NULL || (s->state == MCA_COLL_GC3_SLOT_FAILED && !s->fail_call)) {
+            pthread_mutex_unlock(&m->lock);
+            return 0;
+        }
+        if (s->state == MCA_COLL_GC3_SLOT_READY && !s->busy) {
+            s->busy = 1;
+            pthread_mutex_unlock(&m->lock);
+            *rc = mca_coll_gc3_run(m, s, &t.call);
+            return 1;
+        }
+        t.slot = s; /* being set up, or an earlier call runs on it */
+    }
+    mca_coll_gc3_enqueue(m, &t);
+    pthread_mutex_unlock(&m->lock);
+    /* wait for its turn, advancing everything (this communicator directly, the others through
+     * progress): what it waits for is bounded by coll_gc3_timeout */
+    for (;;) {
+        mca_coll_gc3_kick(m);
+        if (t.state != MCA_COLL_GC3_TASK_QUEUED) {
+            break;
+        }
+        opal_progress();
+    }
+    switch (t.state) {
+    case MCA_COLL_GC3_TASK_GO:
+        *rc = mca_coll_gc3_run(m, t.slot, &t.call);
+        return 1;
+    case MCA_COLL_GC3_TASK_PASS:
+        return 0;
+    default:
+        *rc = t.rc;
+        return 1;
+    }
+}
+
+int mca_coll_gc3_try_start(mca_coll_gc3_module_t *m, int coll, gc3_backend_t backend, const void *sbuf, void *rbuf,
+                           size_t count, gc3_dtype_t dtype, gc3_op_t op, size_t bytes, ompi_request_t **request,
+                           int *rc, struct mca_coll_gc3_request_t *reuse)
+{
+    mca_coll_gc3_request_t *r;
+
+    if (!mca_coll_gc3_takes(m, bytes)) {
+        return 0;
+    }
+    pthread_mutex_lock(&m->lock);
+    if (mca_coll_gc3_unusable(m, coll)) {
+        pthread_mutex_unlock(&m->lock);
+        *rc = OMPI_ERROR;
+        return 1;
+    }
+    pthread_mutex_unlock(&m->lock);
+    r = reuse != NULL ? reuse : mca_coll_gc3_request_new(m, coll, false);
+    if (r == NULL) {
+        *rc = OMPI_ERR_OUT_OF_RESOURCE;
+        return 1;
+    }
+    mca_coll_gc3_task_init(&r->task, coll, backend, sbuf, rbuf, count, dtype, op, bytes);
+    r->task.req = r;
+    OBJ_RETAIN(r); /* the pipeline's reference, until the call is over */
+    pthread_mutex_lock(&m->lock);
+    mca_coll_gc3_enqueue(m, &r->task);
+    pthread_mutex_unlock(&m->lock);
+    *request = &r->super; /* before it can complete */
+    mca_coll_gc3_kick(m);
+    *rc = OMPI_SUCCESS;
+    return 1;
+}
+
+void mca_coll_gc3_plan_ahead(mca_coll_gc3_module_t *m, int coll, gc3_backend_t backend, const void *sbuf, size_t bytes)
+{
+    mca_coll_gc3_task_t *t;
+
+    if (!mca_coll_gc3_takes(m, bytes) || (t = malloc(sizeof(*t))) == NULL) {
+        return; /* (out of memory: the plan is set up at the first start) */
+    }
+    mca_coll_gc3_task_init(t, coll, backend, sbuf, NULL, 0, GC3_DT_UINT8, GC3_OP_SUM, bytes);
+    t->ahead = 1;
+    pthread_mutex_lock(&m->lock);
+    mca_coll_gc3_enqueue(m, t);
+    pthread_mutex_unlock(&m->lock);
+    mca_coll_gc3_kick(m);
 }
