@@ -44,5 +44,8 @@ run mpi-fallback-np2 contrib/gc3-mpirun -x ASAN_OPTIONS=$mpi_asan -x UBSAN_OPTIO
 run mpi-stress-np2 "${mpirun_gc3[@]}" -np 2 tests/mpi/test_faults stress --calls 300 --comms 30
 run mpi-threads-np2 "${mpirun_gc3[@]}" -np 2 tests/mpi/test_faults threads --calls 100
 run mpi-skip-np2 "${mpirun_gc3[@]}" --mca coll_gc3_timeout 2 -np 2 tests/mpi/test_faults skip
+run mpi-crossed-np3 "${mpirun_gc3[@]}" --mca coll_gc3_timeout 60 -np 3 tests/mpi/test_crossed crossed --max-count 70000
+run mpi-crossed-threads-np2 "${mpirun_gc3[@]}" --mca coll_gc3_timeout 60 -np 2 tests/mpi/test_crossed threads --calls 20
+run mpi-crossed-skip-np3 "${mpirun_gc3[@]}" --mca coll_gc3_timeout 2 -np 3 tests/mpi/test_crossed skip
 if [ $fail = 0 ]; then echo "sanitizers: all runs clean"; else echo "sanitizers: FAILED"; fi
 exit $fail

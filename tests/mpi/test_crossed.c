@@ -1,0 +1,523 @@
+/* Collectives on two communicators started in crossed orders through coll/gc3 (legal MPI: the
+ * order of collectives only has to agree per communicator, and a nonblocking start is local). Each
+ * scenario hung when the first call on a communicator set its plan up with blocking exchanges; each
+ * result is checked element by element against a host computation.
+ *
+ *   test_crossed crossed [--device] [--max-count N]
+ *       on new communicators (cold: the first call on each sets up gc3) and again on the same ones
+ *       (warm: plans exist), in both orders (even ranks A then B, odd ranks B then A, and the
+ *       reverse): MPI_Iallreduce pairs, MPI_Ialltoall pairs (counts 1 .. N), a blocking
+ *       MPI_Allreduce on one communicator while an MPI_Iallreduce on the other is in flight, and
+ *       persistent MPIX_Allreduce_init / MPIX_Alltoall_init whose inits and starts are crossed
+ *   test_crossed threads [--device] [--max-count N] [--calls N]
+ *       MPI_THREAD_MULTIPLE: 3 threads, each driving its own pair of communicators through crossed
+ *       nonblocking calls (cold, then N warm rounds) and a blocking call while one is in flight
+ *   test_crossed skip [--device] [--timeout S]
+ *       rank 0 never makes its second call (on B): the others' call on B must fail within
+ *       coll_gc3_timeout (+ slack), naming the communicator and what it waited for, on a new
+ *       communicator (gc3's set-up exchange waits) and on a warm one (the transfer waits); the
+ *       calls on A complete with the right result everywhere
+ *
+ * Communicators are named (MPI_Comm_set_name) so that gc3's verbose lines and errors name them.
+ * With --device the buffers are device memory of each rank's GPU (two ranks may share one GPU
+ * through MPS). Every check prints; the last line is "test_crossed MODE: N passed, M failed". */
+#include <mpi.h>
+#if defined(OPEN_MPI) && OPEN_MPI
+#include <mpi-ext.h> /* MPIX_Allreduce_init, MPIX_Alltoall_init (pcollreq) */
+#endif
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "gc3_mpi_util.h"
+
+static int    rank, size, on_device, checks, failures;
+static size_t max_count = 300001;
+
+static void check(int ok, const char *what)
+{
+    int all = ok;
+    MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
+    checks++;
+    failures += !all;
+    if (rank == 0) {
+        printf("%s: %s\n", all ? "ok" : "FAILED", what);
+        fflush(stdout);
+    }
+}
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static MPI_Comm new_comm(const char *name)
+{
+    MPI_Comm c;
+    MPI_Comm_dup(MPI_COMM_WORLD, &c);
+    MPI_Comm_set_name(c, name);
+    MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
+    return c;
+}
+
+/* ---------------------------------------------------------------- one checked call */
+
+/* allreduce: n floats, sum; alltoall: n int32 per peer */
+typedef struct {
+    int         a2a;
+    size_t      n, elems; /* elements per buffer */
+    int         salt, me, np;
+    void       *hin, *hout, *din, *dout;
+    MPI_Request req;
+} call_t;
+
+static float ar_in(int r, size_t i, int salt)
+{
+    return (float)((r + 1) * (int)((i + (size_t)salt) % 13));
+}
+
+static int32_t a2a_in(int from, int to, size_t i, int salt)
+{
+    return (int32_t)(((long)from * 1000003 + (long)to * 1009 + (long)i + salt) % 2000000011);
+}
+
+/* Fill the input of a call on comm (the buffers are allocated once per call_t and reused when
+ * refilled with the same shape: persistent requests keep them). */
+static void call_fill(call_t *c, MPI_Comm comm, int a2a, size_t n, int salt)
+{
+    size_t bytes;
+    if (c->hin == NULL) {
+        MPI_Comm_rank(comm, &c->me);
+        MPI_Comm_size(comm, &c->np);
+        c->a2a   = a2a;
+        c->n     = n;
+        c->elems = a2a ? n * (size_t)c->np : n;
+        bytes    = c->elems * 4;
+        c->hin   = malloc(bytes + 4);
+        c->hout  = malloc(bytes + 4);
+        c->din   = on_device ? gc3_test_alloc(1, bytes) : c->hin;
+        c->dout  = on_device ? gc3_test_alloc(1, bytes) : c->hout;
+        if (c->hin == NULL || c->hout == NULL || c->din == NULL || c->dout == NULL) {
+            fprintf(stderr, "rank %d: out of memory for %zu elements\n", rank, c->elems);
+            MPI_Abort(MPI_COMM_WORLD, 1);
+        }
+    }
+    c->salt = salt;
+    for (size_t k = 0; k < c->elems; k++) {
+        if (a2a) {
+            ((int32_t *)c->hin)[k] = a2a_in(c->me, (int)(k / n), k % n, salt);
+        } else {
+            ((float *)c->hin)[k] = ar_in(c->me, k, salt);
+        }
+    }
+    memset(c->hout, 0xA5, c->elems * 4);
+    if (on_device) {
+        gc3_test_copy(1, c->din, c->hin, c->elems * 4);
+        gc3_test_copy(1, c->dout, c->hout, c->elems * 4);
+    }
+}
+
+static int call_start(call_t *c, MPI_Comm comm)
+{
+    if (c->a2a) {
+        return MPI_Ialltoall(c->din, (int)c->n, MPI_INT32_T, c->dout, (int)c->n, MPI_INT32_T, comm, &c->req);
+    }
+    return MPI_Iallreduce(c->din, c->dout, (int)c->n, MPI_FLOAT, MPI_SUM, comm, &c->req);
+}
+
+/* The result against the host computation; what: for the first wrong element's report. */
+static int call_right(call_t *c, const char *what)
+{
+    if (on_device) {
+        gc3_test_copy(1, c->hout, c->dout, c->elems * 4);
+    }
+    for (size_t k = 0; k < c->elems; k++) {
+        int ok;
+        if (c->a2a) {
+            ok = ((int32_t *)c->hout)[k] == a2a_in((int)(k / c->n), c->me, k % c->n, c->salt);
+        } else {
+            ok = ((float *)c->hout)[k] == (float)(c->np * (c->np + 1) / 2 * (int)((k + (size_t)c->salt) % 13));
+        }
+        if (!ok) {
+            fprintf(stderr, "rank %d: %s: %s of %zu, element %zu wrong\n", rank, what, c->a2a ? "alltoall" : "allreduce",
+                    c->n, k);
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static void call_free(call_t *c)
+{
+    if (on_device) {
+        gc3_test_free(1, c->din);
+        gc3_test_free(1, c->dout);
+    }
+    free(c->hin);
+    free(c->hout);
+    memset(c, 0, sizeof(*c));
+}
+
+/* ---------------------------------------------------------------- scenarios */
+
+static const size_t ar_sizes[] = {1, 7, 1000, 65537, 300001, 1048576, 4194304};
+static const size_t a2a_sizes[] = {1, 100, 4096, 100003, 1048576};
+
+static int nsizes(const size_t *s, size_t n)
+{
+    int k = 0;
+    while ((size_t)k < n && s[k] <= max_count) {
+        k++;
+    }
+    return k;
+}
+
+/* first: whether this rank starts on A first (order 0: the even ranks do; order 1: the odd ones) */
+static int a_first(int order)
+{
+    return (rank % 2) == order;
+}
+
+/* One nonblocking call on each of A and B, started in crossed orders, then MPI_Waitall. */
+static int crossed_pair(MPI_Comm A, MPI_Comm B, int a2a, size_t n, int order, int salt, const char *what)
+{
+    call_t      ca = {0}, cb = {0};
+    MPI_Request r[2];
+    int         ok = 1;
+
+    call_fill(&ca, A, a2a, n, salt);
+    call_fill(&cb, B, a2a, n, salt + 5);
+    if (a_first(order)) {
+        ok &= call_start(&ca, A) == MPI_SUCCESS;
+        ok &= call_start(&cb, B) == MPI_SUCCESS;
+    } else {
+        ok &= call_start(&cb, B) == MPI_SUCCESS;
+        ok &= call_start(&ca, A) == MPI_SUCCESS;
+    }
+    r[0] = ca.req;
+    r[1] = cb.req;
+    ok &= MPI_Waitall(2, r, MPI_STATUSES_IGNORE) == MPI_SUCCESS;
+    ok = ok && call_right(&ca, what) && call_right(&cb, what);
+    call_free(&ca);
+    call_free(&cb);
+    return ok;
+}
+
+/* A blocking MPI_Allreduce on B while an MPI_Iallreduce on A is in flight on the ranks that start
+ * A first; the others make the blocking call first. */
+static int blocking_while_nb(MPI_Comm A, MPI_Comm B, size_t n, int order, int salt, const char *what)
+{
+    call_t ca = {0}, cb = {0};
+    int    ok = 1;
+
+    call_fill(&ca, A, 0, n, salt);
+    call_fill(&cb, B, 0, n, salt + 3);
+    if (a_first(order)) {
+        ok &= call_start(&ca, A) == MPI_SUCCESS;
+        ok &= MPI_Allreduce(cb.din, cb.dout, (int)n, MPI_FLOAT, MPI_SUM, B) == MPI_SUCCESS;
+        ok &= MPI_Wait(&ca.req, MPI_STATUS_IGNORE) == MPI_SUCCESS;
+    } else {
+        ok &= MPI_Allreduce(cb.din, cb.dout, (int)n, MPI_FLOAT, MPI_SUM, B) == MPI_SUCCESS;
+        ok &= call_start(&ca, A) == MPI_SUCCESS;
+        ok &= MPI_Wait(&ca.req, MPI_STATUS_IGNORE) == MPI_SUCCESS;
+    }
+    ok = ok && call_right(&ca, what) && call_right(&cb, what);
+    call_free(&ca);
+    call_free(&cb);
+    return ok;
+}
+
+/* Persistent allreduce and alltoall on A and on B: inits crossed, then three rounds of starts
+ * crossed (new data each round), MPI_Waitall. */
+static int persistent_crossed(MPI_Comm A, MPI_Comm B, size_t n, int order, const char *what)
+{
+#if defined(OPEN_MPI) && OPEN_MPI
+    call_t      c[4] = {{0}}; /* A allreduce, A alltoall, B allreduce, B alltoall */
+    MPI_Request r[4];
+    MPI_Comm    comm[4] = {A, A, B, B};
+    int         ok = 1, seq[4];
+
+    for (int k = 0; k < 4; k++) {
+        seq[k] = a_first(order) ? k : (k + 2) % 4; /* A's two first, or B's */
+        call_fill(&c[k], comm[k], k % 2, k % 2 ? n / 4 + 1 : n, k);
+    }
+    for (int j = 0; j < 4; j++) {
+        int k = seq[j];
+        ok &= (k % 2 ? MPIX_Alltoall_init(c[k].din, (int)c[k].n, MPI_INT32_T, c[k].dout, (int)c[k].n, MPI_INT32_T,
+                                          comm[k], MPI_INFO_NULL, &r[k])
+                     : MPIX_Allreduce_init(c[k].din, c[k].dout, (int)c[k].n, MPI_FLOAT, MPI_SUM, comm[k],
+                                           MPI_INFO_NULL, &r[k])) == MPI_SUCCESS;
+    }
+    for (int round = 0; round < 3 && ok; round++) {
+        for (int k = 0; k < 4; k++) {
+            if (round > 0) {
+                call_fill(&c[k], comm[k], k % 2, c[k].n, 10 * round + k);
+            }
+        }
+        for (int j = 0; j < 4; j++) {
+            ok &= MPI_Start(&r[seq[j]]) == MPI_SUCCESS;
+        }
+        ok &= MPI_Waitall(4, r, MPI_STATUSES_IGNORE) == MPI_SUCCESS;
+        for (int k = 0; k < 4; k++) {
+            ok = ok && call_right(&c[k], what);
+        }
+    }
+    for (int k = 0; k < 4; k++) {
+        MPI_Request_free(&r[k]);
+        call_free(&c[k]);
+    }
+    return ok;
+#else
+    (void)A, (void)B, (void)n, (void)order, (void)what;
+    return 0;
+#endif
+}
+
+/* Every scenario on new communicators (cold), then again on the same ones (warm). */
+static void run_crossed(void)
+{
+    int  nar = nsizes(ar_sizes, sizeof(ar_sizes) / sizeof(*ar_sizes));
+    int  na2a = nsizes(a2a_sizes, sizeof(a2a_sizes) / sizeof(*a2a_sizes));
+    char what[200], name[64];
+
+    for (int order = 0; order < 2; order++) {
+        const char *ord = order == 0 ? "even ranks A first" : "odd ranks A first";
+        MPI_Comm    A, B;
+        /* MPI_Iallreduce: cold for each size class as it comes, then all warm */
+        snprintf(name, sizeof(name), "ar%d.A", order);
+        A = new_comm(name);
+        snprintf(name, sizeof(name), "ar%d.B", order);
+        B = new_comm(name);
+        for (int warm = 0; warm < 2; warm++) {
+            int ok = 1;
+            for (int k = 0; k < nar; k++) {
+                snprintf(what, sizeof(what), "crossed MPI_Iallreduce, %s, %s, %zu floats", warm ? "warm" : "cold", ord,
+                         ar_sizes[k]);
+                ok &= crossed_pair(A, B, 0, ar_sizes[k], order, k + warm, what);
+            }
+            snprintf(what, sizeof(what), "crossed MPI_Iallreduce on two communicators, %s, %s, 1..%zu floats: all right",
+                     warm ? "warm" : "cold (the first call on each)", ord, ar_sizes[nar - 1]);
+            check(ok, what);
+        }
+        MPI_Comm_free(&A);
+        MPI_Comm_free(&B);
+        /* MPI_Ialltoall */
+        snprintf(name, sizeof(name), "a2a%d.A", order);
+        A = new_comm(name);
+        snprintf(name, sizeof(name), "a2a%d.B", order);
+        B = new_comm(name);
+        for (int warm = 0; warm < 2; warm++) {
+            int ok = 1;
+            for (int k = 0; k < na2a; k++) {
+                snprintf(what, sizeof(what), "crossed MPI_Ialltoall, %s, %s, %zu per peer", warm ? "warm" : "cold", ord,
+                         a2a_sizes[k]);
+                ok &= crossed_pair(A, B, 1, a2a_sizes[k], order, k + warm, what);
+            }
+            snprintf(what, sizeof(what), "crossed MPI_Ialltoall on two communicators, %s, %s, 1..%zu int32 per peer: "
+                     "all right", warm ? "warm" : "cold (the first call on each)", ord, a2a_sizes[na2a - 1]);
+            check(ok, what);
+        }
+        MPI_Comm_free(&A);
+        MPI_Comm_free(&B);
+        /* a blocking call on B while a nonblocking one on A is in flight */
+        snprintf(name, sizeof(name), "bnb%d.A", order);
+        A = new_comm(name);
+        snprintf(name, sizeof(name), "bnb%d.B", order);
+        B = new_comm(name);
+        for (int warm = 0; warm < 2; warm++) {
+            int ok = 1;
+            for (int k = 0; k < nar; k++) {
+                snprintf(what, sizeof(what), "blocking while nonblocking, %s, %s, %zu floats", warm ? "warm" : "cold", ord,
+                         ar_sizes[k]);
+                ok &= blocking_while_nb(A, B, ar_sizes[k], order, k + warm, what);
+            }
+            snprintf(what, sizeof(what), "MPI_Allreduce on B while an MPI_Iallreduce on A is in flight, %s, %s: all right",
+                     warm ? "warm" : "cold", ord);
+            check(ok, what);
+        }
+        MPI_Comm_free(&A);
+        MPI_Comm_free(&B);
+        /* persistent: inits crossed, starts crossed */
+        snprintf(name, sizeof(name), "pers%d.A", order);
+        A = new_comm(name);
+        snprintf(name, sizeof(name), "pers%d.B", order);
+        B = new_comm(name);
+        for (int warm = 0; warm < 2; warm++) {
+            size_t n = max_count < 65537 ? max_count : 65537;
+            snprintf(what, sizeof(what), "persistent MPIX_Allreduce_init/MPIX_Alltoall_init on two communicators, inits "
+                     "and starts crossed, %s, %s, 3 rounds: all right", warm ? "warm" : "cold", ord);
+            check(persistent_crossed(A, B, n, order, what), what);
+        }
+        MPI_Comm_free(&A);
+        MPI_Comm_free(&B);
+    }
+}
+
+/* ---------------------------------------------------------------- threads */
+
+typedef struct {
+    MPI_Comm A, B;
+    int      id, calls, device, ok;
+} thread_arg_t;
+
+static void *thread_main(void *p)
+{
+    thread_arg_t *a    = p;
+    int           nar  = nsizes(ar_sizes, sizeof(ar_sizes) / sizeof(*ar_sizes));
+    int           na2a = nsizes(a2a_sizes, sizeof(a2a_sizes) / sizeof(*a2a_sizes));
+    char          what[96];
+#ifdef GC3_HAVE_CUDA
+    if (on_device) cudaSetDevice(a->device); /* the current device is per thread */
+#endif
+    snprintf(what, sizeof(what), "thread %d", a->id);
+    a->ok = 1;
+    /* cold: the first calls on this thread's communicators, crossed */
+    a->ok &= crossed_pair(a->A, a->B, 0, 1000, a->id % 2, a->id, what);
+    a->ok &= crossed_pair(a->A, a->B, 1, 100, (a->id + 1) % 2, a->id, what);
+    a->ok &= blocking_while_nb(a->A, a->B, 65537, a->id % 2, a->id, what);
+    for (int i = 0; i < a->calls && a->ok; i++) {
+        a->ok &= i % 3 == 2 ? crossed_pair(a->A, a->B, 1, a2a_sizes[(size_t)(i + a->id) % (size_t)na2a], i % 2, i, what)
+                            : crossed_pair(a->A, a->B, 0, ar_sizes[(size_t)(i + a->id) % (size_t)nar], i % 2, i, what);
+    }
+    if (!a->ok) {
+        fprintf(stderr, "rank %d thread %d: a call was wrong or failed\n", rank, a->id);
+    }
+    return NULL;
+}
+
+static void run_threads(int calls, int provided)
+{
+    enum { NT = 3 };
+    pthread_t    th[NT];
+    thread_arg_t a[NT];
+    char         name[32], what[200];
+    int          ok = 1, device = 0;
+    double       t0;
+
+    if (provided < MPI_THREAD_MULTIPLE) {
+        check(0, "MPI_THREAD_MULTIPLE provided by this Open MPI"); /* not a pass: the test cannot run */
+        return;
+    }
+#ifdef GC3_HAVE_CUDA
+    if (on_device) cudaGetDevice(&device);
+#endif
+    for (int t = 0; t < NT; t++) {
+        snprintf(name, sizeof(name), "th%d.A", t);
+        a[t].A = new_comm(name);
+        snprintf(name, sizeof(name), "th%d.B", t);
+        a[t].B  = new_comm(name);
+        a[t].id = t, a[t].calls = calls, a[t].device = device, a[t].ok = 0;
+    }
+    t0 = now();
+    for (int t = 0; t < NT; t++) pthread_create(&th[t], NULL, thread_main, &a[t]);
+    for (int t = 0; t < NT; t++) {
+        pthread_join(th[t], NULL);
+        ok &= a[t].ok;
+    }
+    snprintf(what, sizeof(what), "%d threads, each driving its own two communicators through crossed calls (cold, "
+             "blocking while nonblocking, %d warm rounds): all right (%.1f s)", NT, calls, now() - t0);
+    check(ok, what);
+    for (int t = 0; t < NT; t++) {
+        MPI_Comm_free(&a[t].A);
+        MPI_Comm_free(&a[t].B);
+    }
+}
+
+/* ---------------------------------------------------------------- a rank that never calls */
+
+/* Crossed allreduces on A and B, except that rank 0 never starts its call on B. */
+static void skip_one(const char *label, int warm, double timeout)
+{
+    char     name[64], what[256], msg[MPI_MAX_ERROR_STRING] = "";
+    MPI_Comm A, B;
+    call_t   ca = {0}, cb = {0};
+    int      ok = 1, len = 0, rcb = MPI_SUCCESS;
+    size_t   n = 1000;
+    double   t0, dt;
+
+    snprintf(name, sizeof(name), "skip%s.A", label);
+    A = new_comm(name);
+    snprintf(name, sizeof(name), "skip%s.B", label);
+    B = new_comm(name);
+    call_fill(&ca, A, 0, n, 1);
+    call_fill(&cb, B, 0, n, 2);
+    if (warm) { /* plans of both first, with everybody */
+        ok &= MPI_Allreduce(ca.din, ca.dout, (int)n, MPI_FLOAT, MPI_SUM, A) == MPI_SUCCESS && call_right(&ca, "warm-up");
+        ok &= MPI_Allreduce(cb.din, cb.dout, (int)n, MPI_FLOAT, MPI_SUM, B) == MPI_SUCCESS && call_right(&cb, "warm-up");
+        call_fill(&ca, A, 0, n, 3);
+    }
+    t0 = now();
+    if (rank == 0) {
+        ok &= call_start(&ca, A) == MPI_SUCCESS && MPI_Wait(&ca.req, MPI_STATUS_IGNORE) == MPI_SUCCESS;
+    } else {
+        if (a_first(0)) {
+            ok &= call_start(&ca, A) == MPI_SUCCESS;
+            rcb = call_start(&cb, B);
+        } else {
+            rcb = call_start(&cb, B);
+            ok &= call_start(&ca, A) == MPI_SUCCESS;
+        }
+        ok &= MPI_Wait(&ca.req, MPI_STATUS_IGNORE) == MPI_SUCCESS;
+        if (rcb == MPI_SUCCESS) {
+            rcb = MPI_Wait(&cb.req, MPI_STATUS_IGNORE);
+        }
+        dt = now() - t0;
+        if (rcb != MPI_SUCCESS) {
+            int cls = 0;
+            MPI_Error_class(rcb, &cls);
+            MPI_Error_string(cls, msg, &len);
+        }
+        printf("test_crossed skip: rank %d: %s call on %s with rank 0 missing returned %s after %.2f s: %s\n", rank,
+               warm ? "warm" : "cold", name, rcb == MPI_SUCCESS ? "MPI_SUCCESS" : msg, dt,
+               rcb != MPI_SUCCESS && dt <= timeout + 30 ? "ok, no hang" : "FAILED");
+        fflush(stdout);
+        ok &= rcb != MPI_SUCCESS && dt <= timeout + 30;
+    }
+    ok = ok && call_right(&ca, "the call on A");
+    snprintf(what, sizeof(what), "%s: the call on A right everywhere; the call on B failed within coll_gc3_timeout "
+             "(+30 s) on every rank that made it", warm ? "warm" : "cold");
+    check(ok, what);
+    call_free(&ca);
+    call_free(&cb);
+    MPI_Comm_free(&A);
+    MPI_Comm_free(&B);
+}
+
+int main(int argc, char **argv)
+{
+    const char *mode = argc > 1 ? argv[1] : "";
+    const char *t = getenv("OMPI_MCA_coll_gc3_timeout");
+    int         calls = 30, provided = MPI_THREAD_SINGLE;
+    double      timeout = 300;
+
+    MPI_Init_thread(&argc, &argv, strcmp(mode, "threads") == 0 ? MPI_THREAD_MULTIPLE : MPI_THREAD_SINGLE, &provided);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    for (int i = 2; i < argc; i++) {
+        if (strcmp(argv[i], "--device") == 0) on_device = 1;
+        else if (strcmp(argv[i], "--max-count") == 0 && i + 1 < argc) max_count = (size_t)atol(argv[++i]);
+        else if (strcmp(argv[i], "--calls") == 0 && i + 1 < argc) calls = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--timeout") == 0 && i + 1 < argc) timeout = atof(argv[++i]);
+    }
+    if (t != NULL) timeout = atof(t);
+    if (on_device) gc3_test_select_gpu(MPI_COMM_WORLD);
+    if (strcmp(mode, "crossed") == 0) {
+        run_crossed();
+    } else if (strcmp(mode, "threads") == 0) {
+        run_threads(calls, provided);
+    } else if (strcmp(mode, "skip") == 0) {
+        skip_one("cold", 0, timeout);
+        skip_one("warm", 1, timeout);
+    } else {
+        if (rank == 0) fprintf(stderr, "usage: test_crossed crossed|threads|skip [--device] [--max-count N] [--calls N] [--timeout S]\n");
+        MPI_Finalize();
+        return 2;
+    }
+    if (rank == 0) printf("test_crossed %s: %d passed, %d failed\n", mode, checks - failures, failures);
+    MPI_Finalize();
+    return failures != 0;
+}
