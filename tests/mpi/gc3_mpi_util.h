@@ -4,8 +4,10 @@
 #define GC3_MPI_UTIL_H
 
 #include <mpi.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include "gc3_runtime.h"
 #ifdef GC3_HAVE_CUDA
 #include <cuda_runtime_api.h>
@@ -35,6 +37,29 @@ static int gc3_mpi_test(void *ctx, void *req)
         return rc != MPI_SUCCESS ? -1 : 1;
     }
     return 0;
+}
+
+/* A check of an MPI test: passed when it holds on every rank of MPI_COMM_WORLD (collective);
+ * rank 0 prints it. */
+static inline void gc3_test_check(int ok, const char *what, int *checks, int *failures)
+{
+    int all = ok, rank = 0;
+    MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    (*checks)++;
+    *failures += !all;
+    if (rank == 0) {
+        printf("%s: %s\n", all ? "ok" : "FAILED", what);
+        fflush(stdout);
+    }
+}
+
+/* monotonic seconds */
+static inline double gc3_test_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
 /* Buffers of a test: device memory when on_device (cuda builds), host memory otherwise. New

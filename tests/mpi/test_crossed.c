@@ -38,21 +38,7 @@ static size_t max_count = 300001;
 
 static void check(int ok, const char *what)
 {
-    int all = ok;
-    MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
-    checks++;
-    failures += !all;
-    if (rank == 0) {
-        printf("%s: %s\n", all ? "ok" : "FAILED", what);
-        fflush(stdout);
-    }
-}
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+    gc3_test_check(ok, what, &checks, &failures);
 }
 
 static MPI_Comm new_comm(const char *name)
@@ -233,7 +219,7 @@ static int blocking_while_nb(MPI_Comm A, MPI_Comm B, size_t n, int order, int sa
 
 /* Persistent allreduce and alltoall on A and on B: inits crossed, then three rounds of starts
  * crossed (new data each round), MPI_Waitall. */
-static int persistent_crossed(MPI_Comm A, MPI_Comm B, size_t n, int order, const char *what)
+static int persistent_crossed(MPI_Comm A, MPI_Comm B, size_t n, int order, int salt, const char *what)
 {
 #if defined(OPEN_MPI) && OPEN_MPI
     call_t      c[4] = {{0}}; /* A allreduce, A alltoall, B allreduce, B alltoall */
@@ -243,7 +229,7 @@ static int persistent_crossed(MPI_Comm A, MPI_Comm B, size_t n, int order, const
 
     for (int k = 0; k < 4; k++) {
         seq[k] = a_first(order) ? k : (k + 2) % 4; /* A's two first, or B's */
-        call_fill(&c[k], comm[k], k % 2, k % 2 ? n / 4 + 1 : n, k);
+        call_fill(&c[k], comm[k], k % 2, k % 2 ? n / 4 + 1 : n, salt + k);
     }
     for (int j = 0; j < 4; j++) {
         int k = seq[j];
@@ -272,88 +258,68 @@ static int persistent_crossed(MPI_Comm A, MPI_Comm B, size_t n, int order, const
     }
     return ok;
 #else
-    (void)A, (void)B, (void)n, (void)order, (void)what;
+    (void)A, (void)B, (void)n, (void)order, (void)salt, (void)what;
     return 0;
 #endif
 }
 
-/* Every scenario on new communicators (cold), then again on the same ones (warm). */
+static int ar_pair(MPI_Comm A, MPI_Comm B, size_t n, int order, int salt, const char *what)
+{
+    return crossed_pair(A, B, 0, n, order, salt, what);
+}
+
+static int a2a_pair(MPI_Comm A, MPI_Comm B, size_t n, int order, int salt, const char *what)
+{
+    return crossed_pair(A, B, 1, n, order, salt, what);
+}
+
+static const size_t pers_sizes[] = {1000, 65537};
+
+typedef struct {
+    const char   *prefix, *title;
+    const size_t *sizes;
+    size_t        nsizes;
+    int (*run)(MPI_Comm A, MPI_Comm B, size_t n, int order, int salt, const char *what);
+} scenario_t;
+
+static const scenario_t scenarios[] = {
+    {"ar", "crossed MPI_Iallreduce", ar_sizes, sizeof(ar_sizes) / sizeof(*ar_sizes), ar_pair},
+    {"a2a", "crossed MPI_Ialltoall (n per peer)", a2a_sizes, sizeof(a2a_sizes) / sizeof(*a2a_sizes), a2a_pair},
+    {"bnb", "MPI_Allreduce on B while an MPI_Iallreduce on A is in flight", ar_sizes,
+     sizeof(ar_sizes) / sizeof(*ar_sizes), blocking_while_nb},
+    {"pers", "persistent MPIX_Allreduce_init/MPIX_Alltoall_init, inits and starts crossed, 3 rounds", pers_sizes,
+     sizeof(pers_sizes) / sizeof(*pers_sizes), persistent_crossed},
+};
+
+/* Every scenario on new communicators (cold: the first call on each, and the first of each size
+ * class), then again on the same ones (warm), in both orders. */
 static void run_crossed(void)
 {
-    int  nar = nsizes(ar_sizes, sizeof(ar_sizes) / sizeof(*ar_sizes));
-    int  na2a = nsizes(a2a_sizes, sizeof(a2a_sizes) / sizeof(*a2a_sizes));
-    char what[200], name[64];
+    char what[256], name[64];
 
     for (int order = 0; order < 2; order++) {
         const char *ord = order == 0 ? "even ranks A first" : "odd ranks A first";
-        MPI_Comm    A, B;
-        /* MPI_Iallreduce: cold for each size class as it comes, then all warm */
-        snprintf(name, sizeof(name), "ar%d.A", order);
-        A = new_comm(name);
-        snprintf(name, sizeof(name), "ar%d.B", order);
-        B = new_comm(name);
-        for (int warm = 0; warm < 2; warm++) {
-            int ok = 1;
-            for (int k = 0; k < nar; k++) {
-                snprintf(what, sizeof(what), "crossed MPI_Iallreduce, %s, %s, %zu floats", warm ? "warm" : "cold", ord,
-                         ar_sizes[k]);
-                ok &= crossed_pair(A, B, 0, ar_sizes[k], order, k + warm, what);
+        for (size_t sc = 0; sc < sizeof(scenarios) / sizeof(*scenarios); sc++) {
+            const scenario_t *x = &scenarios[sc];
+            int               n = nsizes(x->sizes, x->nsizes);
+            MPI_Comm          A, B;
+            snprintf(name, sizeof(name), "%s%d.A", x->prefix, order);
+            A = new_comm(name);
+            snprintf(name, sizeof(name), "%s%d.B", x->prefix, order);
+            B = new_comm(name);
+            for (int warm = 0; warm < 2; warm++) {
+                int ok = n > 0;
+                for (int k = 0; k < n; k++) {
+                    snprintf(what, sizeof(what), "%s, %s, %s, n = %zu", x->title, warm ? "warm" : "cold", ord, x->sizes[k]);
+                    ok &= x->run(A, B, x->sizes[k], order, k + warm, what);
+                }
+                snprintf(what, sizeof(what), "%s on two communicators, %s, %s, n = %zu..%zu: all right", x->title,
+                         warm ? "warm" : "cold (the first call on each)", ord, x->sizes[0], n > 0 ? x->sizes[n - 1] : 0);
+                check(ok, what);
             }
-            snprintf(what, sizeof(what), "crossed MPI_Iallreduce on two communicators, %s, %s, 1..%zu floats: all right",
-                     warm ? "warm" : "cold (the first call on each)", ord, ar_sizes[nar - 1]);
-            check(ok, what);
+            MPI_Comm_free(&A);
+            MPI_Comm_free(&B);
         }
-        MPI_Comm_free(&A);
-        MPI_Comm_free(&B);
-        /* MPI_Ialltoall */
-        snprintf(name, sizeof(name), "a2a%d.A", order);
-        A = new_comm(name);
-        snprintf(name, sizeof(name), "a2a%d.B", order);
-        B = new_comm(name);
-        for (int warm = 0; warm < 2; warm++) {
-            int ok = 1;
-            for (int k = 0; k < na2a; k++) {
-                snprintf(what, sizeof(what), "crossed MPI_Ialltoall, %s, %s, %zu per peer", warm ? "warm" : "cold", ord,
-                         a2a_sizes[k]);
-                ok &= crossed_pair(A, B, 1, a2a_sizes[k], order, k + warm, what);
-            }
-            snprintf(what, sizeof(what), "crossed MPI_Ialltoall on two communicators, %s, %s, 1..%zu int32 per peer: "
-                     "all right", warm ? "warm" : "cold (the first call on each)", ord, a2a_sizes[na2a - 1]);
-            check(ok, what);
-        }
-        MPI_Comm_free(&A);
-        MPI_Comm_free(&B);
-        /* a blocking call on B while a nonblocking one on A is in flight */
-        snprintf(name, sizeof(name), "bnb%d.A", order);
-        A = new_comm(name);
-        snprintf(name, sizeof(name), "bnb%d.B", order);
-        B = new_comm(name);
-        for (int warm = 0; warm < 2; warm++) {
-            int ok = 1;
-            for (int k = 0; k < nar; k++) {
-                snprintf(what, sizeof(what), "blocking while nonblocking, %s, %s, %zu floats", warm ? "warm" : "cold", ord,
-                         ar_sizes[k]);
-                ok &= blocking_while_nb(A, B, ar_sizes[k], order, k + warm, what);
-            }
-            snprintf(what, sizeof(what), "MPI_Allreduce on B while an MPI_Iallreduce on A is in flight, %s, %s: all right",
-                     warm ? "warm" : "cold", ord);
-            check(ok, what);
-        }
-        MPI_Comm_free(&A);
-        MPI_Comm_free(&B);
-        /* persistent: inits crossed, starts crossed */
-        snprintf(name, sizeof(name), "pers%d.A", order);
-        A = new_comm(name);
-        snprintf(name, sizeof(name), "pers%d.B", order);
-        B = new_comm(name);
-        for (int warm = 0; warm < 2; warm++) {
-            size_t n = max_count < 65537 ? max_count : 65537;
-            snprintf(what, sizeof(what), "persistent MPIX_Allreduce_init/MPIX_Alltoall_init on two communicators, inits "
-                     "and starts crossed, %s, %s, 3 rounds: all right", warm ? "warm" : "cold", ord);
-            check(persistent_crossed(A, B, n, order, what), what);
-        }
-        MPI_Comm_free(&A);
-        MPI_Comm_free(&B);
     }
 }
 
@@ -412,14 +378,14 @@ static void run_threads(int calls, int provided)
         a[t].B  = new_comm(name);
         a[t].id = t, a[t].calls = calls, a[t].device = device, a[t].ok = 0;
     }
-    t0 = now();
+    t0 = gc3_test_now();
     for (int t = 0; t < NT; t++) pthread_create(&th[t], NULL, thread_main, &a[t]);
     for (int t = 0; t < NT; t++) {
         pthread_join(th[t], NULL);
         ok &= a[t].ok;
     }
     snprintf(what, sizeof(what), "%d threads, each driving its own two communicators through crossed calls (cold, "
-             "blocking while nonblocking, %d warm rounds): all right (%.1f s)", NT, calls, now() - t0);
+             "blocking while nonblocking, %d warm rounds): all right (%.1f s)", NT, calls, gc3_test_now() - t0);
     check(ok, what);
     for (int t = 0; t < NT; t++) {
         MPI_Comm_free(&a[t].A);
@@ -450,7 +416,7 @@ static void skip_one(const char *label, int warm, double timeout)
         ok &= MPI_Allreduce(cb.din, cb.dout, (int)n, MPI_FLOAT, MPI_SUM, B) == MPI_SUCCESS && call_right(&cb, "warm-up");
         call_fill(&ca, A, 0, n, 3);
     }
-    t0 = now();
+    t0 = gc3_test_now();
     if (rank == 0) {
         ok &= call_start(&ca, A) == MPI_SUCCESS && MPI_Wait(&ca.req, MPI_STATUS_IGNORE) == MPI_SUCCESS;
     } else {
@@ -465,7 +431,7 @@ static void skip_one(const char *label, int warm, double timeout)
         if (rcb == MPI_SUCCESS) {
             rcb = MPI_Wait(&cb.req, MPI_STATUS_IGNORE);
         }
-        dt = now() - t0;
+        dt = gc3_test_now() - t0;
         if (rcb != MPI_SUCCESS) {
             int cls = 0;
             MPI_Error_class(rcb, &cls);

@@ -46,23 +46,7 @@ static int rank, size, on_device, checks, failures;
 
 static void check(int ok, const char *what)
 {
-    int all = ok;
-    MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
-    checks++;
-    if (!all) {
-        failures++;
-    }
-    if (rank == 0) {
-        printf("%s: %s\n", all ? "ok" : "FAILED", what);
-        fflush(stdout);
-    }
-}
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+    gc3_test_check(ok, what, &checks, &failures);
 }
 
 static long count_dir(const char *path, const char *prefix)
@@ -179,10 +163,10 @@ static void run_skip(double timeout)
     /* a first call builds the plan everywhere (plan building is collective) */
     check(MPI_Allreduce(din, dout, (int)n, MPI_FLOAT, MPI_SUM, comm) == MPI_SUCCESS, "warm-up allreduce");
     if (rank != 0) {
-        double t0 = now(), dt;
+        double t0 = gc3_test_now(), dt;
         int    rc = MPI_Allreduce(din, dout, (int)n, MPI_FLOAT, MPI_SUM, comm);
         char   msg[MPI_MAX_ERROR_STRING] = "";
-        dt = now() - t0;
+        dt = gc3_test_now() - t0;
         printf("rank %d: allreduce with rank 0 missing returned %s after %.2f s\n", rank, error_text(rc, msg), dt);
         fflush(stdout);
         ok_local = failed_in_time(rc, dt, timeout);
@@ -215,10 +199,10 @@ static void run_kill(double timeout)
         usleep(200000); /* the others are inside the call by now */
         kill(getpid(), SIGKILL);
     } else {
-        double t0 = now(), dt;
+        double t0 = gc3_test_now(), dt;
         int    rc = MPI_Allreduce(din, dout, (int)n, MPI_FLOAT, MPI_SUM, comm);
         char   msg[MPI_MAX_ERROR_STRING] = "";
-        dt = now() - t0;
+        dt = gc3_test_now() - t0;
         printf("test_faults kill: rank %d: allreduce with rank 0 killed returned %s after %.2f s: %s\n", rank,
                error_text(rc, msg), dt, failed_in_time(rc, dt, timeout) ? "ok, no hang" : "FAILED");
         fflush(stdout);
@@ -243,10 +227,10 @@ static void run_mismatch(double timeout)
     check(MPI_Allreduce(din, dout, (int)n, MPI_FLOAT, MPI_SUM, comm) == MPI_SUCCESS &&
               MPI_Alltoall(din, (int)n, MPI_FLOAT, dout, (int)n, MPI_FLOAT, comm) == MPI_SUCCESS,
           "warm-up allreduce and alltoall");
-    t0 = now();
+    t0 = gc3_test_now();
     rc = rank == 0 ? MPI_Allreduce(din, dout, (int)n, MPI_FLOAT, MPI_SUM, comm)
                    : MPI_Alltoall(din, (int)n, MPI_FLOAT, dout, (int)n, MPI_FLOAT, comm);
-    dt = now() - t0;
+    dt = gc3_test_now() - t0;
     printf("rank %d: %s against the others' %s returned %s after %.2f s\n", rank, rank == 0 ? "allreduce" : "alltoall",
            rank == 0 ? "alltoall" : "allreduce", error_text(rc, msg), dt);
     fflush(stdout);
@@ -282,9 +266,9 @@ static void run_counts(double timeout)
             /* the plan of this size class first, with matching counts */
             check(MPI_Allreduce(din, dout, (int)counts[k], MPI_FLOAT, MPI_SUM, comm) == MPI_SUCCESS, "warm-up allreduce");
         }
-        t0 = now();
+        t0 = gc3_test_now();
         rc = MPI_Allreduce(din, dout, (int)n, MPI_FLOAT, MPI_SUM, comm);
-        dt = now() - t0;
+        dt = gc3_test_now() - t0;
         printf("rank %d: allreduce of %zu floats (the others: %zu) returned %s after %.2f s\n", rank, n,
                rank == 0 ? 2 * counts[k] : counts[k], error_text(rc, msg), dt);
         fflush(stdout);
@@ -312,11 +296,11 @@ static int checked_calls(checked_fn one, const size_t *sizes, size_t nsizes, int
     for (size_t k = 0; k < nsizes; k++) ok &= one(MPI_COMM_WORLD, sizes[k], 0);
     check(ok, "warm-up");
     *before = usage();
-    t0      = now();
+    t0      = gc3_test_now();
     ok      = 1;
     for (int i = 0; i < calls; i++) ok &= one(MPI_COMM_WORLD, sizes[(size_t)i % nsizes], i);
     *after = usage();
-    *secs  = now() - t0;
+    *secs  = gc3_test_now() - t0;
     return ok;
 }
 
@@ -333,7 +317,7 @@ static void run_stress(int calls, int comms)
     snprintf(what, sizeof(what), "%d back-to-back allreduces of 1..300001 floats, all results right (%.1f s)", calls,
              secs);
     check(ok, what);
-    t0 = now();
+    t0 = gc3_test_now();
     ok = 1;
     for (int i = 0; i < comms; i++) {
         MPI_Comm c;
@@ -343,7 +327,7 @@ static void run_stress(int calls, int comms)
     }
     u2 = usage();
     snprintf(what, sizeof(what), "%d communicator dup/allreduce/free cycles, all results right (%.1f s)", comms,
-             now() - t0);
+             gc3_test_now() - t0);
     check(ok, what);
     printf("rank %d: rss %ld -> %ld -> %ld KiB, fds %ld -> %ld -> %ld, gc3 /dev/shm entries %ld -> %ld -> %ld, device MiB in "
            "use %ld -> %ld -> %ld (before, after the calls, after the communicators)\n",
@@ -482,14 +466,14 @@ static void run_threads(int calls, int provided)
     }
     /* every communicator's plans exist before the measurement (built concurrently below too) */
     u0 = usage();
-    t0 = now();
+    t0 = gc3_test_now();
     for (int t = 0; t < NT; t++) pthread_create(&th[t], NULL, thread_main, &a[t]);
     for (int t = 0; t < NT; t++) {
         pthread_join(th[t], NULL);
         ok &= a[t].ok;
     }
     snprintf(what, sizeof(what), "%d threads x %d checked allreduces/alltoalls on their own communicators at once, all right (%.1f s)",
-             NT, calls, now() - t0);
+             NT, calls, gc3_test_now() - t0);
     check(ok, what);
     for (int t = 0; t < NT; t++) {
         MPI_Comm_free(&a[t].comm);

@@ -90,7 +90,8 @@ static int mca_coll_gc3_register(void)
     mca_coll_gc3_component.timeout = 300.0;
     (void)mca_base_component_var_register(c, "timeout",
         "Seconds a collective may make no progress before it fails with MPI_ERR_OTHER naming the rank, thread block, "
-        "step and what it waited for (0: wait forever; a negative value is reported and replaced by 300)",
+        "step and what it waited for, and seconds each exchange of a communicator's set-up may wait for the other "
+        "ranks (0: wait forever; a negative value is reported and replaced by 300)",
         MCA_BASE_VAR_TYPE_DOUBLE, NULL, 0, 0, OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_READONLY, &mca_coll_gc3_component.timeout);
     mca_coll_gc3_component.rules_file = "";
     (void)mca_base_component_var_register(c, "rules_file",
