@@ -711,7 +711,7 @@ mca_coll_gc3_plan_slot_t *mca_coll_gc3_slot(mca_coll_gc3_module_t *m, int coll, 
     if (rule == NULL) {
         snprintf(why, why_len, "no rule of %s for %s of %zu bytes on %d node(s) x %d, %s", R ? R->source : "gc3",
                  mca_coll_gc3_coll_names[coll], bytes, m->nodes, m->gpus, gc3_link_name(m->link[backend]));
-        opal_output_verbose(2, mca_coll_gc3_component.output, "coll:gc3: comm %s: %s: passed on", m->comm->c_name, why);
+        opal_output_verbose(2, mca_coll_gc3_component.output, "coll:gc3: comm %s: %s: no plan", m->comm->c_name, why);
         return NULL;
     }
     idx = (int)(rule - R->rules);
