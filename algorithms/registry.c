@@ -5,7 +5,7 @@
 static const gc3_algo_t gc3_algos[] = {
     {"ring", GC3_COLL_ALLREDUCE, NULL, "allreduce: one logical ring (reduce-scatter then allgather) over --channels channels", 0,
      gc3_algo_allreduce_ring},
-    {"allpairs", GC3_COLL_ALLREDUCE, NULL, "allreduce: every rank reduces its chunk from all others, then sends it to all (small sizes, LL)", 0,
+    {"allpairs", GC3_COLL_ALLREDUCE, NULL, "allreduce: every rank reduces its chunk from all others, then sends it to all (small sizes, LL); --chunks-per-peer K: K chunks per rank", 0,
      gc3_algo_allreduce_allpairs},
     {"oneshot", GC3_COLL_ALLREDUCE, NULL, "allreduce: every rank sends its whole buffer to all others and reduces them itself (one step: smallest sizes, LL)", 0,
      gc3_algo_allreduce_oneshot},

@@ -137,8 +137,8 @@ static void test_legacy_and_extras(void)
         CHECK(p->ngpus == 3 && p->coll == GC3_COLL_ALLREDUCE && p->outofplace == 1 && p->inplace == 0,
               "legacy defaults: ngpus %d coll %d outofplace %d inplace %d", p->ngpus, p->coll, p->outofplace,
               p->inplace);
-        CHECK(p->extra.count == 1 && strcmp(p->extra.attrs[0].name, "redop") == 0 &&
-              strcmp(p->extra.attrs[0].value, "sum") == 0, "unknown attribute redop not kept");
+        CHECK(p->extra.count == 0 && p->redop != NULL && strcmp(p->redop, "sum") == 0,
+              "redop=\"sum\" not read as the program's operator");
         gc3_ir_program_destroy(p);
     }
     {
@@ -151,7 +151,12 @@ static void test_legacy_and_extras(void)
             CHECK(p->gpus[0].extra.count == 1 && p->gpus[0].tbs[0].extra.count == 1 &&
                   p->gpus[0].tbs[0].steps[0].extra.count == 1, "extras not kept on gpu/tb/step");
             CHECK(p->gpus[0].tbs[0].steps[0].srcbuf == GC3_BUF_NONE, "missing srcbuf should be NONE");
-            CHECK(gc3_diag_contains(&diag, "unknown element <mystery>"), "unknown element not noted");
+            CHECK(gc3_diag_contains(&diag, "extras:1: warning: unknown element <mystery> inside <gpu> ignored"),
+                  "unknown element not warned about with its line");
+            /* every attribute gc3 does not know is reported with its line, never silently dropped */
+            CHECK(gc3_diag_contains(&diag, "extras:1: warning: <algo future=\"x\">: an attribute gc3 does not know") &&
+                  gc3_diag_contains(&diag, "<gpu hint=\"7\">") && gc3_diag_contains(&diag, "<tb w=\"1\">") &&
+                  gc3_diag_contains(&diag, "<step color=\"red\">"), "unknown attributes not warned about");
             check_round_trip(p, "extras");
             gc3_ir_program_destroy(p);
         }

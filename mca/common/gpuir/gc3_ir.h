@@ -47,7 +47,14 @@ unsigned     gc3_step_flags(gc3_step_type_t type);
 const char  *gc3_step_type_name(gc3_step_type_t type);
 const char  *gc3_coll_name(gc3_coll_t coll);
 const char  *gc3_proto_name(gc3_proto_t proto);
+/* The protocol gc3's runtime runs a program of `proto` with: itself, except LL128, which gc3 does not
+ * implement and runs as Simple (the closest in bandwidth: LL128 carries 120 of every 128 bytes, LL
+ * half). The executor, the cost model and the component's messages all ask this. */
+gc3_proto_t  gc3_proto_runs_as(gc3_proto_t proto);
 char         gc3_buf_char(gc3_buf_t buf); /* 'i' 'o' 's', '-' for none */
+/* The collective a name stands for: gc3's own names, and the spellings of MSCCL, RCCL, msccl-tools
+ * and MPI ("reducescatter", "reduce-scatter", "reduce_scatter_block"). Unknown names: custom,
+ * GC3_ERR_UNSUPPORTED. Names are for reading and printing; code compares gc3_coll_t. */
 gc3_status_t gc3_coll_from_name(const char *name, gc3_coll_t *coll_p);
 gc3_status_t gc3_proto_from_name(const char *name, gc3_proto_t *proto_p);
 
@@ -90,6 +97,8 @@ typedef struct {
     gc3_ir_extra_t extra;
 } gc3_ir_gpu_t;
 
+struct gc3_postcond; /* gc3_verify.h */
+
 typedef struct gc3_ir_program {
     char          *name;
     gc3_coll_t     coll;
@@ -102,6 +111,22 @@ typedef struct gc3_ir_program {
     int            outofplace;
     uint64_t       min_bytes;
     uint64_t       max_bytes;     /* 0 = no upper bound */
+    /* In the file, MSCCL's in-place form: the buffer that lives inside the other (allreduce,
+     * alltoall, reduce_scatter: the output; allgather: the input) is given with 0 chunks and the
+     * steps name the one that holds both, as msccl-tools writes in-place programs. The model always
+     * has both buffers at their full size (the reader fills in the one the file leaves at 0), and
+     * the writer writes this form back (gc3_ir_inplace_alias is the mapping). */
+    int            msccl_inplace;
+    /* attributes of <algo> gc3 reads but does not need: checked against the program (a
+     * difference is a warning), written back when the file had them (0 / NULL: absent) */
+    int            nthreadblocks; /* thread blocks of the widest rank */
+    int            maxcount;      /* the largest cnt of a step */
+    char          *redop;         /* redop= or op=: the reduction the program was written for; gc3
+                                     runs it with the call's operator (a program moves and combines
+                                     chunks, whatever the operator) */
+    /* custom collectives: the postcondition the program carries (<postcondition> in the file, an
+     * element MSCCL ignores), NULL when none; gc3_verify uses it when no other is given */
+    struct gc3_postcond *post;
     gc3_ir_gpu_t  *gpus;          /* ngpus entries, gpus[r].id == r */
     char          *source;        /* file name for diagnostics, or NULL */
     gc3_ir_extra_t extra;
@@ -128,13 +153,35 @@ gc3_status_t gc3_ir_add_step(gc3_ir_tb_t *tb, gc3_step_type_t type,
                              int depid, int deps, gc3_ir_step_t **step_p);
 /* Set hasdep on every step some other step depends on (and clear it elsewhere). */
 void         gc3_ir_update_hasdep(gc3_ir_program_t *program);
-/* Deep structural equality (extras included). Returns 1 when equal. */
+/* Deep structural equality (extras and the carried postcondition included). Returns 1 when equal. */
 int          gc3_ir_equal(const gc3_ir_program_t *a, const gc3_ir_program_t *b);
+
+/* ---- in-place calls ----
+ * An in-place call has one buffer per rank, and one of the program's buffers lives inside the
+ * other: allreduce, alltoall and custom collectives: output chunk c is input chunk c; allgather:
+ * input chunk k is output chunk rank*i_chunks + k (this rank's slice of the output);
+ * reduce_scatter: output chunk k is input chunk rank*o_chunks + k. Returns 1 and the chunk it is
+ * when (buf, chunk) of `rank` is such an alias (in range), else 0. The one place of this mapping:
+ * the verifier, the reference executor, the MSCCL form of the reader and writer and
+ * gc3_ir_copy_first use it; the runtime places its buffer pointers the same way. */
+int          gc3_ir_inplace_alias(gc3_coll_t coll, int rank, int i_chunks, int o_chunks, gc3_buf_t buf, int chunk,
+                                  gc3_buf_t *home_buf_p, int *home_chunk_p);
+/* The out-of-place form of an in-place program, for out-of-place calls: every rank first copies its
+ * input (the send buffer, read-only) to where the in-place program expects it (the output, or
+ * scratch where the output does not cover it: reduce_scatter), its thread blocks sharing the copy
+ * and waiting for each other (nop steps), then runs the program with every in-place chunk renamed
+ * accordingly. The copy is part of the program, so the verifier checks it, both backends run it
+ * and the cost model counts it. The result is out-of-place only (inplace 0). MSCCL and RCCL do not
+ * use an in-place-only program for an out-of-place call; gc3 runs it after this copy. */
+gc3_status_t gc3_ir_copy_first(const gc3_ir_program_t *program, gc3_ir_program_t **program_p);
 
 /* ---- MSCCL XML I/O (libxml2) ----
  * Reading never returns a partly-filled program: on error *program_p is NULL and diag holds
- * "FILE:LINE: what is wrong". Unknown attributes are kept; unknown elements are ignored
- * with a note in diag. */
+ * "FILE:LINE: what is wrong". On success diag may hold warnings ("FILE:LINE: warning: ..."):
+ * attributes gc3 does not know (kept, so the file round-trips, but not used), unknown elements
+ * (ignored), and nthreadblocks/maxcount that disagree with the program. The writer writes every
+ * step's srcbuf and dstbuf (MSCCL's readers need both; an unused one is written as i/o with offset
+ * -1 and read back as none), and a program read in MSCCL's in-place form in that form. */
 gc3_status_t gc3_ir_read_file(const char *path, gc3_diag_t *diag, gc3_ir_program_t **program_p);
 gc3_status_t gc3_ir_read_memory(const char *data, size_t size, const char *name,
                                 gc3_diag_t *diag, gc3_ir_program_t **program_p);

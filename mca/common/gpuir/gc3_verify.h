@@ -29,7 +29,9 @@ typedef struct gc3_postcond {
     int       ncells;
 } gc3_postcond_t;
 
-/* The built-in postcondition of the program's collective (not for GC3_COLL_CUSTOM). */
+/* The postcondition of the program: its collective's (built in), or for a custom collective the one
+ * the program carries (program->post, read from its file); a custom collective without one is an
+ * error naming the file (give one with gc3c's --post). */
 gc3_status_t gc3_postcond_builtin(const gc3_ir_program_t *program, gc3_diag_t *diag,
                                   gc3_postcond_t **postcond_p);
 /* Read an explicit table. Format (one output chunk per line, '#' comments):
@@ -43,6 +45,8 @@ gc3_status_t gc3_postcond_read_file(const char *path, const gc3_ir_program_t *pr
 gc3_status_t gc3_postcond_create(const gc3_ir_program_t *program, const uint32_t *const *const *cells,
                                  gc3_postcond_t **postcond_p);
 void         gc3_postcond_destroy(gc3_postcond_t *postcond);
+/* 1 when both say the same of every output chunk */
+int          gc3_postcond_equal(const gc3_postcond_t *a, const gc3_postcond_t *b);
 
 typedef struct {
     int slots;          /* FIFO slots per connection (default 8) */

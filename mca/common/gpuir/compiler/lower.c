@@ -1037,30 +1037,28 @@ gc3_status_t gc3_prog_compile(gc3_prog_t *p, gc3_diag_t *diag, gc3_compile_stats
     for (int r = 0; r < ir->ngpus; r++) {
         st.tbs += ir->gpus[r].ntbs;
     }
+    if (p->params.coll == GC3_COLL_CUSTOM) {
+        /* the program carries its postcondition, so that what is generated verifies and runs as it is */
+        if (p->params.post_cells == NULL) {
+            gc3_diag_add(diag, "compile '%s': custom collective without a postcondition", p->name);
+            status = GC3_ERR_INVALID_PARAM;
+            goto out;
+        }
+        if (p->params.instances > 1) {
+            gc3_diag_add(diag, "compile '%s': instances of a custom collective are not supported", p->name);
+            status = GC3_ERR_UNSUPPORTED;
+            goto out;
+        }
+        status = gc3_postcond_create(ir, p->params.post_cells, &ir->post);
+        if (status != GC3_OK) {
+            goto out;
+        }
+    }
     if (p->params.verify) {
         gc3_verify_opts_t vo;
-        gc3_postcond_t   *pc = NULL;
         gc3_verify_opts_default(&vo);
         vo.slots = p->params.slots;
-        if (p->params.coll == GC3_COLL_CUSTOM) {
-            if (p->params.post_cells == NULL) {
-                gc3_diag_add(diag, "compile '%s': custom collective without a postcondition", p->name);
-                status = GC3_ERR_INVALID_PARAM;
-                goto out;
-            }
-            if (p->params.instances > 1) {
-                gc3_diag_add(diag, "compile '%s': instances of a custom collective are not supported", p->name);
-                status = GC3_ERR_UNSUPPORTED;
-                goto out;
-            }
-            status = gc3_postcond_create(ir, p->params.post_cells, &pc);
-            if (status != GC3_OK) {
-                goto out;
-            }
-            vo.postcond = pc;
-        }
-        status = gc3_verify(ir, &vo, diag);
-        gc3_postcond_destroy(pc);
+        status   = gc3_verify(ir, &vo, diag);
         if (status != GC3_OK) {
             gc3_diag_add(diag, "compile '%s': the emitted program does not verify (a compiler bug)", p->name);
             goto out;

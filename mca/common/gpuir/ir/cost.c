@@ -162,6 +162,7 @@ gc3_status_t gc3_cost_predict(const gc3_ir_program_t *p, const gc3_machine_t *m,
     gc3_status_t        status;
     double              chunk_bytes;
     int                 tiles;
+    gc3_proto_t         proto;
 
     if (m->nodes < 1 || m->gpus_per_node < 1 || m->nodes * m->gpus_per_node != p->ngpus) {
         gc3_diag_add(diag, "cost: the machine has %d x %d GPUs but program '%s' is for %d ranks", m->nodes,
@@ -184,8 +185,9 @@ gc3_status_t gc3_cost_predict(const gc3_ir_program_t *p, const gc3_machine_t *m,
     x.flat        = flat;
     x.m           = m;
     x.tile_bytes  = chunk_bytes / tiles;
-    x.bw_factor   = p->proto == GC3_PROTO_LL ? 0.5 : p->proto == GC3_PROTO_LL128 ? 120.0 / 128.0 : 1.0;
-    x.sync_us     = p->proto == GC3_PROTO_SIMPLE ? m->sync_us : 0.0;
+    proto         = gc3_proto_runs_as(p->proto); /* what the runtime runs (LL128: Simple) */
+    x.bw_factor   = proto == GC3_PROTO_LL ? 0.5 : 1.0;
+    x.sync_us     = proto == GC3_PROTO_SIMPLE ? m->sync_us : 0.0;
     x.clock       = calloc((size_t)flat->ntbs + 1, sizeof(double));
     x.done_at     = calloc((size_t)flat->nsteps * (size_t)tiles + 1, sizeof(double));
     x.port        = calloc((size_t)p->ngpus * 4, sizeof(double));

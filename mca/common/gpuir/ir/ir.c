@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "gc3_ir.h"
+#include "gc3_verify.h"
 
 static const struct {
     const char *name;
@@ -59,6 +60,11 @@ char gc3_buf_char(gc3_buf_t buf)
     }
 }
 
+gc3_proto_t gc3_proto_runs_as(gc3_proto_t proto)
+{
+    return proto == GC3_PROTO_LL128 ? GC3_PROTO_SIMPLE : proto;
+}
+
 gc3_status_t gc3_coll_from_name(const char *name, gc3_coll_t *coll_p)
 {
     for (int i = 0; i < GC3_COLL_CUSTOM; i++) {
@@ -67,8 +73,9 @@ gc3_status_t gc3_coll_from_name(const char *name, gc3_coll_t *coll_p)
             return GC3_OK;
         }
     }
-    /* spellings seen in MSCCL/RCCL files */
-    if (strcmp(name, "reducescatter") == 0 || strcmp(name, "reduce-scatter") == 0) {
+    /* spellings seen in MSCCL/RCCL files (RCCL: reducescatter), and MPI's name of the call */
+    if (strcmp(name, "reducescatter") == 0 || strcmp(name, "reduce-scatter") == 0 ||
+        strcmp(name, "reduce_scatter_block") == 0) {
         *coll_p = GC3_COLL_REDUCE_SCATTER;
         return GC3_OK;
     }
@@ -164,6 +171,8 @@ void gc3_ir_program_destroy(gc3_ir_program_t *p)
     free(p->name);
     free(p->coll_name);
     free(p->source);
+    free(p->redop);
+    gc3_postcond_destroy(p->post);
     gc3_ir_extra_free(&p->extra);
     free(p);
 }
@@ -277,7 +286,10 @@ int gc3_ir_equal(const gc3_ir_program_t *a, const gc3_ir_program_t *b)
         a->proto != b->proto || a->nchannels != b->nchannels ||
         a->nchunksperloop != b->nchunksperloop || a->ngpus != b->ngpus ||
         a->inplace != b->inplace || a->outofplace != b->outofplace ||
-        a->min_bytes != b->min_bytes || a->max_bytes != b->max_bytes || !gc3_extra_eq(&a->extra, &b->extra)) {
+        a->min_bytes != b->min_bytes || a->max_bytes != b->max_bytes || a->msccl_inplace != b->msccl_inplace ||
+        a->nthreadblocks != b->nthreadblocks || a->maxcount != b->maxcount || !gc3_str_eq(a->redop, b->redop) ||
+        (a->post == NULL) != (b->post == NULL) || (a->post != NULL && !gc3_postcond_equal(a->post, b->post)) ||
+        !gc3_extra_eq(&a->extra, &b->extra)) {
         return 0;
     }
     for (int r = 0; r < a->ngpus; r++) {
@@ -294,8 +306,12 @@ int gc3_ir_equal(const gc3_ir_program_t *a, const gc3_ir_program_t *b)
             }
             for (int s = 0; s < ta->nsteps; s++) {
                 const gc3_ir_step_t *x = &ta->steps[s], *y = &tb->steps[s];
-                if (x->s != y->s || x->type != y->type || x->srcbuf != y->srcbuf ||
-                    x->srcoff != y->srcoff || x->dstbuf != y->dstbuf || x->dstoff != y->dstoff ||
+                /* a buffer the step type does not use means nothing (files name one anyway) */
+                const unsigned f = gc3_step_flags(x->type);
+                const int      src = (f & GC3_STEP_F_READ_SRC) != 0;
+                const int      dst = (f & (GC3_STEP_F_WRITE_DST | GC3_STEP_F_READ_DST)) != 0;
+                if (x->s != y->s || x->type != y->type || (src && (x->srcbuf != y->srcbuf || x->srcoff != y->srcoff)) ||
+                    (dst && (x->dstbuf != y->dstbuf || x->dstoff != y->dstoff)) ||
                     x->cnt != y->cnt || x->depid != y->depid || x->deps != y->deps ||
                     x->hasdep != y->hasdep || !gc3_extra_eq(&x->extra, &y->extra)) {
                     return 0;

@@ -104,6 +104,56 @@ void gc3_postcond_destroy(gc3_postcond_t *pc)
     free(pc);
 }
 
+int gc3_postcond_equal(const gc3_postcond_t *a, const gc3_postcond_t *b)
+{
+    if (a->nranks != b->nranks || a->ncells != b->ncells || a->in_stride != b->in_stride ||
+        memcmp(a->o_chunks, b->o_chunks, (size_t)a->nranks * sizeof(int)) != 0 ||
+        memcmp(a->ids_begin, b->ids_begin, ((size_t)a->ncells + 1) * sizeof(int)) != 0 ||
+        memcmp(a->dontcare, b->dontcare, (size_t)a->ncells) != 0) {
+        return 0;
+    }
+    return a->ids_begin[a->ncells] == 0 ||
+           memcmp(a->ids, b->ids, (size_t)a->ids_begin[a->ncells] * sizeof(uint32_t)) == 0;
+}
+
+/* A copy of the table a program carries, checked against the program's shape. */
+static gc3_status_t gc3_postcond_carried(const gc3_ir_program_t *p, gc3_diag_t *diag, gc3_postcond_t **postcond_p)
+{
+    const gc3_postcond_t *c = p->post;
+    gc3_pc_builder_t      b;
+    gc3_status_t          status;
+
+    for (int r = 0; r < p->ngpus && c->nranks == p->ngpus; r++) {
+        if (c->o_chunks[r] != p->gpus[r].o_chunks) {
+            c = NULL;
+            break;
+        }
+    }
+    if (c == NULL || c->nranks != p->ngpus || c->in_stride != gc3_pc_in_stride(p)) {
+        gc3_diag_add(diag, "%s: the postcondition the program carries does not fit its ranks and buffers",
+                     p->source ? p->source : p->name);
+        return GC3_ERR_INVALID_PARAM;
+    }
+    status = gc3_pc_begin(p, &b);
+    if (status != GC3_OK) {
+        return status;
+    }
+    for (int cell = 0; cell < c->ncells && status == GC3_OK; cell++) {
+        for (int i = c->ids_begin[cell]; i < c->ids_begin[cell + 1] && status == GC3_OK; i++) {
+            status = gc3_pc_add_id(&b, c->ids[i]);
+        }
+        if (status == GC3_OK) {
+            gc3_pc_end_cell(&b, c->dontcare[cell]);
+        }
+    }
+    if (status != GC3_OK) {
+        gc3_postcond_destroy(b.pc);
+        return status;
+    }
+    *postcond_p = b.pc;
+    return GC3_OK;
+}
+
 gc3_status_t gc3_postcond_builtin(const gc3_ir_program_t *p, gc3_diag_t *diag, gc3_postcond_t **postcond_p)
 {
     gc3_pc_builder_t b;
@@ -112,6 +162,9 @@ gc3_status_t gc3_postcond_builtin(const gc3_ir_program_t *p, gc3_diag_t *diag, g
     const char      *name = gc3_coll_name(p->coll);
 
     *postcond_p = NULL;
+    if (p->coll == GC3_COLL_CUSTOM && p->post != NULL) {
+        return gc3_postcond_carried(p, diag, postcond_p);
+    }
     for (int r = 0; r < R; r++) {
         const gc3_ir_gpu_t *g = &p->gpus[r];
         int ok = 1;
@@ -133,8 +186,9 @@ gc3_status_t gc3_postcond_builtin(const gc3_ir_program_t *p, gc3_diag_t *diag, g
             k  = C / R;
             break;
         default:
-            gc3_diag_add(diag, "%s: collective '%s' has no built-in postcondition: give one explicitly",
-                         p->source ? p->source : p->name, p->coll_name);
+            gc3_diag_add(diag, "%s: collective '%s' has no built-in postcondition and the program carries none "
+                         "(<postcondition>): give one explicitly (gc3c --post TABLE)", p->source ? p->source : p->name,
+                         p->coll_name);
             return GC3_ERR_INVALID_PARAM;
         }
         if (!ok) {

@@ -504,39 +504,21 @@ int gc3_sim_location(const gc3_flat_program_t *flat, int rank, int inplace, int 
 {
     const gc3_flat_rank_t *r = &gc3_flat_ranks(flat)[rank];
     int                    ni = r->i_chunks, no = r->o_chunks;
+    gc3_buf_t              hb;
+    int                    hc;
 
-    if (chunk < 0) {
+    if (chunk < 0 || chunk >= (buf == GC3_BUF_INPUT ? ni : buf == GC3_BUF_OUTPUT ? no
+                                : buf == GC3_BUF_SCRATCH ? r->s_chunks : 0)) {
         return -1;
     }
+    if (inplace && gc3_ir_inplace_alias((gc3_coll_t)flat->coll, rank, ni, no, (gc3_buf_t)buf, chunk, &hb, &hc)) {
+        buf   = hb; /* one buffer: the chunk is a chunk of the other one */
+        chunk = hc;
+    }
     switch (buf) {
-    case GC3_BUF_INPUT:
-        if (chunk >= ni) {
-            return -1;
-        }
-        if (inplace && flat->coll == GC3_COLL_ALLGATHER && (long)rank * ni + chunk < no) {
-            return ni + rank * ni + chunk; /* the input sits inside the output */
-        }
-        return chunk;
-    case GC3_BUF_OUTPUT:
-        if (chunk >= no) {
-            return -1;
-        }
-        if (inplace) {
-            if (flat->coll == GC3_COLL_REDUCE_SCATTER) {
-                if ((long)rank * no + chunk < ni) {
-                    return rank * no + chunk; /* the output sits inside the input */
-                }
-            } else if (flat->coll != GC3_COLL_ALLGATHER && chunk < ni) {
-                return chunk; /* allreduce, alltoall, custom: one buffer */
-            }
-        }
-        return ni + chunk;
-    case GC3_BUF_SCRATCH:
-        if (chunk >= r->s_chunks) {
-            return -1;
-        }
-        return ni + no + chunk;
-    default:
-        return -1;
+    case GC3_BUF_INPUT:   return chunk;
+    case GC3_BUF_OUTPUT:  return ni + chunk;
+    case GC3_BUF_SCRATCH: return ni + no + chunk;
+    default:              return -1;
     }
 }

@@ -43,9 +43,21 @@ static void gc3_check_range(const gc3_ir_program_t *p, int r, const gc3_ir_tb_t 
                      st->s, gc3_step_type_name(st->type), what);
         (*errors)++;
     } else if (off < 0 || st->cnt < 0 || (long)off + st->cnt > n) {
-        gc3_diag_add(diag, "%s:%d: rank %d tb %d step %d (%s): %s chunks [%d, %d) are outside the %s buffer of %d chunks",
+        gc3_buf_t hb;
+        int       hc = 0, slice = 0;
+        char      why[160] = "";
+        /* in place, the buffer inside the other is a slice of it: say which */
+        if (p->inplace && n > 0 && (p->coll == GC3_COLL_ALLGATHER || p->coll == GC3_COLL_REDUCE_SCATTER) &&
+            gc3_ir_inplace_alias(p->coll, r, g->i_chunks, g->o_chunks, buf, 0, &hb, &hc)) {
+            slice = 1;
+        }
+        if (slice) {
+            snprintf(why, sizeof(why), " (in place, rank %d's %s is its slice of the %s: %s chunks [%d, %d))", r,
+                     gc3_buf_long(buf), gc3_buf_long(hb), gc3_buf_long(hb), hc, hc + n);
+        }
+        gc3_diag_add(diag, "%s:%d: rank %d tb %d step %d (%s): %s chunks [%d, %d) are outside the %s buffer of %d chunks%s",
                      GC3_AT(p, r, tb, st), r, tb->id, st->s, gc3_step_type_name(st->type), what, off, off + st->cnt,
-                     gc3_buf_long(buf), n);
+                     gc3_buf_long(buf), n, why);
         (*errors)++;
     }
 }
@@ -294,10 +306,19 @@ typedef struct {
     int           nreads, reads_cap;
 } gc3_symloc_t;
 
+/* In-place calls: a chunk a step read after another step of its rank had overwritten it (the input
+ * and the output are one buffer), for the diagnostic of a reduction that then goes wrong. */
+typedef struct {
+    int rank, tb, step; /* the step that read it; tb -1: none */
+    int buf, chunk;
+    int wtb, wstep;     /* the step that had written it */
+} gc3_symprov_t;
+
 typedef struct {
     int            cnt;
     uint32_t      *vc;       /* sender's vector clock at the send (race check) */
     gc3_symval_t **vals;
+    gc3_symprov_t *prov;     /* per chunk (in-place verification only), NULL otherwise */
 } gc3_symmsg_t;
 
 typedef struct {
@@ -348,6 +369,7 @@ static void gc3_symmsg_free(void *ctx, void *msg)
         gc3_symval_put(m->vals[i]);
     }
     free(m->vals);
+    free(m->prov);
     free(m->vc);
     free(m);
 }
@@ -522,6 +544,31 @@ static void gc3_vc_join(uint32_t *dst, const uint32_t *src, int n)
     }
 }
 
+/* What step of the rank last wrote (buf, chunk), in place, when one did: the read got its result,
+ * not the input. */
+static void gc3_sym_prov(gc3_symctx_t *x, const gc3_sim_step_t *sc, int buf, int chunk, gc3_symprov_t *pv)
+{
+    gc3_symloc_t *loc = x->inplace && buf != GC3_BUF_SCRATCH ? gc3_sym_loc(x, sc, buf, chunk) : NULL;
+    int           r;
+
+    pv->tb = -1;
+    if (loc == NULL || loc->write.gtb < 0) {
+        return;
+    }
+    *pv = (gc3_symprov_t){sc->rank, sc->tb, sc->step, buf, chunk, -1, loc->write.step};
+    gc3_sym_local_tb(x, loc->write.gtb, &r, &pv->wtb);
+}
+
+static void gc3_sym_prov_note(gc3_symctx_t *x, const gc3_symprov_t *pv, const char *how)
+{
+    if (pv != NULL && pv->tb >= 0) {
+        gc3_diag_add(x->diag, "  rank %d tb %d step %d %s %s chunk %d after rank %d tb %d step %d had overwritten it "
+                     "(in place the input and the output are one buffer): it read that step's result, not the input",
+                     pv->rank, pv->tb, pv->step, how, gc3_sim_buffer_name(pv->buf), pv->chunk, pv->rank, pv->wtb,
+                     pv->wstep);
+    }
+}
+
 static gc3_status_t gc3_sym_exec(void *ctx, const gc3_sim_step_t *sc, void *in, void **out_p)
 {
     gc3_symctx_t          *x     = ctx;
@@ -552,7 +599,8 @@ static gc3_status_t gc3_sym_exec(void *ctx, const gc3_sim_step_t *sc, void *in, 
     }
     if (flags & GC3_STEP_F_SEND) {
         out = calloc(1, sizeof(*out));
-        if (out == NULL || (out->vals = calloc((size_t)(cnt > 0 ? cnt : 1), sizeof(*out->vals))) == NULL) {
+        if (out == NULL || (out->vals = calloc((size_t)(cnt > 0 ? cnt : 1), sizeof(*out->vals))) == NULL ||
+            (x->inplace && (out->prov = calloc((size_t)(cnt > 0 ? cnt : 1), sizeof(*out->prov))) == NULL)) {
             status = GC3_ERR_NO_MEMORY;
             goto out;
         }
@@ -577,12 +625,24 @@ static gc3_status_t gc3_sym_exec(void *ctx, const gc3_sim_step_t *sc, void *in, 
         }
         if (flags & GC3_STEP_F_REDUCE) {
             status = gc3_symval_reduce(x, sc, v, s, &own);
+            if (status == GC3_ERR_VERIFY && x->inplace) {
+                /* where an operand that counts twice came from, when a step read a chunk already overwritten */
+                gc3_symprov_t pv;
+                gc3_sym_prov_note(x, msg != NULL && msg->prov != NULL ? &msg->prov[c] : NULL, "sent");
+                gc3_sym_prov(x, sc, fs->srcbuf, fs->srcoff + c, &pv);
+                gc3_sym_prov_note(x, &pv, "reads");
+            }
             if (status != GC3_OK) {
                 goto out;
             }
             v = own;
         } else if (v == NULL) {
             v = s; /* s, cpy */
+            if (out != NULL && out->prov != NULL && fs->type == GC3_STEP_SEND) {
+                gc3_sym_prov(x, sc, fs->srcbuf, fs->srcoff + c, &out->prov[c]);
+            }
+        } else if (out != NULL && out->prov != NULL && msg != NULL && msg->prov != NULL) {
+            out->prov[c] = msg->prov[c]; /* rcs: forwarded as it came */
         }
         if (flags & GC3_STEP_F_WRITE_DST) {
             status = gc3_sym_write(x, sc, fs->dstbuf, fs->dstoff + c, v);

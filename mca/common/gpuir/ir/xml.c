@@ -9,7 +9,9 @@
 #include <string.h>
 #include <libxml/parser.h>
 #include <libxml/tree.h>
+#include "gc3_dtype.h"
 #include "gc3_ir.h"
+#include "gc3_verify.h"
 
 #define GC3_XML_MAX_FILE_BYTES (256u << 20)
 
@@ -53,6 +55,20 @@ static void gc3_xml_error(gc3_xml_reader_t *rd, const xmlNode *node, const char 
     va_end(ap);
     gc3_diag_add(rd->diag, "%s:%ld: %s", rd->name, node ? xmlGetLineNo((xmlNode *)node) : 0L, msg);
     rd->errors++;
+}
+
+static void gc3_xml_warn(gc3_xml_reader_t *rd, const xmlNode *node, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void gc3_xml_warn(gc3_xml_reader_t *rd, const xmlNode *node, const char *fmt, ...)
+{
+    char    msg[768];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    gc3_diag_add(rd->diag, "%s:%ld: warning: %s", rd->name, node ? xmlGetLineNo((xmlNode *)node) : 0L, msg);
 }
 
 /* Strict integer parse: optional sign, digits, nothing else, within [lo, hi]. */
@@ -141,8 +157,10 @@ static void gc3_xml_buf(gc3_xml_reader_t *rd, const xmlNode *node, const char *a
     xmlFree(v);
 }
 
-/* Keep every attribute not in `known` (NULL-terminated) so that files round-trip. */
-static gc3_status_t gc3_xml_extras(const xmlNode *node, const char *const *known, gc3_ir_extra_t *extra)
+/* Keep every attribute not in `known` (NULL-terminated) so that files round-trip, and say that gc3
+ * does not use it. */
+static gc3_status_t gc3_xml_extras(gc3_xml_reader_t *rd, const xmlNode *node, const char *const *known,
+                                   gc3_ir_extra_t *extra)
 {
     for (const xmlAttr *a = node->properties; a != NULL; a = a->next) {
         int            is_known = 0;
@@ -159,6 +177,8 @@ static gc3_status_t gc3_xml_extras(const xmlNode *node, const char *const *known
             continue;
         }
         v = xmlNodeListGetString(node->doc, a->children, 1);
+        gc3_xml_warn(rd, node, "<%s %s=\"%s\">: an attribute gc3 does not know: kept when the program is written, "
+                     "not used", (const char *)node->name, (const char *)a->name, v ? (const char *)v : "");
         n = realloc(extra->attrs, (size_t)(extra->count + 1) * sizeof(*n));
         if (n == NULL) {
             xmlFree(v);
@@ -186,8 +206,8 @@ static int gc3_xml_is(const xmlNode *n, const char *name)
 static void gc3_xml_note_unknown(gc3_xml_reader_t *rd, const xmlNode *n, const char *parent)
 {
     if (n->type == XML_ELEMENT_NODE) {
-        gc3_diag_add(rd->diag, "%s:%ld: note: unknown element <%s> inside <%s> ignored", rd->name,
-                     xmlGetLineNo((xmlNode *)n), (const char *)n->name, parent);
+        gc3_xml_warn(rd, n, "unknown element <%s> inside <%s> ignored (not kept when the program is written)",
+                     (const char *)n->name, parent);
     }
 }
 
@@ -205,7 +225,8 @@ static const char *const gc3_step_attrs[] = {"s", "type", "srcbuf", "srcoff", "d
 static const char *const gc3_tb_attrs[]   = {"id", "send", "recv", "chan", NULL};
 static const char *const gc3_gpu_attrs[]  = {"id", "i_chunks", "o_chunks", "s_chunks", NULL};
 static const char *const gc3_algo_attrs[] = {"name", "proto", "nchannels", "nchunksperloop", "ngpus",
-                                             "coll", "inplace", "outofplace", "minBytes", "maxBytes", NULL};
+                                             "coll", "inplace", "outofplace", "minBytes", "maxBytes",
+                                             "nthreadblocks", "maxcount", "redop", "op", NULL};
 
 static gc3_status_t gc3_xml_read_step(gc3_xml_reader_t *rd, const xmlNode *node, int index, gc3_ir_step_t *st)
 {
@@ -243,7 +264,15 @@ static gc3_status_t gc3_xml_read_step(gc3_xml_reader_t *rd, const xmlNode *node,
     gc3_xml_int(rd, node, "depid", 0, -1, GC3_IR_MAX_TBS, &st->depid);
     gc3_xml_int(rd, node, "deps", 0, -1, GC3_IR_MAX_STEPS, &st->deps);
     gc3_xml_int(rd, node, "hasdep", 0, 0, 1, &st->hasdep);
-    return gc3_xml_extras(node, gc3_step_attrs, &st->extra);
+    /* a buffer the step type does not use (MSCCL's readers need both attributes, so files name one,
+       usually i or o with offset -1): none */
+    if (found && !(gc3_step_flags(st->type) & GC3_STEP_F_READ_SRC)) {
+        st->srcbuf = GC3_BUF_NONE;
+    }
+    if (found && !(gc3_step_flags(st->type) & (GC3_STEP_F_WRITE_DST | GC3_STEP_F_READ_DST))) {
+        st->dstbuf = GC3_BUF_NONE;
+    }
+    return gc3_xml_extras(rd, node, gc3_step_attrs, &st->extra);
 }
 
 static gc3_status_t gc3_xml_read_tb(gc3_xml_reader_t *rd, const xmlNode *node, gc3_ir_tb_t *tb)
@@ -257,7 +286,7 @@ static gc3_status_t gc3_xml_read_tb(gc3_xml_reader_t *rd, const xmlNode *node, g
     gc3_xml_int(rd, node, "send", 0, -1, GC3_IR_MAX_GPUS - 1, &tb->send);
     gc3_xml_int(rd, node, "recv", 0, -1, GC3_IR_MAX_GPUS - 1, &tb->recv);
     gc3_xml_int(rd, node, "chan", 0, 0, GC3_IR_MAX_CHANNELS - 1, &tb->chan);
-    status = gc3_xml_extras(node, gc3_tb_attrs, &tb->extra);
+    status = gc3_xml_extras(rd, node, gc3_tb_attrs, &tb->extra);
     if (status != GC3_OK) {
         return status;
     }
@@ -296,7 +325,7 @@ static gc3_status_t gc3_xml_read_gpu(gc3_xml_reader_t *rd, const xmlNode *node, 
     gc3_xml_int(rd, node, "i_chunks", 1, 0, GC3_IR_MAX_CHUNKS, &g->i_chunks);
     gc3_xml_int(rd, node, "o_chunks", 1, 0, GC3_IR_MAX_CHUNKS, &g->o_chunks);
     gc3_xml_int(rd, node, "s_chunks", 0, 0, GC3_IR_MAX_CHUNKS, &g->s_chunks);
-    status = gc3_xml_extras(node, gc3_gpu_attrs, &g->extra);
+    status = gc3_xml_extras(rd, node, gc3_gpu_attrs, &g->extra);
     if (status != GC3_OK) {
         return status;
     }
@@ -326,14 +355,231 @@ static gc3_status_t gc3_xml_read_gpu(gc3_xml_reader_t *rd, const xmlNode *node, 
     return GC3_OK;
 }
 
+/* The buffer that lives inside the other in an in-place call of coll (MSCCL's in-place form gives
+ * it 0 chunks): allgather's input, the others' output. */
+static gc3_buf_t gc3_xml_inner_buf(gc3_coll_t coll)
+{
+    return coll == GC3_COLL_ALLGATHER ? GC3_BUF_INPUT : GC3_BUF_OUTPUT;
+}
+
+/* A step's chunks [off, off+cnt) of `buf` on `rank`, named in the buffer that holds both in an
+ * in-place call when they are chunks of the inner one (unchanged otherwise). */
+static void gc3_xml_home(const gc3_ir_program_t *p, int rank, gc3_buf_t *buf, int *off, int cnt)
+{
+    const gc3_ir_gpu_t *g = &p->gpus[rank];
+    gc3_buf_t           hb, hb_last;
+    int                 hc, hc_last;
+
+    if (cnt < 1 || *buf != gc3_xml_inner_buf(p->coll) ||
+        !gc3_ir_inplace_alias(p->coll, rank, g->i_chunks, g->o_chunks, *buf, *off, &hb, &hc) ||
+        !gc3_ir_inplace_alias(p->coll, rank, g->i_chunks, g->o_chunks, *buf, *off + cnt - 1, &hb_last, &hc_last)) {
+        return; /* out of range: the verifier says so */
+    }
+    *buf = hb;
+    *off = hc;
+}
+
+/* Every step of `p` with the inner buffer's chunks renamed to the buffer that holds both. */
+static void gc3_xml_home_all(gc3_ir_program_t *p)
+{
+    for (int r = 0; r < p->ngpus; r++) {
+        for (int t = 0; t < p->gpus[r].ntbs; t++) {
+            for (int s = 0; s < p->gpus[r].tbs[t].nsteps; s++) {
+                gc3_ir_step_t *st = &p->gpus[r].tbs[t].steps[s];
+                gc3_xml_home(p, r, &st->srcbuf, &st->srcoff, st->cnt);
+                gc3_xml_home(p, r, &st->dstbuf, &st->dstoff, st->cnt);
+            }
+        }
+    }
+}
+
+/* The size the inner buffer has in the model (the file's is 0 in MSCCL's in-place form), or 0 when
+ * the program is not in that form on rank r. */
+static int gc3_xml_inner_size(const gc3_ir_program_t *p, int r)
+{
+    const gc3_ir_gpu_t *g = &p->gpus[r];
+    const int           C = p->nchunksperloop, R = p->ngpus;
+
+    switch (p->coll) {
+    case GC3_COLL_ALLREDUCE:
+    case GC3_COLL_ALLTOALL:
+        return g->o_chunks == 0 && g->i_chunks == C ? C : 0;
+    case GC3_COLL_ALLGATHER:
+        return g->i_chunks == 0 && g->o_chunks == C && C % R == 0 ? C / R : 0;
+    case GC3_COLL_REDUCE_SCATTER:
+        return g->o_chunks == 0 && g->i_chunks == C && C % R == 0 ? C / R : 0;
+    default:
+        return 0;
+    }
+}
+
+/* MSCCL's in-place form (the inner buffer given with 0 chunks on every rank): give the inner buffer
+ * its size and name every chunk in the buffer that holds both, remembering the form for the writer. */
+static void gc3_xml_msccl_inplace(gc3_xml_reader_t *rd, const xmlNode *root, gc3_ir_program_t *p)
+{
+    const char *inner = gc3_xml_inner_buf(p->coll) == GC3_BUF_INPUT ? "i_chunks" : "o_chunks";
+
+    if (!p->inplace) {
+        return;
+    }
+    for (int r = 0; r < p->ngpus; r++) {
+        if (gc3_xml_inner_size(p, r) == 0) {
+            return; /* not this form: the buffers are what the file says */
+        }
+    }
+    if (p->outofplace) {
+        gc3_xml_error(rd, root, "<algo inplace=\"1\" outofplace=\"1\">, but every <gpu> has %s=\"0\" (MSCCL's in-place "
+                      "form): an out-of-place call would have no %s", inner,
+                      gc3_xml_inner_buf(p->coll) == GC3_BUF_INPUT ? "input" : "output");
+        return;
+    }
+    for (int r = 0; r < p->ngpus; r++) {
+        int n = gc3_xml_inner_size(p, r);
+        if (gc3_xml_inner_buf(p->coll) == GC3_BUF_INPUT) {
+            p->gpus[r].i_chunks = n;
+        } else {
+            p->gpus[r].o_chunks = n;
+        }
+    }
+    p->msccl_inplace = 1;
+    gc3_xml_home_all(p);
+}
+
+/* <postcondition><cell rank="R" chunk="C"><src rank="Q" chunk="K"/>...</cell>...</postcondition>:
+ * output chunk C of rank R holds the reduction of the listed input chunks (one: a copy); chunks not
+ * listed: don't care. An element MSCCL's readers skip. */
+static gc3_status_t gc3_xml_read_post(gc3_xml_reader_t *rd, const xmlNode *node, gc3_ir_program_t *p)
+{
+    uint32_t   ***cells = calloc((size_t)p->ngpus, sizeof(*cells));
+    gc3_status_t  status = GC3_OK;
+    int           in_stride = 1, errors = rd->errors;
+
+    if (cells == NULL) {
+        return GC3_ERR_NO_MEMORY;
+    }
+    for (int r = 0; r < p->ngpus; r++) {
+        in_stride = p->gpus[r].i_chunks > in_stride ? p->gpus[r].i_chunks : in_stride;
+        cells[r]  = calloc((size_t)p->gpus[r].o_chunks + 1, sizeof(**cells));
+        if (cells[r] == NULL) {
+            status = GC3_ERR_NO_MEMORY;
+            goto out;
+        }
+    }
+    for (const xmlNode *c = node->children; c != NULL; c = c->next) {
+        int rank = -1, chunk = -1, n = 0, nsrc = gc3_xml_count(c, "src");
+        if (!gc3_xml_is(c, "cell")) {
+            gc3_xml_note_unknown(rd, c, "postcondition");
+            continue;
+        }
+        gc3_xml_int(rd, c, "rank", 1, 0, p->ngpus - 1, &rank);
+        gc3_xml_int(rd, c, "chunk", 1, 0, GC3_IR_MAX_CHUNKS, &chunk);
+        if (rank < 0 || chunk < 0) {
+            continue;
+        }
+        if (chunk >= p->gpus[rank].o_chunks) {
+            gc3_xml_error(rd, c, "<cell rank=\"%d\" chunk=\"%d\">: rank %d has %d output chunks", rank, chunk, rank,
+                          p->gpus[rank].o_chunks);
+            continue;
+        }
+        if (cells[rank][chunk] != NULL) {
+            gc3_xml_error(rd, c, "<cell rank=\"%d\" chunk=\"%d\"> appears twice", rank, chunk);
+            continue;
+        }
+        if (nsrc == 0) {
+            gc3_xml_error(rd, c, "<cell rank=\"%d\" chunk=\"%d\"> lists no <src> (leave a don't-care chunk out)", rank,
+                          chunk);
+            continue;
+        }
+        cells[rank][chunk] = calloc((size_t)nsrc + 1, sizeof(uint32_t));
+        if (cells[rank][chunk] == NULL) {
+            status = GC3_ERR_NO_MEMORY;
+            goto out;
+        }
+        for (const xmlNode *e = c->children; e != NULL; e = e->next) {
+            int q = -1, k = -1;
+            if (!gc3_xml_is(e, "src")) {
+                gc3_xml_note_unknown(rd, e, "cell");
+                continue;
+            }
+            gc3_xml_int(rd, e, "rank", 1, 0, p->ngpus - 1, &q);
+            gc3_xml_int(rd, e, "chunk", 1, 0, GC3_IR_MAX_CHUNKS, &k);
+            if (q >= 0 && k >= p->gpus[q].i_chunks) {
+                gc3_xml_error(rd, e, "<src rank=\"%d\" chunk=\"%d\">: rank %d has %d input chunks", q, k, q,
+                              p->gpus[q].i_chunks);
+            } else if (q >= 0 && k >= 0) {
+                cells[rank][chunk][n++] = (uint32_t)q * (uint32_t)in_stride + (uint32_t)k;
+            }
+        }
+        cells[rank][chunk][n] = UINT32_MAX;
+    }
+    if (rd->errors == errors) {
+        status = gc3_postcond_create(p, (const uint32_t *const *const *)cells, &p->post);
+    }
+out:
+    for (int r = 0; r < p->ngpus; r++) {
+        for (int c = 0; cells[r] != NULL && c < p->gpus[r].o_chunks; c++) {
+            free(cells[r][c]);
+        }
+        free(cells[r]);
+    }
+    free(cells);
+    return status;
+}
+
+/* What <algo> says of the program that gc3 does not need, checked against it. */
+static gc3_status_t gc3_xml_read_info(gc3_xml_reader_t *rd, const xmlNode *root, gc3_ir_program_t *p)
+{
+    xmlChar *v = xmlGetProp((xmlNode *)root, (const xmlChar *)"redop"), *op;
+    int      maxcnt = 0;
+
+    gc3_xml_int(rd, root, "nthreadblocks", 0, 1, GC3_IR_MAX_TBS, &p->nthreadblocks);
+    gc3_xml_int(rd, root, "maxcount", 0, 1, GC3_IR_MAX_CHUNKS, &p->maxcount);
+    if ((op = xmlGetProp((xmlNode *)root, (const xmlChar *)"op")) != NULL) {
+        if (v != NULL) {
+            gc3_xml_error(rd, root, "<algo> has both redop=\"%s\" and op=\"%s\"", (const char *)v, (const char *)op);
+        }
+        xmlFree(v);
+        v = op;
+    }
+    if (v != NULL) {
+        gc3_op_t o;
+        if (gc3_op_from_name((const char *)v, &o) != GC3_OK) {
+            gc3_xml_warn(rd, root, "<algo %s=\"%s\">: not an operator gc3 knows; a call runs the program with its own "
+                         "operator", op ? "op" : "redop", (const char *)v);
+        }
+        p->redop = strdup((const char *)v);
+        xmlFree(v);
+        if (p->redop == NULL) {
+            return GC3_ERR_NO_MEMORY;
+        }
+    }
+    if (p->nthreadblocks > 0 && p->nthreadblocks != gc3_ir_widest_rank(p)) {
+        gc3_xml_warn(rd, root, "<algo nthreadblocks=\"%d\">, but the widest rank has %d thread blocks (the blocks "
+                     "are what runs)", p->nthreadblocks, gc3_ir_widest_rank(p));
+    }
+    for (int r = 0; r < p->ngpus; r++) {
+        for (int t = 0; t < p->gpus[r].ntbs; t++) {
+            for (int s = 0; s < p->gpus[r].tbs[t].nsteps; s++) {
+                maxcnt = p->gpus[r].tbs[t].steps[s].cnt > maxcnt ? p->gpus[r].tbs[t].steps[s].cnt : maxcnt;
+            }
+        }
+    }
+    if (p->maxcount > 0 && p->maxcount < maxcnt) {
+        gc3_xml_warn(rd, root, "<algo maxcount=\"%d\">, but a step moves %d chunks (the steps are what runs)",
+                     p->maxcount, maxcnt);
+    }
+    return GC3_OK;
+}
+
 static gc3_status_t gc3_xml_read_algo(gc3_xml_reader_t *rd, const xmlNode *root, gc3_ir_program_t **program_p)
 {
     gc3_ir_program_t *p;
     gc3_status_t      status;
     xmlChar          *v;
     int               ngpu_elems = gc3_xml_count(root, "gpu"), ngpus = -1, nchunks = 1;
-    int               has_inplace, max_chan = -1;
+    int               max_chan = -1;
     char             *seen = NULL;
+    const xmlNode    *post = NULL;
 
     gc3_xml_int(rd, root, "ngpus", 0, 1, GC3_IR_MAX_GPUS, &ngpus);
     gc3_xml_int(rd, root, "nchunksperloop", 1, 1, GC3_IR_MAX_CHUNKS, &nchunks);
@@ -380,14 +626,13 @@ static gc3_status_t gc3_xml_read_algo(gc3_xml_reader_t *rd, const xmlNode *root,
         status = GC3_ERR_NO_MEMORY;
         goto err_free;
     }
-    has_inplace    = xmlHasProp((xmlNode *)root, (const xmlChar *)"inplace") != NULL;
     p->inplace     = 0;
-    p->outofplace  = has_inplace ? 0 : 1; /* MSCCL: neither given = out-of-place */
     gc3_xml_int(rd, root, "inplace", 0, 0, 1, &p->inplace);
+    p->outofplace  = !p->inplace; /* no outofplace (MSCCL before it had one): the other mode */
     gc3_xml_int(rd, root, "outofplace", 0, 0, 1, &p->outofplace);
     gc3_xml_u64(rd, root, "minBytes", &p->min_bytes);
     gc3_xml_u64(rd, root, "maxBytes", &p->max_bytes);
-    status = gc3_xml_extras(root, gc3_algo_attrs, &p->extra);
+    status = gc3_xml_extras(rd, root, gc3_algo_attrs, &p->extra);
     seen   = calloc((size_t)ngpus, 1);
     if (status != GC3_OK || seen == NULL) {
         status = (status != GC3_OK) ? status : GC3_ERR_NO_MEMORY;
@@ -395,6 +640,13 @@ static gc3_status_t gc3_xml_read_algo(gc3_xml_reader_t *rd, const xmlNode *root,
     }
     for (const xmlNode *c = root->children; c != NULL; c = c->next) {
         int id = -1;
+        if (gc3_xml_is(c, "postcondition")) {
+            if (post != NULL) {
+                gc3_xml_error(rd, c, "a second <postcondition> (the first is at line %ld)", xmlGetLineNo((xmlNode *)post));
+            }
+            post = c;
+            continue;
+        }
         if (!gc3_xml_is(c, "gpu")) {
             gc3_xml_note_unknown(rd, c, "algo");
             continue;
@@ -418,6 +670,18 @@ static gc3_status_t gc3_xml_read_algo(gc3_xml_reader_t *rd, const xmlNode *root,
     }
     p->nchannels = max_chan + 1 > 0 ? max_chan + 1 : 1;
     gc3_xml_int(rd, root, "nchannels", 0, 1, GC3_IR_MAX_CHANNELS, &p->nchannels);
+    if (rd->errors == 0) {
+        gc3_xml_msccl_inplace(rd, root, p);
+    }
+    if (rd->errors == 0) {
+        status = gc3_xml_read_info(rd, root, p);
+    }
+    if (status == GC3_OK && rd->errors == 0 && post != NULL) {
+        status = gc3_xml_read_post(rd, post, p);
+    }
+    if (status != GC3_OK) {
+        goto err_free;
+    }
     if (rd->errors) {
         status = GC3_ERR_PARSE;
         goto err_free;
@@ -549,21 +813,77 @@ static void gc3_xml_put_extras(FILE *out, const gc3_ir_extra_t *extra)
     }
 }
 
+/* One buffer attribute of a step: a buffer the step uses as it is (MSCCL's in-place form: named in
+ * the buffer that holds both); one it does not use as i or o (MSCCL's readers need the attribute,
+ * gc3's reader reads it back as none); a used one that is missing stays missing. */
+static void gc3_xml_put_buf(FILE *out, const gc3_ir_program_t *p, int rank, const gc3_ir_step_t *st, int dst)
+{
+    unsigned  used = dst ? GC3_STEP_F_WRITE_DST | GC3_STEP_F_READ_DST : GC3_STEP_F_READ_SRC;
+    gc3_buf_t buf  = dst ? st->dstbuf : st->srcbuf;
+    int       off  = dst ? st->dstoff : st->srcoff;
+
+    if (gc3_step_flags(st->type) & used) {
+        if (p->msccl_inplace) {
+            gc3_xml_home(p, rank, &buf, &off, st->cnt);
+        }
+        if (buf != GC3_BUF_NONE) {
+            fprintf(out, " %sbuf=\"%c\"", dst ? "dst" : "src", gc3_buf_char(buf));
+        }
+    } else {
+        fprintf(out, " %sbuf=\"%c\"", dst ? "dst" : "src", dst ? 'o' : 'i');
+    }
+    fprintf(out, " %soff=\"%d\"", dst ? "dst" : "src", off);
+}
+
+static void gc3_xml_put_post(FILE *out, const gc3_postcond_t *pc)
+{
+    fputs("  <postcondition>\n", out);
+    for (int r = 0; r < pc->nranks; r++) {
+        for (int c = 0; c < pc->o_chunks[r]; c++) {
+            int cell = pc->cell_begin[r] + c;
+            if (pc->dontcare[cell]) {
+                continue;
+            }
+            fprintf(out, "    <cell rank=\"%d\" chunk=\"%d\">", r, c);
+            for (int i = pc->ids_begin[cell]; i < pc->ids_begin[cell + 1]; i++) {
+                fprintf(out, "<src rank=\"%u\" chunk=\"%u\"/>", pc->ids[i] / (uint32_t)pc->in_stride,
+                        pc->ids[i] % (uint32_t)pc->in_stride);
+            }
+            fputs("</cell>\n", out);
+        }
+    }
+    fputs("  </postcondition>\n", out);
+}
+
 gc3_status_t gc3_ir_write_stream(const gc3_ir_program_t *p, FILE *out)
 {
+    const gc3_buf_t inner = gc3_xml_inner_buf(p->coll);
+
     fputs("<algo name=\"", out);
     gc3_xml_put_escaped(out, p->name ? p->name : "");
     fprintf(out, "\" proto=\"%s\" nchannels=\"%d\" nchunksperloop=\"%d\" ngpus=\"%d\" coll=\"",
             gc3_proto_name(p->proto), p->nchannels, p->nchunksperloop, p->ngpus);
     gc3_xml_put_escaped(out, p->coll_name ? p->coll_name : gc3_coll_name(p->coll));
-    fprintf(out, "\" inplace=\"%d\" outofplace=\"%d\" minBytes=\"%" PRIu64 "\" maxBytes=\"%" PRIu64 "\"",
-            p->inplace, p->outofplace, p->min_bytes, p->max_bytes);
+    fprintf(out, "\" inplace=\"%d\" outofplace=\"%d\"", p->inplace, p->outofplace);
+    if (p->maxcount > 0) {
+        fprintf(out, " maxcount=\"%d\"", p->maxcount);
+    }
+    if (p->nthreadblocks > 0) {
+        fprintf(out, " nthreadblocks=\"%d\"", p->nthreadblocks);
+    }
+    if (p->redop != NULL) {
+        fputs(" redop=\"", out);
+        gc3_xml_put_escaped(out, p->redop);
+        fputc('"', out);
+    }
+    fprintf(out, " minBytes=\"%" PRIu64 "\" maxBytes=\"%" PRIu64 "\"", p->min_bytes, p->max_bytes);
     gc3_xml_put_extras(out, &p->extra);
     fputs(">\n", out);
     for (int r = 0; r < p->ngpus; r++) {
         const gc3_ir_gpu_t *g = &p->gpus[r];
-        fprintf(out, "  <gpu id=\"%d\" i_chunks=\"%d\" o_chunks=\"%d\" s_chunks=\"%d\"", g->id, g->i_chunks,
-                g->o_chunks, g->s_chunks);
+        fprintf(out, "  <gpu id=\"%d\" i_chunks=\"%d\" o_chunks=\"%d\" s_chunks=\"%d\"", g->id,
+                p->msccl_inplace && inner == GC3_BUF_INPUT ? 0 : g->i_chunks,
+                p->msccl_inplace && inner == GC3_BUF_OUTPUT ? 0 : g->o_chunks, g->s_chunks);
         gc3_xml_put_extras(out, &g->extra);
         fputs(">\n", out);
         for (int t = 0; t < g->ntbs; t++) {
@@ -574,21 +894,19 @@ gc3_status_t gc3_ir_write_stream(const gc3_ir_program_t *p, FILE *out)
             for (int s = 0; s < tb->nsteps; s++) {
                 const gc3_ir_step_t *st = &tb->steps[s];
                 fprintf(out, "      <step s=\"%d\" type=\"%s\"", st->s, gc3_step_type_name(st->type));
-                if (st->srcbuf != GC3_BUF_NONE) {
-                    fprintf(out, " srcbuf=\"%c\"", gc3_buf_char(st->srcbuf));
-                }
-                fprintf(out, " srcoff=\"%d\"", st->srcoff);
-                if (st->dstbuf != GC3_BUF_NONE) {
-                    fprintf(out, " dstbuf=\"%c\"", gc3_buf_char(st->dstbuf));
-                }
-                fprintf(out, " dstoff=\"%d\" cnt=\"%d\" depid=\"%d\" deps=\"%d\" hasdep=\"%d\"", st->dstoff,
-                        st->cnt, st->depid, st->deps, st->hasdep);
+                gc3_xml_put_buf(out, p, r, st, 0);
+                gc3_xml_put_buf(out, p, r, st, 1);
+                fprintf(out, " cnt=\"%d\" depid=\"%d\" deps=\"%d\" hasdep=\"%d\"", st->cnt, st->depid, st->deps,
+                        st->hasdep);
                 gc3_xml_put_extras(out, &st->extra);
                 fputs("/>\n", out);
             }
             fputs("    </tb>\n", out);
         }
         fputs("  </gpu>\n", out);
+    }
+    if (p->post != NULL) {
+        gc3_xml_put_post(out, p->post);
     }
     fputs("</algo>\n", out);
     return ferror(out) ? GC3_ERR_IO : GC3_OK;

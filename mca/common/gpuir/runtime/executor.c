@@ -331,10 +331,6 @@ static gc3_status_t gc3_prep_local(gc3_exec_t *exec, const gc3_ir_program_t *pro
     gc3_status_t           status;
     int                    R = exec->params.nranks, rank = exec->params.rank;
 
-    if (program->proto == GC3_PROTO_LL128) {
-        gc3_diag_add(diag, "executor: program '%s' uses LL128, which this runtime does not implement", program->name);
-        return GC3_ERR_UNSUPPORTED;
-    }
     status = gc3_flat_create(program, &p->flat);
     if (status != GC3_OK) {
         gc3_diag_add(diag, "executor: program '%s' is malformed (run the verifier)", program->name);
@@ -346,7 +342,7 @@ static gc3_status_t gc3_prep_local(gc3_exec_t *exec, const gc3_ir_program_t *pro
     me       = &gc3_flat_ranks(p->flat)[rank];
     p->ntbs  = me->ntbs;
     p->tbs   = &gc3_flat_tbs(p->flat)[me->tb_begin];
-    p->proto = program->proto;
+    p->proto = gc3_proto_runs_as(program->proto); /* LL128: Simple */
     gc3_plan_segments(p->flat, &p->k_in, &p->k_out);
     if (p->k_in < 1 || p->k_out < 1) {
         gc3_diag_add(diag, "executor: program '%s' has fewer chunks than ranks", program->name);
