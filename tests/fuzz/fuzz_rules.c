@@ -19,10 +19,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     text[size] = '\0';
     gc3_diag_init(&diag);
     if (gc3_rules_parse(text, "fuzz", &diag, &R) == GC3_OK) {
-        static const char *colls[] = {"allreduce", "alltoall", "allgather", "reduce_scatter_block"};
-        for (int c = 0; c < 4; c++) {
+        for (int c = 0; c < GC3_COLL_CUSTOM; c++) {
             for (uint64_t b = 0; b < (1ull << 40); b = b * 7 + 1) {
-                (void)gc3_rules_match(R, colls[c], (int)(b % 5) + 1, 4, (gc3_link_t)(b % 3), b);
+                (void)gc3_rules_match(R, (gc3_coll_t)c, (int)(b % 5) + 1, 4, (gc3_link_t)(b % 3), b);
             }
         }
         gc3_rules_destroy(R);

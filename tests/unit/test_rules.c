@@ -13,55 +13,55 @@ int main(void)
     gc3_diag_init(&diag);
     CHECK_OK(gc3_rules_parse(gc3_rules_builtin_text(), "built-in", &diag, &R));
     CHECK(R != NULL && R->n >= 8, "built-in rules: %d", R ? R->n : -1);
-    r = gc3_rules_match(R, "allreduce", 1, 3, GC3_LINK_NVLINK, 0);
+    r = gc3_rules_match(R, GC3_COLL_ALLREDUCE, 1, 3, GC3_LINK_NVLINK, 0);
     CHECK(r && !strcmp(r->algo, "allpairs") && r->proto_set && r->proto == GC3_PROTO_LL, "0 bytes: all-pairs LL");
-    r = gc3_rules_match(R, "allreduce", 1, 2, GC3_LINK_PCIE, 65536);
+    r = gc3_rules_match(R, GC3_COLL_ALLREDUCE, 1, 2, GC3_LINK_PCIE, 65536);
     CHECK(r && !strcmp(r->algo, "allpairs"), "pcie: 64K is still small (A < bytes <= B)");
-    r = gc3_rules_match(R, "allreduce", 1, 2, GC3_LINK_PCIE, 65537);
+    r = gc3_rules_match(R, GC3_COLL_ALLREDUCE, 1, 2, GC3_LINK_PCIE, 65537);
     CHECK(r && !strcmp(r->algo, "ring") && r->channels == 4 && r->instances == 2, "pcie: 64K+1: the 4x2 ring");
-    r = gc3_rules_match(R, "allreduce", 1, 3, GC3_LINK_NVLINK, 131072);
+    r = gc3_rules_match(R, GC3_COLL_ALLREDUCE, 1, 3, GC3_LINK_NVLINK, 131072);
     CHECK(r && !strcmp(r->algo, "allpairs"), "nvlink: all-pairs LL up to 128K");
-    r = gc3_rules_match(R, "allreduce", 1, 3, GC3_LINK_NVLINK, 131073);
+    r = gc3_rules_match(R, GC3_COLL_ALLREDUCE, 1, 3, GC3_LINK_NVLINK, 131073);
     CHECK(r && !strcmp(r->algo, "ring") && r->channels == 2 && r->instances == 0, "nvlink: 128K+1: the 2-channel ring");
-    r = gc3_rules_match(R, "allreduce", 1, 3, GC3_LINK_NVLINK, 4194305);
+    r = gc3_rules_match(R, GC3_COLL_ALLREDUCE, 1, 3, GC3_LINK_NVLINK, 4194305);
     CHECK(r && !strcmp(r->algo, "ring") && r->channels == 8 && r->instances == 4, "nvlink: 4M+1: the 8x4 ring");
     /* the measured 2- and 4-GPU NVLink rules come first for those shapes */
-    r = gc3_rules_match(R, "allreduce", 1, 2, GC3_LINK_NVLINK, 32768);
+    r = gc3_rules_match(R, GC3_COLL_ALLREDUCE, 1, 2, GC3_LINK_NVLINK, 32768);
     CHECK(r && !strcmp(r->algo, "oneshot") && r->proto == GC3_PROTO_LL && r->instances == 4,
           "2 GPUs: 32K: one-shot LL x4");
-    r = gc3_rules_match(R, "allreduce", 1, 2, GC3_LINK_NVLINK, 32769);
+    r = gc3_rules_match(R, GC3_COLL_ALLREDUCE, 1, 2, GC3_LINK_NVLINK, 32769);
     CHECK(r && !strcmp(r->algo, "ring") && !r->proto_set && r->channels == 4 && r->instances == 4,
           "2 GPUs: 32K+1: the 4x4 ring");
-    r = gc3_rules_match(R, "alltoall", 1, 2, GC3_LINK_NVLINK, 1 << 30);
+    r = gc3_rules_match(R, GC3_COLL_ALLTOALL, 1, 2, GC3_LINK_NVLINK, 1 << 30);
     CHECK(r && !strcmp(r->algo, "direct") && r->instances == 16, "2 GPUs: alltoall 1 GB: direct x16");
-    r = gc3_rules_match(R, "allreduce", 1, 2, GC3_LINK_PCIE, 8);
+    r = gc3_rules_match(R, GC3_COLL_ALLREDUCE, 1, 2, GC3_LINK_PCIE, 8);
     CHECK(r && !strcmp(r->algo, "allpairs"), "2 GPUs on PCIe: the generic rules");
-    r = gc3_rules_match(R, "allreduce", 1, 4, GC3_LINK_NVLINK, 8);
+    r = gc3_rules_match(R, GC3_COLL_ALLREDUCE, 1, 4, GC3_LINK_NVLINK, 8);
     CHECK(r && !strcmp(r->algo, "oneshot") && r->proto == GC3_PROTO_LL && r->instances == 8,
           "4 GPUs: 8 B: one-shot LL x8");
-    r = gc3_rules_match(R, "allreduce", 1, 4, GC3_LINK_NVLINK, 131072);
+    r = gc3_rules_match(R, GC3_COLL_ALLREDUCE, 1, 4, GC3_LINK_NVLINK, 131072);
     CHECK(r && !strcmp(r->algo, "oneshot") && r->instances == 8, "4 GPUs: 128K: one-shot LL x8");
-    r = gc3_rules_match(R, "allreduce", 1, 4, GC3_LINK_NVLINK, 131073);
+    r = gc3_rules_match(R, GC3_COLL_ALLREDUCE, 1, 4, GC3_LINK_NVLINK, 131073);
     CHECK(r && !strcmp(r->algo, "allpairs") && !r->proto_set && r->instances == 16, "4 GPUs: 128K+1: all-pairs Simple x16");
-    r = gc3_rules_match(R, "allreduce", 1, 4, GC3_LINK_NVLINK, 1 << 30);
+    r = gc3_rules_match(R, GC3_COLL_ALLREDUCE, 1, 4, GC3_LINK_NVLINK, 1 << 30);
     CHECK(r && !strcmp(r->algo, "ring") && r->channels == 16 && r->instances == 8, "4 GPUs: 1 GB: the 16x8 ring");
-    r = gc3_rules_match(R, "allreduce", 1, 4, GC3_LINK_NVLINK, 1 << 24);
+    r = gc3_rules_match(R, GC3_COLL_ALLREDUCE, 1, 4, GC3_LINK_NVLINK, 1 << 24);
     CHECK(r && !strcmp(r->algo, "ring") && r->channels == 16 && r->instances == 4, "4 GPUs: 16 MB: the 16x4 ring");
-    r = gc3_rules_match(R, "alltoall", 1, 4, GC3_LINK_NVLINK, 1 << 20);
+    r = gc3_rules_match(R, GC3_COLL_ALLTOALL, 1, 4, GC3_LINK_NVLINK, 1 << 20);
     CHECK(r && !strcmp(r->algo, "direct") && r->instances == 8, "4 GPUs: alltoall 1 MB: direct x8");
-    r = gc3_rules_match(R, "allreduce", 1, 4, GC3_LINK_PCIE, 8);
+    r = gc3_rules_match(R, GC3_COLL_ALLREDUCE, 1, 4, GC3_LINK_PCIE, 8);
     CHECK(r && !strcmp(r->algo, "allpairs"), "4 GPUs on PCIe: the generic rules");
-    r = gc3_rules_match(R, "allreduce", 1, 4, GC3_LINK_HOST, 1 << 20);
+    r = gc3_rules_match(R, GC3_COLL_ALLREDUCE, 1, 4, GC3_LINK_HOST, 1 << 20);
     CHECK(r && !strcmp(r->algo, "ring") && r->channels == 0, "host: a plain ring");
-    r = gc3_rules_match(R, "allreduce", 2, 4, GC3_LINK_NVLINK, 8);
+    r = gc3_rules_match(R, GC3_COLL_ALLREDUCE, 2, 4, GC3_LINK_NVLINK, 8);
     CHECK(r && !strcmp(r->algo, "hierarchical") && r->proto == GC3_PROTO_LL, "two nodes: 8 B: hierarchical LL");
-    r = gc3_rules_match(R, "allreduce", 128, 8, GC3_LINK_NVLINK, 1 << 30);
+    r = gc3_rules_match(R, GC3_COLL_ALLREDUCE, 128, 8, GC3_LINK_NVLINK, 1 << 30);
     CHECK(r && !strcmp(r->algo, "hierarchical") && !r->proto_set, "128 nodes: 1 GB: hierarchical Simple");
-    r = gc3_rules_match(R, "alltoall", 3, 2, GC3_LINK_HOST, 1 << 20);
+    r = gc3_rules_match(R, GC3_COLL_ALLTOALL, 3, 2, GC3_LINK_HOST, 1 << 20);
     CHECK(r && !strcmp(r->algo, "twostep") && !r->proto_set, "three (pseudo-)nodes: alltoall 1 MB: two-step Simple");
-    r = gc3_rules_match(R, "alltoall", 16, 8, GC3_LINK_NVLINK, 1024);
+    r = gc3_rules_match(R, GC3_COLL_ALLTOALL, 16, 8, GC3_LINK_NVLINK, 1024);
     CHECK(r && !strcmp(r->algo, "direct") && r->proto == GC3_PROTO_LL, "16 nodes: alltoall 1 KB: direct LL");
-    CHECK(gc3_rules_match(R, "bcast", 1, 4, GC3_LINK_NVLINK, 8) == NULL, "no rule for another collective");
+    CHECK(gc3_rules_match(R, GC3_COLL_CUSTOM, 1, 4, GC3_LINK_NVLINK, 8) == NULL, "no rule for another collective");
     gc3_rules_destroy(R);
 
     {
@@ -73,15 +73,15 @@ int main(void)
         CHECK_OK(gc3_rules_parse(text, "t", &diag, &R));
         if (R != NULL) {
             CHECK(R->n == 3 && !strcmp(R->rules[0].where, "t:3") && !strcmp(R->rules[1].where, "t:4"), "where");
-            CHECK(gc3_rules_match(R, "allgather", 4, 2, GC3_LINK_HOST, 8) == NULL &&
-                      gc3_rules_match(R, "allgather", 5, 2, GC3_LINK_HOST, 8) == &R->rules[2] &&
-                      gc3_rules_match(R, "allgather", 1000, 2, GC3_LINK_HOST, 8) == &R->rules[2],
+            CHECK(gc3_rules_match(R, GC3_COLL_ALLGATHER, 4, 2, GC3_LINK_HOST, 8) == NULL &&
+                      gc3_rules_match(R, GC3_COLL_ALLGATHER, 5, 2, GC3_LINK_HOST, 8) == &R->rules[2] &&
+                      gc3_rules_match(R, GC3_COLL_ALLGATHER, 1000, 2, GC3_LINK_HOST, 8) == &R->rules[2],
                   "5-*: five nodes or more");
-            r = gc3_rules_match(R, "alltoall", 2, 4, GC3_LINK_PCIE, 8);
+            r = gc3_rules_match(R, GC3_COLL_ALLTOALL, 2, 4, GC3_LINK_PCIE, 8);
             CHECK(r == &R->rules[0], "first match wins");
-            r = gc3_rules_match(R, "alltoall", 3, 4, GC3_LINK_PCIE, 2u << 20);
+            r = gc3_rules_match(R, GC3_COLL_ALLTOALL, 3, 4, GC3_LINK_PCIE, 2u << 20);
             CHECK(r == &R->rules[1] && r->chunks_per_peer == 3, "second rule by nodes and size");
-            CHECK(gc3_rules_match(R, "alltoall", 3, 4, GC3_LINK_PCIE, 1u << 20) == NULL, "1M is not above 1M");
+            CHECK(gc3_rules_match(R, GC3_COLL_ALLTOALL, 3, 4, GC3_LINK_PCIE, 1u << 20) == NULL, "1M is not above 1M");
             gc3_rules_destroy(R);
         }
     }
@@ -113,21 +113,21 @@ int main(void)
         CHECK_OK(gc3_rules_add_xml_dir(R, GC3_SOURCE_DIR "/tests/mpi/algorithms", &diag, &added));
         CHECK(added == 3, "3 usable programs, found %d", added);
         CHECK(gc3_diag_contains(&diag, "broken.xml: skipped"), "the broken file is reported");
-        r = gc3_rules_match_call(R, "allreduce", 1, 3, GC3_LINK_NVLINK, 1 << 20, 3, 0);
+        r = gc3_rules_match_call(R, GC3_COLL_ALLREDUCE, 1, 3, GC3_LINK_NVLINK, 1 << 20, 3, 0);
         CHECK(r && strstr(r->xml, "/ring3.xml") && r->channels == 2, "3 ranks out of place: ring3.xml");
-        r = gc3_rules_match_call(R, "allreduce", 1, 3, GC3_LINK_NVLINK, 1 << 20, 3, 1);
+        r = gc3_rules_match_call(R, GC3_COLL_ALLREDUCE, 1, 3, GC3_LINK_NVLINK, 1 << 20, 3, 1);
         CHECK(r && r->xml[0] == '\0', "in place: ring3.xml is out-of-place only, a built-in rule");
-        r = gc3_rules_match_call(R, "allreduce", 1, 4, GC3_LINK_NVLINK, 8, 4, 0);
+        r = gc3_rules_match_call(R, GC3_COLL_ALLREDUCE, 1, 4, GC3_LINK_NVLINK, 8, 4, 0);
         CHECK(r && strstr(r->xml, "/allpairs4.xml"), "4 ranks: allpairs4.xml");
-        r = gc3_rules_match_call(R, "allreduce", 1, 2, GC3_LINK_NVLINK, 8, 2, 0);
+        r = gc3_rules_match_call(R, GC3_COLL_ALLREDUCE, 1, 2, GC3_LINK_NVLINK, 8, 2, 0);
         CHECK(r && r->xml[0] == '\0', "2 ranks: no program of the directory");
-        r = gc3_rules_match_call(R, "alltoall", 1, 3, GC3_LINK_NVLINK, 1024, 3, 0);
+        r = gc3_rules_match_call(R, GC3_COLL_ALLTOALL, 1, 3, GC3_LINK_NVLINK, 1024, 3, 0);
         CHECK(r && strstr(r->xml, "/direct3-1K-1M.xml"), "alltoall 1K: minBytes is included");
-        r = gc3_rules_match_call(R, "alltoall", 1, 3, GC3_LINK_NVLINK, 1048576, 3, 0);
+        r = gc3_rules_match_call(R, GC3_COLL_ALLTOALL, 1, 3, GC3_LINK_NVLINK, 1048576, 3, 0);
         CHECK(r && strstr(r->xml, "/direct3-1K-1M.xml"), "alltoall 1M: maxBytes is included");
-        r = gc3_rules_match_call(R, "alltoall", 1, 3, GC3_LINK_NVLINK, 1023, 3, 0);
+        r = gc3_rules_match_call(R, GC3_COLL_ALLTOALL, 1, 3, GC3_LINK_NVLINK, 1023, 3, 0);
         CHECK(r && r->xml[0] == '\0', "alltoall below minBytes: built-in");
-        r = gc3_rules_match_call(R, "alltoall", 1, 3, GC3_LINK_NVLINK, 1048577, 3, 0);
+        r = gc3_rules_match_call(R, GC3_COLL_ALLTOALL, 1, 3, GC3_LINK_NVLINK, 1048577, 3, 0);
         CHECK(r && r->xml[0] == '\0', "alltoall above maxBytes: built-in");
         CHECK(gc3_rules_add_xml_dir(R, "/nonexistent/gc3-algorithms", &diag, &added) == GC3_ERR_IO && added == 0 &&
               gc3_diag_contains(&diag, "/nonexistent/gc3-algorithms: cannot open"), "missing directory");

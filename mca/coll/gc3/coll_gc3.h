@@ -75,7 +75,11 @@ OMPI_MODULE_DECLSPEC extern mca_coll_gc3_component_t mca_coll_gc3_component;
     mca_coll_base_module_##type##_fn_t prev_##name;    \
     mca_coll_base_module_t            *prev_##name##_module
 
-enum { MCA_COLL_GC3_ALLREDUCE, MCA_COLL_GC3_ALLTOALL, MCA_COLL_GC3_ALLGATHER, MCA_COLL_GC3_REDUCE_SCATTER, MCA_COLL_GC3_NCOLL };
+/* the collectives gc3 runs, numbered as the IR's gc3_coll_t (one identity: rules and programs
+ * compare it); the names are the MPI calls', for messages */
+enum { MCA_COLL_GC3_ALLREDUCE = GC3_COLL_ALLREDUCE, MCA_COLL_GC3_ALLTOALL = GC3_COLL_ALLTOALL,
+       MCA_COLL_GC3_ALLGATHER = GC3_COLL_ALLGATHER, MCA_COLL_GC3_REDUCE_SCATTER = GC3_COLL_REDUCE_SCATTER,
+       MCA_COLL_GC3_NCOLL = GC3_COLL_CUSTOM };
 extern const char *const mca_coll_gc3_coll_names[MCA_COLL_GC3_NCOLL]; /* "allreduce", ... */
 #define MCA_COLL_GC3_NBACKEND 2 /* gc3_backend_t: host, cuda */
 
@@ -218,6 +222,7 @@ typedef struct mca_coll_gc3_module_t {
     gc3_diag_t                  diag;         /* of the job under way */
     int                         job_proto, job_channels, job_instances; /* the plan's, for its line */
     char                        job_narrow[96];
+    char                        job_copied[80]; /* an in-place program serving an out-of-place call */
     /* gc3's set-up exchanges (coll_gc3_oob.c): one pending at a time, numbered */
     struct mca_coll_gc3_xchg_t *oob_pending;
     double                      oob_posted;   /* when it was posted (monotonic seconds) */

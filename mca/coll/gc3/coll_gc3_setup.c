@@ -147,10 +147,10 @@ static uint64_t mca_coll_gc3_settings_hash(void)
     h = gc3_fnv1a(h, params, sizeof(params));
     for (int i = 0; R != NULL && i < R->n; i++) {
         const gc3_rule_t *r   = &R->rules[i];
-        int64_t           v[] = {r->nodes_lo, r->nodes_hi, r->gpus_lo, r->gpus_hi, r->link, (int64_t)r->bytes_lo,
-                                 (int64_t)r->bytes_hi, r->proto, r->proto_set, r->channels, r->instances,
-                                 r->chunks_per_peer, r->ranks, r->inplace_ok, r->outofplace_ok, r->xml[0] != '\0'};
-        h = gc3_fnv1a(h, r->coll, strlen(r->coll) + 1);
+        int64_t           v[] = {r->coll, r->nodes_lo, r->nodes_hi, r->gpus_lo, r->gpus_hi, r->link,
+                                 (int64_t)r->bytes_lo, (int64_t)r->bytes_hi, r->proto, r->proto_set, r->channels,
+                                 r->instances, r->chunks_per_peer, r->ranks, r->inplace_ok, r->outofplace_ok,
+                                 r->xml[0] != '\0'};
         h = gc3_fnv1a(h, r->algo, strlen(r->algo) + 1);
         h = gc3_fnv1a(h, v, sizeof(v));
     }
@@ -530,6 +530,7 @@ static int gc3_plan_build(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_slot_t *s,
     int               ok;
 
     m->job_narrow[0] = '\0';
+    m->job_copied[0] = '\0';
     gc3_algo_params_default(&ap, ompi_comm_size(m->comm));
     /* hierarchical programs number ranks node-major: only when the nodes are consecutive blocks of
      * equal size; otherwise a flat program (its connections between nodes go through UCX all the same) */
@@ -542,9 +543,25 @@ static int gc3_plan_build(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_slot_t *s,
     if (rule->instances) ap.instances = rule->instances;
     if (rule->chunks_per_peer) ap.chunks_per_peer = rule->chunks_per_peer;
     if (rule->xml[0] != '\0') {
-        /* a program of the algorithm directory: read and verified again, as every rank must */
-        ok = gc3_ir_read_file(rule->xml, &m->diag, &s->program) == GC3_OK &&
-             s->program->ngpus == ompi_comm_size(m->comm) && gc3_verify(s->program, NULL, &m->diag) == GC3_OK;
+        /* a program of the algorithm directory: read and verified again, as every rank must (the
+           reader's warnings were reported when the directory was loaded) */
+        gc3_diag_t rdiag;
+        gc3_diag_init(&rdiag);
+        ok = gc3_ir_read_file(rule->xml, &rdiag, &s->program) == GC3_OK && s->program->ngpus == ompi_comm_size(m->comm);
+        for (int i = 0; !ok && i < rdiag.count; i++) {
+            gc3_diag_add(&m->diag, "%s", rdiag.msgs[i]);
+        }
+        gc3_diag_cleanup(&rdiag);
+        if (ok && !s->inplace && !s->program->outofplace) {
+            /* a program for in-place calls, an out-of-place call: the input copied into place first */
+            gc3_ir_program_t *cf = NULL;
+            ok = gc3_ir_copy_first(s->program, &cf) == GC3_OK;
+            gc3_ir_program_destroy(s->program);
+            s->program = cf;
+            snprintf(m->job_copied, sizeof(m->job_copied),
+                     ", the input copied into place first (a program for in-place calls)");
+        }
+        ok = ok && gc3_verify(s->program, NULL, &m->diag) == GC3_OK;
         const int widest = ok ? gc3_ir_widest_rank(s->program) : 0;
         if (widest > m->block_budget[s->backend]) {
             gc3_diag_add(&m->diag, "%d thread blocks per rank, at most %d can run at once (coll_gc3_max_blocks)", widest,
@@ -590,7 +607,8 @@ static int gc3_plan_post(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_slot_t *s)
 static void gc3_plan_line(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_slot_t *s, int ok)
 {
     const gc3_rule_t *rule = &mca_coll_gc3_rules()->rules[s->rule];
-    char              range[80], shape[96] = "", net[320] = "", fused[64] = "", lo[32], hi[32];
+    char              range[80], shape[96] = "", net[320] = "", fused[64] = "", lo[32], hi[32], pnote[64] = "";
+    const gc3_proto_t proto = (gc3_proto_t)m->job_proto;
 
     if (m->nodes > 1) {
         snprintf(shape, sizeof(shape), ", %d nodes%s%s", m->nodes,
@@ -609,13 +627,18 @@ static void gc3_plan_line(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_slot_t *s,
     } else {
         snprintf(s->why, sizeof(s->why), "%s", m->diag.count ? m->diag.msgs[0] : "a rank could not build it");
     }
+    if (gc3_proto_runs_as(proto) != proto) {
+        snprintf(pnote, sizeof(pnote), " (gc3 has no %s: runs as %s)", gc3_proto_name(proto),
+                 gc3_proto_name(gc3_proto_runs_as(proto)));
+    }
     opal_output_verbose(1, mca_coll_gc3_component.output,
-                        "coll:gc3: comm %s: %s %s%s (%s backend, %d ranks, %s%s): %s %s, %d channel(s) x %d instance(s)%s, "
-                        "rule %s%s%s%s%s%s", m->comm->c_name, mca_coll_gc3_coll_names[s->coll], range,
+                        "coll:gc3: comm %s: %s %s%s (%s backend, %d ranks, %s%s): %s %s%s, %d channel(s) x %d instance(s)%s, "
+                        "rule %s%s%s%s%s%s%s", m->comm->c_name, mca_coll_gc3_coll_names[s->coll], range,
                         s->inplace ? ", in place" : "", s->backend == GC3_BACKEND_CUDA ? "cuda" : "host",
                         ompi_comm_size(m->comm), gc3_link_name(m->link[s->backend]), shape, rule->algo,
-                        gc3_proto_name((gc3_proto_t)m->job_proto), m->job_channels, m->job_instances, m->job_narrow,
-                        rule->where, ok ? ", verified" : "; NOT USED: ", ok ? "" : s->why, fused, net[0] ? "; " : "", net);
+                        gc3_proto_name(proto), pnote, m->job_channels, m->job_instances, m->job_narrow,
+                        rule->where, m->job_copied, ok ? ", verified" : "; NOT USED: ", ok ? "" : s->why, fused,
+                        net[0] ? "; " : "", net);
 }
 
 /* The end of a plan's set-up: ready, or not used (its calls run without it), or the call fails. */
@@ -706,7 +729,7 @@ mca_coll_gc3_plan_slot_t *mca_coll_gc3_slot(mca_coll_gc3_module_t *m, int coll, 
     int                       idx;
 
     rule = R == NULL ? NULL
-                     : gc3_rules_match_call(R, mca_coll_gc3_coll_names[coll], m->nodes, m->gpus, m->link[backend], bytes,
+                     : gc3_rules_match_call(R, (gc3_coll_t)coll, m->nodes, m->gpus, m->link[backend], bytes,
                                             ompi_comm_size(m->comm), inplace);
     if (rule == NULL) {
         snprintf(why, why_len, "no rule of %s for %s of %zu bytes on %d node(s) x %d, %s", R ? R->source : "gc3",

@@ -5,7 +5,8 @@
  *     allreduce      1      *      *       0-64K        allpairs        proto=LL
  *     allreduce      1      *      *       64K-inf      ring            channels=8 instances=4
  *
- *   collective  allreduce | alltoall | allgather | reduce_scatter_block | *
+ *   collective  allreduce | alltoall | allgather | reduce_scatter_block | *  (read with gc3_coll_from_name,
+ *               so reduce_scatter and MSCCL's spellings are accepted too)
  *   nodes,gpus  N, A-B or * (gpus: ranks per node)
  *   link        nvlink | pcie | host | *     (host: the host backend)
  *   bytes       A-B (bytes of the call as OSU counts them; K, M, G suffixes; B may be inf) or *;
@@ -24,7 +25,7 @@
 typedef enum { GC3_LINK_NVLINK, GC3_LINK_PCIE, GC3_LINK_HOST, GC3_LINK_COUNT } gc3_link_t;
 
 typedef struct {
-    char        coll[32];       /* "" = any */
+    int         coll;           /* gc3_coll_t (not custom), -1 = any */
     int         nodes_lo, nodes_hi, gpus_lo, gpus_hi;
     int         link;           /* gc3_link_t, -1 = any */
     uint64_t    bytes_lo, bytes_hi;
@@ -51,17 +52,22 @@ const char  *gc3_rules_builtin_text(void);
 gc3_status_t gc3_rules_parse(const char *text, const char *name, gc3_diag_t *diag, gc3_rules_t **rules_p);
 gc3_status_t gc3_rules_read_file(const char *path, gc3_diag_t *diag, gc3_rules_t **rules_p);
 void         gc3_rules_destroy(gc3_rules_t *rules);
-/* First matching rule, or NULL. coll: "allreduce", ... */
-const gc3_rule_t *gc3_rules_match(const gc3_rules_t *rules, const char *coll, int nodes, int gpus, gc3_link_t link,
+/* The word of the rules format for a collective (reduce_scatter: reduce_scatter_block, the MPI call);
+ * gc3_coll_from_name reads it back. */
+const char  *gc3_rules_coll_name(gc3_coll_t coll);
+/* First matching rule, or NULL. */
+const gc3_rule_t *gc3_rules_match(const gc3_rules_t *rules, gc3_coll_t coll, int nodes, int gpus, gc3_link_t link,
                                   uint64_t bytes);
 /* The same for one call: ranks of the communicator, inplace 1/0 (-1: either). */
-const gc3_rule_t *gc3_rules_match_call(const gc3_rules_t *rules, const char *coll, int nodes, int gpus,
+const gc3_rule_t *gc3_rules_match_call(const gc3_rules_t *rules, gc3_coll_t coll, int nodes, int gpus,
                                        gc3_link_t link, uint64_t bytes, int ranks, int inplace);
 /* Put one rule per MSCCL XML program of dir (files *.xml, in name order) before the others, so that
  * a site's programs win wherever their shape matches: their collective (allreduce, alltoall,
- * allgather, reduce_scatter_block), rank count, in-place/out-of-place support and size range
- * (minBytes <= bytes <= maxBytes; maxBytes 0: no bound). Each file must read and verify
- * (gc3_verify); one that does not is reported in diag and skipped. *added_p: rules added. */
+ * allgather, reduce_scatter in any spelling), rank count, in-place/out-of-place support (a program
+ * for in-place calls serves out-of-place ones too, copying the input first: gc3_ir_copy_first) and
+ * size range (minBytes <= bytes <= maxBytes; maxBytes 0: no bound). Each file must read and verify
+ * (gc3_verify); one that does not is reported in diag and skipped. The reader's warnings (attributes
+ * gc3 does not know, ...) are in diag too. *added_p: rules added. */
 gc3_status_t gc3_rules_add_xml_dir(gc3_rules_t *rules, const char *dir, gc3_diag_t *diag, int *added_p);
 
 #endif

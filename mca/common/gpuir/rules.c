@@ -133,17 +133,9 @@ static int gc3_rules_bytes(const char *t, uint64_t *lo, uint64_t *hi)
     return gc3_rules_size(a, lo) && gc3_rules_size(dash + 1, hi) && *lo <= *hi;
 }
 
-static const char *const gc3_rules_colls[] = {"allreduce", "alltoall", "allgather", "reduce_scatter_block", NULL};
-
-/* Is name a collective the rules can select for? */
-static int gc3_rules_coll_known(const char *name)
+const char *gc3_rules_coll_name(gc3_coll_t coll)
 {
-    for (int i = 0; gc3_rules_colls[i]; i++) {
-        if (strcmp(name, gc3_rules_colls[i]) == 0) {
-            return 1;
-        }
-    }
-    return 0;
+    return coll == GC3_COLL_REDUCE_SCATTER ? "reduce_scatter_block" : gc3_coll_name(coll);
 }
 
 gc3_status_t gc3_rules_parse(const char *text, const char *name, gc3_diag_t *diag, gc3_rules_t **rules_p)
@@ -193,14 +185,16 @@ gc3_status_t gc3_rules_parse(const char *text, const char *name, gc3_diag_t *dia
             errors++;
             continue;
         }
+        r.coll = -1;
         if (strcmp(tok[0], "*") != 0) {
-            if (!gc3_rules_coll_known(tok[0])) {
+            gc3_coll_t c;
+            if (gc3_coll_from_name(tok[0], &c) != GC3_OK) {
                 gc3_diag_add(diag, "%s: unknown collective '%s' (allreduce, alltoall, allgather, reduce_scatter_block "
                              "or *)", r.where, tok[0]);
                 errors++;
                 continue;
             }
-            snprintf(r.coll, sizeof(r.coll), "%s", tok[0]);
+            r.coll = (int)c;
         }
         if (!gc3_rules_int_range(tok[1], &r.nodes_lo, &r.nodes_hi) ||
             !gc3_rules_int_range(tok[2], &r.gpus_lo, &r.gpus_hi)) {
@@ -328,13 +322,13 @@ void gc3_rules_destroy(gc3_rules_t *R)
     }
 }
 
-const gc3_rule_t *gc3_rules_match_call(const gc3_rules_t *R, const char *coll, int nodes, int gpus,
+const gc3_rule_t *gc3_rules_match_call(const gc3_rules_t *R, gc3_coll_t coll, int nodes, int gpus,
                                        gc3_link_t link, uint64_t bytes, int ranks, int inplace)
 {
     for (int i = 0; R != NULL && i < R->n; i++) {
         const gc3_rule_t *r = &R->rules[i];
         int in_bytes = (bytes > r->bytes_lo || (r->bytes_lo == 0 && bytes == 0)) && bytes <= r->bytes_hi;
-        if ((r->coll[0] == '\0' || strcmp(r->coll, coll) == 0) && nodes >= r->nodes_lo && nodes <= r->nodes_hi &&
+        if ((r->coll < 0 || r->coll == (int)coll) && nodes >= r->nodes_lo && nodes <= r->nodes_hi &&
             gpus >= r->gpus_lo && gpus <= r->gpus_hi && (r->link < 0 || r->link == (int)link) && in_bytes &&
             (r->ranks == 0 || r->ranks == ranks) && (inplace != 1 || r->inplace_ok) &&
             (inplace != 0 || r->outofplace_ok)) {
@@ -344,7 +338,7 @@ const gc3_rule_t *gc3_rules_match_call(const gc3_rules_t *R, const char *coll, i
     return NULL;
 }
 
-const gc3_rule_t *gc3_rules_match(const gc3_rules_t *R, const char *coll, int nodes, int gpus, gc3_link_t link,
+const gc3_rule_t *gc3_rules_match(const gc3_rules_t *R, gc3_coll_t coll, int nodes, int gpus, gc3_link_t link,
                                   uint64_t bytes)
 {
     return gc3_rules_match_call(R, coll, nodes, gpus, link, bytes, nodes * gpus, -1);
@@ -367,18 +361,16 @@ static gc3_status_t gc3_rules_from_xml(const char *path, gc3_diag_t *diag, gc3_r
         return GC3_ERR_INVALID_PARAM;
     }
     st = gc3_ir_read_file(path, diag, &p);
-    if (st == GC3_OK) {
-        if (!gc3_rules_coll_known(gc3_coll_name(p->coll))) {
-            gc3_diag_add(diag, "%s: collective %s is not one gc3 runs (allreduce, alltoall, allgather, "
-                         "reduce_scatter_block)", path, p->coll_name ? p->coll_name : gc3_coll_name(p->coll));
-            st = GC3_ERR_UNSUPPORTED;
-        }
+    if (st == GC3_OK && p->coll == GC3_COLL_CUSTOM) {
+        gc3_diag_add(diag, "%s: collective '%s' is not one an MPI call runs through gc3 (allreduce, alltoall, allgather, "
+                     "reduce_scatter)", path, p->coll_name ? p->coll_name : "?");
+        st = GC3_ERR_UNSUPPORTED;
     }
     if (st == GC3_OK) {
         st = gc3_verify(p, NULL, diag);
     }
     if (st == GC3_OK) {
-        snprintf(r->coll, sizeof(r->coll), "%s", gc3_coll_name(p->coll));
+        r->coll = (int)p->coll;
         r->nodes_lo = r->gpus_lo = 1;
         r->nodes_hi = r->gpus_hi = 1 << 30;
         r->link                  = -1;
@@ -391,7 +383,7 @@ static gc3_status_t gc3_rules_from_xml(const char *path, gc3_diag_t *diag, gc3_r
         r->instances     = 1;
         r->ranks         = p->ngpus;
         r->inplace_ok    = p->inplace;
-        r->outofplace_ok = p->outofplace;
+        r->outofplace_ok = p->outofplace || p->inplace; /* in-place programs: copy first */
         snprintf(r->xml, sizeof(r->xml), "%s", path);
         snprintf(r->where, sizeof(r->where), "%s", path);
     }

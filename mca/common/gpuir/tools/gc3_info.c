@@ -175,7 +175,6 @@ int main(int argc, char **argv)
     gc3_link_t         link = GC3_LINK_NVLINK;
     gc3_rules_t       *R = NULL;
     gc3_diag_t         diag;
-    static const char *colls[] = {"allreduce", "alltoall", "allgather", "reduce_scatter_block"};
 
     for (int i = 1; i < argc; i++) {
         const char *o = argv[i];
@@ -257,7 +256,7 @@ int main(int argc, char **argv)
     printf("# rules: %s (%d rules); shape: %ld node(s) x %ld GPU(s), %s, %s calls\n", R->source, R->n, nodes, gpus,
            gc3_link_name(link), inplace ? "in-place" : "out-of-place");
     printf("%-22s %-16s %-30s %s\n", "# collective", "bytes", "algorithm", "rule");
-    for (size_t c = 0; c < sizeof(colls) / sizeof(colls[0]); c++) {
+    for (gc3_coll_t c = GC3_COLL_ALLREDUCE; c < GC3_COLL_CUSTOM; c++) {
         /* the points where the answer can change: 0 and every rule bound + 1 */
         uint64_t *pts = malloc(sizeof(uint64_t) * (size_t)(2 * R->n + 1));
         int       np = 0;
@@ -276,10 +275,10 @@ int main(int argc, char **argv)
             if (k > 0 && pts[k] == pts[k - 1]) {
                 continue;
             }
-            r = gc3_rules_match_call(R, colls[c], (int)nodes, (int)gpus, link, lo, (int)(nodes * gpus), inplace);
+            r = gc3_rules_match_call(R, c, (int)nodes, (int)gpus, link, lo, (int)(nodes * gpus), inplace);
             /* extend while the same rule answers */
             while (k + 1 < np &&
-                   gc3_rules_match_call(R, colls[c], (int)nodes, (int)gpus, link, pts[k + 1], (int)(nodes * gpus), inplace) == r) {
+                   gc3_rules_match_call(R, c, (int)nodes, (int)gpus, link, pts[k + 1], (int)(nodes * gpus), inplace) == r) {
                 k++;
             }
             hi = k + 1 < np ? pts[k + 1] - 1 : UINT64_MAX;
@@ -295,7 +294,7 @@ int main(int argc, char **argv)
                 if (r->chunks_per_peer) snprintf(algo + n, sizeof(algo) - (size_t)n, " chunks_per_peer=%d", r->chunks_per_peer);
             }
             snprintf(range, sizeof(range), "%s-%s", a, b);
-            printf("%-22s %-16s %-30s %s\n", colls[c], range, algo, r ? r->where : "-");
+            printf("%-22s %-16s %-30s %s\n", gc3_rules_coll_name(c), range, algo, r ? r->where : "-");
         }
         free(pts);
     }
