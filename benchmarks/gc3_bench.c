@@ -183,6 +183,24 @@ static int check_result(int a2a, size_t count, const float *out)
     return 1;
 }
 
+static void usage(FILE *out)
+{
+    fputs("usage: gc3_bench [-t allreduce|alltoall] [-d cuda|host] [-c] [-m MIN:MAX] [-i ITERS] [-x WARMUP]\n"
+          "                 [--methods gc3,nccl,staged] [--staged-max BYTES] [--nccl-lib PATH] [--csv FILE]\n"
+          "  (under mpirun, one rank per GPU)\n"
+          "  -t, --type           the collective (default allreduce; alltoall: -m is the bytes to each peer)\n"
+          "  -d, --accelerator    cuda (default): device buffers; host: host buffers (gc3's host backend, for CI)\n"
+          "  -c, --validation     check each method's result against a host computation\n"
+          "  -m, --message-size   sizes MIN:MAX in bytes, doubling (K, M, G allowed; default 4:64M)\n"
+          "  -i, --iterations     timed calls per size (default 200, 100 above 1 MB, 20 above 64 MB)\n"
+          "  -x, --warmup         untimed calls first (default a tenth of the iterations)\n"
+          "  --methods            which of gc3 (the MPI call), nccl and staged (through host memory) to run\n"
+          "  --staged-max         skip the staged path above this size\n"
+          "  --nccl-lib           the NCCL library to load (default libnccl.so.2, or $GC3_BENCH_NCCL)\n"
+          "  --csv                also write the table as CSV to FILE\n"
+          "  -h, --help           this text\n", out);
+}
+
 int main(int argc, char **argv)
 {
     const char *coll = "allreduce", *csv_path = NULL, *nccl_path = getenv("GC3_BENCH_NCCL");
@@ -191,6 +209,12 @@ int main(int argc, char **argv)
     char        why[512] = "";
     FILE       *csv = NULL;
 
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+            usage(stdout); /* before MPI_Init: works without mpirun */
+            return 0;
+        }
+    }
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nranks);
@@ -202,7 +226,7 @@ int main(int argc, char **argv)
             continue;
         }
         if (v == NULL) {
-            die("an option needs a value (see the top of benchmarks/gc3_bench.c)");
+            die("an option needs a value (gc3_bench --help)");
         }
         i++;
         if (!strcmp(o, "-t") || !strcmp(o, "--type")) {
@@ -234,7 +258,7 @@ int main(int argc, char **argv)
         } else if (!strcmp(o, "--csv")) {
             csv_path = v;
         } else {
-            die("unknown option (see the top of benchmarks/gc3_bench.c)");
+            die("unknown option (gc3_bench --help)");
         }
     }
     a2a = strcmp(coll, "alltoall") == 0;

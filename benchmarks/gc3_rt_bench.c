@@ -36,6 +36,16 @@ int main(int argc, char **argv)
     gc3_backend_t     backend = GC3_BACKEND_HOST;
     int               threads = 0, bad = 0, resident_us = -1, fuse = 1;
 
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) { /* before MPI_Init: works without mpirun */
+            puts("usage: gc3_rt_bench [--backend cuda|host] [--algo ring] [--proto Simple|LL] [--instances K]\n"
+                 "                    [--channels C] [--nodes N] [--min BYTES] [--max BYTES] [--iters N] [--warmup N]\n"
+                 "                    [--threads T] [--slot-bytes B] [--resident-us U] [--fuse 0|1]\n"
+                 "  under mpirun, one rank per GPU: times one algorithm (gc3c list) through the executor, no MPI\n"
+                 "  collective in the path; the first call of each size is checked");
+            return 0;
+        }
+    }
     MPI_Init(&argc, &argv);
     MPI_Comm_dup(MPI_COMM_WORLD, &comm);
     MPI_Comm_rank(comm, &rank);

@@ -8,6 +8,7 @@
 # Environment: GC3_PREFIX (install prefix, default ./_install), GC3_BUILD (build folder,
 # default ./build), GC3_CONFIGURE_FLAGS (extra configure flags), GC3_NP (ranks, default 4).
 set -euo pipefail
+case "${1:-}" in -h | --help) sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'; exit 0;; esac
 src=$(cd "$(dirname "$0")/.." && pwd)
 cd "$src"
 build=${GC3_BUILD:-$src/build}

@@ -7,6 +7,7 @@
 # summary how many tests were skipped for what.
 # GC3_FUZZ_SECONDS bounds each fuzz target (default 60).
 set -euo pipefail
+case "${1:-}" in -h | --help) sed -n '2,6p' "$0" | sed 's/^# \{0,1\}//'; exit 0;; esac
 src=$(cd "$(dirname "$0")/.." && pwd)
 "$src/contrib/quickstart.sh" --setup-only
 build=${GC3_BUILD:-$src/build}

@@ -19,43 +19,69 @@
 
 #define GC3C_MAX_SIM 8 /* algorithms compared in one simulate run */
 
-static void usage(FILE *out)
+/* Each command's usage: `gc3c help` and `gc3c` print them all, `gc3c COMMAND --help` its own. */
+static const struct {
+    const char *name, *text;
+} gc3c_cmds[] = {
+    {"verify",
+     "  verify [--slots N] [--loops N] [--post TABLE] [--no-races] FILE...\n"
+     "        check each MSCCL-format XML program: structure (ids, peers, bounds, one sending and one\n"
+     "        receiving block per connection, dependencies, matching send/receive pairs), semantics\n"
+     "        (symbolic execution against the collective's postcondition, data races) and deadlock\n"
+     "        freedom with N FIFO slots per connection (default 8) over N loop iterations (default 2).\n"
+     "        A program for in-place calls only is verified a second time in the form that serves\n"
+     "        out-of-place calls (its input copied into place first). --post TABLE gives the\n"
+     "        postcondition of a custom collective whose file carries none (see README). What the\n"
+     "        reader does not use (an attribute or element gc3 does not know) is a warning with its line.\n"},
+    {"run",
+     "  run [--dtype T] [--op OP] [--count N] [--inplace] [--seed S] [--post TABLE] FILE\n"
+     "        run FILE on random data with the reference executor and compare every output with\n"
+     "        the postcondition. T: int8 uint8 int32 uint32 int64 uint64 float32 float64 (default\n"
+     "        float32); OP: sum prod min max band bor bxor (default sum); N: the MPI count (default:\n"
+     "        one element per chunk). Without --inplace, a program for in-place calls only runs as\n"
+     "        an out-of-place call does: its input copied into place first.\n"},
+    {"show",
+     "  show FILE\n"
+     "        list every rank, thread block and step.\n"},
+    {"simulate",
+     "  simulate [--nodes N] [--gpus G] [--nvlink BW] [--net BW] [--nvlink-lat T] [--net-lat T]\n"
+     "           [--sizes MIN:MAX] FILE\n"
+     "        predict the time of FILE with the alpha-beta cost model on N nodes of G GPUs\n"
+     "        (default: 1 node of ngpus). BW like 360GB/s or 200Gb/s, T like 0.7us. A program for\n"
+     "        in-place calls only gets a second column: an out-of-place call (the copy counted).\n"
+     "  simulate ... --algo ALGO[,ALGO...] [gen options]\n"
+     "        instead of FILE: generate ALGO for the described machine (verified up to 64 ranks).\n"},
+    {"list",
+     "  list\n"
+     "        the algorithm generators and their collectives.\n"},
+    {"gen",
+     "  gen ALGO --ranks R [--nodes N] [--instances K] [--channels C] [--chunks-per-peer K]\n"
+     "          [--proto Simple|LL|LL128] [--inplace | --msccl-inplace] [--min-bytes B] [--max-bytes B]\n"
+     "          [--slots S] [--no-verify] [--stats] [--max-blocks B] [-o FILE]\n"
+     "        compile algorithm ALGO for R ranks (N nodes of R/N GPUs for the hierarchical ones),\n"
+     "        verify it and write MSCCL XML to FILE (default: standard output). --max-blocks B:\n"
+     "        at most B thread blocks per rank, narrowed as the component narrows its plans\n"
+     "        (coll_gc3_max_blocks): instances halved, then channels; says the shape on stderr.\n"
+     "        --inplace: a program\n"
+     "        for in-place calls; --msccl-inplace: the same, written in MSCCL's in-place form (the\n"
+     "        buffer inside the other given with 0 chunks: o_chunks=0, allgather i_chunks=0).\n"
+     "        --min-bytes/--max-bytes: the sizes the program is for (minBytes, maxBytes).\n"},
+};
+
+static void usage(FILE *out, const char *cmd)
 {
-    fprintf(out,
-        "usage: gc3c COMMAND [options] FILE...\n"
-        "\n"
-        "commands:\n"
-        "  verify [--slots N] [--loops N] [--post TABLE] [--no-races] FILE...\n"
-        "        check each MSCCL-format XML program: structure (ids, peers, bounds, one sending and one\n"
-        "        receiving block per connection, dependencies, matching send/receive pairs), semantics\n"
-        "        (symbolic execution against the collective's postcondition, data races) and deadlock\n"
-        "        freedom with N FIFO slots per connection (default 8) over N loop iterations (default 2).\n"
-        "        --post TABLE gives the postcondition of a custom collective (see README).\n"
-        "  run [--dtype T] [--op OP] [--count N] [--inplace] [--seed S] [--post TABLE] FILE\n"
-        "        run FILE on random data with the reference executor and compare every output with\n"
-        "        the postcondition. T: int8 uint8 int32 uint32 int64 uint64 float32 float64 (default\n"
-        "        float32); OP: sum prod min max band bor bxor (default sum); N: the MPI count (default:\n"
-        "        one element per chunk).\n"
-        "  show FILE\n"
-        "        list every rank, thread block and step.\n"
-        "  simulate [--nodes N] [--gpus G] [--nvlink BW] [--net BW] [--nvlink-lat T] [--net-lat T]\n"
-        "           [--sizes MIN:MAX] FILE\n"
-        "        predict the time of FILE with the alpha-beta cost model on N nodes of G GPUs\n"
-        "        (default: 1 node of ngpus). BW like 360GB/s or 200Gb/s, T like 0.7us.\n"
-        "  list\n"
-        "        the algorithm generators and their collectives.\n"
-        "  gen ALGO --ranks R [--nodes N] [--instances K] [--channels C] [--chunks-per-peer K]\n"
-        "          [--proto Simple|LL|LL128] [--inplace] [--slots S] [--no-verify] [--stats]\n"
-        "          [--max-blocks B] [-o FILE]\n"
-        "        compile algorithm ALGO for R ranks (N nodes of R/N GPUs for the hierarchical ones),\n"
-        "        verify it and write MSCCL XML to FILE (default: standard output). --max-blocks B:\n"
-        "        at most B thread blocks per rank, narrowed as the component narrows its plans\n"
-        "        (coll_gc3_max_blocks): instances halved, then channels; says the shape on stderr.\n"
-        "  simulate ... --algo ALGO [gen options]\n"
-        "        instead of FILE: generate ALGO for the described machine (verified up to 64 ranks).\n"
-        "  help  this text\n"
-        "\n"
-        "exit status: 0 when every file passed, 1 when one failed, 2 on usage errors.\n");
+    int n = (int)(sizeof(gc3c_cmds) / sizeof(gc3c_cmds[0]));
+
+    fprintf(out, "usage: gc3c COMMAND [options] FILE...\n\n%s", cmd ? "" : "commands:\n");
+    for (int i = 0; i < n; i++) {
+        if (cmd == NULL || strcmp(cmd, gc3c_cmds[i].name) == 0) {
+            fputs(gc3c_cmds[i].text, out);
+        }
+    }
+    if (cmd == NULL) {
+        fputs("  help  this text (COMMAND --help: that command's)\n", out);
+    }
+    fputs("\nexit status: 0 when every file passed, 1 when one failed, 2 on usage errors.\n", out);
 }
 
 static int parse_int(const char *s, long lo, long hi, long *v)
@@ -95,6 +121,8 @@ static gc3_ir_program_t *load(const char *path)
     if (gc3_ir_read_file(path, &diag, &p) != GC3_OK) {
         gc3_diag_print(&diag, stderr, "");
         fprintf(stderr, "%s: FAILED (cannot be read)\n", path);
+    } else {
+        gc3_diag_print(&diag, stderr, ""); /* warnings: what the reader does not use */
     }
     gc3_diag_cleanup(&diag);
     return p;
@@ -183,13 +211,26 @@ static int cmd_verify(int argc, char **argv)
         opts.postcond = pc;
         gc3_diag_init(&diag);
         status = gc3_verify(p, &opts, &diag);
+        if (status == GC3_OK && p->inplace && !p->outofplace) {
+            /* what serves an out-of-place call: the input copied into place first */
+            gc3_ir_program_t *cf = NULL;
+            status = gc3_ir_copy_first(p, &cf);
+            status = status == GC3_OK ? gc3_verify(cf, &opts, &diag) : status;
+            if (status != GC3_OK) {
+                gc3_diag_add(&diag, "%s: the form for out-of-place calls (input copied into place first) does not "
+                             "verify", argv[i]);
+            }
+            gc3_ir_program_destroy(cf);
+        }
         nsteps = count_steps(p);
         maxtbs = gc3_ir_widest_rank(p);
         if (status == GC3_OK) {
-            printf("%s: OK (%s '%s', %d ranks, %d chunks/loop, up to %d thread blocks/rank, %d steps, %s; verified%s%s, "
+            printf("%s: OK (%s '%s', %d ranks, %d chunks/loop, up to %d thread blocks/rank, %d steps, %s%s; verified%s%s%s, "
                    "deadlock-free with %d slots)\n", argv[i], p->coll_name, p->name, p->ngpus, p->nchunksperloop,
-                   maxtbs, nsteps, gc3_proto_name(p->proto), p->outofplace ? " out-of-place" : "",
-                   p->inplace ? " in-place" : "", opts.slots);
+                   maxtbs, nsteps, gc3_proto_name(p->proto),
+                   gc3_proto_runs_as(p->proto) != p->proto ? " (runs as Simple: gc3 has no LL128)" : "",
+                   p->outofplace ? " out-of-place" : "", p->inplace ? " in-place" : "",
+                   p->inplace && !p->outofplace ? " (out-of-place calls: input copied into place first)" : "", opts.slots);
             gc3_diag_print(&diag, stdout, "  ");
         } else {
             gc3_diag_print(&diag, stderr, "");
@@ -218,7 +259,7 @@ static int cmd_run(int argc, char **argv)
     gc3_status_t       status;
     void             **in = NULL, **out = NULL, **exp = NULL;
     size_t             ds;
-    int                rc = 1;
+    int                rc = 1, copied = 0;
 
     for (int i = 0; i < argc; i++) {
         if (strcmp(argv[i], "--dtype") == 0) {
@@ -273,6 +314,17 @@ static int cmd_run(int argc, char **argv)
     gc3_diag_init(&diag);
     if (!load_post(post, p, &pc)) {
         goto out;
+    }
+    if (!args.inplace && !p->outofplace) {
+        /* an out-of-place call of a program for in-place calls: its input copied into place first */
+        gc3_ir_program_t *cf = NULL;
+        if (gc3_ir_copy_first(p, &cf) != GC3_OK) {
+            fprintf(stderr, "%s: FAILED (cannot make its out-of-place form)\n", file);
+            goto out;
+        }
+        gc3_ir_program_destroy(p);
+        p      = cf;
+        copied = 1;
     }
     if (count == 0) {
         count = (p->coll == GC3_COLL_ALLREDUCE || p->coll == GC3_COLL_CUSTOM) ? (uint64_t)p->nchunksperloop
@@ -334,7 +386,7 @@ static int cmd_run(int argc, char **argv)
     }
     printf("%s: %s '%s' on %d ranks, %s %s, count %" PRIu64 " (%" PRIu64 " elements/chunk), %s: results verified\n",
            file, p->coll_name, p->name, p->ngpus, gc3_dtype_name(args.dtype), gc3_op_name(args.op), count,
-           args.chunk_elems, args.inplace ? "in-place" : "out-of-place");
+           args.chunk_elems, args.inplace ? "in-place" : copied ? "out-of-place (input copied into place first)" : "out-of-place");
     rc = 0;
 out:
     for (int r = 0; r < p->ngpus; r++) {
@@ -363,9 +415,18 @@ static int cmd_show(int argc, char **argv)
     if (p == NULL) {
         return 1;
     }
-    printf("%s: %s '%s', %d ranks, %d chunks/loop, %d channels, protocol %s,%s%s\n", argv[0], p->coll_name, p->name,
-           p->ngpus, p->nchunksperloop, p->nchannels, gc3_proto_name(p->proto), p->outofplace ? " out-of-place" : "",
-           p->inplace ? " in-place" : "");
+    printf("%s: %s '%s', %d ranks, %d chunks/loop, %d channels, protocol %s%s,%s%s%s\n", argv[0], p->coll_name, p->name,
+           p->ngpus, p->nchunksperloop, p->nchannels, gc3_proto_name(p->proto),
+           gc3_proto_runs_as(p->proto) != p->proto ? " (runs as Simple)" : "", p->outofplace ? " out-of-place" : "",
+           p->inplace ? " in-place" : "",
+           p->msccl_inplace ? (p->coll == GC3_COLL_ALLGATHER ? " (MSCCL's in-place form: i_chunks=0 in the file, input "
+                                                               "chunk k is output chunk rank*i+k)"
+                                                             : p->coll == GC3_COLL_REDUCE_SCATTER
+                                                                   ? " (MSCCL's in-place form: o_chunks=0 in the file, "
+                                                                     "output chunk k is input chunk rank*o+k)"
+                                                                   : " (MSCCL's in-place form: o_chunks=0 in the file, "
+                                                                     "output chunk c is input chunk c)")
+                             : "");
     for (int r = 0; r < p->ngpus; r++) {
         const gc3_ir_gpu_t *g = &p->gpus[r];
         printf("rank %d: chunks i=%d o=%d s=%d, %d thread blocks\n", r, g->i_chunks, g->o_chunks, g->s_chunks, g->ntbs);
@@ -481,8 +542,9 @@ static int cmd_gen(int argc, char **argv)
     gc3_ir_program_t   *p = NULL;
     gc3_diag_t          diag;
     const char         *algo = NULL, *out = NULL;
-    int                 nodes_given = 0, want_stats = 0, rc = 1;
+    int                 nodes_given = 0, want_stats = 0, rc = 1, msccl_form = 0;
     long                max_blocks = 0;
+    uint64_t            min_bytes = 0, max_bytes = 0;
     gc3_status_t        status;
 
     gc3_algo_params_default(&ap, 0);
@@ -509,6 +571,14 @@ static int cmd_gen(int argc, char **argv)
                 fprintf(stderr, "gc3c gen: --max-blocks needs a positive integer (got '%s')\n", argv[i]);
                 return 2;
             }
+        } else if (strcmp(argv[i], "--msccl-inplace") == 0) {
+            msccl_form = ap.inplace = 1;
+        } else if (strcmp(argv[i], "--min-bytes") == 0 || strcmp(argv[i], "--max-bytes") == 0) {
+            if (!need_arg(i, argc, argv[i]) || !parse_size(argv[i + 1], argv[i][3] == 'i' ? &min_bytes : &max_bytes)) {
+                fprintf(stderr, "gc3c gen: %s needs a size in bytes (K, M, G allowed)\n", argv[i]);
+                return 2;
+            }
+            i++;
         } else if (argv[i][0] == '-') {
             fprintf(stderr, "gc3c gen: unknown option %s\n", argv[i]);
             return 2;
@@ -531,6 +601,15 @@ static int cmd_gen(int argc, char **argv)
     }
     if (ap.nodes < 1 || ap.nranks % ap.nodes != 0) {
         fprintf(stderr, "gc3c gen: --ranks %d does not split into %d nodes of equal size\n", ap.nranks, ap.nodes);
+        return 2;
+    }
+    if (max_bytes > 0 && min_bytes > max_bytes) {
+        fprintf(stderr, "gc3c gen: --min-bytes is above --max-bytes\n");
+        return 2;
+    }
+    if (msccl_form && gc3_algo_find(algo)->coll == GC3_COLL_CUSTOM) {
+        fprintf(stderr, "gc3c gen: --msccl-inplace: MSCCL's in-place form is for allreduce, alltoall, allgather and "
+                "reduce_scatter\n");
         return 2;
     }
     finish_shape(&ap);
@@ -562,6 +641,9 @@ static int cmd_gen(int argc, char **argv)
         fprintf(stderr, "gc3c gen %s: FAILED (%s)\n", algo, gc3_status_string(status));
         goto done;
     }
+    p->min_bytes     = min_bytes;
+    p->max_bytes     = max_bytes;
+    p->msccl_inplace = msccl_form; /* the writer writes that form */
     if (want_stats) {
         fprintf(stderr, "%s: %d operations -> %d instructions -> %d after fusion (+%d nops), %d thread blocks;", p->name,
                 st.ops, st.instrs_lowered, st.instrs, st.nops, st.tbs);
@@ -665,6 +747,17 @@ static int cmd_simulate(int argc, char **argv)
         }
         names[0] = file;
         nprogs   = 1;
+        if (progs[0]->inplace && !progs[0]->outofplace) {
+            /* a program for in-place calls: an out-of-place call copies its input first, counted */
+            if (gc3_ir_copy_first(progs[0], &progs[1]) != GC3_OK) {
+                fprintf(stderr, "gc3c simulate: cannot make the out-of-place form of %s\n", file);
+                rc = 1;
+                goto out;
+            }
+            names[0] = "in place";
+            names[1] = "out of place";
+            nprogs   = 2;
+        }
         if (nodes == 0) {
             nodes = gpus ? progs[0]->ngpus / gpus : 1;
         }
@@ -767,8 +860,18 @@ int main(int argc, char **argv)
     int rc;
 
     if (argc < 2 || strcmp(argv[1], "help") == 0 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
-        usage(argc < 2 ? stderr : stdout);
+        usage(argc < 2 ? stderr : stdout, NULL);
         return argc < 2 ? 2 : 0;
+    }
+    for (int i = 2; i < argc; i++) {
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            for (size_t k = 0; k < sizeof(gc3c_cmds) / sizeof(gc3c_cmds[0]); k++) {
+                if (strcmp(argv[1], gc3c_cmds[k].name) == 0) {
+                    usage(stdout, argv[1]);
+                    return 0;
+                }
+            }
+        }
     }
     if (strcmp(argv[1], "verify") == 0) {
         rc = cmd_verify(argc - 2, argv + 2);
