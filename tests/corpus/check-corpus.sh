@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Run `gc3c verify` over the corpus: every valid/*.xml must pass, every invalid/*.xml must
+# Run `gc3c verify` over the corpus: every valid/*.xml and msccl/*.xml (in-place programs in MSCCL's
+# form) must pass, every invalid/*.xml must
 # fail with exit status 1 and print each line of its .expect file. A .post file beside an
 # XML file is its postcondition table. Usage: check-corpus.sh GC3C CORPUS_DIR
 set -u
@@ -7,14 +8,14 @@ gc3c=$1
 dir=$2
 pass=0
 fail=0
-for f in "$dir"/valid/*.xml "$dir"/invalid/*.xml; do
+for f in "$dir"/valid/*.xml "$dir"/msccl/*.xml "$dir"/invalid/*.xml; do
     post=()
     [ -f "${f%.xml}.post" ] && post=(--post "${f%.xml}.post")
     # run from the file's folder so messages carry the bare file name, as in the .expect files
     out=$(cd "$(dirname "$f")" && "$gc3c" verify "${post[@]}" "$(basename "$f")" 2>&1)
     rc=$?
     case "$f" in
-    */valid/*)
+    */valid/* | */msccl/*)
         if [ $rc -eq 0 ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL (should verify): $f"; echo "$out"; fi
         ;;
     *)

@@ -111,7 +111,7 @@ int main(void)
         gc3_diag_init(&diag);
         CHECK_OK(gc3_rules_parse(gc3_rules_builtin_text(), "built-in", &diag, &R));
         CHECK_OK(gc3_rules_add_xml_dir(R, GC3_SOURCE_DIR "/tests/mpi/algorithms", &diag, &added));
-        CHECK(added == 3, "3 usable programs, found %d", added);
+        CHECK(added == 4, "4 usable programs, found %d", added);
         CHECK(gc3_diag_contains(&diag, "broken.xml: skipped"), "the broken file is reported");
         r = gc3_rules_match_call(R, GC3_COLL_ALLREDUCE, 1, 3, GC3_LINK_NVLINK, 1 << 20, 3, 0);
         CHECK(r && strstr(r->xml, "/ring3.xml") && r->channels == 2, "3 ranks out of place: ring3.xml");
@@ -129,8 +129,38 @@ int main(void)
         CHECK(r && r->xml[0] == '\0', "alltoall below minBytes: built-in");
         r = gc3_rules_match_call(R, GC3_COLL_ALLTOALL, 1, 3, GC3_LINK_NVLINK, 1048577, 3, 0);
         CHECK(r && r->xml[0] == '\0', "alltoall above maxBytes: built-in");
+        /* one identity per collective: coll="reduce_scatter_block" is the reduce-scatter calls ask for */
+        r = gc3_rules_match_call(R, GC3_COLL_REDUCE_SCATTER, 1, 3, GC3_LINK_HOST, 4096, 3, 0);
+        CHECK(r && strstr(r->xml, "/rsb3.xml") && r->coll == GC3_COLL_REDUCE_SCATTER, "reduce_scatter_block program");
         CHECK(gc3_rules_add_xml_dir(R, "/nonexistent/gc3-algorithms", &diag, &added) == GC3_ERR_IO && added == 0 &&
               gc3_diag_contains(&diag, "/nonexistent/gc3-algorithms: cannot open"), "missing directory");
+        gc3_rules_destroy(R);
+        R = NULL;
+    }
+    {
+        /* the in-place corpus (MSCCL's form): every file loads, serves in-place and out-of-place calls
+           (copy first) in its size range */
+        int added = -1;
+        gc3_diag_cleanup(&diag);
+        gc3_diag_init(&diag);
+        CHECK_OK(gc3_rules_parse(gc3_rules_builtin_text(), "built-in", &diag, &R));
+        CHECK_OK(gc3_rules_add_xml_dir(R, GC3_CORPUS "/msccl", &diag, &added));
+        CHECK(added == 11 && diag.count == 0, "11 programs of the in-place corpus, found %d (%s)", added,
+              diag.count ? diag.msgs[0] : "");
+        for (int inplace = 0; inplace <= 1; inplace++) {
+            r = gc3_rules_match_call(R, GC3_COLL_ALLREDUCE, 1, 8, GC3_LINK_HOST, 4096, 8, inplace);
+            CHECK(r && strstr(r->xml, "/allreduce-allpairs-8n-ll-35tb.xml") && r->proto == GC3_PROTO_LL,
+                  "8 ranks 4K %s: the LL file", inplace ? "in place" : "out of place");
+            r = gc3_rules_match_call(R, GC3_COLL_ALLREDUCE, 1, 8, GC3_LINK_HOST, 4097, 8, inplace);
+            CHECK(r && strstr(r->xml, "/allreduce-allpairs-8n-ll128-56tb.xml") && r->proto == GC3_PROTO_LL128,
+                  "8 ranks 4K+1: the LL128 file (minBytes)");
+            r = gc3_rules_match_call(R, GC3_COLL_ALLREDUCE, 1, 8, GC3_LINK_HOST, 65537, 8, inplace);
+            CHECK(r && strstr(r->xml, "/allreduce-allpairs-8n-simple-56tb.xml"), "8 ranks 64K+1: the Simple file");
+            r = gc3_rules_match_call(R, GC3_COLL_REDUCE_SCATTER, 1, 8, GC3_LINK_HOST, 1 << 20, 8, inplace);
+            CHECK(r && strstr(r->xml, "/reducescatter-ring-8n-inplace.xml"), "coll=\"reducescatter\" (RCCL's spelling)");
+            r = gc3_rules_match_call(R, GC3_COLL_ALLGATHER, 1, 4, GC3_LINK_HOST, 1 << 20, 4, inplace);
+            CHECK(r && strstr(r->xml, "/allgather-ring-4n-inplace.xml"), "allgather with i_chunks=0");
+        }
         gc3_rules_destroy(R);
         R = NULL;
     }
