@@ -11,7 +11,7 @@ typedef struct {
     int         gpus_per_node;
     int         instances;      /* replicas on disjoint channels, each on 1/instances of the data */
     int         channels;       /* ring: one logical ring spread over this many channels */
-    int         chunks_per_peer;/* alltoall: chunks per (source, destination) pair */
+    int         chunks_per_peer;/* alltoall: chunks per (source, destination) pair; allpairs: chunks per rank */
     gc3_proto_t proto;
     int         inplace;
     int         slots;          /* FIFO slots per connection */

@@ -6,7 +6,7 @@ set -uo pipefail
 b=$1
 command -v valgrind >/dev/null || { echo "run-valgrind: valgrind not found (apt-get install valgrind)"; exit 1; }
 fail=0
-for t in test_ir test_verify test_refexec test_cost test_rules test_topo; do
+for t in test_ir test_verify test_refexec test_cost test_rules test_topo test_msccl; do
     log=$b/valgrind-$t.log
     if valgrind -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite,indirect \
         --show-leak-kinds=definite,indirect "$b/tests/unit/$t" > "$log" 2>&1; then

@@ -148,7 +148,7 @@ static void test_corpus(void)
     if (d != NULL) {
         closedir(d);
     }
-    CHECK(n >= 11 && ranks_seen[4] && ranks_seen[8] && ranks_seen[16], "the corpus has %d programs", n);
+    CHECK(n >= 13 && ranks_seen[2] && ranks_seen[4] && ranks_seen[8] && ranks_seen[16], "the corpus has %d programs", n);
 }
 
 static gc3_ir_program_t *read_text(const char *xml, gc3_diag_t *diag)
