@@ -34,11 +34,14 @@ run() { # NAME COMMAND...: run, keep the output, fail on a non-zero exit or a sa
         fail=1
     fi
 }
-for t in test_ir test_verify test_refexec test_cost test_rules test_topo test_compiler; do
+for t in test_ir test_verify test_refexec test_cost test_rules test_topo test_compiler test_msccl; do
     run "unit-$t" "tests/unit/$t"
 done
 mpirun_gc3=(contrib/gc3-mpirun -x ASAN_OPTIONS=$mpi_asan -x UBSAN_OPTIONS --mca coll_gc3_backend host)
 run mpi-coll-np3 "${mpirun_gc3[@]}" -np 3 tests/mpi/test_coll --max-count 100000
+# MSCCL's in-place programs (in place, and out of place with the input copied first)
+run mpi-msccl-np4 "${mpirun_gc3[@]}" --mca coll_gc3_algorithm_dir "$src/tests/corpus/msccl" -np 4 tests/mpi/test_coll \
+    --max-count 100000
 run mpi-fallback-np2 contrib/gc3-mpirun -x ASAN_OPTIONS=$mpi_asan -x UBSAN_OPTIONS --mca coll_gc3_stage_host true \
     -np 2 tests/mpi/test_fallback
 run mpi-stress-np2 "${mpirun_gc3[@]}" -np 2 tests/mpi/test_faults stress --calls 300 --comms 30

@@ -32,6 +32,32 @@ static inline int gc3_test_summary(const char *name)
     return gc3_test_failed ? 1 : 0;
 }
 
+/* A whole file as a NUL-terminated string (*len: its bytes), or NULL. */
+static inline char *gc3_test_slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    char *buf;
+    long  n;
+
+    if (f == NULL || fseek(f, 0, SEEK_END) != 0 || (n = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0) {
+        if (f != NULL) {
+            fclose(f);
+        }
+        return NULL;
+    }
+    buf = malloc((size_t)n + 1);
+    if (buf != NULL && fread(buf, 1, (size_t)n, f) != (size_t)n) {
+        free(buf);
+        buf = NULL;
+    }
+    fclose(f);
+    if (buf != NULL) {
+        buf[n] = '\0';
+        *len   = (size_t)n;
+    }
+    return buf;
+}
+
 #ifndef GC3_SOURCE_DIR
 #error "GC3_SOURCE_DIR must be defined (the build passes it)"
 #endif

@@ -4,30 +4,6 @@
 #include "gc3_ir.h"
 #include "gc3_test.h"
 
-static char *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    char *buf;
-    long  n;
-    if (f == NULL) {
-        return NULL;
-    }
-    fseek(f, 0, SEEK_END);
-    n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    buf = malloc((size_t)n + 1);
-    if (buf != NULL && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-        free(buf);
-        buf = NULL;
-    }
-    fclose(f);
-    if (buf != NULL) {
-        buf[n] = '\0';
-        *len   = (size_t)n;
-    }
-    return buf;
-}
-
 /* write -> read must give back an equal program */
 static void check_round_trip(const gc3_ir_program_t *p, const char *what)
 {
@@ -169,7 +145,7 @@ static void test_legacy_and_extras(void)
 static void test_truncation_and_corruption(void)
 {
     size_t len;
-    char  *text = slurp(GC3_CORPUS "/valid/allpairs_allreduce_4.xml", &len);
+    char  *text = gc3_test_slurp(GC3_CORPUS "/valid/allpairs_allreduce_4.xml", &len);
     int    bad  = 0, failed_reads = 0;
 
     CHECK(text != NULL, "cannot read corpus file");

@@ -10,31 +10,6 @@
 #include "gc3_test.h"
 #include "gc3_oracle.h"
 
-static char *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    char *buf;
-    long  n;
-
-    if (f == NULL || fseek(f, 0, SEEK_END) != 0 || (n = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0) {
-        if (f != NULL) {
-            fclose(f);
-        }
-        return NULL;
-    }
-    buf = malloc((size_t)n + 1);
-    if (buf != NULL && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-        free(buf);
-        buf = NULL;
-    }
-    fclose(f);
-    if (buf != NULL) {
-        buf[n] = '\0';
-        *len   = (size_t)n;
-    }
-    return buf;
-}
-
 static char *write_text(const gc3_ir_program_t *p, size_t *len)
 {
     char *text = NULL;
@@ -115,7 +90,7 @@ static void test_corpus(void)
         CHECK(inner_chunks(p, 0) == (p->coll == GC3_COLL_ALLREDUCE ? p->nchunksperloop : p->nchunksperloop / p->ngpus),
               "%s: the inner buffer has %d chunks in the model", path, inner_chunks(p, 0));
         /* and written back in that form, byte for byte */
-        file = slurp(path, &flen);
+        file = gc3_test_slurp(path, &flen);
         text = write_text(p, &tlen);
         CHECK(file != NULL && text != NULL && flen == tlen && memcmp(file, text, flen) == 0,
               "%s: writing the program back does not give the file (MSCCL's form lost?)", path);

@@ -40,6 +40,11 @@ gc3_status_t gc3_postcond_builtin(const gc3_ir_program_t *program, gc3_diag_t *d
  * Output chunks not listed are "don't care". */
 gc3_status_t gc3_postcond_read_file(const char *path, const gc3_ir_program_t *program,
                                     gc3_diag_t *diag, gc3_postcond_t **postcond_p);
+/* A table the readers fill (the text form, <postcondition>): cells[r][c] = NULL for every output
+ * chunk (don't care until listed), lists malloc'd by the caller; gc3_postcond_cells_free frees the
+ * table and its lists. */
+gc3_status_t gc3_postcond_cells_alloc(const gc3_ir_program_t *program, uint32_t ****cells_p);
+void         gc3_postcond_cells_free(const gc3_ir_program_t *program, uint32_t ***cells);
 /* Build from an in-memory table: cells[r][c] = list of ids terminated by UINT32_MAX,
  * or NULL for don't care. */
 gc3_status_t gc3_postcond_create(const gc3_ir_program_t *program, const uint32_t *const *const *cells,

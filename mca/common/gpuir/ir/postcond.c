@@ -266,6 +266,36 @@ gc3_status_t gc3_postcond_create(const gc3_ir_program_t *p, const uint32_t *cons
     return GC3_OK;
 }
 
+gc3_status_t gc3_postcond_cells_alloc(const gc3_ir_program_t *p, uint32_t ****cells_p)
+{
+    uint32_t ***cells = calloc((size_t)p->ngpus, sizeof(*cells));
+
+    *cells_p = NULL;
+    if (cells == NULL) {
+        return GC3_ERR_NO_MEMORY;
+    }
+    for (int r = 0; r < p->ngpus; r++) {
+        cells[r] = calloc((size_t)(p->gpus[r].o_chunks > 0 ? p->gpus[r].o_chunks : 1), sizeof(**cells));
+        if (cells[r] == NULL) {
+            gc3_postcond_cells_free(p, cells);
+            return GC3_ERR_NO_MEMORY;
+        }
+    }
+    *cells_p = cells;
+    return GC3_OK;
+}
+
+void gc3_postcond_cells_free(const gc3_ir_program_t *p, uint32_t ***cells)
+{
+    for (int r = 0; cells != NULL && r < p->ngpus; r++) {
+        for (int c = 0; cells[r] != NULL && c < p->gpus[r].o_chunks; c++) {
+            free(cells[r][c]);
+        }
+        free(cells[r]);
+    }
+    free(cells);
+}
+
 /* ---- text form ---- */
 
 static int gc3_pc_int(const char **s, long *v)
@@ -300,17 +330,9 @@ gc3_status_t gc3_postcond_read_file(const char *path, const gc3_ir_program_t *p,
         gc3_diag_add(diag, "%s: cannot open: %s", path, strerror(errno));
         return GC3_ERR_IO;
     }
-    cells = calloc((size_t)p->ngpus, sizeof(*cells));
-    if (cells == NULL) {
+    if (gc3_postcond_cells_alloc(p, &cells) != GC3_OK) {
         fclose(f);
         return GC3_ERR_NO_MEMORY;
-    }
-    for (int r = 0; r < p->ngpus; r++) {
-        cells[r] = calloc((size_t)(p->gpus[r].o_chunks > 0 ? p->gpus[r].o_chunks : 1), sizeof(**cells));
-        if (cells[r] == NULL) {
-            status = GC3_ERR_NO_MEMORY;
-            goto out;
-        }
     }
     while (fgets(line, sizeof(line), f) != NULL) {
         const char *s = line;
@@ -407,13 +429,7 @@ gc3_status_t gc3_postcond_read_file(const char *path, const gc3_ir_program_t *p,
     }
 
 out:
-    for (int r = 0; r < p->ngpus; r++) {
-        for (int c = 0; cells[r] != NULL && c < p->gpus[r].o_chunks; c++) {
-            free(cells[r][c]);
-        }
-        free(cells[r]);
-    }
-    free(cells);
+    gc3_postcond_cells_free(p, cells);
     fclose(f);
     return status;
 }

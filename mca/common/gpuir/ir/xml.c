@@ -42,33 +42,39 @@ typedef struct {
     int         errors;
 } gc3_xml_reader_t;
 
+/* "FILE:LINE: [warning: ]what" */
+static void gc3_xml_vreport(gc3_xml_reader_t *rd, const xmlNode *node, const char *kind, const char *fmt, va_list ap)
+{
+    char msg[768];
+
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    gc3_diag_add(rd->diag, "%s:%ld: %s%s", rd->name, node ? xmlGetLineNo((xmlNode *)node) : 0L, kind, msg);
+}
+
 static void gc3_xml_error(gc3_xml_reader_t *rd, const xmlNode *node, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
 static void gc3_xml_error(gc3_xml_reader_t *rd, const xmlNode *node, const char *fmt, ...)
 {
-    char    msg[768];
     va_list ap;
 
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof(msg), fmt, ap);
+    gc3_xml_vreport(rd, node, "", fmt, ap);
     va_end(ap);
-    gc3_diag_add(rd->diag, "%s:%ld: %s", rd->name, node ? xmlGetLineNo((xmlNode *)node) : 0L, msg);
     rd->errors++;
 }
 
+/* something the reader does not use: the program still reads */
 static void gc3_xml_warn(gc3_xml_reader_t *rd, const xmlNode *node, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
 static void gc3_xml_warn(gc3_xml_reader_t *rd, const xmlNode *node, const char *fmt, ...)
 {
-    char    msg[768];
     va_list ap;
 
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof(msg), fmt, ap);
+    gc3_xml_vreport(rd, node, "warning: ", fmt, ap);
     va_end(ap);
-    gc3_diag_add(rd->diag, "%s:%ld: warning: %s", rd->name, node ? xmlGetLineNo((xmlNode *)node) : 0L, msg);
 }
 
 /* Strict integer parse: optional sign, digits, nothing else, within [lo, hi]. */
@@ -450,20 +456,15 @@ static void gc3_xml_msccl_inplace(gc3_xml_reader_t *rd, const xmlNode *root, gc3
  * listed: don't care. An element MSCCL's readers skip. */
 static gc3_status_t gc3_xml_read_post(gc3_xml_reader_t *rd, const xmlNode *node, gc3_ir_program_t *p)
 {
-    uint32_t   ***cells = calloc((size_t)p->ngpus, sizeof(*cells));
-    gc3_status_t  status = GC3_OK;
+    uint32_t   ***cells;
+    gc3_status_t  status = gc3_postcond_cells_alloc(p, &cells);
     int           in_stride = 1, errors = rd->errors;
 
-    if (cells == NULL) {
-        return GC3_ERR_NO_MEMORY;
+    if (status != GC3_OK) {
+        return status;
     }
     for (int r = 0; r < p->ngpus; r++) {
         in_stride = p->gpus[r].i_chunks > in_stride ? p->gpus[r].i_chunks : in_stride;
-        cells[r]  = calloc((size_t)p->gpus[r].o_chunks + 1, sizeof(**cells));
-        if (cells[r] == NULL) {
-            status = GC3_ERR_NO_MEMORY;
-            goto out;
-        }
     }
     for (const xmlNode *c = node->children; c != NULL; c = c->next) {
         int rank = -1, chunk = -1, n = 0, nsrc = gc3_xml_count(c, "src");
@@ -516,13 +517,7 @@ static gc3_status_t gc3_xml_read_post(gc3_xml_reader_t *rd, const xmlNode *node,
         status = gc3_postcond_create(p, (const uint32_t *const *const *)cells, &p->post);
     }
 out:
-    for (int r = 0; r < p->ngpus; r++) {
-        for (int c = 0; cells[r] != NULL && c < p->gpus[r].o_chunks; c++) {
-            free(cells[r][c]);
-        }
-        free(cells[r]);
-    }
-    free(cells);
+    gc3_postcond_cells_free(p, cells);
     return status;
 }
 
