@@ -101,8 +101,8 @@ cat > "$tmp/extras.xml" <<'XML'
   <gpu id="1" i_chunks="2" o_chunks="2">
     <tb id="0" send="0" recv="0" chan="0">
       <step s="0" type="s" srcbuf="i" srcoff="0" cnt="1"/>
-      <step s="1" type="rrc" srcbuf="i" srcoff="1" dstbuf="o" dstoff="1" cnt="1"/>
-      <step s="2" type="s" srcbuf="o" srcoff="1" cnt="1"/>
+      <step s="1" type="rrc" srcbuf="i" srcoff="1" dstbuf="o" dstoff="1" cnt="1" fused="no"/>
+      <step s="2" type="s" srcbuf="o" srcoff="1" cnt="1" fused="no"/>
       <step s="3" type="r" dstbuf="o" dstoff="0" cnt="1"/>
     </tb>
   </gpu>
@@ -112,6 +112,8 @@ XML
 check verify-warn-algo 0 "extras.xml:1: warning: <algo nthreads=\"512\">: an attribute gc3 does not know" -- \
     "$gc3c" verify "$tmp/extras.xml"
 check verify-warn-step 0 "extras.xml:5: warning: <step fused=\"yes\">: an attribute gc3 does not know" -- \
+    "$gc3c" verify "$tmp/extras.xml"
+check verify-warn-more 0 "extras.xml: warning: attribute fused of <step> appears 2 more times (not used)" -- \
     "$gc3c" verify "$tmp/extras.xml"
 check verify-warn-elem 0 "extras.xml:18: warning: unknown element <layout> inside <algo> ignored" -- \
     "$gc3c" verify "$tmp/extras.xml"

@@ -36,10 +36,19 @@ static void gc3_xml_capture_error(void *user, xmlErrorPtr e)
     first->msg[strcspn(first->msg, "\n")] = '\0';
 }
 
+#define GC3_XML_UNKNOWN_KINDS 32
+
 typedef struct {
     const char *name;  /* file name for messages */
     gc3_diag_t *diag;
     int         errors;
+    /* attributes gc3 does not know, by element and name: the first is reported with its line, the
+       others counted (a file can carry one on every step) */
+    struct {
+        char elem[16], attr[48];
+        int  more;
+    } unknown[GC3_XML_UNKNOWN_KINDS];
+    int nunknown;
 } gc3_xml_reader_t;
 
 /* "FILE:LINE: [warning: ]what" */
@@ -163,6 +172,40 @@ static void gc3_xml_buf(gc3_xml_reader_t *rd, const xmlNode *node, const char *a
     xmlFree(v);
 }
 
+/* Say that gc3 does not use attribute `a` of `node`: with its line the first time for its element
+ * and name, counted afterwards (gc3_xml_unknown_counts). */
+static void gc3_xml_unknown_attr(gc3_xml_reader_t *rd, const xmlNode *node, const xmlAttr *a, const xmlChar *v)
+{
+    int k;
+
+    for (k = 0; k < rd->nunknown; k++) {
+        if (strcmp(rd->unknown[k].elem, (const char *)node->name) == 0 &&
+            strcmp(rd->unknown[k].attr, (const char *)a->name) == 0) {
+            rd->unknown[k].more++;
+            return;
+        }
+    }
+    gc3_xml_warn(rd, node, "<%s %s=\"%s\">: an attribute gc3 does not know: kept when the program is written, not used",
+                 (const char *)node->name, (const char *)a->name, v ? (const char *)v : "");
+    if (rd->nunknown < GC3_XML_UNKNOWN_KINDS) {
+        k = rd->nunknown++;
+        snprintf(rd->unknown[k].elem, sizeof(rd->unknown[k].elem), "%s", (const char *)node->name);
+        snprintf(rd->unknown[k].attr, sizeof(rd->unknown[k].attr), "%s", (const char *)a->name);
+        rd->unknown[k].more = 0;
+    }
+}
+
+static void gc3_xml_unknown_counts(const gc3_xml_reader_t *rd)
+{
+    for (int k = 0; k < rd->nunknown; k++) {
+        if (rd->unknown[k].more > 0) {
+            gc3_diag_add(rd->diag, "%s: warning: attribute %s of <%s> appears %d more time%s (not used)", rd->name,
+                         rd->unknown[k].attr, rd->unknown[k].elem, rd->unknown[k].more,
+                         rd->unknown[k].more > 1 ? "s" : "");
+        }
+    }
+}
+
 /* Keep every attribute not in `known` (NULL-terminated) so that files round-trip, and say that gc3
  * does not use it. */
 static gc3_status_t gc3_xml_extras(gc3_xml_reader_t *rd, const xmlNode *node, const char *const *known,
@@ -183,8 +226,7 @@ static gc3_status_t gc3_xml_extras(gc3_xml_reader_t *rd, const xmlNode *node, co
             continue;
         }
         v = xmlNodeListGetString(node->doc, a->children, 1);
-        gc3_xml_warn(rd, node, "<%s %s=\"%s\">: an attribute gc3 does not know: kept when the program is written, "
-                     "not used", (const char *)node->name, (const char *)a->name, v ? (const char *)v : "");
+        gc3_xml_unknown_attr(rd, node, a, v);
         n = realloc(extra->attrs, (size_t)(extra->count + 1) * sizeof(*n));
         if (n == NULL) {
             xmlFree(v);
@@ -694,7 +736,7 @@ err_free:
 gc3_status_t gc3_ir_read_memory(const char *data, size_t size, const char *name, gc3_diag_t *diag,
                                 gc3_ir_program_t **program_p)
 {
-    gc3_xml_reader_t rd = {name ? name : "<memory>", diag, 0};
+    gc3_xml_reader_t rd = {name ? name : "<memory>", diag, 0, {{"", "", 0}}, 0};
     xmlParserCtxtPtr ctxt;
     xmlDocPtr        doc;
     xmlNodePtr       root;
@@ -732,6 +774,7 @@ gc3_status_t gc3_ir_read_memory(const char *data, size_t size, const char *name,
         status = GC3_ERR_PARSE;
     } else {
         status = gc3_xml_read_algo(&rd, root, program_p);
+        gc3_xml_unknown_counts(&rd);
         if (status == GC3_OK && name != NULL) {
             (*program_p)->source = strdup(name);
         }
