@@ -20,7 +20,9 @@ ompi=$("$src/contrib/ompi5-build.sh" | tail -n 1)
 echo "== Open MPI 5.0 ready in $((SECONDS - t)) s: $("$ompi/bin/ompi_info" | grep -E '^ +(Open MPI|MCA accelerator):' | sed 's/^ *//' | tr -s ' ' | paste -sd ';')"
 t=$SECONDS
 # builds gc3 against it (ctest -N lists the tests only)
-"$src/contrib/ci-ompi5.sh" -N >"$build.log" 2>&1 || { cat "$build.log"; exit 1; }
+log=$(mktemp)
+"$src/contrib/ci-ompi5.sh" -N >"$log" 2>&1 || { cat "$log"; exit 1; }
+rm -f "$log"
 echo "== gc3 built against it in $((SECONDS - t)) s ($build)"
 
 command -v nvidia-cuda-mps-control >/dev/null || { echo "ompi5-gpu-check: error: no nvidia-cuda-mps-control here (a GPU machine with the CUDA driver is needed)" >&2; exit 1; }
