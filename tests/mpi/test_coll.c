@@ -3,6 +3,7 @@
  * split by parity). Run with --mca coll_gc3_priority 90 (and coll_gc3_backend host on machines
  * without GPUs, so that gc3 runs host buffers itself). Options: --max-count N. */
 #include <mpi.h>
+#include "gc3_mpi_compat.h" /* GC3_ALLREDUCE_INIT, GC3_ALLTOALL_INIT */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -7,6 +7,7 @@
  * so that host buffers take the staging path. Every result is checked against a host computation.
  * --expect-error: the coll_gc3_fallback=error policy (a call gc3 does not run fails). */
 #include <mpi.h>
+#include "gc3_mpi_compat.h" /* GC3_ALLREDUCE_INIT, GC3_ALLTOALL_INIT */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
