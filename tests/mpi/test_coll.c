@@ -3,9 +3,7 @@
  * split by parity). Run with --mca coll_gc3_priority 90 (and coll_gc3_backend host on machines
  * without GPUs, so that gc3 runs host buffers itself). Options: --max-count N. */
 #include <mpi.h>
-#if defined(OPEN_MPI) && OPEN_MPI
-#include <mpi-ext.h> /* MPIX_Allreduce_init, MPIX_Alltoall_init (pcollreq) */
-#endif
+#include "gc3_mpi_compat.h" /* GC3_ALLREDUCE_INIT, GC3_ALLTOALL_INIT */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -288,11 +286,8 @@ static void test_allgather_rsb(MPI_Comm comm, const char *cname, size_t max_coun
     }
 }
 
-/* Several nonblocking calls in flight on one communicator, two of them on the same plan
- * (same size class), completed by MPI_Waitall; then one polled with MPI_Test. */
-#if defined(OMPI_HAVE_MPI_EXT_PCOLLREQ) && OMPI_HAVE_MPI_EXT_PCOLLREQ
-/* Persistent collectives (Open MPI's MPIX_*_init): bound once, started several times with new
- * data in the same buffers, through MPI_Startall/MPI_Waitall and MPI_Start/MPI_Test. */
+/* Persistent collectives (MPI_*_init; Open MPI 4.1: MPIX_*_init): bound once, started several
+ * times with new data in the same buffers, through MPI_Startall/MPI_Waitall and MPI_Start/MPI_Test. */
 static void dev_put(void *dev, const void *host, size_t bytes)
 {
     if (on_device) {
@@ -321,9 +316,9 @@ static void test_persistent(MPI_Comm comm, const char *cname)
     db     = dev_copy(b, nb * sizeof(float));
     dc_in  = dev_copy(c_in, nc * (size_t)size * sizeof(int));
     dc_out = dev_copy(c_out, nc * (size_t)size * sizeof(int));
-    MPIX_Allreduce_init(da_in, da_out, (int)na, MPI_FLOAT, MPI_SUM, comm, MPI_INFO_NULL, &req[0]);
-    MPIX_Allreduce_init(MPI_IN_PLACE, db, (int)nb, MPI_FLOAT, MPI_SUM, comm, MPI_INFO_NULL, &req[1]);
-    MPIX_Alltoall_init(dc_in, (int)nc, MPI_INT, dc_out, (int)nc, MPI_INT, comm, MPI_INFO_NULL, &req[2]);
+    GC3_ALLREDUCE_INIT(da_in, da_out, (int)na, MPI_FLOAT, MPI_SUM, comm, MPI_INFO_NULL, &req[0]);
+    GC3_ALLREDUCE_INIT(MPI_IN_PLACE, db, (int)nb, MPI_FLOAT, MPI_SUM, comm, MPI_INFO_NULL, &req[1]);
+    GC3_ALLTOALL_INIT(dc_in, (int)nc, MPI_INT, dc_out, (int)nc, MPI_INT, comm, MPI_INFO_NULL, &req[2]);
     MPI_Wait(&req[0], MPI_STATUS_IGNORE); /* never started: returns at once */
     for (int it = 0; it < 3; it++) {
         for (size_t i = 0; i < na; i++) a_in[i] = (float)((rank + 1) * (int)((i + (size_t)it) % 7));
@@ -384,8 +379,9 @@ static void test_persistent(MPI_Comm comm, const char *cname)
     free(c_in);
     free(c_out);
 }
-#endif
 
+/* Several nonblocking calls in flight on one communicator, two of them on the same plan
+ * (same size class), completed by MPI_Waitall; then one polled with MPI_Test. */
 static void test_nonblocking(MPI_Comm comm, const char *cname)
 {
     int          rank, size, ok = 1;
@@ -531,10 +527,8 @@ int main(int argc, char **argv)
     test_allgather_rsb(MPI_COMM_WORLD, "world", max_count);
     test_nonblocking(MPI_COMM_WORLD, "world");
     test_nonblocking(parity, "parity split");
-#if defined(OMPI_HAVE_MPI_EXT_PCOLLREQ) && OMPI_HAVE_MPI_EXT_PCOLLREQ
     test_persistent(MPI_COMM_WORLD, "world");
     test_persistent(uneven, "uneven split");
-#endif
     test_allgather_rsb(uneven, "uneven split", max_count / 16);
     if (on_device) {
         test_stream_order(MPI_COMM_WORLD, "world");

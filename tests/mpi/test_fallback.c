@@ -7,9 +7,7 @@
  * so that host buffers take the staging path. Every result is checked against a host computation.
  * --expect-error: the coll_gc3_fallback=error policy (a call gc3 does not run fails). */
 #include <mpi.h>
-#if defined(OPEN_MPI) && OPEN_MPI
-#include <mpi-ext.h> /* MPIX_Allreduce_init, MPIX_Alltoall_init (pcollreq) */
-#endif
+#include "gc3_mpi_compat.h" /* GC3_ALLREDUCE_INIT, GC3_ALLTOALL_INIT */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -416,13 +414,12 @@ int main(int argc, char **argv)
         for (int q = 0; q < size; q++) for (int i = 0; i < n; i++) ok &= g[q * n + i] == V(q, rank * n + i);
         check(ok, "ialltoall");
     }
-#if defined(OMPI_HAVE_MPI_EXT_PCOLLREQ) && OMPI_HAVE_MPI_EXT_PCOLLREQ
     /* persistent forms: started twice with new data (each start runs the blocking call, staged
      * when gc3 does not take it) */
     {
         MPI_Request req[2];
-        MPIX_Allreduce_init(a, b, n, MPI_INT, MPI_SUM, MPI_COMM_WORLD, MPI_INFO_NULL, &req[0]);
-        MPIX_Alltoall_init(a, n, MPI_INT, b, n, MPI_INT, MPI_COMM_WORLD, MPI_INFO_NULL, &req[1]);
+        GC3_ALLREDUCE_INIT(a, b, n, MPI_INT, MPI_SUM, MPI_COMM_WORLD, MPI_INFO_NULL, &req[0]);
+        GC3_ALLTOALL_INIT(a, n, MPI_INT, b, n, MPI_INT, MPI_COMM_WORLD, MPI_INFO_NULL, &req[1]);
         for (int it = 0; it < 2; it++) {
             for (int i = 0; i < n; i++) h[i] = V(rank, i) + it;
             dput(a, h, (size_t)n);
@@ -444,7 +441,6 @@ int main(int argc, char **argv)
         MPI_Request_free(&req[0]);
         MPI_Request_free(&req[1]);
     }
-#endif
 
     if (rank == 0) {
         printf("test_fallback: %d ranks, %s buffers: %d passed, %d failed\n", size, on_device ? "device" : "host",

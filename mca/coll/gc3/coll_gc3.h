@@ -12,6 +12,7 @@
 #include "ompi_config.h"
 #include "mpi.h"
 #include "ompi/mca/coll/coll.h"
+#include "coll_gc3_compat.h"
 #include "ompi/communicator/communicator.h"
 #include "ompi/request/request.h"
 #include "gc3_ir.h"
@@ -32,7 +33,7 @@ typedef enum {
 } mca_coll_gc3_fallback_t;
 
 typedef struct mca_coll_gc3_component_t {
-    mca_coll_base_component_2_0_0_t super;
+    mca_coll_base_component_t super;
     int    priority;     /* coll_gc3_priority */
     int    verbose;      /* coll_gc3_verbose */
     int    output;       /* opal_output stream */
@@ -56,16 +57,18 @@ typedef struct mca_coll_gc3_component_t {
     gc3_rules_t *rules;  /* loaded at the first selection */
 } mca_coll_gc3_component_t;
 
-OMPI_MODULE_DECLSPEC extern mca_coll_gc3_component_t mca_coll_gc3_component;
+OMPI_DECLSPEC extern mca_coll_gc3_component_t mca_coll_gc3_component;
 
 /* The previous module's function for one collective, retained while gc3 is enabled. */
 /* A call gc3 must pass on, but no other coll component provides `name` (a bare string): say
  * so at verbose level 1; the value is OMPI_ERR_NOT_SUPPORTED. */
-#define MCA_COLL_GC3_NO_PREV(comm, name)                                                                 \
-    (opal_output_verbose(1, mca_coll_gc3_component.output,                                               \
-                         "coll:gc3: comm %s: " #name " called but no other coll component provides it", \
-                         (comm)->c_name),                                                                  \
-     OMPI_ERR_NOT_SUPPORTED)
+static inline int mca_coll_gc3_no_prev(const struct ompi_communicator_t *comm, const char *name)
+{
+    opal_output_verbose(1, mca_coll_gc3_component.output,
+                        "coll:gc3: comm %s: %s called but no other coll component provides it", comm->c_name, name);
+    return OMPI_ERR_NOT_SUPPORTED;
+}
+#define MCA_COLL_GC3_NO_PREV(comm, name) mca_coll_gc3_no_prev((comm), #name)
 
 #define MCA_COLL_GC3_PREV(name)                        \
     mca_coll_base_module_##name##_fn_t prev_##name;    \

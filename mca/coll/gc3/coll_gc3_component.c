@@ -13,7 +13,7 @@ static int mca_coll_gc3_close(void);
 mca_coll_gc3_component_t mca_coll_gc3_component = {
     .super = {
         .collm_version = {
-            MCA_COLL_BASE_VERSION_2_0_0,
+            MCA_COLL_GC3_BASE_VERSION,
             .mca_component_name = "gc3",
             MCA_BASE_MAKE_VERSION(component, GC3_VERSION_MAJOR, GC3_VERSION_MINOR, GC3_VERSION_RELEASE),
             .mca_open_component = mca_coll_gc3_open,
@@ -264,6 +264,9 @@ static void mca_coll_gc3_check_params(void)
 
 static int mca_coll_gc3_open(void)
 {
+    if (mca_coll_gc3_check_release() != OMPI_SUCCESS) {
+        return OMPI_ERR_NOT_AVAILABLE;
+    }
     mca_coll_gc3_component.output = opal_output_open(NULL);
     opal_output_set_verbosity(mca_coll_gc3_component.output, mca_coll_gc3_component.verbose);
     mca_coll_gc3_check_params();
