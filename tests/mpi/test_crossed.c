@@ -22,9 +22,7 @@
  * With --device the buffers are device memory of each rank's GPU (two ranks may share one GPU
  * through MPS). Every check prints; the last line is "test_crossed MODE: N passed, M failed". */
 #include <mpi.h>
-#if defined(OPEN_MPI) && OPEN_MPI
-#include <mpi-ext.h> /* MPIX_Allreduce_init, MPIX_Alltoall_init (pcollreq) */
-#endif
+#include "gc3_mpi_compat.h" /* GC3_ALLREDUCE_INIT, GC3_ALLTOALL_INIT */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -233,10 +231,10 @@ static int persistent_crossed(MPI_Comm A, MPI_Comm B, size_t n, int order, int s
     }
     for (int j = 0; j < 4; j++) {
         int k = seq[j];
-        ok &= (k % 2 ? MPIX_Alltoall_init(c[k].din, (int)c[k].n, MPI_INT32_T, c[k].dout, (int)c[k].n, MPI_INT32_T,
-                                          comm[k], MPI_INFO_NULL, &r[k])
-                     : MPIX_Allreduce_init(c[k].din, c[k].dout, (int)c[k].n, MPI_FLOAT, MPI_SUM, comm[k],
-                                           MPI_INFO_NULL, &r[k])) == MPI_SUCCESS;
+        ok &= (k % 2 ? GC3_ALLTOALL_INIT(c[k].din, (int)c[k].n, MPI_INT32_T, c[k].dout, (int)c[k].n, MPI_INT32_T,
+                                         comm[k], MPI_INFO_NULL, &r[k])
+                     : GC3_ALLREDUCE_INIT(c[k].din, c[k].dout, (int)c[k].n, MPI_FLOAT, MPI_SUM, comm[k],
+                                          MPI_INFO_NULL, &r[k])) == MPI_SUCCESS;
     }
     for (int round = 0; round < 3 && ok; round++) {
         for (int k = 0; k < 4; k++) {
