@@ -102,6 +102,7 @@ typedef struct {
     int               nb_seen;   /* a nonblocking call used it (reported once) */
     int               fail_call; /* the ranks called with different sizes or modes: the call fails */
     size_t            bytes;     /* the call that made it (for messages) */
+    int               blocks;    /* READY: thread blocks of this rank's part of the plan (one SM each on a GPU) */
     char              why[160];  /* FAILED: why, for the verbose line of calls without a plan */
     gc3_ir_program_t *program;
     gc3_plan_t       *plan;
@@ -207,6 +208,7 @@ typedef struct mca_coll_gc3_module_t {
     gc3_link_t                  link[MCA_COLL_GC3_NBACKEND];       /* link class seen by each backend */
     int                         block_budget[MCA_COLL_GC3_NBACKEND]; /* thread blocks per rank a plan may have
                                                                        * (the same on every rank) */
+    int                         gpu_share; /* cuda: thread blocks this rank's GPU runs at once for it (INT_MAX: no limit known) */
     char                        nic[128];  /* cuda, several nodes (or verbose 2): the NIC nearest this rank's GPU */
     mca_coll_gc3_plan_slot_t  **slots;
     int                         nslots, slots_cap;

@@ -5,6 +5,7 @@
  * call report MPI_ERR_NOT_SUPPORTED instead of crashing). Executors and plans are made lazily,
  * at the first call that needs them (coll_gc3_setup.c), never in comm_query or at enable: an
  * application may select its GPU after MPI_Init. */
+#include <limits.h>
 #include <string.h>
 #include <pthread.h>
 #include "coll_gc3.h"
@@ -19,7 +20,8 @@ const char *const mca_coll_gc3_coll_names[MCA_COLL_GC3_NCOLL] = {"allreduce", "a
 static void mca_coll_gc3_module_construct(mca_coll_gc3_module_t *m)
 {
     memset((char *)m + sizeof(m->super), 0, sizeof(*m) - sizeof(m->super));
-    m->device = -1;
+    m->device    = -1;
+    m->gpu_share = INT_MAX;
     pthread_mutex_init(&m->lock, NULL);
     gc3_diag_init(&m->diag);
 }

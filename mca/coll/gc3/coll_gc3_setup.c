@@ -460,6 +460,7 @@ static int gc3_shape_budget(mca_coll_gc3_module_t *m, gc3_backend_t backend, con
                                 m->comm->c_name, first, second, all[r].pci, all[r].host);
         }
     }
+    m->gpu_share = backend == GC3_BACKEND_CUDA ? budget : m->gpu_share;
     if (mca_coll_gc3_component.max_blocks > 0 && mca_coll_gc3_component.max_blocks < budget) {
         budget = mca_coll_gc3_component.max_blocks;
     }
@@ -653,7 +654,8 @@ static void gc3_plan_end(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_slot_t *s, 
         s->plan    = NULL;
         s->program = NULL;
     }
-    s->state = ok ? MCA_COLL_GC3_SLOT_READY : MCA_COLL_GC3_SLOT_FAILED;
+    s->blocks = ok ? gc3_ir_widest_rank(s->program) : 0;
+    s->state  = ok ? MCA_COLL_GC3_SLOT_READY : MCA_COLL_GC3_SLOT_FAILED;
 }
 
 /* AGREE is done: the verdict, then the runtime's preparation (or the end). 1 when the job goes on. */
