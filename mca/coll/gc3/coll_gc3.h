@@ -78,12 +78,8 @@ static inline int mca_coll_gc3_no_prev(const struct ompi_communicator_t *comm, c
     mca_coll_base_module_##type##_fn_t prev_##name;    \
     mca_coll_base_module_t            *prev_##name##_module
 
-/* the collectives gc3 runs, numbered as the IR's gc3_coll_t (one identity: rules and programs
- * compare it); the names are the MPI calls', for messages */
-enum { MCA_COLL_GC3_ALLREDUCE = GC3_COLL_ALLREDUCE, MCA_COLL_GC3_ALLTOALL = GC3_COLL_ALLTOALL,
-       MCA_COLL_GC3_ALLGATHER = GC3_COLL_ALLGATHER, MCA_COLL_GC3_REDUCE_SCATTER = GC3_COLL_REDUCE_SCATTER,
-       MCA_COLL_GC3_NCOLL = GC3_COLL_CUSTOM };
-extern const char *const mca_coll_gc3_coll_names[MCA_COLL_GC3_NCOLL]; /* "allreduce", ... */
+/* The collectives gc3 runs are the IR's gc3_coll_t (GC3_COLL_ALLREDUCE, ...): one identity, which
+ * rules and programs compare; gc3_coll_desc(coll)->mpi_name is the MPI call's name, for messages. */
 #define MCA_COLL_GC3_NBACKEND 2 /* gc3_backend_t: host, cuda */
 
 /* gc3's point-to-point tags (negative: never matched by an application's MPI_ANY_TAG receive;

@@ -41,7 +41,7 @@ int mca_coll_gc3_allreduce(const void *sbuf, void *rbuf, int count, struct ompi_
         return OMPI_ERR_NOT_SUPPORTED;
     }
     if (mca_coll_gc3_allreduce_args(m, sbuf, rbuf, count, dtype, op, "allreduce", &a) &&
-        mca_coll_gc3_try_run(m, MCA_COLL_GC3_ALLREDUCE, (gc3_backend_t)a.backend, sbuf, rbuf, a.count, a.dtype, a.op,
+        mca_coll_gc3_try_run(m, GC3_COLL_ALLREDUCE, (gc3_backend_t)a.backend, sbuf, rbuf, a.count, a.dtype, a.op,
                              a.bytes, &rc)) {
         return rc;
     }

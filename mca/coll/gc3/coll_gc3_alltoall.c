@@ -49,7 +49,7 @@ int mca_coll_gc3_alltoall(const void *sbuf, int scount, struct ompi_datatype_t *
         return OMPI_ERR_NOT_SUPPORTED;
     }
     if (mca_coll_gc3_alltoall_args(m, sbuf, &scount, &sdtype, rbuf, rcount, rdtype, "alltoall", &a) &&
-        mca_coll_gc3_try_run(m, MCA_COLL_GC3_ALLTOALL, (gc3_backend_t)a.backend, sbuf, rbuf, a.count, a.dtype, a.op,
+        mca_coll_gc3_try_run(m, GC3_COLL_ALLTOALL, (gc3_backend_t)a.backend, sbuf, rbuf, a.count, a.dtype, a.op,
                              a.bytes, &rc)) {
         return rc;
     }

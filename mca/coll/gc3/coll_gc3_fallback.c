@@ -98,7 +98,7 @@ int mca_coll_gc3_allgather(const void *sbuf, int scount, struct ompi_datatype_t 
     if (backend >= 0 && mca_coll_gc3_component.enable_allgather && rcount > 0 &&
         ompi_datatype_is_contiguous_memory_layout(rdt, rcount * (int)n) &&
         (inplace || ompi_datatype_is_contiguous_memory_layout(sdt, scount)) && ssize == rsize * (size_t)rcount &&
-        mca_coll_gc3_try_run(m, MCA_COLL_GC3_ALLGATHER, (gc3_backend_t)backend, sbuf, rbuf, ssize, GC3_DT_UINT8,
+        mca_coll_gc3_try_run(m, GC3_COLL_ALLGATHER, (gc3_backend_t)backend, sbuf, rbuf, ssize, GC3_DT_UINT8,
                              GC3_OP_SUM, ssize * n, &rc)) {
         return rc;
     }
@@ -305,7 +305,7 @@ int mca_coll_gc3_reduce_scatter_block(const void *sbuf, void *rbuf, int rcount, 
     ompi_datatype_type_size(dt, &dsize);
     if (backend >= 0 && mca_coll_gc3_component.enable_reduce_scatter_block && rcount > 0 &&
         mca_coll_gc3_map_dtype(dt, &gdt) && mca_coll_gc3_map_op(op, &gop) && gc3_op_valid(gop, gdt) &&
-        mca_coll_gc3_try_run(m, MCA_COLL_GC3_REDUCE_SCATTER, (gc3_backend_t)backend, sbuf, rbuf, (size_t)rcount, gdt,
+        mca_coll_gc3_try_run(m, GC3_COLL_REDUCE_SCATTER, (gc3_backend_t)backend, sbuf, rbuf, (size_t)rcount, gdt,
                              gop, all * dsize, &rc)) {
         return rc;
     }

@@ -14,8 +14,6 @@
 #include "ompi/request/request.h"
 #include "ompi/datatype/ompi_datatype.h"
 
-const char *const mca_coll_gc3_coll_names[MCA_COLL_GC3_NCOLL] = {"allreduce", "alltoall", "allgather",
-                                                                  "reduce_scatter_block"};
 
 static void mca_coll_gc3_module_construct(mca_coll_gc3_module_t *m)
 {
@@ -221,7 +219,7 @@ static int mca_coll_gc3_iallreduce(const void *sbuf, void *rbuf, int count, stru
     int                    rc;
 
     if (mca_coll_gc3_allreduce_args(m, sbuf, rbuf, count, dtype, op, "iallreduce", &a) &&
-        mca_coll_gc3_try_start(m, MCA_COLL_GC3_ALLREDUCE, (gc3_backend_t)a.backend, sbuf, rbuf, a.count, a.dtype, a.op,
+        mca_coll_gc3_try_start(m, GC3_COLL_ALLREDUCE, (gc3_backend_t)a.backend, sbuf, rbuf, a.count, a.dtype, a.op,
                                a.bytes, request, &rc, NULL)) {
         return rc;
     }
@@ -245,7 +243,7 @@ static int mca_coll_gc3_ialltoall(const void *sbuf, int scount, struct ompi_data
     int                    rc;
 
     if (mca_coll_gc3_alltoall_args(m, sbuf, &scount, &sdtype, rbuf, rcount, rdtype, "ialltoall", &a) &&
-        mca_coll_gc3_try_start(m, MCA_COLL_GC3_ALLTOALL, (gc3_backend_t)a.backend, sbuf, rbuf, a.count, a.dtype, a.op,
+        mca_coll_gc3_try_start(m, GC3_COLL_ALLTOALL, (gc3_backend_t)a.backend, sbuf, rbuf, a.count, a.dtype, a.op,
                                a.bytes, request, &rc, NULL)) {
         return rc;
     }

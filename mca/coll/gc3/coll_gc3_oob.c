@@ -191,7 +191,7 @@ int mca_coll_gc3_hsx_start(mca_coll_gc3_module_t *m, mca_coll_gc3_task_t *t)
     int                 n = ompi_comm_size(m->comm), me = ompi_comm_rank(m->comm), rc = OMPI_SUCCESS;
     mca_coll_gc3_hsx_t *h = calloc(1, sizeof(*h));
     const char         *in = t->call.sendbuf != NULL ? t->call.sendbuf : t->call.recvbuf;
-    int                 a2a = t->coll == MCA_COLL_GC3_ALLTOALL;
+    int                 a2a = t->coll == GC3_COLL_ALLTOALL;
     size_t              pieces;
 
     if (h == NULL) {
@@ -251,7 +251,7 @@ int mca_coll_gc3_hsx_test(mca_coll_gc3_module_t *m, mca_coll_gc3_task_t *t, int 
             }
             snprintf(why, sizeof(why), "timeout after %.1f s waiting for rank %d in the host-staged exchange (the "
                      "call has no gc3 plan); gc3 fails every later call on this communicator", timeout, h->peer[i]);
-            mca_coll_gc3_report_failure(m, mca_coll_gc3_coll_names[t->coll], why);
+            mca_coll_gc3_report_failure(m, gc3_coll_desc(t->coll)->mpi_name, why);
             m->unusable = 1;
             t->hsx      = NULL; /* its buffers stay with the pending messages */
             *rc         = OMPI_ERROR;
@@ -263,7 +263,7 @@ int mca_coll_gc3_hsx_test(mca_coll_gc3_module_t *m, mca_coll_gc3_task_t *t, int 
         ompi_request_free(&h->reqs[i]);
     }
     *rc = err ? OMPI_ERROR : OMPI_SUCCESS;
-    if (*rc == OMPI_SUCCESS && t->coll == MCA_COLL_GC3_ALLREDUCE) {
+    if (*rc == OMPI_SUCCESS && t->coll == GC3_COLL_ALLREDUCE) {
         /* in rank order on every rank: the same result everywhere */
         for (int q = 1; q < n && *rc == OMPI_SUCCESS; q++) {
             *rc = gc3_reduce_host(t->call.dtype, t->call.op, h->all, h->all + (size_t)q * h->B, t->call.count) == GC3_OK
@@ -277,7 +277,7 @@ int mca_coll_gc3_hsx_test(mca_coll_gc3_module_t *m, mca_coll_gc3_task_t *t, int 
         *rc = mca_coll_gc3_hsx_copy(t, t->call.recvbuf, h->all, (size_t)n * h->B);
     }
     if (*rc != OMPI_SUCCESS) {
-        mca_coll_gc3_report_failure(m, mca_coll_gc3_coll_names[t->coll],
+        mca_coll_gc3_report_failure(m, gc3_coll_desc(t->coll)->mpi_name,
                                     err ? "a message of the host-staged exchange failed" : "copying the result failed");
     }
     mca_coll_gc3_hsx_free(h);

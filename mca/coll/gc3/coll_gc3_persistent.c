@@ -18,7 +18,7 @@ static int gc3_pstart_on_plan(mca_coll_gc3_request_t *r, int *rc)
     int                     scount = r->scount;
     struct ompi_datatype_t *sdtype = r->sdtype;
 
-    if (r->coll == MCA_COLL_GC3_ALLREDUCE
+    if (r->coll == GC3_COLL_ALLREDUCE
             ? !mca_coll_gc3_allreduce_args(m, r->sbuf, r->rbuf, r->rcount, r->rdtype, r->op, "allreduce", &a)
             : !mca_coll_gc3_alltoall_args(m, r->sbuf, &scount, &sdtype, r->rbuf, r->rcount, r->rdtype, "alltoall", &a)) {
         return 0;
@@ -46,7 +46,7 @@ static int gc3_pstart(size_t count, ompi_request_t **requests)
             continue; /* queued: progress completes it */
         }
         if (!taken) { /* the blocking call, done at once */
-            rc = r->coll == MCA_COLL_GC3_ALLREDUCE
+            rc = r->coll == GC3_COLL_ALLREDUCE
                      ? mca_coll_gc3_allreduce(r->sbuf, r->rbuf, r->rcount, r->rdtype, r->op, m->comm, &m->super)
                      : mca_coll_gc3_alltoall(r->sbuf, r->scount, r->sdtype, r->rbuf, r->rcount, r->rdtype, m->comm,
                                              &m->super);
@@ -96,12 +96,12 @@ int mca_coll_gc3_allreduce_init(const void *sbuf, void *rbuf, int count, struct 
         return m->prev_allreduce_init(sbuf, rbuf, count, dtype, op, comm, info, request,
                                       m->prev_allreduce_init_module);
     }
-    r = gc3_persistent(m, MCA_COLL_GC3_ALLREDUCE, sbuf, rbuf, 0, NULL, count, dtype, op);
+    r = gc3_persistent(m, GC3_COLL_ALLREDUCE, sbuf, rbuf, 0, NULL, count, dtype, op);
     if (r == NULL) {
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
     if (gc3_runs) {
-        mca_coll_gc3_plan_ahead(m, MCA_COLL_GC3_ALLREDUCE, (gc3_backend_t)a.backend, sbuf, a.bytes);
+        mca_coll_gc3_plan_ahead(m, GC3_COLL_ALLREDUCE, (gc3_backend_t)a.backend, sbuf, a.bytes);
     }
     *request = &r->super;
     return OMPI_SUCCESS;
@@ -126,13 +126,13 @@ int mca_coll_gc3_alltoall_init(const void *sbuf, int scount, struct ompi_datatyp
                                      m->prev_alltoall_init_module);
     }
     /* an MPI_IN_PLACE call keeps no send datatype (it may not be a valid one) */
-    r = gc3_persistent(m, MCA_COLL_GC3_ALLTOALL, sbuf, rbuf, scount, sbuf == MPI_IN_PLACE ? NULL : sdtype, rcount,
+    r = gc3_persistent(m, GC3_COLL_ALLTOALL, sbuf, rbuf, scount, sbuf == MPI_IN_PLACE ? NULL : sdtype, rcount,
                        rdtype, NULL);
     if (r == NULL) {
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
     if (gc3_runs) {
-        mca_coll_gc3_plan_ahead(m, MCA_COLL_GC3_ALLTOALL, (gc3_backend_t)a.backend, sbuf, a.bytes);
+        mca_coll_gc3_plan_ahead(m, GC3_COLL_ALLTOALL, (gc3_backend_t)a.backend, sbuf, a.bytes);
     }
     *request = &r->super;
     return OMPI_SUCCESS;

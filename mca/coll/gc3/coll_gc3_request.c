@@ -194,7 +194,7 @@ static int mca_coll_gc3_unusable(mca_coll_gc3_module_t *m, int coll)
     if (m->unusable) {
         opal_output(0, "coll:gc3: comm %s rank %d: %s fails: gc3 marked this communicator unusable after its ranks "
                     "could not agree on an earlier call", m->comm->c_name, ompi_comm_rank(m->comm),
-                    mca_coll_gc3_coll_names[coll]);
+                    gc3_coll_desc(coll)->mpi_name);
     }
     return m->unusable;
 }
@@ -239,12 +239,12 @@ void mca_coll_gc3_report_nonblocking(mca_coll_gc3_module_t *m, const mca_coll_gc
     if (why == NULL) {
         opal_output_verbose(1, mca_coll_gc3_component.output,
                             "coll:gc3: comm %s: %s %s runs on gc3's %s plan, completed by MPI progress",
-                            m->comm->c_name, kind, mca_coll_gc3_coll_names[t->coll], t->slot->program->name);
+                            m->comm->c_name, kind, gc3_coll_desc(t->coll)->mpi_name, t->slot->program->name);
     } else {
         opal_output_verbose(1, mca_coll_gc3_component.output,
                             "coll:gc3: comm %s: %s %s of %zu bytes has no gc3 plan (%s): it runs on gc3's host-staged "
                             "exchange, completed by MPI progress", m->comm->c_name, kind,
-                            mca_coll_gc3_coll_names[t->coll], t->bytes, why);
+                            gc3_coll_desc(t->coll)->mpi_name, t->bytes, why);
     }
 }
 
@@ -265,7 +265,7 @@ static void mca_coll_gc3_no_plan(mca_coll_gc3_module_t *m, mca_coll_gc3_task_t *
         return;
     }
     if (t->device && mca_coll_gc3_component.fallback == MCA_COLL_GC3_FALLBACK_ERROR) {
-        (void)mca_coll_gc3_stage_call(m->comm, mca_coll_gc3_coll_names[t->coll], &rc); /* reports it */
+        (void)mca_coll_gc3_stage_call(m->comm, gc3_coll_desc(t->coll)->mpi_name, &rc); /* reports it */
         mca_coll_gc3_task_end(t, rc, done);
         return;
     }
@@ -279,7 +279,7 @@ static void mca_coll_gc3_no_plan(mca_coll_gc3_module_t *m, mca_coll_gc3_task_t *
     }
     rc = mca_coll_gc3_hsx_start(m, t);
     if (rc != OMPI_SUCCESS) {
-        mca_coll_gc3_report_failure(m, mca_coll_gc3_coll_names[t->coll], "the host-staged exchange could not start");
+        mca_coll_gc3_report_failure(m, gc3_coll_desc(t->coll)->mpi_name, "the host-staged exchange could not start");
         mca_coll_gc3_task_end(t, rc, done);
         return;
     }
@@ -363,7 +363,7 @@ static int mca_coll_gc3_start_queued(mca_coll_gc3_module_t *m, mca_coll_gc3_task
             if (st != GC3_OK) {
                 mca_coll_gc3_blocks_give(s);
                 char call[64];
-                snprintf(call, sizeof(call), "nonblocking %s", mca_coll_gc3_coll_names[t->coll]);
+                snprintf(call, sizeof(call), "nonblocking %s", gc3_coll_desc(t->coll)->mpi_name);
                 mca_coll_gc3_report_failure(m, call, diag.count ? diag.msgs[0] : gc3_status_string(st));
                 s->busy = 0;
                 mca_coll_gc3_task_end(t, OMPI_ERROR, done);
@@ -400,7 +400,7 @@ static int mca_coll_gc3_test_running(mca_coll_gc3_module_t *m, mca_coll_gc3_task
                 mca_coll_gc3_blocks_give(t->slot);
                 if (st != GC3_OK) {
                     char call[64];
-                    snprintf(call, sizeof(call), "nonblocking %s", mca_coll_gc3_coll_names[t->coll]);
+                    snprintf(call, sizeof(call), "nonblocking %s", gc3_coll_desc(t->coll)->mpi_name);
                     mca_coll_gc3_report_failure(m, call, diag.count ? diag.msgs[0] : gc3_status_string(st));
                     rc = OMPI_ERROR;
                 }
@@ -583,7 +583,7 @@ static int mca_coll_gc3_run(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_slot_t *
     st = gc3_exec_run(s->plan, call, &diag);
     mca_coll_gc3_blocks_give(s);
     if (st != GC3_OK) {
-        mca_coll_gc3_report_failure(m, mca_coll_gc3_coll_names[s->coll], diag.count ? diag.msgs[0] : gc3_status_string(st));
+        mca_coll_gc3_report_failure(m, gc3_coll_desc(s->coll)->mpi_name, diag.count ? diag.msgs[0] : gc3_status_string(st));
         rc = OMPI_ERROR;
     }
     gc3_diag_cleanup(&diag);

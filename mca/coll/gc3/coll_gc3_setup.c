@@ -277,7 +277,7 @@ static void gc3_setup_abandon(mca_coll_gc3_module_t *m, const char *call, const 
 static void gc3_setup_waiting(mca_coll_gc3_module_t *m, char *buf, size_t len)
 {
     const mca_coll_gc3_job_t *j = &m->jobs[0];
-    const char *coll = j->kind == MCA_COLL_GC3_JOB_PLAN ? mca_coll_gc3_coll_names[j->slot->coll] : "";
+    const char *coll = j->kind == MCA_COLL_GC3_JOB_PLAN ? gc3_coll_desc(j->slot->coll)->mpi_name : "";
     switch (m->phase) {
     case GC3_PHASE_SHAPE:
         snprintf(buf, len, "the exchange of the communicator's shape and settings (the first call gc3 runs on it "
@@ -299,9 +299,9 @@ static void gc3_setup_waiting(mca_coll_gc3_module_t *m, char *buf, size_t len)
 static const char *gc3_setup_call(const mca_coll_gc3_module_t *m)
 {
     if (m->njobs > 0 && m->jobs[0].kind == MCA_COLL_GC3_JOB_PLAN) {
-        return mca_coll_gc3_coll_names[m->jobs[0].slot->coll];
+        return gc3_coll_desc(m->jobs[0].slot->coll)->mpi_name;
     }
-    return m->head != NULL ? mca_coll_gc3_coll_names[m->head->coll] : "the set-up";
+    return m->head != NULL ? gc3_coll_desc(m->head->coll)->mpi_name : "the set-up";
 }
 
 /* ---------------------------------------------------------------- the executor: SHAPE */
@@ -634,7 +634,7 @@ static void gc3_plan_line(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_slot_t *s,
     }
     opal_output_verbose(1, mca_coll_gc3_component.output,
                         "coll:gc3: comm %s: %s %s%s (%s backend, %d ranks, %s%s): %s %s%s, %d channel(s) x %d instance(s)%s, "
-                        "rule %s%s%s%s%s%s%s", m->comm->c_name, mca_coll_gc3_coll_names[s->coll], range,
+                        "rule %s%s%s%s%s%s%s", m->comm->c_name, gc3_coll_desc(s->coll)->mpi_name, range,
                         s->inplace ? ", in place" : "", s->backend == GC3_BACKEND_CUDA ? "cuda" : "host",
                         ompi_comm_size(m->comm), gc3_link_name(m->link[s->backend]), shape, rule->algo,
                         gc3_proto_name(proto), pnote, m->job_channels, m->job_instances, m->job_narrow,
@@ -667,14 +667,14 @@ static int gc3_plan_agreed(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_slot_t *s
     if (a == GC3_AGREE_MISMATCH) {
         opal_output(0, "coll:gc3: comm %s rank %d: %s of %zu bytes%s: rank %d called it with another size or "
                     "mode (an erroneous program): the call fails", m->comm->c_name, ompi_comm_rank(m->comm),
-                    mca_coll_gc3_coll_names[s->coll], s->bytes, s->inplace ? " in place" : "", peer);
+                    gc3_coll_desc(s->coll)->mpi_name, s->bytes, s->inplace ? " in place" : "", peer);
         gc3_plan_end(m, s, 0, 0);
         s->fail_call = 1; /* the call that built it fails; a later, consistent call builds it again */
         return 0;
     }
     if (a == GC3_AGREE_DIFFERENT) {
         char what[96];
-        snprintf(what, sizeof(what), "the %s plan (a program file differs?)", mca_coll_gc3_coll_names[s->coll]);
+        snprintf(what, sizeof(what), "the %s plan (a program file differs?)", gc3_coll_desc(s->coll)->mpi_name);
         mca_coll_gc3_warn_disagree(m, what, peer);
     }
     if (a != GC3_AGREE_OK) {
@@ -698,7 +698,7 @@ static void gc3_job_push(mca_coll_gc3_module_t *m, int kind, int backend, mca_co
         mca_coll_gc3_job_t *n    = realloc(m->jobs, (size_t)ncap * sizeof(*n));
         if (n == NULL) {
             /* nothing can be set up: as if it timed out (the others do time out) */
-            gc3_setup_abandon(m, kind == MCA_COLL_GC3_JOB_PLAN ? mca_coll_gc3_coll_names[s->coll] : "the set-up",
+            gc3_setup_abandon(m, kind == MCA_COLL_GC3_JOB_PLAN ? gc3_coll_desc(s->coll)->mpi_name : "the set-up",
                               "out of host memory for gc3's set-up");
             if (s != NULL) {
                 s->state = MCA_COLL_GC3_SLOT_FAILED;
@@ -735,7 +735,7 @@ mca_coll_gc3_plan_slot_t *mca_coll_gc3_slot(mca_coll_gc3_module_t *m, int coll, 
                                             ompi_comm_size(m->comm), inplace);
     if (rule == NULL) {
         snprintf(why, why_len, "no rule of %s for %s of %zu bytes on %d node(s) x %d, %s", R ? R->source : "gc3",
-                 mca_coll_gc3_coll_names[coll], bytes, m->nodes, m->gpus, gc3_link_name(m->link[backend]));
+                 gc3_coll_desc(coll)->mpi_name, bytes, m->nodes, m->gpus, gc3_link_name(m->link[backend]));
         opal_output_verbose(2, mca_coll_gc3_component.output, "coll:gc3: comm %s: %s: no plan", m->comm->c_name, why);
         return NULL;
     }

@@ -52,6 +52,36 @@ const char  *gc3_proto_name(gc3_proto_t proto);
  * half). The executor, the cost model and the component's messages all ask this. */
 gc3_proto_t  gc3_proto_runs_as(gc3_proto_t proto);
 char         gc3_buf_char(gc3_buf_t buf); /* 'i' 'o' 's', '-' for none */
+
+/* ---- what a collective is ----
+ * One descriptor per gc3_coll_t (the table in ir.c), the one place that says it: the executor
+ * (segments, in-place buffers), the built-in postconditions, the reference executor, the XML
+ * reader's in-place form, the compiler's traces, the rules, the tools and the MPI component all
+ * read it. A buffer holds one segment (allreduce's input and output, allgather's input,
+ * reduce_scatter's output) or one segment per rank (alltoall's both, allgather's output,
+ * reduce_scatter's input); a segment is k = nchunksperloop / (ngpus when a buffer has a segment
+ * per rank, else 1) chunks. Output chunk j*k+m of rank r (j: its segment, m < k) is input chunk
+ * s*k+m of rank j (s = r when the input has a segment per rank, else 0); a reducing collective
+ * combines that input chunk of every rank instead. In an in-place call the inner buffer lives
+ * inside the other one, at this rank's segment of it (slice) or at its start. */
+typedef struct {
+    gc3_coll_t  coll;
+    const char *name;          /* gc3's and the IR's: "allreduce", ..., "reduce_scatter", "custom" */
+    const char *mpi_name;      /* the MPI call's (rules format, messages): "reduce_scatter_block" */
+    const char *aliases[3];    /* other spellings read (MSCCL, RCCL, msccl-tools), NULL-terminated */
+    int         in_per_rank;   /* the input holds one segment per rank */
+    int         out_per_rank;  /* the output holds one segment per rank */
+    int         reduces;       /* the result combines every rank's input with the op */
+    int         builtin_post;  /* the postcondition follows from the above (0: custom, carried) */
+    gc3_buf_t   inplace_inner; /* in place: the buffer that lives inside the other */
+    int         inplace_slice; /* ... at this rank's segment of the other (1) or at its start (0) */
+} gc3_coll_desc_t;
+/* The descriptor of coll (custom's for a value out of range: never NULL). */
+const gc3_coll_desc_t *gc3_coll_desc(gc3_coll_t coll);
+/* Segments of `buf` (input or output) of coll: 1, or ngpus when it has one per rank. */
+int          gc3_coll_segments(gc3_coll_t coll, gc3_buf_t buf, int ngpus);
+/* Chunks of a segment of coll with nchunksperloop chunks on ngpus ranks (0 when they do not divide). */
+int          gc3_coll_segment_chunks(gc3_coll_t coll, int nchunksperloop, int ngpus);
 /* The collective a name stands for: gc3's own names, and the spellings of MSCCL, RCCL, msccl-tools
  * and MPI ("reducescatter", "reduce-scatter", "reduce_scatter_block"). Unknown names: custom,
  * GC3_ERR_UNSUPPORTED. Names are for reading and printing; code compares gc3_coll_t. */

@@ -5,7 +5,7 @@
  *     allreduce      1      *      *       0-64K        allpairs        proto=LL
  *     allreduce      1      *      *       64K-inf      ring            channels=8 instances=4
  *
- *   collective  allreduce | alltoall | allgather | reduce_scatter_block | *  (read with gc3_coll_from_name,
+ *   collective  allreduce | alltoall | allgather | reduce_scatter_block | *  (gc3_coll_desc()->mpi_name; read with gc3_coll_from_name,
  *               so reduce_scatter and MSCCL's spellings are accepted too)
  *   nodes,gpus  N, A-B or * (gpus: ranks per node)
  *   link        nvlink | pcie | host | *     (host: the host backend)
@@ -52,9 +52,6 @@ const char  *gc3_rules_builtin_text(void);
 gc3_status_t gc3_rules_parse(const char *text, const char *name, gc3_diag_t *diag, gc3_rules_t **rules_p);
 gc3_status_t gc3_rules_read_file(const char *path, gc3_diag_t *diag, gc3_rules_t **rules_p);
 void         gc3_rules_destroy(gc3_rules_t *rules);
-/* The word of the rules format for a collective (reduce_scatter: reduce_scatter_block, the MPI call);
- * gc3_coll_from_name reads it back. */
-const char  *gc3_rules_coll_name(gc3_coll_t coll);
 /* First matching rule, or NULL. */
 const gc3_rule_t *gc3_rules_match(const gc3_rules_t *rules, gc3_coll_t coll, int nodes, int gpus, gc3_link_t link,
                                   uint64_t bytes);

@@ -133,11 +133,6 @@ static int gc3_rules_bytes(const char *t, uint64_t *lo, uint64_t *hi)
     return gc3_rules_size(a, lo) && gc3_rules_size(dash + 1, hi) && *lo <= *hi;
 }
 
-const char *gc3_rules_coll_name(gc3_coll_t coll)
-{
-    return coll == GC3_COLL_REDUCE_SCATTER ? "reduce_scatter_block" : gc3_coll_name(coll);
-}
-
 gc3_status_t gc3_rules_parse(const char *text, const char *name, gc3_diag_t *diag, gc3_rules_t **rules_p)
 {
     gc3_rules_t *R = calloc(1, sizeof(*R));

@@ -120,27 +120,14 @@ void gc3_prog_destroy(gc3_prog_t *p)
 
 void gc3_prog_canon(const gc3_prog_t *p, int rank, int *buf, int *idx)
 {
-    if (!p->params.inplace) {
-        return;
-    }
-    switch (p->params.coll) {
-    case GC3_COLL_ALLGATHER:
-        if (*buf == GC3_BUF_INPUT && (long)rank * p->in_chunks + *idx < p->out_chunks) {
-            *buf = GC3_BUF_OUTPUT;
-            *idx = rank * p->in_chunks + *idx;
-        }
-        break;
-    case GC3_COLL_REDUCE_SCATTER:
-        if (*buf == GC3_BUF_OUTPUT && (long)rank * p->out_chunks + *idx < p->in_chunks) {
-            *buf = GC3_BUF_INPUT;
-            *idx = rank * p->out_chunks + *idx;
-        }
-        break;
-    default:
-        if (*buf == GC3_BUF_OUTPUT && *idx < p->in_chunks) {
-            *buf = GC3_BUF_INPUT;
-        }
-        break;
+    gc3_buf_t hb;
+    int       hc;
+
+    /* in place: the inner buffer's chunks are named in the buffer that holds both */
+    if (p->params.inplace &&
+        gc3_ir_inplace_alias(p->params.coll, rank, p->in_chunks, p->out_chunks, (gc3_buf_t)*buf, *idx, &hb, &hc)) {
+        *buf = hb;
+        *idx = hc;
     }
 }
 

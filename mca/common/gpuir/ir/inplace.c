@@ -8,31 +8,17 @@
 int gc3_ir_inplace_alias(gc3_coll_t coll, int rank, int i_chunks, int o_chunks, gc3_buf_t buf, int chunk,
                          gc3_buf_t *home_buf_p, int *home_chunk_p)
 {
-    long home;
+    const gc3_coll_desc_t *d       = gc3_coll_desc(coll);
+    const int              n_inner = d->inplace_inner == GC3_BUF_INPUT ? i_chunks : o_chunks;
+    const int              n_home  = d->inplace_inner == GC3_BUF_INPUT ? o_chunks : i_chunks;
+    /* allgather: the input is this rank's slice of the output; reduce_scatter: the output is this
+     * rank's slice of the input; allreduce, alltoall, custom: one buffer, the same positions */
+    const long             home    = d->inplace_slice ? (long)rank * n_inner + chunk : chunk;
 
-    switch (coll) {
-    case GC3_COLL_ALLGATHER: /* the input is this rank's slice of the output */
-        home = (long)rank * i_chunks + chunk;
-        if (buf != GC3_BUF_INPUT || chunk < 0 || chunk >= i_chunks || home >= o_chunks) {
-            return 0;
-        }
-        *home_buf_p = GC3_BUF_OUTPUT;
-        break;
-    case GC3_COLL_REDUCE_SCATTER: /* the output is this rank's slice of the input */
-        home = (long)rank * o_chunks + chunk;
-        if (buf != GC3_BUF_OUTPUT || chunk < 0 || chunk >= o_chunks || home >= i_chunks) {
-            return 0;
-        }
-        *home_buf_p = GC3_BUF_INPUT;
-        break;
-    default: /* allreduce, alltoall, custom: one buffer, the same positions */
-        home = chunk;
-        if (buf != GC3_BUF_OUTPUT || chunk < 0 || chunk >= o_chunks || chunk >= i_chunks) {
-            return 0;
-        }
-        *home_buf_p = GC3_BUF_INPUT;
-        break;
+    if (buf != d->inplace_inner || chunk < 0 || chunk >= n_inner || home >= n_home) {
+        return 0;
     }
+    *home_buf_p   = d->inplace_inner == GC3_BUF_INPUT ? GC3_BUF_OUTPUT : GC3_BUF_INPUT;
     *home_chunk_p = (int)home;
     return 1;
 }

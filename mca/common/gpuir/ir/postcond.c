@@ -154,51 +154,61 @@ static gc3_status_t gc3_postcond_carried(const gc3_ir_program_t *p, gc3_diag_t *
     return GC3_OK;
 }
 
+/* What a built-in collective's descriptor asks of each rank's buffers, for the error message. */
+static void gc3_postcond_shape_text(const gc3_coll_desc_t *d, char *buf, size_t len)
+{
+    const char *C = "nchunksperloop", *k = "nchunksperloop/ngpus";
+    if (d->in_per_rank == d->out_per_rank) {
+        snprintf(buf, len, "%si_chunks = o_chunks = nchunksperloop",
+                 d->in_per_rank ? "nchunksperloop a multiple of ngpus and " : "");
+    } else {
+        snprintf(buf, len, "i_chunks = %s and o_chunks = %s", d->in_per_rank ? C : k, d->out_per_rank ? C : k);
+    }
+}
+
+/* The cell of output chunk c of rank r (gc3_ir.h: output chunk j*k+m is input chunk s*k+m of rank
+ * j, or of every rank for a reducing collective). */
+static gc3_status_t gc3_postcond_builtin_cell(gc3_pc_builder_t *b, const gc3_coll_desc_t *d, int R, int k, int r,
+                                              int c)
+{
+    const uint32_t stride = (uint32_t)b->pc->in_stride;
+    const uint32_t chunk  = (uint32_t)((d->in_per_rank ? r : 0) * k + c % k);
+    gc3_status_t   status = GC3_OK;
+
+    if (!d->reduces) {
+        return gc3_pc_add_id(b, (uint32_t)(c / k) * stride + chunk);
+    }
+    for (int q = 0; q < R && status == GC3_OK; q++) {
+        status = gc3_pc_add_id(b, (uint32_t)q * stride + chunk);
+    }
+    return status;
+}
+
 gc3_status_t gc3_postcond_builtin(const gc3_ir_program_t *p, gc3_diag_t *diag, gc3_postcond_t **postcond_p)
 {
-    gc3_pc_builder_t b;
-    gc3_status_t     status;
-    int              R = p->ngpus, C = p->nchunksperloop, k = 0;
-    const char      *name = gc3_coll_name(p->coll);
+    gc3_pc_builder_t       b;
+    gc3_status_t           status;
+    const gc3_coll_desc_t *d = gc3_coll_desc(p->coll);
+    const int              R = p->ngpus, C = p->nchunksperloop, k = gc3_coll_segment_chunks(p->coll, C, R);
 
     *postcond_p = NULL;
     if (p->coll == GC3_COLL_CUSTOM && p->post != NULL) {
         return gc3_postcond_carried(p, diag, postcond_p);
     }
+    if (!d->builtin_post) {
+        gc3_diag_add(diag, "%s: collective '%s' has no built-in postcondition and the program carries none "
+                     "(<postcondition>): give one explicitly (gc3c --post TABLE)", p->source ? p->source : p->name,
+                     p->coll_name);
+        return GC3_ERR_INVALID_PARAM;
+    }
     for (int r = 0; r < R; r++) {
         const gc3_ir_gpu_t *g = &p->gpus[r];
-        int ok = 1;
-        switch (p->coll) {
-        case GC3_COLL_ALLREDUCE:
-            ok = g->i_chunks == C && g->o_chunks == C;
-            k  = C;
-            break;
-        case GC3_COLL_ALLTOALL:
-            ok = C % R == 0 && g->i_chunks == C && g->o_chunks == C;
-            k  = C / R;
-            break;
-        case GC3_COLL_ALLGATHER:
-            ok = C % R == 0 && g->i_chunks == C / R && g->o_chunks == C;
-            k  = C / R;
-            break;
-        case GC3_COLL_REDUCE_SCATTER:
-            ok = C % R == 0 && g->i_chunks == C && g->o_chunks == C / R;
-            k  = C / R;
-            break;
-        default:
-            gc3_diag_add(diag, "%s: collective '%s' has no built-in postcondition and the program carries none "
-                         "(<postcondition>): give one explicitly (gc3c --post TABLE)", p->source ? p->source : p->name,
-                         p->coll_name);
-            return GC3_ERR_INVALID_PARAM;
-        }
-        if (!ok) {
+        if (k == 0 || g->i_chunks != gc3_coll_segments(p->coll, GC3_BUF_INPUT, R) * k ||
+            g->o_chunks != gc3_coll_segments(p->coll, GC3_BUF_OUTPUT, R) * k) {
+            char shape[96];
+            gc3_postcond_shape_text(d, shape, sizeof(shape));
             gc3_diag_add(diag, "rank %d: %s with nchunksperloop=%d and %d ranks needs %s, but the gpu has i_chunks=%d "
-                         "o_chunks=%d", r, name, C, R,
-                         p->coll == GC3_COLL_ALLREDUCE ? "i_chunks = o_chunks = nchunksperloop"
-                         : p->coll == GC3_COLL_ALLTOALL ? "nchunksperloop a multiple of ngpus and i_chunks = o_chunks = nchunksperloop"
-                         : p->coll == GC3_COLL_ALLGATHER ? "i_chunks = nchunksperloop/ngpus and o_chunks = nchunksperloop"
-                                                         : "i_chunks = nchunksperloop and o_chunks = nchunksperloop/ngpus",
-                         g->i_chunks, g->o_chunks);
+                         "o_chunks=%d", r, d->name, C, R, shape, g->i_chunks, g->o_chunks);
             return GC3_ERR_VERIFY;
         }
     }
@@ -208,25 +218,7 @@ gc3_status_t gc3_postcond_builtin(const gc3_ir_program_t *p, gc3_diag_t *diag, g
     }
     for (int r = 0; r < R; r++) {
         for (int c = 0; c < p->gpus[r].o_chunks; c++) {
-            uint32_t stride = (uint32_t)b.pc->in_stride;
-            switch (p->coll) {
-            case GC3_COLL_ALLREDUCE:
-                for (int q = 0; q < R && status == GC3_OK; q++) {
-                    status = gc3_pc_add_id(&b, (uint32_t)q * stride + (uint32_t)c);
-                }
-                break;
-            case GC3_COLL_ALLTOALL: /* output chunk q*k+m of rank r = input chunk r*k+m of rank q */
-                status = gc3_pc_add_id(&b, (uint32_t)(c / k) * stride + (uint32_t)(r * k + c % k));
-                break;
-            case GC3_COLL_ALLGATHER: /* output chunk q*k+m = input chunk m of rank q */
-                status = gc3_pc_add_id(&b, (uint32_t)(c / k) * stride + (uint32_t)(c % k));
-                break;
-            default: /* reduce_scatter: output chunk m of rank r = sum over q of input chunk r*k+m */
-                for (int q = 0; q < R && status == GC3_OK; q++) {
-                    status = gc3_pc_add_id(&b, (uint32_t)q * stride + (uint32_t)(r * k + c));
-                }
-                break;
-            }
+            status = gc3_postcond_builtin_cell(&b, d, R, k, r, c);
             if (status != GC3_OK) {
                 gc3_postcond_destroy(b.pc);
                 return status;

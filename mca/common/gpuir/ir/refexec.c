@@ -210,8 +210,9 @@ gc3_status_t gc3_refexec_expected(const gc3_ir_program_t *p, const gc3_postcond_
     }
     for (int r = 0; r < p->ngpus; r++) {
         size_t base = 0;
-        /* in-place reduce_scatter keeps its result inside the input-sized buffer */
-        if (args->inplace && p->coll == GC3_COLL_REDUCE_SCATTER) {
+        /* in place, an output that is a slice of the input (reduce_scatter) lies inside the input-sized buffer */
+        if (args->inplace && gc3_coll_desc(p->coll)->inplace_inner == GC3_BUF_OUTPUT &&
+            gc3_coll_desc(p->coll)->inplace_slice) {
             base = (size_t)r * (size_t)pc->o_chunks[r] * cb;
         }
         for (int c = 0; c < pc->o_chunks[r]; c++) {

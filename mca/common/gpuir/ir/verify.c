@@ -47,7 +47,7 @@ static void gc3_check_range(const gc3_ir_program_t *p, int r, const gc3_ir_tb_t 
         int       hc = 0, slice = 0;
         char      why[160] = "";
         /* in place, the buffer inside the other is a slice of it: say which */
-        if (p->inplace && n > 0 && (p->coll == GC3_COLL_ALLGATHER || p->coll == GC3_COLL_REDUCE_SCATTER) &&
+        if (p->inplace && n > 0 && gc3_coll_desc(p->coll)->inplace_slice &&
             gc3_ir_inplace_alias(p->coll, r, g->i_chunks, g->o_chunks, buf, 0, &hb, &hc)) {
             slice = 1;
         }

@@ -407,7 +407,7 @@ static gc3_status_t gc3_xml_read_gpu(gc3_xml_reader_t *rd, const xmlNode *node, 
  * it 0 chunks): allgather's input, the others' output. */
 static gc3_buf_t gc3_xml_inner_buf(gc3_coll_t coll)
 {
-    return coll == GC3_COLL_ALLGATHER ? GC3_BUF_INPUT : GC3_BUF_OUTPUT;
+    return gc3_coll_desc(coll)->inplace_inner;
 }
 
 /* A step's chunks [off, off+cnt) of `buf` on `rank`, named in the buffer that holds both in an
@@ -445,20 +445,16 @@ static void gc3_xml_home_all(gc3_ir_program_t *p)
  * the program is not in that form on rank r. */
 static int gc3_xml_inner_size(const gc3_ir_program_t *p, int r)
 {
-    const gc3_ir_gpu_t *g = &p->gpus[r];
-    const int           C = p->nchunksperloop, R = p->ngpus;
+    const gc3_coll_desc_t *d       = gc3_coll_desc(p->coll);
+    const gc3_ir_gpu_t    *g       = &p->gpus[r];
+    const int              n_inner = d->inplace_inner == GC3_BUF_INPUT ? g->i_chunks : g->o_chunks;
+    const int              n_home  = d->inplace_inner == GC3_BUF_INPUT ? g->o_chunks : g->i_chunks;
 
-    switch (p->coll) {
-    case GC3_COLL_ALLREDUCE:
-    case GC3_COLL_ALLTOALL:
-        return g->o_chunks == 0 && g->i_chunks == C ? C : 0;
-    case GC3_COLL_ALLGATHER:
-        return g->i_chunks == 0 && g->o_chunks == C && C % R == 0 ? C / R : 0;
-    case GC3_COLL_REDUCE_SCATTER:
-        return g->o_chunks == 0 && g->i_chunks == C && C % R == 0 ? C / R : 0;
-    default:
+    if (!d->builtin_post || n_inner != 0 || n_home != p->nchunksperloop) {
         return 0;
     }
+    /* a slice of the other (one segment of it), or the same positions */
+    return d->inplace_slice ? gc3_coll_segment_chunks(p->coll, p->nchunksperloop, p->ngpus) : p->nchunksperloop;
 }
 
 /* MSCCL's in-place form (the inner buffer given with 0 chunks on every rank): give the inner buffer

@@ -143,24 +143,8 @@ static int gc3_plan_remote(const gc3_plan_t *p, int q)
 static void gc3_plan_segments(const gc3_flat_program_t *f, int *k_in, int *k_out)
 {
     const gc3_flat_rank_t *r0 = &gc3_flat_ranks(f)[0];
-    switch (f->coll) {
-    case GC3_COLL_ALLTOALL:
-        *k_in  = r0->i_chunks / f->nranks;
-        *k_out = r0->o_chunks / f->nranks;
-        break;
-    case GC3_COLL_ALLGATHER:
-        *k_in  = r0->i_chunks;
-        *k_out = r0->o_chunks / f->nranks;
-        break;
-    case GC3_COLL_REDUCE_SCATTER:
-        *k_in  = r0->i_chunks / f->nranks;
-        *k_out = r0->o_chunks;
-        break;
-    default:
-        *k_in  = r0->i_chunks;
-        *k_out = r0->o_chunks;
-        break;
-    }
+    *k_in  = r0->i_chunks / gc3_coll_segments((gc3_coll_t)f->coll, GC3_BUF_INPUT, f->nranks);
+    *k_out = r0->o_chunks / gc3_coll_segments((gc3_coll_t)f->coll, GC3_BUF_OUTPUT, f->nranks);
 }
 
 void gc3_plan_destroy(gc3_plan_t *p)
@@ -690,26 +674,18 @@ gc3_status_t gc3_exec_prepare(gc3_exec_t *exec, const gc3_ir_program_t *program,
     return status;
 }
 
-/* In-place buffers: where the input and output of this rank sit in recvbuf. */
+/* In-place buffers: where the input and output of this rank sit in recvbuf (the inner one at
+ * this rank's segment of it, or at its start). */
 static void gc3_call_buffers(const gc3_plan_t *p, const gc3_call_t *c, char **in, char **out)
 {
-    size_t ds = gc3_dtype_size(c->dtype);
-    *out      = c->recvbuf;
-    if (c->sendbuf != NULL) {
-        *in = (char *)c->sendbuf;
-        return;
-    }
-    switch (p->flat->coll) {
-    case GC3_COLL_ALLGATHER:
-        *in = (char *)c->recvbuf + (size_t)p->rank * c->count * ds;
-        break;
-    case GC3_COLL_REDUCE_SCATTER:
-        *in  = c->recvbuf;
-        *out = (char *)c->recvbuf + (size_t)p->rank * c->count * ds;
-        break;
-    default:
-        *in = c->recvbuf;
-        break;
+    const gc3_coll_desc_t *d = gc3_coll_desc((gc3_coll_t)p->flat->coll);
+    char *inner = (char *)c->recvbuf + (d->inplace_slice ? (size_t)p->rank * c->count * gc3_dtype_size(c->dtype) : 0);
+
+    *out = c->recvbuf;
+    *in  = (char *)c->sendbuf;
+    if (c->sendbuf == NULL) {
+        *in  = d->inplace_inner == GC3_BUF_INPUT ? inner : c->recvbuf;
+        *out = d->inplace_inner == GC3_BUF_OUTPUT ? inner : c->recvbuf;
     }
 }
 

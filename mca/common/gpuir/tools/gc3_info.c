@@ -294,7 +294,7 @@ int main(int argc, char **argv)
                 if (r->chunks_per_peer) snprintf(algo + n, sizeof(algo) - (size_t)n, " chunks_per_peer=%d", r->chunks_per_peer);
             }
             snprintf(range, sizeof(range), "%s-%s", a, b);
-            printf("%-22s %-16s %-30s %s\n", gc3_rules_coll_name(c), range, algo, r ? r->where : "-");
+            printf("%-22s %-16s %-30s %s\n", gc3_coll_desc(c)->mpi_name, range, algo, r ? r->where : "-");
         }
         free(pts);
     }

@@ -327,7 +327,8 @@ static int cmd_run(int argc, char **argv)
         copied = 1;
     }
     if (count == 0) {
-        count = (p->coll == GC3_COLL_ALLREDUCE || p->coll == GC3_COLL_CUSTOM) ? (uint64_t)p->nchunksperloop
+        const gc3_coll_desc_t *d = gc3_coll_desc(p->coll); /* count: one segment */
+        count = !d->in_per_rank && !d->out_per_rank ? (uint64_t)p->nchunksperloop
                 : (uint64_t)(p->nchunksperloop / p->ngpus > 0 ? p->nchunksperloop / p->ngpus : 1);
     }
     status = gc3_coll_chunk_elems(p, count, &args.chunk_elems);
@@ -355,7 +356,8 @@ static int cmd_run(int argc, char **argv)
         gc3_refexec_fill(args.dtype, args.op, in[r], ni, seed * 1000 + (uint64_t)r);
         if (args.inplace) {
             /* the single buffer holds the input at its in-place position */
-            size_t off = p->coll == GC3_COLL_ALLGATHER ? (size_t)r * ni : 0;
+            const gc3_coll_desc_t *d = gc3_coll_desc(p->coll);
+            size_t off = d->inplace_inner == GC3_BUF_INPUT && d->inplace_slice ? (size_t)r * ni : 0;
             memcpy((char *)out[r] + off * ds, in[r], ni * ds);
             memcpy((char *)exp[r], out[r], (nb - 1) * ds);
         }
@@ -374,7 +376,9 @@ static int cmd_run(int argc, char **argv)
     status = gc3_refexec_expected(p, pc, &args, in, exp);
     for (int r = 0; r < p->ngpus && status == GC3_OK; r++) {
         char   what[64];
-        size_t n = (size_t)(args.inplace && p->coll == GC3_COLL_REDUCE_SCATTER ? p->gpus[r].i_chunks : p->gpus[r].o_chunks) *
+        const gc3_coll_desc_t *d = gc3_coll_desc(p->coll); /* in place, an output slice: the whole buffer */
+        size_t n = (size_t)(args.inplace && d->inplace_inner == GC3_BUF_OUTPUT && d->inplace_slice ? p->gpus[r].i_chunks
+                                                                                                   : p->gpus[r].o_chunks) *
                    args.chunk_elems;
         snprintf(what, sizeof(what), "rank %d output", r);
         status = gc3_refexec_compare(args.dtype, out[r], exp[r], n, what, &diag);
