@@ -2,10 +2,19 @@
  *
  * This is the component boundary: Open MPI names and conventions here, libgpuir
  * (mca/common/gpuir) underneath. A module retains the previous module's functions for every
- * collective it intercepts; MPI_Allreduce and MPI_Alltoall it runs itself through the runtime
- * (device buffers with the cuda backend; host buffers with the host backend when
- * coll_gc3_backend=host), everything else it passes on (device buffers staged through host
- * memory, because the previous module is not CUDA-aware). */
+ * collective it intercepts (coll_gc3_colls.h). It runs MPI_Allreduce and MPI_Alltoall (blocking,
+ * nonblocking and persistent: MPIX_*_init on Open MPI 4.1, MPI_*_init on 5.0) and the blocking
+ * MPI_Allgather and MPI_Reduce_scatter_block itself through the runtime: device buffers with the
+ * cuda backend; host buffers with the host backend when coll_gc3_backend=host. Everything else it
+ * passes on, device buffers staged through host memory (the previous module is not CUDA-aware)
+ * or as coll_gc3_fallback says.
+ *
+ * The files, by concern: coll_gc3_component.c (the component, its parameters), coll_gc3_module.c
+ * (a communicator's module), coll_gc3_<collective>.c (one collective's forms), coll_gc3_fallback.c
+ * and coll_gc3_stage.c (what gc3 passes on), coll_gc3_dispatch.c (which way a call goes),
+ * coll_gc3_request.c (the pipeline of calls and their requests), coll_gc3_persistent.c (persistent
+ * requests), coll_gc3_setup.c (a communicator's set-up), coll_gc3_oob.c (gc3's own messages),
+ * coll_gc3_types.c, coll_gc3_cuda.c, coll_gc3_compat.c. */
 #ifndef MCA_COLL_GC3_H
 #define MCA_COLL_GC3_H
 
@@ -13,6 +22,7 @@
 #include "mpi.h"
 #include "ompi/mca/coll/coll.h"
 #include "coll_gc3_compat.h"
+#include "coll_gc3_colls.h"
 #include "ompi/communicator/communicator.h"
 #include "ompi/request/request.h"
 #include "gc3_ir.h"
@@ -59,7 +69,6 @@ typedef struct mca_coll_gc3_component_t {
 
 OMPI_DECLSPEC extern mca_coll_gc3_component_t mca_coll_gc3_component;
 
-/* The previous module's function for one collective, retained while gc3 is enabled. */
 /* A call gc3 must pass on, but no other coll component provides `name` (a bare string): say
  * so at verbose level 1; the value is OMPI_ERR_NOT_SUPPORTED. */
 static inline int mca_coll_gc3_no_prev(const struct ompi_communicator_t *comm, const char *name)
@@ -70,13 +79,12 @@ static inline int mca_coll_gc3_no_prev(const struct ompi_communicator_t *comm, c
 }
 #define MCA_COLL_GC3_NO_PREV(comm, name) mca_coll_gc3_no_prev((comm), #name)
 
-#define MCA_COLL_GC3_PREV(name)                        \
-    mca_coll_base_module_##name##_fn_t prev_##name;    \
-    mca_coll_base_module_t            *prev_##name##_module
-/* the neighbourhood collectives share the function types of their plain forms */
-#define MCA_COLL_GC3_PREV_AS(name, type)               \
-    mca_coll_base_module_##type##_fn_t prev_##name;    \
-    mca_coll_base_module_t            *prev_##name##_module
+/* The previous module's function for one intercepted collective, retained while gc3 is enabled. */
+#define MCA_COLL_GC3_PREV_FIELDS(name, type, ...)    \
+    mca_coll_base_module_##type##_fn_t prev_##name; \
+    mca_coll_base_module_t            *prev_##name##_module;
+/* gc3's function for it, mca_coll_gc3_<name>, declared with Open MPI's type of it */
+#define MCA_COLL_GC3_DECLARE(name, type, ...) __typeof__(*(mca_coll_base_module_##type##_fn_t)NULL) mca_coll_gc3_##name;
 
 /* The collectives gc3 runs are the IR's gc3_coll_t (GC3_COLL_ALLREDUCE, ...): one identity, which
  * rules and programs compare; gc3_coll_desc(coll)->mpi_name is the MPI call's name, for messages. */
@@ -144,51 +152,7 @@ typedef struct {
 
 typedef struct mca_coll_gc3_module_t {
     mca_coll_base_module_t super;
-    MCA_COLL_GC3_PREV(allreduce);
-    MCA_COLL_GC3_PREV(alltoall);
-    MCA_COLL_GC3_PREV(allgather);
-    MCA_COLL_GC3_PREV(reduce_scatter_block);
-    MCA_COLL_GC3_PREV(iallreduce);
-    MCA_COLL_GC3_PREV(ialltoall);
-    MCA_COLL_GC3_PREV(allreduce_init);
-    MCA_COLL_GC3_PREV(alltoall_init);
-    MCA_COLL_GC3_PREV(barrier);
-    MCA_COLL_GC3_PREV(bcast);
-    MCA_COLL_GC3_PREV(reduce);
-    MCA_COLL_GC3_PREV(allgatherv);
-    MCA_COLL_GC3_PREV(gather);
-    MCA_COLL_GC3_PREV(scatter);
-    MCA_COLL_GC3_PREV(alltoallv);
-    MCA_COLL_GC3_PREV(reduce_scatter);
-    MCA_COLL_GC3_PREV(scan);
-    MCA_COLL_GC3_PREV(exscan);
-    MCA_COLL_GC3_PREV(ibcast);
-    MCA_COLL_GC3_PREV(ireduce);
-    MCA_COLL_GC3_PREV(iallgather);
-    MCA_COLL_GC3_PREV(iallgatherv);
-    MCA_COLL_GC3_PREV(igather);
-    MCA_COLL_GC3_PREV(iscatter);
-    MCA_COLL_GC3_PREV(ialltoallv);
-    MCA_COLL_GC3_PREV(ireduce_scatter_block);
-    MCA_COLL_GC3_PREV(ireduce_scatter);
-    MCA_COLL_GC3_PREV(iscan);
-    MCA_COLL_GC3_PREV(iexscan);
-    MCA_COLL_GC3_PREV(gatherv);
-    MCA_COLL_GC3_PREV(scatterv);
-    MCA_COLL_GC3_PREV(igatherv);
-    MCA_COLL_GC3_PREV(iscatterv);
-    MCA_COLL_GC3_PREV(alltoallw);
-    MCA_COLL_GC3_PREV(ialltoallw);
-    MCA_COLL_GC3_PREV_AS(neighbor_allgather, allgather);
-    MCA_COLL_GC3_PREV_AS(neighbor_allgatherv, allgatherv);
-    MCA_COLL_GC3_PREV_AS(neighbor_alltoall, alltoall);
-    MCA_COLL_GC3_PREV_AS(neighbor_alltoallv, alltoallv);
-    MCA_COLL_GC3_PREV(neighbor_alltoallw);
-    MCA_COLL_GC3_PREV_AS(ineighbor_allgather, iallgather);
-    MCA_COLL_GC3_PREV_AS(ineighbor_allgatherv, iallgatherv);
-    MCA_COLL_GC3_PREV_AS(ineighbor_alltoall, ialltoall);
-    MCA_COLL_GC3_PREV_AS(ineighbor_alltoallv, ialltoallv);
-    MCA_COLL_GC3_PREV(ineighbor_alltoallw);
+    MCA_COLL_GC3_INTERCEPTED(MCA_COLL_GC3_PREV_FIELDS)
     struct ompi_communicator_t *comm;
     pthread_mutex_t             lock;    /* everything below that calls and progress change */
     gc3_exec_t                 *exec[MCA_COLL_GC3_NBACKEND];
@@ -234,8 +198,11 @@ OBJ_CLASS_DECLARATION(mca_coll_gc3_module_t);
 
 typedef enum { MCA_COLL_GC3_MEM_HOST, MCA_COLL_GC3_MEM_DEVICE, MCA_COLL_GC3_MEM_MANAGED } mca_coll_gc3_mem_t;
 
+/* coll_gc3_module.c */
 int mca_coll_gc3_init_query(bool enable_progress_threads, bool enable_mpi_threads);
 mca_coll_base_module_t *mca_coll_gc3_comm_query(struct ompi_communicator_t *comm, int *priority);
+/* gc3's function of every intercepted collective (coll_gc3_<collective>.c, coll_gc3_fallback.c) */
+MCA_COLL_GC3_INTERCEPTED(MCA_COLL_GC3_DECLARE)
 
 /* coll_gc3_types.c */
 int mca_coll_gc3_map_dtype(struct ompi_datatype_t *dt, gc3_dtype_t *out);
@@ -243,68 +210,83 @@ int mca_coll_gc3_map_op(struct ompi_op_t *op, gc3_op_t *out);
 /* coll_gc3_cuda.c */
 mca_coll_gc3_mem_t mca_coll_gc3_classify(const void *ptr, int *device_p);
 int                mca_coll_gc3_memcpy(void *dst, const void *src, size_t bytes); /* any memory, through the driver */
-struct mca_coll_gc3_request_t;
-/* gc3's view of one MPI_Allreduce or MPI_Alltoall call, shared by the blocking, nonblocking and
- * persistent forms (coll_gc3_allreduce.c, coll_gc3_alltoall.c). */
+
+/* coll_gc3_dispatch.c: which way a call goes. */
+/* Which backend would run these buffers (-1: none; gc3 passes the call on). */
+int mca_coll_gc3_pick_backend(mca_coll_gc3_module_t *m, const void *sbuf, const void *rbuf, const char *coll,
+                              int *device_buffers_p);
+/* Is ptr memory the previous module must not see (device or managed; or anything, with the
+ * coll_gc3_stage_host test feature)? */
+int mca_coll_gc3_is_device(const void *ptr);
+/* A call on device buffers that gc3 does not run: 1 when it is to be staged through host memory;
+ * 0 when it is not (coll_gc3_fallback): *rc_p is then OMPI_SUCCESS to give the previous module the
+ * buffers as they are, or the error to return (reported). */
+int mca_coll_gc3_stage_call(struct ompi_communicator_t *comm, const char *coll, int *rc_p);
+
+/* gc3's view of one call of a collective it runs, made by the collective's argument builder
+ * (coll_gc3_<collective>.c) and shared by its blocking, nonblocking and persistent forms. The
+ * builder returns 1 when gc3 may run the call (it still needs a plan for it), with *a filled; 0
+ * when it passes the call on (why: at verbose level 2); a->device and a->backend are set either way. */
 typedef struct {
     int         device;  /* a buffer is device memory (or counts as such: coll_gc3_stage_host) */
     int         backend; /* the gc3_backend_t that would run it; -1: none */
     gc3_dtype_t dtype;
     gc3_op_t    op;
-    size_t      count;   /* the runtime's count: elements (allreduce), bytes per peer (alltoall) */
+    size_t      count;   /* the runtime's count: elements (reductions), bytes per rank's segment (the others) */
     size_t      bytes;   /* the call's size as the rules count it */
 } mca_coll_gc3_args_t;
-/* 1 when gc3 may run the call (it still needs a plan for it), with *a filled; 0 when it passes the
- * call on (why: at verbose level 2); a->device and a->backend are set either way. name: the MPI
- * call, for messages. */
-int mca_coll_gc3_allreduce_args(mca_coll_gc3_module_t *m, const void *sbuf, void *rbuf, int count,
-                                struct ompi_datatype_t *dtype, struct ompi_op_t *op, const char *name,
-                                mca_coll_gc3_args_t *a);
-/* The same for alltoall; an MPI_IN_PLACE call's send side (*scount, *sdtype) becomes its receive side. */
-int mca_coll_gc3_alltoall_args(mca_coll_gc3_module_t *m, const void *sbuf, int *scount, struct ompi_datatype_t **sdtype,
-                               void *rbuf, int rcount, struct ompi_datatype_t *rdtype, const char *name,
-                               mca_coll_gc3_args_t *a);
+
 /* coll_gc3_request.c: the pipeline. Run `coll` through the runtime: 1 when gc3 took the call
  * (then *rc is its MPI result), 0 when the caller must pass it on. It waits for the communicator's
  * set-up when there is one to do (a blocking call may). */
-int mca_coll_gc3_try_run(mca_coll_gc3_module_t *m, int coll, gc3_backend_t backend, const void *sbuf, void *rbuf,
-                         size_t count, gc3_dtype_t dtype, gc3_op_t op, size_t bytes, int *rc);
+int mca_coll_gc3_try_run(mca_coll_gc3_module_t *m, gc3_coll_t coll, const mca_coll_gc3_args_t *a, const void *sbuf,
+                         void *rbuf, int *rc);
 /* The same, started: *request completes through Open MPI's progress. Never waits for another rank:
  * a call whose plan is not set up yet waits in the pipeline, and one gc3 has no plan for runs on the
  * host-staged exchange (coll_gc3_oob.c). reuse: a persistent request to start (NULL: a new one). */
-int mca_coll_gc3_try_start(mca_coll_gc3_module_t *m, int coll, gc3_backend_t backend, const void *sbuf, void *rbuf,
-                           size_t count, gc3_dtype_t dtype, gc3_op_t op, size_t bytes, ompi_request_t **request,
-                           int *rc, struct mca_coll_gc3_request_t *reuse);
-/* A request of a call gc3 runs. Persistent requests (MPIX_Allreduce_init, MPIX_Alltoall_init:
- * coll_gc3_persistent.c) keep their call, bound once. */
+int mca_coll_gc3_try_start(mca_coll_gc3_module_t *m, gc3_coll_t coll, const mca_coll_gc3_args_t *a, const void *sbuf,
+                           void *rbuf, ompi_request_t **request, int *rc, struct mca_coll_gc3_request_t *reuse);
+/* Set up (in the pipeline, without waiting) the plan a call of these buffers would use. */
+void mca_coll_gc3_plan_ahead(mca_coll_gc3_module_t *m, gc3_coll_t coll, const mca_coll_gc3_args_t *a,
+                             const void *sbuf);
+
+/* How a start of a persistent request runs its call (coll_gc3_<collective>.c). */
+typedef struct {
+    /* 1 when gc3 took the start (*rc: its result; on success the request is queued), 0 when not */
+    int (*on_plan)(struct mca_coll_gc3_request_t *r, int *rc);
+    int (*blocking)(struct mca_coll_gc3_request_t *r); /* the blocking call instead, done at once */
+} mca_coll_gc3_pcoll_t;
+
+/* A request of a call gc3 runs. Persistent requests (coll_gc3_persistent.c) keep their call,
+ * bound once. */
 typedef struct mca_coll_gc3_request_t {
-    ompi_request_t          super;
-    mca_coll_gc3_module_t  *module;
-    mca_coll_gc3_task_t     task; /* the call in the pipeline (persistent: the one started last) */
-    int                     coll;
-    const void             *sbuf;
-    void                   *rbuf;
-    int                     scount, rcount;
-    struct ompi_datatype_t *sdtype, *rdtype;
-    struct ompi_op_t       *op;
+    ompi_request_t              super;
+    mca_coll_gc3_module_t      *module;
+    mca_coll_gc3_task_t         task; /* the call in the pipeline (persistent: the one started last) */
+    int                         coll;
+    const mca_coll_gc3_pcoll_t *pcoll; /* persistent */
+    const void                 *sbuf;
+    void                       *rbuf;
+    int                         scount, rcount;
+    struct ompi_datatype_t     *sdtype, *rdtype;
+    struct ompi_op_t           *op;
 } mca_coll_gc3_request_t;
 OBJ_CLASS_DECLARATION(mca_coll_gc3_request_t);
 
 /* A persistent request of coll on m, inactive and complete, its call to be filled in. */
 mca_coll_gc3_request_t *mca_coll_gc3_request_persistent(mca_coll_gc3_module_t *m, int coll);
-/* coll_gc3_persistent.c */
-int mca_coll_gc3_allreduce_init(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
-                                struct ompi_op_t *op, struct ompi_communicator_t *comm, struct ompi_info_t *info,
-                                ompi_request_t **request, mca_coll_base_module_t *module);
-int mca_coll_gc3_alltoall_init(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf, int rcount,
-                               struct ompi_datatype_t *rdtype, struct ompi_communicator_t *comm,
-                               struct ompi_info_t *info, ompi_request_t **request, mca_coll_base_module_t *module);
-/* Set up (in the pipeline, without waiting) the plan a call of these buffers and bytes would use. */
-void mca_coll_gc3_plan_ahead(mca_coll_gc3_module_t *m, int coll, gc3_backend_t backend, const void *sbuf, size_t bytes);
 void mca_coll_gc3_quiesce(mca_coll_gc3_module_t *m); /* until nothing of m is queued or running */
 int  mca_coll_gc3_progress(void);
 /* The error record of a call that fails: rank, what failed and why, on which communicator. */
 void mca_coll_gc3_report_failure(mca_coll_gc3_module_t *m, const char *call, const char *why);
+
+/* coll_gc3_persistent.c: a persistent request of a collective gc3 runs, its call bound (the
+ * datatypes and op retained); then, *request set, the plan its starts will use set up ahead when
+ * gc3 runs the call (gc3_runs), without waiting. */
+int mca_coll_gc3_persistent(mca_coll_gc3_module_t *m, gc3_coll_t coll, const mca_coll_gc3_pcoll_t *pcoll,
+                            const void *sbuf, void *rbuf, int scount, struct ompi_datatype_t *sdtype, int rcount,
+                            struct ompi_datatype_t *rdtype, struct ompi_op_t *op, int gc3_runs,
+                            const mca_coll_gc3_args_t *a, ompi_request_t **request);
 
 /* coll_gc3_setup.c: the set-up, in phases none of which waits for another rank (m->lock held). */
 void mca_coll_gc3_setup_exec(mca_coll_gc3_module_t *m, gc3_backend_t backend); /* queue its job (once) */
@@ -328,152 +310,17 @@ double mca_coll_gc3_now(void); /* monotonic seconds */
  * everywhere). start: OMPI_SUCCESS when posted; test: 1 with *rc when over (timeout included). */
 int mca_coll_gc3_hsx_start(mca_coll_gc3_module_t *m, mca_coll_gc3_task_t *t);
 int mca_coll_gc3_hsx_test(mca_coll_gc3_module_t *m, mca_coll_gc3_task_t *t, int *rc);
-/* Which backend would run these buffers (-1: none; gc3 passes the call on). */
-int mca_coll_gc3_pick_backend(mca_coll_gc3_module_t *m, const void *sbuf, const void *rbuf, const char *coll,
-                              int *device_buffers_p);
-/* coll_gc3_stage.c: pass a call on with device buffers copied through host memory */
+
+/* coll_gc3_stage.c: device buffers copied through host memory around a call passed on */
 typedef struct {
     void *user;   /* the caller's pointer */
     char *mem;    /* host copy (NULL when the user's buffer is host memory) */
     char *base;   /* what to give the previous module: mem shifted by the datatype's lower bound */
 } mca_coll_gc3_stage_t;
-/* Is ptr memory the previous module must not see (device or managed; or anything, with the
- * coll_gc3_stage_host test feature)? */
-int mca_coll_gc3_is_device(const void *ptr);
 /* Host copy of count elements of dt at user (copied in when copy_in); s->base is what to pass on. */
 int mca_coll_gc3_stage_in(mca_coll_gc3_stage_t *s, void *user, struct ompi_datatype_t *dt, size_t count, int copy_in);
 /* Copy back (when copy_out and rc is success) and free; returns rc or the copy's error. */
 int mca_coll_gc3_stage_out(mca_coll_gc3_stage_t *s, struct ompi_datatype_t *dt, size_t count, int copy_out, int rc);
-int mca_coll_gc3_stage_allreduce(mca_coll_gc3_module_t *m, const void *sbuf, void *rbuf, int count,
-                                 struct ompi_datatype_t *dtype, struct ompi_op_t *op);
-int mca_coll_gc3_stage_alltoall(mca_coll_gc3_module_t *m, const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
-                                void *rbuf, int rcount, struct ompi_datatype_t *rdtype);
-
-int mca_coll_gc3_allreduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype, struct ompi_op_t *op,
-                           struct ompi_communicator_t *comm, mca_coll_base_module_t *module);
-/* A call on device buffers that gc3 does not run: 1 when it is to be staged through host memory;
- * 0 when it is not (coll_gc3_fallback): *rc_p is then OMPI_SUCCESS to give the previous module the
- * buffers as they are, or the error to return (reported). */
-int mca_coll_gc3_stage_call(struct ompi_communicator_t *comm, const char *coll, int *rc_p);
-
-/* coll_gc3_fallback.c: the collectives gc3 passes on (staged when on device buffers) */
-int mca_coll_gc3_bcast(void *buf, int count, struct ompi_datatype_t *dt, int root, struct ompi_communicator_t *comm,
-                       mca_coll_base_module_t *module);
-int mca_coll_gc3_reduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dt, struct ompi_op_t *op,
-                        int root, struct ompi_communicator_t *comm, mca_coll_base_module_t *module);
-int mca_coll_gc3_allgather(const void *sbuf, int scount, struct ompi_datatype_t *sdt, void *rbuf, int rcount,
-                           struct ompi_datatype_t *rdt, struct ompi_communicator_t *comm, mca_coll_base_module_t *module);
-int mca_coll_gc3_allgatherv(const void *sbuf, int scount, struct ompi_datatype_t *sdt, void *rbuf, const int *rcounts,
-                            const int *displs, struct ompi_datatype_t *rdt, struct ompi_communicator_t *comm,
-                            mca_coll_base_module_t *module);
-int mca_coll_gc3_gather(const void *sbuf, int scount, struct ompi_datatype_t *sdt, void *rbuf, int rcount,
-                        struct ompi_datatype_t *rdt, int root, struct ompi_communicator_t *comm,
-                        mca_coll_base_module_t *module);
-int mca_coll_gc3_scatter(const void *sbuf, int scount, struct ompi_datatype_t *sdt, void *rbuf, int rcount,
-                         struct ompi_datatype_t *rdt, int root, struct ompi_communicator_t *comm,
-                         mca_coll_base_module_t *module);
-int mca_coll_gc3_alltoallv(const void *sbuf, const int *scounts, const int *sdispls, struct ompi_datatype_t *sdt,
-                           void *rbuf, const int *rcounts, const int *rdispls, struct ompi_datatype_t *rdt,
-                           struct ompi_communicator_t *comm, mca_coll_base_module_t *module);
-int mca_coll_gc3_reduce_scatter_block(const void *sbuf, void *rbuf, int rcount, struct ompi_datatype_t *dt,
-                                      struct ompi_op_t *op, struct ompi_communicator_t *comm, mca_coll_base_module_t *module);
-int mca_coll_gc3_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts, struct ompi_datatype_t *dt,
-                                struct ompi_op_t *op, struct ompi_communicator_t *comm, mca_coll_base_module_t *module);
-int mca_coll_gc3_scan(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dt, struct ompi_op_t *op,
-                      struct ompi_communicator_t *comm, mca_coll_base_module_t *module);
-int mca_coll_gc3_exscan(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dt, struct ompi_op_t *op,
-                        struct ompi_communicator_t *comm, mca_coll_base_module_t *module);
-int mca_coll_gc3_gatherv(const void *sbuf, int scount, struct ompi_datatype_t *sdt, void *rbuf, const int *rcounts,
-                         const int *displs, struct ompi_datatype_t *rdt, int root, struct ompi_communicator_t *comm,
-                         mca_coll_base_module_t *module);
-int mca_coll_gc3_scatterv(const void *sbuf, const int *scounts, const int *displs, struct ompi_datatype_t *sdt,
-                          void *rbuf, int rcount, struct ompi_datatype_t *rdt, int root,
-                          struct ompi_communicator_t *comm, mca_coll_base_module_t *module);
-int mca_coll_gc3_alltoallw(const void *sbuf, const int *scounts, const int *sdispls,
-                           struct ompi_datatype_t *const *sdts, void *rbuf, const int *rcounts, const int *rdispls,
-                           struct ompi_datatype_t *const *rdts, struct ompi_communicator_t *comm,
-                           mca_coll_base_module_t *module);
-/* neighbourhood collectives (topology communicators): staged on device buffers */
-int mca_coll_gc3_neighbor_allgather(const void *sbuf, int scount, struct ompi_datatype_t *sdt, void *rbuf, int rcount,
-                                    struct ompi_datatype_t *rdt, struct ompi_communicator_t *comm,
-                                    mca_coll_base_module_t *module);
-int mca_coll_gc3_neighbor_allgatherv(const void *sbuf, int scount, struct ompi_datatype_t *sdt, void *rbuf,
-                                     const int *rcounts, const int *displs, struct ompi_datatype_t *rdt,
-                                     struct ompi_communicator_t *comm, mca_coll_base_module_t *module);
-int mca_coll_gc3_neighbor_alltoall(const void *sbuf, int scount, struct ompi_datatype_t *sdt, void *rbuf, int rcount,
-                                   struct ompi_datatype_t *rdt, struct ompi_communicator_t *comm,
-                                   mca_coll_base_module_t *module);
-int mca_coll_gc3_neighbor_alltoallv(const void *sbuf, const int *scounts, const int *sdispls,
-                                    struct ompi_datatype_t *sdt, void *rbuf, const int *rcounts, const int *rdispls,
-                                    struct ompi_datatype_t *rdt, struct ompi_communicator_t *comm,
-                                    mca_coll_base_module_t *module);
-int mca_coll_gc3_neighbor_alltoallw(const void *sbuf, const int *scounts, const MPI_Aint *sdispls,
-                                    struct ompi_datatype_t *const *sdts, void *rbuf, const int *rcounts,
-                                    const MPI_Aint *rdispls, struct ompi_datatype_t *const *rdts,
-                                    struct ompi_communicator_t *comm, mca_coll_base_module_t *module);
-int mca_coll_gc3_ineighbor_allgather(const void *sbuf, int scount, struct ompi_datatype_t *sdt, void *rbuf, int rcount,
-                                     struct ompi_datatype_t *rdt, struct ompi_communicator_t *comm,
-                                     ompi_request_t **request, mca_coll_base_module_t *module);
-int mca_coll_gc3_ineighbor_allgatherv(const void *sbuf, int scount, struct ompi_datatype_t *sdt, void *rbuf,
-                                      const int *rcounts, const int *displs, struct ompi_datatype_t *rdt,
-                                      struct ompi_communicator_t *comm, ompi_request_t **request,
-                                      mca_coll_base_module_t *module);
-int mca_coll_gc3_ineighbor_alltoall(const void *sbuf, int scount, struct ompi_datatype_t *sdt, void *rbuf, int rcount,
-                                    struct ompi_datatype_t *rdt, struct ompi_communicator_t *comm,
-                                    ompi_request_t **request, mca_coll_base_module_t *module);
-int mca_coll_gc3_ineighbor_alltoallv(const void *sbuf, const int *scounts, const int *sdispls,
-                                     struct ompi_datatype_t *sdt, void *rbuf, const int *rcounts, const int *rdispls,
-                                     struct ompi_datatype_t *rdt, struct ompi_communicator_t *comm,
-                                     ompi_request_t **request, mca_coll_base_module_t *module);
-int mca_coll_gc3_ineighbor_alltoallw(const void *sbuf, const int *scounts, const MPI_Aint *sdispls,
-                                     struct ompi_datatype_t *const *sdts, void *rbuf, const int *rcounts,
-                                     const MPI_Aint *rdispls, struct ompi_datatype_t *const *rdts,
-                                     struct ompi_communicator_t *comm, ompi_request_t **request,
-                                     mca_coll_base_module_t *module);
-/* nonblocking forms: on device buffers the blocking form, completed at once (coll_gc3_fallback.c) */
-int mca_coll_gc3_ialltoallw(const void *sbuf, const int *scounts, const int *sdispls,
-                            struct ompi_datatype_t *const *sdts, void *rbuf, const int *rcounts, const int *rdispls,
-                            struct ompi_datatype_t *const *rdts, struct ompi_communicator_t *comm,
-                            ompi_request_t **request, mca_coll_base_module_t *module);
-int mca_coll_gc3_igatherv(const void *sbuf, int scount, struct ompi_datatype_t *sdt, void *rbuf, const int *rcounts,
-                          const int *displs, struct ompi_datatype_t *rdt, int root, struct ompi_communicator_t *comm,
-                          ompi_request_t **request, mca_coll_base_module_t *module);
-int mca_coll_gc3_iscatterv(const void *sbuf, const int *scounts, const int *displs, struct ompi_datatype_t *sdt,
-                           void *rbuf, int rcount, struct ompi_datatype_t *rdt, int root,
-                           struct ompi_communicator_t *comm, ompi_request_t **request, mca_coll_base_module_t *module);
-int mca_coll_gc3_ibcast(void *buf, int count, struct ompi_datatype_t *dt, int root, struct ompi_communicator_t *comm,
-                        ompi_request_t **request, mca_coll_base_module_t *module);
-int mca_coll_gc3_ireduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dt, struct ompi_op_t *op,
-                         int root, struct ompi_communicator_t *comm, ompi_request_t **request,
-                         mca_coll_base_module_t *module);
-int mca_coll_gc3_iallgather(const void *sbuf, int scount, struct ompi_datatype_t *sdt, void *rbuf, int rcount,
-                            struct ompi_datatype_t *rdt, struct ompi_communicator_t *comm, ompi_request_t **request,
-                            mca_coll_base_module_t *module);
-int mca_coll_gc3_iallgatherv(const void *sbuf, int scount, struct ompi_datatype_t *sdt, void *rbuf, const int *rcounts,
-                             const int *displs, struct ompi_datatype_t *rdt, struct ompi_communicator_t *comm,
-                             ompi_request_t **request, mca_coll_base_module_t *module);
-int mca_coll_gc3_igather(const void *sbuf, int scount, struct ompi_datatype_t *sdt, void *rbuf, int rcount,
-                         struct ompi_datatype_t *rdt, int root, struct ompi_communicator_t *comm,
-                         ompi_request_t **request, mca_coll_base_module_t *module);
-int mca_coll_gc3_iscatter(const void *sbuf, int scount, struct ompi_datatype_t *sdt, void *rbuf, int rcount,
-                          struct ompi_datatype_t *rdt, int root, struct ompi_communicator_t *comm,
-                          ompi_request_t **request, mca_coll_base_module_t *module);
-int mca_coll_gc3_ialltoallv(const void *sbuf, const int *scounts, const int *sdispls, struct ompi_datatype_t *sdt,
-                            void *rbuf, const int *rcounts, const int *rdispls, struct ompi_datatype_t *rdt,
-                            struct ompi_communicator_t *comm, ompi_request_t **request, mca_coll_base_module_t *module);
-int mca_coll_gc3_ireduce_scatter_block(const void *sbuf, void *rbuf, int rcount, struct ompi_datatype_t *dt,
-                                       struct ompi_op_t *op, struct ompi_communicator_t *comm,
-                                       ompi_request_t **request, mca_coll_base_module_t *module);
-int mca_coll_gc3_ireduce_scatter(const void *sbuf, void *rbuf, const int *rcounts, struct ompi_datatype_t *dt,
-                                 struct ompi_op_t *op, struct ompi_communicator_t *comm, ompi_request_t **request,
-                                 mca_coll_base_module_t *module);
-int mca_coll_gc3_iscan(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dt, struct ompi_op_t *op,
-                       struct ompi_communicator_t *comm, ompi_request_t **request, mca_coll_base_module_t *module);
-int mca_coll_gc3_iexscan(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dt, struct ompi_op_t *op,
-                         struct ompi_communicator_t *comm, ompi_request_t **request, mca_coll_base_module_t *module);
-int mca_coll_gc3_alltoall(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf, int rcount,
-                          struct ompi_datatype_t *rdtype, struct ompi_communicator_t *comm,
-                          mca_coll_base_module_t *module);
 
 END_C_DECLS
 

@@ -1,15 +1,16 @@
-/* coll/gc3: MPI_Allreduce. gc3 runs it when the datatype and op are predefined ones it knows,
- * the buffers are device memory of this rank's GPU (or host memory with coll_gc3_backend=host)
- * and a plan agreed by all ranks exists; otherwise the previous module does (device buffers
- * staged through host memory). */
+/* coll/gc3: MPI_Allreduce, in its blocking, nonblocking and persistent forms around one argument
+ * builder. gc3 runs it when the datatype and op are predefined ones it knows, the buffers are device
+ * memory of this rank's GPU (or host memory with coll_gc3_backend=host) and a plan agreed by all
+ * ranks exists; otherwise the previous module does (device buffers staged through host memory). */
 #include <string.h>
 #include "coll_gc3.h"
 #include "opal/util/output.h"
 #include "ompi/datatype/ompi_datatype.h"
 
-int mca_coll_gc3_allreduce_args(mca_coll_gc3_module_t *m, const void *sbuf, void *rbuf, int count,
-                                struct ompi_datatype_t *dtype, struct ompi_op_t *op, const char *name,
-                                mca_coll_gc3_args_t *a)
+/* The argument builder (mca_coll_gc3_args_t); name: the MPI call, for messages. */
+static int gc3_allreduce_args(mca_coll_gc3_module_t *m, const void *sbuf, void *rbuf, int count,
+                              struct ompi_datatype_t *dtype, struct ompi_op_t *op, const char *name,
+                              mca_coll_gc3_args_t *a)
 {
     size_t dsize = 0;
 
@@ -30,6 +31,25 @@ int mca_coll_gc3_allreduce_args(mca_coll_gc3_module_t *m, const void *sbuf, void
     return 1;
 }
 
+/* The previous module's allreduce with the device buffers copied through host memory. */
+static int gc3_allreduce_staged(mca_coll_gc3_module_t *m, const void *sbuf, void *rbuf, int count,
+                                struct ompi_datatype_t *dtype, struct ompi_op_t *op)
+{
+    mca_coll_gc3_stage_t s, r;
+    int                  rc;
+
+    rc = mca_coll_gc3_stage_in(&s, (void *)sbuf, dtype, (size_t)count, 1);
+    if (rc == OMPI_SUCCESS) {
+        rc = mca_coll_gc3_stage_in(&r, rbuf, dtype, (size_t)count, sbuf == MPI_IN_PLACE);
+        if (rc == OMPI_SUCCESS) {
+            rc = m->prev_allreduce(sbuf == MPI_IN_PLACE ? MPI_IN_PLACE : s.base, r.base, count, dtype, op, m->comm,
+                                   m->prev_allreduce_module);
+        }
+        rc = mca_coll_gc3_stage_out(&r, dtype, (size_t)count, 1, rc);
+    }
+    return mca_coll_gc3_stage_out(&s, dtype, (size_t)count, 0, rc);
+}
+
 int mca_coll_gc3_allreduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype, struct ompi_op_t *op,
                            struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
 {
@@ -40,14 +60,78 @@ int mca_coll_gc3_allreduce(const void *sbuf, void *rbuf, int count, struct ompi_
     if (m->prev_allreduce == NULL) {
         return OMPI_ERR_NOT_SUPPORTED;
     }
-    if (mca_coll_gc3_allreduce_args(m, sbuf, rbuf, count, dtype, op, "allreduce", &a) &&
-        mca_coll_gc3_try_run(m, GC3_COLL_ALLREDUCE, (gc3_backend_t)a.backend, sbuf, rbuf, a.count, a.dtype, a.op,
-                             a.bytes, &rc)) {
+    if (gc3_allreduce_args(m, sbuf, rbuf, count, dtype, op, "allreduce", &a) &&
+        mca_coll_gc3_try_run(m, GC3_COLL_ALLREDUCE, &a, sbuf, rbuf, &rc)) {
         return rc;
     }
     rc = OMPI_SUCCESS;
     if (a.device && mca_coll_gc3_stage_call(comm, "allreduce", &rc)) {
-        return mca_coll_gc3_stage_allreduce(m, sbuf, rbuf, count, dtype, op);
+        return gc3_allreduce_staged(m, sbuf, rbuf, count, dtype, op);
     }
     return rc != OMPI_SUCCESS ? rc : m->prev_allreduce(sbuf, rbuf, count, dtype, op, comm, m->prev_allreduce_module);
+}
+
+/* Nonblocking calls gc3 takes go into the communicator's pipeline (coll_gc3_request.c): started
+ * without waiting for another rank, completed by Open MPI's progress. Device buffers it does not
+ * take (an op or datatype it does not run, managed memory, ...) must not reach the previous
+ * (non-CUDA-aware) module: gc3 runs the blocking call (staged, per coll_gc3_fallback) and returns a
+ * completed request. */
+int mca_coll_gc3_iallreduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
+                            struct ompi_op_t *op, struct ompi_communicator_t *comm, ompi_request_t **request,
+                            mca_coll_base_module_t *module)
+{
+    mca_coll_gc3_module_t *m = (mca_coll_gc3_module_t *)module;
+    mca_coll_gc3_args_t    a;
+    int                    rc;
+
+    if (gc3_allreduce_args(m, sbuf, rbuf, count, dtype, op, "iallreduce", &a) &&
+        mca_coll_gc3_try_start(m, GC3_COLL_ALLREDUCE, &a, sbuf, rbuf, request, &rc, NULL)) {
+        return rc;
+    }
+    if (a.device && mca_coll_gc3_component.fallback != MCA_COLL_GC3_FALLBACK_PASS) {
+        rc       = mca_coll_gc3_allreduce(sbuf, rbuf, count, dtype, op, comm, module);
+        *request = &ompi_request_empty;
+        return rc;
+    }
+    if (m->prev_iallreduce == NULL) {
+        return MCA_COLL_GC3_NO_PREV(comm, iallreduce);
+    }
+    return m->prev_iallreduce(sbuf, rbuf, count, dtype, op, comm, request, m->prev_iallreduce_module);
+}
+
+/* ---------------------------------------------------------------- persistent (coll_gc3_persistent.c) */
+
+static int gc3_allreduce_start_on_plan(mca_coll_gc3_request_t *r, int *rc)
+{
+    ompi_request_t     *req = &r->super;
+    mca_coll_gc3_args_t a;
+
+    return gc3_allreduce_args(r->module, r->sbuf, r->rbuf, r->rcount, r->rdtype, r->op, "allreduce", &a) &&
+           mca_coll_gc3_try_start(r->module, GC3_COLL_ALLREDUCE, &a, r->sbuf, r->rbuf, &req, rc, r);
+}
+
+static int gc3_allreduce_start_blocking(mca_coll_gc3_request_t *r)
+{
+    return mca_coll_gc3_allreduce(r->sbuf, r->rbuf, r->rcount, r->rdtype, r->op, r->module->comm, &r->module->super);
+}
+
+static const mca_coll_gc3_pcoll_t gc3_allreduce_persistent = {gc3_allreduce_start_on_plan, gc3_allreduce_start_blocking};
+
+int mca_coll_gc3_allreduce_init(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
+                                struct ompi_op_t *op, struct ompi_communicator_t *comm, struct ompi_info_t *info,
+                                ompi_request_t **request, mca_coll_base_module_t *module)
+{
+    mca_coll_gc3_module_t *m = (mca_coll_gc3_module_t *)module;
+    mca_coll_gc3_args_t    a;
+    int                    gc3_runs = gc3_allreduce_args(m, sbuf, rbuf, count, dtype, op, "allreduce_init", &a);
+
+    if (a.backend < 0 && !a.device) { /* host buffers gc3 does not run: the previous module's, untouched */
+        if (m->prev_allreduce_init == NULL) {
+            return MCA_COLL_GC3_NO_PREV(comm, allreduce_init);
+        }
+        return m->prev_allreduce_init(sbuf, rbuf, count, dtype, op, comm, info, request,
+                                      m->prev_allreduce_init_module);
+    }
+    return mca_coll_gc3_persistent(m, GC3_COLL_ALLREDUCE, &gc3_allreduce_persistent, sbuf, rbuf, 0, NULL, count, dtype,
+                                   op, gc3_runs, &a, request);
 }

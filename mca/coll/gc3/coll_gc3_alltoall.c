@@ -1,14 +1,17 @@
-/* coll/gc3: MPI_Alltoall. gc3 runs it (as bytes) when both datatypes are contiguous with the
- * same size per call, on device memory of this rank's GPU (or host memory with
- * coll_gc3_backend=host); otherwise the previous module does (device buffers staged). */
+/* coll/gc3: MPI_Alltoall, in its blocking, nonblocking and persistent forms around one argument
+ * builder. gc3 runs it (as bytes) when both datatypes are contiguous with the same size per call,
+ * on device memory of this rank's GPU (or host memory with coll_gc3_backend=host); otherwise the
+ * previous module does (device buffers staged). */
 #include <string.h>
 #include "coll_gc3.h"
 #include "opal/util/output.h"
 #include "ompi/datatype/ompi_datatype.h"
 
-int mca_coll_gc3_alltoall_args(mca_coll_gc3_module_t *m, const void *sbuf, int *scount, struct ompi_datatype_t **sdtype,
-                               void *rbuf, int rcount, struct ompi_datatype_t *rdtype, const char *name,
-                               mca_coll_gc3_args_t *a)
+/* The argument builder (mca_coll_gc3_args_t); an MPI_IN_PLACE call's send side (*scount, *sdtype)
+ * becomes its receive side. name: the MPI call, for messages. */
+static int gc3_alltoall_args(mca_coll_gc3_module_t *m, const void *sbuf, int *scount, struct ompi_datatype_t **sdtype,
+                             void *rbuf, int rcount, struct ompi_datatype_t *rdtype, const char *name,
+                             mca_coll_gc3_args_t *a)
 {
     size_t ssize = 0, rsize = 0;
 
@@ -37,6 +40,26 @@ int mca_coll_gc3_alltoall_args(mca_coll_gc3_module_t *m, const void *sbuf, int *
     return 1;
 }
 
+/* The previous module's alltoall with the device buffers copied through host memory. */
+static int gc3_alltoall_staged(mca_coll_gc3_module_t *m, const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
+                               void *rbuf, int rcount, struct ompi_datatype_t *rdtype)
+{
+    size_t               n = (size_t)ompi_comm_size(m->comm);
+    mca_coll_gc3_stage_t s, r;
+    int                  rc;
+
+    rc = mca_coll_gc3_stage_in(&s, (void *)sbuf, sdtype, (size_t)scount * n, 1);
+    if (rc == OMPI_SUCCESS) {
+        rc = mca_coll_gc3_stage_in(&r, rbuf, rdtype, (size_t)rcount * n, sbuf == MPI_IN_PLACE);
+        if (rc == OMPI_SUCCESS) {
+            rc = m->prev_alltoall(sbuf == MPI_IN_PLACE ? MPI_IN_PLACE : s.base, scount, sdtype, r.base, rcount, rdtype,
+                                  m->comm, m->prev_alltoall_module);
+        }
+        rc = mca_coll_gc3_stage_out(&r, rdtype, (size_t)rcount * n, 1, rc);
+    }
+    return mca_coll_gc3_stage_out(&s, sdtype, (size_t)scount * n, 0, rc);
+}
+
 int mca_coll_gc3_alltoall(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf, int rcount,
                           struct ompi_datatype_t *rdtype, struct ompi_communicator_t *comm,
                           mca_coll_base_module_t *module)
@@ -48,15 +71,82 @@ int mca_coll_gc3_alltoall(const void *sbuf, int scount, struct ompi_datatype_t *
     if (m->prev_alltoall == NULL) {
         return OMPI_ERR_NOT_SUPPORTED;
     }
-    if (mca_coll_gc3_alltoall_args(m, sbuf, &scount, &sdtype, rbuf, rcount, rdtype, "alltoall", &a) &&
-        mca_coll_gc3_try_run(m, GC3_COLL_ALLTOALL, (gc3_backend_t)a.backend, sbuf, rbuf, a.count, a.dtype, a.op,
-                             a.bytes, &rc)) {
+    if (gc3_alltoall_args(m, sbuf, &scount, &sdtype, rbuf, rcount, rdtype, "alltoall", &a) &&
+        mca_coll_gc3_try_run(m, GC3_COLL_ALLTOALL, &a, sbuf, rbuf, &rc)) {
         return rc;
     }
     rc = OMPI_SUCCESS;
     if (a.device && mca_coll_gc3_stage_call(comm, "alltoall", &rc)) {
-        return mca_coll_gc3_stage_alltoall(m, sbuf, scount, sdtype, rbuf, rcount, rdtype);
+        return gc3_alltoall_staged(m, sbuf, scount, sdtype, rbuf, rcount, rdtype);
     }
     return rc != OMPI_SUCCESS ? rc
                               : m->prev_alltoall(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, m->prev_alltoall_module);
+}
+
+/* As MPI_Iallreduce (coll_gc3_allreduce.c): the pipeline, or the blocking call on device buffers
+ * gc3 does not take, or the previous module. */
+int mca_coll_gc3_ialltoall(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf, int rcount,
+                           struct ompi_datatype_t *rdtype, struct ompi_communicator_t *comm, ompi_request_t **request,
+                           mca_coll_base_module_t *module)
+{
+    mca_coll_gc3_module_t *m = (mca_coll_gc3_module_t *)module;
+    mca_coll_gc3_args_t    a;
+    int                    rc;
+
+    if (gc3_alltoall_args(m, sbuf, &scount, &sdtype, rbuf, rcount, rdtype, "ialltoall", &a) &&
+        mca_coll_gc3_try_start(m, GC3_COLL_ALLTOALL, &a, sbuf, rbuf, request, &rc, NULL)) {
+        return rc;
+    }
+    if (a.device && mca_coll_gc3_component.fallback != MCA_COLL_GC3_FALLBACK_PASS) {
+        rc       = mca_coll_gc3_alltoall(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, module);
+        *request = &ompi_request_empty;
+        return rc;
+    }
+    if (m->prev_ialltoall == NULL) {
+        return MCA_COLL_GC3_NO_PREV(comm, ialltoall);
+    }
+    return m->prev_ialltoall(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, request, m->prev_ialltoall_module);
+}
+
+/* ---------------------------------------------------------------- persistent (coll_gc3_persistent.c) */
+
+static int gc3_alltoall_start_on_plan(mca_coll_gc3_request_t *r, int *rc)
+{
+    ompi_request_t         *req    = &r->super;
+    int                     scount = r->scount;
+    struct ompi_datatype_t *sdtype = r->sdtype;
+    mca_coll_gc3_args_t     a;
+
+    return gc3_alltoall_args(r->module, r->sbuf, &scount, &sdtype, r->rbuf, r->rcount, r->rdtype, "alltoall", &a) &&
+           mca_coll_gc3_try_start(r->module, GC3_COLL_ALLTOALL, &a, r->sbuf, r->rbuf, &req, rc, r);
+}
+
+static int gc3_alltoall_start_blocking(mca_coll_gc3_request_t *r)
+{
+    return mca_coll_gc3_alltoall(r->sbuf, r->scount, r->sdtype, r->rbuf, r->rcount, r->rdtype, r->module->comm,
+                                 &r->module->super);
+}
+
+static const mca_coll_gc3_pcoll_t gc3_alltoall_persistent = {gc3_alltoall_start_on_plan, gc3_alltoall_start_blocking};
+
+int mca_coll_gc3_alltoall_init(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf, int rcount,
+                               struct ompi_datatype_t *rdtype, struct ompi_communicator_t *comm,
+                               struct ompi_info_t *info, ompi_request_t **request, mca_coll_base_module_t *module)
+{
+    mca_coll_gc3_module_t  *m   = (mca_coll_gc3_module_t *)module;
+    int                     sc  = scount;
+    struct ompi_datatype_t *sdt = sdtype;
+    mca_coll_gc3_args_t     a;
+    int                     gc3_runs = gc3_alltoall_args(m, sbuf, &sc, &sdt, rbuf, rcount, rdtype, "alltoall_init", &a);
+
+    if (a.backend < 0 && !a.device) { /* host buffers gc3 does not run: the previous module's, untouched */
+        if (m->prev_alltoall_init == NULL) {
+            return MCA_COLL_GC3_NO_PREV(comm, alltoall_init);
+        }
+        return m->prev_alltoall_init(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, info, request,
+                                     m->prev_alltoall_init_module);
+    }
+    /* an MPI_IN_PLACE call keeps no send datatype (it may not be a valid one) */
+    return mca_coll_gc3_persistent(m, GC3_COLL_ALLTOALL, &gc3_alltoall_persistent, sbuf, rbuf, scount,
+                                   sbuf == MPI_IN_PLACE ? NULL : sdtype, rcount, rdtype, NULL, gc3_runs, &a, request);
 }

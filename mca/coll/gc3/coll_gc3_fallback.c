@@ -1,6 +1,7 @@
-/* coll/gc3: the collectives gc3 does not run itself. With host buffers they go straight to the
- * previous module; with device buffers (which that module would dereference and crash on)
- * every buffer is copied through host memory around the call (coll_gc3_stage.c). */
+/* coll/gc3: the collectives gc3 passes on (coll_gc3_colls.h). With host buffers they go straight
+ * to the previous module; with device buffers (which that module would dereference and crash on)
+ * every buffer is copied through host memory around the call (coll_gc3_stage.c), or as
+ * coll_gc3_fallback says. The nonblocking forms run as these blocking forms on device buffers. */
 #include "coll_gc3.h"
 #include "opal/util/output.h"
 #include "ompi/datatype/ompi_datatype.h"
@@ -43,8 +44,7 @@ int mca_coll_gc3_bcast(void *buf, int count, struct ompi_datatype_t *dt, int roo
 
     GC3_PREV_OR_FAIL(m, comm, bcast);
     rc = OMPI_SUCCESS;
-    if ((!mca_coll_gc3_is_device(buf)) ||
-        !mca_coll_gc3_stage_call(comm, "bcast", &rc)) {
+    if (!MCA_COLL_GC3_DEV_BUF || !mca_coll_gc3_stage_call(comm, "bcast", &rc)) {
         return rc != OMPI_SUCCESS ? rc : m->prev_bcast(buf, count, dt, root, comm, m->prev_bcast_module);
     }
     rc = mca_coll_gc3_stage_in(&b, buf, dt, (size_t)count, me == root);
@@ -63,8 +63,7 @@ int mca_coll_gc3_reduce(const void *sbuf, void *rbuf, int count, struct ompi_dat
 
     GC3_PREV_OR_FAIL(m, comm, reduce);
     rc = OMPI_SUCCESS;
-    if ((!mca_coll_gc3_is_device(sbuf) && !(me == root && mca_coll_gc3_is_device(rbuf))) ||
-        !mca_coll_gc3_stage_call(comm, "reduce", &rc)) {
+    if (!MCA_COLL_GC3_DEV_ROOT_RECV || !mca_coll_gc3_stage_call(comm, "reduce", &rc)) {
         return rc != OMPI_SUCCESS ? rc : m->prev_reduce(sbuf, rbuf, count, dt, op, root, comm, m->prev_reduce_module);
     }
     rc = mca_coll_gc3_stage_in(&s, (void *)sbuf, dt, (size_t)count, 1);
@@ -79,46 +78,6 @@ int mca_coll_gc3_reduce(const void *sbuf, void *rbuf, int count, struct ompi_dat
     return mca_coll_gc3_stage_out(&s, dt, (size_t)count, 0, rc);
 }
 
-int mca_coll_gc3_allgather(const void *sbuf, int scount, struct ompi_datatype_t *sdt, void *rbuf, int rcount,
-                           struct ompi_datatype_t *rdt, struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
-{
-    mca_coll_gc3_module_t *m = (mca_coll_gc3_module_t *)module;
-    mca_coll_gc3_stage_t   s, r;
-    size_t                 n = (size_t)ompi_comm_size(comm), rsize = 0, ssize = 0;
-    int                    rc, inplace = sbuf == MPI_IN_PLACE, device, backend;
-
-    GC3_PREV_OR_FAIL(m, comm, allgather);
-    backend = mca_coll_gc3_pick_backend(m, sbuf, rbuf, "allgather", &device);
-    ompi_datatype_type_size(rdt, &rsize);
-    ssize = inplace ? rsize * (size_t)rcount : 0;
-    if (!inplace) {
-        ompi_datatype_type_size(sdt, &ssize);
-        ssize *= (size_t)scount;
-    }
-    if (backend >= 0 && mca_coll_gc3_component.enable_allgather && rcount > 0 &&
-        ompi_datatype_is_contiguous_memory_layout(rdt, rcount * (int)n) &&
-        (inplace || ompi_datatype_is_contiguous_memory_layout(sdt, scount)) && ssize == rsize * (size_t)rcount &&
-        mca_coll_gc3_try_run(m, GC3_COLL_ALLGATHER, (gc3_backend_t)backend, sbuf, rbuf, ssize, GC3_DT_UINT8,
-                             GC3_OP_SUM, ssize * n, &rc)) {
-        return rc;
-    }
-    rc = OMPI_SUCCESS;
-    if ((!mca_coll_gc3_is_device(sbuf) && !mca_coll_gc3_is_device(rbuf)) ||
-        !mca_coll_gc3_stage_call(comm, "allgather", &rc)) {
-        return rc != OMPI_SUCCESS ? rc : m->prev_allgather(sbuf, scount, sdt, rbuf, rcount, rdt, comm, m->prev_allgather_module);
-    }
-    rc = mca_coll_gc3_stage_in(&s, (void *)sbuf, sdt, (size_t)scount, 1);
-    if (rc == OMPI_SUCCESS) {
-        rc = mca_coll_gc3_stage_in(&r, rbuf, rdt, (size_t)rcount * n, inplace);
-        if (rc == OMPI_SUCCESS) {
-            rc = m->prev_allgather(inplace ? MPI_IN_PLACE : s.base, scount, sdt, r.base, rcount, rdt, comm,
-                                   m->prev_allgather_module);
-        }
-        rc = mca_coll_gc3_stage_out(&r, rdt, (size_t)rcount * n, 1, rc);
-    }
-    return mca_coll_gc3_stage_out(&s, sdt, (size_t)scount, 0, rc);
-}
-
 int mca_coll_gc3_allgatherv(const void *sbuf, int scount, struct ompi_datatype_t *sdt, void *rbuf, const int *rcounts,
                             const int *displs, struct ompi_datatype_t *rdt, struct ompi_communicator_t *comm,
                             mca_coll_base_module_t *module)
@@ -130,8 +89,7 @@ int mca_coll_gc3_allgatherv(const void *sbuf, int scount, struct ompi_datatype_t
 
     GC3_PREV_OR_FAIL(m, comm, allgatherv);
     rc = OMPI_SUCCESS;
-    if ((!mca_coll_gc3_is_device(sbuf) && !mca_coll_gc3_is_device(rbuf)) ||
-        !mca_coll_gc3_stage_call(comm, "allgatherv", &rc)) {
+    if (!MCA_COLL_GC3_DEV_BOTH || !mca_coll_gc3_stage_call(comm, "allgatherv", &rc)) {
         return rc != OMPI_SUCCESS ? rc : m->prev_allgatherv(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, comm, m->prev_allgatherv_module);
     }
     rc = mca_coll_gc3_stage_in(&s, (void *)sbuf, sdt, (size_t)scount, 1);
@@ -158,8 +116,7 @@ int mca_coll_gc3_gather(const void *sbuf, int scount, struct ompi_datatype_t *sd
 
     GC3_PREV_OR_FAIL(m, comm, gather);
     rc = OMPI_SUCCESS;
-    if ((!mca_coll_gc3_is_device(sbuf) && !(me == root && mca_coll_gc3_is_device(rbuf))) ||
-        !mca_coll_gc3_stage_call(comm, "gather", &rc)) {
+    if (!MCA_COLL_GC3_DEV_ROOT_RECV || !mca_coll_gc3_stage_call(comm, "gather", &rc)) {
         return rc != OMPI_SUCCESS ? rc : m->prev_gather(sbuf, scount, sdt, rbuf, rcount, rdt, root, comm, m->prev_gather_module);
     }
     rc = mca_coll_gc3_stage_in(&s, (void *)sbuf, sdt, (size_t)scount, 1);
@@ -185,8 +142,7 @@ int mca_coll_gc3_scatter(const void *sbuf, int scount, struct ompi_datatype_t *s
 
     GC3_PREV_OR_FAIL(m, comm, scatter);
     rc = OMPI_SUCCESS;
-    if ((!(me == root && mca_coll_gc3_is_device(sbuf)) && !mca_coll_gc3_is_device(rbuf)) ||
-        !mca_coll_gc3_stage_call(comm, "scatter", &rc)) {
+    if (!MCA_COLL_GC3_DEV_ROOT_SEND || !mca_coll_gc3_stage_call(comm, "scatter", &rc)) {
         return rc != OMPI_SUCCESS ? rc : m->prev_scatter(sbuf, scount, sdt, rbuf, rcount, rdt, root, comm, m->prev_scatter_module);
     }
     rc = mca_coll_gc3_stage_in(&s, me == root ? (void *)sbuf : NULL, sdt, n, 1);
@@ -212,8 +168,7 @@ int mca_coll_gc3_gatherv(const void *sbuf, int scount, struct ompi_datatype_t *s
 
     GC3_PREV_OR_FAIL(m, comm, gatherv);
     rc = OMPI_SUCCESS;
-    if ((!mca_coll_gc3_is_device(sbuf) && !(me == root && mca_coll_gc3_is_device(rbuf))) ||
-        !mca_coll_gc3_stage_call(comm, "gatherv", &rc)) {
+    if (!MCA_COLL_GC3_DEV_ROOT_RECV || !mca_coll_gc3_stage_call(comm, "gatherv", &rc)) {
         return rc != OMPI_SUCCESS ? rc
                                   : m->prev_gatherv(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, root, comm,
                                                     m->prev_gatherv_module);
@@ -242,8 +197,7 @@ int mca_coll_gc3_scatterv(const void *sbuf, const int *scounts, const int *displ
 
     GC3_PREV_OR_FAIL(m, comm, scatterv);
     rc = OMPI_SUCCESS;
-    if ((!(me == root && mca_coll_gc3_is_device(sbuf)) && !mca_coll_gc3_is_device(rbuf)) ||
-        !mca_coll_gc3_stage_call(comm, "scatterv", &rc)) {
+    if (!MCA_COLL_GC3_DEV_ROOT_SEND || !mca_coll_gc3_stage_call(comm, "scatterv", &rc)) {
         return rc != OMPI_SUCCESS ? rc
                                   : m->prev_scatterv(sbuf, scounts, displs, sdt, rbuf, rcount, rdt, root, comm,
                                                      m->prev_scatterv_module);
@@ -271,8 +225,7 @@ int mca_coll_gc3_alltoallv(const void *sbuf, const int *scounts, const int *sdis
 
     GC3_PREV_OR_FAIL(m, comm, alltoallv);
     rc = OMPI_SUCCESS;
-    if ((!mca_coll_gc3_is_device(sbuf) && !mca_coll_gc3_is_device(rbuf)) ||
-        !mca_coll_gc3_stage_call(comm, "alltoallv", &rc)) {
+    if (!MCA_COLL_GC3_DEV_BOTH || !mca_coll_gc3_stage_call(comm, "alltoallv", &rc)) {
         return rc != OMPI_SUCCESS ? rc : m->prev_alltoallv(sbuf, scounts, sdispls, sdt, rbuf, rcounts, rdispls, rdt, comm, m->prev_alltoallv_module);
     }
     rc = mca_coll_gc3_stage_in(&s, (void *)sbuf, sdt, sspan, 1);
@@ -287,45 +240,6 @@ int mca_coll_gc3_alltoallv(const void *sbuf, const int *scounts, const int *sdis
     return mca_coll_gc3_stage_out(&s, sdt, sspan, 0, rc);
 }
 
-int mca_coll_gc3_reduce_scatter_block(const void *sbuf, void *rbuf, int rcount, struct ompi_datatype_t *dt,
-                                      struct ompi_op_t *op, struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
-{
-    mca_coll_gc3_module_t *m = (mca_coll_gc3_module_t *)module;
-    mca_coll_gc3_stage_t   s, r;
-    int                    rc, inplace = sbuf == MPI_IN_PLACE, device, backend;
-    size_t                 all = (size_t)rcount * (size_t)ompi_comm_size(comm), rn = inplace ? all : (size_t)rcount;
-    size_t                 dsize = 0;
-    gc3_dtype_t            gdt;
-    gc3_op_t               gop;
-
-    GC3_PREV_OR_FAIL(m, comm, reduce_scatter_block);
-    /* gc3 runs it out of place (MPI's in-place result goes to the start of the buffer, the
-       program's to this rank's block: those are passed on) */
-    backend = inplace ? -1 : mca_coll_gc3_pick_backend(m, sbuf, rbuf, "reduce_scatter_block", &device);
-    ompi_datatype_type_size(dt, &dsize);
-    if (backend >= 0 && mca_coll_gc3_component.enable_reduce_scatter_block && rcount > 0 &&
-        mca_coll_gc3_map_dtype(dt, &gdt) && mca_coll_gc3_map_op(op, &gop) && gc3_op_valid(gop, gdt) &&
-        mca_coll_gc3_try_run(m, GC3_COLL_REDUCE_SCATTER, (gc3_backend_t)backend, sbuf, rbuf, (size_t)rcount, gdt,
-                             gop, all * dsize, &rc)) {
-        return rc;
-    }
-    rc = OMPI_SUCCESS;
-    if ((!mca_coll_gc3_is_device(sbuf) && !mca_coll_gc3_is_device(rbuf)) ||
-        !mca_coll_gc3_stage_call(comm, "reduce_scatter_block", &rc)) {
-        return rc != OMPI_SUCCESS ? rc : m->prev_reduce_scatter_block(sbuf, rbuf, rcount, dt, op, comm, m->prev_reduce_scatter_block_module);
-    }
-    rc = mca_coll_gc3_stage_in(&s, (void *)sbuf, dt, all, 1);
-    if (rc == OMPI_SUCCESS) {
-        rc = mca_coll_gc3_stage_in(&r, rbuf, dt, rn, inplace);
-        if (rc == OMPI_SUCCESS) {
-            rc = m->prev_reduce_scatter_block(inplace ? MPI_IN_PLACE : s.base, r.base, rcount, dt, op, comm,
-                                              m->prev_reduce_scatter_block_module);
-        }
-        rc = mca_coll_gc3_stage_out(&r, dt, (size_t)rcount, 1, rc);
-    }
-    return mca_coll_gc3_stage_out(&s, dt, all, 0, rc);
-}
-
 int mca_coll_gc3_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts, struct ompi_datatype_t *dt,
                                 struct ompi_op_t *op, struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
 {
@@ -337,8 +251,7 @@ int mca_coll_gc3_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts
 
     GC3_PREV_OR_FAIL(m, comm, reduce_scatter);
     rc = OMPI_SUCCESS;
-    if ((!mca_coll_gc3_is_device(sbuf) && !mca_coll_gc3_is_device(rbuf)) ||
-        !mca_coll_gc3_stage_call(comm, "reduce_scatter", &rc)) {
+    if (!MCA_COLL_GC3_DEV_BOTH || !mca_coll_gc3_stage_call(comm, "reduce_scatter", &rc)) {
         return rc != OMPI_SUCCESS ? rc : m->prev_reduce_scatter(sbuf, rbuf, rcounts, dt, op, comm, m->prev_reduce_scatter_module);
     }
     rc = mca_coll_gc3_stage_in(&s, (void *)sbuf, dt, all, 1);
@@ -363,8 +276,7 @@ int mca_coll_gc3_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts
         int                    rc, inplace = sbuf == MPI_IN_PLACE;                                              \
         GC3_PREV_OR_FAIL(m, comm, name);                                                                        \
         rc = OMPI_SUCCESS;                                                                                      \
-        if ((!mca_coll_gc3_is_device(sbuf) && !mca_coll_gc3_is_device(rbuf)) ||                                \
-            !mca_coll_gc3_stage_call(comm, #name, &rc)) {                                                       \
+        if (!MCA_COLL_GC3_DEV_BOTH || !mca_coll_gc3_stage_call(comm, #name, &rc)) {                                     \
             return rc != OMPI_SUCCESS ? rc : m->prev_##name(sbuf, rbuf, count, dt, op, comm, m->prev_##name##_module); \
         }                                                                                                       \
         rc = mca_coll_gc3_stage_in(&s, (void *)sbuf, dt, (size_t)count, 1);                                     \
@@ -421,8 +333,7 @@ int mca_coll_gc3_alltoallw(const void *sbuf, const int *scounts, const int *sdis
 
     GC3_PREV_OR_FAIL(m, comm, alltoallw);
     rc = OMPI_SUCCESS;
-    if ((!mca_coll_gc3_is_device(sbuf) && !mca_coll_gc3_is_device(rbuf)) ||
-        !mca_coll_gc3_stage_call(comm, "alltoallw", &rc)) {
+    if (!MCA_COLL_GC3_DEV_BOTH || !mca_coll_gc3_stage_call(comm, "alltoallw", &rc)) {
         return rc != OMPI_SUCCESS ? rc
                                   : m->prev_alltoallw(sbuf, scounts, sdispls, sdts, rbuf, rcounts, rdispls, rdts, comm,
                                                       m->prev_alltoallw_module);
@@ -484,8 +395,7 @@ static int gc3_neighbors(struct ompi_communicator_t *comm, int *in, int *out)
         int                    in, out, rc;                                                                      \
         GC3_PREV_OR_FAIL(m, comm, name);                                                                         \
         rc = OMPI_SUCCESS;                                                                                       \
-        if ((!mca_coll_gc3_is_device(sbuf) && !mca_coll_gc3_is_device(rbuf)) ||                                  \
-            !mca_coll_gc3_stage_call(comm, #name, &rc)) {                                                        \
+        if (!MCA_COLL_GC3_DEV_BOTH || !mca_coll_gc3_stage_call(comm, #name, &rc)) {                                     \
             return rc != OMPI_SUCCESS ? rc : (pass);                                                             \
         }                                                                                                        \
         if ((rc = gc3_neighbors(comm, &in, &out)) != MPI_SUCCESS) {                                              \
@@ -573,9 +483,10 @@ int mca_coll_gc3_neighbor_alltoallw(const void *sbuf, const int *scounts, const 
 
 /* ---------------------------------------------------------------- nonblocking forms
  * The previous module's nonblocking collectives (libnbc) are not CUDA-aware either. On device
- * buffers the call runs as its blocking counterpart above (staged, or run by gc3 where it takes
- * it, or per coll_gc3_fallback) and returns a request that is already complete. With
- * coll_gc3_fallback=pass, or on host buffers, the previous module gets the call as it is. */
+ * buffers the call runs as its blocking counterpart (staged, or run by gc3 where it takes it, or
+ * per coll_gc3_fallback) and returns a request that is already complete. With
+ * coll_gc3_fallback=pass, or on host buffers, the previous module gets the call as it is. The
+ * functions are generated from MCA_COLL_GC3_STAGED_NONBLOCKING (coll_gc3_colls.h). */
 
 /* 1 when the nonblocking call `name` on (some) device buffers runs as its blocking form. */
 static int gc3_nb_blocking(struct ompi_communicator_t *comm, const char *name, int device)
@@ -589,252 +500,70 @@ static int gc3_nb_blocking(struct ompi_communicator_t *comm, const char *name, i
     return 1;
 }
 
-#define GC3_NB_DONE(request, call) ((*(request) = &ompi_request_empty), (call))
+/* The parameters of each kind of call before (comm, [request,] module), and the arguments they pass on. */
+#define GC3_SIG_bcast (void *buf, int count, struct ompi_datatype_t *dt, int root), (buf, count, dt, root)
+#define GC3_SIG_reduce                                                                                  \
+    (const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dt, struct ompi_op_t *op, int root), \
+        (sbuf, rbuf, count, dt, op, root)
+#define GC3_SIG_allgather                                                                            \
+    (const void *sbuf, int scount, struct ompi_datatype_t *sdt, void *rbuf, int rcount,              \
+     struct ompi_datatype_t *rdt),                                                                   \
+        (sbuf, scount, sdt, rbuf, rcount, rdt)
+#define GC3_SIG_alltoall GC3_SIG_allgather
+#define GC3_SIG_allgatherv                                                                            \
+    (const void *sbuf, int scount, struct ompi_datatype_t *sdt, void *rbuf, const int *rcounts,       \
+     const int *displs, struct ompi_datatype_t *rdt),                                                 \
+        (sbuf, scount, sdt, rbuf, rcounts, displs, rdt)
+#define GC3_SIG_gather                                                                               \
+    (const void *sbuf, int scount, struct ompi_datatype_t *sdt, void *rbuf, int rcount,              \
+     struct ompi_datatype_t *rdt, int root),                                                         \
+        (sbuf, scount, sdt, rbuf, rcount, rdt, root)
+#define GC3_SIG_scatter GC3_SIG_gather
+#define GC3_SIG_gatherv                                                                               \
+    (const void *sbuf, int scount, struct ompi_datatype_t *sdt, void *rbuf, const int *rcounts,       \
+     const int *displs, struct ompi_datatype_t *rdt, int root),                                       \
+        (sbuf, scount, sdt, rbuf, rcounts, displs, rdt, root)
+#define GC3_SIG_scatterv                                                                              \
+    (const void *sbuf, const int *scounts, const int *displs, struct ompi_datatype_t *sdt, void *rbuf, \
+     int rcount, struct ompi_datatype_t *rdt, int root),                                              \
+        (sbuf, scounts, displs, sdt, rbuf, rcount, rdt, root)
+#define GC3_SIG_alltoallv                                                                              \
+    (const void *sbuf, const int *scounts, const int *sdispls, struct ompi_datatype_t *sdt, void *rbuf, \
+     const int *rcounts, const int *rdispls, struct ompi_datatype_t *rdt),                             \
+        (sbuf, scounts, sdispls, sdt, rbuf, rcounts, rdispls, rdt)
+#define GC3_SIG_alltoallw                                                                             \
+    (const void *sbuf, const int *scounts, const int *sdispls, struct ompi_datatype_t *const *sdts,   \
+     void *rbuf, const int *rcounts, const int *rdispls, struct ompi_datatype_t *const *rdts),        \
+        (sbuf, scounts, sdispls, sdts, rbuf, rcounts, rdispls, rdts)
+#define GC3_SIG_neighbor_alltoallw                                                                    \
+    (const void *sbuf, const int *scounts, const MPI_Aint *sdispls, struct ompi_datatype_t *const *sdts, \
+     void *rbuf, const int *rcounts, const MPI_Aint *rdispls, struct ompi_datatype_t *const *rdts),   \
+        (sbuf, scounts, sdispls, sdts, rbuf, rcounts, rdispls, rdts)
+#define GC3_SIG_reduce_scatter_block                                                                  \
+    (const void *sbuf, void *rbuf, int rcount, struct ompi_datatype_t *dt, struct ompi_op_t *op),     \
+        (sbuf, rbuf, rcount, dt, op)
+#define GC3_SIG_reduce_scatter                                                                        \
+    (const void *sbuf, void *rbuf, const int *rcounts, struct ompi_datatype_t *dt, struct ompi_op_t *op), \
+        (sbuf, rbuf, rcounts, dt, op)
+#define GC3_SIG_scan                                                                                  \
+    (const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dt, struct ompi_op_t *op),      \
+        (sbuf, rbuf, count, dt, op)
 
-int mca_coll_gc3_ibcast(void *buf, int count, struct ompi_datatype_t *dt, int root, struct ompi_communicator_t *comm,
-                        ompi_request_t **request, mca_coll_base_module_t *module)
-{
-    mca_coll_gc3_module_t *m = (mca_coll_gc3_module_t *)module;
-    if (gc3_nb_blocking(comm, "ibcast", mca_coll_gc3_is_device(buf))) {
-        return GC3_NB_DONE(request, mca_coll_gc3_bcast(buf, count, dt, root, comm, module));
+#define GC3_UNPAREN(...)     __VA_ARGS__
+#define GC3_APPLY(macro, ...) macro(__VA_ARGS__)
+#define GC3_NB_STAGED(name, type, blocking, dev, sig) \
+    GC3_APPLY(GC3_NB_STAGED_FN, name, blocking, MCA_COLL_GC3_DEV_##dev, GC3_SIG_##sig)
+#define GC3_NB_STAGED_FN(name, blocking, device, params, args)                                                  \
+    int mca_coll_gc3_##name(GC3_UNPAREN params, struct ompi_communicator_t *comm, ompi_request_t **request,      \
+                            mca_coll_base_module_t *module)                                                     \
+    {                                                                                                           \
+        mca_coll_gc3_module_t *m = (mca_coll_gc3_module_t *)module;                                             \
+        if (gc3_nb_blocking(comm, #name, (device))) {                                                           \
+            *request = &ompi_request_empty;                                                                     \
+            return mca_coll_gc3_##blocking(GC3_UNPAREN args, comm, module);                                     \
+        }                                                                                                       \
+        GC3_PREV_OR_FAIL(m, comm, name);                                                                        \
+        return m->prev_##name(GC3_UNPAREN args, comm, request, m->prev_##name##_module);                        \
     }
-    GC3_PREV_OR_FAIL(m, comm, ibcast);
-    return m->prev_ibcast(buf, count, dt, root, comm, request, m->prev_ibcast_module);
-}
 
-int mca_coll_gc3_ireduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dt, struct ompi_op_t *op,
-                         int root, struct ompi_communicator_t *comm, ompi_request_t **request,
-                         mca_coll_base_module_t *module)
-{
-    mca_coll_gc3_module_t *m = (mca_coll_gc3_module_t *)module;
-    int dev = mca_coll_gc3_is_device(sbuf) || (ompi_comm_rank(comm) == root && mca_coll_gc3_is_device(rbuf));
-    if (gc3_nb_blocking(comm, "ireduce", dev)) {
-        return GC3_NB_DONE(request, mca_coll_gc3_reduce(sbuf, rbuf, count, dt, op, root, comm, module));
-    }
-    GC3_PREV_OR_FAIL(m, comm, ireduce);
-    return m->prev_ireduce(sbuf, rbuf, count, dt, op, root, comm, request, m->prev_ireduce_module);
-}
-
-int mca_coll_gc3_iallgather(const void *sbuf, int scount, struct ompi_datatype_t *sdt, void *rbuf, int rcount,
-                            struct ompi_datatype_t *rdt, struct ompi_communicator_t *comm, ompi_request_t **request,
-                            mca_coll_base_module_t *module)
-{
-    mca_coll_gc3_module_t *m = (mca_coll_gc3_module_t *)module;
-    if (gc3_nb_blocking(comm, "iallgather", mca_coll_gc3_is_device(sbuf) || mca_coll_gc3_is_device(rbuf))) {
-        return GC3_NB_DONE(request, mca_coll_gc3_allgather(sbuf, scount, sdt, rbuf, rcount, rdt, comm, module));
-    }
-    GC3_PREV_OR_FAIL(m, comm, iallgather);
-    return m->prev_iallgather(sbuf, scount, sdt, rbuf, rcount, rdt, comm, request, m->prev_iallgather_module);
-}
-
-int mca_coll_gc3_iallgatherv(const void *sbuf, int scount, struct ompi_datatype_t *sdt, void *rbuf, const int *rcounts,
-                             const int *displs, struct ompi_datatype_t *rdt, struct ompi_communicator_t *comm,
-                             ompi_request_t **request, mca_coll_base_module_t *module)
-{
-    mca_coll_gc3_module_t *m = (mca_coll_gc3_module_t *)module;
-    if (gc3_nb_blocking(comm, "iallgatherv", mca_coll_gc3_is_device(sbuf) || mca_coll_gc3_is_device(rbuf))) {
-        return GC3_NB_DONE(request,
-                           mca_coll_gc3_allgatherv(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, comm, module));
-    }
-    GC3_PREV_OR_FAIL(m, comm, iallgatherv);
-    return m->prev_iallgatherv(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, comm, request,
-                               m->prev_iallgatherv_module);
-}
-
-int mca_coll_gc3_igather(const void *sbuf, int scount, struct ompi_datatype_t *sdt, void *rbuf, int rcount,
-                         struct ompi_datatype_t *rdt, int root, struct ompi_communicator_t *comm,
-                         ompi_request_t **request, mca_coll_base_module_t *module)
-{
-    mca_coll_gc3_module_t *m = (mca_coll_gc3_module_t *)module;
-    int dev = mca_coll_gc3_is_device(sbuf) || (ompi_comm_rank(comm) == root && mca_coll_gc3_is_device(rbuf));
-    if (gc3_nb_blocking(comm, "igather", dev)) {
-        return GC3_NB_DONE(request, mca_coll_gc3_gather(sbuf, scount, sdt, rbuf, rcount, rdt, root, comm, module));
-    }
-    GC3_PREV_OR_FAIL(m, comm, igather);
-    return m->prev_igather(sbuf, scount, sdt, rbuf, rcount, rdt, root, comm, request, m->prev_igather_module);
-}
-
-int mca_coll_gc3_iscatter(const void *sbuf, int scount, struct ompi_datatype_t *sdt, void *rbuf, int rcount,
-                          struct ompi_datatype_t *rdt, int root, struct ompi_communicator_t *comm,
-                          ompi_request_t **request, mca_coll_base_module_t *module)
-{
-    mca_coll_gc3_module_t *m = (mca_coll_gc3_module_t *)module;
-    int dev = (ompi_comm_rank(comm) == root && mca_coll_gc3_is_device(sbuf)) || mca_coll_gc3_is_device(rbuf);
-    if (gc3_nb_blocking(comm, "iscatter", dev)) {
-        return GC3_NB_DONE(request, mca_coll_gc3_scatter(sbuf, scount, sdt, rbuf, rcount, rdt, root, comm, module));
-    }
-    GC3_PREV_OR_FAIL(m, comm, iscatter);
-    return m->prev_iscatter(sbuf, scount, sdt, rbuf, rcount, rdt, root, comm, request, m->prev_iscatter_module);
-}
-
-int mca_coll_gc3_ialltoallv(const void *sbuf, const int *scounts, const int *sdispls, struct ompi_datatype_t *sdt,
-                            void *rbuf, const int *rcounts, const int *rdispls, struct ompi_datatype_t *rdt,
-                            struct ompi_communicator_t *comm, ompi_request_t **request, mca_coll_base_module_t *module)
-{
-    mca_coll_gc3_module_t *m = (mca_coll_gc3_module_t *)module;
-    if (gc3_nb_blocking(comm, "ialltoallv", mca_coll_gc3_is_device(sbuf) || mca_coll_gc3_is_device(rbuf))) {
-        return GC3_NB_DONE(request, mca_coll_gc3_alltoallv(sbuf, scounts, sdispls, sdt, rbuf, rcounts, rdispls, rdt,
-                                                           comm, module));
-    }
-    GC3_PREV_OR_FAIL(m, comm, ialltoallv);
-    return m->prev_ialltoallv(sbuf, scounts, sdispls, sdt, rbuf, rcounts, rdispls, rdt, comm, request,
-                              m->prev_ialltoallv_module);
-}
-
-int mca_coll_gc3_ireduce_scatter_block(const void *sbuf, void *rbuf, int rcount, struct ompi_datatype_t *dt,
-                                       struct ompi_op_t *op, struct ompi_communicator_t *comm,
-                                       ompi_request_t **request, mca_coll_base_module_t *module)
-{
-    mca_coll_gc3_module_t *m = (mca_coll_gc3_module_t *)module;
-    if (gc3_nb_blocking(comm, "ireduce_scatter_block", mca_coll_gc3_is_device(sbuf) || mca_coll_gc3_is_device(rbuf))) {
-        return GC3_NB_DONE(request, mca_coll_gc3_reduce_scatter_block(sbuf, rbuf, rcount, dt, op, comm, module));
-    }
-    GC3_PREV_OR_FAIL(m, comm, ireduce_scatter_block);
-    return m->prev_ireduce_scatter_block(sbuf, rbuf, rcount, dt, op, comm, request, m->prev_ireduce_scatter_block_module);
-}
-
-int mca_coll_gc3_ireduce_scatter(const void *sbuf, void *rbuf, const int *rcounts, struct ompi_datatype_t *dt,
-                                 struct ompi_op_t *op, struct ompi_communicator_t *comm, ompi_request_t **request,
-                                 mca_coll_base_module_t *module)
-{
-    mca_coll_gc3_module_t *m = (mca_coll_gc3_module_t *)module;
-    if (gc3_nb_blocking(comm, "ireduce_scatter", mca_coll_gc3_is_device(sbuf) || mca_coll_gc3_is_device(rbuf))) {
-        return GC3_NB_DONE(request, mca_coll_gc3_reduce_scatter(sbuf, rbuf, rcounts, dt, op, comm, module));
-    }
-    GC3_PREV_OR_FAIL(m, comm, ireduce_scatter);
-    return m->prev_ireduce_scatter(sbuf, rbuf, rcounts, dt, op, comm, request, m->prev_ireduce_scatter_module);
-}
-
-int mca_coll_gc3_iscan(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dt, struct ompi_op_t *op,
-                       struct ompi_communicator_t *comm, ompi_request_t **request, mca_coll_base_module_t *module)
-{
-    mca_coll_gc3_module_t *m = (mca_coll_gc3_module_t *)module;
-    if (gc3_nb_blocking(comm, "iscan", mca_coll_gc3_is_device(sbuf) || mca_coll_gc3_is_device(rbuf))) {
-        return GC3_NB_DONE(request, mca_coll_gc3_scan(sbuf, rbuf, count, dt, op, comm, module));
-    }
-    GC3_PREV_OR_FAIL(m, comm, iscan);
-    return m->prev_iscan(sbuf, rbuf, count, dt, op, comm, request, m->prev_iscan_module);
-}
-
-int mca_coll_gc3_iexscan(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dt, struct ompi_op_t *op,
-                         struct ompi_communicator_t *comm, ompi_request_t **request, mca_coll_base_module_t *module)
-{
-    mca_coll_gc3_module_t *m = (mca_coll_gc3_module_t *)module;
-    if (gc3_nb_blocking(comm, "iexscan", mca_coll_gc3_is_device(sbuf) || mca_coll_gc3_is_device(rbuf))) {
-        return GC3_NB_DONE(request, mca_coll_gc3_exscan(sbuf, rbuf, count, dt, op, comm, module));
-    }
-    GC3_PREV_OR_FAIL(m, comm, iexscan);
-    return m->prev_iexscan(sbuf, rbuf, count, dt, op, comm, request, m->prev_iexscan_module);
-}
-
-int mca_coll_gc3_igatherv(const void *sbuf, int scount, struct ompi_datatype_t *sdt, void *rbuf, const int *rcounts,
-                          const int *displs, struct ompi_datatype_t *rdt, int root, struct ompi_communicator_t *comm,
-                          ompi_request_t **request, mca_coll_base_module_t *module)
-{
-    mca_coll_gc3_module_t *m = (mca_coll_gc3_module_t *)module;
-    int dev = mca_coll_gc3_is_device(sbuf) || (ompi_comm_rank(comm) == root && mca_coll_gc3_is_device(rbuf));
-    if (gc3_nb_blocking(comm, "igatherv", dev)) {
-        return GC3_NB_DONE(request,
-                           mca_coll_gc3_gatherv(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, root, comm, module));
-    }
-    GC3_PREV_OR_FAIL(m, comm, igatherv);
-    return m->prev_igatherv(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, root, comm, request,
-                            m->prev_igatherv_module);
-}
-
-int mca_coll_gc3_iscatterv(const void *sbuf, const int *scounts, const int *displs, struct ompi_datatype_t *sdt,
-                           void *rbuf, int rcount, struct ompi_datatype_t *rdt, int root,
-                           struct ompi_communicator_t *comm, ompi_request_t **request, mca_coll_base_module_t *module)
-{
-    mca_coll_gc3_module_t *m = (mca_coll_gc3_module_t *)module;
-    int dev = (ompi_comm_rank(comm) == root && mca_coll_gc3_is_device(sbuf)) || mca_coll_gc3_is_device(rbuf);
-    if (gc3_nb_blocking(comm, "iscatterv", dev)) {
-        return GC3_NB_DONE(request,
-                           mca_coll_gc3_scatterv(sbuf, scounts, displs, sdt, rbuf, rcount, rdt, root, comm, module));
-    }
-    GC3_PREV_OR_FAIL(m, comm, iscatterv);
-    return m->prev_iscatterv(sbuf, scounts, displs, sdt, rbuf, rcount, rdt, root, comm, request,
-                             m->prev_iscatterv_module);
-}
-
-int mca_coll_gc3_ialltoallw(const void *sbuf, const int *scounts, const int *sdispls,
-                            struct ompi_datatype_t *const *sdts, void *rbuf, const int *rcounts, const int *rdispls,
-                            struct ompi_datatype_t *const *rdts, struct ompi_communicator_t *comm,
-                            ompi_request_t **request, mca_coll_base_module_t *module)
-{
-    mca_coll_gc3_module_t *m = (mca_coll_gc3_module_t *)module;
-    if (gc3_nb_blocking(comm, "ialltoallw", mca_coll_gc3_is_device(sbuf) || mca_coll_gc3_is_device(rbuf))) {
-        return GC3_NB_DONE(request, mca_coll_gc3_alltoallw(sbuf, scounts, sdispls, sdts, rbuf, rcounts, rdispls, rdts,
-                                                           comm, module));
-    }
-    GC3_PREV_OR_FAIL(m, comm, ialltoallw);
-    return m->prev_ialltoallw(sbuf, scounts, sdispls, sdts, rbuf, rcounts, rdispls, rdts, comm, request,
-                              m->prev_ialltoallw_module);
-}
-
-/* the nonblocking neighbourhood collectives */
-#define GC3_INEIGHBOR(name, blocking_call, pass_call)                                                            \
-    do {                                                                                                        \
-        mca_coll_gc3_module_t *m = (mca_coll_gc3_module_t *)module;                                              \
-        if (gc3_nb_blocking(comm, #name, mca_coll_gc3_is_device(sbuf) || mca_coll_gc3_is_device(rbuf))) {        \
-            return GC3_NB_DONE(request, (blocking_call));                                                        \
-        }                                                                                                        \
-        GC3_PREV_OR_FAIL(m, comm, name);                                                                         \
-        return (pass_call);                                                                                      \
-    } while (0)
-
-int mca_coll_gc3_ineighbor_allgather(const void *sbuf, int scount, struct ompi_datatype_t *sdt, void *rbuf, int rcount,
-                                     struct ompi_datatype_t *rdt, struct ompi_communicator_t *comm,
-                                     ompi_request_t **request, mca_coll_base_module_t *module)
-{
-    GC3_INEIGHBOR(ineighbor_allgather,
-                  mca_coll_gc3_neighbor_allgather(sbuf, scount, sdt, rbuf, rcount, rdt, comm, module),
-                  m->prev_ineighbor_allgather(sbuf, scount, sdt, rbuf, rcount, rdt, comm, request,
-                                              m->prev_ineighbor_allgather_module));
-}
-
-int mca_coll_gc3_ineighbor_allgatherv(const void *sbuf, int scount, struct ompi_datatype_t *sdt, void *rbuf,
-                                      const int *rcounts, const int *displs, struct ompi_datatype_t *rdt,
-                                      struct ompi_communicator_t *comm, ompi_request_t **request,
-                                      mca_coll_base_module_t *module)
-{
-    GC3_INEIGHBOR(ineighbor_allgatherv,
-                  mca_coll_gc3_neighbor_allgatherv(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, comm, module),
-                  m->prev_ineighbor_allgatherv(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, comm, request,
-                                               m->prev_ineighbor_allgatherv_module));
-}
-
-int mca_coll_gc3_ineighbor_alltoall(const void *sbuf, int scount, struct ompi_datatype_t *sdt, void *rbuf, int rcount,
-                                    struct ompi_datatype_t *rdt, struct ompi_communicator_t *comm,
-                                    ompi_request_t **request, mca_coll_base_module_t *module)
-{
-    GC3_INEIGHBOR(ineighbor_alltoall,
-                  mca_coll_gc3_neighbor_alltoall(sbuf, scount, sdt, rbuf, rcount, rdt, comm, module),
-                  m->prev_ineighbor_alltoall(sbuf, scount, sdt, rbuf, rcount, rdt, comm, request,
-                                             m->prev_ineighbor_alltoall_module));
-}
-
-int mca_coll_gc3_ineighbor_alltoallv(const void *sbuf, const int *scounts, const int *sdispls,
-                                     struct ompi_datatype_t *sdt, void *rbuf, const int *rcounts, const int *rdispls,
-                                     struct ompi_datatype_t *rdt, struct ompi_communicator_t *comm,
-                                     ompi_request_t **request, mca_coll_base_module_t *module)
-{
-    GC3_INEIGHBOR(ineighbor_alltoallv,
-                  mca_coll_gc3_neighbor_alltoallv(sbuf, scounts, sdispls, sdt, rbuf, rcounts, rdispls, rdt, comm,
-                                                  module),
-                  m->prev_ineighbor_alltoallv(sbuf, scounts, sdispls, sdt, rbuf, rcounts, rdispls, rdt, comm, request,
-                                              m->prev_ineighbor_alltoallv_module));
-}
-
-int mca_coll_gc3_ineighbor_alltoallw(const void *sbuf, const int *scounts, const MPI_Aint *sdispls,
-                                     struct ompi_datatype_t *const *sdts, void *rbuf, const int *rcounts,
-                                     const MPI_Aint *rdispls, struct ompi_datatype_t *const *rdts,
-                                     struct ompi_communicator_t *comm, ompi_request_t **request,
-                                     mca_coll_base_module_t *module)
-{
-    GC3_INEIGHBOR(ineighbor_alltoallw,
-                  mca_coll_gc3_neighbor_alltoallw(sbuf, scounts, sdispls, sdts, rbuf, rcounts, rdispls, rdts, comm,
-                                                  module),
-                  m->prev_ineighbor_alltoallw(sbuf, scounts, sdispls, sdts, rbuf, rcounts, rdispls, rdts, comm,
-                                              request, m->prev_ineighbor_alltoallw_module));
-}
+MCA_COLL_GC3_STAGED_NONBLOCKING(GC3_NB_STAGED)

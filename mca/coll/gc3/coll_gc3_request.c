@@ -121,6 +121,7 @@ static mca_coll_gc3_request_t *mca_coll_gc3_request_new(mca_coll_gc3_module_t *m
     r->super.req_status.MPI_TAG    = MPI_ANY_TAG;
     r->module                      = m;
     r->coll                        = coll;
+    r->pcoll                       = NULL;
     memset(&r->task, 0, sizeof(r->task));
     r->sbuf = r->rbuf = NULL;
     r->scount = r->rcount = 0;
@@ -157,20 +158,20 @@ static void mca_coll_gc3_complete(mca_coll_gc3_task_t *done)
 
 /* ---------------------------------------------------------------- the pipeline (m->lock held) */
 
-static void mca_coll_gc3_task_init(mca_coll_gc3_task_t *t, int coll, gc3_backend_t backend, const void *sbuf, void *rbuf,
-                                   size_t count, gc3_dtype_t dtype, gc3_op_t op, size_t bytes)
+static void mca_coll_gc3_task_init(mca_coll_gc3_task_t *t, gc3_coll_t coll, const mca_coll_gc3_args_t *a,
+                                   const void *sbuf, void *rbuf)
 {
     memset(t, 0, sizeof(*t));
     t->coll          = coll;
-    t->backend       = backend;
-    t->bytes         = bytes;
+    t->backend       = (gc3_backend_t)a->backend;
+    t->bytes         = a->bytes;
     t->inplace       = sbuf == MPI_IN_PLACE;
-    t->device        = backend == GC3_BACKEND_CUDA;
+    t->device        = a->backend == GC3_BACKEND_CUDA;
     t->call.sendbuf  = sbuf == MPI_IN_PLACE ? NULL : sbuf;
     t->call.recvbuf  = rbuf;
-    t->call.count    = count;
-    t->call.dtype    = dtype;
-    t->call.op       = op;
+    t->call.count    = a->count;
+    t->call.dtype    = a->dtype;
+    t->call.op       = a->op;
     t->call.stream   = NULL;
     t->state         = MCA_COLL_GC3_TASK_QUEUED;
 }
@@ -597,16 +598,17 @@ static int mca_coll_gc3_run(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_slot_t *
     return rc;
 }
 
-int mca_coll_gc3_try_run(mca_coll_gc3_module_t *m, int coll, gc3_backend_t backend, const void *sbuf, void *rbuf,
-                         size_t count, gc3_dtype_t dtype, gc3_op_t op, size_t bytes, int *rc)
+int mca_coll_gc3_try_run(mca_coll_gc3_module_t *m, gc3_coll_t coll, const mca_coll_gc3_args_t *a, const void *sbuf,
+                         void *rbuf, int *rc)
 {
+    const gc3_backend_t backend = (gc3_backend_t)a->backend;
     mca_coll_gc3_task_t t;
     char                why[192];
 
-    if (!mca_coll_gc3_takes(m, bytes)) {
+    if (!mca_coll_gc3_takes(m, a->bytes)) {
         return 0;
     }
-    mca_coll_gc3_task_init(&t, coll, backend, sbuf, rbuf, count, dtype, op, bytes);
+    mca_coll_gc3_task_init(&t, coll, a, sbuf, rbuf);
     t.blocking = 1;
     pthread_mutex_lock(&m->lock);
     if (mca_coll_gc3_unusable(m, coll)) {
@@ -616,7 +618,7 @@ int mca_coll_gc3_try_run(mca_coll_gc3_module_t *m, int coll, gc3_backend_t backe
     }
     if (m->head == NULL && m->exec_state[backend] == 1) {
         /* nothing queued before it and the shape is known: decided here (the common case) */
-        mca_coll_gc3_plan_slot_t *s = mca_coll_gc3_slot(m, coll, bytes, t.inplace, backend, why, sizeof(why));
+        mca_coll_gc3_plan_slot_t *s = mca_coll_gc3_slot(m, coll, a->bytes, t.inplace, backend, why, sizeof(why));
         if (s == NULL || (s->state == MCA_COLL_GC3_SLOT_FAILED && !s->fail_call)) {
             pthread_mutex_unlock(&m->lock);
             return 0;
@@ -652,13 +654,12 @@ int mca_coll_gc3_try_run(mca_coll_gc3_module_t *m, int coll, gc3_backend_t backe
     }
 }
 
-int mca_coll_gc3_try_start(mca_coll_gc3_module_t *m, int coll, gc3_backend_t backend, const void *sbuf, void *rbuf,
-                           size_t count, gc3_dtype_t dtype, gc3_op_t op, size_t bytes, ompi_request_t **request,
-                           int *rc, struct mca_coll_gc3_request_t *reuse)
+int mca_coll_gc3_try_start(mca_coll_gc3_module_t *m, gc3_coll_t coll, const mca_coll_gc3_args_t *a, const void *sbuf,
+                           void *rbuf, ompi_request_t **request, int *rc, struct mca_coll_gc3_request_t *reuse)
 {
     mca_coll_gc3_request_t *r;
 
-    if (!mca_coll_gc3_takes(m, bytes)) {
+    if (!mca_coll_gc3_takes(m, a->bytes)) {
         return 0;
     }
     pthread_mutex_lock(&m->lock);
@@ -673,7 +674,7 @@ int mca_coll_gc3_try_start(mca_coll_gc3_module_t *m, int coll, gc3_backend_t bac
         *rc = OMPI_ERR_OUT_OF_RESOURCE;
         return 1;
     }
-    mca_coll_gc3_task_init(&r->task, coll, backend, sbuf, rbuf, count, dtype, op, bytes);
+    mca_coll_gc3_task_init(&r->task, coll, a, sbuf, rbuf);
     r->task.req = r;
     OBJ_RETAIN(r); /* the pipeline's reference, until the call is over */
     pthread_mutex_lock(&m->lock);
@@ -685,14 +686,15 @@ int mca_coll_gc3_try_start(mca_coll_gc3_module_t *m, int coll, gc3_backend_t bac
     return 1;
 }
 
-void mca_coll_gc3_plan_ahead(mca_coll_gc3_module_t *m, int coll, gc3_backend_t backend, const void *sbuf, size_t bytes)
+void mca_coll_gc3_plan_ahead(mca_coll_gc3_module_t *m, gc3_coll_t coll, const mca_coll_gc3_args_t *a,
+                             const void *sbuf)
 {
     mca_coll_gc3_task_t *t;
 
-    if (!mca_coll_gc3_takes(m, bytes) || (t = malloc(sizeof(*t))) == NULL) {
+    if (!mca_coll_gc3_takes(m, a->bytes) || (t = malloc(sizeof(*t))) == NULL) {
         return; /* (out of memory: the plan is set up at the first start) */
     }
-    mca_coll_gc3_task_init(t, coll, backend, sbuf, NULL, 0, GC3_DT_UINT8, GC3_OP_SUM, bytes);
+    mca_coll_gc3_task_init(t, coll, a, sbuf, NULL);
     t->ahead = 1;
     pthread_mutex_lock(&m->lock);
     mca_coll_gc3_enqueue(m, t);

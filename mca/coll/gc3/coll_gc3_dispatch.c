@@ -1,0 +1,76 @@
+/* coll/gc3: which way a call goes. gc3 runs a call itself when its buffers are memory of the
+ * backend's (device memory of this rank's GPU; host memory with coll_gc3_backend=host) and the
+ * collective's argument builder takes it (coll_gc3_<collective>.c); a call on device buffers it
+ * does not run is staged through host memory, passed on as it is or fails (coll_gc3_fallback);
+ * host buffers go to the previous module untouched. */
+#include "coll_gc3.h"
+#include "opal/util/output.h"
+
+int mca_coll_gc3_pick_backend(mca_coll_gc3_module_t *m, const void *sbuf, const void *rbuf, const char *coll,
+                              int *device_buffers_p)
+{
+    int                dev_s = -1, dev_r = -1;
+    mca_coll_gc3_mem_t ks = sbuf == MPI_IN_PLACE ? MCA_COLL_GC3_MEM_HOST : mca_coll_gc3_classify(sbuf, &dev_s);
+    mca_coll_gc3_mem_t kr = mca_coll_gc3_classify(rbuf, &dev_r);
+
+    *device_buffers_p = ks != MCA_COLL_GC3_MEM_HOST || kr != MCA_COLL_GC3_MEM_HOST;
+    if (mca_coll_gc3_component.stage_host) {
+        *device_buffers_p = 1; /* test feature: host buffers take the staging path */
+        return -1;
+    }
+    if (!*device_buffers_p) {
+        return mca_coll_gc3_component.backend == MCA_COLL_GC3_BACKEND_HOST ? GC3_BACKEND_HOST : -1;
+    }
+    if (mca_coll_gc3_component.backend == MCA_COLL_GC3_BACKEND_HOST || !gc3_exec_backend_available(GC3_BACKEND_CUDA)) {
+        opal_output_verbose(2, mca_coll_gc3_component.output, "coll:gc3: %s on device buffers: %s", coll,
+                            mca_coll_gc3_component.backend == MCA_COLL_GC3_BACKEND_HOST ? "backend is host"
+                                                                                        : "built without CUDA");
+        return -1;
+    }
+    if (ks == MCA_COLL_GC3_MEM_MANAGED || kr == MCA_COLL_GC3_MEM_MANAGED) {
+        opal_output_verbose(2, mca_coll_gc3_component.output, "coll:gc3: %s on managed memory: not run by gc3", coll);
+        return -1;
+    }
+    if ((sbuf != MPI_IN_PLACE && ks != MCA_COLL_GC3_MEM_DEVICE) || kr != MCA_COLL_GC3_MEM_DEVICE ||
+        (sbuf != MPI_IN_PLACE && dev_s != dev_r) || (m->device >= 0 && dev_r != m->device)) {
+        opal_output_verbose(2, mca_coll_gc3_component.output,
+                            "coll:gc3: %s with buffers on devices %d/%d (this rank uses %d), or host and device "
+                            "mixed: not run by gc3", coll, dev_s, dev_r, m->device);
+        return -1;
+    }
+    return GC3_BACKEND_CUDA;
+}
+
+int mca_coll_gc3_is_device(const void *ptr)
+{
+    int dev;
+    if (ptr == NULL || ptr == MPI_IN_PLACE) {
+        return 0;
+    }
+    if (mca_coll_gc3_component.stage_host) {
+        return 1; /* test feature: host memory plays the device */
+    }
+    return mca_coll_gc3_classify(ptr, &dev) != MCA_COLL_GC3_MEM_HOST;
+}
+
+int mca_coll_gc3_stage_call(struct ompi_communicator_t *comm, const char *coll, int *rc_p)
+{
+    switch (mca_coll_gc3_component.fallback) {
+    case MCA_COLL_GC3_FALLBACK_PASS:
+        opal_output_verbose(2, mca_coll_gc3_component.output,
+                            "coll:gc3: %s on device buffers: passed on as they are (coll_gc3_fallback=pass)", coll);
+        *rc_p = OMPI_SUCCESS;
+        return 0;
+    case MCA_COLL_GC3_FALLBACK_ERROR:
+        opal_output(0, "coll:gc3: comm %s rank %d: %s on device buffers is not run by gc3 (set coll_gc3_verbose=2 "
+                    "for why) and coll_gc3_fallback=error: the call fails",
+                    comm->c_name, ompi_comm_rank(comm), coll);
+        *rc_p = MPI_ERR_UNSUPPORTED_OPERATION; /* an MPI class: Open MPI returns it as it is */
+        return 0;
+    default:
+        opal_output_verbose(2, mca_coll_gc3_component.output,
+                            "coll:gc3: %s on device buffers: staged through host memory", coll);
+        *rc_p = OMPI_SUCCESS;
+        return 1;
+    }
+}
