@@ -23,6 +23,7 @@
 #include "ompi/mca/coll/coll.h"
 #include "coll_gc3_compat.h"
 #include "coll_gc3_colls.h"
+#include "coll_gc3_params.h"
 #include "ompi/communicator/communicator.h"
 #include "ompi/request/request.h"
 #include "gc3_ir.h"
@@ -44,30 +45,14 @@ typedef enum {
 
 typedef struct mca_coll_gc3_component_t {
     mca_coll_base_component_t super;
-    int    priority;     /* coll_gc3_priority */
-    int    verbose;      /* coll_gc3_verbose */
-    int    output;       /* opal_output stream */
-    int    backend;      /* coll_gc3_backend (mca_coll_gc3_backend_t) */
-    double timeout;      /* coll_gc3_timeout, seconds */
-    int    resident_us;  /* coll_gc3_resident_us */
-    bool   fuse;         /* coll_gc3_fuse: fused local steps (gc3_exec_params_t.fuse) */
-    bool   wait_default_stream; /* coll_gc3_wait_default_stream (gc3_exec_params_t.wait_legacy) */
-    bool   shared_gpu;   /* coll_gc3_shared_gpu: run gc3 where ranks share a GPU without MPS */
-    long   max_bytes;    /* coll_gc3_max_bytes: above this, pass the call on (0: no limit) */
-    int    max_blocks;   /* coll_gc3_max_blocks: thread blocks per rank in one plan (0: what the GPU holds) */
-    int    slots;        /* coll_gc3_fifo_slots */
-    int    slot_bytes;   /* coll_gc3_slot_bytes (0: the backend's default) */
-    bool   enable_allreduce, enable_alltoall, enable_allgather, enable_reduce_scatter_block;
-    bool   stage_host;   /* coll_gc3_stage_host: test feature, host buffers take the staging path */
-    int    fallback;     /* coll_gc3_fallback (mca_coll_gc3_fallback_t) */
-    int    pseudo_nodes; /* coll_gc3_pseudo_nodes: test/demo feature, K ranks of a host form a node (0: off) */
-    bool   net_peer_errors; /* coll_gc3_net_peer_errors: UCX endpoints report a dead peer at once */
-    char  *rules_file;   /* coll_gc3_rules_file: "" = the built-in rules */
-    char  *algorithm_dir; /* coll_gc3_algorithm_dir: MSCCL XML programs that win where their shape matches */
-    gc3_rules_t *rules;  /* loaded at the first selection */
+    int                       output; /* opal_output stream */
+    MCA_COLL_GC3_PARAMS(MCA_COLL_GC3_PARAM_FIELD) /* coll_gc3_<name> (coll_gc3_params.h) */
+    gc3_rules_t              *rules;  /* loaded at the first selection */
 } mca_coll_gc3_component_t;
 
 OMPI_DECLSPEC extern mca_coll_gc3_component_t mca_coll_gc3_component;
+/* The parameters in the settings hash (coll_gc3_params.h), hashed into h. */
+uint64_t mca_coll_gc3_params_hash(uint64_t h);
 
 /* A call gc3 must pass on, but no other coll component provides `name` (a bare string): say
  * so at verbose level 1; the value is OMPI_ERR_NOT_SUPPORTED. */

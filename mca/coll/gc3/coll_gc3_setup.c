@@ -129,22 +129,8 @@ static uint64_t mca_coll_gc3_settings_hash(void)
 {
     const gc3_rules_t *R = mca_coll_gc3_rules();
     uint64_t           h = GC3_FNV1A_START;
-    long               params[] = {mca_coll_gc3_component.max_bytes,
-                                   mca_coll_gc3_component.max_blocks,
-                                   mca_coll_gc3_component.slots,
-                                   mca_coll_gc3_component.slot_bytes,
-                                   mca_coll_gc3_component.backend,
-                                   mca_coll_gc3_component.fallback,
-                                   mca_coll_gc3_component.enable_allreduce,
-                                   mca_coll_gc3_component.enable_alltoall,
-                                   mca_coll_gc3_component.enable_allgather,
-                                   mca_coll_gc3_component.enable_reduce_scatter_block,
-                                   mca_coll_gc3_component.stage_host,
-                                   mca_coll_gc3_component.pseudo_nodes,
-                                   mca_coll_gc3_component.net_peer_errors,
-                                   mca_coll_gc3_component.shared_gpu};
 
-    h = gc3_fnv1a(h, params, sizeof(params));
+    h = mca_coll_gc3_params_hash(h);
     for (int i = 0; R != NULL && i < R->n; i++) {
         const gc3_rule_t *r   = &R->rules[i];
         int64_t           v[] = {r->coll, r->nodes_lo, r->nodes_hi, r->gpus_lo, r->gpus_hi, r->link,
@@ -326,7 +312,7 @@ static void gc3_exec_params(mca_coll_gc3_module_t *m, gc3_backend_t backend, gc3
     ep->resident_us     = mca_coll_gc3_component.resident_us;
     ep->fuse            = mca_coll_gc3_component.fuse;
     ep->wait_legacy     = mca_coll_gc3_component.wait_default_stream;
-    ep->slots           = mca_coll_gc3_component.slots;
+    ep->slots           = mca_coll_gc3_component.fifo_slots;
     ep->device          = m->device >= 0 ? m->device : 0;
     if (mca_coll_gc3_component.slot_bytes > 0) {
         ep->slot_bytes = (size_t)mca_coll_gc3_component.slot_bytes;
@@ -538,7 +524,7 @@ static int gc3_plan_build(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_slot_t *s,
     ap.nodes         = m->regular ? m->nodes : 1;
     ap.gpus_per_node = ompi_comm_size(m->comm) / ap.nodes;
     ap.inplace       = s->inplace;
-    ap.slots         = mca_coll_gc3_component.slots;
+    ap.slots         = mca_coll_gc3_component.fifo_slots;
     if (rule->proto_set) ap.proto = rule->proto;
     if (rule->channels) ap.channels = rule->channels;
     if (rule->instances) ap.instances = rule->instances;

@@ -1,0 +1,106 @@
+/* coll/gc3: the MCA parameters, in one table.
+ *
+ * X(name, C type, MCA type, default, ompi_info level, scope, in the settings hash, enum values, help):
+ * the component's fields (coll_gc3.h), their initial values, their registration (coll_gc3_component.c)
+ * and the settings hash the ranks agree on before their first plan (coll_gc3_setup.c) all come from
+ * it; the README's parameter table is checked against what ompi_info lists (tests/mpi/
+ * check-ompi-info.sh). A parameter is coll_gc3_<name>. "In the settings hash": it decides on each
+ * rank whether a call builds a plan and which, so ranks configured differently must not build plans
+ * (a rank building one while another passes the call on would hang). Out-of-range values are
+ * reported and replaced at open (mca_coll_gc3_check_params). */
+#ifndef MCA_COLL_GC3_PARAMS_H
+#define MCA_COLL_GC3_PARAMS_H
+
+#define MCA_COLL_GC3_PARAMS(X)                                                                                         \
+    X(priority, int, INT, 0, 6, READONLY, 0, NULL,                                                                     \
+      "Priority of coll/gc3. It takes the collectives it implements only when its priority is above the "             \
+      "other coll components of the communicator (tuned: 30), e.g. 90; a negative value disables it")                 \
+    X(verbose, int, INT, 0, 6, LOCAL, 0, NULL,                                                                          \
+      "Verbosity of coll/gc3: 0 silent; 1 which algorithm each (collective, size class) uses and why, and a "          \
+      "collective no other component provides; 2 also every call passed on or staged and why; 3 every "                \
+      "communicator gc3 is queried for and enabled on")                                                                \
+    X(backend, int, INT, MCA_COLL_GC3_BACKEND_AUTO, 6, READONLY, 1, mca_coll_gc3_backend_values,                       \
+      "Where gc3 runs collectives: auto (device buffers on the GPU, host buffers passed on), cuda (the same), "        \
+      "host (also runs host buffers itself with the host backend: lets machines without GPUs exercise gc3; "           \
+      "device buffers are then staged)")                                                                               \
+    X(timeout, double, DOUBLE, 300.0, 6, READONLY, 0, NULL,                                                            \
+      "Seconds a collective may make no progress before it fails with MPI_ERR_OTHER naming the rank, thread block, "   \
+      "step and what it waited for, and seconds each exchange of a communicator's set-up may wait for the other "      \
+      "ranks (0: wait forever; a negative value is reported and replaced by 300)")                                     \
+    X(rules_file, char *, STRING, "", 6, READONLY, 0, NULL,                                                            \
+      "Selection rules: which algorithm runs which collective, size and machine shape (format in the README; "         \
+      "gc3_info prints the resolved table). Empty: the built-in rules. A file that cannot be used is reported "        \
+      "with its line numbers and the built-in rules are used")                                                         \
+    X(algorithm_dir, char *, STRING, "", 6, READONLY, 0, NULL,                                                         \
+      "Directory of MSCCL-format XML programs (*.xml, e.g. written by gc3c gen or for MSCCL). Each one that "          \
+      "reads and verifies becomes a rule ahead of the rules file: it runs its collective on communicators of "         \
+      "its rank count, for calls in the size range of its minBytes/maxBytes and in the modes (in place, out of "       \
+      "place) it declares. Files that cannot be used are reported and skipped. Empty: none")                          \
+    X(max_bytes, long, LONG, 0, 6, READONLY, 1, NULL,                                                                  \
+      "Collectives of more bytes than this are passed on (device buffers staged); 0: no limit (a negative "            \
+      "value is reported and replaced by 0)")                                                                          \
+    X(max_blocks, int, INT, 0, 6, READONLY, 1, NULL,                                                                   \
+      "At most this many thread blocks (one SM each on a GPU) per rank in one plan: a plan of the rules' "             \
+      "algorithms that is wider is narrowed (instances halved, then channels) and the verbose line says so; "          \
+      "a wider program of the algorithm directory is not used. 0: what the GPU holds at once, shared among the "       \
+      "ranks that use it (the host backend: no limit). A negative value is reported and replaced by 0")                \
+    X(fifo_slots, int, INT, 8, 6, READONLY, 1, NULL,                                                                   \
+      "FIFO slots per connection (2..1024; other values are reported and replaced by 8); compiled programs are "       \
+      "scheduled for this many")                                                                                       \
+    X(slot_bytes, int, INT, 0, 6, READONLY, 1, NULL,                                                                   \
+      "Bytes of one FIFO slot, 4096..1073741824 (0: 1 MiB on GPUs, 256 KiB on the host backend; other values "         \
+      "are reported and replaced by 0)")                                                                               \
+    X(resident_us, int, INT, GC3_RESIDENT_US_DEFAULT, 6, READONLY, 0, NULL,                                            \
+      "GPUs: after a call of a plan of at most " GC3_STR(GC3_RESIDENT_MAX_BLOCKS) " thread blocks on one node, " \
+      "its interpreter kernel stays on the GPU this many microseconds and takes the next call from host-mapped "       \
+      "memory, without a kernel launch (5-15 us less per call). Meanwhile it occupies one SM per thread block (up to " \
+      GC3_STR(GC3_RESIDENT_MAX_BLOCKS) "), and cudaDeviceSynchronize or cudaFree in "                            \
+      "the application waits until it has left. 0: one launch per call (a negative value is reported and "             \
+      "replaced by " GC3_STR(GC3_RESIDENT_US_DEFAULT) ")")                                                       \
+    X(fuse, bool, BOOL, true, 6, READONLY, 0, NULL,                                                                    \
+      "Run a thread block's local copy or reduction, and the reductions of received chunks into the same "             \
+      "chunks that follow it, as one pass over memory once all their inputs are there (the same result, "              \
+      "elementwise), for chunks of up to " GC3_STR(GC3_FUSE_BYTES) " bytes (larger ones run step by step, "      \
+      "faster there). false: step by step, as the program is written")                                                 \
+    X(wait_default_stream, bool, BOOL, true, 6, READONLY, 0, NULL,                                                     \
+      "GPUs: each call first waits for the work queued on the legacy default stream before it (cudaMemset, "           \
+      "kernels on stream 0, CuPy's default stream), so it reads what that work wrote. false skips that check "         \
+      "(about 1.5 us a call on H200): only for applications that synchronize the streams writing the buffers "         \
+      "before calling MPI, as CUDA-aware MPI requires")                                                                \
+    X(shared_gpu, bool, BOOL, false, 6, READONLY, 1, NULL,                                                             \
+      "Ranks of a communicator that share a GPU: false runs gc3 there only when the GPU is shared through MPS "         \
+      "(without it the processes' kernels take turns on the GPU, about 2.4 ms an 8-byte allreduce with two "           \
+      "ranks on an H200, so their device buffers are staged through host memory; verbose 1 says so); true "           \
+      "runs gc3 anyway")                                                                                               \
+    X(enable_allreduce, bool, BOOL, true, 6, READONLY, 1, NULL,                                                        \
+      "Run MPI_Allreduce with gc3 (false: always pass it on, device buffers staged)")                                  \
+    X(enable_alltoall, bool, BOOL, true, 6, READONLY, 1, NULL,                                                         \
+      "Run MPI_Alltoall with gc3 (false: always pass it on, device buffers staged)")                                   \
+    X(enable_allgather, bool, BOOL, true, 6, READONLY, 1, NULL,                                                        \
+      "Run MPI_Allgather with gc3 (false: always pass it on, device buffers staged)")                                  \
+    X(enable_reduce_scatter_block, bool, BOOL, true, 6, READONLY, 1, NULL,                                             \
+      "Run MPI_Reduce_scatter_block with gc3, out of place (false: always pass it on, device buffers staged)")         \
+    X(fallback, int, INT, MCA_COLL_GC3_FALLBACK_STAGE, 6, READONLY, 1, mca_coll_gc3_fallback_values,                   \
+      "What happens to a call on device buffers that gc3 does not run itself (another collective, a "                  \
+      "user-defined datatype or op, managed memory, no plan): stage (copy the buffers through host memory "            \
+      "around the previous coll module: correct on any Open MPI), pass (give that module the device "                  \
+      "buffers: only for a CUDA-aware Open MPI), error (fail the call with MPI_ERR_UNSUPPORTED_OPERATION, "            \
+      "naming it: to be sure nothing runs slowly unnoticed)")                                                          \
+    X(pseudo_nodes, int, INT, 0, 9, READONLY, 1, NULL,                                                                 \
+      "Test and demo feature: split the ranks of each host into pseudo-nodes of this many consecutive ranks, so "      \
+      "that gc3 treats them as separate nodes (connections between them through UCX and the proxy thread, "           \
+      "hierarchical allreduce and two-step alltoall) on one machine. 0: off, nodes are hosts (a negative value "       \
+      "is reported and replaced by 0)")                                                                                \
+    X(net_peer_errors, bool, BOOL, true, 6, READONLY, 1, NULL,                                                         \
+      "Between nodes: create UCX endpoints that report a dead or unreachable peer at once (the call fails "            \
+      "naming it). UCX then uses only transports that can detect that (InfiniBand/RoCE, TCP; not its "                 \
+      "shared-memory ones, so pseudo-nodes on one host go over TCP loopback). false: any transport, and a dead "       \
+      "peer is caught by coll_gc3_timeout")                                                                            \
+    X(stage_host, bool, BOOL, false, 9, READONLY, 1, NULL,                                                             \
+      "Test feature, never for production: treat every host buffer as device memory, so that the staging path "        \
+      "(copy through host memory around the previous module) runs on machines without GPUs")
+
+/* the component's field of a parameter */
+#define MCA_COLL_GC3_PARAM_FIELD(name, ctype, ...) ctype name;
+
+#endif /* MCA_COLL_GC3_PARAMS_H */
