@@ -60,11 +60,29 @@ static void test_in_memory(void)
         fclose(mem);
         CHECK_OK(gc3_ir_read_memory(text, len, "copy", NULL, &q));
         if (q != NULL) {
+            CHECK(gc3_ir_hash(p) == gc3_ir_hash(q), "the hash of a read-back program differs");
             q->gpus[1].tbs[1].steps[0].dstoff = 0;
             CHECK(!gc3_ir_equal(p, q), "gc3_ir_equal misses a changed dstoff");
+            CHECK(gc3_ir_hash(p) != gc3_ir_hash(q), "gc3_ir_hash misses a changed dstoff");
             gc3_ir_program_destroy(q);
         }
         free(text);
+    }
+    /* a clone is equal (extras and the carried postcondition too), hashes alike, and is its own */
+    {
+        gc3_ir_program_t *q = NULL;
+        gc3_ir_attr_t    *a = calloc(1, sizeof(*a));
+        a->name  = strdup("fused");
+        a->value = strdup("1");
+        p->gpus[0].tbs[0].steps[0].extra.attrs = a;
+        p->gpus[0].tbs[0].steps[0].extra.count = 1;
+        CHECK_OK(gc3_ir_program_clone(p, &q));
+        CHECK(q != NULL && gc3_ir_equal(p, q) && gc3_ir_hash(p) == gc3_ir_hash(q), "a clone differs");
+        if (q != NULL) {
+            CHECK(q->gpus != p->gpus && q->gpus[0].tbs[0].steps != p->gpus[0].tbs[0].steps &&
+                      q->gpus[0].tbs[0].steps[0].extra.attrs != a, "a clone shares memory");
+            gc3_ir_program_destroy(q);
+        }
     }
     gc3_ir_program_destroy(p);
 }

@@ -160,7 +160,44 @@ int main(void)
             CHECK(r && strstr(r->xml, "/reducescatter-ring-8n-inplace.xml"), "coll=\"reducescatter\" (RCCL's spelling)");
             r = gc3_rules_match_call(R, GC3_COLL_ALLGATHER, 1, 4, GC3_LINK_HOST, 1 << 20, 4, inplace);
             CHECK(r && strstr(r->xml, "/allgather-ring-4n-inplace.xml"), "allgather with i_chunks=0");
+            if (r != NULL) {
+                /* the rule holds the program read and verified once; a plan gets its own copy, in its
+                   out-of-place form for out-of-place calls (verified: a new program) */
+                gc3_rule_target_t t = {.ranks = 4, .nodes = 1, .inplace = inplace, .slots = 8, .max_blocks = 1 << 20};
+                gc3_rule_made_t   made;
+                gc3_ir_program_t *p = NULL;
+                CHECK(r->program != NULL && r->program->inplace && !r->program->outofplace, "the loaded program");
+                CHECK_OK(gc3_rule_program(r, &t, &diag, &p, &made));
+                CHECK(p != NULL && p != r->program && made.copied == !inplace && p->outofplace == !inplace &&
+                          (!inplace || gc3_ir_equal(p, r->program)),
+                      "%s: the rule's program %s", inplace ? "in place" : "out of place",
+                      inplace ? "copied" : "in its copy-first form");
+                gc3_ir_program_destroy(p);
+                t.max_blocks = 1;
+                CHECK(gc3_rule_program(r, &t, &diag, &p, &made) == GC3_ERR_UNSUPPORTED && p == NULL &&
+                          gc3_diag_contains(&diag, "at most 1 can run at once"),
+                      "a program wider than the plan's blocks is refused");
+            }
         }
+        gc3_rules_destroy(R);
+        R = NULL;
+    }
+    {
+        /* a generator's rule: its parameters, narrowed to the plan's blocks when it must be */
+        gc3_rule_target_t t = {.ranks = 4, .nodes = 1, .inplace = 0, .slots = 8, .max_blocks = 1 << 20};
+        gc3_rule_made_t   made;
+        gc3_ir_program_t *p = NULL;
+        CHECK_OK(gc3_rules_parse("allreduce 1 * * * ring channels=4 instances=4\n", "wide", &diag, &R));
+        CHECK_OK(gc3_rule_program(&R->rules[0], &t, &diag, &p, &made));
+        CHECK(p != NULL && p->coll == GC3_COLL_ALLREDUCE && !made.narrowed && made.channels == 4 && made.instances == 4 &&
+                  gc3_ir_widest_rank(p) == 16, "ring 4 x 4: %d blocks", p ? gc3_ir_widest_rank(p) : -1);
+        gc3_ir_program_destroy(p);
+        t.max_blocks = 4;
+        CHECK_OK(gc3_rule_program(&R->rules[0], &t, &diag, &p, &made));
+        CHECK(p != NULL && made.narrowed && made.asked_channels == 4 && made.asked_instances == 4 &&
+                  made.channels * made.instances <= 4 && gc3_ir_widest_rank(p) <= 4,
+              "narrowed to 4 blocks: %d x %d", made.channels, made.instances);
+        gc3_ir_program_destroy(p);
         gc3_rules_destroy(R);
         R = NULL;
     }

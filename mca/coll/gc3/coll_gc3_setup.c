@@ -21,7 +21,6 @@
 #include <unistd.h>
 #include <pthread.h>
 #include "coll_gc3.h"
-#include "gc3_algorithms.h"
 #include "gc3_verify.h"
 #include "gc3_topo.h"
 #include "opal/util/output.h"
@@ -103,23 +102,6 @@ static void mca_coll_gc3_warn_disagree(mca_coll_gc3_module_t *m, const char *wha
                         m->comm->c_name, ompi_comm_rank(m->comm), what, peer);
 }
 
-static uint64_t mca_coll_gc3_program_hash(const gc3_ir_program_t *p)
-{
-    char    *text = NULL;
-    size_t   len  = 0;
-    FILE    *f    = open_memstream(&text, &len);
-    uint64_t h;
-
-    if (f == NULL) {
-        return 0;
-    }
-    gc3_ir_write_stream(p, f);
-    fclose(f);
-    h = gc3_fnv1a(GC3_FNV1A_START, text, len);
-    free(text);
-    return h;
-}
-
 /* What decides on each rank whether a call builds a plan and which: the rules (with the algorithm
  * directory's) and the parameters read before a plan is chosen. Building a plan is collective, so
  * ranks must agree on all of it before the first plan, or one could build a plan while another
@@ -136,7 +118,7 @@ static uint64_t mca_coll_gc3_settings_hash(void)
         int64_t           v[] = {r->coll, r->nodes_lo, r->nodes_hi, r->gpus_lo, r->gpus_hi, r->link,
                                  (int64_t)r->bytes_lo, (int64_t)r->bytes_hi, r->proto, r->proto_set, r->channels,
                                  r->instances, r->chunks_per_peer, r->ranks, r->inplace_ok, r->outofplace_ok,
-                                 r->xml[0] != '\0'};
+                                 r->program != NULL};
         h = gc3_fnv1a(h, r->algo, strlen(r->algo) + 1);
         h = gc3_fnv1a(h, v, sizeof(v));
     }
@@ -510,67 +492,33 @@ static void gc3_shape_done(mca_coll_gc3_module_t *m, gc3_backend_t backend)
 
 /* ---------------------------------------------------------------- a plan: AGREE, PREPARE, CONNECT */
 
-/* The program of a plan, verified, within the block budget. */
+/* The program of a plan (libgpuir: the rule's, for this communicator and the plan's calls),
+ * verified, within the block budget. */
 static int gc3_plan_build(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_slot_t *s, const gc3_rule_t *rule)
 {
-    gc3_algo_params_t ap;
-    int               ok;
+    gc3_rule_made_t   made;
+    gc3_rule_target_t t = {.ranks      = ompi_comm_size(m->comm),
+                           /* hierarchical programs number ranks node-major: only when the nodes are
+                            * consecutive blocks of equal size; otherwise a flat program (its
+                            * connections between nodes go through UCX all the same) */
+                           .nodes      = m->regular ? m->nodes : 1,
+                           .inplace    = s->inplace,
+                           .slots      = mca_coll_gc3_component.fifo_slots,
+                           .max_blocks = m->block_budget[s->backend]};
+    int               ok = gc3_rule_program(rule, &t, &m->diag, &s->program, &made) == GC3_OK;
 
     m->job_narrow[0] = '\0';
     m->job_copied[0] = '\0';
-    gc3_algo_params_default(&ap, ompi_comm_size(m->comm));
-    /* hierarchical programs number ranks node-major: only when the nodes are consecutive blocks of
-     * equal size; otherwise a flat program (its connections between nodes go through UCX all the same) */
-    ap.nodes         = m->regular ? m->nodes : 1;
-    ap.gpus_per_node = ompi_comm_size(m->comm) / ap.nodes;
-    ap.inplace       = s->inplace;
-    ap.slots         = mca_coll_gc3_component.fifo_slots;
-    if (rule->proto_set) ap.proto = rule->proto;
-    if (rule->channels) ap.channels = rule->channels;
-    if (rule->instances) ap.instances = rule->instances;
-    if (rule->chunks_per_peer) ap.chunks_per_peer = rule->chunks_per_peer;
-    if (rule->xml[0] != '\0') {
-        /* a program of the algorithm directory: read and verified again, as every rank must (the
-           reader's warnings were reported when the directory was loaded) */
-        gc3_diag_t rdiag;
-        gc3_diag_init(&rdiag);
-        ok = gc3_ir_read_file(rule->xml, &rdiag, &s->program) == GC3_OK && s->program->ngpus == ompi_comm_size(m->comm);
-        for (int i = 0; !ok && i < rdiag.count; i++) {
-            gc3_diag_add(&m->diag, "%s", rdiag.msgs[i]);
-        }
-        gc3_diag_cleanup(&rdiag);
-        if (ok && !s->inplace && !s->program->outofplace) {
-            /* a program for in-place calls, an out-of-place call: the input copied into place first */
-            gc3_ir_program_t *cf = NULL;
-            ok = gc3_ir_copy_first(s->program, &cf) == GC3_OK;
-            gc3_ir_program_destroy(s->program);
-            s->program = cf;
-            snprintf(m->job_copied, sizeof(m->job_copied),
-                     ", the input copied into place first (a program for in-place calls)");
-        }
-        ok = ok && gc3_verify(s->program, NULL, &m->diag) == GC3_OK;
-        const int widest = ok ? gc3_ir_widest_rank(s->program) : 0;
-        if (widest > m->block_budget[s->backend]) {
-            gc3_diag_add(&m->diag, "%d thread blocks per rank, at most %d can run at once (coll_gc3_max_blocks)", widest,
-                         m->block_budget[s->backend]);
-            ok = 0;
-        }
-        ap.proto     = rule->proto;
-        ap.channels  = rule->channels;
-        ap.instances = 1;
-    } else {
-        gc3_algo_params_t asked = ap;
-        int               narrowed;
-        ok = gc3_algo_generate_fit(rule->algo, &ap, m->block_budget[s->backend], &m->diag, &s->program, &narrowed) ==
-             GC3_OK;
-        if (ok && narrowed) {
-            snprintf(m->job_narrow, sizeof(m->job_narrow), " (narrowed from %d x %d to fit %d thread blocks per rank)",
-                     asked.channels, asked.instances, m->block_budget[s->backend]);
-        }
+    if (ok && made.narrowed) {
+        snprintf(m->job_narrow, sizeof(m->job_narrow), " (narrowed from %d x %d to fit %d thread blocks per rank)",
+                 made.asked_channels, made.asked_instances, t.max_blocks);
     }
-    m->job_proto     = ap.proto;
-    m->job_channels  = ap.channels;
-    m->job_instances = ap.instances;
+    if (made.copied) {
+        snprintf(m->job_copied, sizeof(m->job_copied), ", the input copied into place first (a program for in-place calls)");
+    }
+    m->job_proto     = made.proto;
+    m->job_channels  = made.channels;
+    m->job_instances = made.instances;
     return ok;
 }
 
@@ -584,7 +532,7 @@ static int gc3_plan_post(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_slot_t *s)
     m->xsend = (char *)c;
     if (c != NULL) {
         c->ok   = (uint64_t)ok;
-        c->hash = ok ? mca_coll_gc3_program_hash(s->program) : 0;
+        c->hash = ok ? gc3_ir_hash(s->program) : 0;
         c->key  = gc3_fnv1a(GC3_FNV1A_START, key, sizeof(key));
     }
     return gc3_setup_post(m, sizeof(*c));

@@ -173,6 +173,12 @@ typedef struct gc3_ir_program {
 gc3_status_t gc3_ir_program_create(const char *name, gc3_coll_t coll, int ngpus,
                                    int nchunksperloop, gc3_ir_program_t **program_p);
 void         gc3_ir_program_destroy(gc3_ir_program_t *program);
+/* A hash of what the program does (names, collective, protocol, channels, chunks, buffers, thread
+ * blocks, steps and their dependencies; not where it was read from): ranks compare it before they
+ * run a plan together. */
+uint64_t     gc3_ir_hash(const gc3_ir_program_t *program);
+/* A deep copy (gc3_ir_equal to the original). */
+gc3_status_t gc3_ir_program_clone(const gc3_ir_program_t *program, gc3_ir_program_t **program_p);
 /* The thread blocks of the program's widest rank. */
 int          gc3_ir_widest_rank(const gc3_ir_program_t *program);
 /* Append a thread block to rank `rank`; returns a pointer valid until the next append. */

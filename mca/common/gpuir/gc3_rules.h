@@ -36,6 +36,7 @@ typedef struct {
     char        where[160];     /* FILE:LINE */
     /* rules made from the XML programs of an algorithm directory (gc3_rules_add_xml_dir) */
     char        xml[512];       /* the program's file; "" for rules naming a generator */
+    gc3_ir_program_t *program;  /* the program, read and verified once (owned by the rules, read-only) */
     int         ranks;          /* the program's rank count; 0: any */
     int         inplace_ok, outofplace_ok;
 } gc3_rule_t;
@@ -66,5 +67,29 @@ const gc3_rule_t *gc3_rules_match_call(const gc3_rules_t *rules, gc3_coll_t coll
  * (gc3_verify); one that does not is reported in diag and skipped. The reader's warnings (attributes
  * gc3 does not know, ...) are in diag too. *added_p: rules added. */
 gc3_status_t gc3_rules_add_xml_dir(gc3_rules_t *rules, const char *dir, gc3_diag_t *diag, int *added_p);
+
+/* What a rule's program is made for: the communicator and the calls of one plan. */
+typedef struct {
+    int ranks;      /* of the communicator */
+    int nodes;      /* nodes x (ranks / nodes): hierarchical generators; 1: a flat program */
+    int inplace;    /* the plan's calls are in place (1) or not (0) */
+    int slots;      /* FIFO slots per connection (the compiler schedules for them) */
+    int max_blocks; /* thread blocks per rank at most */
+} gc3_rule_target_t;
+
+/* What was made, for the plan's message. */
+typedef struct {
+    gc3_proto_t proto;
+    int         channels, instances;
+    int         narrowed, asked_channels, asked_instances; /* a generator's program narrowed to max_blocks */
+    int         copied; /* a program for in-place calls serving out-of-place ones (gc3_ir_copy_first) */
+} gc3_rule_made_t;
+
+/* The program of a rule for a target, verified, at most max_blocks thread blocks per rank wide: the
+ * rule's generator run with its parameters (narrowed to fit: gc3_algo_generate_fit), or a copy of
+ * the program of its file (in its out-of-place form when the calls are out of place and the program
+ * is for in-place calls only). The caller owns *program_p. GC3_ERR_* with the reason in diag. */
+gc3_status_t gc3_rule_program(const gc3_rule_t *rule, const gc3_rule_target_t *target, gc3_diag_t *diag,
+                              gc3_ir_program_t **program_p, gc3_rule_made_t *made);
 
 #endif

@@ -52,6 +52,8 @@ gc3_status_t gc3_postcond_create(const gc3_ir_program_t *program, const uint32_t
 void         gc3_postcond_destroy(gc3_postcond_t *postcond);
 /* 1 when both say the same of every output chunk */
 int          gc3_postcond_equal(const gc3_postcond_t *a, const gc3_postcond_t *b);
+/* A deep copy. */
+gc3_status_t gc3_postcond_copy(const gc3_postcond_t *postcond, gc3_postcond_t **copy_p);
 
 typedef struct {
     int slots;          /* FIFO slots per connection (default 8) */

@@ -7,6 +7,7 @@
 #include <string.h>
 #include "gc3_rules.h"
 #include "gc3_verify.h"
+#include "gc3_algorithms.h"
 
 static const char *gc3_links[GC3_LINK_COUNT] = {"nvlink", "pcie", "host"};
 
@@ -311,6 +312,9 @@ gc3_status_t gc3_rules_read_file(const char *path, gc3_diag_t *diag, gc3_rules_t
 void gc3_rules_destroy(gc3_rules_t *R)
 {
     if (R != NULL) {
+        for (int i = 0; i < R->n; i++) {
+            gc3_ir_program_destroy(R->rules[i].program);
+        }
         free(R->rules);
         free(R->source);
         free(R);
@@ -381,6 +385,8 @@ static gc3_status_t gc3_rules_from_xml(const char *path, gc3_diag_t *diag, gc3_r
         r->outofplace_ok = p->outofplace || p->inplace; /* in-place programs: copy first */
         snprintf(r->xml, sizeof(r->xml), "%s", path);
         snprintf(r->where, sizeof(r->where), "%s", path);
+        r->program = p; /* kept: plans copy it */
+        return GC3_OK;
     }
     gc3_ir_program_destroy(p);
     return st;
@@ -446,4 +452,81 @@ out:
     free(names);
     closedir(d);
     return st;
+}
+
+/* ---------------------------------------------------------------- a rule's program */
+
+/* The program of a rule's file for the target: a copy, or its out-of-place form (verified: it is a
+ * new program); the loaded one was verified when the directory was read. */
+static gc3_status_t gc3_rule_file_program(const gc3_rule_t *rule, const gc3_rule_target_t *t, gc3_diag_t *diag,
+                                          gc3_ir_program_t **program_p, gc3_rule_made_t *made)
+{
+    const gc3_ir_program_t *p = rule->program;
+    gc3_status_t            st;
+    int                     widest;
+
+    made->proto     = rule->proto;
+    made->channels  = rule->channels;
+    made->instances = 1;
+    if (p->ngpus != t->ranks) {
+        gc3_diag_add(diag, "%s: a program for %d ranks, the communicator has %d", rule->where, p->ngpus, t->ranks);
+        return GC3_ERR_UNSUPPORTED;
+    }
+    if (!t->inplace && !p->outofplace) {
+        /* a program for in-place calls, an out-of-place call: the input copied into place first */
+        made->copied = 1;
+        st           = gc3_ir_copy_first(p, program_p);
+        st           = st == GC3_OK ? gc3_verify(*program_p, NULL, diag) : st;
+    } else {
+        st = gc3_ir_program_clone(p, program_p);
+    }
+    widest = st == GC3_OK ? gc3_ir_widest_rank(*program_p) : 0;
+    if (st == GC3_OK && widest > t->max_blocks) {
+        gc3_diag_add(diag, "%d thread blocks per rank, at most %d can run at once (coll_gc3_max_blocks)", widest,
+                     t->max_blocks);
+        st = GC3_ERR_UNSUPPORTED;
+    }
+    if (st != GC3_OK) {
+        gc3_ir_program_destroy(*program_p);
+        *program_p = NULL;
+    }
+    return st;
+}
+
+/* The program of a rule's generator for the target, narrowed to its blocks when it must be. */
+static gc3_status_t gc3_rule_generated_program(const gc3_rule_t *rule, const gc3_rule_target_t *t, gc3_diag_t *diag,
+                                               gc3_ir_program_t **program_p, gc3_rule_made_t *made)
+{
+    gc3_algo_params_t ap;
+    gc3_status_t      st;
+
+    gc3_algo_params_default(&ap, t->ranks);
+    ap.nodes         = t->nodes;
+    ap.gpus_per_node = t->ranks / t->nodes;
+    ap.inplace       = t->inplace;
+    ap.slots         = t->slots;
+    if (rule->proto_set) ap.proto = rule->proto;
+    if (rule->channels) ap.channels = rule->channels;
+    if (rule->instances) ap.instances = rule->instances;
+    if (rule->chunks_per_peer) ap.chunks_per_peer = rule->chunks_per_peer;
+    made->asked_channels  = ap.channels;
+    made->asked_instances = ap.instances;
+    st = gc3_algo_generate_fit(rule->algo, &ap, t->max_blocks, diag, program_p, &made->narrowed);
+    made->proto     = ap.proto;
+    made->channels  = ap.channels;
+    made->instances = ap.instances;
+    return st;
+}
+
+gc3_status_t gc3_rule_program(const gc3_rule_t *rule, const gc3_rule_target_t *target, gc3_diag_t *diag,
+                              gc3_ir_program_t **program_p, gc3_rule_made_t *made)
+{
+    memset(made, 0, sizeof(*made));
+    *program_p = NULL;
+    if (target->ranks < 1 || target->nodes < 1 || target->ranks % target->nodes != 0) {
+        gc3_diag_add(diag, "%d ranks do not form %d nodes of equal size", target->ranks, target->nodes);
+        return GC3_ERR_INVALID_PARAM;
+    }
+    return rule->program != NULL ? gc3_rule_file_program(rule, target, diag, program_p, made)
+                                 : gc3_rule_generated_program(rule, target, diag, program_p, made);
 }

@@ -281,6 +281,127 @@ void gc3_ir_update_hasdep(gc3_ir_program_t *p)
     }
 }
 
+static uint64_t gc3_ir_hash_str(uint64_t h, const char *s)
+{
+    return s != NULL ? gc3_fnv1a(h, s, strlen(s) + 1) : gc3_fnv1a(h, "", 0);
+}
+
+uint64_t gc3_ir_hash(const gc3_ir_program_t *p)
+{
+    int64_t  head[] = {p->coll, p->proto, p->nchannels, p->nchunksperloop, p->ngpus, p->inplace, p->outofplace};
+    uint64_t h      = gc3_fnv1a(GC3_FNV1A_START, head, sizeof(head));
+
+    h = gc3_ir_hash_str(gc3_ir_hash_str(h, p->name), p->coll_name);
+    for (int r = 0; r < p->ngpus; r++) {
+        const gc3_ir_gpu_t *g = &p->gpus[r];
+        int32_t             gv[] = {g->i_chunks, g->o_chunks, g->s_chunks, g->ntbs};
+        h = gc3_fnv1a(h, gv, sizeof(gv));
+        for (int t = 0; t < g->ntbs; t++) {
+            const gc3_ir_tb_t *tb   = &g->tbs[t];
+            int32_t            tv[] = {tb->send, tb->recv, tb->chan, tb->nsteps};
+            h = gc3_fnv1a(h, tv, sizeof(tv));
+            for (int s = 0; s < tb->nsteps; s++) {
+                /* a buffer the step type does not use means nothing (as for gc3_ir_equal) */
+                const gc3_ir_step_t *st  = &tb->steps[s];
+                const unsigned       f   = gc3_step_flags(st->type);
+                const int            src = (f & GC3_STEP_F_READ_SRC) != 0;
+                const int            dst = (f & (GC3_STEP_F_WRITE_DST | GC3_STEP_F_READ_DST)) != 0;
+                int32_t              sv[] = {st->type, src ? st->srcbuf : -2, src ? st->srcoff : -2,
+                                             dst ? st->dstbuf : -2, dst ? st->dstoff : -2, st->cnt, st->depid, st->deps};
+                h = gc3_fnv1a(h, sv, sizeof(sv));
+            }
+        }
+    }
+    return h;
+}
+
+static int gc3_ir_strdup(char **dst, const char *src)
+{
+    *dst = src != NULL ? strdup(src) : NULL;
+    return src == NULL || *dst != NULL;
+}
+
+static int gc3_ir_extra_copy(gc3_ir_extra_t *dst, const gc3_ir_extra_t *src)
+{
+    dst->count = 0;
+    dst->attrs = src->count > 0 ? calloc((size_t)src->count, sizeof(*dst->attrs)) : NULL;
+    if (src->count > 0 && dst->attrs == NULL) {
+        return 0;
+    }
+    for (; dst->count < src->count; dst->count++) {
+        gc3_ir_attr_t *a = &dst->attrs[dst->count];
+        if (!gc3_ir_strdup(&a->name, src->attrs[dst->count].name) ||
+            !gc3_ir_strdup(&a->value, src->attrs[dst->count].value)) {
+            dst->count++; /* freed with the others */
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* The thread blocks of one rank, copied into q's (empty) rank. */
+static int gc3_ir_gpu_copy(gc3_ir_gpu_t *dst, const gc3_ir_gpu_t *src)
+{
+    *dst      = *src;
+    dst->ntbs = 0;
+    dst->tbs  = src->ntbs > 0 ? calloc((size_t)src->ntbs, sizeof(*dst->tbs)) : NULL;
+    memset(&dst->extra, 0, sizeof(dst->extra));
+    if ((src->ntbs > 0 && dst->tbs == NULL) || !gc3_ir_extra_copy(&dst->extra, &src->extra)) {
+        return 0;
+    }
+    for (; dst->ntbs < src->ntbs; dst->ntbs++) {
+        const gc3_ir_tb_t *st = &src->tbs[dst->ntbs];
+        gc3_ir_tb_t       *t  = &dst->tbs[dst->ntbs];
+        *t        = *st;
+        t->nsteps = 0;
+        t->steps  = st->nsteps > 0 ? calloc((size_t)st->nsteps, sizeof(*t->steps)) : NULL;
+        memset(&t->extra, 0, sizeof(t->extra));
+        if ((st->nsteps > 0 && t->steps == NULL) || !gc3_ir_extra_copy(&t->extra, &st->extra)) {
+            dst->ntbs++;
+            return 0;
+        }
+        for (; t->nsteps < st->nsteps; t->nsteps++) {
+            t->steps[t->nsteps] = st->steps[t->nsteps];
+            memset(&t->steps[t->nsteps].extra, 0, sizeof(t->steps[0].extra));
+            if (!gc3_ir_extra_copy(&t->steps[t->nsteps].extra, &st->steps[t->nsteps].extra)) {
+                t->nsteps++;
+                dst->ntbs++;
+                return 0;
+            }
+        }
+    }
+    return 1;
+}
+
+gc3_status_t gc3_ir_program_clone(const gc3_ir_program_t *p, gc3_ir_program_t **q_p)
+{
+    gc3_ir_program_t *q = calloc(1, sizeof(*q));
+    int               ok;
+
+    *q_p = NULL;
+    if (q == NULL) {
+        return GC3_ERR_NO_MEMORY;
+    }
+    *q       = *p;
+    q->name  = q->coll_name = q->redop = q->source = NULL;
+    q->post  = NULL;
+    q->gpus  = calloc((size_t)p->ngpus, sizeof(*q->gpus));
+    q->ngpus = 0;
+    memset(&q->extra, 0, sizeof(q->extra));
+    ok = q->gpus != NULL && gc3_ir_strdup(&q->name, p->name) && gc3_ir_strdup(&q->coll_name, p->coll_name) &&
+         gc3_ir_strdup(&q->redop, p->redop) && gc3_ir_strdup(&q->source, p->source) &&
+         gc3_ir_extra_copy(&q->extra, &p->extra) && (p->post == NULL || gc3_postcond_copy(p->post, &q->post) == GC3_OK);
+    for (; ok && q->ngpus < p->ngpus; q->ngpus++) {
+        ok = gc3_ir_gpu_copy(&q->gpus[q->ngpus], &p->gpus[q->ngpus]);
+    }
+    if (!ok) { /* (q->ngpus counts the rank half copied: it is freed too) */
+        gc3_ir_program_destroy(q);
+        return GC3_ERR_NO_MEMORY;
+    }
+    *q_p = q;
+    return GC3_OK;
+}
+
 static int gc3_str_eq(const char *a, const char *b)
 {
     if (a == NULL || b == NULL) {

@@ -104,6 +104,39 @@ void gc3_postcond_destroy(gc3_postcond_t *pc)
     free(pc);
 }
 
+static void *gc3_pc_dup(const void *src, size_t bytes)
+{
+    void *d = malloc(bytes > 0 ? bytes : 1);
+    if (d != NULL && bytes > 0) {
+        memcpy(d, src, bytes);
+    }
+    return d;
+}
+
+gc3_status_t gc3_postcond_copy(const gc3_postcond_t *pc, gc3_postcond_t **copy_p)
+{
+    gc3_postcond_t *c = calloc(1, sizeof(*c));
+    const size_t    nids = (size_t)pc->ids_begin[pc->ncells];
+
+    *copy_p = NULL;
+    if (c == NULL) {
+        return GC3_ERR_NO_MEMORY;
+    }
+    *c            = *pc;
+    c->o_chunks   = gc3_pc_dup(pc->o_chunks, (size_t)pc->nranks * sizeof(int));
+    c->cell_begin = gc3_pc_dup(pc->cell_begin, (size_t)pc->nranks * sizeof(int));
+    c->ids_begin  = gc3_pc_dup(pc->ids_begin, ((size_t)pc->ncells + 1) * sizeof(int));
+    c->dontcare   = gc3_pc_dup(pc->dontcare, (size_t)pc->ncells + 1);
+    c->ids        = gc3_pc_dup(pc->ids, nids * sizeof(uint32_t));
+    if (c->o_chunks == NULL || c->cell_begin == NULL || c->ids_begin == NULL || c->dontcare == NULL ||
+        c->ids == NULL) {
+        gc3_postcond_destroy(c);
+        return GC3_ERR_NO_MEMORY;
+    }
+    *copy_p = c;
+    return GC3_OK;
+}
+
 int gc3_postcond_equal(const gc3_postcond_t *a, const gc3_postcond_t *b)
 {
     if (a->nranks != b->nranks || a->ncells != b->ncells || a->in_stride != b->in_stride ||
