@@ -14,7 +14,7 @@
  * and coll_gc3_stage.c (what gc3 passes on), coll_gc3_dispatch.c (which way a call goes),
  * coll_gc3_request.c (the pipeline of calls and their requests), coll_gc3_persistent.c (persistent
  * requests), coll_gc3_setup.c (a communicator's set-up), coll_gc3_oob.c (gc3's own messages),
- * coll_gc3_types.c, coll_gc3_cuda.c, coll_gc3_compat.c. */
+ * coll_gc3_types.c, coll_gc3_compat.c. */
 #ifndef MCA_COLL_GC3_H
 #define MCA_COLL_GC3_H
 
@@ -181,7 +181,6 @@ typedef struct mca_coll_gc3_module_t {
 
 OBJ_CLASS_DECLARATION(mca_coll_gc3_module_t);
 
-typedef enum { MCA_COLL_GC3_MEM_HOST, MCA_COLL_GC3_MEM_DEVICE, MCA_COLL_GC3_MEM_MANAGED } mca_coll_gc3_mem_t;
 
 /* coll_gc3_module.c */
 int mca_coll_gc3_init_query(bool enable_progress_threads, bool enable_mpi_threads);
@@ -192,11 +191,11 @@ MCA_COLL_GC3_INTERCEPTED(MCA_COLL_GC3_DECLARE)
 /* coll_gc3_types.c */
 int mca_coll_gc3_map_dtype(struct ompi_datatype_t *dt, gc3_dtype_t *out);
 int mca_coll_gc3_map_op(struct ompi_op_t *op, gc3_op_t *out);
-/* coll_gc3_cuda.c */
-mca_coll_gc3_mem_t mca_coll_gc3_classify(const void *ptr, int *device_p);
-int                mca_coll_gc3_memcpy(void *dst, const void *src, size_t bytes); /* any memory, through the driver */
 
-/* coll_gc3_dispatch.c: which way a call goes. */
+/* coll_gc3_dispatch.c: which way a call goes. Memory is asked of libgpuir (gc3_topo.h: the CUDA
+ * driver, loaded at run time); the component asks CUDA nothing itself. */
+gc3_mem_t mca_coll_gc3_classify(const void *ptr, int *device_p); /* (says once whether there is a driver) */
+int       mca_coll_gc3_memcpy(void *dst, const void *src, size_t bytes); /* any memory */
 /* Which backend would run these buffers (-1: none; gc3 passes the call on). */
 int mca_coll_gc3_pick_backend(mca_coll_gc3_module_t *m, const void *sbuf, const void *rbuf, const char *coll,
                               int *device_buffers_p);

@@ -3,17 +3,47 @@
  * collective's argument builder takes it (coll_gc3_<collective>.c); a call on device buffers it
  * does not run is staged through host memory, passed on as it is or fails (coll_gc3_fallback);
  * host buffers go to the previous module untouched. */
+#include <string.h>
 #include "coll_gc3.h"
 #include "opal/util/output.h"
+
+gc3_mem_t mca_coll_gc3_classify(const void *ptr, int *device_p)
+{
+    static int told; /* (a race only repeats the line) */
+    if (!told) {
+        told = 1;
+        opal_output_verbose(2, mca_coll_gc3_component.output, "coll:gc3: CUDA driver %s",
+                            gc3_mem_driver() ? "loaded: device buffers are recognised"
+                                             : "not available: every buffer is host memory");
+    }
+    *device_p = -1;
+    return ptr == MPI_IN_PLACE ? GC3_MEM_HOST : gc3_mem_classify(ptr, device_p);
+}
+
+int mca_coll_gc3_memcpy(void *dst, const void *src, size_t bytes)
+{
+    if (bytes != 0 && mca_coll_gc3_component.stage_host && !gc3_mem_driver()) {
+        memcpy(dst, src, bytes); /* test feature without a driver: the "device" is host memory */
+        return OMPI_SUCCESS;
+    }
+    switch (gc3_mem_copy(dst, src, bytes)) {
+    case GC3_OK:
+        return OMPI_SUCCESS;
+    case GC3_ERR_UNSUPPORTED:
+        return OMPI_ERR_NOT_AVAILABLE;
+    default:
+        return OMPI_ERROR;
+    }
+}
 
 int mca_coll_gc3_pick_backend(mca_coll_gc3_module_t *m, const void *sbuf, const void *rbuf, const char *coll,
                               int *device_buffers_p)
 {
     int                dev_s = -1, dev_r = -1;
-    mca_coll_gc3_mem_t ks = sbuf == MPI_IN_PLACE ? MCA_COLL_GC3_MEM_HOST : mca_coll_gc3_classify(sbuf, &dev_s);
-    mca_coll_gc3_mem_t kr = mca_coll_gc3_classify(rbuf, &dev_r);
+    gc3_mem_t ks = sbuf == MPI_IN_PLACE ? GC3_MEM_HOST : mca_coll_gc3_classify(sbuf, &dev_s);
+    gc3_mem_t kr = mca_coll_gc3_classify(rbuf, &dev_r);
 
-    *device_buffers_p = ks != MCA_COLL_GC3_MEM_HOST || kr != MCA_COLL_GC3_MEM_HOST;
+    *device_buffers_p = ks != GC3_MEM_HOST || kr != GC3_MEM_HOST;
     if (mca_coll_gc3_component.stage_host) {
         *device_buffers_p = 1; /* test feature: host buffers take the staging path */
         return -1;
@@ -27,11 +57,11 @@ int mca_coll_gc3_pick_backend(mca_coll_gc3_module_t *m, const void *sbuf, const 
                                                                                         : "built without CUDA");
         return -1;
     }
-    if (ks == MCA_COLL_GC3_MEM_MANAGED || kr == MCA_COLL_GC3_MEM_MANAGED) {
+    if (ks == GC3_MEM_MANAGED || kr == GC3_MEM_MANAGED) {
         opal_output_verbose(2, mca_coll_gc3_component.output, "coll:gc3: %s on managed memory: not run by gc3", coll);
         return -1;
     }
-    if ((sbuf != MPI_IN_PLACE && ks != MCA_COLL_GC3_MEM_DEVICE) || kr != MCA_COLL_GC3_MEM_DEVICE ||
+    if ((sbuf != MPI_IN_PLACE && ks != GC3_MEM_DEVICE) || kr != GC3_MEM_DEVICE ||
         (sbuf != MPI_IN_PLACE && dev_s != dev_r) || (m->device >= 0 && dev_r != m->device)) {
         opal_output_verbose(2, mca_coll_gc3_component.output,
                             "coll:gc3: %s with buffers on devices %d/%d (this rank uses %d), or host and device "
@@ -50,7 +80,7 @@ int mca_coll_gc3_is_device(const void *ptr)
     if (mca_coll_gc3_component.stage_host) {
         return 1; /* test feature: host memory plays the device */
     }
-    return mca_coll_gc3_classify(ptr, &dev) != MCA_COLL_GC3_MEM_HOST;
+    return mca_coll_gc3_classify(ptr, &dev) != GC3_MEM_HOST;
 }
 
 int mca_coll_gc3_stage_call(struct ompi_communicator_t *comm, const char *coll, int *rc_p)

@@ -19,9 +19,6 @@
 #include "coll_gc3.h"
 #include "opal/util/output.h"
 #include "opal/runtime/opal_progress.h"
-#ifdef GC3_HAVE_CUDA
-#include <cuda_runtime_api.h>
-#endif
 
 OBJ_CLASS_INSTANCE(mca_coll_gc3_request_t, ompi_request_t, NULL, NULL);
 
@@ -430,23 +427,19 @@ static int mca_coll_gc3_idle(const mca_coll_gc3_module_t *m)
  * meanwhile (progress may run in any thread of the process). */
 static void mca_coll_gc3_advance(mca_coll_gc3_module_t *m, mca_coll_gc3_task_t **done)
 {
-    int changed;
-#ifdef GC3_HAVE_CUDA
-    int dev = -1;
-    if (m->device >= 0 && cudaGetDevice(&dev) == cudaSuccess && dev != m->device) {
-        cudaSetDevice(m->device);
+    int changed, dev = m->device >= 0 ? gc3_gpu_current() : -1;
+
+    if (dev >= 0 && dev != m->device) {
+        gc3_gpu_select(m->device);
     }
-#endif
     do {
         changed = mca_coll_gc3_test_running(m, done);
         changed |= mca_coll_gc3_setup_advance(m);
         changed |= mca_coll_gc3_start_queued(m, done);
     } while (changed);
-#ifdef GC3_HAVE_CUDA
     if (dev >= 0 && dev != m->device) {
-        cudaSetDevice(dev);
+        gc3_gpu_select(dev);
     }
-#endif
 }
 
 /* m goes on the progress list (when it has something to do and is not there). m->lock held:

@@ -24,9 +24,6 @@
 #include "gc3_verify.h"
 #include "gc3_topo.h"
 #include "opal/util/output.h"
-#ifdef GC3_HAVE_CUDA
-#include <cuda_runtime_api.h>
-#endif
 
 enum { GC3_PHASE_NONE, GC3_PHASE_SHAPE, GC3_PHASE_AGREE, GC3_PHASE_PREPARE, GC3_PHASE_CONNECT };
 
@@ -124,38 +121,6 @@ static uint64_t mca_coll_gc3_settings_hash(void)
     }
     return h;
 }
-
-#ifdef GC3_HAVE_CUDA
-/* The NIC nearest a GPU, from hwloc's PCI objects: found once per process and device. */
-static void mca_coll_gc3_nearest_nic(int device, char *out, size_t len)
-{
-    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-    static char            cache[64][128];
-    char                   bus[32] = "";
-    gc3_nic_t              nic;
-    gc3_diag_t             diag;
-
-    if (device < 0 || device >= 64) {
-        snprintf(out, len, "unknown (device %d)", device);
-        return;
-    }
-    pthread_mutex_lock(&lock);
-    if (cache[device][0] == '\0') {
-        gc3_diag_init(&diag);
-        if (cudaDeviceGetPCIBusId(bus, sizeof(bus), device) != cudaSuccess) {
-            snprintf(cache[device], sizeof(cache[device]), "unknown (no PCI bus id for device %d)", device);
-        } else if (gc3_topo_nearest_nic(bus, &nic, &diag) == GC3_OK) {
-            snprintf(cache[device], sizeof(cache[device]), "%s (%s, %s, GPU %s)", nic.name, nic.rdma ? "RDMA" : "no RDMA",
-                     gc3_nic_locality_name(nic.locality), bus);
-        } else {
-            snprintf(cache[device], sizeof(cache[device]), "none (%s)", diag.count ? diag.msgs[0] : "?");
-        }
-        gc3_diag_cleanup(&diag);
-    }
-    snprintf(out, len, "%s", cache[device]);
-    pthread_mutex_unlock(&lock);
-}
-#endif
 
 /* The rules, loaded once: the file of coll_gc3_rules_file, or the built-in ones (also when the
  * file cannot be used, after saying why). */
@@ -276,10 +241,10 @@ static const char *gc3_setup_call(const mca_coll_gc3_module_t *m)
 
 /* what every rank says about itself before the first plan of a backend */
 typedef struct {
-    char     host[64], pci[32];
-    int32_t  device, max_blocks, mps, exec_ok;
-    uint64_t settings; /* mca_coll_gc3_settings_hash */
-    uint64_t atomics;  /* cuda: bit d set when this rank's GPU has native peer atomics with GPU d */
+    char           host[64];
+    gc3_gpu_info_t gpu;      /* cuda: this rank's GPU (device -1: none) */
+    int32_t        max_blocks, exec_ok;
+    uint64_t       settings; /* mca_coll_gc3_settings_hash */
 } gc3_shape_card_t;
 
 static void gc3_exec_params(mca_coll_gc3_module_t *m, gc3_backend_t backend, gc3_exec_params_t *ep)
@@ -314,28 +279,11 @@ static int gc3_shape_post(mca_coll_gc3_module_t *m, gc3_backend_t backend)
         return gc3_setup_post(m, sizeof(*c));
     }
     gethostname(c->host, sizeof(c->host) - 1);
-    c->device = -1;
-#ifdef GC3_HAVE_CUDA
+    c->gpu.device = -1;
     if (backend == GC3_BACKEND_CUDA) {
-        int dev = 0, ndev = 0;
-        cudaGetDevice(&dev);
-        m->device = c->device = dev;
-        if (cudaDeviceGetPCIBusId(c->pci, sizeof(c->pci), dev) != cudaSuccess) {
-            snprintf(c->pci, sizeof(c->pci), "device %d", dev);
-        }
-        if (cudaDeviceGetAttribute(&c->mps, cudaDevAttrMpsEnabled, dev) != cudaSuccess) {
-            c->mps = 0; /* cannot tell: as without MPS */
-        }
-        cudaGetDeviceCount(&ndev);
-        for (int d = 0; d < ndev && d < 64; d++) {
-            int v = 0;
-            if (d != dev && cudaDeviceGetP2PAttribute(&v, cudaDevP2PAttrNativeAtomicSupported, dev, d) == cudaSuccess &&
-                v != 0) {
-                c->atomics |= 1ull << d;
-            }
-        }
+        (void)gc3_gpu_probe(-1, &c->gpu, &m->diag); /* the calling thread's GPU (a cuda backend has one) */
+        m->device = c->gpu.device;
     }
-#endif
     gc3_exec_params(m, backend, &ep);
     c->exec_ok = gc3_exec_create(&ep, &m->diag, &m->exec[backend]) == GC3_OK;
     if (!c->exec_ok) {
@@ -408,24 +356,24 @@ static int gc3_shape_budget(mca_coll_gc3_module_t *m, gc3_backend_t backend, con
     for (int r = 0; backend == GC3_BACKEND_CUDA && r < n; r++) {
         int share = 0, first = -1, second = -1; /* the two lowest ranks on r's GPU */
         for (int q = 0; q < n; q++) {
-            if (!strncmp(all[q].host, all[r].host, 64) && !strncmp(all[q].pci, all[r].pci, 32)) {
+            if (!strncmp(all[q].host, all[r].host, 64) && !strncmp(all[q].gpu.pci, all[r].gpu.pci, 32)) {
                 share++;
                 second = first >= 0 && second < 0 ? q : second;
                 first  = first < 0 ? q : first;
             }
         }
         budget = all[r].max_blocks / share < budget ? all[r].max_blocks / share : budget;
-        if (share > 1 && !all[r].mps && !mca_coll_gc3_component.shared_gpu && !refuse) {
+        if (share > 1 && !all[r].gpu.mps && !mca_coll_gc3_component.shared_gpu && !refuse) {
             refuse = 1;
             snprintf(m->exec_why[backend], sizeof(m->exec_why[0]), "ranks %d and %d share GPU %s without MPS", first,
-                     second, all[r].pci);
+                     second, all[r].gpu.pci);
             opal_output_verbose(1, mca_coll_gc3_component.output,
                                 "coll:gc3: comm %s: ranks %d and %d share GPU %s of %s without MPS: their "
                                 "kernels would take turns on it (milliseconds a call), so gc3 does not run "
                                 "on this communicator's device buffers: they are staged through host "
                                 "memory. Start the MPS daemon (nvidia-cuda-mps-control -d) or set "
                                 "coll_gc3_shared_gpu to run gc3 there",
-                                m->comm->c_name, first, second, all[r].pci, all[r].host);
+                                m->comm->c_name, first, second, all[r].gpu.pci, all[r].host);
         }
     }
     m->gpu_share = backend == GC3_BACKEND_CUDA ? budget : m->gpu_share;
@@ -459,20 +407,18 @@ static void gc3_shape_done(mca_coll_gc3_module_t *m, gc3_backend_t backend)
     m->link[backend] = backend == GC3_BACKEND_CUDA ? GC3_LINK_NVLINK : GC3_LINK_HOST;
     for (int a = 0; backend == GC3_BACKEND_CUDA && a < n; a++) {
         for (int b = 0; b < n; b++) {
-            /* NVLink when every pair of GPUs of a host has native peer atomics (PCIe peer access has none) */
-            if (all[a].device != all[b].device && !strncmp(all[a].host, all[b].host, 64) &&
-                (all[b].device < 0 || all[b].device >= 64 || !(all[a].atomics >> all[b].device & 1))) {
+            /* NVLink when every pair of GPUs of a host has native peer atomics */
+            if (all[a].gpu.device != all[b].gpu.device && !strncmp(all[a].host, all[b].host, 64) &&
+                gc3_gpu_link(&all[a].gpu, &all[b].gpu) != GC3_LINK_NVLINK) {
                 m->link[backend] = GC3_LINK_PCIE;
             }
         }
     }
-#ifdef GC3_HAVE_CUDA
     /* the NIC matters between nodes (the inter-node transport uses it); hwloc's I/O scan costs
      * tens of milliseconds once per process, so only then or when asked to tell */
     if (backend == GC3_BACKEND_CUDA && (m->nodes > 1 || mca_coll_gc3_component.verbose >= 2)) {
-        mca_coll_gc3_nearest_nic(m->device, m->nic, sizeof(m->nic));
+        gc3_gpu_nearest_nic(m->device, m->nic, sizeof(m->nic));
     }
-#endif
     opal_output_verbose(2, mca_coll_gc3_component.output, "coll:gc3: comm %s: %d node(s), up to %d ranks per node, %s%s%s",
                         m->comm->c_name, m->nodes, m->gpus, gc3_link_name(m->link[backend]),
                         m->nic[0] ? "; nearest NIC " : "", m->nic);

@@ -21,8 +21,7 @@
 
 #include <stdint.h>
 #include "gc3_ir.h"
-
-typedef enum { GC3_LINK_NVLINK, GC3_LINK_PCIE, GC3_LINK_HOST, GC3_LINK_COUNT } gc3_link_t;
+#include "gc3_topo.h"
 
 typedef struct {
     int         coll;           /* gc3_coll_t (not custom), -1 = any */
@@ -47,7 +46,6 @@ typedef struct {
     char       *source;         /* file name, or "built-in" */
 } gc3_rules_t;
 
-const char  *gc3_link_name(gc3_link_t link);
 /* The built-in rules, in the format above. */
 const char  *gc3_rules_builtin_text(void);
 gc3_status_t gc3_rules_parse(const char *text, const char *name, gc3_diag_t *diag, gc3_rules_t **rules_p);

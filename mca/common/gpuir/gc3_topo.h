@@ -1,11 +1,68 @@
-/* gc3 / libgpuir: where a GPU sits relative to the network devices of its node (hwloc PCI
- * objects). The inter-node transport uses the nearest NIC of each GPU; verbose output and
- * gc3_info show it. */
+/* gc3 / libgpuir: the machine as gc3 sees it. Everything gc3 asks about the hardware outside a
+ * plan's run is here, so that its users (the MPI component, gc3_info) ask nothing themselves:
+ *
+ *   - the link class between the GPUs of a node (what the rules select on);
+ *   - this process's GPUs (topo_gpu.c): PCI bus id, MPS, native peer atomics and peer access,
+ *     through the CUDA runtime libgpuir is built with, asked only when called (an application
+ *     selects its GPU after MPI_Init), and the calling thread's current GPU;
+ *   - what memory a pointer is, and copies between any memory (topo_gpu.c): through the CUDA
+ *     driver, loaded at run time (no link against it; no context is made; a process without a
+ *     driver has only host memory), one driver call per buffer;
+ *   - where a GPU sits relative to the network devices of its node (topo.c, hwloc PCI objects):
+ *     the inter-node transport uses the nearest NIC of each GPU; verbose output and gc3_info show it.
+ *
+ * The thread blocks a GPU holds at once depend on the interpreter kernel: the executor says
+ * (gc3_exec_max_blocks). */
 #ifndef GC3_TOPO_H
 #define GC3_TOPO_H
 
+#include <stddef.h>
+#include <stdint.h>
 #include "gc3_status.h"
 
+/* ---- link classes ---- */
+typedef enum { GC3_LINK_NVLINK, GC3_LINK_PCIE, GC3_LINK_HOST, GC3_LINK_COUNT } gc3_link_t;
+const char *gc3_link_name(gc3_link_t link);
+
+/* ---- this process's GPUs ---- */
+typedef struct {
+    int      device;   /* CUDA ordinal */
+    char     pci[32];  /* PCI bus id as CUDA writes it ("device N" when CUDA does not say) */
+    int      mps;      /* shared through MPS (0 when CUDA cannot tell) */
+    uint64_t atomics;  /* bit d: native peer atomics from this GPU to GPU d (d < 64) */
+    uint64_t peers;    /* bit d: peer access from this GPU to GPU d (d < 64) */
+} gc3_gpu_info_t;
+
+/* GPUs this process sees (CUDA_VISIBLE_DEVICES applies); 0 without CUDA or a driver. */
+int          gc3_gpu_count(void);
+/* What there is to know of GPU `device` (-1: the calling thread's current one; 0 when CUDA cannot
+ * say), as far as CUDA answers (what it does not answer stays unknown: no MPS, no peers).
+ * GC3_ERR_UNSUPPORTED (diag says why) only in a build without CUDA. */
+gc3_status_t gc3_gpu_probe(int device, gc3_gpu_info_t *info, gc3_diag_t *diag);
+/* Its product name ("?" when unknown). */
+void         gc3_gpu_name(int device, char *out, size_t len);
+/* The link class of two GPUs of one node: NVLink when both have native peer atomics with each other
+ * (PCIe peer access has none), else PCIe. */
+gc3_link_t   gc3_gpu_link(const gc3_gpu_info_t *a, const gc3_gpu_info_t *b);
+/* The calling thread's current GPU (-1 when none can be known); make `device` current. */
+int          gc3_gpu_current(void);
+void         gc3_gpu_select(int device);
+/* One line on the network device nearest GPU `device` ("mlx5_0 (RDMA, same PCIe switch, GPU
+ * 0000:1b:00.0)", or why there is none), found once per process and device (hwloc's I/O scan
+ * costs tens of milliseconds). */
+void         gc3_gpu_nearest_nic(int device, char *out, size_t len);
+
+/* ---- memory ---- */
+typedef enum { GC3_MEM_HOST, GC3_MEM_DEVICE, GC3_MEM_MANAGED } gc3_mem_t;
+/* 1 when the CUDA driver is loaded (the first call tries); without it every buffer is host memory. */
+int          gc3_mem_driver(void);
+/* What ptr is: host memory (also pinned or registered host memory, and memory CUDA does not know),
+ * device memory (*device_p: its GPU) or managed memory. */
+gc3_mem_t    gc3_mem_classify(const void *ptr, int *device_p);
+/* Copy between any memory (unified addressing), synchronously; GC3_ERR_UNSUPPORTED without a driver. */
+gc3_status_t gc3_mem_copy(void *dst, const void *src, size_t bytes);
+
+/* ---- the network devices near a GPU ---- */
 typedef enum {
     GC3_NIC_SAME_SWITCH,     /* under the same PCIe switch as the GPU */
     GC3_NIC_SAME_HOSTBRIDGE, /* the same host bridge (root complex) */

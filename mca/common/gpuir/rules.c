@@ -9,12 +9,6 @@
 #include "gc3_verify.h"
 #include "gc3_algorithms.h"
 
-static const char *gc3_links[GC3_LINK_COUNT] = {"nvlink", "pcie", "host"};
-
-const char *gc3_link_name(gc3_link_t link)
-{
-    return (unsigned)link < GC3_LINK_COUNT ? gc3_links[link] : "?";
-}
 
 /* The defaults for machines without a rules file (single-node NVLink/NVSwitch and the host
  * backend). The 2- and 4-GPU NVLink lines are contrib/gc3-autotune's choices on 2 and 4 x H200
@@ -200,7 +194,7 @@ gc3_status_t gc3_rules_parse(const char *text, const char *name, gc3_diag_t *dia
         }
         r.link = -1;
         for (int i = 0; i < GC3_LINK_COUNT; i++) {
-            if (strcmp(tok[3], gc3_links[i]) == 0) {
+            if (strcmp(tok[3], gc3_link_name((gc3_link_t)i)) == 0) {
                 r.link = i;
             }
         }

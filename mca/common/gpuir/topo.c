@@ -1,8 +1,15 @@
-/* gc3 / libgpuir: GPU <-> NIC locality from hwloc's PCI objects (see gc3_topo.h). */
+/* gc3 / libgpuir: link classes, and GPU <-> NIC locality from hwloc's PCI objects (see gc3_topo.h). */
 #include <hwloc.h>
 #include <stdio.h>
 #include <string.h>
 #include "gc3_topo.h"
+
+static const char *gc3_links[GC3_LINK_COUNT] = {"nvlink", "pcie", "host"};
+
+const char *gc3_link_name(gc3_link_t link)
+{
+    return (unsigned)link < GC3_LINK_COUNT ? gc3_links[link] : "?";
+}
 
 static const char *gc3_nic_localities[GC3_NIC_LOCALITY_COUNT] = {"same PCIe switch", "same host bridge",
                                                                   "same NUMA node or package", "across packages"};

@@ -13,9 +13,6 @@
 #include "gc3_rules.h"
 #include "gc3_runtime.h"
 #include "gc3_topo.h"
-#ifdef GC3_HAVE_CUDA
-#include <cuda_runtime_api.h>
-#endif
 
 static void usage(FILE *out)
 {
@@ -57,20 +54,15 @@ static int topology(const char *busid)
     if (busid != NULL) {
         snprintf(ids[n++], sizeof(ids[0]), "%s", busid);
     }
-#ifdef GC3_HAVE_CUDA
     else {
-        int ndev = 0;
-        if (cudaGetDeviceCount(&ndev) != cudaSuccess) {
-            ndev = 0;
-        }
-        for (int d = 0; d < ndev && n < 64; d++) {
-            if (cudaDeviceGetPCIBusId(ids[n], sizeof(ids[0]), d) == cudaSuccess) {
-                for (char *c = ids[n]; *c; c++) *c = (char)(*c >= 'A' && *c <= 'F' ? *c - 'A' + 'a' : *c);
-                n++;
+        for (int d = 0; d < gc3_gpu_count() && n < 64; d++) {
+            gc3_gpu_info_t gpu;
+            if (gc3_gpu_probe(d, &gpu, NULL) == GC3_OK && strncmp(gpu.pci, "device", 6) != 0) {
+                for (char *c = gpu.pci; *c; c++) *c = (char)(*c >= 'A' && *c <= 'F' ? *c - 'A' + 'a' : *c);
+                snprintf(ids[n++], sizeof(ids[0]), "%s", gpu.pci);
             }
         }
     }
-#endif
     if (n == 0) {
         printf("# no GPU found (give --pci-busid ID to ask about a PCI device)\n");
         return 1;
@@ -109,55 +101,51 @@ static int one_test(void *ctx, void *req)
 }
 #endif
 
-/* One line per GPU and one per pair; 1 when there is none (or no CUDA in this build). */
+/* One line per GPU and one per pair; 1 when there is none (or no CUDA in this build). What the
+ * component sees: the same probe (gc3_topo.h) and the same executor. */
 static int devices(void)
 {
 #ifdef GC3_HAVE_CUDA
-    int         ndev = 0;
-    cudaError_t err  = cudaGetDeviceCount(&ndev);
+    int            ndev = gc3_gpu_count();
+    gc3_gpu_info_t gpu[64];
 
-    if (err != cudaSuccess || ndev == 0) {
-        printf("# no GPU: %s\n", err != cudaSuccess ? cudaGetErrorString(err) : "CUDA sees no device");
+    if (ndev == 0) {
+        printf("# no GPU: CUDA sees no device (or no driver)\n");
         return 1;
     }
+    ndev = ndev < 64 ? ndev : 64;
     printf("# %-6s %-14s %-6s %-4s %s\n", "device", "pci-bus-id", "blocks", "mps", "name");
     for (int d = 0; d < ndev; d++) {
-        struct cudaDeviceProp prop;
-        gc3_exec_params_t     ep;
-        gc3_exec_t           *x = NULL;
-        gc3_diag_t            diag;
-        char                  pci[32] = "?";
-        int                   mps = 0, blocks = 0;
+        gc3_exec_params_t ep;
+        gc3_exec_t       *x = NULL;
+        gc3_diag_t        diag;
+        char              name[64];
+        int               blocks = 0;
 
-        memset(&prop, 0, sizeof(prop));
-        cudaGetDeviceProperties(&prop, d);
-        cudaDeviceGetPCIBusId(pci, sizeof(pci), d);
-        cudaDeviceGetAttribute(&mps, cudaDevAttrMpsEnabled, d);
+        gc3_diag_init(&diag);
+        (void)gc3_gpu_probe(d, &gpu[d], &diag);
+        gc3_gpu_name(d, name, sizeof(name));
         /* the component's executor on that device (its default threads per block) answers */
         gc3_exec_params_default(&ep, GC3_BACKEND_CUDA, 0, 1);
         ep.device        = d;
         ep.oob.iallgather = one_iallgather;
         ep.oob.test       = one_test;
-        gc3_diag_init(&diag);
         if (gc3_exec_create(&ep, &diag, &x) == GC3_OK) {
             blocks = gc3_exec_max_blocks(x);
             gc3_exec_destroy(x);
         }
         gc3_diag_cleanup(&diag);
-        printf("%-8d %-14s %-6d %-4s %s\n", d, pci, blocks, mps ? "yes" : "no", prop.name);
+        printf("%-8d %-14s %-6d %-4s %s\n", d, gpu[d].pci, blocks, gpu[d].mps ? "yes" : "no", name);
     }
     if (ndev > 1) {
         printf("# %-6s %-11s %-14s %s\n", "pair", "peer-access", "native-atomics", "link");
     }
     for (int a = 0; a < ndev; a++) {
         for (int b = a + 1; b < ndev; b++) {
-            int ab = 0, ba = 0, tab = 0, tba = 0;
-            cudaDeviceCanAccessPeer(&ab, a, b);
-            cudaDeviceCanAccessPeer(&ba, b, a);
-            cudaDeviceGetP2PAttribute(&tab, cudaDevP2PAttrNativeAtomicSupported, a, b);
-            cudaDeviceGetP2PAttribute(&tba, cudaDevP2PAttrNativeAtomicSupported, b, a);
-            printf("%d-%-6d %-11s %-14s %s\n", a, b, ab && ba ? "yes" : "no", tab && tba ? "yes" : "no",
-                   tab && tba ? "nvlink" : "pcie");
+            const int  peers = (gpu[a].peers >> b & 1) && (gpu[b].peers >> a & 1);
+            gc3_link_t link  = gc3_gpu_link(&gpu[a], &gpu[b]);
+            printf("%d-%-6d %-11s %-14s %s\n", a, b, peers ? "yes" : "no", link == GC3_LINK_NVLINK ? "yes" : "no",
+                   gc3_link_name(link));
         }
     }
     return 0;

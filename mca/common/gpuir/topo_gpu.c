@@ -1,0 +1,216 @@
+/* gc3 / libgpuir: this process's GPUs and what memory a pointer is (see gc3_topo.h).
+ *
+ * Two ways to CUDA, each where it fits: the GPUs are probed through the CUDA runtime libgpuir is
+ * built with (statically linked; it loads the driver itself), only when asked; memory is
+ * classified through the driver API loaded at run time, which needs no context (the runtime's
+ * pointer query would make one on the current device, at a time the application may not have
+ * chosen it yet) and works in a process without a driver (every buffer is host memory then). */
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include "gc3_topo.h"
+#ifdef GC3_HAVE_CUDA
+#include <cuda_runtime_api.h>
+#endif
+
+/* ---------------------------------------------------------------- GPUs */
+
+int gc3_gpu_count(void)
+{
+    int n = 0;
+#ifdef GC3_HAVE_CUDA
+    if (cudaGetDeviceCount(&n) != cudaSuccess) {
+        n = 0;
+    }
+#endif
+    return n;
+}
+
+gc3_status_t gc3_gpu_probe(int device, gc3_gpu_info_t *info, gc3_diag_t *diag)
+{
+    memset(info, 0, sizeof(*info));
+    info->device = device;
+#ifdef GC3_HAVE_CUDA
+    int ndev = 0;
+
+    (void)diag;
+    if (device < 0 && cudaGetDevice(&info->device) != cudaSuccess) {
+        info->device = 0; /* what CUDA would use */
+    }
+    if (cudaDeviceGetPCIBusId(info->pci, sizeof(info->pci), info->device) != cudaSuccess) {
+        snprintf(info->pci, sizeof(info->pci), "device %d", info->device);
+    }
+    if (cudaDeviceGetAttribute(&info->mps, cudaDevAttrMpsEnabled, info->device) != cudaSuccess) {
+        info->mps = 0; /* cannot tell: as without MPS */
+    }
+    cudaGetDeviceCount(&ndev);
+    for (int d = 0; d < ndev && d < 64; d++) {
+        int atomic = 0, peer = 0;
+        if (d == info->device) {
+            continue;
+        }
+        if (cudaDeviceGetP2PAttribute(&atomic, cudaDevP2PAttrNativeAtomicSupported, info->device, d) == cudaSuccess &&
+            atomic != 0) {
+            info->atomics |= 1ull << d;
+        }
+        if (cudaDeviceCanAccessPeer(&peer, info->device, d) == cudaSuccess && peer != 0) {
+            info->peers |= 1ull << d;
+        }
+    }
+    return GC3_OK;
+#else
+    gc3_diag_add(diag, "GPU %d: gc3 was built without CUDA", device);
+    return GC3_ERR_UNSUPPORTED;
+#endif
+}
+
+gc3_link_t gc3_gpu_link(const gc3_gpu_info_t *a, const gc3_gpu_info_t *b)
+{
+    int ab = b->device >= 0 && b->device < 64 && (a->atomics >> b->device & 1);
+    int ba = a->device >= 0 && a->device < 64 && (b->atomics >> a->device & 1);
+    return ab && ba ? GC3_LINK_NVLINK : GC3_LINK_PCIE;
+}
+
+void gc3_gpu_name(int device, char *out, size_t len)
+{
+    snprintf(out, len, "?");
+#ifdef GC3_HAVE_CUDA
+    struct cudaDeviceProp prop;
+    if (cudaGetDeviceProperties(&prop, device) == cudaSuccess) {
+        snprintf(out, len, "%s", prop.name);
+    }
+#else
+    (void)device;
+#endif
+}
+
+int gc3_gpu_current(void)
+{
+    int dev = -1;
+#ifdef GC3_HAVE_CUDA
+    if (cudaGetDevice(&dev) != cudaSuccess) {
+        dev = -1;
+    }
+#endif
+    return dev;
+}
+
+void gc3_gpu_select(int device)
+{
+#ifdef GC3_HAVE_CUDA
+    if (device >= 0) {
+        cudaSetDevice(device);
+    }
+#else
+    (void)device;
+#endif
+}
+
+void gc3_gpu_nearest_nic(int device, char *out, size_t len)
+{
+    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    static char            cache[64][128];
+    gc3_gpu_info_t         gpu;
+    gc3_nic_t              nic;
+    gc3_diag_t             diag;
+
+    if (device < 0 || device >= 64) {
+        snprintf(out, len, "unknown (device %d)", device);
+        return;
+    }
+    pthread_mutex_lock(&lock);
+    if (cache[device][0] == '\0') {
+        gc3_diag_init(&diag);
+        if (gc3_gpu_probe(device, &gpu, &diag) != GC3_OK || !strncmp(gpu.pci, "device", 6)) {
+            snprintf(cache[device], sizeof(cache[device]), "unknown (no PCI bus id for device %d)", device);
+        } else if (gc3_topo_nearest_nic(gpu.pci, &nic, &diag) == GC3_OK) {
+            snprintf(cache[device], sizeof(cache[device]), "%s (%s, %s, GPU %s)", nic.name, nic.rdma ? "RDMA" : "no RDMA",
+                     gc3_nic_locality_name(nic.locality), gpu.pci);
+        } else {
+            snprintf(cache[device], sizeof(cache[device]), "none (%s)", diag.count ? diag.msgs[0] : "?");
+        }
+        gc3_diag_cleanup(&diag);
+    }
+    snprintf(out, len, "%s", cache[device]);
+    pthread_mutex_unlock(&lock);
+}
+
+/* ---------------------------------------------------------------- memory (the driver, loaded at run time) */
+
+/* from cuda.h, which we do not include: the driver ABI is stable */
+#define GC3_CU_POINTER_ATTRIBUTE_MEMORY_TYPE    2
+#define GC3_CU_POINTER_ATTRIBUTE_IS_MANAGED     8
+#define GC3_CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL 9
+#define GC3_CU_MEMORYTYPE_DEVICE                2
+
+typedef int (*gc3_cuInit_t)(unsigned int);
+typedef int (*gc3_cuPointerGetAttributes_t)(unsigned int, int *, void **, unsigned long long);
+typedef int (*gc3_cuMemcpy_t)(unsigned long long, unsigned long long, size_t);
+
+static struct {
+    pthread_once_t               once;
+    int                          ok;
+    void                        *lib;
+    gc3_cuPointerGetAttributes_t get_attrs;
+    gc3_cuMemcpy_t               memcpy;
+} gc3_cu = {PTHREAD_ONCE_INIT, 0, NULL, NULL, NULL};
+
+static void gc3_cu_load(void)
+{
+    gc3_cuInit_t init;
+    gc3_cu.lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (gc3_cu.lib != NULL) {
+        init             = (gc3_cuInit_t)dlsym(gc3_cu.lib, "cuInit");
+        gc3_cu.get_attrs = (gc3_cuPointerGetAttributes_t)dlsym(gc3_cu.lib, "cuPointerGetAttributes");
+        gc3_cu.memcpy    = (gc3_cuMemcpy_t)dlsym(gc3_cu.lib, "cuMemcpy");
+        gc3_cu.ok        = init != NULL && gc3_cu.get_attrs != NULL && gc3_cu.memcpy != NULL && init(0) == 0;
+    }
+}
+
+int gc3_mem_driver(void)
+{
+    pthread_once(&gc3_cu.once, gc3_cu_load);
+    return gc3_cu.ok;
+}
+
+gc3_mem_t gc3_mem_classify(const void *ptr, int *device_p)
+{
+    unsigned int mtype = 0, managed = 0;
+    int          ordinal  = -1;
+    int          attrs[3] = {GC3_CU_POINTER_ATTRIBUTE_MEMORY_TYPE, GC3_CU_POINTER_ATTRIBUTE_IS_MANAGED,
+                             GC3_CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL};
+    void        *data[3]  = {&mtype, &managed, &ordinal};
+
+    *device_p = -1;
+    if (ptr == NULL || !gc3_mem_driver()) {
+        return GC3_MEM_HOST;
+    }
+    /* one driver call per buffer on every path: memory CUDA does not know comes back as type 0
+     * (the singular query takes the driver's error path there, twice per host buffer) */
+    if (gc3_cu.get_attrs(3, attrs, data, (unsigned long long)(uintptr_t)ptr) != 0 || mtype == 0) {
+        return GC3_MEM_HOST; /* not known to CUDA: ordinary host memory */
+    }
+    if (managed) {
+        return GC3_MEM_MANAGED;
+    }
+    if (mtype != GC3_CU_MEMORYTYPE_DEVICE) {
+        return GC3_MEM_HOST; /* pinned or registered host memory */
+    }
+    *device_p = ordinal;
+    return GC3_MEM_DEVICE;
+}
+
+gc3_status_t gc3_mem_copy(void *dst, const void *src, size_t bytes)
+{
+    if (bytes == 0) {
+        return GC3_OK;
+    }
+    if (!gc3_mem_driver()) {
+        return GC3_ERR_UNSUPPORTED;
+    }
+    /* unified addressing: one call for any direction; synchronous for the host */
+    return gc3_cu.memcpy((unsigned long long)(uintptr_t)dst, (unsigned long long)(uintptr_t)src, bytes) == 0
+               ? GC3_OK
+               : GC3_ERR_IO;
+}
