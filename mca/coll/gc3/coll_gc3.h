@@ -13,7 +13,8 @@
  * (a communicator's module), coll_gc3_<collective>.c (one collective's forms), coll_gc3_fallback.c
  * and coll_gc3_stage.c (what gc3 passes on), coll_gc3_dispatch.c (which way a call goes),
  * coll_gc3_request.c (the pipeline of calls and their requests), coll_gc3_persistent.c (persistent
- * requests), coll_gc3_setup.c (a communicator's set-up), coll_gc3_oob.c (gc3's own messages),
+ * requests), coll_gc3_setup.c (a communicator's set-up, in phases: coll_gc3_shape.c, coll_gc3_plan.c,
+ * their agreement coll_gc3_agree.c, the rules coll_gc3_select.c), coll_gc3_oob.c (gc3's own messages),
  * coll_gc3_types.c, coll_gc3_compat.c. */
 #ifndef MCA_COLL_GC3_H
 #define MCA_COLL_GC3_H
@@ -261,8 +262,12 @@ OBJ_CLASS_DECLARATION(mca_coll_gc3_request_t);
 mca_coll_gc3_request_t *mca_coll_gc3_request_persistent(mca_coll_gc3_module_t *m, int coll);
 void mca_coll_gc3_quiesce(mca_coll_gc3_module_t *m); /* until nothing of m is queued or running */
 int  mca_coll_gc3_progress(void);
-/* The error record of a call that fails: rank, what failed and why, on which communicator. */
+/* coll_gc3_report.c: the error record of a call that fails: rank, what failed and why, on which
+ * communicator (and whether calls in flight held more thread blocks than the GPU runs at once). */
 void mca_coll_gc3_report_failure(mca_coll_gc3_module_t *m, const char *call, const char *why);
+/* A call of slot s starts on its GPU (verbose 1 the first time blocks exceed this rank's share), ends. */
+void mca_coll_gc3_blocks_take(mca_coll_gc3_module_t *m, const mca_coll_gc3_plan_slot_t *s);
+void mca_coll_gc3_blocks_give(const mca_coll_gc3_plan_slot_t *s);
 
 /* coll_gc3_persistent.c: a persistent request of a collective gc3 runs, its call bound (the
  * datatypes and op retained); then, *request set, the plan its starts will use set up ahead when
@@ -281,6 +286,37 @@ mca_coll_gc3_plan_slot_t *mca_coll_gc3_slot(mca_coll_gc3_module_t *m, int coll, 
  * exchange exceeds coll_gc3_timeout makes the communicator unusable (reported). */
 int  mca_coll_gc3_setup_advance(mca_coll_gc3_module_t *m);
 void mca_coll_gc3_setup_fini(mca_coll_gc3_module_t *m);
+/* coll_gc3_select.c: the rules (loaded once per process) and a call's plan slot, found or made
+ * (a new one is MCA_COLL_GC3_SLOT_NEW), or NULL when no rule matches (*why). */
+gc3_rules_t              *mca_coll_gc3_rules(void);
+mca_coll_gc3_plan_slot_t *mca_coll_gc3_slot_lookup(mca_coll_gc3_module_t *m, int coll, size_t bytes, int inplace,
+                                                   gc3_backend_t backend, char *why, size_t why_len);
+/* coll_gc3_agree.c: a phase's exchange of this rank's record m->xsend (bytes; freed here) into
+ * m->xrecv (every rank's): 0 when posted; release: m->xrecv once read (or the exchange's, pending). */
+int  mca_coll_gc3_agree_post(mca_coll_gc3_module_t *m, size_t bytes);
+void mca_coll_gc3_agree_release(mca_coll_gc3_module_t *m);
+/* What every rank says before gc3 uses something collectively: whether it is ready, a hash of
+ * what it built (plans, settings: different only when the ranks' settings are), and for a
+ * plan's creation the key of the call (collective, bytes, in place, backend: different only in
+ * an erroneous program). */
+typedef struct {
+    uint64_t ok, hash, key;
+} mca_coll_gc3_card_t;
+enum { MCA_COLL_GC3_AGREE_OK, MCA_COLL_GC3_AGREE_NOT_READY, MCA_COLL_GC3_AGREE_DIFFERENT, MCA_COLL_GC3_AGREE_MISMATCH };
+/* The verdict on all ranks' cards, the same on every rank (peer: the rank that differs). */
+int      mca_coll_gc3_verdict(const mca_coll_gc3_card_t *v, int n, uint64_t hash, uint64_t key, int *peer);
+void     mca_coll_gc3_warn_disagree(mca_coll_gc3_module_t *m, const char *what, int peer);
+uint64_t mca_coll_gc3_settings_hash(void); /* the selection settings (rules and parameters) */
+/* coll_gc3_shape.c: SHAPE, post this rank's card (0 when posted); done: everybody's are in m->xrecv. */
+int  mca_coll_gc3_shape_post(mca_coll_gc3_module_t *m, gc3_backend_t backend);
+void mca_coll_gc3_shape_done(mca_coll_gc3_module_t *m, gc3_backend_t backend);
+/* coll_gc3_plan.c: AGREE, post this rank's card of s (0 when posted); agreed: the verdict, and the
+ * runtime's preparation posted (1) or the plan's end (0); prepared: 0 while the preparation goes
+ * on, then CONNECT's card posted (1) or not (-1); connected: CONNECT's verdict, the plan's end. */
+int  mca_coll_gc3_plan_post(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_slot_t *s);
+int  mca_coll_gc3_plan_agreed(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_slot_t *s);
+int  mca_coll_gc3_plan_prepared(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_slot_t *s);
+void mca_coll_gc3_plan_connected(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_slot_t *s);
 /* The first verbose line of a nonblocking or persistent call on a plan or without one. */
 void mca_coll_gc3_report_nonblocking(mca_coll_gc3_module_t *m, const mca_coll_gc3_task_t *t, const char *why);
 

@@ -30,46 +30,6 @@ static struct {
     int                     n, cap;
 } gc3_active = {PTHREAD_MUTEX_INITIALIZER, NULL, 0, 0};
 
-/* Thread blocks of this process's gc3 calls running on GPUs (all communicators), and whether they
- * were ever more than a communicator's share of its GPU: a plan's kernel needs all its blocks on the
- * GPU at once, so kernels of calls in flight together on several communicators, started in
- * different orders on different ranks, can then hold the SMs each other's peers need (a wait that
- * only coll_gc3_timeout ends). */
-static int gc3_gpu_blocks, gc3_gpu_blocks_over;
-
-static void mca_coll_gc3_blocks_take(mca_coll_gc3_module_t *m, const mca_coll_gc3_plan_slot_t *s)
-{
-    int now;
-    if (s->backend != GC3_BACKEND_CUDA) {
-        return;
-    }
-    now = __atomic_add_fetch(&gc3_gpu_blocks, s->blocks, __ATOMIC_RELAXED);
-    if (now > m->gpu_share && !__atomic_exchange_n(&gc3_gpu_blocks_over, 1, __ATOMIC_RELAXED)) {
-        opal_output_verbose(1, mca_coll_gc3_component.output,
-                            "coll:gc3: comm %s rank %d: %d thread blocks of gc3 calls in flight on this rank's GPU, "
-                            "more than the %d it holds at once for this rank: calls in flight together on several "
-                            "communicators may wait for each other (see coll_gc3_max_blocks)",
-                            m->comm->c_name, ompi_comm_rank(m->comm), now, m->gpu_share);
-    }
-}
-
-static void mca_coll_gc3_blocks_give(const mca_coll_gc3_plan_slot_t *s)
-{
-    if (s->backend == GC3_BACKEND_CUDA) {
-        __atomic_sub_fetch(&gc3_gpu_blocks, s->blocks, __ATOMIC_RELAXED);
-    }
-}
-
-void mca_coll_gc3_report_failure(mca_coll_gc3_module_t *m, const char *call, const char *why)
-{
-    opal_output(0, "coll:gc3: comm %s rank %d: %s failed: %s%s", m->comm->c_name, ompi_comm_rank(m->comm), call, why,
-                __atomic_load_n(&gc3_gpu_blocks_over, __ATOMIC_RELAXED)
-                    ? " (gc3 calls in flight on several communicators held more thread blocks than the GPU runs "
-                      "at once for this rank: their kernels may have waited for each other; narrow the plans "
-                      "with coll_gc3_max_blocks so that the calls in flight together fit)"
-                    : "");
-}
-
 /* ---------------------------------------------------------------- requests */
 
 static int mca_coll_gc3_request_free(ompi_request_t **req)

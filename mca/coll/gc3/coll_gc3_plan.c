@@ -1,0 +1,171 @@
+/* coll/gc3: a plan of a communicator (the AGREE, PREPARE and CONNECT phases of its set-up,
+ * coll_gc3_setup.c). AGREE: libgpuir makes the rule's program for this communicator (gc3_rule_program)
+ * and every rank says whether it has one, its hash and the call's key; PREPARE: the runtime
+ * prepares the plan (connections), in steps that never wait; CONNECT: every rank says whether its
+ * connections are up. The plan is then ready, or not used (its calls run without it), or the call
+ * that asked for it fails (the ranks called with different sizes or modes). */
+#include <stdlib.h>
+#include <string.h>
+#include "coll_gc3.h"
+#include "opal/util/output.h"
+
+/* The program of a plan (libgpuir: the rule's, for this communicator and the plan's calls),
+ * verified, within the block budget. */
+static int gc3_plan_build(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_slot_t *s, const gc3_rule_t *rule)
+{
+    gc3_rule_made_t   made;
+    gc3_rule_target_t t = {.ranks      = ompi_comm_size(m->comm),
+                           /* hierarchical programs number ranks node-major: only when the nodes are
+                            * consecutive blocks of equal size; otherwise a flat program (its
+                            * connections between nodes go through UCX all the same) */
+                           .nodes      = m->regular ? m->nodes : 1,
+                           .inplace    = s->inplace,
+                           .slots      = mca_coll_gc3_component.fifo_slots,
+                           .max_blocks = m->block_budget[s->backend]};
+    int               ok = gc3_rule_program(rule, &t, &m->diag, &s->program, &made) == GC3_OK;
+
+    m->job_narrow[0] = '\0';
+    m->job_copied[0] = '\0';
+    if (ok && made.narrowed) {
+        snprintf(m->job_narrow, sizeof(m->job_narrow), " (narrowed from %d x %d to fit %d thread blocks per rank)",
+                 made.asked_channels, made.asked_instances, t.max_blocks);
+    }
+    if (made.copied) {
+        snprintf(m->job_copied, sizeof(m->job_copied), ", the input copied into place first (a program for in-place calls)");
+    }
+    m->job_proto     = made.proto;
+    m->job_channels  = made.channels;
+    m->job_instances = made.instances;
+    return ok;
+}
+
+int mca_coll_gc3_plan_post(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_slot_t *s)
+{
+    const gc3_rules_t   *R  = mca_coll_gc3_rules();
+    mca_coll_gc3_card_t *c  = calloc(1, sizeof(*c));
+    uint64_t             key[4] = {(uint64_t)s->coll, (uint64_t)s->bytes, (uint64_t)s->inplace, (uint64_t)s->backend};
+    int                  ok = gc3_plan_build(m, s, &R->rules[s->rule]) && m->exec[s->backend] != NULL;
+
+    m->xsend = (char *)c;
+    if (c != NULL) {
+        c->ok   = (uint64_t)ok;
+        c->hash = ok ? gc3_ir_hash(s->program) : 0;
+        c->key  = gc3_fnv1a(GC3_FNV1A_START, key, sizeof(key));
+    }
+    return mca_coll_gc3_agree_post(m, sizeof(*c));
+}
+
+/* The verbose line of a plan (level 1), used or not. */
+static void gc3_plan_line(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_slot_t *s, int ok)
+{
+    const gc3_rule_t *rule = &mca_coll_gc3_rules()->rules[s->rule];
+    char              range[80], shape[96] = "", net[320] = "", fused[64] = "", lo[32], hi[32], pnote[64] = "";
+    const gc3_proto_t proto = (gc3_proto_t)m->job_proto;
+
+    if (m->nodes > 1) {
+        snprintf(shape, sizeof(shape), ", %d nodes%s%s", m->nodes,
+                 mca_coll_gc3_component.pseudo_nodes > 0 ? " (pseudo-nodes)" : "",
+                 m->regular ? "" : " of uneven or interleaved ranks: flat program");
+    }
+    gc3_format_bytes(rule->bytes_lo, lo, sizeof(lo));
+    gc3_format_bytes(rule->bytes_hi, hi, sizeof(hi));
+    snprintf(range, sizeof(range), "%s-%s bytes", lo, hi);
+    if (ok) {
+        int runs = gc3_plan_fused_runs(s->plan);
+        gc3_plan_net_describe(s->plan, net, sizeof(net));
+        if (runs > 0) {
+            snprintf(fused, sizeof(fused), ", %d fused run%s of local steps", runs, runs > 1 ? "s" : "");
+        }
+    } else {
+        snprintf(s->why, sizeof(s->why), "%s", m->diag.count ? m->diag.msgs[0] : "a rank could not build it");
+    }
+    if (gc3_proto_runs_as(proto) != proto) {
+        snprintf(pnote, sizeof(pnote), " (gc3 has no %s: runs as %s)", gc3_proto_name(proto),
+                 gc3_proto_name(gc3_proto_runs_as(proto)));
+    }
+    opal_output_verbose(1, mca_coll_gc3_component.output,
+                        "coll:gc3: comm %s: %s %s%s (%s backend, %d ranks, %s%s): %s %s%s, %d channel(s) x %d instance(s)%s, "
+                        "rule %s%s%s%s%s%s%s", m->comm->c_name, gc3_coll_desc(s->coll)->mpi_name, range,
+                        s->inplace ? ", in place" : "", s->backend == GC3_BACKEND_CUDA ? "cuda" : "host",
+                        ompi_comm_size(m->comm), gc3_link_name(m->link[s->backend]), shape, rule->algo,
+                        gc3_proto_name(proto), pnote, m->job_channels, m->job_instances, m->job_narrow,
+                        rule->where, m->job_copied, ok ? ", verified" : "; NOT USED: ", ok ? "" : s->why, fused,
+                        net[0] ? "; " : "", net);
+}
+
+/* The end of a plan's set-up: ready, or not used (its calls run without it), or the call fails. */
+static void gc3_plan_end(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_slot_t *s, int ok, int line)
+{
+    if (line) {
+        gc3_plan_line(m, s, ok);
+    }
+    if (!ok) {
+        gc3_plan_destroy(s->plan);
+        gc3_ir_program_destroy(s->program);
+        s->plan    = NULL;
+        s->program = NULL;
+    }
+    s->blocks = ok ? gc3_ir_widest_rank(s->program) : 0;
+    s->state  = ok ? MCA_COLL_GC3_SLOT_READY : MCA_COLL_GC3_SLOT_FAILED;
+}
+
+/* AGREE is done: the verdict, then the runtime's preparation (or the end). 1 when the job goes on. */
+int mca_coll_gc3_plan_agreed(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_slot_t *s)
+{
+    const mca_coll_gc3_card_t *v = (const mca_coll_gc3_card_t *)m->xrecv, *mine = &v[ompi_comm_rank(m->comm)];
+    int                        peer, a = mca_coll_gc3_verdict(v, ompi_comm_size(m->comm), mine->hash, mine->key, &peer);
+
+    if (a == MCA_COLL_GC3_AGREE_MISMATCH) {
+        opal_output(0, "coll:gc3: comm %s rank %d: %s of %zu bytes%s: rank %d called it with another size or "
+                    "mode (an erroneous program): the call fails", m->comm->c_name, ompi_comm_rank(m->comm),
+                    gc3_coll_desc(s->coll)->mpi_name, s->bytes, s->inplace ? " in place" : "", peer);
+        gc3_plan_end(m, s, 0, 0);
+        s->fail_call = 1; /* the call that built it fails; a later, consistent call builds it again */
+        return 0;
+    }
+    if (a == MCA_COLL_GC3_AGREE_DIFFERENT) {
+        char what[96];
+        snprintf(what, sizeof(what), "the %s plan (a program file differs?)", gc3_coll_desc(s->coll)->mpi_name);
+        mca_coll_gc3_warn_disagree(m, what, peer);
+    }
+    if (a != MCA_COLL_GC3_AGREE_OK) {
+        gc3_plan_end(m, s, 0, 1);
+        return 0;
+    }
+    if (gc3_exec_prepare_post(m->exec[s->backend], s->program, &m->diag, &m->prep) != GC3_OK) {
+        /* nothing posted (the program does not fit the executor: the same on every rank) */
+        gc3_plan_end(m, s, 0, 1);
+        return 0;
+    }
+    return 1;
+}
+
+int mca_coll_gc3_plan_prepared(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_slot_t *s)
+{
+    gc3_status_t st = gc3_exec_prepare_test(m->prep, &m->diag, &s->plan);
+
+    if (st == GC3_IN_PROGRESS) {
+        return 0;
+    }
+    m->prep = NULL;
+    /* ok or not, every rank says so in CONNECT (a local failure after the last exchange) */
+    m->xsend = calloc(1, sizeof(mca_coll_gc3_card_t));
+    if (m->xsend != NULL) {
+        ((mca_coll_gc3_card_t *)m->xsend)->ok = st == GC3_OK;
+    }
+    return mca_coll_gc3_agree_post(m, sizeof(mca_coll_gc3_card_t)) == 0 ? 1 : -1;
+}
+
+void mca_coll_gc3_plan_connected(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_slot_t *s)
+{
+    const mca_coll_gc3_card_t *v  = (const mca_coll_gc3_card_t *)m->xrecv;
+    int                        ok = 1;
+
+    for (int r = 0; r < ompi_comm_size(m->comm) && ok; r++) {
+        ok = v[r].ok != 0;
+        if (!ok && m->diag.count == 0) {
+            gc3_diag_add(&m->diag, "rank %d could not set up its connections", r);
+        }
+    }
+    gc3_plan_end(m, s, ok, 1);
+}

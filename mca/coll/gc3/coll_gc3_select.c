@@ -1,0 +1,110 @@
+/* coll/gc3: selection. Which rule runs a call (the rules, loaded once per process: a rules file or
+ * the built-in ones, with the programs of an algorithm directory ahead), and the plan slot of a
+ * communicator that holds the plan of that rule. */
+#include <stdlib.h>
+#include <string.h>
+#include <pthread.h>
+#include "coll_gc3.h"
+#include "opal/util/output.h"
+
+/* The rules, loaded once: the file of coll_gc3_rules_file, or the built-in ones (also when the
+ * file cannot be used, after saying why), with the programs of coll_gc3_algorithm_dir ahead. */
+static gc3_rules_t *mca_coll_gc3_rules_load(void)
+{
+    gc3_diag_t diag;
+
+    gc3_diag_init(&diag);
+    if (mca_coll_gc3_component.rules_file != NULL && mca_coll_gc3_component.rules_file[0] != '\0') {
+        if (gc3_rules_read_file(mca_coll_gc3_component.rules_file, &diag, &mca_coll_gc3_component.rules) != GC3_OK) {
+            for (int i = 0; i < diag.count; i++) {
+                opal_output(0, "coll:gc3: rules file: %s", diag.msgs[i]);
+            }
+            opal_output(0, "coll:gc3: using the built-in rules instead of %s", mca_coll_gc3_component.rules_file);
+        }
+    }
+    if (mca_coll_gc3_component.rules == NULL) {
+        gc3_diag_cleanup(&diag);
+        gc3_diag_init(&diag);
+        if (gc3_rules_parse(gc3_rules_builtin_text(), "built-in", &diag, &mca_coll_gc3_component.rules) != GC3_OK) {
+            /* a bug of gc3 itself (unit_rules parses them): say it, every call is passed on */
+            opal_output(0, "coll:gc3: the built-in rules do not parse (%s): gc3 passes every call on",
+                        diag.count ? diag.msgs[0] : "?");
+        }
+    }
+    gc3_diag_cleanup(&diag);
+    if (mca_coll_gc3_component.rules != NULL && mca_coll_gc3_component.algorithm_dir != NULL &&
+        mca_coll_gc3_component.algorithm_dir[0] != '\0') {
+        int added = 0;
+        gc3_diag_init(&diag);
+        (void)gc3_rules_add_xml_dir(mca_coll_gc3_component.rules, mca_coll_gc3_component.algorithm_dir, &diag, &added);
+        for (int i = 0; i < diag.count; i++) {
+            opal_output(0, "coll:gc3: algorithm directory: %s", diag.msgs[i]);
+        }
+        opal_output_verbose(1, mca_coll_gc3_component.output, "coll:gc3: algorithm directory %s: %d program(s) in use",
+                            mca_coll_gc3_component.algorithm_dir, added);
+        gc3_diag_cleanup(&diag);
+    }
+    return mca_coll_gc3_component.rules;
+}
+
+/* Loaded once per process; threads on different communicators (MPI_THREAD_MULTIPLE) may ask first
+ * at the same time. */
+gc3_rules_t *mca_coll_gc3_rules(void)
+{
+    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    gc3_rules_t           *R;
+
+    pthread_mutex_lock(&lock);
+    R = mca_coll_gc3_component.rules != NULL ? mca_coll_gc3_component.rules : mca_coll_gc3_rules_load();
+    pthread_mutex_unlock(&lock);
+    return R;
+}
+
+mca_coll_gc3_plan_slot_t *mca_coll_gc3_slot_lookup(mca_coll_gc3_module_t *m, int coll, size_t bytes, int inplace,
+                                            gc3_backend_t backend, char *why, size_t why_len)
+{
+    gc3_rules_t              *R = mca_coll_gc3_rules();
+    const gc3_rule_t         *rule;
+    mca_coll_gc3_plan_slot_t *s;
+    int                       idx;
+
+    rule = R == NULL ? NULL
+                     : gc3_rules_match_call(R, (gc3_coll_t)coll, m->nodes, m->gpus, m->link[backend], bytes,
+                                            ompi_comm_size(m->comm), inplace);
+    if (rule == NULL) {
+        snprintf(why, why_len, "no rule of %s for %s of %zu bytes on %d node(s) x %d, %s", R ? R->source : "gc3",
+                 gc3_coll_desc(coll)->mpi_name, bytes, m->nodes, m->gpus, gc3_link_name(m->link[backend]));
+        opal_output_verbose(2, mca_coll_gc3_component.output, "coll:gc3: comm %s: %s: no plan", m->comm->c_name, why);
+        return NULL;
+    }
+    idx = (int)(rule - R->rules);
+    for (int i = 0; i < m->nslots; i++) {
+        s = m->slots[i];
+        if (s->backend == (int)backend && s->coll == coll && s->rule == idx && s->inplace == inplace) {
+            return s;
+        }
+    }
+    if (m->nslots == m->slots_cap) {
+        int                        ncap = m->slots_cap ? 2 * m->slots_cap : 8;
+        mca_coll_gc3_plan_slot_t **n    = realloc(m->slots, (size_t)ncap * sizeof(*n));
+        if (n == NULL) {
+            snprintf(why, why_len, "out of host memory");
+            return NULL;
+        }
+        m->slots     = n;
+        m->slots_cap = ncap;
+    }
+    s = calloc(1, sizeof(*s));
+    if (s == NULL) {
+        snprintf(why, why_len, "out of host memory");
+        return NULL;
+    }
+    m->slots[m->nslots++] = s;
+    s->backend = backend;
+    s->coll    = coll;
+    s->rule    = idx;
+    s->inplace = inplace;
+    s->bytes   = bytes;
+    s->state   = MCA_COLL_GC3_SLOT_NEW;
+    return s;
+}

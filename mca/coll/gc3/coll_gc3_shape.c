@@ -1,0 +1,210 @@
+/* coll/gc3: the shape of a communicator (the SHAPE phase of its set-up, coll_gc3_setup.c): every
+ * rank says which host and GPU it is on (libgpuir's probe, gc3_topo.h), what its executor holds and
+ * the hash of its selection settings; from everybody's cards every rank computes the same nodes,
+ * ranks per node, link class and thread-block budget, and whether the settings agree. libgpuir
+ * probes; this file applies gc3's policy (GPUs shared without MPS, coll_gc3_max_blocks,
+ * pseudo-nodes). */
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "coll_gc3.h"
+#include "gc3_topo.h"
+#include "opal/util/output.h"
+
+/* what every rank says about itself before the first plan of a backend */
+typedef struct {
+    char           host[64];
+    gc3_gpu_info_t gpu;      /* cuda: this rank's GPU (device -1: none) */
+    int32_t        max_blocks, exec_ok;
+    uint64_t       settings; /* mca_coll_gc3_settings_hash */
+} gc3_shape_card_t;
+
+static void gc3_exec_params(mca_coll_gc3_module_t *m, gc3_backend_t backend, gc3_exec_params_t *ep)
+{
+    gc3_exec_params_default(ep, backend, ompi_comm_rank(m->comm), ompi_comm_size(m->comm));
+    ep->node            = m->nodes > 1 ? m->node : NULL;
+    ep->net_peer_errors = mca_coll_gc3_component.net_peer_errors;
+    ep->oob.ctx         = m;
+    ep->oob.iallgather  = mca_coll_gc3_oob_iallgather;
+    ep->oob.test        = mca_coll_gc3_oob_test;
+    ep->timeout_s       = mca_coll_gc3_component.timeout;
+    ep->resident_us     = mca_coll_gc3_component.resident_us;
+    ep->fuse            = mca_coll_gc3_component.fuse;
+    ep->wait_legacy     = mca_coll_gc3_component.wait_default_stream;
+    ep->slots           = mca_coll_gc3_component.fifo_slots;
+    ep->device          = m->device >= 0 ? m->device : 0;
+    if (mca_coll_gc3_component.slot_bytes > 0) {
+        ep->slot_bytes = (size_t)mca_coll_gc3_component.slot_bytes;
+    }
+}
+
+/* This rank's card: its host and GPU, and an executor made (the one of the plans when all ranks
+ * are on one node; node numbers come with the shape). Local: the first call on device buffers is
+ * the first time gc3 asks CUDA anything, in the thread that made it. */
+int mca_coll_gc3_shape_post(mca_coll_gc3_module_t *m, gc3_backend_t backend)
+{
+    gc3_shape_card_t *c = calloc(1, sizeof(*c));
+    gc3_exec_params_t ep;
+
+    m->xsend = (char *)c;
+    if (c == NULL) {
+        return mca_coll_gc3_agree_post(m, sizeof(*c));
+    }
+    gethostname(c->host, sizeof(c->host) - 1);
+    c->gpu.device = -1;
+    if (backend == GC3_BACKEND_CUDA) {
+        (void)gc3_gpu_probe(-1, &c->gpu, &m->diag); /* the calling thread's GPU (a cuda backend has one) */
+        m->device = c->gpu.device;
+    }
+    gc3_exec_params(m, backend, &ep);
+    c->exec_ok = gc3_exec_create(&ep, &m->diag, &m->exec[backend]) == GC3_OK;
+    if (!c->exec_ok) {
+        opal_output_verbose(2, mca_coll_gc3_component.output, "coll:gc3: comm %s: no %s executor: %s", m->comm->c_name,
+                            backend == GC3_BACKEND_CUDA ? "cuda" : "host", m->diag.count ? m->diag.msgs[0] : "?");
+    }
+    /* the query failed: no limit here (a plan that does not fit is still refused when it runs) */
+    c->max_blocks = c->exec_ok ? gc3_exec_max_blocks(m->exec[backend]) : 0;
+    c->max_blocks = c->max_blocks > 0 ? c->max_blocks : INT_MAX;
+    c->settings   = mca_coll_gc3_settings_hash();
+    return mca_coll_gc3_agree_post(m, sizeof(*c));
+}
+
+/* Nodes (distinct host names; with coll_gc3_pseudo_nodes=K, groups of K consecutive ranks of a host),
+ * numbered in order of first appearance, and ranks per node. */
+static void gc3_shape_nodes(mca_coll_gc3_module_t *m, const gc3_shape_card_t *all, int n)
+{
+    int  K = mca_coll_gc3_component.pseudo_nodes, nodes = 0, most = 0;
+    int *host = malloc((size_t)n * sizeof(int)), *local = malloc((size_t)n * sizeof(int));
+    int *size = calloc((size_t)n, sizeof(int));
+
+    free(m->node);
+    m->node    = calloc((size_t)n, sizeof(int));
+    m->nodes   = 1;
+    m->gpus    = n;
+    m->regular = 1;
+    if (host == NULL || local == NULL || size == NULL || m->node == NULL) {
+        free(m->node);
+        m->node = NULL;
+    } else {
+        for (int r = 0; r < n; r++) {
+            host[r]  = r;
+            local[r] = 0;
+            for (int q = 0; q < r; q++) {
+                if (strncmp(all[q].host, all[r].host, sizeof(all[q].host)) == 0) {
+                    host[r] = host[q];
+                    local[r]++;
+                }
+            }
+        }
+        for (int r = 0; r < n; r++) {
+            int id = -1;
+            for (int q = 0; q < r && id < 0; q++) {
+                if (host[q] == host[r] && (K <= 0 || local[q] / K == local[r] / K)) {
+                    id = m->node[q];
+                }
+            }
+            m->node[r] = id >= 0 ? id : nodes++;
+            most       = ++size[m->node[r]] > most ? size[m->node[r]] : most;
+        }
+        for (int r = 0; r < n; r++) {
+            m->regular = m->regular && size[m->node[r]] == most && m->node[r] == r / most;
+        }
+        m->nodes = nodes;
+        m->gpus  = most;
+    }
+    free(host);
+    free(local);
+    free(size);
+}
+
+/* How many thread blocks per rank a plan may have, the same on every rank: coll_gc3_max_blocks,
+ * and on GPUs what each one holds at once divided among the ranks that use it (the smallest share).
+ * 1 (refused) when ranks share a GPU without MPS and coll_gc3_shared_gpu is false: their processes'
+ * kernels would take turns on the GPU (2.4 ms an 8-byte allreduce, two ranks on one H200). */
+static int gc3_shape_budget(mca_coll_gc3_module_t *m, gc3_backend_t backend, const gc3_shape_card_t *all, int n)
+{
+    int budget = INT_MAX, refuse = 0;
+
+    for (int r = 0; backend == GC3_BACKEND_CUDA && r < n; r++) {
+        int share = 0, first = -1, second = -1; /* the two lowest ranks on r's GPU */
+        for (int q = 0; q < n; q++) {
+            if (!strncmp(all[q].host, all[r].host, 64) && !strncmp(all[q].gpu.pci, all[r].gpu.pci, 32)) {
+                share++;
+                second = first >= 0 && second < 0 ? q : second;
+                first  = first < 0 ? q : first;
+            }
+        }
+        budget = all[r].max_blocks / share < budget ? all[r].max_blocks / share : budget;
+        if (share > 1 && !all[r].gpu.mps && !mca_coll_gc3_component.shared_gpu && !refuse) {
+            refuse = 1;
+            snprintf(m->exec_why[backend], sizeof(m->exec_why[0]), "ranks %d and %d share GPU %s without MPS", first,
+                     second, all[r].gpu.pci);
+            opal_output_verbose(1, mca_coll_gc3_component.output,
+                                "coll:gc3: comm %s: ranks %d and %d share GPU %s of %s without MPS: their "
+                                "kernels would take turns on it (milliseconds a call), so gc3 does not run "
+                                "on this communicator's device buffers: they are staged through host "
+                                "memory. Start the MPS daemon (nvidia-cuda-mps-control -d) or set "
+                                "coll_gc3_shared_gpu to run gc3 there",
+                                m->comm->c_name, first, second, all[r].gpu.pci, all[r].host);
+        }
+    }
+    m->gpu_share = backend == GC3_BACKEND_CUDA ? budget : m->gpu_share;
+    if (mca_coll_gc3_component.max_blocks > 0 && mca_coll_gc3_component.max_blocks < budget) {
+        budget = mca_coll_gc3_component.max_blocks;
+    }
+    m->block_budget[backend] = budget;
+    opal_output_verbose(2, mca_coll_gc3_component.output, "coll:gc3: comm %s: plans of at most %d thread blocks per rank",
+                        m->comm->c_name, budget);
+    return refuse;
+}
+
+/* Every rank's card is here: the same decisions everywhere. */
+void mca_coll_gc3_shape_done(mca_coll_gc3_module_t *m, gc3_backend_t backend)
+{
+    int                     n = ompi_comm_size(m->comm), ok = 1;
+    const gc3_shape_card_t *all = (const gc3_shape_card_t *)m->xrecv, *mine = &all[ompi_comm_rank(m->comm)];
+
+    for (int r = 0; r < n && ok; r++) {
+        if (all[r].settings != mine->settings) {
+            mca_coll_gc3_warn_disagree(m, "the selection settings (rules file, algorithm directory or coll_gc3 parameters)", r);
+            snprintf(m->exec_why[backend], sizeof(m->exec_why[0]), "the ranks' selection settings differ");
+            ok = 0;
+        } else if (!all[r].exec_ok) {
+            snprintf(m->exec_why[backend], sizeof(m->exec_why[0]), "rank %d has no %s executor", r,
+                     backend == GC3_BACKEND_CUDA ? "cuda" : "host");
+            ok = 0;
+        }
+    }
+    gc3_shape_nodes(m, all, n);
+    m->link[backend] = backend == GC3_BACKEND_CUDA ? GC3_LINK_NVLINK : GC3_LINK_HOST;
+    for (int a = 0; backend == GC3_BACKEND_CUDA && a < n; a++) {
+        for (int b = 0; b < n; b++) {
+            /* NVLink when every pair of GPUs of a host has native peer atomics */
+            if (all[a].gpu.device != all[b].gpu.device && !strncmp(all[a].host, all[b].host, 64) &&
+                gc3_gpu_link(&all[a].gpu, &all[b].gpu) != GC3_LINK_NVLINK) {
+                m->link[backend] = GC3_LINK_PCIE;
+            }
+        }
+    }
+    /* the NIC matters between nodes (the inter-node transport uses it); hwloc's I/O scan costs
+     * tens of milliseconds once per process, so only then or when asked to tell */
+    if (backend == GC3_BACKEND_CUDA && (m->nodes > 1 || mca_coll_gc3_component.verbose >= 2)) {
+        gc3_gpu_nearest_nic(m->device, m->nic, sizeof(m->nic));
+    }
+    opal_output_verbose(2, mca_coll_gc3_component.output, "coll:gc3: comm %s: %d node(s), up to %d ranks per node, %s%s%s",
+                        m->comm->c_name, m->nodes, m->gpus, gc3_link_name(m->link[backend]),
+                        m->nic[0] ? "; nearest NIC " : "", m->nic);
+    if (gc3_shape_budget(m, backend, all, n)) {
+        ok = 0;
+    }
+    if (ok && m->nodes > 1 && m->exec[backend] != NULL) {
+        /* the plans' executor knows the nodes (a rank that cannot make it says so at its first plan) */
+        gc3_exec_params_t ep;
+        gc3_exec_destroy(m->exec[backend]);
+        m->exec[backend] = NULL;
+        gc3_exec_params(m, backend, &ep);
+        (void)gc3_exec_create(&ep, &m->diag, &m->exec[backend]);
+    }
+    m->exec_state[backend] = ok ? 1 : -1;
+}
