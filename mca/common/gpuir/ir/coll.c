@@ -1,0 +1,74 @@
+/* gc3 / libgpuir: what each collective is (gc3_coll_desc_t, gc3_ir.h): the one table, and what
+ * follows from it (names, segments, the elements of a call's chunks). */
+#include <string.h>
+#include "gc3_ir.h"
+
+/* What each collective is (gc3_ir.h): the one table. */
+static const gc3_coll_desc_t gc3_colls[GC3_COLL_COUNT] = {
+    [GC3_COLL_ALLREDUCE]      = {GC3_COLL_ALLREDUCE, "allreduce", "allreduce", {NULL}, 0, 0, 1, 1,
+                                 GC3_BUF_OUTPUT, 0},
+    [GC3_COLL_ALLTOALL]       = {GC3_COLL_ALLTOALL, "alltoall", "alltoall", {NULL}, 1, 1, 0, 1, GC3_BUF_OUTPUT, 0},
+    [GC3_COLL_ALLGATHER]      = {GC3_COLL_ALLGATHER, "allgather", "allgather", {NULL}, 0, 1, 0, 1, GC3_BUF_INPUT, 1},
+    [GC3_COLL_REDUCE_SCATTER] = {GC3_COLL_REDUCE_SCATTER, "reduce_scatter", "reduce_scatter_block",
+                                 {"reducescatter", "reduce-scatter", NULL}, 1, 0, 1, 1, GC3_BUF_OUTPUT, 1},
+    [GC3_COLL_CUSTOM]         = {GC3_COLL_CUSTOM, "custom", "custom", {NULL}, 0, 0, 0, 0, GC3_BUF_OUTPUT, 0},
+};
+
+const gc3_coll_desc_t *gc3_coll_desc(gc3_coll_t coll)
+{
+    return &gc3_colls[(unsigned)coll < GC3_COLL_COUNT ? coll : GC3_COLL_CUSTOM];
+}
+
+const char *gc3_coll_name(gc3_coll_t coll)
+{
+    return ((unsigned)coll < GC3_COLL_COUNT) ? gc3_colls[coll].name : "?";
+}
+
+int gc3_coll_segments(gc3_coll_t coll, gc3_buf_t buf, int ngpus)
+{
+    const gc3_coll_desc_t *d = gc3_coll_desc(coll);
+    return (buf == GC3_BUF_INPUT ? d->in_per_rank : d->out_per_rank) ? ngpus : 1;
+}
+
+int gc3_coll_segment_chunks(gc3_coll_t coll, int nchunksperloop, int ngpus)
+{
+    const gc3_coll_desc_t *d    = gc3_coll_desc(coll);
+    const int              segs = d->in_per_rank || d->out_per_rank ? ngpus : 1;
+    return segs > 0 && nchunksperloop % segs == 0 ? nchunksperloop / segs : 0;
+}
+
+gc3_status_t gc3_coll_from_name(const char *name, gc3_coll_t *coll_p)
+{
+    /* gc3's names, MPI's names of the calls and the spellings seen in MSCCL/RCCL files */
+    for (int i = 0; i < GC3_COLL_CUSTOM; i++) {
+        const gc3_coll_desc_t *d = &gc3_colls[i];
+        int                    match = strcmp(name, d->name) == 0 || strcmp(name, d->mpi_name) == 0;
+        for (int a = 0; !match && d->aliases[a] != NULL; a++) {
+            match = strcmp(name, d->aliases[a]) == 0;
+        }
+        if (match) {
+            *coll_p = (gc3_coll_t)i;
+            return GC3_OK;
+        }
+    }
+    *coll_p = GC3_COLL_CUSTOM;
+    return GC3_ERR_UNSUPPORTED;
+}
+
+gc3_status_t gc3_coll_chunk_elems(const gc3_ir_program_t *p, uint64_t count, uint64_t *chunk_elems_p)
+{
+    const gc3_coll_desc_t *d = gc3_coll_desc(p->coll);
+    uint64_t               total = count;
+
+    if (d->in_per_rank || d->out_per_rank) { /* count is one segment: ngpus of them */
+        if (count > UINT64_MAX / (uint64_t)p->ngpus) {
+            return GC3_ERR_INVALID_PARAM;
+        }
+        total = count * (uint64_t)p->ngpus;
+    }
+    if (total % (uint64_t)p->nchunksperloop != 0) {
+        return GC3_ERR_UNSUPPORTED;
+    }
+    *chunk_elems_p = total / (uint64_t)p->nchunksperloop;
+    return GC3_OK;
+}
