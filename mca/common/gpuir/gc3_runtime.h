@@ -1,7 +1,7 @@
 /* gc3 / libgpuir: the runtime that executes IR programs.
  *
  * One interpreter, whose control logic (tiles, steps, dependency waits, FIFO head/tail,
- * timeouts) is written once (runtime/interp_core.h) and compiled twice: as the CUDA kernel
+ * timeouts) is written once (runtime/interp_core.inl) and compiled twice: as the CUDA kernel
  * (one IR thread block = one CUDA block) and as the host backend (one IR thread block = one
  * host thread, host memory, POSIX shared memory between processes). Only data movement and
  * memory-ordering primitives differ.

@@ -789,7 +789,7 @@ static gc3_status_t gc3_exec_finish(gc3_plan_t *p, gc3_status_t status, gc3_diag
         gc3_rt_net_call_end(p);
     }
     if (status == GC3_OK && p->err->set == 0 && *p->abort_flag == 0) {
-        /* the resident kernel (cuda_backend.cu, gc3_cuda_resident) advances its own copies the same
+        /* the resident kernel (cuda/kernels.cu, gc3_cuda_resident) advances its own copies the same
          * way; its check word, sem_base[0], catches a difference */
         for (int t = 0; t < p->ntbs; t++) {
             p->sem_base[t] += (uint64_t)p->call_L * (uint64_t)p->tb_nsteps[t];

@@ -127,7 +127,7 @@ typedef struct {
 
 /* Where chunk c of a step is read and written in a loop (buffer and byte offset in it, -1: not
  * read or not written), and how many of its elements exist (gc3_core_ends); a backend may keep a
- * table of them per block (interp_core.h). Offsets, not addresses: they stay right from one call
+ * table of them per block (interp_core.inl). Offsets, not addresses: they stay right from one call
  * to the next of the same size, whatever its buffers. */
 #define GC3_RT_ENDS_CHUNKS 4 /* chunks of a step held in such a table */
 typedef struct {

@@ -52,7 +52,7 @@ static inline void gc3_host_pause(uint64_t polls)
 #define GC3_THREAD             0
 #define GC3_THREADS            1
 
-/* The chunk-ends table of each block (interp_core.h). One thread computes them as cheaply as it
+/* The chunk-ends table of each block (interp_core.inl). One thread computes them as cheaply as it
  * looks them up; the table is here so that the host tests check the logic the CUDA kernel relies
  * on, kept per plan from one call to the next as a resident kernel keeps it. */
 #define GC3_HOST_ENDS_STEPS 96
@@ -162,7 +162,7 @@ static inline int gc3_be_ll_load(gc3_rt_tb_t *t, char *dst, const char *lines, u
     return 0;
 }
 
-#include "interp_core.h"
+#include "interp_core.inl"
 
 /* ---------------------------------------------------------------- the backend */
 

@@ -1,0 +1,354 @@
+/* gc3 / libgpuir: the CUDA backend's device primitives: ordered loads and stores, the clock and
+ * back-off, a block's shared values, 16-byte copies, reductions of every dtype and op, the LL
+ * protocol's lines; and the definitions interp_core.inl expects of a backend (GC3_DEV, GC3_LEADER,
+ * ...). Device code only, included by kernels.cu. */
+#ifndef GC3_CUDA_PRIMITIVES_CUH
+#define GC3_CUDA_PRIMITIVES_CUH
+
+#include "kernels.cuh"
+
+/* ---------------------------------------------------------------- device primitives */
+
+__device__ static inline uint64_t gc3_dev_ld_acq(const uint64_t *p)
+{
+    uint64_t v;
+    asm volatile("ld.acquire.sys.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+    return v;
+}
+
+__device__ static inline uint64_t gc3_dev_ld_acq_gpu(const uint64_t *p)
+{
+    uint64_t v;
+    asm volatile("ld.acquire.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+    return v;
+}
+
+__device__ static inline void gc3_dev_st_rel(uint64_t *p, uint64_t v)
+{
+    asm volatile("st.release.sys.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
+
+__device__ static inline void gc3_dev_st_rel_gpu(uint64_t *p, uint64_t v)
+{
+    asm volatile("st.release.gpu.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
+
+/* measured on H200: st.release.sys and fence.sys about 580 ns, st.release.gpu 290 ns; a relaxed
+ * store where what precedes already orders it saves them */
+__device__ static inline void gc3_dev_st_relaxed(uint64_t *p, uint64_t v)
+{
+    asm volatile("st.relaxed.sys.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
+
+__device__ static inline uint64_t gc3_dev_now(void)
+{
+    uint64_t t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+
+__device__ static inline void gc3_dev_pause(uint64_t polls)
+{
+    if (polls > 2048) {
+        __nanosleep(polls > 65536 ? 1000 : 64);
+    }
+}
+
+__device__ static int gc3_dev_share_int(int x)
+{
+    __shared__ int v;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        v = x;
+    }
+    __syncthreads();
+    return v;
+}
+
+#define GC3_DEV            __device__
+#define GC3_LEADER         (threadIdx.x == 0)
+#define GC3_SYNC()         __syncthreads()
+#define GC3_LOAD_ACQ(p)    gc3_dev_ld_acq(p)
+#define GC3_LOAD_ACQ_LOCAL(p) gc3_dev_ld_acq_gpu(p)
+#define GC3_STORE_REL_LOCAL(p, v) gc3_dev_st_rel_gpu((p), (v))
+#define GC3_STORE_POST(p, v) gc3_dev_st_relaxed((p), (v))
+#define GC3_FENCE_DATA()   __threadfence_system()
+#define GC3_NOW_NS()       gc3_dev_now()
+#define GC3_PAUSE(n)       gc3_dev_pause(n)
+#define GC3_SHARE_INT(x)   gc3_dev_share_int(x)
+#define GC3_STAMP(t, i)    do { if ((t)->trace) (t)->trace[i] = gc3_dev_now(); } while (0)
+#define GC3_THREAD         ((int)threadIdx.x)
+#define GC3_THREADS        ((int)blockDim.x)
+#define GC3_ENDS_STEPS     GC3_CUDA_SH_STEPS
+#define GC3_ENDS_TABLE     gc3_cuda_ends
+#define GC3_ENDS_KEY       gc3_cuda_ends_key
+
+/* copy `bytes` with the whole block: 16-byte vectors (4 in flight per thread) when aligned */
+__device__ static void gc3_be_copy2(char *d1, char *d2, const char *src, uint64_t bytes)
+{
+    const int      tid = threadIdx.x, nt = blockDim.x;
+    const uint64_t al  = (uint64_t)(uintptr_t)src | (uint64_t)(uintptr_t)d1 | (uint64_t)(uintptr_t)(d2 ? d2 : d1);
+    if ((al & 15) == 0) {
+        const uint4 *s   = (const uint4 *)src;
+        uint4       *a   = (uint4 *)d1, *b = (uint4 *)d2;
+        uint64_t     nv  = bytes / 16, i = tid;
+        for (; i + 3 * nt < nv; i += 4 * nt) {
+            uint4 v0 = s[i], v1 = s[i + nt], v2 = s[i + 2 * nt], v3 = s[i + 3 * nt];
+            a[i] = v0; a[i + nt] = v1; a[i + 2 * nt] = v2; a[i + 3 * nt] = v3;
+            if (b) { b[i] = v0; b[i + nt] = v1; b[i + 2 * nt] = v2; b[i + 3 * nt] = v3; }
+        }
+        for (; i < nv; i += nt) {
+            uint4 v = s[i];
+            a[i]    = v;
+            if (b) b[i] = v;
+        }
+        for (uint64_t j = nv * 16 + tid; j < bytes; j += nt) {
+            d1[j] = src[j];
+            if (d2) d2[j] = src[j];
+        }
+    } else {
+        for (uint64_t j = tid; j < bytes; j += nt) {
+            char v = src[j];
+            d1[j]  = v;
+            if (d2) d2[j] = v;
+        }
+    }
+}
+
+__device__ static inline void gc3_be_copy(char *dst, const char *src, uint64_t bytes)
+{
+    if (dst != src) {
+        gc3_be_copy2(dst, (char *)0, src, bytes);
+    }
+}
+
+template <typename T> __device__ static inline T gc3_dev_op(int op, T a, T b)
+{
+    switch (op) {
+    case GC3_OP_SUM:  return (T)(a + b);
+    case GC3_OP_PROD: return (T)(a * b);
+    case GC3_OP_MIN:  return b < a ? b : a;
+    case GC3_OP_MAX:  return b > a ? b : a;
+    default:          return a;
+    }
+}
+
+template <typename T> __device__ static inline T gc3_dev_bitop(int op, T a, T b)
+{
+    switch (op) {
+    case GC3_OP_BAND: return a & b;
+    case GC3_OP_BOR:  return a | b;
+    case GC3_OP_BXOR: return a ^ b;
+    default:          return gc3_dev_op<T>(op, a, b);
+    }
+}
+
+template <typename T, bool BIT> __device__ static inline T gc3_dev_any_op(int op, T a, T b)
+{
+    if constexpr (BIT) {
+        return gc3_dev_bitop<T>(op, a, b);
+    } else {
+        return gc3_dev_op<T>(op, a, b);
+    }
+}
+
+/* The datatypes the reductions handle: (gc3 datatype, C type, whether the bitwise ops apply). Each
+ * dispatch below expands X once per datatype. */
+#define GC3_DEV_DTYPES(X)                                                                                 \
+    X(GC3_DT_INT8, int8_t, true)                                                                          \
+    X(GC3_DT_UINT8, uint8_t, true)                                                                        \
+    X(GC3_DT_INT32, int32_t, true)                                                                        \
+    X(GC3_DT_UINT32, uint32_t, true)                                                                      \
+    X(GC3_DT_INT64, int64_t, true)                                                                        \
+    X(GC3_DT_UINT64, uint64_t, true)                                                                      \
+    X(GC3_DT_FLOAT32, float, false)                                                                       \
+    X(GC3_DT_FLOAT64, double, false)
+
+/* dst = x[0] op x[1] op ... op x[m-1], left to right, 16 bytes at a time when everything is aligned.
+ * One operand at a time: holding three operands' vectors at once took the kernel to 255 registers
+ * with spills (-Xptxas -v). */
+template <typename T, bool BIT>
+__device__ static void gc3_dev_reduce_n(int op, T *dst, const char *const *x, int m, uint64_t n)
+{
+    const int      tid = threadIdx.x, nt = blockDim.x;
+    const int      per = 16 / sizeof(T);
+    uint64_t       al  = (uint64_t)(uintptr_t)dst, done = 0;
+    for (int j = 0; j < m; j++) {
+        al |= (uint64_t)(uintptr_t)x[j];
+    }
+    if ((al & 15) == 0) {
+        uint64_t nv = n / per;
+        for (uint64_t i = tid; i < nv; i += nt) {
+            uint4 v = ((const uint4 *)x[0])[i];
+            T    *acc = (T *)&v;
+            for (int j = 1; j < m; j++) {
+                uint4    w = ((const uint4 *)x[j])[i];
+                const T *b = (const T *)&w;
+#pragma unroll
+                for (int k = 0; k < 16 / (int)sizeof(T); k++) {
+                    acc[k] = gc3_dev_any_op<T, BIT>(op, acc[k], b[k]);
+                }
+            }
+            ((uint4 *)dst)[i] = v;
+        }
+        done = n / per * per;
+    }
+    for (uint64_t i = done + tid; i < n; i += nt) {
+        T acc = ((const T *)x[0])[i];
+        for (int j = 1; j < m; j++) {
+            acc = gc3_dev_any_op<T, BIT>(op, acc, ((const T *)x[j])[i]);
+        }
+        dst[i] = acc;
+    }
+}
+
+/* Not inlined: inlined at each of its callers in the four kernels, it took the kernel from 72 to 128
+ * registers and the compile from 37 s to 220 s; called, the kernel has 96 registers. */
+__device__ static __noinline__ void gc3_be_reduce_n(int dtype, int op, char *dst, const char *const *x, int m, uint64_t n)
+{
+#define GC3_DEV_REDUCE_N_CASE(DT, T, BIT) \
+    case DT: gc3_dev_reduce_n<T, BIT>(op, (T *)dst, x, m, n); break;
+    switch (dtype) {
+        GC3_DEV_DTYPES(GC3_DEV_REDUCE_N_CASE)
+    default: break;
+    }
+#undef GC3_DEV_REDUCE_N_CASE
+    __syncthreads(); /* dst may be read by other threads next (rrcs) */
+}
+
+/* dst = a op b, vectorized over 16 bytes when everything is aligned: the ring's reductions, bound by
+ * bandwidth, inlined where they are used (4 x H200, allreduce busbw at 1 GiB: 291 GB/s this way, 286
+ * through gc3_be_reduce_n with a two-operand loop of its own, 258 through its general loop) */
+template <typename T, bool BIT>
+__device__ static void gc3_dev_reduce(int op, T *dst, const T *a, const T *b, uint64_t n)
+{
+    const int      tid = threadIdx.x, nt = blockDim.x;
+    const int      per = 16 / sizeof(T);
+    const uint64_t al  = (uint64_t)(uintptr_t)dst | (uint64_t)(uintptr_t)a | (uint64_t)(uintptr_t)b;
+    uint64_t       done = 0;
+    if ((al & 15) == 0) {
+        uint64_t nv = n / per;
+        for (uint64_t i = tid; i < nv; i += nt) {
+            uint4 va = ((const uint4 *)a)[i], vb = ((const uint4 *)b)[i], vd;
+            const T *pa = (const T *)&va, *pb = (const T *)&vb;
+            T       *pd = (T *)&vd;
+#pragma unroll
+            for (int k = 0; k < 16 / (int)sizeof(T); k++) {
+                pd[k] = gc3_dev_any_op<T, BIT>(op, pa[k], pb[k]);
+            }
+            ((uint4 *)dst)[i] = vd;
+        }
+        done = nv * per;
+    }
+    for (uint64_t i = done + tid; i < n; i += nt) {
+        dst[i] = gc3_dev_any_op<T, BIT>(op, a[i], b[i]);
+    }
+}
+
+__device__ static void gc3_be_reduce3(int dtype, int op, char *dst, const char *a, const char *b, uint64_t n)
+{
+#define GC3_DEV_REDUCE_CASE(DT, T, BIT) \
+    case DT: gc3_dev_reduce<T, BIT>(op, (T *)dst, (const T *)a, (const T *)b, n); break;
+    switch (dtype) {
+        GC3_DEV_DTYPES(GC3_DEV_REDUCE_CASE)
+    default: break;
+    }
+#undef GC3_DEV_REDUCE_CASE
+    __syncthreads(); /* dst may be read by other threads next (rrcs) */
+}
+
+/* The message word of line i: the header (signature, then zeros), then `valid` bytes of src
+ * (4-byte loads when aligned), zeros after them. */
+__device__ static inline uint32_t gc3_ll_word(uint64_t i, uint64_t sig, const char *src, uint64_t valid, int aligned)
+{
+    uint32_t w = 0;
+    if (gc3_ll_is_hdr(i)) {
+        w = gc3_ll_hdr_word(i, sig);
+    } else {
+        uint64_t d = 4 * i - GC3_RT_MSG_HDR;
+        if (aligned && d + 4 <= valid) {
+            w = *(const uint32_t *)(src + d);
+        } else {
+            for (uint64_t j = d; j < valid && j < d + 4; j++) {
+                w |= (uint32_t)(uint8_t)src[j] << (8 * (j - d));
+            }
+        }
+    }
+    return w;
+}
+
+__device__ static void gc3_be_ll_store(char *lines, uint64_t sig, const char *src, uint64_t valid, uint64_t bytes,
+                                       uint32_t flag)
+{
+    const uint64_t nl      = gc3_ll_words(bytes);
+    const int      aligned = ((uintptr_t)src & 3) == 0;
+    for (uint64_t i = threadIdx.x; i < nl; i += blockDim.x) {
+        uint32_t w = gc3_ll_word(i, sig, src, valid, aligned);
+        asm volatile("st.volatile.global.v2.u32 [%0], {%1, %2};" ::"l"(lines + 8 * i), "r"(w), "r"(flag) : "memory");
+    }
+}
+
+__device__ static int gc3_be_ll_load(gc3_rt_tb_t *t, char *dst, const char *lines, uint64_t valid, uint64_t bytes,
+                                     uint32_t flag, uint64_t *sig_p)
+{
+    __shared__ int      any; /* 1: aborted, 2: timed out (in some thread) */
+    __shared__ uint32_t hdr[2];
+    const uint64_t      nl      = gc3_ll_words(bytes);
+    const int           aligned = ((uintptr_t)dst & 3) == 0;
+    int                 rc      = 0;
+    if (threadIdx.x == 0) {
+        any = 0;
+    }
+    __syncthreads();
+    for (uint64_t i = threadIdx.x; i < nl && rc == 0; i += blockDim.x) {
+        uint32_t w, f;
+        uint64_t polls = 0, start = 0;
+        for (;;) {
+            asm volatile("ld.volatile.global.v2.u32 {%0, %1}, [%2];" : "=r"(w), "=r"(f) : "l"(lines + 8 * i) : "memory");
+            if (f == flag) {
+                break;
+            }
+            if ((++polls & 4095) == 0) {
+                uint64_t now = gc3_dev_now();
+                if (*t->abort_flag) {
+                    rc = -1;
+                    break;
+                }
+                if (start == 0) {
+                    start = now;
+                } else if (t->timeout_s > 0 && (double)(now - start) * 1e-9 > t->timeout_s) {
+                    rc = -2;
+                    *t->abort_flag = 1;
+                    break;
+                }
+            }
+            gc3_dev_pause(polls);
+        }
+        if (rc == 0) {
+            if (gc3_ll_is_hdr(i)) {
+                if (i < 2) {
+                    hdr[i] = w;
+                }
+            } else {
+                uint64_t d = 4 * i - GC3_RT_MSG_HDR;
+                if (aligned && d + 4 <= valid) {
+                    *(uint32_t *)(dst + d) = w;
+                } else {
+                    for (uint64_t j = d; j < valid && j < d + 4; j++) {
+                        dst[j] = (char)(w >> (8 * (j - d)));
+                    }
+                }
+            }
+        }
+    }
+    if (rc != 0) {
+        atomicOr(&any, rc == -2 ? 2 : 1);
+    }
+    __syncthreads();
+    rc     = any & 2 ? -2 : any ? -1 : 0; /* the same answer in every thread */
+    *sig_p = gc3_ll_sig(hdr);
+    __syncthreads();
+    return rc;
+}
+
+#endif
