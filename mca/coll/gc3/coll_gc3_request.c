@@ -246,95 +246,118 @@ static void mca_coll_gc3_no_plan(mca_coll_gc3_module_t *m, mca_coll_gc3_task_t *
     m->running = t;
 }
 
+enum { GC3_HEAD_WAITS, GC3_HEAD_ENDED, GC3_HEAD_READY };
+
+/* The head task whose plan slot is known: it waits (the plan is being set up, or an earlier call
+ * runs on it), ended (off the queue: the call fails, or runs without a plan) or is ready. */
+static int mca_coll_gc3_head_on_slot(mca_coll_gc3_module_t *m, mca_coll_gc3_task_t *t, mca_coll_gc3_task_t **done)
+{
+    mca_coll_gc3_plan_slot_t *s = t->slot;
+
+    if (s->state == MCA_COLL_GC3_SLOT_BUILDING) {
+        return GC3_HEAD_WAITS;
+    }
+    if (s->state == MCA_COLL_GC3_SLOT_FAILED && s->fail_call) {
+        s->fail_call = 0; /* this call fails (the ranks differ on it); a consistent one builds it again */
+        s->state     = MCA_COLL_GC3_SLOT_NEW;
+        mca_coll_gc3_pop(m);
+        mca_coll_gc3_task_end(t, OMPI_ERROR, done); /* reported with the agreement */
+        return GC3_HEAD_ENDED;
+    }
+    if (s->state == MCA_COLL_GC3_SLOT_FAILED) {
+        mca_coll_gc3_no_plan(m, t, s->why, done);
+        return GC3_HEAD_ENDED;
+    }
+    return s->busy ? GC3_HEAD_WAITS : GC3_HEAD_READY; /* busy: an earlier call runs on this plan */
+}
+
+/* Where the head task stands (GC3_HEAD_*): the communicator's shape first, then its plan slot.
+ * *changed: its slot was found or made. */
+static int mca_coll_gc3_head(mca_coll_gc3_module_t *m, mca_coll_gc3_task_t *t, mca_coll_gc3_task_t **done,
+                             int *changed)
+{
+    const gc3_backend_t b = t->backend;
+    char                why[192];
+
+    if (m->unusable) {
+        mca_coll_gc3_pop(m);
+        mca_coll_gc3_task_end(t, OMPI_ERROR, done); /* the reason was reported */
+        return GC3_HEAD_ENDED;
+    }
+    mca_coll_gc3_setup_exec(m, b);
+    if (m->exec_state[b] == 2) {
+        return GC3_HEAD_WAITS; /* the communicator's shape is being exchanged */
+    }
+    if (m->exec_state[b] < 0) {
+        mca_coll_gc3_no_plan(m, t, m->exec_why[b][0] ? m->exec_why[b] : "no executor", done);
+        return GC3_HEAD_ENDED;
+    }
+    if (t->slot == NULL) {
+        t->slot  = mca_coll_gc3_slot(m, t->coll, t->bytes, t->inplace, b, why, sizeof(why));
+        *changed = 1;
+        if (t->slot == NULL) {
+            mca_coll_gc3_no_plan(m, t, why, done);
+            return GC3_HEAD_ENDED;
+        }
+    }
+    if (t->ahead) { /* its plan is queued for set-up: nothing else to wait for */
+        mca_coll_gc3_pop(m);
+        mca_coll_gc3_task_end(t, OMPI_SUCCESS, done);
+        return GC3_HEAD_ENDED;
+    }
+    return mca_coll_gc3_head_on_slot(m, t, done);
+}
+
+/* A task off the queue, its plan taken (slot->busy): a blocking one goes back to its caller, which
+ * runs it; a nonblocking one starts. */
+static void mca_coll_gc3_start_on_plan(mca_coll_gc3_module_t *m, mca_coll_gc3_task_t *t, mca_coll_gc3_task_t **done)
+{
+    mca_coll_gc3_plan_slot_t *s = t->slot;
+    gc3_diag_t                diag;
+    gc3_status_t              st;
+
+    if (t->blocking) {
+        t->state = MCA_COLL_GC3_TASK_GO;
+        return;
+    }
+    gc3_diag_init(&diag);
+    mca_coll_gc3_blocks_take(m, s);
+    st = gc3_exec_start(s->plan, &t->call, &diag);
+    if (st != GC3_OK) {
+        char call[64];
+        mca_coll_gc3_blocks_give(s);
+        snprintf(call, sizeof(call), "nonblocking %s", gc3_coll_desc(t->coll)->mpi_name);
+        mca_coll_gc3_report_failure(m, call, diag.count ? diag.msgs[0] : gc3_status_string(st));
+        s->busy = 0;
+        mca_coll_gc3_task_end(t, OMPI_ERROR, done);
+    } else {
+        if (!s->nb_seen) {
+            s->nb_seen = 1;
+            mca_coll_gc3_report_nonblocking(m, t, NULL);
+        }
+        t->state   = MCA_COLL_GC3_TASK_RUNNING;
+        t->next    = m->running;
+        m->running = t;
+    }
+    gc3_diag_cleanup(&diag);
+}
+
 /* Start what can start, in call order. 1 when something changed. */
 static int mca_coll_gc3_start_queued(mca_coll_gc3_module_t *m, mca_coll_gc3_task_t **done)
 {
     mca_coll_gc3_task_t *t;
     int                  changed = 0;
-    char                 why[192];
 
     while ((t = m->head) != NULL) {
-        mca_coll_gc3_plan_slot_t *s;
-        gc3_backend_t             b = t->backend;
-        if (m->unusable) {
-            mca_coll_gc3_pop(m);
-            mca_coll_gc3_task_end(t, OMPI_ERROR, done); /* the reason was reported */
-            changed = 1;
-            continue;
-        }
-        mca_coll_gc3_setup_exec(m, b);
-        if (m->exec_state[b] == 2) {
-            break; /* the communicator's shape is being exchanged */
-        }
-        if (m->exec_state[b] < 0) {
-            mca_coll_gc3_no_plan(m, t, m->exec_why[b][0] ? m->exec_why[b] : "no executor", done);
-            changed = 1;
-            continue;
-        }
-        if (t->slot == NULL) {
-            t->slot = mca_coll_gc3_slot(m, t->coll, t->bytes, t->inplace, b, why, sizeof(why));
-            changed = 1;
-            if (t->slot == NULL) {
-                mca_coll_gc3_no_plan(m, t, why, done);
-                continue;
-            }
-        }
-        if (t->ahead) { /* its plan is queued for set-up: nothing else to wait for */
-            mca_coll_gc3_pop(m);
-            mca_coll_gc3_task_end(t, OMPI_SUCCESS, done);
-            changed = 1;
-            continue;
-        }
-        s = t->slot;
-        if (s->state == MCA_COLL_GC3_SLOT_BUILDING) {
+        const int head = mca_coll_gc3_head(m, t, done, &changed);
+        if (head == GC3_HEAD_WAITS) {
             break;
         }
-        if (s->state == MCA_COLL_GC3_SLOT_FAILED && s->fail_call) {
-            s->fail_call = 0; /* this call fails (the ranks differ on it); a consistent one builds it again */
-            s->state     = MCA_COLL_GC3_SLOT_NEW;
-            mca_coll_gc3_pop(m);
-            mca_coll_gc3_task_end(t, OMPI_ERROR, done); /* reported with the agreement */
-            changed = 1;
-            continue;
-        }
-        if (s->state == MCA_COLL_GC3_SLOT_FAILED) {
-            mca_coll_gc3_no_plan(m, t, s->why, done);
-            changed = 1;
-            continue;
-        }
-        if (s->busy) {
-            break; /* an earlier call runs on this plan: this one starts after it */
-        }
-        mca_coll_gc3_pop(m);
         changed = 1;
-        s->busy = 1;
-        if (t->blocking) {
-            t->state = MCA_COLL_GC3_TASK_GO;
-            continue;
-        }
-        {
-            gc3_diag_t   diag;
-            gc3_status_t st;
-            gc3_diag_init(&diag);
-            mca_coll_gc3_blocks_take(m, s);
-            st = gc3_exec_start(s->plan, &t->call, &diag);
-            if (st != GC3_OK) {
-                mca_coll_gc3_blocks_give(s);
-                char call[64];
-                snprintf(call, sizeof(call), "nonblocking %s", gc3_coll_desc(t->coll)->mpi_name);
-                mca_coll_gc3_report_failure(m, call, diag.count ? diag.msgs[0] : gc3_status_string(st));
-                s->busy = 0;
-                mca_coll_gc3_task_end(t, OMPI_ERROR, done);
-            } else {
-                if (!s->nb_seen) {
-                    s->nb_seen = 1;
-                    mca_coll_gc3_report_nonblocking(m, t, NULL);
-                }
-                t->state   = MCA_COLL_GC3_TASK_RUNNING;
-                t->next    = m->running;
-                m->running = t;
-            }
-            gc3_diag_cleanup(&diag);
+        if (head == GC3_HEAD_READY) {
+            mca_coll_gc3_pop(m);
+            t->slot->busy = 1;
+            mca_coll_gc3_start_on_plan(m, t, done);
         }
     }
     return changed;
