@@ -638,17 +638,9 @@ static void gc3_call_buffers(const gc3_plan_t *p, const gc3_call_t *c, char **in
     }
 }
 
-gc3_status_t gc3_exec_start(gc3_plan_t *p, const gc3_call_t *c, gc3_diag_t *diag)
+/* May this call run on p now? */
+static gc3_status_t gc3_call_check(const gc3_plan_t *p, const gc3_call_t *c, gc3_diag_t *diag)
 {
-    const gc3_exec_params_t *ep = &p->exec->params;
-    size_t                   ds = gc3_dtype_size(c->dtype);
-    const uint64_t           v16 = ds > 0 && ds < 16 ? 16 / ds : 1; /* elements in 16 bytes (a vector), at least 1 */
-    uint64_t                 T, k = (uint64_t)(p->k_in > p->k_out ? p->k_in : p->k_out), per_chunk;
-    char                    *in, *out;
-    uint64_t                 sig;
-    int                      L, window = 0, s_chunks = gc3_flat_ranks(p->flat)[p->rank].s_chunks;
-    gc3_status_t             status;
-
     if (p->in_flight) {
         gc3_diag_add(diag, "executor: a call is already in flight on this plan");
         return GC3_ERR_INVALID_PARAM;
@@ -657,7 +649,7 @@ gc3_status_t gc3_exec_start(gc3_plan_t *p, const gc3_call_t *c, gc3_diag_t *diag
         gc3_diag_add(diag, "executor: this plan is unusable after an earlier failure (%s)", p->broken_why);
         return GC3_ERR_UNSUPPORTED;
     }
-    if (ds == 0 || !gc3_op_valid(c->op, c->dtype) || c->recvbuf == NULL) {
+    if (gc3_dtype_size(c->dtype) == 0 || !gc3_op_valid(c->op, c->dtype) || c->recvbuf == NULL) {
         gc3_diag_add(diag, "executor: operator %s is not defined on %s, or no receive buffer", gc3_op_name(c->op),
                      gc3_dtype_name(c->dtype));
         return GC3_ERR_INVALID_PARAM;
@@ -666,15 +658,21 @@ gc3_status_t gc3_exec_start(gc3_plan_t *p, const gc3_call_t *c, gc3_diag_t *diag
         gc3_diag_add(diag, "executor: the program does not support %s calls", c->sendbuf == NULL ? "in-place" : "out-of-place");
         return GC3_ERR_UNSUPPORTED;
     }
-    if (c->count == 0) {
-        return GC3_OK; /* nothing to move; every rank returns at once */
-    }
-    /* tile: a step's message (cnt chunks of T elements) fits a slot; T is a multiple of 16
-       bytes when it can be (aligned vector access), and not larger than a chunk needs. When the
-       whole chunk fits, T is rounded up, not down: down, a count that is not a multiple of
-       16 bytes per chunk took a second loop for its last few elements (a whole round of steps) */
-    T         = p->slot_payload / (uint64_t)p->cnt_max / ds;
-    per_chunk = (c->count + k - 1) / k;
+    return GC3_OK;
+}
+
+/* The tile T (elements a chunk moves per loop) of a call of count elements, k chunks per segment:
+ * a step's message (cnt chunks of T elements) fits a slot; T is a multiple of 16 bytes when it can
+ * be (aligned vector access), and not larger than a chunk needs. When the whole chunk fits, T is
+ * rounded up, not down: down, a count that is not a multiple of 16 bytes per chunk took a second
+ * loop for its last few elements (a whole round of steps). */
+static gc3_status_t gc3_call_tile(const gc3_plan_t *p, const gc3_call_t *c, uint64_t k, uint64_t *T_p, gc3_diag_t *diag)
+{
+    const size_t   ds        = gc3_dtype_size(c->dtype);
+    const uint64_t v16       = ds > 0 && ds < 16 ? 16 / ds : 1; /* elements in 16 bytes (a vector), at least 1 */
+    const uint64_t per_chunk = (c->count + k - 1) / k;
+    uint64_t       T         = p->slot_payload / (uint64_t)p->cnt_max / ds;
+
     if (T >= per_chunk) {
         T = per_chunk;
         if (T >= v16 && (uint64_t)p->cnt_max * gc3_rt_round(T, v16) * ds <= p->slot_payload) {
@@ -700,49 +698,59 @@ gc3_status_t gc3_exec_start(gc3_plan_t *p, const gc3_call_t *c, gc3_diag_t *diag
             T--;
         }
     }
-    L = (int)((c->count + k * T - 1) / (k * T));
-    if (s_chunks > 0) {
-        window = GC3_RT_WINDOW;
-    }
-    /* private memory: scratch (window copies), LL staging */
-    {
-        size_t need = (size_t)s_chunks * T * ds * (size_t)(window > 0 ? window : 1);
-        if (need > p->scratch_bytes) {
-            if (p->scratch != NULL) {
-                p->exec->be->mem_free(p, p->scratch);
-                p->scratch       = NULL;
-                p->scratch_bytes = 0;
-            }
-            status = p->exec->be->mem_alloc(p, need, &p->scratch);
-            if (status != GC3_OK) {
-                gc3_diag_add(diag, "executor: cannot allocate %zu bytes of scratch", need);
-                return status;
-            }
-            p->scratch_bytes = need;
+    *T_p = T;
+    return GC3_OK;
+}
+
+/* The plan's private memory for a call: scratch (window copies of s_chunks chunks of tiles of T
+ * elements of ds bytes), LL staging. */
+static gc3_status_t gc3_call_memory(gc3_plan_t *p, int s_chunks, uint64_t T, size_t ds, int window, gc3_diag_t *diag)
+{
+    const size_t need = (size_t)s_chunks * T * ds * (size_t)(window > 0 ? window : 1);
+    gc3_status_t status;
+
+    if (need > p->scratch_bytes) {
+        if (p->scratch != NULL) {
+            p->exec->be->mem_free(p, p->scratch);
+            p->scratch       = NULL;
+            p->scratch_bytes = 0;
         }
-        if (p->proto == GC3_PROTO_LL && p->stage == NULL) {
-            p->stage_bytes = gc3_rt_round(p->slot_payload, 16) + 64; /* payload only, 16-byte aligned */
-            status         = p->exec->be->mem_alloc(p, p->stage_bytes * 2 * (size_t)(p->ntbs > 0 ? p->ntbs : 1), &p->stage);
-            if (status != GC3_OK) {
-                return status;
-            }
+        status = p->exec->be->mem_alloc(p, need, &p->scratch);
+        if (status != GC3_OK) {
+            gc3_diag_add(diag, "executor: cannot allocate %zu bytes of scratch", need);
+            return status;
         }
+        p->scratch_bytes = need;
     }
+    if (p->proto == GC3_PROTO_LL && p->stage == NULL) {
+        p->stage_bytes = gc3_rt_round(p->slot_payload, 16) + 64; /* payload only, 16-byte aligned */
+        return p->exec->be->mem_alloc(p, p->stage_bytes * 2 * (size_t)(p->ntbs > 0 ? p->ntbs : 1), &p->stage);
+    }
+    return GC3_OK;
+}
+
+/* The call's signature (FNV-1a of count, datatype, operation; never 0): a peer that calls with
+ * another one fails the call at its first message instead of mixing data. */
+static uint64_t gc3_call_signature(const gc3_call_t *c)
+{
+    uint64_t v[3] = {(uint64_t)c->count, (uint64_t)c->dtype, (uint64_t)c->op};
+    uint64_t sig  = gc3_fnv1a(GC3_FNV1A_START, v, sizeof(v));
+    return sig != 0 ? sig : 1;
+}
+
+/* What changes between calls in the blocks' contexts (the rest was set by gc3_plan_ctx_init). */
+static void gc3_call_contexts(gc3_plan_t *p, const gc3_call_t *c, uint64_t T, int L, int window)
+{
+    char          *in, *out;
+    const uint64_t sig = gc3_call_signature(c);
+
     gc3_call_buffers(p, c, &in, &out);
-    {
-        /* the call's signature (FNV-1a of count, datatype, operation; never 0): a peer that calls
-         * with another one fails the call at its first message instead of mixing data */
-        uint64_t v[3] = {(uint64_t)c->count, (uint64_t)c->dtype, (uint64_t)c->op};
-        sig           = gc3_fnv1a(GC3_FNV1A_START, v, sizeof(v));
-        sig           = sig != 0 ? sig : 1;
-    }
-    /* what changes between calls (the rest was set by gc3_plan_ctx_init) */
     for (int t = 0; t < p->ntbs; t++) {
         gc3_rt_tb_t *x = &p->tbs_ctx[t];
         x->send_base   = p->send_base[t];
         x->recv_base   = p->recv_base[t];
-        x->send_slot   = (uint32_t)(p->send_base[t] % (uint64_t)ep->slots);
-        x->recv_slot   = (uint32_t)(p->recv_base[t] % (uint64_t)ep->slots);
+        x->send_slot   = (uint32_t)(p->send_base[t] % (uint64_t)p->exec->params.slots);
+        x->recv_slot   = (uint32_t)(p->recv_base[t] % (uint64_t)p->exec->params.slots);
         x->window      = window;
         x->buf[GC3_BUF_INPUT]   = in;
         x->buf[GC3_BUF_OUTPUT]  = out;
@@ -752,14 +760,20 @@ gc3_status_t gc3_exec_start(gc3_plan_t *p, const gc3_call_t *c, gc3_diag_t *diag
         x->L           = L;
         x->dtype       = c->dtype;
         x->op          = c->op;
-        x->dsize       = (int32_t)ds;
+        x->dsize       = (int32_t)gc3_dtype_size(c->dtype);
         x->sig         = sig;
         if (p->stage != NULL) {
             x->stage_in  = p->stage + (size_t)(2 * t) * p->stage_bytes;
             x->stage_out = p->stage + (size_t)(2 * t + 1) * p->stage_bytes;
         }
     }
-    p->call_L = L;
+}
+
+/* The backend starts the call (between nodes, the transport's part of it first). */
+static gc3_status_t gc3_call_launch(gc3_plan_t *p, const gc3_call_t *c, gc3_diag_t *diag)
+{
+    gc3_status_t status;
+
     if (p->crosses_nodes) {
         gc3_rt_error_t ne;
         if (gc3_rt_net_failed(p, &ne)) {
@@ -771,10 +785,30 @@ gc3_status_t gc3_exec_start(gc3_plan_t *p, const gc3_call_t *c, gc3_diag_t *diag
         gc3_rt_net_call_begin(p);
     }
     status = p->exec->be->start(p, c->stream, diag);
-    if (status != GC3_OK) {
-        if (p->crosses_nodes) {
-            gc3_rt_net_call_end(p);
-        }
+    if (status != GC3_OK && p->crosses_nodes) {
+        gc3_rt_net_call_end(p);
+    }
+    return status;
+}
+
+gc3_status_t gc3_exec_start(gc3_plan_t *p, const gc3_call_t *c, gc3_diag_t *diag)
+{
+    const uint64_t k        = (uint64_t)(p->k_in > p->k_out ? p->k_in : p->k_out);
+    const int      s_chunks = gc3_flat_ranks(p->flat)[p->rank].s_chunks;
+    const int      window   = s_chunks > 0 ? GC3_RT_WINDOW : 0;
+    uint64_t       T        = 0;
+    gc3_status_t   status   = gc3_call_check(p, c, diag);
+
+    if (status != GC3_OK || c->count == 0) {
+        return status; /* (nothing to move: every rank returns at once) */
+    }
+    if ((status = gc3_call_tile(p, c, k, &T, diag)) != GC3_OK ||
+        (status = gc3_call_memory(p, s_chunks, T, gc3_dtype_size(c->dtype), window, diag)) != GC3_OK) {
+        return status;
+    }
+    p->call_L = (int)((c->count + k * T - 1) / (k * T));
+    gc3_call_contexts(p, c, T, p->call_L, window);
+    if ((status = gc3_call_launch(p, c, diag)) != GC3_OK) {
         return status;
     }
     p->in_flight = 1;
