@@ -135,6 +135,146 @@ out:
     free(recvs);
 }
 
+/* A thread block's fields: its id, peers and channel, one sending and one receiving block per connection. */
+static int gc3_check_tb(const gc3_ir_program_t *p, int r, int t, const char *src, gc3_diag_t *diag)
+{
+    const gc3_ir_gpu_t *g      = &p->gpus[r];
+    const gc3_ir_tb_t  *tb     = &g->tbs[t];
+    int                 errors = 0;
+
+    if (tb->id != t) {
+        gc3_diag_add(diag, "%s:%d: rank %d tb %d: thread block ids must be 0..%d in order (found id %d at "
+                     "position %d)", src, tb->line, r, tb->id, g->ntbs - 1, tb->id, t);
+        errors++;
+    }
+    if (tb->send < -1 || tb->send >= p->ngpus || tb->send == r) {
+        gc3_diag_add(diag, "%s:%d: rank %d tb %d: send peer %d is not another rank in [0, %d)", src, tb->line,
+                     r, t, tb->send, p->ngpus);
+        errors++;
+    }
+    if (tb->recv < -1 || tb->recv >= p->ngpus || tb->recv == r) {
+        gc3_diag_add(diag, "%s:%d: rank %d tb %d: recv peer %d is not another rank in [0, %d)", src, tb->line,
+                     r, t, tb->recv, p->ngpus);
+        errors++;
+    }
+    if (tb->chan < 0 || tb->chan >= p->nchannels) {
+        gc3_diag_add(diag, "%s:%d: rank %d tb %d: channel %d outside [0, nchannels=%d)", src, tb->line, r, t,
+                     tb->chan, p->nchannels);
+        errors++;
+    }
+    for (int u = 0; u < t; u++) {
+        const gc3_ir_tb_t *o = &g->tbs[u];
+        if (tb->send >= 0 && o->send == tb->send && o->chan == tb->chan) {
+            gc3_diag_add(diag, "%s:%d: rank %d tb %d: tb %d already sends to rank %d on channel %d (one sending "
+                         "thread block per connection)", src, tb->line, r, t, u, tb->send, tb->chan);
+            errors++;
+        }
+        if (tb->recv >= 0 && o->recv == tb->recv && o->chan == tb->chan) {
+            gc3_diag_add(diag, "%s:%d: rank %d tb %d: tb %d already receives from rank %d on channel %d (one "
+                         "receiving thread block per connection)", src, tb->line, r, t, u, tb->recv, tb->chan);
+            errors++;
+        }
+    }
+    return errors;
+}
+
+/* A step's dependency: on an existing step that signals, earlier when it is of the same block. */
+static int gc3_check_dep(const gc3_ir_gpu_t *g, int r, int t, int s, const gc3_ir_step_t *st, const char *src,
+                         gc3_diag_t *diag)
+{
+    if (st->depid < -1) {
+        gc3_diag_add(diag, "%s:%d: rank %d tb %d step %d: depid %d is invalid", src, st->line, r, t, s, st->depid);
+        return 1;
+    }
+    if (st->depid < 0) {
+        return 0;
+    }
+    if (st->depid >= g->ntbs || st->deps < 0 || st->deps >= g->tbs[st->depid].nsteps) {
+        gc3_diag_add(diag, "%s:%d: rank %d tb %d step %d: dependency on tb %d step %d, which does not "
+                     "exist", src, st->line, r, t, s, st->depid, st->deps);
+        return 1;
+    }
+    if (st->depid == t && st->deps >= s) {
+        gc3_diag_add(diag, "%s:%d: rank %d tb %d step %d: depends on step %d of its own thread block, "
+                     "which does not come earlier", src, st->line, r, t, s, st->deps);
+        return 1;
+    }
+    if (!g->tbs[st->depid].steps[st->deps].hasdep) {
+        gc3_diag_add(diag, "%s:%d: rank %d tb %d step %d: depends on tb %d step %d, which has hasdep=\"0\" "
+                     "(it would never signal)", src, st->line, r, t, s, st->depid, st->deps);
+        return 1;
+    }
+    return 0;
+}
+
+/* A step's fields: its index, count, buffer ranges, peers and dependency. */
+static int gc3_check_step(const gc3_ir_program_t *p, int r, int t, int s, const char *src, gc3_diag_t *diag)
+{
+    const gc3_ir_tb_t   *tb     = &p->gpus[r].tbs[t];
+    const gc3_ir_step_t *st     = &tb->steps[s];
+    const unsigned       flags  = gc3_step_flags(st->type);
+    int                  errors = 0;
+
+    if (st->s != s) {
+        gc3_diag_add(diag, "%s:%d: rank %d tb %d step %d: step index s=%d does not match its position",
+                     src, st->line, r, t, s, st->s);
+        errors++;
+    }
+    if (st->type != GC3_STEP_NOP && st->cnt < 1) {
+        gc3_diag_add(diag, "%s:%d: rank %d tb %d step %d (%s): cnt must be at least 1 (found %d)", src,
+                     st->line, r, t, s, gc3_step_type_name(st->type), st->cnt);
+        return errors + 1;
+    }
+    if (flags & GC3_STEP_F_READ_SRC) {
+        gc3_check_range(p, r, tb, st, "src", st->srcbuf, st->srcoff, diag, &errors);
+    }
+    if (flags & GC3_STEP_F_WRITE_DST) {
+        gc3_check_range(p, r, tb, st, "dst", st->dstbuf, st->dstoff, diag, &errors);
+    }
+    if ((flags & GC3_STEP_F_SEND) && tb->send < 0) {
+        gc3_diag_add(diag, "%s:%d: rank %d tb %d step %d (%s) sends, but the thread block has send=\"-1\"",
+                     src, st->line, r, t, s, gc3_step_type_name(st->type));
+        errors++;
+    }
+    if ((flags & GC3_STEP_F_RECV) && tb->recv < 0) {
+        gc3_diag_add(diag, "%s:%d: rank %d tb %d step %d (%s) receives, but the thread block has recv=\"-1\"",
+                     src, st->line, r, t, s, gc3_step_type_name(st->type));
+        errors++;
+    }
+    return errors + gc3_check_dep(&p->gpus[r], r, t, s, st, src, diag);
+}
+
+/* Receivers whose peer has no sending block at all on their channel (the first such step of each). */
+static int gc3_check_senders(const gc3_ir_program_t *p, const char *src, gc3_diag_t *diag)
+{
+    int errors = 0;
+
+    for (int r = 0; r < p->ngpus && errors == 0; r++) {
+        for (int t = 0; t < p->gpus[r].ntbs; t++) {
+            const gc3_ir_tb_t  *tb = &p->gpus[r].tbs[t];
+            const gc3_ir_gpu_t *pg;
+            int                 found = 0;
+            if (tb->recv < 0) {
+                continue;
+            }
+            pg = &p->gpus[tb->recv];
+            for (int u = 0; u < pg->ntbs; u++) {
+                found |= pg->tbs[u].send == r && pg->tbs[u].chan == tb->chan;
+            }
+            for (int s = 0; !found && s < tb->nsteps; s++) {
+                if (gc3_step_flags(tb->steps[s].type) & GC3_STEP_F_RECV) {
+                    gc3_diag_add(diag, "%s:%d: rank %d tb %d step %d receives from rank %d on channel %d, but no "
+                                 "thread block of rank %d has send=\"%d\" chan=\"%d\"", src, tb->steps[s].line, r,
+                                 t, s, tb->recv, tb->chan, tb->recv, r, tb->chan);
+                    errors++;
+                    break;
+                }
+            }
+        }
+    }
+    return errors;
+}
+
 gc3_status_t gc3_verify_structure(const gc3_ir_program_t *p, gc3_diag_t *diag)
 {
     int         errors = 0;
@@ -164,89 +304,9 @@ gc3_status_t gc3_verify_structure(const gc3_ir_program_t *p, gc3_diag_t *diag)
             errors++;
         }
         for (int t = 0; t < g->ntbs; t++) {
-            const gc3_ir_tb_t *tb = &g->tbs[t];
-            if (tb->id != t) {
-                gc3_diag_add(diag, "%s:%d: rank %d tb %d: thread block ids must be 0..%d in order (found id %d at "
-                             "position %d)", src, tb->line, r, tb->id, g->ntbs - 1, tb->id, t);
-                errors++;
-            }
-            if (tb->send < -1 || tb->send >= p->ngpus || tb->send == r) {
-                gc3_diag_add(diag, "%s:%d: rank %d tb %d: send peer %d is not another rank in [0, %d)", src, tb->line,
-                             r, t, tb->send, p->ngpus);
-                errors++;
-            }
-            if (tb->recv < -1 || tb->recv >= p->ngpus || tb->recv == r) {
-                gc3_diag_add(diag, "%s:%d: rank %d tb %d: recv peer %d is not another rank in [0, %d)", src, tb->line,
-                             r, t, tb->recv, p->ngpus);
-                errors++;
-            }
-            if (tb->chan < 0 || tb->chan >= p->nchannels) {
-                gc3_diag_add(diag, "%s:%d: rank %d tb %d: channel %d outside [0, nchannels=%d)", src, tb->line, r, t,
-                             tb->chan, p->nchannels);
-                errors++;
-            }
-            for (int u = 0; u < t; u++) {
-                const gc3_ir_tb_t *o = &g->tbs[u];
-                if (tb->send >= 0 && o->send == tb->send && o->chan == tb->chan) {
-                    gc3_diag_add(diag, "%s:%d: rank %d tb %d: tb %d already sends to rank %d on channel %d (one sending "
-                                 "thread block per connection)", src, tb->line, r, t, u, tb->send, tb->chan);
-                    errors++;
-                }
-                if (tb->recv >= 0 && o->recv == tb->recv && o->chan == tb->chan) {
-                    gc3_diag_add(diag, "%s:%d: rank %d tb %d: tb %d already receives from rank %d on channel %d (one "
-                                 "receiving thread block per connection)", src, tb->line, r, t, u, tb->recv, tb->chan);
-                    errors++;
-                }
-            }
-            for (int s = 0; s < tb->nsteps; s++) {
-                const gc3_ir_step_t *st    = &tb->steps[s];
-                unsigned             flags = gc3_step_flags(st->type);
-                if (st->s != s) {
-                    gc3_diag_add(diag, "%s:%d: rank %d tb %d step %d: step index s=%d does not match its position",
-                                 src, st->line, r, t, s, st->s);
-                    errors++;
-                }
-                if (st->type != GC3_STEP_NOP && st->cnt < 1) {
-                    gc3_diag_add(diag, "%s:%d: rank %d tb %d step %d (%s): cnt must be at least 1 (found %d)", src,
-                                 st->line, r, t, s, gc3_step_type_name(st->type), st->cnt);
-                    errors++;
-                    continue;
-                }
-                if (flags & GC3_STEP_F_READ_SRC) {
-                    gc3_check_range(p, r, tb, st, "src", st->srcbuf, st->srcoff, diag, &errors);
-                }
-                if (flags & GC3_STEP_F_WRITE_DST) {
-                    gc3_check_range(p, r, tb, st, "dst", st->dstbuf, st->dstoff, diag, &errors);
-                }
-                if ((flags & GC3_STEP_F_SEND) && tb->send < 0) {
-                    gc3_diag_add(diag, "%s:%d: rank %d tb %d step %d (%s) sends, but the thread block has send=\"-1\"",
-                                 src, st->line, r, t, s, gc3_step_type_name(st->type));
-                    errors++;
-                }
-                if ((flags & GC3_STEP_F_RECV) && tb->recv < 0) {
-                    gc3_diag_add(diag, "%s:%d: rank %d tb %d step %d (%s) receives, but the thread block has recv=\"-1\"",
-                                 src, st->line, r, t, s, gc3_step_type_name(st->type));
-                    errors++;
-                }
-                if (st->depid >= 0) {
-                    if (st->depid >= g->ntbs || st->deps < 0 || st->deps >= g->tbs[st->depid].nsteps) {
-                        gc3_diag_add(diag, "%s:%d: rank %d tb %d step %d: dependency on tb %d step %d, which does not "
-                                     "exist", src, st->line, r, t, s, st->depid, st->deps);
-                        errors++;
-                    } else if (st->depid == t && st->deps >= s) {
-                        gc3_diag_add(diag, "%s:%d: rank %d tb %d step %d: depends on step %d of its own thread block, "
-                                     "which does not come earlier", src, st->line, r, t, s, st->deps);
-                        errors++;
-                    } else if (!g->tbs[st->depid].steps[st->deps].hasdep) {
-                        gc3_diag_add(diag, "%s:%d: rank %d tb %d step %d: depends on tb %d step %d, which has hasdep=\"0\" "
-                                     "(it would never signal)", src, st->line, r, t, s, st->depid, st->deps);
-                        errors++;
-                    }
-                } else if (st->depid < -1) {
-                    gc3_diag_add(diag, "%s:%d: rank %d tb %d step %d: depid %d is invalid", src, st->line, r, t, s,
-                                 st->depid);
-                    errors++;
-                }
+            errors += gc3_check_tb(p, r, t, src, diag);
+            for (int s = 0; s < g->tbs[t].nsteps; s++) {
+                errors += gc3_check_step(p, r, t, s, src, diag);
             }
         }
     }
@@ -256,30 +316,7 @@ gc3_status_t gc3_verify_structure(const gc3_ir_program_t *p, gc3_diag_t *diag)
                 gc3_check_pairs(p, r, &p->gpus[r].tbs[t], diag, &errors);
             }
         }
-        /* receivers whose peer has no sending block at all */
-        for (int r = 0; r < p->ngpus && errors == 0; r++) {
-            for (int t = 0; t < p->gpus[r].ntbs; t++) {
-                const gc3_ir_tb_t   *tb = &p->gpus[r].tbs[t];
-                const gc3_ir_gpu_t  *pg;
-                int                  found = 0;
-                if (tb->recv < 0) {
-                    continue;
-                }
-                pg = &p->gpus[tb->recv];
-                for (int u = 0; u < pg->ntbs; u++) {
-                    found |= pg->tbs[u].send == r && pg->tbs[u].chan == tb->chan;
-                }
-                for (int s = 0; !found && s < tb->nsteps; s++) {
-                    if (gc3_step_flags(tb->steps[s].type) & GC3_STEP_F_RECV) {
-                        gc3_diag_add(diag, "%s:%d: rank %d tb %d step %d receives from rank %d on channel %d, but no "
-                                     "thread block of rank %d has send=\"%d\" chan=\"%d\"", src, tb->steps[s].line, r,
-                                     t, s, tb->recv, tb->chan, tb->recv, r, tb->chan);
-                        errors++;
-                        break;
-                    }
-                }
-            }
-        }
+        errors += errors == 0 ? gc3_check_senders(p, src, diag) : 0;
     }
     return errors ? GC3_ERR_VERIFY : GC3_OK;
 }
