@@ -684,21 +684,28 @@ static void gc3_conn_release_head(gc3_lower_t *L, gc3_conn_t *c, gc3_pq_t *q)
     }
 }
 
-static gc3_status_t gc3_schedule(gc3_lower_t *L)
-{
-    gc3_ivec_t   *succ  = calloc((size_t)L->n + 1, sizeof(gc3_ivec_t));
-    int          *order = malloc(((size_t)L->n + 1) * sizeof(int));
-    int          *topo  = malloc(((size_t)L->n + 1) * sizeof(int));
-    int          *sconn = malloc(((size_t)L->n + 1) * sizeof(int));
-    gc3_pq_t      q     = {malloc(((size_t)L->n + 1) * sizeof(gc3_pq_item_t)), 0};
-    gc3_conn_t   *conns = NULL;
-    int           nconns = 0, conns_cap = 0, ntopo = 0, nlive = 0, done = 0;
-    gc3_status_t  status = GC3_ERR_NO_MEMORY;
-    const int     slots  = L->prog->params.slots;
+/* The scheduler's state: the instruction graph's successors, the order found, each send's
+ * connection, the ready queue. */
+typedef struct {
+    gc3_lower_t *L;
+    gc3_ivec_t  *succ;
+    int         *order, *topo, *sconn;
+    gc3_pq_t     q;
+    gc3_conn_t  *conns;
+    int          nconns, conns_cap, ntopo, nlive, done, slots;
+} gc3_sched_t;
 
-    if (succ == NULL || order == NULL || topo == NULL || sconn == NULL || q.a == NULL) {
-        goto out;
-    }
+static void gc3_sched_push(gc3_sched_t *S, int j)
+{
+    const gc3_instr_t *y = &S->L->in[j];
+    gc3_pq_push(&S->q, (gc3_pq_item_t){y->depth + y->bias, y->rdepth, j});
+}
+
+/* Successors (dependencies and the receive of each send) and in-degrees of the live instructions. */
+static gc3_status_t gc3_sched_graph(gc3_sched_t *S)
+{
+    gc3_lower_t *L = S->L;
+
     for (int i = 0; i < L->n; i++) {
         gc3_instr_t *x = &L->in[i];
         x->indeg       = 0;
@@ -707,151 +714,186 @@ static gc3_status_t gc3_schedule(gc3_lower_t *L)
         if (x->dead) {
             continue;
         }
-        nlive++;
+        S->nlive++;
         for (int k = 0; k < x->deps.n; k++) {
-            if (gc3_ivec_push(&succ[x->deps.v[k]], i)) {
-                goto out;
+            if (gc3_ivec_push(&S->succ[x->deps.v[k]], i)) {
+                return GC3_ERR_NO_MEMORY;
             }
             x->indeg++;
         }
         if (x->rpartner >= 0) {
-            if (gc3_ivec_push(&succ[x->rpartner], i)) {
-                goto out;
+            if (gc3_ivec_push(&S->succ[x->rpartner], i)) {
+                return GC3_ERR_NO_MEMORY;
             }
             x->indeg++;
         }
     }
-    /* depth (longest path from a source) in a plain topological order, then the longest
-       remaining path in reverse */
+    return GC3_OK;
+}
+
+/* Depth (longest path from a source) in a plain topological order, then the longest remaining
+ * path in reverse; a cycle is an error. */
+static gc3_status_t gc3_sched_depths(gc3_sched_t *S)
+{
+    gc3_lower_t *L = S->L;
+
     for (int i = 0; i < L->n; i++) {
         if (!L->in[i].dead && L->in[i].indeg == 0) {
-            topo[ntopo++] = i;
+            S->topo[S->ntopo++] = i;
         }
     }
-    for (int h = 0; h < ntopo; h++) {
-        int i = topo[h];
-        for (int k = 0; k < succ[i].n; k++) {
-            gc3_instr_t *y = &L->in[succ[i].v[k]];
+    for (int h = 0; h < S->ntopo; h++) {
+        int i = S->topo[h];
+        for (int k = 0; k < S->succ[i].n; k++) {
+            gc3_instr_t *y = &L->in[S->succ[i].v[k]];
             y->depth       = L->in[i].depth + 1 > y->depth ? L->in[i].depth + 1 : y->depth;
             if (--y->indeg == 0) {
-                topo[ntopo++] = succ[i].v[k];
+                S->topo[S->ntopo++] = S->succ[i].v[k];
             }
         }
     }
-    if (ntopo != nlive) {
-        gc3_diag_add(L->diag, "compile: the instruction graph has a cycle (%d of %d instructions ordered)", ntopo, nlive);
-        status = GC3_ERR_VERIFY;
-        goto out;
+    if (S->ntopo != S->nlive) {
+        gc3_diag_add(L->diag, "compile: the instruction graph has a cycle (%d of %d instructions ordered)", S->ntopo,
+                     S->nlive);
+        return GC3_ERR_VERIFY;
     }
-    for (int h = ntopo - 1; h >= 0; h--) {
-        int i = topo[h];
-        for (int k = 0; k < succ[i].n; k++) {
-            int rd = L->in[succ[i].v[k]].rdepth + 1;
+    for (int h = S->ntopo - 1; h >= 0; h--) {
+        int i = S->topo[h];
+        for (int k = 0; k < S->succ[i].n; k++) {
+            int rd = L->in[S->succ[i].v[k]].rdepth + 1;
             L->in[i].rdepth = rd > L->in[i].rdepth ? rd : L->in[i].rdepth;
         }
     }
-    /* list scheduling: earliest depth first (pieces of a split step staggered by their index,
-       so piece j+1 of a block is sent after piece j moved on), longest remaining path first; a
-       send waits while its connection has `slots` messages in flight */
+    return GC3_OK;
+}
+
+/* Each send's connection, and the sources in the ready queue. */
+static gc3_status_t gc3_sched_seed(gc3_sched_t *S)
+{
+    gc3_lower_t *L = S->L;
+
     for (int i = 0; i < L->n; i++) {
         gc3_instr_t *x = &L->in[i];
-        sconn[i]       = -1;
+        S->sconn[i]    = -1;
         if (x->dead) {
             continue;
         }
         x->indeg = x->deps.n + (x->rpartner >= 0);
         if (x->send_peer >= 0) {
-            sconn[i] = gc3_conn_find(&conns, &nconns, &conns_cap, x->rank, x->send_peer, x->ch);
-            if (sconn[i] < 0) {
-                goto out;
+            S->sconn[i] = gc3_conn_find(&S->conns, &S->nconns, &S->conns_cap, x->rank, x->send_peer, x->ch);
+            if (S->sconn[i] < 0) {
+                return GC3_ERR_NO_MEMORY;
             }
         }
         if (x->indeg == 0) {
-            gc3_pq_push(&q, (gc3_pq_item_t){x->depth + x->bias, x->rdepth, i});
+            gc3_sched_push(S, i);
         }
     }
-    while (q.n > 0) {
-        gc3_pq_item_t it = gc3_pq_pop(&q);
-        int           i  = it.id;
-        gc3_instr_t  *x  = &L->in[i];
-        if (x->rpartner >= 0) {
-            /* messages are received in the order they were sent on a connection */
-            gc3_conn_t *c = &conns[sconn[x->rpartner]];
-            if (c->head >= c->inflight.n || c->inflight.v[c->head] != x->rpartner) {
-                if (gc3_ivec_push(&c->rwaiting, i)) {
-                    goto out;
-                }
-                continue;
-            }
-        }
-        if (sconn[i] >= 0 && conns[sconn[i]].outstanding >= slots) {
-            if (gc3_ivec_push(&conns[sconn[i]].waiting, i)) {
-                goto out;
-            }
-            continue;
-        }
-        order[done++] = i;
-        if (x->rpartner >= 0) {
-            /* a message on the sender's connection was consumed: a waiting send may go, and the
-               receive of the next message, if it was held back */
-            gc3_conn_t *c = &conns[sconn[x->rpartner]];
-            c->outstanding--;
-            c->head++;
-            for (int w = 0; w < c->waiting.n; w++) {
-                int j = c->waiting.v[w];
-                gc3_pq_push(&q, (gc3_pq_item_t){L->in[j].depth + L->in[j].bias, L->in[j].rdepth, j});
-            }
-            c->waiting.n = 0;
-            gc3_conn_release_head(L, c, &q);
-        }
-        if (sconn[i] >= 0) {
-            gc3_conn_t *c = &conns[sconn[i]];
-            c->outstanding++;
-            if (gc3_ivec_push(&c->inflight, i)) {
-                goto out;
-            }
-            if (c->head == c->inflight.n - 1) {
-                gc3_conn_release_head(L, c, &q); /* it is next in line: its receive may be waiting */
-            }
-        }
-        for (int k = 0; k < succ[i].n; k++) {
-            int j = succ[i].v[k];
-            if (--L->in[j].indeg == 0) {
-                gc3_pq_push(&q, (gc3_pq_item_t){L->in[j].depth + L->in[j].bias, L->in[j].rdepth, j});
-            }
+    return GC3_OK;
+}
+
+/* Instruction i, popped: held back (a receive not next in line, a send whose connection is full)
+ * or placed next in the order, which releases what waited for it. */
+static gc3_status_t gc3_sched_take(gc3_sched_t *S, int i)
+{
+    gc3_instr_t *x = &S->L->in[i];
+
+    if (x->rpartner >= 0) {
+        /* messages are received in the order they were sent on a connection */
+        gc3_conn_t *c = &S->conns[S->sconn[x->rpartner]];
+        if (c->head >= c->inflight.n || c->inflight.v[c->head] != x->rpartner) {
+            return gc3_ivec_push(&c->rwaiting, i) ? GC3_ERR_NO_MEMORY : GC3_OK;
         }
     }
-    if (done != nlive) {
-        gc3_diag_add(L->diag, "compile: no order keeps at most %d messages in flight per connection (%d of %d "
-                     "instructions scheduled); raise the slot count", slots, done, nlive);
-        status = GC3_ERR_DEADLOCK;
+    if (S->sconn[i] >= 0 && S->conns[S->sconn[i]].outstanding >= S->slots) {
+        return gc3_ivec_push(&S->conns[S->sconn[i]].waiting, i) ? GC3_ERR_NO_MEMORY : GC3_OK;
+    }
+    S->order[S->done++] = i;
+    if (x->rpartner >= 0) {
+        /* a message on the sender's connection was consumed: a waiting send may go, and the
+           receive of the next message, if it was held back */
+        gc3_conn_t *c = &S->conns[S->sconn[x->rpartner]];
+        c->outstanding--;
+        c->head++;
+        for (int w = 0; w < c->waiting.n; w++) {
+            gc3_sched_push(S, c->waiting.v[w]);
+        }
+        c->waiting.n = 0;
+        gc3_conn_release_head(S->L, c, &S->q);
+    }
+    if (S->sconn[i] >= 0) {
+        gc3_conn_t *c = &S->conns[S->sconn[i]];
+        c->outstanding++;
+        if (gc3_ivec_push(&c->inflight, i)) {
+            return GC3_ERR_NO_MEMORY;
+        }
+        if (c->head == c->inflight.n - 1) {
+            gc3_conn_release_head(S->L, c, &S->q); /* it is next in line: its receive may be waiting */
+        }
+    }
+    for (int k = 0; k < S->succ[i].n; k++) {
+        int j = S->succ[i].v[k];
+        if (--S->L->in[j].indeg == 0) {
+            gc3_sched_push(S, j);
+        }
+    }
+    return GC3_OK;
+}
+
+static void gc3_sched_free(gc3_sched_t *S)
+{
+    if (S->succ != NULL) {
+        for (int i = 0; i < S->L->n; i++) {
+            free(S->succ[i].v);
+        }
+    }
+    for (int c = 0; c < S->nconns; c++) {
+        free(S->conns[c].waiting.v);
+        free(S->conns[c].inflight.v);
+        free(S->conns[c].rwaiting.v);
+    }
+    free(S->conns);
+    free(S->succ);
+    free(S->order);
+    free(S->topo);
+    free(S->sconn);
+    free(S->q.a);
+}
+
+/* The order of every block's instructions: list scheduling, earliest depth first (pieces of a split
+ * step staggered by their index, so piece j+1 of a block is sent after piece j moved on), longest
+ * remaining path first; a send waits while its connection has `slots` messages in flight. */
+static gc3_status_t gc3_schedule(gc3_lower_t *L)
+{
+    const size_t n = (size_t)L->n + 1;
+    gc3_sched_t  S = {.L     = L,
+                      .succ  = calloc(n, sizeof(gc3_ivec_t)),
+                      .order = malloc(n * sizeof(int)),
+                      .topo  = malloc(n * sizeof(int)),
+                      .sconn = malloc(n * sizeof(int)),
+                      .q     = {malloc(n * sizeof(gc3_pq_item_t)), 0},
+                      .slots = L->prog->params.slots};
+    gc3_status_t status = GC3_ERR_NO_MEMORY;
+
+    if (S.succ == NULL || S.order == NULL || S.topo == NULL || S.sconn == NULL || S.q.a == NULL ||
+        (status = gc3_sched_graph(&S)) != GC3_OK || (status = gc3_sched_depths(&S)) != GC3_OK ||
+        (status = gc3_sched_seed(&S)) != GC3_OK) {
         goto out;
     }
-    for (int h = 0; h < done; h++) {
-        gc3_instr_t *x  = &L->in[order[h]];
-        gc3_ltb_t   *tb = &L->tbs[x->rank][x->tb];
-        if (gc3_ivec_push(&tb->instrs, order[h])) {
-            goto out;
-        }
+    while (S.q.n > 0 && status == GC3_OK) {
+        status = gc3_sched_take(&S, gc3_pq_pop(&S.q).id);
     }
-    status = GC3_OK;
+    if (status == GC3_OK && S.done != S.nlive) {
+        gc3_diag_add(L->diag, "compile: no order keeps at most %d messages in flight per connection (%d of %d "
+                     "instructions scheduled); raise the slot count", S.slots, S.done, S.nlive);
+        status = GC3_ERR_DEADLOCK;
+    }
+    for (int h = 0; h < S.done && status == GC3_OK; h++) {
+        gc3_instr_t *x = &L->in[S.order[h]];
+        status         = gc3_ivec_push(&L->tbs[x->rank][x->tb].instrs, S.order[h]) ? GC3_ERR_NO_MEMORY : GC3_OK;
+    }
 out:
-    if (succ != NULL) {
-        for (int i = 0; i < L->n; i++) {
-            free(succ[i].v);
-        }
-    }
-    for (int c = 0; c < nconns; c++) {
-        free(conns[c].waiting.v);
-        free(conns[c].inflight.v);
-        free(conns[c].rwaiting.v);
-    }
-    free(conns);
-    free(succ);
-    free(order);
-    free(topo);
-    free(sconn);
-    free(q.a);
+    gc3_sched_free(&S);
     return status;
 }
 
