@@ -1017,13 +1017,106 @@ err:
 
 /* ---------------------------------------------------------------- driver */
 
+/* The lowering's tables: per rank, the last writer and the readers of every chunk location. */
+static gc3_status_t gc3_lower_init(gc3_lower_t *L, gc3_prog_t *p, gc3_diag_t *diag)
+{
+    memset(L, 0, sizeof(*L));
+    L->prog        = p;
+    L->diag        = diag;
+    L->last_writer = calloc((size_t)p->nranks, sizeof(int *));
+    L->readers     = calloc((size_t)p->nranks, sizeof(gc3_ivec_t *));
+    L->tbs         = calloc((size_t)p->nranks, sizeof(gc3_ltb_t *));
+    L->ntbs        = calloc((size_t)p->nranks, sizeof(int));
+    L->tbs_cap     = calloc((size_t)p->nranks, sizeof(int));
+    if (L->last_writer == NULL || L->readers == NULL || L->tbs == NULL || L->ntbs == NULL || L->tbs_cap == NULL) {
+        return GC3_ERR_NO_MEMORY;
+    }
+    for (int r = 0; r < p->nranks; r++) {
+        const int nloc    = p->in_chunks + p->out_chunks + p->s_chunks[r] + 1;
+        L->last_writer[r] = malloc((size_t)nloc * sizeof(int));
+        L->readers[r]     = calloc((size_t)nloc, sizeof(gc3_ivec_t));
+        if (L->last_writer[r] == NULL || L->readers[r] == NULL) {
+            return GC3_ERR_NO_MEMORY;
+        }
+        for (int i = 0; i < nloc; i++) {
+            L->last_writer[r][i] = -1;
+        }
+    }
+    return GC3_OK;
+}
+
+static void gc3_lower_free(gc3_lower_t *L)
+{
+    const gc3_prog_t *p = L->prog;
+
+    for (int i = 0; i < L->n; i++) {
+        free(L->in[i].deps.v);
+        free(L->in[i].users.v);
+        free(L->in[i].vreaders.v);
+    }
+    free(L->in);
+    for (int r = 0; r < p->nranks; r++) {
+        if (L->last_writer) free(L->last_writer[r]);
+        if (L->readers && L->readers[r]) {
+            for (int i = 0; i < p->in_chunks + p->out_chunks + p->s_chunks[r] + 1; i++) {
+                free(L->readers[r][i].v);
+            }
+            free(L->readers[r]);
+        }
+        if (L->tbs && L->tbs[r]) {
+            for (int b = 0; b < L->ntbs[r]; b++) {
+                free(L->tbs[r][b].instrs.v);
+            }
+            free(L->tbs[r]);
+        }
+    }
+    free(L->last_writer);
+    free(L->readers);
+    free(L->tbs);
+    free(L->ntbs);
+    free(L->tbs_cap);
+}
+
+/* The emitted program: a custom collective carries its postcondition (so that what is generated
+ * verifies and runs as it is); verified when asked (a failure is a compiler bug). */
+static gc3_status_t gc3_compile_finish(const gc3_prog_t *p, gc3_ir_program_t *ir, gc3_diag_t *diag,
+                                       gc3_compile_stats_t *st)
+{
+    gc3_status_t status;
+
+    if (p->params.coll == GC3_COLL_CUSTOM) {
+        if (p->params.post_cells == NULL) {
+            gc3_diag_add(diag, "compile '%s': custom collective without a postcondition", p->name);
+            return GC3_ERR_INVALID_PARAM;
+        }
+        if (p->params.instances > 1) {
+            gc3_diag_add(diag, "compile '%s': instances of a custom collective are not supported", p->name);
+            return GC3_ERR_UNSUPPORTED;
+        }
+        if ((status = gc3_postcond_create(ir, p->params.post_cells, &ir->post)) != GC3_OK) {
+            return status;
+        }
+    }
+    if (p->params.verify) {
+        gc3_verify_opts_t vo;
+        gc3_verify_opts_default(&vo);
+        vo.slots = p->params.slots;
+        status   = gc3_verify(ir, &vo, diag);
+        if (status != GC3_OK) {
+            gc3_diag_add(diag, "compile '%s': the emitted program does not verify (a compiler bug)", p->name);
+            return status;
+        }
+        st->verified = 1;
+    }
+    return GC3_OK;
+}
+
 gc3_status_t gc3_prog_compile(gc3_prog_t *p, gc3_diag_t *diag, gc3_compile_stats_t *stats, gc3_ir_program_t **program_p)
 {
-    gc3_lower_t          L;
-    gc3_compile_stats_t  st;
-    gc3_ir_program_t    *ir = NULL;
-    gc3_status_t         status;
-    int                  nloc;
+    gc3_lower_t         L;
+    gc3_compile_stats_t st;
+    gc3_ir_program_t   *ir = NULL;
+    gc3_status_t        status;
 
     *program_p = NULL;
     memset(&st, 0, sizeof(st));
@@ -1031,31 +1124,8 @@ gc3_status_t gc3_prog_compile(gc3_prog_t *p, gc3_diag_t *diag, gc3_compile_stats
         gc3_diag_add(diag, "compile '%s': %s", p->name, p->errmsg);
         return p->err;
     }
-    memset(&L, 0, sizeof(L));
-    L.prog        = p;
-    L.diag        = diag;
-    L.last_writer = calloc((size_t)p->nranks, sizeof(int *));
-    L.readers     = calloc((size_t)p->nranks, sizeof(gc3_ivec_t *));
-    L.tbs         = calloc((size_t)p->nranks, sizeof(gc3_ltb_t *));
-    L.ntbs        = calloc((size_t)p->nranks, sizeof(int));
-    L.tbs_cap     = calloc((size_t)p->nranks, sizeof(int));
-    status        = GC3_ERR_NO_MEMORY;
-    if (L.last_writer == NULL || L.readers == NULL || L.tbs == NULL || L.ntbs == NULL || L.tbs_cap == NULL) {
-        goto out;
-    }
-    for (int r = 0; r < p->nranks; r++) {
-        nloc             = p->in_chunks + p->out_chunks + p->s_chunks[r] + 1;
-        L.last_writer[r] = malloc((size_t)nloc * sizeof(int));
-        L.readers[r]     = calloc((size_t)nloc, sizeof(gc3_ivec_t));
-        if (L.last_writer[r] == NULL || L.readers[r] == NULL) {
-            goto out;
-        }
-        for (int i = 0; i < nloc; i++) {
-            L.last_writer[r][i] = -1;
-        }
-    }
     st.ops = p->nops;
-    if ((status = gc3_lower_ops(&L)) != GC3_OK) {
+    if ((status = gc3_lower_init(&L, p, diag)) != GC3_OK || (status = gc3_lower_ops(&L)) != GC3_OK) {
         goto out;
     }
     st.instrs_lowered = L.n;
@@ -1079,65 +1149,13 @@ gc3_status_t gc3_prog_compile(gc3_prog_t *p, gc3_diag_t *diag, gc3_compile_stats
     for (int r = 0; r < ir->ngpus; r++) {
         st.tbs += ir->gpus[r].ntbs;
     }
-    if (p->params.coll == GC3_COLL_CUSTOM) {
-        /* the program carries its postcondition, so that what is generated verifies and runs as it is */
-        if (p->params.post_cells == NULL) {
-            gc3_diag_add(diag, "compile '%s': custom collective without a postcondition", p->name);
-            status = GC3_ERR_INVALID_PARAM;
-            goto out;
-        }
-        if (p->params.instances > 1) {
-            gc3_diag_add(diag, "compile '%s': instances of a custom collective are not supported", p->name);
-            status = GC3_ERR_UNSUPPORTED;
-            goto out;
-        }
-        status = gc3_postcond_create(ir, p->params.post_cells, &ir->post);
-        if (status != GC3_OK) {
-            goto out;
-        }
+    if ((status = gc3_compile_finish(p, ir, diag, &st)) == GC3_OK) {
+        *program_p = ir;
+        ir         = NULL;
     }
-    if (p->params.verify) {
-        gc3_verify_opts_t vo;
-        gc3_verify_opts_default(&vo);
-        vo.slots = p->params.slots;
-        status   = gc3_verify(ir, &vo, diag);
-        if (status != GC3_OK) {
-            gc3_diag_add(diag, "compile '%s': the emitted program does not verify (a compiler bug)", p->name);
-            goto out;
-        }
-        st.verified = 1;
-    }
-    *program_p = ir;
-    ir         = NULL;
-    status     = GC3_OK;
 out:
     gc3_ir_program_destroy(ir);
-    for (int i = 0; i < L.n; i++) {
-        free(L.in[i].deps.v);
-        free(L.in[i].users.v);
-        free(L.in[i].vreaders.v);
-    }
-    free(L.in);
-    for (int r = 0; r < p->nranks; r++) {
-        if (L.last_writer) free(L.last_writer[r]);
-        if (L.readers && L.readers[r]) {
-            for (int i = 0; i < p->in_chunks + p->out_chunks + p->s_chunks[r] + 1; i++) {
-                free(L.readers[r][i].v);
-            }
-            free(L.readers[r]);
-        }
-        if (L.tbs && L.tbs[r]) {
-            for (int b = 0; b < L.ntbs[r]; b++) {
-                free(L.tbs[r][b].instrs.v);
-            }
-            free(L.tbs[r]);
-        }
-    }
-    free(L.last_writer);
-    free(L.readers);
-    free(L.tbs);
-    free(L.ntbs);
-    free(L.tbs_cap);
+    gc3_lower_free(&L);
     if (stats != NULL) {
         *stats = st;
     }
