@@ -280,181 +280,238 @@ GC3_DEV static void gc3_core_fused(const gc3_rt_tb_t *t, int s, int l)
     }
 }
 
+/* The parts of gc3_core_run below are inlined into it (on a GPU, forced: the interpreter's loop
+ * keeps its counters in registers). */
+#ifdef __CUDACC__
+#define GC3_CORE_INLINE __forceinline__
+#else
+#define GC3_CORE_INLINE inline
+#endif
+
+/* Where a block stands in its connections during a call: messages sent and received so far, and
+ * the slots of the next ones (bases modulo slots, from the host, then counted: a division per step
+ * would cost the control thread a microsecond on a GPU). */
+typedef struct {
+    uint64_t sent, received;
+    uint32_t rslot, sslot;
+} gc3_core_pos_t;
+
+/* Leader: before loop l reuses scratch (every `window` loops), nobody of the rank may still be in
+ * loop l - window. 1 when that wait failed. */
+GC3_DEV static GC3_CORE_INLINE int gc3_core_wait_window(gc3_rt_tb_t *t, int l)
+{
+    int failed = 0;
+    for (int b = 0; b < t->ntbs && !failed; b++) {
+        failed = gc3_core_wait(t, gc3_core_u64(t->region, t->loops_off[b]),
+                               t->loops_base[b] + (uint64_t)(l - t->window + 1), 0, l, GC3_WAIT_WHAT_WINDOW, b, -1) != 0;
+    }
+    return failed;
+}
+
+/* Leader: what step s of loop l waits for before it moves data: the dependencies of its run (a
+ * fused run waits for those of all its steps first: none of them is waited for by another block
+ * before the run's end, so this adds no wait cycle), its message (whose header must be this
+ * call's), a free slot to send into. 1 when a wait failed. */
+GC3_DEV static GC3_CORE_INLINE int gc3_core_step_wait(gc3_rt_tb_t *t, int s, int l, const gc3_core_pos_t *pos)
+{
+    const gc3_flat_step_t *st     = &t->steps[s];
+    const unsigned         flags  = gc3_core_flags(st->type);
+    int                    failed = 0;
+
+    for (int j = 0; j <= st->fuse && !failed; j++) {
+        const gc3_flat_step_t *sj = st + j;
+        if (sj->dep_tb >= 0) {
+            failed = gc3_core_wait(t, gc3_core_u64(t->region, t->sem_off[sj->dep_tb]),
+                                   t->sem_base[sj->dep_tb] + (uint64_t)l * (uint64_t)t->tb_nsteps[sj->dep_tb] +
+                                       (uint64_t)sj->dep_step + 1,
+                                   s + j, l, GC3_WAIT_WHAT_DEP, sj->dep_tb, sj->dep_step);
+        }
+    }
+    if (!failed && (flags & GC3_STEP_F_RECV) && (t->proto != GC3_PROTO_LL || t->recv_remote)) {
+        /* LL from another node too: the proxy moves whole messages, then the tail */
+        failed = gc3_core_wait(t, t->recv_tail, t->recv_base + pos->received + 1, s, l, GC3_WAIT_WHAT_RECV, -1, -1);
+        if (!failed && t->proto != GC3_PROTO_LL) {
+            /* the tail was acquired: the header is there */
+            uint64_t h = *(volatile uint64_t *)(t->recv_slots + (uint64_t)pos->rslot * t->slot_stride);
+            if (h != t->sig) {
+                gc3_core_fail(t, s, l, GC3_WAIT_WHAT_MISMATCH, -1, -1, t->sig, h);
+                failed = 1;
+            }
+        }
+    }
+    if (!failed && (flags & GC3_STEP_F_SEND)) {
+        /* a free slot: the receiver consumed all but slots-1 of what we sent */
+        uint64_t need = t->send_base + pos->sent + 1;
+        need          = need > (uint64_t)t->slots ? need - (uint64_t)t->slots : 0;
+        failed = gc3_core_wait(t, t->send_head, need, s, l, GC3_WAIT_WHAT_SEND, -1, -1);
+    }
+    return failed;
+}
+
+/* All threads: the message of step s, loop l: *in_p is where its payload is (the slot; LL: the
+ * lines unpacked into the staging buffer, or directly into the destination, direct_dst, for
+ * direct_n bytes). 1 (every thread) when it failed: a timeout, or another call's message. */
+GC3_DEV static GC3_CORE_INLINE int gc3_core_step_recv(gc3_rt_tb_t *t, int s, int l, const gc3_core_pos_t *pos,
+                                                       int direct, char *direct_dst, uint64_t direct_n,
+                                                       uint64_t bytes, char **in_p)
+{
+    char    *slot = t->recv_slots + (uint64_t)pos->rslot * t->slot_stride;
+    uint32_t flag;
+    int      rc, failed;
+    uint64_t h = 0;
+
+    if (t->proto != GC3_PROTO_LL) {
+        *in_p = slot + GC3_RT_SIMPLE_HDR;
+        return 0;
+    }
+    flag = (uint32_t)(t->recv_base + pos->received + 1);
+    rc   = direct ? gc3_be_ll_load(t, direct_dst, slot, direct_n, bytes, flag, &h)
+                  : gc3_be_ll_load(t, t->stage_in, slot, bytes, bytes, flag, &h);
+    if (rc == -2 && GC3_LEADER) {
+        gc3_core_fail(t, s, l, GC3_WAIT_WHAT_RECV, -1, -1, t->recv_base + pos->received + 1, 0);
+    }
+    failed = GC3_SHARE_INT(rc != 0); /* every thread's rc: ll_load raised the abort flag on a timeout */
+    if (!failed && GC3_LEADER && h != t->sig) {
+        /* (a direct receive wrote the other call's data: this call fails, it returns no result) */
+        gc3_core_fail(t, s, l, GC3_WAIT_WHAT_MISMATCH, -1, -1, t->sig, h);
+        failed = 1;
+    }
+    *in_p = t->stage_in;
+    return GC3_SHARE_INT(failed);
+}
+
+/* All threads: the message of a step goes out (LL: packed into the slot's lines, from the staging
+ * buffer or directly from the source, direct_src, for direct_n bytes); Simple, or LL to another
+ * node: the tail (and the length the proxy needs) published after the data. */
+GC3_DEV static GC3_CORE_INLINE void gc3_core_step_send(gc3_rt_tb_t *t, gc3_core_pos_t *pos, int direct,
+                                                        const char *direct_src, uint64_t direct_n, uint64_t bytes)
+{
+    const uint64_t seq   = t->send_base + pos->sent + 1;
+    char          *lines = t->send_slots + (uint64_t)pos->sslot * t->slot_stride;
+
+    if (direct) {
+        gc3_be_ll_store(lines, t->sig, direct_src, direct_n, bytes, (uint32_t)seq);
+    } else if (t->proto == GC3_PROTO_LL) {
+        GC3_SYNC();
+        gc3_be_ll_store(lines, t->sig, t->stage_out, bytes, bytes, (uint32_t)seq);
+    }
+    if (t->proto != GC3_PROTO_LL || t->send_lens) {
+        GC3_SYNC();
+        if (GC3_LEADER) {
+            if (t->send_lens) {
+                t->send_lens[pos->sslot] = t->proto == GC3_PROTO_LL ? gc3_ll_words(bytes) * 8 : bytes + GC3_RT_SIMPLE_HDR;
+            }
+            GC3_FENCE_DATA();
+            GC3_STORE_POST(t->send_tail, seq);
+        }
+    }
+    pos->sent++;
+    pos->sslot = pos->sslot + 1 == (uint32_t)t->slots ? 0 : pos->sslot + 1;
+}
+
+/* Leader, after the step's barrier: blocks depending on its run read what it wrote: release. Only
+ * steps another block waits for (hasdep, checked by the verifier) publish; the counter holds
+ * absolute values, so a later store covers skipped steps (and a fused run publishes as its last
+ * step). Before the head below: a release waits for the stores before it, and the head goes to the
+ * peer. Then the received slot may be reused: every thread's loads of it returned before the
+ * barrier. */
+GC3_DEV static GC3_CORE_INLINE void gc3_core_step_publish(gc3_rt_tb_t *t, int s, int l, const gc3_core_pos_t *pos)
+{
+    const int nf = t->steps[s].fuse;
+    if (t->steps[s + nf].hasdep) {
+        GC3_STORE_REL_LOCAL(gc3_core_u64(t->region, t->sem_off[t->tb]),
+                            t->sem_base[t->tb] + (uint64_t)l * (uint64_t)t->nsteps + (uint64_t)(s + nf) + 1);
+    }
+    if (gc3_core_flags(t->steps[s].type) & GC3_STEP_F_RECV) {
+        GC3_STORE_POST(t->recv_head, t->recv_base + pos->received);
+    }
+    if (l == 0) {
+        GC3_STAMP(t, GC3_TRACE_AT(s, GC3_TRACE_PUBLISHED));
+    }
+}
+
+/* Step s of loop l (with the steps fused to it, gc3_flat_fuse): wait, receive, move, send, publish.
+ * 1 when the call failed. */
+GC3_DEV static GC3_CORE_INLINE int gc3_core_step(gc3_rt_tb_t *t, int s, int l, gc3_core_pos_t *pos)
+{
+    const gc3_flat_step_t *st     = &t->steps[s];
+    const int              nf     = st->fuse; /* steps run with this one (gc3_flat_fuse) */
+    const unsigned         flags  = gc3_core_flags(st->type);
+    const uint64_t         bytes  = (uint64_t)(st->cnt > 0 ? st->cnt : 0) * t->T * (uint64_t)t->dsize;
+    char                  *in = 0, *out = 0, *direct_src = 0, *direct_dst = 0;
+    uint64_t               direct_n = 0; /* bytes of the chunk that exist */
+    int                    failed   = 0, direct;
+
+    if (GC3_LEADER) {
+        failed = gc3_core_step_wait(t, s, l, pos);
+    }
+    if (GC3_SHARE_INT(failed)) {
+        return 1;
+    }
+    if (l == 0 && GC3_LEADER) {
+        GC3_STAMP(t, GC3_TRACE_AT(s, GC3_TRACE_WAITED));
+    }
+    /* LL, one chunk, a plain send or receive: the lines are packed from the source and unpacked into
+     * the destination directly, without the staging copy and its barrier */
+    direct = t->proto == GC3_PROTO_LL && st->cnt == 1 && (st->type == GC3_STEP_SEND || st->type == GC3_STEP_RECV);
+    if (direct) {
+        direct_n = gc3_core_ends_of(t, s, 0, l, &direct_src, &direct_dst) * (uint64_t)t->dsize;
+    }
+    if ((flags & GC3_STEP_F_RECV) && gc3_core_step_recv(t, s, l, pos, direct, direct_dst, direct_n, bytes, &in)) {
+        return 1;
+    }
+    if (l == 0 && GC3_LEADER) {
+        GC3_STAMP(t, GC3_TRACE_AT(s, GC3_TRACE_RECEIVED));
+    }
+    if (flags & GC3_STEP_F_SEND) {
+        out = t->proto == GC3_PROTO_LL ? t->stage_out
+                                       : t->send_slots + (uint64_t)pos->sslot * t->slot_stride + GC3_RT_SIMPLE_HDR;
+        if (GC3_LEADER && t->proto != GC3_PROTO_LL) {
+            *(volatile uint64_t *)(out - GC3_RT_SIMPLE_HDR) = t->sig; /* published with the data below */
+        }
+    }
+    if (nf > 0) {
+        gc3_core_fused(t, s, l);
+    }
+    for (int c = 0; c < (st->cnt > 0 ? st->cnt : 0) && st->type != GC3_STEP_NOP && !direct && nf == 0; c++) {
+        uint64_t off = (uint64_t)c * t->T * (uint64_t)t->dsize;
+        gc3_core_move(t, s, c, l, in ? in + off : 0, out ? out + off : 0);
+    }
+    if (l == 0 && GC3_LEADER) {
+        GC3_STAMP(t, GC3_TRACE_AT(s, GC3_TRACE_MOVED));
+    }
+    if (flags & GC3_STEP_F_SEND) {
+        gc3_core_step_send(t, pos, direct, direct_src, direct_n, bytes);
+    }
+    GC3_SYNC();
+    if (flags & GC3_STEP_F_RECV) {
+        pos->received++;
+        pos->rslot = pos->rslot + 1 == (uint32_t)t->slots ? 0 : pos->rslot + 1;
+    }
+    if (GC3_LEADER) {
+        gc3_core_step_publish(t, s, l, pos);
+    }
+    return 0;
+}
+
 /* Run every loop and step of one IR thread block. 0 on success, -1 when the call failed
  * (this block or another one of the rank recorded why). */
 GC3_DEV static int gc3_core_run(gc3_rt_tb_t *t)
 {
-    uint64_t sent = 0, received = 0;
-    const uint64_t msg_bytes = t->slot_stride; /* slot stride (LL: lines) */
-    int      failed = 0;
-    /* the slots of the next message received and sent (bases modulo slots, from the host), then
-     * counted: a division per step would cost the control thread a microsecond on a GPU */
-    uint32_t rslot = t->recv_slot, sslot = t->send_slot;
+    gc3_core_pos_t pos    = {0, 0, t->recv_slot, t->send_slot};
+    int            failed = 0;
 
     if (GC3_LEADER) {
         GC3_STAMP(t, GC3_TRACE_START);
     }
     for (int l = 0; l < t->L && !failed; l++) {
         if (t->window > 0 && l >= t->window && GC3_LEADER) {
-            /* scratch is reused every `window` loops: nobody of the rank may still be in loop l-window */
-            for (int b = 0; b < t->ntbs && !failed; b++) {
-                failed = gc3_core_wait(t, gc3_core_u64(t->region, t->loops_off[b]),
-                                       t->loops_base[b] + (uint64_t)(l - t->window + 1), 0, l,
-                                       GC3_WAIT_WHAT_WINDOW, b, -1) != 0;
-            }
+            failed = gc3_core_wait_window(t, l);
         }
         failed = GC3_SHARE_INT(failed);
         gc3_core_ends_fill(t, l);
-        for (int s = 0; s < t->nsteps && !failed; s++) {
-            const gc3_flat_step_t *st    = &t->steps[s];
-            const int              nf    = st->fuse; /* steps run with this one (gc3_flat_fuse) */
-            unsigned               flags = gc3_core_flags(st->type);
-            char                  *in = 0, *out = 0, *direct_src = 0, *direct_dst = 0;
-            uint32_t               flag;
-            int                    direct;
-            uint64_t               direct_n = 0; /* bytes of the chunk that exist */
-            uint64_t               bytes = (uint64_t)(st->cnt > 0 ? st->cnt : 0) * t->T * (uint64_t)t->dsize;
-
-            if (GC3_LEADER) {
-                /* a fused run waits for the dependencies of all its steps first: none of them is
-                 * waited for by another block before the run's end, so this adds no wait cycle */
-                for (int j = 0; j <= nf && !failed; j++) {
-                    const gc3_flat_step_t *sj = st + j;
-                    if (sj->dep_tb >= 0) {
-                        failed = gc3_core_wait(t, gc3_core_u64(t->region, t->sem_off[sj->dep_tb]),
-                                               t->sem_base[sj->dep_tb] +
-                                                   (uint64_t)l * (uint64_t)t->tb_nsteps[sj->dep_tb] +
-                                                   (uint64_t)sj->dep_step + 1,
-                                               s + j, l, GC3_WAIT_WHAT_DEP, sj->dep_tb, sj->dep_step);
-                    }
-                }
-                if (!failed && (flags & GC3_STEP_F_RECV) && (t->proto != GC3_PROTO_LL || t->recv_remote)) {
-                    /* LL from another node too: the proxy moves whole messages, then the tail */
-                    failed = gc3_core_wait(t, t->recv_tail, t->recv_base + received + 1, s, l, GC3_WAIT_WHAT_RECV, -1, -1);
-                    if (!failed && t->proto != GC3_PROTO_LL) {
-                        /* the tail was acquired: the header is there */
-                        uint64_t h = *(volatile uint64_t *)(t->recv_slots + (uint64_t)rslot * msg_bytes);
-                        if (h != t->sig) {
-                            gc3_core_fail(t, s, l, GC3_WAIT_WHAT_MISMATCH, -1, -1, t->sig, h);
-                            failed = 1;
-                        }
-                    }
-                }
-                if (!failed && (flags & GC3_STEP_F_SEND)) {
-                    /* a free slot: the receiver consumed all but slots-1 of what we sent */
-                    uint64_t need = t->send_base + sent + 1;
-                    need          = need > (uint64_t)t->slots ? need - (uint64_t)t->slots : 0;
-                    failed = gc3_core_wait(t, t->send_head, need, s, l, GC3_WAIT_WHAT_SEND, -1, -1);
-                }
-            }
-            failed = GC3_SHARE_INT(failed);
-            if (failed) {
-                break;
-            }
-            if (l == 0 && GC3_LEADER) {
-                GC3_STAMP(t, GC3_TRACE_AT(s, GC3_TRACE_WAITED));
-            }
-            /* LL, one chunk, a plain send or receive: the lines are packed from the source and
-             * unpacked into the destination directly, without the staging copy and its barrier */
-            direct = t->proto == GC3_PROTO_LL && st->cnt == 1 && (st->type == GC3_STEP_SEND || st->type == GC3_STEP_RECV);
-            if (direct) {
-                direct_n = gc3_core_ends_of(t, s, 0, l, &direct_src, &direct_dst) * (uint64_t)t->dsize;
-            }
-            if (flags & GC3_STEP_F_RECV) {
-                char *slot = t->recv_slots + (uint64_t)rslot * msg_bytes;
-                if (t->proto == GC3_PROTO_LL) {
-                    int      rc;
-                    uint64_t h = 0;
-                    flag = (uint32_t)(t->recv_base + received + 1);
-                    rc   = direct ? gc3_be_ll_load(t, direct_dst, slot, direct_n, bytes, flag, &h)
-                                  : gc3_be_ll_load(t, t->stage_in, slot, bytes, bytes, flag, &h);
-                    if (rc == -2 && GC3_LEADER) {
-                        gc3_core_fail(t, s, l, GC3_WAIT_WHAT_RECV, -1, -1, t->recv_base + received + 1, 0);
-                    }
-                    failed = GC3_SHARE_INT(rc != 0); /* every thread's rc: ll_load raised the abort flag on a timeout */
-                    if (!failed && GC3_LEADER && h != t->sig) {
-                        /* (a direct receive wrote the other call's data: this call fails, it returns no result) */
-                        gc3_core_fail(t, s, l, GC3_WAIT_WHAT_MISMATCH, -1, -1, t->sig, h);
-                        failed = 1;
-                    }
-                    failed = GC3_SHARE_INT(failed);
-                    if (failed) {
-                        break;
-                    }
-                    in = t->stage_in;
-                } else {
-                    in = slot + GC3_RT_SIMPLE_HDR;
-                }
-            }
-            if (l == 0 && GC3_LEADER) {
-                GC3_STAMP(t, GC3_TRACE_AT(s, GC3_TRACE_RECEIVED));
-            }
-            if (flags & GC3_STEP_F_SEND) {
-                out = t->proto == GC3_PROTO_LL ? t->stage_out
-                                               : t->send_slots + (uint64_t)sslot * msg_bytes + GC3_RT_SIMPLE_HDR;
-                if (GC3_LEADER && t->proto != GC3_PROTO_LL) {
-                    *(volatile uint64_t *)(out - GC3_RT_SIMPLE_HDR) = t->sig; /* published with the data below */
-                }
-            }
-            if (nf > 0) {
-                gc3_core_fused(t, s, l);
-            }
-            for (int c = 0; c < (st->cnt > 0 ? st->cnt : 0) && st->type != GC3_STEP_NOP && !direct && nf == 0; c++) {
-                uint64_t off = (uint64_t)c * t->T * (uint64_t)t->dsize;
-                gc3_core_move(t, s, c, l, in ? in + off : 0, out ? out + off : 0);
-            }
-            if (l == 0 && GC3_LEADER) {
-                GC3_STAMP(t, GC3_TRACE_AT(s, GC3_TRACE_MOVED));
-            }
-            if (flags & GC3_STEP_F_SEND) {
-                uint64_t seq = t->send_base + sent + 1;
-                if (direct) {
-                    gc3_be_ll_store(t->send_slots + (uint64_t)sslot * msg_bytes, t->sig, direct_src, direct_n, bytes,
-                                    (uint32_t)seq);
-                } else if (t->proto == GC3_PROTO_LL) {
-                    GC3_SYNC();
-                    gc3_be_ll_store(t->send_slots + (uint64_t)sslot * msg_bytes, t->sig, t->stage_out, bytes, bytes,
-                                    (uint32_t)seq);
-                }
-                if (t->proto != GC3_PROTO_LL || t->send_lens) {
-                    /* Simple; or LL to another node, where the proxy needs the tail and the length */
-                    GC3_SYNC();
-                    if (GC3_LEADER) {
-                        if (t->send_lens) {
-                            t->send_lens[sslot] =
-                                t->proto == GC3_PROTO_LL ? gc3_ll_words(bytes) * 8 : bytes + GC3_RT_SIMPLE_HDR;
-                        }
-                        GC3_FENCE_DATA();
-                        GC3_STORE_POST(t->send_tail, seq);
-                    }
-                }
-                sent++;
-                sslot = sslot + 1 == (uint32_t)t->slots ? 0 : sslot + 1;
-            }
-            GC3_SYNC();
-            if (flags & GC3_STEP_F_RECV) {
-                received++;
-                rslot = rslot + 1 == (uint32_t)t->slots ? 0 : rslot + 1;
-            }
-            if (GC3_LEADER) {
-                if (st[nf].hasdep) {
-                    /* blocks depending on this step read what it wrote: release (after the barrier).
-                     * Only steps another block waits for (hasdep, checked by the verifier) publish;
-                     * the counter holds absolute values, so a later store covers skipped steps
-                     * (and a fused run publishes as its last step). Before the head below: a
-                     * release waits for the stores before it, and the head goes to the peer. */
-                    GC3_STORE_REL_LOCAL(gc3_core_u64(t->region, t->sem_off[t->tb]),
-                                        t->sem_base[t->tb] + (uint64_t)l * (uint64_t)t->nsteps + (uint64_t)(s + nf) + 1);
-                }
-                if (flags & GC3_STEP_F_RECV) {
-                    /* the slot may be reused: every thread's loads of it returned before the barrier */
-                    GC3_STORE_POST(t->recv_head, t->recv_base + received);
-                }
-                if (l == 0) {
-                    GC3_STAMP(t, GC3_TRACE_AT(s, GC3_TRACE_PUBLISHED));
-                }
-            }
-            s += nf;
+        for (int s = 0; s < t->nsteps && !failed; s += 1 + t->steps[s].fuse) {
+            failed = gc3_core_step(t, s, l, &pos);
         }
         if (!failed && GC3_LEADER) {
             GC3_STORE_REL_LOCAL(gc3_core_u64(t->region, t->loops_off[t->tb]), t->loops_base[t->tb] + (uint64_t)l + 1);
@@ -463,7 +520,8 @@ GC3_DEV static int gc3_core_run(gc3_rt_tb_t *t)
     if (!failed && t->send_lens && GC3_LEADER) {
         /* to another node: the call ends when the receiver consumed everything, so no transfer of
          * this call is still under way when the plan is destroyed */
-        failed = gc3_core_wait(t, t->send_head, t->send_base + sent, t->nsteps - 1, t->L - 1, GC3_WAIT_WHAT_SEND, -1, -1);
+        failed = gc3_core_wait(t, t->send_head, t->send_base + pos.sent, t->nsteps - 1, t->L - 1, GC3_WAIT_WHAT_SEND, -1,
+                               -1);
     }
     if (GC3_LEADER) {
         GC3_STAMP(t, GC3_TRACE_END(t->nsteps));
