@@ -1,18 +1,21 @@
 /* gc3_bench: an OSU-style sweep that measures, per size and in one run, the same collective
- * three ways on the same buffers:
+ * several ways:
  *
- *   gc3     MPI_Allreduce / MPI_Alltoall on device buffers (whatever coll component takes the
- *           call: run it under gc3-mpirun for gc3)
- *   nccl    ncclAllReduce / ncclAlltoAll on the same buffers, each call followed by
- *           cudaStreamSynchronize (an MPI call is blocking: this is nccl-tests' -z 1 regime);
- *           libnccl is loaded at run time, so any NCCL-compatible library (MSCCL++'s) can be
- *           given with --nccl-lib
- *   staged  cudaMemcpy to pinned host memory, the MPI call on host buffers, cudaMemcpy back:
- *           what a user of a non-CUDA-aware MPI has to write
+ *   gc3       MPI_Allreduce / MPI_Alltoall on device buffers, whatever coll component takes the
+ *             call: the header says which (Open MPI's MCA variables read through MPI_T), and the
+ *             column is labelled "mpi" where coll/gc3 does not run it
+ *   nccl      ncclAllReduce / ncclAlltoAll on the same buffers, each call followed by
+ *             cudaStreamSynchronize (an MPI call is blocking: nccl-tests' -z 1 regime); libnccl is
+ *             loaded at run time, so any NCCL-compatible library (MSCCL++'s) can be given with
+ *             --nccl-lib
+ *   nccl-reg  the same on buffers from ncclMemAlloc registered with ncclCommRegister (NCCL >= 2.19;
+ *             nccl-tests -R 1)
+ *   nccl-sym  the same on buffers from ncclMemAlloc in symmetric windows (ncclCommWindowRegister,
+ *             NCCL_WIN_COLL_SYMMETRIC; NCCL >= 2.27; nccl-tests -R 2)
+ *   staged    cudaMemcpy to pinned host memory, the MPI call on host buffers, cudaMemcpy back:
+ *             what a user of a non-CUDA-aware MPI has to write
  *
- * Usage (one rank per GPU):
- *   gc3_bench [-t allreduce|alltoall] [-d cuda|host] [-c] [-m MIN:MAX] [-i ITERS] [-x WARMUP]
- *             [--methods gc3,nccl,staged] [--staged-max BYTES] [--nccl-lib PATH] [--csv FILE]
+ * Usage (one rank per GPU; see usage() for the options).
  *
  * Conventions follow osu_allreduce / osu_alltoall: float32 (allreduce: sum); the size is the
  * message size (allreduce: the buffer; alltoall: the bytes sent to each peer); each call is
@@ -22,7 +25,8 @@
  * method's result against a host computation after its timed calls. Sizes double from MIN to
  * MAX (K/M/G suffixes). Iterations default to 200 (100 above 1 MB, 20 above 64 MB), warm-up to
  * a tenth of that. --staged-max skips the (slow) staged path above that size. -d host (no GPU)
- * runs gc3 and staged on host buffers, for CI. */
+ * runs the MPI call and staged on host buffers, for CI. A method the machine or the library
+ * cannot run is skipped with a "# METHOD: not measured (why)" line; every rank decides alike. */
 #include <mpi.h>
 #include <dlfcn.h>
 #include <stdint.h>
@@ -34,16 +38,19 @@
 #endif
 #include "gc3_mpi_util.h"
 
-enum { M_GC3, M_NCCL, M_STAGED, M_COUNT };
-static const char *const method_names[M_COUNT] = {"gc3", "nccl", "staged"};
+enum { M_GC3, M_NCCL, M_NCCL_REG, M_NCCL_SYM, M_STAGED, M_COUNT };
+static const char *const method_names[M_COUNT] = {"gc3", "nccl", "nccl-reg", "nccl-sym", "staged"};
+#define IS_NCCL(m) ((m) == M_NCCL || (m) == M_NCCL_REG || (m) == M_NCCL_SYM)
 
-/* The part of NCCL's ABI used here (nccl.h; stable since NCCL 2.0), so no NCCL headers are
- * needed to build. */
+/* The part of NCCL's ABI used here (nccl.h), so no NCCL headers are needed to build: the types
+ * and the functions of NCCL 2.0 on, ncclAlltoAll (2.28), ncclMemAlloc/ncclMemFree and
+ * ncclCommRegister/ncclCommDeregister (2.19), ncclCommWindowRegister/ncclCommWindowDeregister
+ * (2.27; ncclWindow_t is a pointer). Those a library lacks are NULL. */
 typedef struct {
     char internal[128];
 } bench_nccl_id_t;
 typedef void *bench_nccl_comm_t;
-enum { BENCH_NCCL_FLOAT32 = 7, BENCH_NCCL_SUM = 0 };
+enum { BENCH_NCCL_FLOAT32 = 7, BENCH_NCCL_SUM = 0, BENCH_NCCL_WIN_COLL_SYMMETRIC = 0x01 };
 static struct {
     void *lib;
     int   version;
@@ -52,18 +59,32 @@ static struct {
     int (*comm_init_rank)(bench_nccl_comm_t *, int, bench_nccl_id_t, int);
     int (*comm_destroy)(bench_nccl_comm_t);
     int (*all_reduce)(const void *, void *, size_t, int, int, bench_nccl_comm_t, void *);
-    int (*all_to_all)(const void *, void *, size_t, int, bench_nccl_comm_t, void *); /* ncclAlltoAll: NCCL >= 2.28 */
+    int (*all_to_all)(const void *, void *, size_t, int, bench_nccl_comm_t, void *);
     int (*send)(const void *, size_t, int, int, bench_nccl_comm_t, void *);
     int (*recv)(void *, size_t, int, int, bench_nccl_comm_t, void *);
     int (*group_start)(void);
     int (*group_end)(void);
     const char *(*error_string)(int);
+    int (*mem_alloc)(void **, size_t);
+    int (*mem_free)(void *);
+    int (*comm_register)(bench_nccl_comm_t, void *, size_t, void **);
+    int (*comm_deregister)(bench_nccl_comm_t, void *);
+    int (*win_register)(bench_nccl_comm_t, void *, size_t, void **, int);
+    int (*win_deregister)(bench_nccl_comm_t, void *);
     bench_nccl_comm_t comm;
 } nccl;
+
+/* The buffers of nccl-reg and nccl-sym: from ncclMemAlloc, registered once for the largest size
+ * (as nccl-tests do); handle: what ncclCommRegister or ncclCommWindowRegister gave. */
+static struct {
+    void  *buf[2], *handle[2];
+    size_t bytes;
+} nreg[M_COUNT];
 
 static int rank, nranks, on_device = 1;
 #ifdef GC3_HAVE_CUDA
 static cudaStream_t stream;
+static cudaError_t  cuda_error; /* of run_once's last failed cudaStreamSynchronize */
 #endif
 
 static void die(const char *msg)
@@ -75,41 +96,267 @@ static void die(const char *msg)
     exit(2);
 }
 
-/* Load libnccl and make a communicator of MPI_COMM_WORLD. 0 when NCCL is usable; otherwise
- * why not is in why (the same on every rank). */
-static int nccl_open(const char *path, char *why, size_t whylen)
+/* ---- which module runs the "gc3" column: Open MPI's MCA variables, read through MPI_T ---- */
+
+/* An integer (or boolean, or enumerated) MCA variable by its full name: 1 and *value when it
+ * exists; text (when given) the name of an enumerated value, else the number. */
+static int cvar_get(const char *name, long long *value, char *text, size_t textlen)
 {
+    union {
+        int                i;
+        unsigned           u;
+        long               l;
+        unsigned long      ul;
+        long long          ll;
+        unsigned long long ull;
+        _Bool              b;
+        char               pad[64];
+    } v;
+    char              n[256], d[4], item[128];
+    int               idx, verb, bind, scope, nl = sizeof(n), dl = sizeof(d), count = 0, ni = 0, il, iv, ok;
+    MPI_Datatype      dt;
+    MPI_T_enum        et;
+    MPI_T_cvar_handle h;
+
+    if (MPI_T_cvar_get_index(name, &idx) != MPI_SUCCESS ||
+        MPI_T_cvar_get_info(idx, n, &nl, &verb, &dt, &et, d, &dl, &bind, &scope) != MPI_SUCCESS) {
+        return 0;
+    }
+    if (dt != MPI_INT && dt != MPI_UNSIGNED && dt != MPI_LONG && dt != MPI_UNSIGNED_LONG && dt != MPI_LONG_LONG &&
+        dt != MPI_UNSIGNED_LONG_LONG && dt != MPI_C_BOOL) {
+        return 0; /* not an integer: never read into the union (a string's count is its length) */
+    }
+    if (MPI_T_cvar_handle_alloc(idx, NULL, &h, &count) != MPI_SUCCESS) {
+        return 0;
+    }
+    memset(&v, 0, sizeof(v));
+    ok = count == 1 && MPI_T_cvar_read(h, &v) == MPI_SUCCESS;
+    MPI_T_cvar_handle_free(&h);
+    if (!ok) {
+        return 0;
+    }
+    *value = dt == MPI_INT ? v.i : dt == MPI_UNSIGNED ? (long long)v.u : dt == MPI_LONG ? v.l
+           : dt == MPI_UNSIGNED_LONG ? (long long)v.ul : dt == MPI_LONG_LONG ? v.ll
+           : dt == MPI_UNSIGNED_LONG_LONG ? (long long)v.ull : v.b;
+    if (text != NULL) {
+        snprintf(text, textlen, "%lld", *value);
+        nl = sizeof(n);
+        if (et != MPI_T_ENUM_NULL && MPI_T_enum_get_info(et, &ni, n, &nl) == MPI_SUCCESS) {
+            for (int i = 0; i < ni; i++) {
+                il = sizeof(item);
+                if (MPI_T_enum_get_item(et, i, &iv, item, &il) == MPI_SUCCESS && iv == *value) {
+                    snprintf(text, textlen, "%.*s", (int)textlen - 1, item);
+                }
+            }
+        }
+    }
+    return 1;
+}
+
+/* The coll component other than gc3 with the highest priority among those that would take
+ * MPI_Allreduce/MPI_Alltoall of MPI_COMM_WORLD here (every coll_NAME_priority variable, less
+ * the components that never do: self only on communicators of one rank, inter only on
+ * intercommunicators, sync and ftagree add to the collectives below them or only agree, han
+ * steps aside within one node (5.0), cuda/accelerator only stage device buffers and pass host
+ * ones through; and those whose coll_NAME_enable is false). -1 when none. */
+static long long top_other_coll(int multinode, char *who, size_t wholen)
+{
+    long long best = -1, p, en;
+    int       n = 0;
+
+    MPI_T_cvar_get_num(&n);
+    for (int i = 0; i < n; i++) {
+        char         name[256], d[4], comp[64], var[96];
+        int          nl = sizeof(name), dl = sizeof(d), verb, bind, scope;
+        size_t       len;
+        MPI_Datatype dt;
+        MPI_T_enum   et;
+        if (MPI_T_cvar_get_info(i, name, &nl, &verb, &dt, &et, d, &dl, &bind, &scope) != MPI_SUCCESS) {
+            continue;
+        }
+        len = strlen(name);
+        if (strncmp(name, "coll_", 5) != 0 || len <= 5 + 9 || strcmp(name + len - 9, "_priority") != 0 ||
+            len - 14 >= sizeof(comp)) {
+            continue;
+        }
+        memcpy(comp, name + 5, len - 14);
+        comp[len - 14] = '\0';
+        if (strchr(comp, '_') != NULL || !strcmp(comp, "gc3") || !strcmp(comp, "inter") || !strcmp(comp, "sync") ||
+            !strcmp(comp, "ftagree") || (!strcmp(comp, "self") && nranks > 1) || (!strcmp(comp, "han") && !multinode) ||
+            ((!strcmp(comp, "cuda") || !strcmp(comp, "accelerator")) && !on_device)) {
+            continue;
+        }
+        snprintf(var, sizeof(var), "coll_%s_enable", comp);
+        if (!cvar_get(name, &p, NULL, 0) || p < 0 || (cvar_get(var, &en, NULL, 0) && en == 0)) {
+            continue;
+        }
+        p = p < 100 ? p : 100;
+        if (p > best) {
+            best = p;
+            snprintf(who, wholen, "%s", comp);
+        }
+    }
+    return best;
+}
+
+/* Whether coll/gc3 runs this benchmark's MPI calls on MPI_COMM_WORLD (1), and what the header says
+ * either way. Open MPI stacks the coll components a communicator selects by priority, and the
+ * highest one that provides a collective runs it; gc3 then runs device buffers on the GPU and
+ * host buffers only with backend host. Read from Open MPI's own settings, however they were given
+ * (--mca, OMPI_MCA_ variables, files); what a call then does is for coll_gc3_verbose 2 to say.
+ * Collective: the verdict holds on every rank. */
+static int gc3_column(int a2a, int multinode, char *what, size_t len)
+{
+    const char *coll = a2a ? "alltoall" : "allreduce";
+    char        backend[32] = "", who[64] = "", var[64], why[320] = "";
+    long long   prio = 0, top, v = 0, max_bytes = 0;
+    int         prov, mine, all, sure = 1; /* sure: gc3 certainly does not run it when why says so */
+
+    if (MPI_T_init_thread(MPI_THREAD_SINGLE, &prov) != MPI_SUCCESS) {
+        snprintf(why, sizeof(why), "cannot tell: MPI_T is not available");
+        sure = 0;
+    } else {
+        snprintf(var, sizeof(var), "coll_gc3_enable_%s", coll);
+        if (!cvar_get("coll_gc3_priority", &prio, NULL, 0)) {
+            snprintf(why, sizeof(why), "component not loaded: no coll_gc3_priority in this MPI; run under gc3-mpirun, "
+                                       "or add gc3's folder to mca_base_component_path");
+        } else if (prio < 0) {
+            snprintf(why, sizeof(why), "coll_gc3_priority %lld disables it", prio);
+        } else if ((top = top_other_coll(multinode, who, sizeof(who))) >= (prio < 100 ? prio : 100)) {
+            /* Open MPI caps priorities at 100 and sorts equal ones in no set order */
+            snprintf(why, sizeof(why), "coll_gc3_priority %lld%s is %s %s's %lld%s", prio,
+                     prio > 100 ? " (taken as 100)" : "", top > prio ? "below" : "equal to", who, top,
+                     top > prio ? "" : ": Open MPI picks either");
+            sure = top > prio;
+        } else if (cvar_get(var, &v, NULL, 0) && v == 0) {
+            snprintf(why, sizeof(why), "%s is false", var);
+        } else if (cvar_get("coll_gc3_stage_host", &v, NULL, 0) && v != 0) {
+            snprintf(why, sizeof(why), "coll_gc3_stage_host is true: calls take the staging path");
+        } else if (!cvar_get("coll_gc3_backend", &v, backend, sizeof(backend))) {
+            snprintf(why, sizeof(why), "cannot tell: no coll_gc3_backend");
+            sure = 0;
+        } else if (!on_device && strcmp(backend, "host") != 0) {
+            snprintf(why, sizeof(why), "backend %s on host buffers: --mca coll_gc3_backend host runs them", backend);
+        } else if (on_device && !strcmp(backend, "host")) {
+            snprintf(why, sizeof(why), "backend host on device buffers: gc3 stages them through the host collectives");
+        }
+        (void)cvar_get("coll_gc3_max_bytes", &max_bytes, NULL, 0);
+        MPI_T_finalize();
+    }
+    mine = why[0] == '\0';
+    MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
+    if (all) {
+        int n = snprintf(what, len, "coll/gc3 (backend %s, priority %lld)", backend, prio);
+        if (max_bytes > 0 && (size_t)n < len) {
+            snprintf(what + n, len - (size_t)n, "; calls of more than coll_gc3_max_bytes %lld bytes are passed on",
+                     max_bytes);
+        }
+    } else {
+        snprintf(what, len, "%sNOT gc3 (%s): %s Open MPI's own %scollectives, labelled 'mpi'", sure ? "" : "maybe ",
+                 mine ? "the MCA settings differ between ranks: gc3 does not run it on some" : why,
+                 sure ? "these are" : "perhaps", on_device ? "" : "host ");
+    }
+    return all;
+}
+
+/* ---- NCCL ---- */
+
+static void nccl_version_text(char *out, size_t len)
+{
+    int v = nccl.version; /* NCCL_VERSION_CODE: 2.9 on X*10000+Y*100+Z, before X*1000+Y*100+Z */
+    if (v >= 10000) {
+        snprintf(out, len, "%d.%d.%d", v / 10000, v / 100 % 100, v % 100);
+    } else {
+        snprintf(out, len, "%d.%d.%d", v / 1000, v / 100 % 10, v % 100);
+    }
+}
+
+/* Whether two ranks of a node use the same GPU (through MPS, or taking turns): NCCL refuses a
+ * communicator with two ranks on one device ("Duplicate GPU detected", every version up to 2.28
+ * at least), so the NCCL methods are then not measured. Collective. */
+static int ranks_share_gpu(MPI_Comm node)
+{
+    char bus[32], *all;
+    int  n, local = 0, dup = 0, any = 0;
+#ifdef GC3_HAVE_CUDA
+    int dev = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetPCIBusId(bus, sizeof(bus), dev) != cudaSuccess)
+#endif
+    {
+        snprintf(bus, sizeof(bus), "?%d", rank); /* unknown: counted as its own */
+    }
+    MPI_Comm_size(node, &n);
+    MPI_Comm_rank(node, &local);
+    all = calloc((size_t)n, sizeof(bus));
+    if (all == NULL) {
+        die("out of memory");
+    }
+    MPI_Allgather(bus, sizeof(bus), MPI_CHAR, all, sizeof(bus), MPI_CHAR, node);
+    for (int q = 0; q < n; q++) {
+        dup |= q != local && strncmp(all + (size_t)q * sizeof(bus), bus, sizeof(bus)) == 0;
+    }
+    free(all);
+    MPI_Allreduce(&dup, &any, 1, MPI_INT, MPI_LOR, MPI_COMM_WORLD);
+    return any;
+}
+
+/* Load libnccl and make a communicator of MPI_COMM_WORLD. 0 when NCCL is usable; otherwise why
+ * not is in why (the same on every rank). lacks[M_NCCL_REG/M_NCCL_SYM]: the first function that
+ * method needs and the library lacks on some rank ("" when it has them all). */
+static int nccl_open(const char *path, char *why, size_t whylen, const char *lacks[M_COUNT])
+{
+    static const char *const reg_fn[] = {"ncclCommRegister", "ncclCommDeregister", "ncclMemAlloc", "ncclMemFree"};
+    static const char *const sym_fn[] = {"ncclCommWindowRegister", "ncclCommWindowDeregister", "ncclMemAlloc",
+                                         "ncclMemFree"};
     bench_nccl_id_t id;
-    int             ok, all;
+    int             ok, all, have[2][4], have_all[2][4];
 
     nccl.lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     ok       = nccl.lib != NULL;
+    memset(have, 0, sizeof(have));
     if (ok) {
-        nccl.get_version    = (int (*)(int *))dlsym(nccl.lib, "ncclGetVersion");
-        nccl.get_unique_id  = (int (*)(bench_nccl_id_t *))dlsym(nccl.lib, "ncclGetUniqueId");
-        nccl.comm_init_rank = (int (*)(bench_nccl_comm_t *, int, bench_nccl_id_t, int))dlsym(nccl.lib, "ncclCommInitRank");
-        nccl.comm_destroy   = (int (*)(bench_nccl_comm_t))dlsym(nccl.lib, "ncclCommDestroy");
-        nccl.all_reduce = (int (*)(const void *, void *, size_t, int, int, bench_nccl_comm_t, void *))dlsym(nccl.lib, "ncclAllReduce");
-        nccl.all_to_all = (int (*)(const void *, void *, size_t, int, bench_nccl_comm_t, void *))dlsym(nccl.lib, "ncclAlltoAll");
-        nccl.send        = (int (*)(const void *, size_t, int, int, bench_nccl_comm_t, void *))dlsym(nccl.lib, "ncclSend");
-        nccl.recv        = (int (*)(void *, size_t, int, int, bench_nccl_comm_t, void *))dlsym(nccl.lib, "ncclRecv");
-        nccl.group_start = (int (*)(void))dlsym(nccl.lib, "ncclGroupStart");
-        nccl.group_end   = (int (*)(void))dlsym(nccl.lib, "ncclGroupEnd");
-        nccl.error_string = (const char *(*)(int))dlsym(nccl.lib, "ncclGetErrorString");
+#define NCCL_SYM(field, name) (nccl.field = (__typeof__(nccl.field))dlsym(nccl.lib, name))
+        NCCL_SYM(get_version, "ncclGetVersion");
+        NCCL_SYM(get_unique_id, "ncclGetUniqueId");
+        NCCL_SYM(comm_init_rank, "ncclCommInitRank");
+        NCCL_SYM(comm_destroy, "ncclCommDestroy");
+        NCCL_SYM(all_reduce, "ncclAllReduce");
+        NCCL_SYM(all_to_all, "ncclAlltoAll"); /* NCCL >= 2.28; before, grouped send/recv */
+        NCCL_SYM(send, "ncclSend");
+        NCCL_SYM(recv, "ncclRecv");
+        NCCL_SYM(group_start, "ncclGroupStart");
+        NCCL_SYM(group_end, "ncclGroupEnd");
+        NCCL_SYM(error_string, "ncclGetErrorString");
+        NCCL_SYM(mem_alloc, "ncclMemAlloc");
+        NCCL_SYM(mem_free, "ncclMemFree");
+        NCCL_SYM(comm_register, "ncclCommRegister");
+        NCCL_SYM(comm_deregister, "ncclCommDeregister");
+        NCCL_SYM(win_register, "ncclCommWindowRegister");
+        NCCL_SYM(win_deregister, "ncclCommWindowDeregister");
+#undef NCCL_SYM
         ok = nccl.get_version && nccl.get_unique_id && nccl.comm_init_rank && nccl.comm_destroy && nccl.all_reduce &&
-             ((nccl.send && nccl.recv && nccl.group_start && nccl.group_end) || nccl.all_to_all);
+             nccl.error_string && ((nccl.send && nccl.recv && nccl.group_start && nccl.group_end) || nccl.all_to_all);
         if (!ok) {
             snprintf(why, whylen, "%s lacks the NCCL functions used here", path);
+        }
+        for (int f = 0; f < 4; f++) {
+            have[0][f] = dlsym(nccl.lib, reg_fn[f]) != NULL;
+            have[1][f] = dlsym(nccl.lib, sym_fn[f]) != NULL;
         }
     } else {
         snprintf(why, whylen, "cannot load %s: %s", path, dlerror());
     }
     MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
+    MPI_Allreduce(have, have_all, 8, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
     if (!all) {
         if (ok) {
             snprintf(why, whylen, "%s could not be loaded on every rank", path);
         }
         return -1;
+    }
+    for (int f = 3; f >= 0; f--) {
+        lacks[M_NCCL_REG] = have_all[0][f] ? lacks[M_NCCL_REG] : reg_fn[f];
+        lacks[M_NCCL_SYM] = have_all[1][f] ? lacks[M_NCCL_SYM] : sym_fn[f];
     }
     nccl.get_version(&nccl.version);
     if (rank == 0) {
@@ -119,13 +366,85 @@ static int nccl_open(const char *path, char *why, size_t whylen)
     ok = nccl.comm_init_rank(&nccl.comm, nranks, id, rank) == 0;
     MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
     if (!all) {
-        snprintf(why, whylen, "ncclCommInitRank failed");
+        snprintf(why, whylen, "ncclCommInitRank failed%s", ok ? " on another rank" : "");
         return -1;
     }
     return 0;
 }
 
-/* One call of method m on the buffers (s, r: device or host; hs, hr: pinned host for staging). */
+/* Undo nccl_register of method m (collective for nccl-sym: every rank calls it alike). */
+static void nccl_unregister(int m)
+{
+    for (int b = 0; b < 2; b++) {
+        if (nreg[m].handle[b] != NULL) {
+            (void)(m == M_NCCL_SYM ? nccl.win_deregister : nccl.comm_deregister)(nccl.comm, nreg[m].handle[b]);
+        }
+        if (nreg[m].buf[b] != NULL) {
+            (void)nccl.mem_free(nreg[m].buf[b]);
+        }
+        nreg[m].handle[b] = nreg[m].buf[b] = NULL;
+    }
+}
+
+/* The send and receive buffers of nccl-reg or nccl-sym, of bytes each: from ncclMemAlloc, then
+ * registered (nccl-sym: a symmetric window each, collectively). 0 when every rank has them;
+ * otherwise why not is in why (rank 0's reason, or that another rank failed). */
+static int nccl_register(int m, size_t bytes, char *why, size_t whylen)
+{
+    const char *fn = m == M_NCCL_SYM ? "ncclCommWindowRegister" : "ncclCommRegister";
+    int         rc = 0, ok = 1, all = 0, step;
+
+    why[0] = '\0';
+    for (step = 0; step < 3 && ok; step++) {
+        for (int b = 0; b < 2 && ok; b++) {
+            if (step == 0) {
+                rc = nccl.mem_alloc(&nreg[m].buf[b], bytes);
+                ok = rc == 0 && nreg[m].buf[b] != NULL;
+                if (!ok) {
+                    snprintf(why, whylen, "ncclMemAlloc of %zu bytes failed: %s", bytes, nccl.error_string(rc));
+                }
+#ifdef GC3_HAVE_CUDA
+                else if (cudaMemset(nreg[m].buf[b], 0xA5, bytes) != cudaSuccess) { /* garbage, as gc3_test_alloc */
+                    ok = 0;
+                    snprintf(why, whylen, "cudaMemset of a buffer from ncclMemAlloc failed");
+                }
+#endif
+            } else if (step == 1) {
+                rc = m == M_NCCL_SYM ? nccl.win_register(nccl.comm, nreg[m].buf[b], bytes, &nreg[m].handle[b],
+                                                         BENCH_NCCL_WIN_COLL_SYMMETRIC)
+                                     : nccl.comm_register(nccl.comm, nreg[m].buf[b], bytes, &nreg[m].handle[b]);
+                ok = rc == 0;
+                if (!ok) {
+                    snprintf(why, whylen, "%s failed: %s", fn, nccl.error_string(rc));
+                }
+            } else if (nreg[m].handle[b] == NULL) {
+                /* NCCL returns success and no handle where it registers nothing: NCCL_LOCAL_REGISTER=0,
+                 * peers reached through copies, or (nccl-sym) no symmetric support in the communicator */
+                ok = 0;
+                snprintf(why, whylen, "%s registered nothing (NCCL_LOCAL_REGISTER=0, or no %s support between these "
+                                      "ranks: NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=REG says why)",
+                         fn, m == M_NCCL_SYM ? "symmetric memory" : "registration");
+            }
+        }
+        /* a step every rank finished before the next: window registration is collective */
+        MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
+        if (ok && !all) {
+            snprintf(why, whylen, "%s failed on another rank", step == 0 ? "ncclMemAlloc" : fn);
+        }
+        ok = all;
+    }
+    if (!ok) {
+        nccl_unregister(m);
+        return -1;
+    }
+    nreg[m].bytes = bytes;
+    return 0;
+}
+
+/* ---- the calls ---- */
+
+/* One call of method m on the buffers (s, r: device or host; hs, hr: pinned host for staging).
+ * 0, or an MPI, NCCL or (-1) CUDA error. */
 static int run_once(int m, int a2a, size_t count, void *s, void *r, void *hs, void *hr)
 {
     size_t total = a2a ? count * (size_t)nranks : count, bytes = total * sizeof(float);
@@ -144,6 +463,8 @@ static int run_once(int m, int a2a, size_t count, void *s, void *r, void *hs, vo
         break;
 #ifdef GC3_HAVE_CUDA
     case M_NCCL:
+    case M_NCCL_REG:
+    case M_NCCL_SYM: /* the same calls: NCCL finds the registration or window by the address */
         if (!a2a) {
             rc = nccl.all_reduce(s, r, count, BENCH_NCCL_FLOAT32, BENCH_NCCL_SUM, nccl.comm, stream);
         } else if (nccl.all_to_all != NULL) {
@@ -156,12 +477,24 @@ static int run_once(int m, int a2a, size_t count, void *s, void *r, void *hs, vo
             }
             rc = nccl.group_end() || rc;
         }
-        rc = rc ? rc : cudaStreamSynchronize(stream) != cudaSuccess;
+        if (rc == 0 && (cuda_error = cudaStreamSynchronize(stream)) != cudaSuccess) {
+            rc = -1;
+        }
         break;
 #endif
     default: rc = 1; break;
     }
     return rc;
+}
+
+static void report_failure(int m, const char *label, size_t bytes, int rc)
+{
+    const char *text = "MPI error";
+    (void)m;
+#ifdef GC3_HAVE_CUDA
+    text = rc == -1 ? cudaGetErrorString(cuda_error) : IS_NCCL(m) ? nccl.error_string(rc) : text;
+#endif
+    fprintf(stderr, "gc3_bench: rank %d: %s at %zu bytes failed (%d: %s)\n", rank, label, bytes, rc, text);
 }
 
 /* The input of rank q, element i; and what the result must be. */
@@ -186,7 +519,8 @@ static int check_result(int a2a, size_t count, const float *out)
 static void usage(FILE *out)
 {
     fputs("usage: gc3_bench [-t allreduce|alltoall] [-d cuda|host] [-c] [-m MIN:MAX] [-i ITERS] [-x WARMUP]\n"
-          "                 [--methods gc3,nccl,staged] [--staged-max BYTES] [--nccl-lib PATH] [--csv FILE]\n"
+          "                 [--methods gc3,nccl,nccl-reg,nccl-sym,staged] [--staged-max BYTES] [--nccl-lib PATH]\n"
+          "                 [--csv FILE]\n"
           "  (under mpirun, one rank per GPU)\n"
           "  -t, --type           the collective (default allreduce; alltoall: -m is the bytes to each peer)\n"
           "  -d, --accelerator    cuda (default): device buffers; host: host buffers (gc3's host backend, for CI)\n"
@@ -194,19 +528,33 @@ static void usage(FILE *out)
           "  -m, --message-size   sizes MIN:MAX in bytes, doubling (K, M, G allowed; default 4:64M)\n"
           "  -i, --iterations     timed calls per size (default 200, 100 above 1 MB, 20 above 64 MB)\n"
           "  -x, --warmup         untimed calls first (default a tenth of the iterations)\n"
-          "  --methods            which of gc3 (the MPI call), nccl and staged (through host memory) to run\n"
+          "  --methods            which to run, comma-separated (default all):\n"
+          "                         gc3       the MPI call (the header says whether coll/gc3 runs it; the column\n"
+          "                                   is labelled mpi where it does not)\n"
+          "                         nccl      NCCL on the same buffers, each call synchronized\n"
+          "                         nccl-reg  NCCL on ncclMemAlloc buffers registered with ncclCommRegister (>= 2.19)\n"
+          "                         nccl-sym  NCCL on ncclMemAlloc buffers in symmetric windows (>= 2.27)\n"
+          "                         staged    through pinned host memory: copy, the MPI call on host buffers, copy\n"
+          "                       a method that cannot run is skipped with a line saying why (NCCL takes one\n"
+          "                       rank per GPU: ranks that share one do not measure NCCL)\n"
           "  --staged-max         skip the staged path above this size\n"
           "  --nccl-lib           the NCCL library to load (default libnccl.so.2, or $GC3_BENCH_NCCL)\n"
-          "  --csv                also write the table as CSV to FILE\n"
+          "  --csv                also write the results as CSV to FILE (one row per size and method)\n"
           "  -h, --help           this text\n", out);
 }
+
+/* ---- main ---- */
 
 int main(int argc, char **argv)
 {
     const char *coll = "allreduce", *csv_path = NULL, *nccl_path = getenv("GC3_BENCH_NCCL");
+    const char *lacks[M_COUNT] = {NULL};
     size_t      minb = 4, maxb = 64u << 20, staged_max = SIZE_MAX;
-    int         validate = 0, iters_opt = -1, warm_opt = -1, use[M_COUNT] = {1, 1, 1}, a2a, failed = 0;
-    char        why[512] = "";
+    int         validate = 0, iters_opt = -1, warm_opt = -1, use[M_COUNT], a2a, failed = 0, multinode, node_size;
+    int         is_gc3;
+    const char *label[M_COUNT];
+    char        why[M_COUNT][512], column[512];
+    MPI_Comm    node;
     FILE       *csv = NULL;
 
     for (int i = 1; i < argc; i++) {
@@ -218,6 +566,10 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+    for (int m = 0; m < M_COUNT; m++) {
+        use[m]    = 1;
+        why[m][0] = '\0';
+    }
     for (int i = 1; i < argc; i++) {
         const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         char       *e;
@@ -249,7 +601,18 @@ int main(int argc, char **argv)
             warm_opt = atoi(v);
             if (warm_opt < 0) die("-x takes a count >= 0");
         } else if (!strcmp(o, "--methods")) {
-            for (int m = 0; m < M_COUNT; m++) use[m] = strstr(v, method_names[m]) != NULL;
+            memset(use, 0, sizeof(use));
+            for (const char *p = v; *p != '\0';) {
+                size_t n = strcspn(p, ",");
+                int    m = 0;
+                while (m < M_COUNT && (strlen(method_names[m]) != n || strncmp(p, method_names[m], n) != 0)) m++;
+                if (n == 3 && !strncmp(p, "mpi", 3)) m = M_GC3; /* the label of the MPI call's column */
+                if (m == M_COUNT) {
+                    die("--methods takes a comma-separated list of gc3, nccl, nccl-reg, nccl-sym, staged");
+                }
+                use[m] = 1;
+                p += n + (p[n] == ',');
+            }
         } else if (!strcmp(o, "--staged-max")) {
             staged_max = gc3_test_parse_bytes(v, &e);
             if (*e != '\0') die("--staged-max takes bytes (K, M, G allowed)");
@@ -263,22 +626,54 @@ int main(int argc, char **argv)
     }
     a2a = strcmp(coll, "alltoall") == 0;
     if (!a2a && strcmp(coll, "allreduce") != 0) die("-t takes allreduce or alltoall");
-#ifndef GC3_HAVE_CUDA
-    if (on_device) die("this build has no CUDA: use -d host");
-#endif
-    if (on_device) {
 #ifdef GC3_HAVE_CUDA
+    if (on_device) {
         gc3_test_select_gpu(MPI_COMM_WORLD);
         /* ordered after the legacy default stream, like gc3's own: the cudaMemcpy that clears the
          * result before validation must not race with the collective's writes */
         cudaStreamCreateWithFlags(&stream, cudaStreamDefault);
+    }
+#else
+    if (on_device) die("this build has no CUDA: use -d host");
 #endif
-        if (use[M_NCCL] && nccl_open(nccl_path ? nccl_path : "libnccl.so.2", why, sizeof(why)) != 0) {
-            use[M_NCCL] = 0;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node);
+    MPI_Comm_size(node, &node_size);
+    multinode = node_size < nranks;
+    MPI_Allreduce(MPI_IN_PLACE, &multinode, 1, MPI_INT, MPI_LOR, MPI_COMM_WORLD);
+    /* which module runs the MPI call: the column is labelled gc3 only where coll/gc3 does */
+    is_gc3 = gc3_column(a2a, multinode, column, sizeof(column));
+    for (int m = 0; m < M_COUNT; m++) {
+        label[m] = m == M_GC3 && !is_gc3 ? "mpi" : method_names[m];
+    }
+    if (on_device) {
+        const char *path = nccl_path ? nccl_path : "libnccl.so.2";
+        int         want = use[M_NCCL] || use[M_NCCL_REG] || use[M_NCCL_SYM];
+        char        text[512] = "", ver[32];
+        if (want && ranks_share_gpu(node)) {
+            snprintf(text, sizeof(text), "ranks share a GPU: NCCL takes one rank per GPU");
+        } else if (want && nccl_open(path, text, sizeof(text), lacks) == 0) { /* else text says why */
+            size_t regb = (a2a ? maxb * (size_t)nranks : maxb) + 64;
+            nccl_version_text(ver, sizeof(ver));
+            for (int m = M_NCCL_REG; m <= M_NCCL_SYM; m++) {
+                if (use[m] && lacks[m] != NULL) {
+                    snprintf(why[m], sizeof(why[m]), "libnccl %s lacks %s", ver, lacks[m]);
+                } else if (use[m]) {
+                    (void)nccl_register(m, (regb + 4095) / 4096 * 4096, why[m], sizeof(why[m]));
+                }
+            }
+        }
+        for (int m = M_NCCL; m <= M_NCCL_SYM; m++) {
+            if (use[m] && text[0] != '\0') {
+                snprintf(why[m], sizeof(why[m]), "%s", text);
+            }
         }
     } else {
-        use[M_NCCL] = 0;
-        snprintf(why, sizeof(why), "host buffers");
+        for (int m = M_NCCL; m <= M_NCCL_SYM; m++) {
+            if (use[m]) snprintf(why[m], sizeof(why[m]), "host buffers");
+        }
+    }
+    for (int m = M_NCCL; m <= M_NCCL_SYM; m++) {
+        use[m] = use[m] && why[m][0] == '\0';
     }
     if (rank == 0 && csv_path != NULL && (csv = fopen(csv_path, "w")) == NULL) {
         fprintf(stderr, "gc3_bench: cannot write %s\n", csv_path);
@@ -287,29 +682,57 @@ int main(int argc, char **argv)
         fprintf(csv, "collective,ranks,bytes,method,latency_us,algbw_GBps,busbw_GBps,valid\n");
     }
     if (rank == 0) {
+        char ver[32];
         printf("# gc3_bench %s, %d ranks, %s buffers, float32%s; %s\n", coll, nranks, on_device ? "device (cuda)" : "host",
                a2a ? "" : " sum", validate ? "validation on" : "validation off");
-        if (use[M_NCCL]) {
-            printf("# nccl: %s, version %d, each call synchronized\n", nccl_path ? nccl_path : "libnccl.so.2", nccl.version);
-        } else {
-            printf("# nccl: not measured (%s)\n", why[0] ? why : "--methods");
+        printf("# gc3 column: %s\n", column);
+        for (int m = M_NCCL; m <= M_NCCL_SYM; m++) {
+            if (why[m][0] != '\0') {
+                printf("# %s: not measured (%s)\n", method_names[m], why[m]);
+            } else if (use[m]) {
+                nccl_version_text(ver, sizeof(ver));
+                printf("# %s: %s, NCCL %s, each call synchronized; %s\n", method_names[m],
+                       nccl_path ? nccl_path : "libnccl.so.2", ver,
+                       m == M_NCCL     ? "the same buffers as the MPI call"
+                       : m == M_NCCL_REG ? "buffers from ncclMemAlloc registered with ncclCommRegister"
+                                         : "buffers from ncclMemAlloc in symmetric windows (ncclCommWindowRegister)");
+            }
         }
-        printf("# latency: average over ranks (us); busbw GB/s; x/gc3 > 1: gc3 is that many times faster than x\n");
-        printf("%-10s %10s %10s %10s %11s %11s %9s %10s %s\n", "# Size", "gc3(us)", "nccl(us)", "staged(us)",
-               "gc3_busbw", "nccl_busbw", "nccl/gc3", "staged/gc3", validate ? "Validation" : "");
+        printf("# latency: average over ranks (us); busbw GB/s; x/%s > 1: %s is that many times faster than x%s\n",
+               label[M_GC3], label[M_GC3],
+               use[M_NCCL] || use[M_NCCL_REG] || use[M_NCCL_SYM] ? "; best_nccl: the fastest NCCL mode at that size"
+                                                                 : "");
+        printf("%-10s", "# Size");
+        for (int m = 0; m < M_COUNT; m++) {
+            if (use[m]) printf(" %*s(us)", 12 - 4, label[m]);
+        }
+        for (int m = 0; m < M_COUNT; m++) {
+            if (use[m]) printf(" %*s_busbw", 14 - 6, label[m]);
+        }
+        if (use[M_GC3] && (use[M_NCCL] || use[M_NCCL_REG] || use[M_NCCL_SYM])) {
+            printf(" %9s best_nccl/%s", "best_nccl", label[M_GC3]);
+        }
+        if (use[M_GC3] && use[M_STAGED]) {
+            printf(" staged/%s", label[M_GC3]);
+        }
+        printf("%s\n", validate ? " Validation" : "");
+        fflush(stdout);
     }
     for (size_t bytes = minb; bytes <= maxb; bytes *= 2) {
         size_t count = bytes / sizeof(float), total = a2a ? count * (size_t)nranks : count;
         int    iters = iters_opt > 0 ? iters_opt : bytes > (64u << 20) ? 20 : bytes > (1u << 20) ? 100 : 200;
         int    warm  = warm_opt >= 0 ? warm_opt : iters / 10;
-        int    run[M_COUNT] = {use[M_GC3], use[M_NCCL], use[M_STAGED] && bytes <= staged_max};
+        int    run[M_COUNT], valid[M_COUNT], best = -1;
         double lat[M_COUNT] = {0}, bus[M_COUNT] = {0};
-        int    valid[M_COUNT] = {1, 1, 1};
         float *h = NULL, *ho = NULL;
         void  *s = NULL, *r = NULL, *hs = NULL, *hr = NULL;
 
         if (count == 0) {
             continue;
+        }
+        for (int m = 0; m < M_COUNT; m++) {
+            run[m]   = use[m] && (m != M_STAGED || bytes <= staged_max);
+            valid[m] = 1;
         }
         h  = malloc(total * sizeof(float));
         ho = malloc(total * sizeof(float));
@@ -334,13 +757,20 @@ int main(int argc, char **argv)
         gc3_test_copy(on_device, s, h, total * sizeof(float));
         for (int m = 0; m < M_COUNT; m++) {
             double t = 0, sum = 0;
-            int    ok = 1, allok = 1;
+            int    ok = 1, allok = 1, rc = 0;
+            void  *ms = s, *mr = r; /* nccl-reg, nccl-sym: their registered buffers */
             if (!run[m]) {
                 continue;
             }
+            if (m == M_NCCL_REG || m == M_NCCL_SYM) {
+                ms = nreg[m].buf[0];
+                mr = nreg[m].buf[1];
+                gc3_test_copy(on_device, ms, h, total * sizeof(float));
+            }
             for (int it = 0; it < warm + iters && ok; it++) {
                 double t0 = MPI_Wtime();
-                ok = run_once(m, a2a, count, s, r, hs, hr) == 0;
+                rc = run_once(m, a2a, count, ms, mr, hs, hr);
+                ok = rc == 0;
                 if (it >= warm) {
                     t += MPI_Wtime() - t0;
                 }
@@ -349,10 +779,14 @@ int main(int argc, char **argv)
             t /= iters;
             if (validate && ok) {
                 memset(ho, 0, total * sizeof(float));
-                gc3_test_copy(on_device, r, ho, total * sizeof(float)); /* no stale result passes */
-                ok = run_once(m, a2a, count, s, r, hs, hr) == 0;
-                gc3_test_copy(on_device, ho, r, total * sizeof(float));
+                gc3_test_copy(on_device, mr, ho, total * sizeof(float)); /* no stale result passes */
+                rc = run_once(m, a2a, count, ms, mr, hs, hr);
+                ok = rc == 0;
+                gc3_test_copy(on_device, ho, mr, total * sizeof(float));
                 ok = ok && check_result(a2a, count, ho);
+            }
+            if (rc != 0) {
+                report_failure(m, label[m], bytes, rc);
             }
             MPI_Allreduce(&t, &sum, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
             MPI_Allreduce(&ok, &allok, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
@@ -361,25 +795,43 @@ int main(int argc, char **argv)
                      (a2a ? (double)(nranks - 1) / nranks : 2.0 * (nranks - 1) / nranks);
             valid[m] = allok;
             failed |= !allok;
+            if (IS_NCCL(m) && allok && (best < 0 || lat[m] < lat[best])) {
+                best = m;
+            }
             if (csv != NULL) {
-                fprintf(csv, "%s,%d,%zu,%s,%.3f,%.3f,%.3f,%s\n", coll, nranks, bytes, method_names[m], lat[m],
+                fprintf(csv, "%s,%d,%zu,%s,%.3f,%.3f,%.3f,%s\n", coll, nranks, bytes, label[m], lat[m],
                         (double)total * sizeof(float) / (lat[m] * 1e-6) / 1e9, bus[m],
                         !validate ? "unchecked" : allok ? "yes" : "NO");
             }
         }
         if (rank == 0) {
-            char c[M_COUNT][16], ratio[2][16];
+            char c[24];
+            int  bad = -1;
+            printf("%-10zu", bytes);
             for (int m = 0; m < M_COUNT; m++) {
-                if (run[m]) snprintf(c[m], sizeof(c[m]), "%.2f", lat[m]);
-                else snprintf(c[m], sizeof(c[m]), "-");
+                snprintf(c, sizeof(c), run[m] ? "%.2f" : "-", lat[m]);
+                if (use[m]) printf(" %12s", c);
             }
-            snprintf(ratio[0], 16, run[M_NCCL] && run[M_GC3] ? "%.2f" : "-", lat[M_NCCL] / lat[M_GC3]);
-            snprintf(ratio[1], 16, run[M_STAGED] && run[M_GC3] ? "%.2f" : "-", lat[M_STAGED] / lat[M_GC3]);
-            printf("%-10zu %10s %10s %10s %11.2f %11.2f %9s %10s %s\n", bytes, c[M_GC3], c[M_NCCL], c[M_STAGED],
-                   run[M_GC3] ? bus[M_GC3] : 0.0, run[M_NCCL] ? bus[M_NCCL] : 0.0, ratio[0], ratio[1],
-                   !validate ? ""
-                   : valid[M_GC3] && valid[M_NCCL] && valid[M_STAGED] ? "Pass"
-                   : !valid[M_GC3] ? "FAIL(gc3)" : !valid[M_NCCL] ? "FAIL(nccl)" : "FAIL(staged)");
+            for (int m = 0; m < M_COUNT; m++) {
+                snprintf(c, sizeof(c), run[m] ? "%.2f" : "-", bus[m]);
+                if (use[m]) printf(" %14s", c);
+            }
+            if (use[M_GC3] && (use[M_NCCL] || use[M_NCCL_REG] || use[M_NCCL_SYM])) {
+                snprintf(c, sizeof(c), best >= 0 ? "%.2f" : "-", best >= 0 ? lat[best] / lat[M_GC3] : 0.0);
+                printf(" %9s %13s", best >= 0 ? method_names[best] : "-", c);
+            }
+            if (use[M_GC3] && use[M_STAGED]) {
+                snprintf(c, sizeof(c), run[M_STAGED] ? "%.2f" : "-", lat[M_STAGED] / lat[M_GC3]);
+                printf(" %10s", c);
+            }
+            for (int m = M_COUNT - 1; m >= 0; m--) {
+                bad = run[m] && !valid[m] ? m : bad;
+            }
+            if (validate) {
+                printf(" %s", bad < 0 ? "Pass" : "FAIL(");
+                if (bad >= 0) printf("%s)", label[bad]);
+            }
+            printf("\n");
             fflush(stdout);
         }
         gc3_test_free(on_device, s);
@@ -400,11 +852,12 @@ int main(int argc, char **argv)
     if (csv != NULL) {
         fclose(csv);
     }
-#ifdef GC3_HAVE_CUDA
-    if (use[M_NCCL]) {
+    if (nccl.comm != NULL) {
+        nccl_unregister(M_NCCL_SYM);
+        nccl_unregister(M_NCCL_REG);
         nccl.comm_destroy(nccl.comm);
     }
-#endif
+    MPI_Comm_free(&node);
     MPI_Finalize();
     return failed;
 }

@@ -4,11 +4,18 @@
 #
 #     ./contrib/quickstart.sh                # set up + main job
 #     ./contrib/quickstart.sh --setup-only   # set up only (used by run-tests.sh)
+#     GC3_NP=4 ./contrib/quickstart.sh       # the main job with 4 ranks
+#
+# The main job compiles and verifies every algorithm, then runs MPI_Allreduce, MPI_Alltoall and
+# their relatives through coll/gc3 with one rank per GPU (at least 2 ranks; ranks that share a GPU
+# run under an MPS daemon started for the run and stopped after), or with gc3's host backend and
+# 4 ranks where there is no GPU. Its last lines say what ran where and how many results were checked.
 #
 # Environment: GC3_PREFIX (install prefix, default ./_install), GC3_BUILD (build folder,
-# default ./build), GC3_CONFIGURE_FLAGS (extra configure flags), GC3_NP (ranks, default 4).
+# default ./build), GC3_CONFIGURE_FLAGS (extra configure flags), GC3_NP (ranks of the main job;
+# default one per GPU, at least 2; 4 without GPUs).
 set -euo pipefail
-case "${1:-}" in -h | --help) sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'; exit 0;; esac
+case "${1:-}" in -h | --help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0;; esac
 src=$(cd "$(dirname "$0")/.." && pwd)
 cd "$src"
 build=${GC3_BUILD:-$src/build}
@@ -57,21 +64,55 @@ echo "installed: $prefix/bin/gc3c and $comp_dir/mca_coll_gc3.so"
 [ $setup_only = 1 ] && exit 0
 
 # ---------------------------------------------------------------- 3. main job
-np=${GC3_NP:-4}
+# the GPUs the ranks can use: nvidia-smi's, or as many as CUDA_VISIBLE_DEVICES names
 gpus=0
 command -v nvidia-smi >/dev/null && gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true)
-say "algorithms: compile each generator for $np ranks (2 nodes x $((np / 2)) GPUs for the hierarchical ones), verify, run"
-gc3c=$prefix/bin/gc3c
+if [ "$gpus" -gt 0 ] && [ -n "${CUDA_VISIBLE_DEVICES+x}" ]; then
+    v=$(echo "$CUDA_VISIBLE_DEVICES" | tr ',' '\n' | grep -c . || true)
+    [ "$v" -lt "$gpus" ] && gpus=$v
+fi
+if [ -n "${GC3_NP:-}" ]; then
+    [[ $GC3_NP =~ ^[1-9][0-9]*$ ]] || { echo "quickstart: GC3_NP=$GC3_NP is not a number of ranks" >&2; exit 2; }
+    np=$GC3_NP
+elif [ "$gpus" -gt 0 ]; then
+    np=$((gpus < 2 ? 2 : gpus))
+else
+    np=4
+fi
+nodes=2 # the hierarchical algorithms: 2 nodes of np/2 GPUs
+[ $((np % 2)) = 0 ] || nodes=1
 work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+mps_ours="" # the pipe directory of the MPS daemon this run started
+
+source "$src/contrib/mps-daemon.sh" # mps_answers, mps_daemon_start, mps_daemon_quit
+cleanup() {
+    if [ -n "$mps_ours" ]; then
+        if ! mps_daemon_quit "$mps_ours"; then
+            echo "quickstart: the MPS daemon started for the run still answers; stop it with:" \
+                 "echo quit | CUDA_MPS_PIPE_DIRECTORY=$mps_ours nvidia-cuda-mps-control" >&2
+            return
+        fi
+        echo "MPS: the daemon started for the run is stopped"
+    fi
+    rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+say "algorithms: compile each generator for $np ranks ($([ $nodes = 2 ] && echo "2 nodes x $((np / 2)) GPUs" || echo "one node") for the hierarchical ones), verify, run"
+gc3c=$prefix/bin/gc3c
 for algo in ring allpairs oneshot rhd hierarchical direct twostep allgather_ring reduce_scatter_ring; do
-    "$gc3c" gen "$algo" --ranks "$np" --nodes 2 --stats -o "$work/$algo.xml"
+    "$gc3c" gen "$algo" --ranks "$np" --nodes $nodes --stats -o "$work/$algo.xml"
     case $algo in
-    ring|allpairs|oneshot|rhd|hierarchical) counts="4K 256K 4M";;
-    *) counts="1K 64K";;
+    ring|allpairs|oneshot|rhd|hierarchical) counts="4096 262144 4194304";;
+    *) counts="1024 65536";;
     esac
     for count in $counts; do
-        "$gc3c" run --dtype float32 --op sum --count $count "$work/$algo.xml"
+        # a multiple of every algorithm's chunks per loop (np x np x 16 covers them all)
+        unit=$((np * np * 16))
+        count=$((count / unit * unit))
+        "$gc3c" run --dtype float32 --op sum --count $((count > 0 ? count : unit)) "$work/$algo.xml"
     done
 done
 say "hand-written MSCCL programs shipped with the tests: verify"
@@ -80,16 +121,64 @@ for f in "$src"/tests/corpus/valid/*.xml; do
     [ -f "${f%.xml}.post" ] && post=(--post "${f%.xml}.post")
     "$gc3c" verify "${post[@]}" "$f"
 done
+
+# Ranks that share a GPU need MPS for gc3 to run there (without it their kernels would take turns
+# on the GPU, and gc3 stages their device buffers through host memory): a daemon already running
+# is used, otherwise one is started for the run in a private directory and stopped at the end.
+mps_howto() { # $1: why MPS cannot be used
+    cat >&2 <<EOF
+
+quickstart: NOTE: $np ranks share $gpus GPU(s), and MPS cannot be used: $1.
+  Without MPS the ranks' kernels would take turns on a GPU, so gc3 stages their device buffers
+  through host memory: the results are right, but this is not gc3's GPU path. To run gc3 on the
+  GPU, start MPS (nvidia-cuda-mps-control comes with the NVIDIA driver's utilities, e.g. Ubuntu's
+  nvidia-compute-utils-<driver version>) and run again:
+      export CUDA_MPS_PIPE_DIRECTORY=/tmp/mps CUDA_MPS_LOG_DIRECTORY=/tmp/mps-log
+      mkdir -p \$CUDA_MPS_PIPE_DIRECTORY \$CUDA_MPS_LOG_DIRECTORY
+      nvidia-cuda-mps-control -d
+      ./contrib/quickstart.sh
+      echo quit | nvidia-cuda-mps-control
+  or give every rank a GPU of its own (GC3_NP=<number of GPUs>, on a machine of 2 GPUs or more).
+EOF
+}
+mpirun_env=()
+if [ "$gpus" -gt 0 ] && [ "$np" -gt "$gpus" ]; then
+    say "MPS: $np ranks on $gpus GPU(s) share them through MPS"
+    d=${CUDA_MPS_PIPE_DIRECTORY:-/tmp/nvidia-mps}
+    if ! command -v nvidia-cuda-mps-control >/dev/null; then
+        mps_howto "nvidia-cuda-mps-control is not on PATH"
+    elif mps_answers "$d"; then
+        echo "MPS: using the daemon already running at $d"
+        export CUDA_MPS_PIPE_DIRECTORY=$d
+        mpirun_env=(-x CUDA_MPS_PIPE_DIRECTORY)
+    else
+        # it is asked to quit at the end even when it did not answer in time
+        mps_ours=$work/mps/pipe
+        if mps_daemon_start "$mps_ours" "$work/mps/log"; then
+            echo "MPS: daemon started for this run (pipe directory $mps_ours); it is stopped at the end"
+            export CUDA_MPS_PIPE_DIRECTORY=$mps_ours
+            mpirun_env=(-x CUDA_MPS_PIPE_DIRECTORY)
+        else
+            mps_howto "$mps_why"
+        fi
+    fi
+fi
+
 if [ "$gpus" -gt 0 ]; then
-    say "MPI: $np ranks through coll/gc3 on $gpus GPUs: MPI_Allreduce and MPI_Alltoall on device buffers"
+    say "MPI: $np ranks through coll/gc3 on $gpus GPU(s): MPI_Allreduce, MPI_Alltoall and relatives on device buffers"
     mode=(--device)
     backend=()
 else
-    say "MPI: $np ranks through coll/gc3, no GPU: the host backend runs MPI_Allreduce and MPI_Alltoall on host buffers"
+    say "MPI: $np ranks through coll/gc3, no GPU: the host backend runs MPI_Allreduce, MPI_Alltoall and relatives on host buffers"
     mode=()
     backend=(--mca coll_gc3_backend host)
 fi
 # verbose 1: one line per plan gc3 builds (collective, size class, backend, algorithm)
-GC3_COMPONENT_DIR=$comp_dir "$build/contrib/gc3-mpirun" "${backend[@]}" --mca coll_gc3_verbose 1 -np "$np" \
-    "$build/tests/mpi/test_coll" "${mode[@]}" --max-count 4194304 2>&1 | sed -n 's/^\[[^]]*\] //;/MPI_COMM_WORLD/p;/test_coll/p' | sort -u
-say "done"
+log=$build/quickstart-mpi.log
+rc=0
+GC3_COMPONENT_DIR=$comp_dir "$build/contrib/gc3-mpirun" ${mpirun_env[@]+"${mpirun_env[@]}"} ${backend[@]+"${backend[@]}"} \
+    --mca coll_gc3_verbose 1 -np "$np" "$build/tests/mpi/test_coll" ${mode[@]+"${mode[@]}"} --max-count 4194304 \
+    >"$log" 2>&1 </dev/null || rc=$?
+sed -n 's/^\[[^]]*\] //;/MPI_COMM_WORLD/p;/test_coll/p' "$log" | sort -u
+say "what ran where"
+"$src/contrib/quickstart-summary.sh" "$log" "$rc"

@@ -19,7 +19,10 @@
 #   --distinct      the K GPUs must be real ones (never shared through MPS instead)
 #   --no-mps        the ranks must not run under MPS
 #   --ucx           gc3 built with UCX (its inter-node transport)
-#   --python M,...  a python3 with these modules (found one is exported as GC3_TEST_PYTHON)
+#   --python M,...  a python3 with these modules (found one is exported as GC3_TEST_PYTHON); a module
+#                   M with a tests/gpu/provide-M.sh (mpi4jax) is built for it where it lacks one
+#                   (once, in $GC3_BUILD_DIR/python; PYTHONPATH then names it), or the test skipped
+#                   saying why
 #   --tool NAME     NAME on PATH
 #   --limit S       seconds before the command is killed (default 100; CTest's TIMEOUT is 120)
 #   --why TEXT      what the GPUs are needed for, added to the skip line
@@ -80,12 +83,8 @@ probe() {
 }
 
 mps_control() { command -v nvidia-cuda-mps-control >/dev/null 2>&1; }
-
-# A control daemon answers at pipe directory $1
-mps_answers() {
-    [ -d "$1" ] && mps_control &&
-        echo get_server_list | CUDA_MPS_PIPE_DIRECTORY=$1 timeout 10 nvidia-cuda-mps-control >/dev/null 2>&1
-}
+# mps_answers, mps_daemon_start, mps_daemon_quit
+source "$src/contrib/mps-daemon.sh"
 
 # The pipe directory of a running MPS daemon the tests may use: the fixture's, or one the caller
 # started (CUDA_MPS_PIPE_DIRECTORY, or the default directory). Empty when there is none.
@@ -159,12 +158,7 @@ mps_start() {
         echo "MPS: using the daemon already running at $d"
     else
         d=$mpsdir/pipe
-        mkdir -p "$d" "$mpsdir/log"
-        # its output away from CTest's pipe: a daemon holding it would keep the test from ending
-        CUDA_MPS_PIPE_DIRECTORY=$d CUDA_MPS_LOG_DIRECTORY=$mpsdir/log nvidia-cuda-mps-control -d \
-            </dev/null >"$mpsdir/log/start.out" 2>&1 || fail "nvidia-cuda-mps-control -d: $(cat "$mpsdir/log/start.out")"
-        for _ in $(seq 20); do mps_answers "$d" && break; sleep 0.5; done
-        mps_answers "$d" || fail "the MPS daemon started in $d does not answer ($(cat "$mpsdir/log/start.out"))"
+        mps_daemon_start "$d" "$mpsdir/log" || fail "$mps_why"
         touch "$mpsdir/ours"
         echo "MPS: daemon started, pipe directory $d, log $mpsdir/log"
     fi
@@ -182,9 +176,7 @@ mps_stop_daemon() {
     rm -f "$mpsdir/pipe-dir"
     [ -f "$mpsdir/ours" ] && [ -n "$d" ] || return 0
     rm -f "$mpsdir/ours"
-    echo quit | CUDA_MPS_PIPE_DIRECTORY=$d timeout 30 nvidia-cuda-mps-control >/dev/null 2>&1
-    for _ in $(seq 20); do mps_answers "$d" || break; sleep 0.5; done
-    if mps_answers "$d"; then
+    if ! mps_daemon_quit "$d"; then
         echo "FAIL: gpu-test: the MPS daemon at $d still answers after quit"
         return 1
     fi
@@ -244,6 +236,10 @@ describe() {
     echo "gc3 built with UCX (pseudo-node tests): $(built_with UCX && echo yes || echo no)"
     p=$(find_python mpi4py,cupy)
     echo "python3 with mpi4py and cupy: ${p:-none}"
+    p=$(find_python mpi4py,jax)
+    u=${GC3_MPI4JAX_SRC:-$(ls "$src"/.device/mpi4jax-*.tar.gz 2>/dev/null | sort -V | tail -1)}
+    echo "python3 with mpi4py and jax: ${p:-none}; mpi4jax: $([ -n "$p" ] && "$p" -c 'import mpi4jax' 2>/dev/null &&
+        echo "installed there" || echo "${u:+built from $u by the test that needs it}${u:-no source (GC3_MPI4JAX_SRC or .device/mpi4jax-*.tar.gz)}")"
     echo "compute-sanitizer: $(command -v compute-sanitizer || echo none)"
 }
 
@@ -302,8 +298,22 @@ probe || fail "nvidia-smi lists GPUs but gc3_info --devices sees none: $probe_ou
 for t in "${tools[@]}"; do command -v "$t" >/dev/null 2>&1 || skip "$t on PATH"; done
 [ $ucx = 0 ] || built_with UCX || skip "gc3 built with UCX (its inter-node transport)"
 if [ -n "$pymods" ]; then
+    # a module that tests/gpu/provide-M.sh can build (mpi4jax): the python that has the others gets
+    # it built (once, in $B/python) where it lacks it; PYTHONPATH then names where it is
+    own=() provided=()
+    for m in ${pymods//,/ }; do
+        if [ -x "$here/provide-$m.sh" ]; then provided+=("$m"); else own+=("$m"); fi
+    done
     GC3_TEST_PYTHON=$(find_python "$pymods")
+    if [ -z "$GC3_TEST_PYTHON" ] && [ ${#provided[@]} -gt 0 ]; then
+        GC3_TEST_PYTHON=$(find_python "$(IFS=,; echo "${own[*]:-sys}")")
+    fi
     [ -n "$GC3_TEST_PYTHON" ] || skip "a python3 with ${pymods//,/ and }"
+    for m in ${provided[@]+"${provided[@]}"}; do
+        dir=$("$here/provide-$m.sh" "$GC3_TEST_PYTHON" "$B/python") || skip "$dir"
+        [ -z "$dir" ] || PYTHONPATH=$dir${PYTHONPATH:+:$PYTHONPATH}
+    done
+    [ -z "${PYTHONPATH:-}" ] || export PYTHONPATH
     export GC3_TEST_PYTHON
 fi
 
@@ -379,7 +389,7 @@ run=(timeout --verbose -k 5 "$limit" "$@") # says so when it kills
 if [ "${GC3_GPU_TEST_DRYRUN:-0}" = 1 ]; then
     for p in ${checked[@]+"${checked[@]}"}; do echo "gpu-test: would check: $p"; done
     echo "gpu-test: would run: $*"
-    echo "gpu-test: with CUDA_MPS_PIPE_DIRECTORY=${CUDA_MPS_PIPE_DIRECTORY:-} CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES:-}"
+    echo "gpu-test: with CUDA_MPS_PIPE_DIRECTORY=${CUDA_MPS_PIPE_DIRECTORY:-} CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES:-}${GC3_TEST_PYTHON:+ GC3_TEST_PYTHON=$GC3_TEST_PYTHON PYTHONPATH=${PYTHONPATH:-}}"
     exit 0
 fi
 # (stdin: timeout puts the command in a process group of its own, which must not read a terminal)

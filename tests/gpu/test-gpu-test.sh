@@ -9,17 +9,8 @@ set -u
 build=$(cd "$1" && pwd)
 here=$(cd "$(dirname "$0")" && pwd)
 W=$here/gpu-test.sh
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-passed=0 failed=0
-ok() { # $1: what; rest: command whose success is the check
-    local what=$1
-    shift
-    if "$@"; then passed=$((passed + 1)); else failed=$((failed + 1)); echo "FAILED: $what"; echo "$out" | sed 's/^/    /'; fi
-}
-has() { grep -qF -- "$1" <<<"$out"; }
+source "$here/../checks.sh" # T, ok, has, hasnt, checks_done
 checks_all() { for p in "$@"; do has "would check: $p" || return 1; done; }
-hasnt() { ! grep -qF -- "$1" <<<"$out"; }
 
 # ---------------------------------------------------------------- the fakes
 mkdir -p "$T/bin" "$T/build"
@@ -103,6 +94,47 @@ ok "a build without UCX: a pseudo-node test is skipped" test $rc = 77 -a "$out" 
 printf '#define GC3_HAVE_CUDA 1\n#define GC3_HAVE_UCX 1\n' >"$T/build/config.h"
 out=$("$W" --np 1 --python gc3_no_such_module -- python3 x 2>&1); rc=$?
 ok "a missing python module: skipped" test $rc = 77 -a "$out" = "SKIPPED: needs a python3 with gc3_no_such_module"
+# a module gpu-test.sh builds (provide-mpi4jax.sh), with a fake python3: it imports the modules of
+# FAKE_PY_MODULES and those installed under a PYTHONPATH entry; its pip "builds" mpi4jax (FAKE_PIP=fail: fails)
+mkdir -p "$T/pybin" "$T/sdist/mpi4jax-9.9"
+cat >"$T/pybin/python3" <<'EOF'
+#!/bin/bash
+if [ "$1" = -m ] && [ "$2" = pip ]; then
+    [ "${FAKE_PIP:-}" != fail ] || { echo "error: nanobind mismatch"; exit 1; }
+    while [ "$1" != --target ]; do shift; done
+    mkdir -p "$2/mpi4jax" && echo "built $2" >>"$FAKE_PIP_LOG"
+    exit 0
+fi
+[ "$1" = -c ] || exit 2
+case $2 in *print*) echo py312-fake; exit 0;; esac
+for m in $(echo "$2" | sed -n 's/^import \([a-z0-9_., ]*\).*/\1/p' | tr ',' ' '); do
+    case " $FAKE_PY_MODULES " in *" ${m%%.*} "*) continue;; esac
+    found=0
+    for d in ${PYTHONPATH//:/ }; do [ -d "$d/${m%%.*}" ] && found=1; done
+    [ $found = 1 ] || { echo "ModuleNotFoundError: No module named '$m'" >&2; exit 1; }
+done
+exit 0
+EOF
+chmod +x "$T/pybin/python3"
+pyt() { out=$(PATH=$T/pybin:$PATH FAKE_PY_MODULES="sys mpi4py jax pip setuptools nanobind" FAKE_PIP_LOG=$T/pip.log \
+              "$W" --np 1 --python mpi4py,jax,mpi4jax -- x 2>&1); rc=$?; }
+GC3_MPI4JAX_SRC=$T/no-such.tar.gz pyt
+ok "mpi4jax, no source: skipped, saying why" test $rc = 77 -a "$out" = "SKIPPED: needs mpi4jax: GC3_MPI4JAX_SRC=$T/no-such.tar.gz does not exist"
+GC3_MPI4JAX_SRC=$T/sdist/mpi4jax-9.9 FAKE_PIP=fail pyt
+ok "mpi4jax that does not build: skipped, with pip's last line and its log" \
+    eval 'test $rc = 77 && has "SKIPPED: needs mpi4jax: building it from $T/sdist/mpi4jax-9.9 failed (error: nanobind mismatch; log $T/build/python/mpi4jax-9.9-py312-fake.build.log)"'
+GC3_MPI4JAX_SRC=$T/sdist/mpi4jax-9.9 pyt
+ok "mpi4jax built for the python that has the other modules, put on PYTHONPATH" \
+    eval 'test $rc = 0 && has "building mpi4jax-9.9 for $T/pybin/python3" && has "GC3_TEST_PYTHON=$T/pybin/python3 PYTHONPATH=$T/build/python/mpi4jax-9.9-py312-fake"'
+GC3_MPI4JAX_SRC=$T/sdist/mpi4jax-9.9 pyt
+ok "mpi4jax built once: the next test uses it" \
+    eval 'test $rc = 0 && hasnt "building" && has "PYTHONPATH=$T/build/python/mpi4jax-9.9-py312-fake" && test $(wc -l <"$T/pip.log") = 1'
+touch -d "+1 minute" "$T/sdist/mpi4jax-9.9"
+GC3_MPI4JAX_SRC=$T/sdist/mpi4jax-9.9 pyt
+ok "mpi4jax built again when its source is newer" eval 'test $rc = 0 && has "building" && test $(wc -l <"$T/pip.log") = 2'
+out=$(PATH=$T/pybin:$PATH FAKE_PY_MODULES="sys mpi4py jax mpi4jax" "$W" --np 1 --python mpi4py,jax,mpi4jax -- x 2>&1); rc=$?
+ok "the python's own mpi4jax: nothing built, PYTHONPATH unchanged" \
+    eval 'test $rc = 0 && hasnt "building" && has "GC3_TEST_PYTHON=$T/pybin/python3 PYTHONPATH=${PYTHONPATH:-}"'
 out=$("$W" --np 1 --tool gc3-no-such-tool -- x 2>&1); rc=$?
 ok "a missing tool: skipped" test $rc = 77 -a "$out" = "SKIPPED: needs gc3-no-such-tool on PATH"
 out=$(GC3_GPU_PROBE=false "$W" --np 2 -- $M -np 2 x 2>&1); rc=$?
@@ -229,5 +261,4 @@ out=$("$W" --skips "$T/LastTest.log")
 ok "the skip report counts the tests per reason" \
     eval 'has "== skipped: 2 test(s), for what:" && has "2 x needs 2 GPUs, this machine has 1: gpu_a gpu_c"'
 
-echo "gpu-test.sh decisions: $passed passed, $failed failed"
-[ $failed -eq 0 ]
+checks_done "gpu-test.sh decisions"

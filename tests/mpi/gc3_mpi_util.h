@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include "gc3_runtime.h"
 #ifdef GC3_HAVE_CUDA
 #include <cuda_runtime_api.h>
@@ -145,6 +146,72 @@ static inline void gc3_test_select_gpu(MPI_Comm comm)
     cudaSetDevice(ndev > 0 ? local % ndev : 0);
 #else
     (void)comm;
+#endif
+}
+
+/* Where the ranks of `comm` run, in words, e.g. "2 ranks on 1 GPU (NVIDIA H200), 2 ranks per GPU
+ * through MPS" (each rank's current GPU, told apart by host and PCI bus id; MPS as CUDA reports it
+ * for the device). Collective; every rank gets the text. */
+static inline void gc3_test_describe_gpus(MPI_Comm comm, char *out, size_t len)
+{
+#ifdef GC3_HAVE_CUDA
+    struct card {
+        char host[64], pci[32], name[96];
+        int  mps;
+    } mine, *all;
+    int n, dev = 0, gpus = 0, hosts = 0, most = 1, least = 0, shared_mps = 1;
+
+    memset(&mine, 0, sizeof(mine));
+    MPI_Comm_size(comm, &n);
+    gethostname(mine.host, sizeof(mine.host) - 1);
+    cudaGetDevice(&dev);
+    if (cudaDeviceGetPCIBusId(mine.pci, sizeof(mine.pci), dev) != cudaSuccess) {
+        snprintf(mine.pci, sizeof(mine.pci), "device %d", dev);
+    }
+    struct cudaDeviceProp prop;
+    snprintf(mine.name, sizeof(mine.name), "%.95s", cudaGetDeviceProperties(&prop, dev) == cudaSuccess ? prop.name : "?");
+    if (cudaDeviceGetAttribute(&mine.mps, cudaDevAttrMpsEnabled, dev) != cudaSuccess) {
+        mine.mps = 0;
+    }
+    all = calloc((size_t)n, sizeof(*all));
+    if (all == NULL) {
+        snprintf(out, len, "(out of memory)");
+        return;
+    }
+    MPI_Allgather(&mine, (int)sizeof(mine), MPI_BYTE, all, (int)sizeof(mine), MPI_BYTE, comm);
+    for (int r = 0; r < n; r++) {
+        int first_gpu = 1, first_host = 1, here = 0;
+        for (int q = 0; q < n; q++) {
+            int same_host = strncmp(all[q].host, all[r].host, sizeof(all[r].host)) == 0;
+            first_host   = first_host && !(q < r && same_host);
+            if (same_host && strncmp(all[q].pci, all[r].pci, sizeof(all[r].pci)) == 0) {
+                first_gpu = first_gpu && q >= r;
+                here++;
+            }
+        }
+        gpus += first_gpu;
+        hosts += first_host;
+        most  = here > most ? here : most;
+        least = least == 0 || here < least ? here : least;
+        if (here > 1) {
+            shared_mps = shared_mps && all[r].mps;
+        }
+    }
+    char where[32] = "";
+    if (hosts > 1) {
+        snprintf(where, sizeof(where), " of %d hosts", hosts);
+    }
+    if (most == 1) {
+        snprintf(out, len, "%d rank%s on %d GPU%s%s (%s), one rank per GPU", n, n > 1 ? "s" : "", gpus, gpus > 1 ? "s" : "",
+                 where, all[0].name);
+    } else {
+        snprintf(out, len, "%d ranks on %d GPU%s%s (%s), %s%d ranks per GPU %s", n, gpus, gpus > 1 ? "s" : "", where,
+                 all[0].name, least < most ? "up to " : "", most, shared_mps ? "through MPS" : "without MPS");
+    }
+    free(all);
+#else
+    (void)comm;
+    snprintf(out, len, "no GPU (gc3 built without CUDA)");
 #endif
 }
 

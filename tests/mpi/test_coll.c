@@ -512,7 +512,13 @@ int main(int argc, char **argv)
     }
 #endif
     if (on_device) {
+        char where[256];
         gc3_test_select_gpu(MPI_COMM_WORLD);
+        gc3_test_describe_gpus(MPI_COMM_WORLD, where, sizeof(where));
+        if (world_rank == 0) {
+            printf("test_coll: ranks on GPUs: %s\n", where);
+            fflush(stdout);
+        }
     }
     MPI_Comm_dup(MPI_COMM_WORLD, &dup);
     MPI_Comm_split(MPI_COMM_WORLD, world_rank < (size + 1) / 2 + 1 ? 0 : 1, world_rank, &uneven); /* e.g. 8 -> 5 + 3 */
