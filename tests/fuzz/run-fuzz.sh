@@ -15,20 +15,22 @@ command -v "$CLANG" >/dev/null || { echo "run-fuzz: clang not found (apt-get ins
 xml_cflags=$(pkg-config --cflags libxml-2.0 2>/dev/null || echo -I/usr/include/libxml2)
 xml_libs=$(pkg-config --libs libxml-2.0 2>/dev/null || echo -lxml2)
 mkdir -p "$work/corpus" "$work/artifacts"
-g=$src/mca/common/gpuir
+g=$src/libgpuir
 case $target in
 xml)
-    sources=("$here/fuzz_xml.c" "$g/status.c" "$g/dtype.c" "$g"/ir/*.c)
+    sources=("$here/fuzz_xml.c" "$g/status.c" "$g/dtype.c" "$g"/ir/*.c "$g"/analysis/*.c)
     seeds=("$here/corpus/xml" "$src/tests/corpus/valid" "$src/tests/corpus/invalid")
     ;;
 rules)
-    sources=("$here/fuzz_rules.c" "$g/status.c" "$g/dtype.c" "$g/rules.c" "$g"/ir/*.c)
+    # a rule holds its program: the rules bring the generators and the compiler with them
+    sources=("$here/fuzz_rules.c" "$g/status.c" "$g/dtype.c" "$g/rules.c" "$g/topo.c" "$g"/ir/*.c "$g"/analysis/*.c
+             "$g"/compiler/*.c "$g"/algorithms/*.c)
     seeds=("$here/corpus/rules")
     ;;
 *) echo "run-fuzz: unknown target $target"; exit 2;;
 esac
 "$CLANG" -g -O1 -std=gnu11 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-    -I"$g" -I"$g/ir" $xml_cflags "${sources[@]}" -o "$work/fuzz_$target" $xml_libs -lm
+    -I"$g" -I"$g/ir" -I"$g/analysis" -I"$g/compiler" -I"$g/algorithms" $xml_cflags "${sources[@]}" -o "$work/fuzz_$target" $xml_libs $(pkg-config --libs hwloc 2>/dev/null || echo -lhwloc) -lm
 for s in "${seeds[@]}"; do
     [ -d "$s" ] && find "$s" -maxdepth 1 -type f \( -name '*.xml' -o -name '*.rules' \) -exec cp -n {} "$work/corpus/" \; 2>/dev/null || true
     [ -d "$s" ] && find "$s" -maxdepth 1 -type f ! -name '*.*' -exec cp -n {} "$work/corpus/" \; 2>/dev/null || true

@@ -1,7 +1,7 @@
 /* coll/gc3: Open MPI collective component for CUDA device buffers.
  *
  * This is the component boundary: Open MPI names and conventions here, libgpuir
- * (mca/common/gpuir) underneath. A module retains the previous module's functions for every
+ * (libgpuir/) underneath. A module retains the previous module's functions for every
  * collective it intercepts (coll_gc3_colls.h). It runs MPI_Allreduce and MPI_Alltoall (blocking,
  * nonblocking and persistent: MPIX_*_init on Open MPI 4.1, MPI_*_init on 5.0) and the blocking
  * MPI_Allgather and MPI_Reduce_scatter_block itself through the runtime: device buffers with the
