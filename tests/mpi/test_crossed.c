@@ -135,11 +135,41 @@ static int call_right(call_t *c, const char *what)
     return 1;
 }
 
+/* Device buffers freed by the threads of run_threads: kept until every thread ended. cudaFree
+ * waits for all the device's work of the process, gc3's kernels of the other threads' calls
+ * included, and those wait for other ranks, whose threads may wait in cudaFree in turn: a user
+ * who frees device memory while other threads have gc3 calls in flight can deadlock the job (as
+ * with NCCL; the README's limitations say so), so the test does not. */
+typedef struct {
+    void **p;
+    size_t n, cap;
+} held_t;
+static __thread held_t *held_frees;
+
+static void device_free(void *p)
+{
+    held_t *h = held_frees;
+    if (h == NULL) {
+        gc3_test_free(1, p);
+        return;
+    }
+    if (h->n == h->cap) {
+        size_t cap = h->cap ? 2 * h->cap : 64;
+        void **q   = realloc(h->p, cap * sizeof(*q));
+        if (q == NULL) {
+            fprintf(stderr, "rank %d: out of memory\n", rank);
+            MPI_Abort(MPI_COMM_WORLD, 1);
+        }
+        h->p = q, h->cap = cap;
+    }
+    h->p[h->n++] = p;
+}
+
 static void call_free(call_t *c)
 {
     if (on_device) {
-        gc3_test_free(1, c->din);
-        gc3_test_free(1, c->dout);
+        device_free(c->din);
+        device_free(c->dout);
     }
     free(c->hin);
     free(c->hout);
@@ -326,6 +356,7 @@ static void run_crossed(void)
 typedef struct {
     MPI_Comm A, B;
     int      id, calls, device, ok;
+    held_t   held; /* its device buffers, freed after every thread ended */
 } thread_arg_t;
 
 static void *thread_main(void *p)
@@ -338,6 +369,7 @@ static void *thread_main(void *p)
     if (on_device) cudaSetDevice(a->device); /* the current device is per thread */
 #endif
     snprintf(what, sizeof(what), "thread %d", a->id);
+    held_frees = &a->held;
     a->ok = 1;
     /* cold: the first calls on this thread's communicators, crossed */
     a->ok &= crossed_pair(a->A, a->B, 0, 1000, a->id % 2, a->id, what);
@@ -375,6 +407,7 @@ static void run_threads(int calls, int provided)
         snprintf(name, sizeof(name), "th%d.B", t);
         a[t].B  = new_comm(name);
         a[t].id = t, a[t].calls = calls, a[t].device = device, a[t].ok = 0;
+        memset(&a[t].held, 0, sizeof(a[t].held));
     }
     t0 = gc3_test_now();
     for (int t = 0; t < NT; t++) pthread_create(&th[t], NULL, thread_main, &a[t]);
@@ -386,6 +419,8 @@ static void run_threads(int calls, int provided)
              "blocking while nonblocking, %d warm rounds): all right (%.1f s)", NT, calls, gc3_test_now() - t0);
     check(ok, what);
     for (int t = 0; t < NT; t++) {
+        for (size_t k = 0; k < a[t].held.n; k++) gc3_test_free(1, a[t].held.p[k]);
+        free(a[t].held.p);
         MPI_Comm_free(&a[t].A);
         MPI_Comm_free(&a[t].B);
     }
