@@ -14,7 +14,7 @@
  * backend). The 2- and 4-GPU NVLink lines are contrib/gc3-autotune's choices on 2 and 4 x H200
  * (NV18 between every pair), smoothed where neighbouring candidates were within noise; the
  * generic lines (other GPU counts, 8 included: no 8-GPU machine was available to measure) come
- * from earlier gc3_rt_bench sweeps on 2 and 4 H200s; see the README. Alltoall bytes are the
+ * from earlier gc3_rt_bench sweeps on 2 and 4 H200s; see doc/performance.md. Alltoall bytes are the
  * whole send buffer. */
 const char *gc3_rules_builtin_text(void)
 {

@@ -31,8 +31,9 @@ static const struct {
      "        freedom with N FIFO slots per connection (default 8) over N loop iterations (default 2).\n"
      "        A program for in-place calls only is verified a second time in the form that serves\n"
      "        out-of-place calls (its input copied into place first). --post TABLE gives the\n"
-     "        postcondition of a custom collective whose file carries none (see README). What the\n"
-     "        reader does not use (an attribute or element gc3 does not know) is a warning with its line.\n"},
+     "        postcondition of a custom collective whose file carries none (its format:\n"
+     "        doc/design/compiler.md). What the reader does not use (an attribute or element gc3 does\n"
+     "        not know) is a warning with its line.\n"},
     {"run",
      "  run [--dtype T] [--op OP] [--count N] [--inplace] [--seed S] [--post TABLE] FILE\n"
      "        run FILE on random data with the reference executor and compare every output with\n"
