@@ -11,6 +11,8 @@
         if ((m)->prev_##name == NULL) {                \
             return MCA_COLL_GC3_NO_PREV(comm, name);   \
         }                                              \
+        (void)mca_coll_gc3_passed_on((comm), #name, "gc3 runs allreduce, alltoall, allgather and "  \
+                                     "reduce_scatter_block only");                                \
     } while (0)
 
 /* elements of dt spanned by a vector of counts at displacements */
