@@ -71,10 +71,10 @@ uint64_t mca_coll_gc3_params_hash(uint64_t h);
 
 /* A call gc3 must pass on, but no other coll component provides `name` (a bare string): say
  * so at verbose level 1; the value is OMPI_ERR_NOT_SUPPORTED. */
-static inline int mca_coll_gc3_no_prev(const struct ompi_communicator_t *comm, const char *name)
+static inline int mca_coll_gc3_no_prev(struct ompi_communicator_t *comm, const char *name)
 {
-    opal_output_verbose(1, mca_coll_gc3_component.output,
-                        "coll:gc3: comm %s: %s called but no other coll component provides it", comm->c_name, name);
+    mca_coll_gc3_verbose_once(1, comm, "coll:gc3: comm %s: %s called but no other coll component provides it",
+                              comm->c_name, name);
     return OMPI_ERR_NOT_SUPPORTED;
 }
 #define MCA_COLL_GC3_NO_PREV(comm, name) mca_coll_gc3_no_prev((comm), #name)

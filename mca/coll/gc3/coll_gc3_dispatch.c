@@ -121,8 +121,8 @@ int mca_coll_gc3_stage_call(struct ompi_communicator_t *comm, const char *coll, 
 {
     switch (mca_coll_gc3_component.fallback) {
     case MCA_COLL_GC3_FALLBACK_PASS:
-        opal_output_verbose(2, mca_coll_gc3_component.output,
-                            "coll:gc3: %s on device buffers: passed on as they are (coll_gc3_fallback=pass)", coll);
+        mca_coll_gc3_verbose_once(2, comm,
+                                  "coll:gc3: %s on device buffers: passed on as they are (coll_gc3_fallback=pass)", coll);
         *rc_p = OMPI_SUCCESS;
         return 0;
     case MCA_COLL_GC3_FALLBACK_ERROR:
@@ -132,8 +132,7 @@ int mca_coll_gc3_stage_call(struct ompi_communicator_t *comm, const char *coll, 
         *rc_p = MPI_ERR_UNSUPPORTED_OPERATION; /* an MPI class: Open MPI returns it as it is */
         return 0;
     default:
-        opal_output_verbose(2, mca_coll_gc3_component.output,
-                            "coll:gc3: %s on device buffers: staged through host memory", coll);
+        mca_coll_gc3_verbose_once(2, comm, "coll:gc3: %s on device buffers: staged through host memory", coll);
         *rc_p = OMPI_SUCCESS;
         return 1;
     }

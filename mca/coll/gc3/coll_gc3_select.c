@@ -82,7 +82,7 @@ mca_coll_gc3_plan_slot_t *mca_coll_gc3_slot_lookup(mca_coll_gc3_module_t *m, int
     if (rule == NULL) {
         snprintf(why, why_len, "no rule of %s for %s of %zu bytes on %d node(s) x %d, %s", R ? R->source : "gc3",
                  gc3_coll_desc(coll)->mpi_name, bytes, m->nodes, m->gpus, gc3_link_name(m->link[backend]));
-        opal_output_verbose(2, mca_coll_gc3_component.output, "coll:gc3: comm %s: %s: no plan", m->comm->c_name, why);
+        mca_coll_gc3_verbose_once(2, m->comm, "coll:gc3: comm %s: %s: no plan", m->comm->c_name, why);
         return NULL;
     }
     idx = (int)(rule - R->rules);
