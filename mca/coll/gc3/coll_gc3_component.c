@@ -107,7 +107,8 @@ static void gc3_param_say(const char *fmt, ...)
 /* A numeric parameter given as something else (coll_gc3_timeout=abc) is read by Open MPI as 0,
  * silently (and a timeout of 0 waits forever): the text given in the environment, where mpirun
  * --mca and OMPI_MCA_ put it, must be a number (an integer, with Open MPI's k/m/g suffixes, for
- * the integer ones). Such a value is reported and the default kept. */
+ * the integer ones). Such a value is reported and the default kept. (A parameter file's text is
+ * not kept by Open MPI where a component can read it: values from files are not checked so.) */
 static int mca_coll_gc3_not_a_number(const char *name, mca_base_var_type_t type, double def)
 {
     char        env[96];
@@ -146,7 +147,7 @@ static int mca_coll_gc3_not_a_number(const char *name, mca_base_var_type_t type,
         c->name = def;                                                                                          \
     }
 
-/* A parameter's value as a number (strings: 0, never asked), and as text for the verbose 3 list. */
+/* A parameter's value as a number (strings: 0, never asked), and as text for the verbose 2 list. */
 static double gc3_num_str(const char *s) { (void)s; return 0; }
 static double gc3_num(double v) { return v; }
 #define GC3_PARAM_NUM(v) _Generic((v), char *: gc3_num_str, const char *: gc3_num_str, default: gc3_num)(v)

@@ -114,16 +114,20 @@ static void gc3_say_if_outranked(void)
     static int                 said;
     struct ompi_communicator_t *world = &ompi_mpi_comm_world.comm;
     mca_coll_base_module_t     *winner;
-    char                        name[64] = "another coll component", prio[64] = "";
+    char                        name[64] = "another coll component", prio[112] = "";
 
-    if (said || mca_coll_gc3_component.verbose < 1 || world->c_coll == NULL ||
+    int                         alltoall_gc3;
+
+    if (said || mca_coll_gc3_component.verbose < 1 || mca_coll_gc3_component.priority < 0 || world->c_coll == NULL ||
         (winner = world->c_coll->coll_allreduce_module) == NULL || ompi_comm_size(world) < 2) {
-        return;
+        return; /* (a negative priority: gc3 turned off on purpose) */
     }
     said = 1;
     if (winner->coll_module_enable == mca_coll_gc3_module_enable || !MCA_COLL_GC3_JOB_SAYS()) {
         return; /* gc3 runs it */
     }
+    alltoall_gc3 = world->c_coll->coll_alltoall_module != NULL &&
+                   world->c_coll->coll_alltoall_module->coll_module_enable == mca_coll_gc3_module_enable;
     if (gc3_component_of((void (*)(void))world->c_coll->coll_allreduce, name, sizeof(name))) {
         const int  *value = NULL;
         int         idx   = mca_base_var_find("ompi", "coll", name, "priority");
@@ -131,9 +135,10 @@ static void gc3_say_if_outranked(void)
             snprintf(prio, sizeof(prio), " (coll_%s_priority %d)", name, *value);
         }
     }
-    opal_output(0, "coll:gc3: gc3 is loaded but runs nothing on MPI_COMM_WORLD: its priority (coll_gc3_priority %d) "
-                "is below that of %s%s, which Open MPI gives the collectives to. To use gc3, raise it above, e.g. "
-                "--mca coll_gc3_priority 90", mca_coll_gc3_component.priority, name, prio);
+    opal_output(0, "coll:gc3: gc3 is loaded but runs %s on MPI_COMM_WORLD: its priority (coll_gc3_priority %d) "
+                "is below that of %s%s, which Open MPI gives %s to. To use gc3, raise it above, e.g. "
+                "--mca coll_gc3_priority 90", alltoall_gc3 ? "no MPI_Allreduce" : "nothing",
+                mca_coll_gc3_component.priority, name, prio, alltoall_gc3 ? "MPI_Allreduce" : "the collectives");
 }
 
 mca_coll_base_module_t *mca_coll_gc3_comm_query(struct ompi_communicator_t *comm, int *priority)
