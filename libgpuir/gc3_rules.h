@@ -11,8 +11,11 @@
  *   link        nvlink | pcie | host | *     (host: the host backend)
  *   bytes       A-B (bytes of the call as OSU counts them; K, M, G suffixes; B may be inf) or *;
  *               A-B matches A < bytes <= B, except that 0-B also matches 0
- *   algorithm   a generator of the library (gc3c list)
- *   keys        proto=Simple|LL|LL128 channels=N instances=N chunks_per_peer=N
+ *   algorithm   a generator of the library (gc3c list); one it does not have, or one of another
+ *               collective than the line's, is an error of that line. With collective '*' the
+ *               line is for the algorithm's own collective (each algorithm runs one)
+ *   keys        proto=Simple|LL|LL128 channels=N instances=N chunks_per_peer=N (LL128: gc3 has none;
+ *               the rule runs as Simple and a warning says so, in diag of a successful parse)
  *
  * '#' starts a comment. Errors name the file and line. An algorithm directory adds one rule per
  * MSCCL XML program it holds, ahead of these (gc3_rules_add_xml_dir). */

@@ -214,6 +214,24 @@ gc3_status_t gc3_rules_parse(const char *text, const char *name, gc3_diag_t *dia
             continue;
         }
         snprintf(r.algo, sizeof(r.algo), "%s", tok[5]);
+        {
+            const gc3_algo_t *a = gc3_algo_find(r.algo);
+            if (a == NULL) {
+                gc3_diag_add(diag, "%s: unknown algorithm '%s' (gc3c list names them)", r.where, r.algo);
+                errors++;
+                continue;
+            }
+            if (a->coll == GC3_COLL_CUSTOM || (r.coll >= 0 && (int)a->coll != r.coll)) {
+                gc3_diag_add(diag, "%s: algorithm '%s' is for %s, not %s", r.where, r.algo,
+                             a->coll == GC3_COLL_CUSTOM ? a->coll_name : gc3_coll_desc(a->coll)->mpi_name,
+                             r.coll >= 0 ? gc3_coll_desc((gc3_coll_t)r.coll)->mpi_name : "a collective MPI calls");
+                errors++;
+                continue;
+            }
+            if (r.coll < 0) {
+                r.coll = (int)a->coll; /* '*': the algorithm's collective, the only one it can run */
+            }
+        }
         for (int i = 6; i < ntok; i++) {
             char *eq = strchr(tok[i], '=');
             char *e;
@@ -228,6 +246,10 @@ gc3_status_t gc3_rules_parse(const char *text, const char *name, gc3_diag_t *dia
                 if (gc3_proto_from_name(eq + 1, &r.proto) != GC3_OK) {
                     gc3_diag_add(diag, "%s: proto must be Simple, LL or LL128 (found '%s')", r.where, eq + 1);
                     errors++;
+                } else if (gc3_proto_runs_as(r.proto) != r.proto) { /* a warning: the rules stay usable */
+                    gc3_diag_add(diag, "%s: proto=%s: gc3 has no %s, the rule runs as proto=%s", r.where,
+                                 gc3_proto_name(r.proto), gc3_proto_name(r.proto),
+                                 gc3_proto_name(gc3_proto_runs_as(r.proto)));
                 }
                 r.proto_set = 1;
                 continue;

@@ -229,6 +229,9 @@ int main(int argc, char **argv)
         gc3_diag_cleanup(&diag);
         return 1;
     }
+    gc3_diag_print(&diag, stderr, "warning: "); /* usable rules: their warnings (LL128 runs as Simple) */
+    gc3_diag_cleanup(&diag);
+    gc3_diag_init(&diag);
     if (adir != NULL) {
         int added = 0;
         gc3_status_t st = gc3_rules_add_xml_dir(R, adir, &diag, &added);

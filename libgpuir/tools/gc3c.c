@@ -35,12 +35,15 @@ static const struct {
      "        doc/design/compiler.md). What the reader does not use (an attribute or element gc3 does\n"
      "        not know) is a warning with its line.\n"},
     {"run",
-     "  run [--dtype T] [--op OP] [--count N] [--inplace] [--seed S] [--post TABLE] FILE\n"
+     "  run [--dtype T] [--op OP] [--count N] [--inplace] [--seed S] [--post TABLE] [--force] FILE\n"
      "        run FILE on random data with the reference executor and compare every output with\n"
      "        the postcondition. T: int8 uint8 int32 uint32 int64 uint64 float32 float64 (default\n"
      "        float32); OP: sum prod min max band bor bxor (default sum); N: the MPI count (default:\n"
      "        one element per chunk). Without --inplace, a program for in-place calls only runs as\n"
-     "        an out-of-place call does: its input copied into place first.\n"},
+     "        an out-of-place call does: its input copied into place first. The run holds every\n"
+     "        rank's buffers in this process: it first estimates the host memory it needs and refuses\n"
+     "        when that is more than is available (MemAvailable, the cgroup's limit); --force runs anyway.\n"
+     "        Alltoall and allgather programs move data: T matters, OP does not.\n"},
     {"show",
      "  show FILE\n"
      "        list every rank, thread block and step.\n"},
@@ -50,8 +53,10 @@ static const struct {
      "        predict the time of FILE with the alpha-beta cost model on N nodes of G GPUs\n"
      "        (default: 1 node of ngpus). BW like 360GB/s or 200Gb/s, T like 0.7us. A program for\n"
      "        in-place calls only gets a second column: an out-of-place call (the copy counted).\n"
-     "  simulate ... --algo ALGO[,ALGO...] [gen options]\n"
-     "        instead of FILE: generate ALGO for the described machine (verified up to 64 ranks).\n"},
+     "  simulate ... --algo ALGO[,ALGO...] [--ranks R] [--instances K] [--channels C]\n"
+     "           [--chunks-per-peer K] [--proto P] [--slots S] [--no-verify]\n"
+     "        instead of FILE: generate ALGO for the described machine (verified up to 64 ranks).\n"
+     "        The machine is --nodes N x --gpus G; --ranks R (gen's option) is the same as --gpus R/N.\n"},
     {"list",
      "  list\n"
      "        the algorithm generators and their collectives.\n"},
@@ -249,6 +254,51 @@ static int cmd_verify(int argc, char **argv)
     return failed ? 1 : 0;
 }
 
+/* Host memory this process may still take, in bytes: MemAvailable, and the cgroup's limit less its
+ * use (v2 or v1) where lower; 0 when neither can be read. */
+static double available_memory(void)
+{
+    double      avail = 0, limit, used;
+    char        line[256];
+    FILE       *f = fopen("/proc/meminfo", "r");
+    static const char *const cg[][2] = {{"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory.current"},
+                                        {"/sys/fs/cgroup/memory/memory.limit_in_bytes",
+                                         "/sys/fs/cgroup/memory/memory.usage_in_bytes"}};
+
+    while (f != NULL && fgets(line, sizeof(line), f) != NULL) {
+        unsigned long long kb;
+        if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1) {
+            avail = (double)kb * 1024.0;
+        }
+    }
+    if (f != NULL) {
+        fclose(f);
+    }
+    for (size_t i = 0; i < sizeof(cg) / sizeof(cg[0]); i++) {
+        FILE *fl = fopen(cg[i][0], "r"), *fu = fopen(cg[i][1], "r");
+        if (fl != NULL && fu != NULL && fscanf(fl, "%lf", &limit) == 1 && fscanf(fu, "%lf", &used) == 1 &&
+            limit < 1e18 && (avail == 0 || limit - used < avail)) {
+            avail = limit > used ? limit - used : 1;
+        }
+        if (fl != NULL) fclose(fl);
+        if (fu != NULL) fclose(fu);
+    }
+    return avail;
+}
+
+/* The host memory a reference run of p holds at once, about: every rank's input, output and
+ * expected output, its scratch chunks, and messages in flight (at most a buffer's worth a rank). */
+static double run_memory(const gc3_ir_program_t *p, uint64_t chunk_elems, size_t ds)
+{
+    double bytes = 0, ce = (double)chunk_elems * (double)ds;
+
+    for (int r = 0; r < p->ngpus; r++) {
+        double nb = (double)(p->gpus[r].i_chunks > p->gpus[r].o_chunks ? p->gpus[r].i_chunks : p->gpus[r].o_chunks);
+        bytes += 4 * nb * ce + (double)p->gpus[r].s_chunks * ce;
+    }
+    return bytes;
+}
+
 static int cmd_run(int argc, char **argv)
 {
     const char        *file = NULL, *post = NULL;
@@ -260,10 +310,12 @@ static int cmd_run(int argc, char **argv)
     gc3_status_t       status;
     void             **in = NULL, **out = NULL, **exp = NULL;
     size_t             ds;
-    int                rc = 1, copied = 0;
+    int                rc = 1, copied = 0, force = 0;
 
     for (int i = 0; i < argc; i++) {
-        if (strcmp(argv[i], "--dtype") == 0) {
+        if (strcmp(argv[i], "--force") == 0) {
+            force = 1;
+        } else if (strcmp(argv[i], "--dtype") == 0) {
             if (!need_arg(i, argc, argv[i]) || gc3_dtype_from_name(argv[++i], &args.dtype) != GC3_OK) {
                 fprintf(stderr, "gc3c run: unknown dtype\n");
                 return 2;
@@ -338,7 +390,17 @@ static int cmd_run(int argc, char **argv)
                 p->nchunksperloop);
         goto out;
     }
-    ds  = gc3_dtype_size(args.dtype);
+    ds = gc3_dtype_size(args.dtype);
+    {
+        double need = run_memory(p, args.chunk_elems, ds), avail = available_memory();
+        if (!force && avail > 0 && need > avail) {
+            fprintf(stderr, "%s: count %" PRIu64 " needs about %.1f GiB of host memory (%d ranks' input, output, "
+                    "expected output and messages), more than the %.1f GiB available: not run (a smaller --count, "
+                    "or --force to run anyway)\n", file, count, need / 1073741824.0, p->ngpus, avail / 1073741824.0);
+            rc = 2;
+            goto out;
+        }
+    }
     in  = calloc((size_t)p->ngpus, sizeof(void *));
     out = calloc((size_t)p->ngpus, sizeof(void *));
     exp = calloc((size_t)p->ngpus, sizeof(void *));
@@ -389,8 +451,9 @@ static int cmd_run(int argc, char **argv)
         fprintf(stderr, "%s: FAILED (%s)\n", file, gc3_status_string(status));
         goto out;
     }
-    printf("%s: %s '%s' on %d ranks, %s %s, count %" PRIu64 " (%" PRIu64 " elements/chunk), %s: results verified\n",
-           file, p->coll_name, p->name, p->ngpus, gc3_dtype_name(args.dtype), gc3_op_name(args.op), count,
+    printf("%s: %s '%s' on %d ranks, %s%s%s, count %" PRIu64 " (%" PRIu64 " elements/chunk), %s: results verified\n",
+           file, p->coll_name, p->name, p->ngpus, gc3_dtype_name(args.dtype), (gc3_coll_desc(p->coll)->reduces || p->coll == GC3_COLL_CUSTOM) ? " " : "",
+           (gc3_coll_desc(p->coll)->reduces || p->coll == GC3_COLL_CUSTOM) ? gc3_op_name(args.op) : "", count,
            args.chunk_elems, args.inplace ? "in-place" : copied ? "out-of-place (input copied into place first)" : "out-of-place");
     rc = 0;
 out:
@@ -646,6 +709,10 @@ static int cmd_gen(int argc, char **argv)
         fprintf(stderr, "gc3c gen %s: FAILED (%s)\n", algo, gc3_status_string(status));
         goto done;
     }
+    if (gc3_proto_runs_as(p->proto) != p->proto) {
+        fprintf(stderr, "gc3c gen: warning: proto=%s is written for MSCCL; gc3 has no %s and runs this program as %s\n",
+                gc3_proto_name(p->proto), gc3_proto_name(p->proto), gc3_proto_name(gc3_proto_runs_as(p->proto)));
+    }
     p->min_bytes     = min_bytes;
     p->max_bytes     = max_bytes;
     p->msccl_inplace = msccl_form; /* the writer writes that form */
@@ -683,7 +750,7 @@ static int cmd_simulate(int argc, char **argv)
     char              *algos = NULL;
     gc3_machine_t      m;
     gc3_algo_params_t  ap;
-    long               nodes = 0, gpus = 0;
+    long               nodes = 0, gpus = 0, ranks = 0;
     double             nvbw = 0, netbw = 0, nvlat = 0, netlat = 0;
     uint64_t           lo = 1024, hi = 1ull << 30;
     gc3_ir_program_t  *progs[GC3C_MAX_SIM] = {NULL};
@@ -720,7 +787,8 @@ static int cmd_simulate(int argc, char **argv)
         i++;
         if (strcmp(o, "--algo") == 0) {
             algos = argv[i];
-        } else if ((strcmp(o, "--nodes") == 0 && !parse_int(argv[i], 1, GC3_IR_MAX_GPUS, &nodes)) ||
+        } else if ((strcmp(o, "--ranks") == 0 && !parse_int(argv[i], 1, GC3_IR_MAX_GPUS, &ranks)) ||
+                   (strcmp(o, "--nodes") == 0 && !parse_int(argv[i], 1, GC3_IR_MAX_GPUS, &nodes)) ||
                    (strcmp(o, "--gpus") == 0 && !parse_int(argv[i], 1, GC3_IR_MAX_GPUS, &gpus)) ||
                    (strcmp(o, "--nvlink") == 0 && gc3_parse_bandwidth(argv[i], &nvbw) != GC3_OK) ||
                    (strcmp(o, "--net") == 0 && gc3_parse_bandwidth(argv[i], &netbw) != GC3_OK) ||
@@ -735,7 +803,8 @@ static int cmd_simulate(int argc, char **argv)
                 fprintf(stderr, "gc3c simulate: --sizes needs MIN:MAX like 1K:1G\n");
                 return 2;
             }
-        } else if (strcmp(o, "--nodes") && strcmp(o, "--gpus") && strcmp(o, "--nvlink") && strcmp(o, "--net") &&
+        } else if (strcmp(o, "--ranks") && strcmp(o, "--nodes") && strcmp(o, "--gpus") && strcmp(o, "--nvlink") &&
+                   strcmp(o, "--net") &&
                    strcmp(o, "--nvlink-lat") && strcmp(o, "--net-lat")) {
             fprintf(stderr, "gc3c simulate: unknown option %s\n", o);
             return 2;
@@ -744,6 +813,15 @@ static int cmd_simulate(int argc, char **argv)
     if ((file == NULL) == (algos == NULL)) {
         fprintf(stderr, "gc3c simulate: give either FILE or --algo NAME[,NAME...]\n");
         return 2;
+    }
+    if (ranks > 0) { /* gen's --ranks R: R ranks on the nodes, --gpus R/N */
+        long n = nodes > 0 ? nodes : 1;
+        if (ranks % n != 0 || (gpus > 0 && gpus * n != ranks)) {
+            fprintf(stderr, "gc3c simulate: --ranks %ld is not %ld node(s) x %s\n", ranks, n,
+                    gpus > 0 ? "--gpus" : "the same number of GPUs");
+            return 2;
+        }
+        gpus = ranks / n;
     }
     if (file != NULL) {
         progs[0] = load(file);
@@ -808,8 +886,8 @@ static int cmd_simulate(int argc, char **argv)
     if (netbw > 0) m.net_bw_GBps = netbw;
     if (nvlat > 0) m.intra_alpha_us = nvlat;
     if (netlat > 0) m.net_alpha_us = netlat;
-    printf("# %s on %ld nodes x %ld GPUs (intra %.0f GB/s %.2f us, net %.1f GB/s %.2f us)%s\n",
-           progs[0]->coll_name, nodes, gpus, m.intra_bw_GBps, m.intra_alpha_us, m.net_bw_GBps, m.net_alpha_us,
+    printf("# %s on %ld node%s x %ld GPU%s (intra %.0f GB/s %.2f us, net %.1f GB/s %.2f us)%s\n",
+           progs[0]->coll_name, nodes, nodes == 1 ? "" : "s", gpus, gpus == 1 ? "" : "s", m.intra_bw_GBps, m.intra_alpha_us, m.net_bw_GBps, m.net_alpha_us,
            file == NULL ? (ap.verify ? "; programs verified" : "; programs not verified (more than 64 ranks)") : "");
     printf("%14s", "# size (B)");
     for (int k = 0; k < nprogs; k++) {

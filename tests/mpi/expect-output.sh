@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Run a command; pass when it succeeds and its output (stdout + stderr) contains every pattern
-# (and none of the patterns written !PATTERN).
+# (and none of the patterns written !PATTERN; a pattern written #N:PATTERN must be on exactly N
+# lines: a message said once, not once per rank).
 # Usage: expect-output.sh PATTERN [PATTERN...] -- COMMAND [ARGS...]
 set -u
 pats=()
@@ -15,7 +16,10 @@ lost=$(echo "$out" | head -n -30 | grep -E "FAILED|FAIL:|got .* want" | head -n 
 fail=0
 [ $rc -eq 0 ] || { echo "FAIL: exit status $rc"; fail=1; }
 for p in "${pats[@]}"; do
-    if [ "${p#!}" != "$p" ]; then
+    if [[ "$p" =~ ^#([0-9]+):(.*)$ ]]; then
+        n=$(echo "$out" | grep -cF -- "${BASH_REMATCH[2]}")
+        [ "$n" = "${BASH_REMATCH[1]}" ] || { echo "FAIL: output has $n lines with: ${BASH_REMATCH[2]} (want ${BASH_REMATCH[1]})"; fail=1; }
+    elif [ "${p#!}" != "$p" ]; then
         ! echo "$out" | grep -qF -- "${p#!}" || { echo "FAIL: output has: ${p#!}"; fail=1; }
     else
         echo "$out" | grep -qF -- "$p" || { echo "FAIL: output lacks: $p"; fail=1; }

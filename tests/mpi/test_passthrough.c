@@ -105,6 +105,31 @@ int main(int argc, char **argv)
         free(iin);
         free(iout);
     }
+    {
+        /* calls gc3 passes on whatever the backend (verbose 2 names each and why): a collective it
+         * does not run, an allgather of a non-contiguous datatype */
+        int          v = rank == 0 ? 4242 : -1, sv[4], rv[64];
+        MPI_Datatype strided;
+        MPI_Bcast(&v, 1, MPI_INT, 0, MPI_COMM_WORLD);
+        EXPECT(v == 4242, "bcast: %d", v);
+        MPI_Type_vector(2, 1, 2, MPI_INT, &strided); /* elements 0 and 2 */
+        MPI_Type_commit(&strided);
+        sv[0] = rank * 10;
+        sv[1] = -7;
+        sv[2] = rank * 10 + 1;
+        sv[3] = -7;
+        for (int i = 0; i < 64; i++) {
+            rv[i] = -1;
+        }
+        if (size <= 16) {
+            MPI_Allgather(sv, 1, strided, rv, 2, MPI_INT, MPI_COMM_WORLD);
+            for (int p = 0; p < size; p++) {
+                EXPECT(rv[2 * p] == p * 10 && rv[2 * p + 1] == p * 10 + 1, "non-contiguous allgather from %d", p);
+            }
+        }
+        MPI_Type_free(&strided);
+        calls += 2;
+    }
     MPI_Allreduce(&failures, &all_fail, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (rank == 0) {
         printf("test_passthrough: %d ranks, gc3 %s, %d collective calls per rank through coll/gc3's delegation: %s\n",

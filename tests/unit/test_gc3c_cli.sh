@@ -137,5 +137,35 @@ check info-algodir-missing 1 "cannot open the algorithm directory" -- "$info" --
 check info-help-devices 0 "--devices: the GPUs this process sees" -- "$info" --help
 check info-bad-link 2 "--link must be nvlink, pcie or host" -- "$info" --link copper
 check info-missing 1 "cannot open" -- "$info" --rules /nonexistent.rules
+# careless input of a new user (issue 31): each gets a clear answer, before anything happens
+# run: the memory a run needs, estimated first; more than the machine has is refused, not OOM-killed
+check run-too-big 2 "count 17179869184 needs about 1024.0 GiB of host memory (4 ranks' input, output, expected output and messages)" -- \
+    "$gc3c" run --count 16G "$c/valid/ring_allreduce_4.xml"
+check run-too-big-how 2 "not run (a smaller --count, or --force to run anyway)" -- \
+    "$gc3c" run --count 16G "$c/valid/ring_allreduce_4.xml"
+check run-help-force 0 "--force runs anyway" -- "$gc3c" run --help
+# alltoall moves data: no op in its summary
+check run-alltoall-no-op 0 "int64, count 1000" -- "$gc3c" run --dtype int64 --count 1000 "$c/valid/direct_alltoall_4.xml"
+check run-allreduce-op 0 "float64 max, count 4096" -- "$gc3c" run --dtype float64 --op max --count 4096 "$c/valid/ring_allreduce_4.xml"
+# simulate takes gen's --ranks too (and says one node, not "1 nodes")
+check simulate-ranks 0 "# allreduce on 1 node x 4 GPUs" -- "$gc3c" simulate --algo ring --ranks 4 --sizes 1K:4K
+check simulate-ranks-nodes 0 "# allreduce on 2 nodes x 4 GPUs" -- \
+    "$gc3c" simulate --algo hierarchical --ranks 8 --nodes 2 --sizes 1K:4K
+check simulate-ranks-bad 2 "--ranks 5 is not 2 node(s) x the same number of GPUs" -- \
+    "$gc3c" simulate --algo ring --ranks 5 --nodes 2
+check simulate-help-ranks 0 "--ranks R (gen's option) is the same as --gpus R/N" -- "$gc3c" simulate --help
+# LL128: written (MSCCL has it) and said to run as Simple, as the component and the rules say
+check gen-ll128 0 "gc3c gen: warning: proto=LL128 is written for MSCCL; gc3 has no LL128 and runs this program as Simple" -- \
+    "$gc3c" gen ring --ranks 4 --proto LL128 -o /dev/null
+rtmp=$(mktemp -d)
+printf 'allreduce 1 * * 0-1M ring\nallreduce * * * * superfast\n' > "$rtmp/unknown.rules"
+check info-unknown-algo 1 "unknown.rules:2: unknown algorithm 'superfast' (gc3c list names them)" -- \
+    "$info" --rules "$rtmp/unknown.rules"
+printf 'alltoall * * * * ring\n' > "$rtmp/wrong.rules"
+check info-wrong-coll 1 "wrong.rules:1: algorithm 'ring' is for allreduce, not alltoall" -- "$info" --rules "$rtmp/wrong.rules"
+printf 'allreduce * * * * ring proto=LL128\n' > "$rtmp/ll128.rules"
+check info-ll128 0 "ll128.rules:1: proto=LL128: gc3 has no LL128, the rule runs as proto=Simple" -- \
+    "$info" --rules "$rtmp/ll128.rules"
+rm -rf "$rtmp"
 echo "gc3c cli: $pass passed, $fail failed"
 [ $fail = 0 ]

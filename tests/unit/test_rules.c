@@ -77,8 +77,11 @@ int main(void)
                       gc3_rules_match(R, GC3_COLL_ALLGATHER, 5, 2, GC3_LINK_HOST, 8) == &R->rules[2] &&
                       gc3_rules_match(R, GC3_COLL_ALLGATHER, 1000, 2, GC3_LINK_HOST, 8) == &R->rules[2],
                   "5-*: five nodes or more");
-            r = gc3_rules_match(R, GC3_COLL_ALLTOALL, 2, 4, GC3_LINK_PCIE, 8);
+            r = gc3_rules_match(R, GC3_COLL_ALLREDUCE, 2, 4, GC3_LINK_PCIE, 8);
             CHECK(r == &R->rules[0], "first match wins");
+            CHECK(R->rules[0].coll == GC3_COLL_ALLREDUCE &&
+                      gc3_rules_match(R, GC3_COLL_ALLTOALL, 2, 4, GC3_LINK_PCIE, 8) == NULL,
+                  "'*' with ring: allreduce only (the one collective ring runs)");
             r = gc3_rules_match(R, GC3_COLL_ALLTOALL, 3, 4, GC3_LINK_PCIE, 2u << 20);
             CHECK(r == &R->rules[1] && r->chunks_per_peer == 3, "second rule by nodes and size");
             CHECK(gc3_rules_match(R, GC3_COLL_ALLTOALL, 3, 4, GC3_LINK_PCIE, 1u << 20) == NULL, "1M is not above 1M");
@@ -92,7 +95,9 @@ int main(void)
                           "allreduce 1 * * 9-3 ring\n"
                           "allreduce 1 * copper * ring\n"
                           "allreduce 1 * * * ring instances=0\n"
-                          "allreduce 1 * * *\n";
+                          "allreduce 1 * * *\n"
+                          "allreduce * * * * superfast\n"
+                          "alltoall 1 * * * ring\n";
         gc3_diag_cleanup(&diag);
         gc3_diag_init(&diag);
         CHECK(gc3_rules_parse(bad, "bad", &diag, &R) == GC3_ERR_PARSE && R == NULL, "malformed rules accepted");
@@ -102,7 +107,19 @@ int main(void)
         CHECK(gc3_diag_contains(&diag, "bad:5: link must be"), "line 5");
         CHECK(gc3_diag_contains(&diag, "bad:6: instances=0: expected an integer in [1, 1024]"), "line 6");
         CHECK(gc3_diag_contains(&diag, "bad:7: expected 'collective nodes gpus link bytes algorithm"), "line 7");
+        CHECK(gc3_diag_contains(&diag, "bad:8: unknown algorithm 'superfast' (gc3c list names them)"), "line 8");
+        CHECK(gc3_diag_contains(&diag, "bad:9: algorithm 'ring' is for allreduce, not alltoall"), "line 9");
         CHECK(!gc3_diag_contains(&diag, "bad:1:"), "line 1 is fine");
+    }
+    {
+        /* LL128: accepted, and said to run as Simple (as the runtime runs it) */
+        gc3_diag_cleanup(&diag);
+        gc3_diag_init(&diag);
+        CHECK_OK(gc3_rules_parse("allreduce 1 * * * ring proto=LL128\n", "ll128", &diag, &R));
+        CHECK(gc3_diag_contains(&diag, "ll128:1: proto=LL128: gc3 has no LL128, the rule runs as proto=Simple"),
+              "LL128 rule: the warning");
+        gc3_rules_destroy(R);
+        R = NULL;
     }
     {
         /* an algorithm directory: its programs come first, matched by rank count, mode and size */

@@ -31,6 +31,7 @@
 #include "gc3_runtime.h"
 #include "gc3_rules.h"
 #include "opal/util/output.h"
+#include "opal/util/proc.h"
 #include <pthread.h>
 
 BEGIN_C_DECLS
@@ -55,12 +56,25 @@ OMPI_DECLSPEC extern mca_coll_gc3_component_t mca_coll_gc3_component;
 /* The parameters in the settings hash (coll_gc3_params.h), hashed into h. */
 uint64_t mca_coll_gc3_params_hash(uint64_t h);
 
+/* Who says a message that every rank would say alike (one line per message, not one per rank):
+ * rank 0 of the communicator the message is about (the ranks agree on its shape and plans), or of
+ * MPI_COMM_WORLD for what each process finds alike (its rules); every rank at coll_gc3_verbose 3
+ * and more. Messages of one rank's own state ("comm X rank N: ...") are said by that rank. */
+#define MCA_COLL_GC3_SAYS(comm) (mca_coll_gc3_component.verbose >= 3 || ompi_comm_rank(comm) == 0)
+#define mca_coll_gc3_verbose_once(level, comm, ...)                                                               \
+    do {                                                                                                          \
+        if (MCA_COLL_GC3_SAYS(comm)) {                                                                            \
+            opal_output_verbose((level), mca_coll_gc3_component.output, __VA_ARGS__);                             \
+        }                                                                                                         \
+    } while (0)
+#define MCA_COLL_GC3_JOB_SAYS() (mca_coll_gc3_component.verbose >= 3 || OPAL_PROC_MY_NAME.vpid == 0)
+
 /* A call gc3 must pass on, but no other coll component provides `name` (a bare string): say
  * so at verbose level 1; the value is OMPI_ERR_NOT_SUPPORTED. */
-static inline int mca_coll_gc3_no_prev(const struct ompi_communicator_t *comm, const char *name)
+static inline int mca_coll_gc3_no_prev(struct ompi_communicator_t *comm, const char *name)
 {
-    opal_output_verbose(1, mca_coll_gc3_component.output,
-                        "coll:gc3: comm %s: %s called but no other coll component provides it", comm->c_name, name);
+    mca_coll_gc3_verbose_once(1, comm, "coll:gc3: comm %s: %s called but no other coll component provides it",
+                              comm->c_name, name);
     return OMPI_ERR_NOT_SUPPORTED;
 }
 #define MCA_COLL_GC3_NO_PREV(comm, name) mca_coll_gc3_no_prev((comm), #name)
@@ -220,6 +234,12 @@ typedef struct {
     size_t      count;   /* the runtime's count: elements (reductions), bytes per rank's segment (the others) */
     size_t      bytes;   /* the call's size as the rules count it */
 } mca_coll_gc3_args_t;
+/* A call gc3 passes on: says so and why at coll_gc3_verbose 2 (the communicator's rank 0); 0. */
+int mca_coll_gc3_passed_on(struct ompi_communicator_t *comm, const char *coll, const char *why);
+/* What every collective gc3 runs needs (a backend for the buffers, the collective enabled, a count
+ * above 0): 1, or 0 after saying why not. */
+int mca_coll_gc3_args_usable(const mca_coll_gc3_module_t *m, const mca_coll_gc3_args_t *a, const char *call,
+                             gc3_coll_t coll, long count);
 
 /* coll_gc3_request.c: the pipeline. Run `coll` through the runtime: 1 when gc3 took the call
  * (then *rc is its MPI result), 0 when the caller must pass it on. It waits for the communicator's

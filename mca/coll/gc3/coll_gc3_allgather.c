@@ -23,10 +23,12 @@ static int gc3_allgather_args(mca_coll_gc3_module_t *m, const void *sbuf, int sc
         ompi_datatype_type_size(sdt, &ssize);
         ssize *= (size_t)scount;
     }
-    if (a->backend < 0 || !mca_coll_gc3_component.enable_allgather || rcount <= 0 ||
-        !ompi_datatype_is_contiguous_memory_layout(rdt, rcount * (int)n) ||
-        !(inplace || ompi_datatype_is_contiguous_memory_layout(sdt, scount)) || ssize != rsize * (size_t)rcount) {
+    if (!mca_coll_gc3_args_usable(m, a, "allgather", GC3_COLL_ALLGATHER, rcount)) {
         return 0;
+    }
+    if (!ompi_datatype_is_contiguous_memory_layout(rdt, rcount * (int)n) ||
+        !(inplace || ompi_datatype_is_contiguous_memory_layout(sdt, scount)) || ssize != rsize * (size_t)rcount) {
+        return mca_coll_gc3_passed_on(m->comm, "allgather", "non-contiguous datatypes, or send and receive sizes differ");
     }
     a->dtype = GC3_DT_UINT8; /* moved as bytes */
     a->op    = GC3_OP_SUM;

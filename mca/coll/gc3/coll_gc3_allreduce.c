@@ -16,14 +16,14 @@ static int gc3_allreduce_args(mca_coll_gc3_module_t *m, const void *sbuf, void *
 
     memset(a, 0, sizeof(*a));
     a->backend = mca_coll_gc3_pick_backend(m, sbuf, rbuf, name, &a->device);
-    if (a->backend < 0 || !mca_coll_gc3_component.enable_allreduce || count <= 0) {
+    if (!mca_coll_gc3_args_usable(m, a, name, GC3_COLL_ALLREDUCE, count)) {
         return 0;
     }
     if (!mca_coll_gc3_map_dtype(dtype, &a->dtype) || !mca_coll_gc3_map_op(op, &a->op) || !gc3_op_valid(a->op, a->dtype)) {
-        opal_output_verbose(2, mca_coll_gc3_component.output,
-                            "coll:gc3: %s with datatype %s and a user-defined or unsupported op or datatype: %s", name,
-                            dtype->name, a->device ? "not run by gc3" : "passed on");
-        return 0;
+        char why[160];
+        snprintf(why, sizeof(why), "datatype %s with this op: a user-defined or unsupported op or datatype",
+                 dtype->name);
+        return mca_coll_gc3_passed_on(m->comm, name, why);
     }
     ompi_datatype_type_size(dtype, &dsize);
     a->count = (size_t)count;

@@ -21,17 +21,14 @@ static int gc3_alltoall_args(mca_coll_gc3_module_t *m, const void *sbuf, int *sc
         *scount = rcount;
         *sdtype = rdtype;
     }
-    if (a->backend < 0 || !mca_coll_gc3_component.enable_alltoall || rcount <= 0) {
+    if (!mca_coll_gc3_args_usable(m, a, name, GC3_COLL_ALLTOALL, rcount)) {
         return 0;
     }
     ompi_datatype_type_size(rdtype, &rsize);
     ompi_datatype_type_size(*sdtype, &ssize);
     if (!ompi_datatype_is_contiguous_memory_layout(*sdtype, *scount) ||
         !ompi_datatype_is_contiguous_memory_layout(rdtype, rcount) || ssize * (size_t)*scount != rsize * (size_t)rcount) {
-        opal_output_verbose(2, mca_coll_gc3_component.output,
-                            "coll:gc3: %s with non-contiguous or mismatched datatypes: %s", name,
-                            a->device ? "not run by gc3" : "passed on");
-        return 0;
+        return mca_coll_gc3_passed_on(m->comm, name, "non-contiguous datatypes, or send and receive sizes differ");
     }
     a->dtype = GC3_DT_UINT8; /* moved as bytes */
     a->op    = GC3_OP_SUM;

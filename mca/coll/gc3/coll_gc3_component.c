@@ -1,5 +1,10 @@
 /* coll/gc3: the component: its structure, its MCA parameters (registered from the table of
  * coll_gc3_params.h, checked at open), open and close. */
+#include <ctype.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
 #include "coll_gc3.h"
 #include "opal/util/output.h"
 #include "opal/mca/base/mca_base_var.h"
@@ -84,40 +89,124 @@ uint64_t mca_coll_gc3_params_hash(uint64_t h)
     return h;
 }
 
-/* Values outside what gc3 can use are reported (once per process) and replaced by the default,
- * instead of failing every plan later without a word. */
+/* A parameter's message: every process reads the same parameters, the job's first says it. */
+static void gc3_param_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void gc3_param_say(const char *fmt, ...)
+{
+    char    line[512];
+    va_list ap;
+
+    if (MCA_COLL_GC3_JOB_SAYS()) {
+        va_start(ap, fmt);
+        vsnprintf(line, sizeof(line), fmt, ap);
+        va_end(ap);
+        opal_output(0, "%s", line);
+    }
+}
+
+/* A numeric parameter given as something else (coll_gc3_timeout=abc) is read by Open MPI as 0,
+ * silently (and a timeout of 0 waits forever): the text given in the environment, where mpirun
+ * --mca and OMPI_MCA_ put it, must be a number (an integer, with Open MPI's k/m/g suffixes, for
+ * the integer ones). Such a value is reported and the default kept. (A parameter file's text is
+ * not kept by Open MPI where a component can read it: values from files are not checked so.) */
+static int mca_coll_gc3_not_a_number(const char *name, mca_base_var_type_t type, double def)
+{
+    char        env[96];
+    const char *v;
+    char       *end = NULL;
+
+    snprintf(env, sizeof(env), "OMPI_MCA_coll_gc3_%s", name);
+    v = getenv(env);
+    if (v == NULL) {
+        return 0;
+    }
+    errno = 0;
+    if (type == MCA_BASE_VAR_TYPE_DOUBLE) {
+        (void)strtod(v, &end);
+    } else {
+        (void)strtoll(v, &end, 0);
+        if (end != v && *end != '\0' && strchr("kKmMgG", *end) != NULL) {
+            end++;
+        }
+    }
+    while (end != NULL && end != v && isspace((unsigned char)*end)) {
+        end++;
+    }
+    if (end != v && *end == '\0' && errno == 0) {
+        return 0;
+    }
+    gc3_param_say("coll:gc3: coll_gc3_%s=%s is not %s: using the default, %g", name, v,
+                  type == MCA_BASE_VAR_TYPE_DOUBLE ? "a number" : "an integer", def);
+    return 1;
+}
+
+#define GC3_PARAM_NUMBER(name, ctype, vtype, def, level, scope, hash, values, help)                              \
+    if ((MCA_BASE_VAR_TYPE_##vtype == MCA_BASE_VAR_TYPE_INT || MCA_BASE_VAR_TYPE_##vtype == MCA_BASE_VAR_TYPE_LONG || \
+         MCA_BASE_VAR_TYPE_##vtype == MCA_BASE_VAR_TYPE_DOUBLE) &&                                                \
+        values == NULL && mca_coll_gc3_not_a_number(#name, MCA_BASE_VAR_TYPE_##vtype, GC3_PARAM_NUM(def))) {    \
+        c->name = def;                                                                                          \
+    }
+
+/* A parameter's value as a number (strings: 0, never asked), and as text for the verbose 2 list. */
+static double gc3_num_str(const char *s) { (void)s; return 0; }
+static double gc3_num(double v) { return v; }
+#define GC3_PARAM_NUM(v) _Generic((v), char *: gc3_num_str, const char *: gc3_num_str, default: gc3_num)(v)
+static void gc3_param_text(char *buf, size_t len, const char *s) { snprintf(buf, len, "'%s'", s ? s : ""); }
+static void gc3_param_num_text(char *buf, size_t len, double v) { snprintf(buf, len, "%g", v); }
+#define GC3_PARAM_LIST(name, ...)                                                                               \
+    _Generic((c->name), char *: gc3_param_text, default: gc3_param_num_text)(v, sizeof(v), c->name);           \
+    n += snprintf(line + n, n < sizeof(line) ? sizeof(line) - n : 0, " %s=%s", #name, v);
+
+/* At verbose 2: every parameter as gc3 uses it (after the checks below), said by the job's first
+ * process (every process at verbose 3). */
+static void mca_coll_gc3_list_params(void)
+{
+    const mca_coll_gc3_component_t *c = &mca_coll_gc3_component;
+    char                            line[2048], v[600];
+    size_t                          n = 0;
+
+    if (c->verbose >= 2 && MCA_COLL_GC3_JOB_SAYS()) {
+        MCA_COLL_GC3_PARAMS(GC3_PARAM_LIST)
+        opal_output(0, "coll:gc3: parameters in use:%s", line);
+    }
+}
+
+/* Values outside what gc3 can use are reported (by the job's first process) and replaced by the
+ * default, instead of failing every plan later without a word. */
 static void mca_coll_gc3_check_params(void)
 {
     mca_coll_gc3_component_t *c = &mca_coll_gc3_component;
 
+    MCA_COLL_GC3_PARAMS(GC3_PARAM_NUMBER)
+
     if (c->fifo_slots < 2 || c->fifo_slots > 1024) {
-        opal_output(0, "coll:gc3: coll_gc3_fifo_slots=%d is outside 2..1024: using 8", c->fifo_slots);
+        gc3_param_say("coll:gc3: coll_gc3_fifo_slots=%d is outside 2..1024: using 8", c->fifo_slots);
         c->fifo_slots = 8;
     }
     if (c->slot_bytes != 0 && (c->slot_bytes < 4096 || c->slot_bytes > (1 << 30))) {
-        opal_output(0, "coll:gc3: coll_gc3_slot_bytes=%d is outside 4096..1073741824 (0: the backend's default): "
+        gc3_param_say("coll:gc3: coll_gc3_slot_bytes=%d is outside 4096..1073741824 (0: the backend's default): "
                     "using the default", c->slot_bytes);
         c->slot_bytes = 0;
     }
     if (!(c->timeout >= 0)) { /* negative or NaN */
-        opal_output(0, "coll:gc3: coll_gc3_timeout=%g is negative: using 300 s (0 waits forever)", c->timeout);
+        gc3_param_say("coll:gc3: coll_gc3_timeout=%g is negative: using 300 s (0 waits forever)", c->timeout);
         c->timeout = 300.0;
     }
     if (c->resident_us < 0) {
-        opal_output(0, "coll:gc3: coll_gc3_resident_us=%d is negative: using %d (0 launches a kernel per call)",
+        gc3_param_say("coll:gc3: coll_gc3_resident_us=%d is negative: using %d (0 launches a kernel per call)",
                     c->resident_us, GC3_RESIDENT_US_DEFAULT);
         c->resident_us = GC3_RESIDENT_US_DEFAULT;
     }
     if (c->pseudo_nodes < 0) {
-        opal_output(0, "coll:gc3: coll_gc3_pseudo_nodes=%d is negative: off (0)", c->pseudo_nodes);
+        gc3_param_say("coll:gc3: coll_gc3_pseudo_nodes=%d is negative: off (0)", c->pseudo_nodes);
         c->pseudo_nodes = 0;
     }
     if (c->max_blocks < 0) {
-        opal_output(0, "coll:gc3: coll_gc3_max_blocks=%d is negative: what the GPU holds (0)", c->max_blocks);
+        gc3_param_say("coll:gc3: coll_gc3_max_blocks=%d is negative: what the GPU holds (0)", c->max_blocks);
         c->max_blocks = 0;
     }
     if (c->max_bytes < 0) {
-        opal_output(0, "coll:gc3: coll_gc3_max_bytes=%ld is negative: no limit (0)", c->max_bytes);
+        gc3_param_say("coll:gc3: coll_gc3_max_bytes=%ld is negative: no limit (0)", c->max_bytes);
         c->max_bytes = 0;
     }
 }
@@ -130,6 +219,7 @@ static int mca_coll_gc3_open(void)
     mca_coll_gc3_component.output = opal_output_open(NULL);
     opal_output_set_verbosity(mca_coll_gc3_component.output, mca_coll_gc3_component.verbose);
     mca_coll_gc3_check_params();
+    mca_coll_gc3_list_params();
     opal_progress_register(mca_coll_gc3_progress); /* completes gc3's nonblocking calls */
     return OMPI_SUCCESS;
 }

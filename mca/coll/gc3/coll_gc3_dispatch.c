@@ -12,6 +12,7 @@ gc3_mem_t mca_coll_gc3_classify(const void *ptr, int *device_p)
     static int told; /* (a race only repeats the line) */
     if (!told) {
         told = 1;
+        if (MCA_COLL_GC3_JOB_SAYS())
         opal_output_verbose(2, mca_coll_gc3_component.output, "coll:gc3: CUDA driver %s",
                             gc3_mem_driver() ? "loaded: device buffers are recognised"
                                              : "not available: every buffer is host memory");
@@ -49,26 +50,59 @@ int mca_coll_gc3_pick_backend(mca_coll_gc3_module_t *m, const void *sbuf, const 
         return -1;
     }
     if (!*device_buffers_p) {
-        return mca_coll_gc3_component.backend == MCA_COLL_GC3_BACKEND_HOST ? GC3_BACKEND_HOST : -1;
+        if (mca_coll_gc3_component.backend == MCA_COLL_GC3_BACKEND_HOST) {
+            return GC3_BACKEND_HOST;
+        }
+        mca_coll_gc3_passed_on(m->comm, coll, "host buffers (gc3 runs them only with coll_gc3_backend=host)");
+        return -1;
     }
     if (mca_coll_gc3_component.backend == MCA_COLL_GC3_BACKEND_HOST || !gc3_exec_backend_available(GC3_BACKEND_CUDA)) {
-        opal_output_verbose(2, mca_coll_gc3_component.output, "coll:gc3: %s on device buffers: %s", coll,
-                            mca_coll_gc3_component.backend == MCA_COLL_GC3_BACKEND_HOST ? "backend is host"
-                                                                                        : "built without CUDA");
+        mca_coll_gc3_passed_on(m->comm, coll, mca_coll_gc3_component.backend == MCA_COLL_GC3_BACKEND_HOST
+                                                  ? "device buffers, and coll_gc3_backend is host"
+                                                  : "device buffers, and gc3 was built without CUDA");
         return -1;
     }
     if (ks == GC3_MEM_MANAGED || kr == GC3_MEM_MANAGED) {
-        opal_output_verbose(2, mca_coll_gc3_component.output, "coll:gc3: %s on managed memory: not run by gc3", coll);
+        mca_coll_gc3_passed_on(m->comm, coll, "managed memory (gc3 runs device memory)");
         return -1;
     }
     if ((sbuf != MPI_IN_PLACE && ks != GC3_MEM_DEVICE) || kr != GC3_MEM_DEVICE ||
         (sbuf != MPI_IN_PLACE && dev_s != dev_r) || (m->device >= 0 && dev_r != m->device)) {
         opal_output_verbose(2, mca_coll_gc3_component.output,
-                            "coll:gc3: %s with buffers on devices %d/%d (this rank uses %d), or host and device "
-                            "mixed: not run by gc3", coll, dev_s, dev_r, m->device);
+                            "coll:gc3: comm %s rank %d: %s passed on: buffers on devices %d/%d (this rank uses %d), "
+                            "or host and device mixed", m->comm->c_name, ompi_comm_rank(m->comm), coll, dev_s, dev_r,
+                            m->device);
         return -1;
     }
     return GC3_BACKEND_CUDA;
+}
+
+int mca_coll_gc3_passed_on(struct ompi_communicator_t *comm, const char *coll, const char *why)
+{
+    mca_coll_gc3_verbose_once(2, comm, "coll:gc3: comm %s: MPI_%c%s passed on: %s", comm->c_name,
+                              coll[0] >= 'a' && coll[0] <= 'z' ? coll[0] - 'a' + 'A' : coll[0], coll + 1, why);
+    return 0;
+}
+
+int mca_coll_gc3_args_usable(const mca_coll_gc3_module_t *m, const mca_coll_gc3_args_t *a, const char *call,
+                             gc3_coll_t coll, long count)
+{
+    const mca_coll_gc3_component_t *c = &mca_coll_gc3_component;
+    const int enabled = coll == GC3_COLL_ALLREDUCE ? c->enable_allreduce : coll == GC3_COLL_ALLTOALL ? c->enable_alltoall
+                        : coll == GC3_COLL_ALLGATHER ? c->enable_allgather : c->enable_reduce_scatter_block;
+    char      why[96];
+
+    if (a->backend < 0) {
+        return 0; /* (said by mca_coll_gc3_pick_backend) */
+    }
+    if (!enabled) {
+        snprintf(why, sizeof(why), "coll_gc3_enable_%s is false", gc3_coll_desc(coll)->mpi_name);
+        return mca_coll_gc3_passed_on(m->comm, call, why);
+    }
+    if (count <= 0) {
+        return mca_coll_gc3_passed_on(m->comm, call, "count 0, nothing to move");
+    }
+    return 1;
 }
 
 int mca_coll_gc3_is_device(const void *ptr)
@@ -87,8 +121,8 @@ int mca_coll_gc3_stage_call(struct ompi_communicator_t *comm, const char *coll, 
 {
     switch (mca_coll_gc3_component.fallback) {
     case MCA_COLL_GC3_FALLBACK_PASS:
-        opal_output_verbose(2, mca_coll_gc3_component.output,
-                            "coll:gc3: %s on device buffers: passed on as they are (coll_gc3_fallback=pass)", coll);
+        mca_coll_gc3_verbose_once(2, comm,
+                                  "coll:gc3: %s on device buffers: passed on as they are (coll_gc3_fallback=pass)", coll);
         *rc_p = OMPI_SUCCESS;
         return 0;
     case MCA_COLL_GC3_FALLBACK_ERROR:
@@ -98,8 +132,7 @@ int mca_coll_gc3_stage_call(struct ompi_communicator_t *comm, const char *coll, 
         *rc_p = MPI_ERR_UNSUPPORTED_OPERATION; /* an MPI class: Open MPI returns it as it is */
         return 0;
     default:
-        opal_output_verbose(2, mca_coll_gc3_component.output,
-                            "coll:gc3: %s on device buffers: staged through host memory", coll);
+        mca_coll_gc3_verbose_once(2, comm, "coll:gc3: %s on device buffers: staged through host memory", coll);
         *rc_p = OMPI_SUCCESS;
         return 1;
     }

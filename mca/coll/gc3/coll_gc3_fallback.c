@@ -11,6 +11,8 @@
         if ((m)->prev_##name == NULL) {                \
             return MCA_COLL_GC3_NO_PREV(comm, name);   \
         }                                              \
+        (void)mca_coll_gc3_passed_on((comm), #name, "gc3 runs allreduce, alltoall, allgather and "  \
+                                     "reduce_scatter_block only");                                \
     } while (0)
 
 /* elements of dt spanned by a vector of counts at displacements */
@@ -494,9 +496,9 @@ static int gc3_nb_blocking(struct ompi_communicator_t *comm, const char *name, i
     if (!device || mca_coll_gc3_component.fallback == MCA_COLL_GC3_FALLBACK_PASS) {
         return 0;
     }
-    opal_output_verbose(2, mca_coll_gc3_component.output,
-                        "coll:gc3: comm %s: %s on device buffers: run as its blocking form, completed at once",
-                        comm->c_name, name);
+    mca_coll_gc3_verbose_once(2, comm,
+                              "coll:gc3: comm %s: %s on device buffers: run as its blocking form, completed at once",
+                              comm->c_name, name);
     return 1;
 }
 

@@ -16,17 +16,21 @@
       "Priority of coll/gc3. It takes the collectives it implements only when its priority is above the "             \
       "other coll components of the communicator (tuned: 30), e.g. 90; a negative value disables it")                 \
     X(verbose, int, INT, 0, 6, LOCAL, 0, NULL,                                                                          \
-      "Verbosity of coll/gc3: 0 silent; 1 which algorithm each (collective, size class) uses and why, and a "          \
-      "collective no other component provides; 2 also every call passed on or staged and why; 3 every "                \
-      "communicator gc3 is queried for and enabled on")                                                                \
+      "Verbosity of coll/gc3: 0 silent; 1 which algorithm each (collective, size class) uses and why, "                \
+      "whether gc3 runs nothing because another coll component's priority is higher, algorithm directory programs "   \
+      "a communicator cannot run, and a collective no other component provides; 2 also every call passed on or "      \
+      "staged and why, and the parameters in use; 3 every communicator gc3 is queried for and enabled on, and every rank says what rank 0 "      \
+      "says for all (below 3, a line every rank would print alike comes from rank 0 only)")                           \
     X(backend, int, INT, MCA_COLL_GC3_BACKEND_AUTO, 6, READONLY, 1, mca_coll_gc3_backend_values,                       \
       "Where gc3 runs collectives: auto (device buffers on the GPU, host buffers passed on), cuda (the same), "        \
-      "host (also runs host buffers itself with the host backend: lets machines without GPUs exercise gc3; "           \
-      "device buffers are then staged)")                                                                               \
+      "host (also runs host buffers itself with the host backend; device buffers are then staged). The host "         \
+      "backend is for tests, demos and machines without GPUs, where running gc3's algorithms matters more than "      \
+      "speed: it is slower than Open MPI's own host collectives (an 8-byte allreduce on 2 ranks: about 24 us "        \
+      "against 0.4 us with tuned)")                                                                                    \
     X(timeout, double, DOUBLE, 300.0, 6, READONLY, 0, NULL,                                                            \
       "Seconds a collective may make no progress before it fails with MPI_ERR_OTHER naming the rank, thread block, "   \
       "step and what it waited for, and seconds each exchange of a communicator's set-up may wait for the other "      \
-      "ranks (0: wait forever; a negative value is reported and replaced by 300)")                                     \
+      "ranks (0: wait forever; a negative value, or one that is not a number, is reported and replaced by 300)")     \
     X(rules_file, char *, STRING, "", 6, READONLY, 0, NULL,                                                            \
       "Selection rules: which algorithm runs which collective, size and machine shape (format in the README; "         \
       "gc3_info prints the resolved table). Empty: the built-in rules. A file that cannot be used is reported "        \

@@ -83,11 +83,11 @@ static void gc3_plan_line(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_slot_t *s,
         snprintf(pnote, sizeof(pnote), " (gc3 has no %s: runs as %s)", gc3_proto_name(proto),
                  gc3_proto_name(gc3_proto_runs_as(proto)));
     }
-    opal_output_verbose(1, mca_coll_gc3_component.output,
-                        "coll:gc3: comm %s: %s %s%s (%s backend, %d ranks, %s%s): %s %s%s, %d channel(s) x %d instance(s)%s, "
+    mca_coll_gc3_verbose_once(1, m->comm,
+                        "coll:gc3: comm %s: %s %s%s (%s backend, %d rank%s, %s%s): %s %s%s, %d channel(s) x %d instance(s)%s, "
                         "rule %s%s%s%s%s%s%s", m->comm->c_name, gc3_coll_desc(s->coll)->mpi_name, range,
                         s->inplace ? ", in place" : "", s->backend == GC3_BACKEND_CUDA ? "cuda" : "host",
-                        ompi_comm_size(m->comm), gc3_link_name(m->link[s->backend]), shape, rule->algo,
+                        ompi_comm_size(m->comm), ompi_comm_size(m->comm) == 1 ? "" : "s", gc3_link_name(m->link[s->backend]), shape, rule->algo,
                         gc3_proto_name(proto), pnote, m->job_channels, m->job_instances, m->job_narrow,
                         rule->where, m->job_copied, ok ? ", verified" : "; NOT USED: ", ok ? "" : s->why, fused,
                         net[0] ? "; " : "", net);

@@ -18,9 +18,15 @@ static int gc3_reduce_scatter_block_args(mca_coll_gc3_module_t *m, const void *s
     memset(a, 0, sizeof(*a));
     a->backend = sbuf == MPI_IN_PLACE ? -1 : mca_coll_gc3_pick_backend(m, sbuf, rbuf, "reduce_scatter_block", &a->device);
     ompi_datatype_type_size(dt, &dsize);
-    if (a->backend < 0 || !mca_coll_gc3_component.enable_reduce_scatter_block || rcount <= 0 ||
-        !mca_coll_gc3_map_dtype(dt, &a->dtype) || !mca_coll_gc3_map_op(op, &a->op) || !gc3_op_valid(a->op, a->dtype)) {
+    if (sbuf == MPI_IN_PLACE) {
+        a->backend = -1;
+        return mca_coll_gc3_passed_on(m->comm, "reduce_scatter_block", "in place (gc3 runs it out of place)");
+    }
+    if (!mca_coll_gc3_args_usable(m, a, "reduce_scatter_block", GC3_COLL_REDUCE_SCATTER, rcount)) {
         return 0;
+    }
+    if (!mca_coll_gc3_map_dtype(dt, &a->dtype) || !mca_coll_gc3_map_op(op, &a->op) || !gc3_op_valid(a->op, a->dtype)) {
+        return mca_coll_gc3_passed_on(m->comm, "reduce_scatter_block", "a user-defined or unsupported op or datatype");
     }
     a->count = (size_t)rcount;
     a->bytes = (size_t)rcount * (size_t)ompi_comm_size(m->comm) * dsize;

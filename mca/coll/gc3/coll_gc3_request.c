@@ -134,15 +134,15 @@ static void mca_coll_gc3_task_init(mca_coll_gc3_task_t *t, gc3_coll_t coll, cons
 }
 
 /* Does gc3 take a call of this size on m at all? Decided from the call and the settings alone. */
-static int mca_coll_gc3_takes(mca_coll_gc3_module_t *m, size_t bytes)
+static int mca_coll_gc3_takes(mca_coll_gc3_module_t *m, int coll, size_t bytes)
 {
     if (ompi_comm_size(m->comm) < 2) {
         return 0; /* nothing to communicate: the previous module copies (staged on device buffers) */
     }
     if (mca_coll_gc3_component.max_bytes > 0 && bytes > (size_t)mca_coll_gc3_component.max_bytes) {
-        opal_output_verbose(2, mca_coll_gc3_component.output, "coll:gc3: %zu bytes above coll_gc3_max_bytes: passed on",
-                            bytes);
-        return 0;
+        char why[96];
+        snprintf(why, sizeof(why), "%zu bytes, above coll_gc3_max_bytes", bytes);
+        return mca_coll_gc3_passed_on(m->comm, gc3_coll_desc(coll)->mpi_name, why);
     }
     return 1;
 }
@@ -195,11 +195,11 @@ void mca_coll_gc3_report_nonblocking(mca_coll_gc3_module_t *m, const mca_coll_gc
 {
     const char *kind = t->req != NULL && t->req->super.req_persistent ? "persistent" : "nonblocking";
     if (why == NULL) {
-        opal_output_verbose(1, mca_coll_gc3_component.output,
+        mca_coll_gc3_verbose_once(1, m->comm,
                             "coll:gc3: comm %s: %s %s runs on gc3's %s plan, completed by MPI progress",
                             m->comm->c_name, kind, gc3_coll_desc(t->coll)->mpi_name, t->slot->program->name);
     } else {
-        opal_output_verbose(1, mca_coll_gc3_component.output,
+        mca_coll_gc3_verbose_once(1, m->comm,
                             "coll:gc3: comm %s: %s %s of %zu bytes has no gc3 plan (%s): it runs on gc3's host-staged "
                             "exchange, completed by MPI progress", m->comm->c_name, kind,
                             gc3_coll_desc(t->coll)->mpi_name, t->bytes, why);
@@ -581,7 +581,7 @@ int mca_coll_gc3_try_run(mca_coll_gc3_module_t *m, gc3_coll_t coll, const mca_co
     mca_coll_gc3_task_t t;
     char                why[192];
 
-    if (!mca_coll_gc3_takes(m, a->bytes)) {
+    if (!mca_coll_gc3_takes(m, coll, a->bytes)) {
         return 0;
     }
     mca_coll_gc3_task_init(&t, coll, a, sbuf, rbuf);
@@ -635,7 +635,7 @@ int mca_coll_gc3_try_start(mca_coll_gc3_module_t *m, gc3_coll_t coll, const mca_
 {
     mca_coll_gc3_request_t *r;
 
-    if (!mca_coll_gc3_takes(m, a->bytes)) {
+    if (!mca_coll_gc3_takes(m, coll, a->bytes)) {
         return 0;
     }
     pthread_mutex_lock(&m->lock);
@@ -667,7 +667,7 @@ void mca_coll_gc3_plan_ahead(mca_coll_gc3_module_t *m, gc3_coll_t coll, const mc
 {
     mca_coll_gc3_task_t *t;
 
-    if (!mca_coll_gc3_takes(m, a->bytes) || (t = malloc(sizeof(*t))) == NULL) {
+    if (!mca_coll_gc3_takes(m, coll, a->bytes) || (t = malloc(sizeof(*t))) == NULL) {
         return; /* (out of memory: the plan is set up at the first start) */
     }
     mca_coll_gc3_task_init(t, coll, a, sbuf, NULL);

@@ -9,16 +9,21 @@
 
 /* The rules, loaded once: the file of coll_gc3_rules_file, or the built-in ones (also when the
  * file cannot be used, after saying why), with the programs of coll_gc3_algorithm_dir ahead. */
+/* Every process reads the same files: the job's first process says what they hold (the others at
+ * coll_gc3_verbose 3; a process that finds something else makes the ranks disagree on a plan, and
+ * that is said). */
 static gc3_rules_t *mca_coll_gc3_rules_load(void)
 {
     gc3_diag_t diag;
+    const int  says = MCA_COLL_GC3_JOB_SAYS();
 
     gc3_diag_init(&diag);
     if (mca_coll_gc3_component.rules_file != NULL && mca_coll_gc3_component.rules_file[0] != '\0') {
-        if (gc3_rules_read_file(mca_coll_gc3_component.rules_file, &diag, &mca_coll_gc3_component.rules) != GC3_OK) {
-            for (int i = 0; i < diag.count; i++) {
-                opal_output(0, "coll:gc3: rules file: %s", diag.msgs[i]);
-            }
+        gc3_status_t st = gc3_rules_read_file(mca_coll_gc3_component.rules_file, &diag, &mca_coll_gc3_component.rules);
+        for (int i = 0; i < diag.count && says; i++) {
+            opal_output(0, "coll:gc3: rules file: %s%s", st == GC3_OK ? "warning: " : "", diag.msgs[i]);
+        }
+        if (st != GC3_OK && says) {
             opal_output(0, "coll:gc3: using the built-in rules instead of %s", mca_coll_gc3_component.rules_file);
         }
     }
@@ -37,11 +42,14 @@ static gc3_rules_t *mca_coll_gc3_rules_load(void)
         int added = 0;
         gc3_diag_init(&diag);
         (void)gc3_rules_add_xml_dir(mca_coll_gc3_component.rules, mca_coll_gc3_component.algorithm_dir, &diag, &added);
-        for (int i = 0; i < diag.count; i++) {
+        for (int i = 0; i < diag.count && says; i++) {
             opal_output(0, "coll:gc3: algorithm directory: %s", diag.msgs[i]);
         }
-        opal_output_verbose(1, mca_coll_gc3_component.output, "coll:gc3: algorithm directory %s: %d program(s) in use",
-                            mca_coll_gc3_component.algorithm_dir, added);
+        if (says) {
+            opal_output_verbose(1, mca_coll_gc3_component.output,
+                                "coll:gc3: algorithm directory %s: %d program(s) read and verified (each runs on "
+                                "communicators of its rank count)", mca_coll_gc3_component.algorithm_dir, added);
+        }
         gc3_diag_cleanup(&diag);
     }
     return mca_coll_gc3_component.rules;
@@ -74,7 +82,7 @@ mca_coll_gc3_plan_slot_t *mca_coll_gc3_slot_lookup(mca_coll_gc3_module_t *m, int
     if (rule == NULL) {
         snprintf(why, why_len, "no rule of %s for %s of %zu bytes on %d node(s) x %d, %s", R ? R->source : "gc3",
                  gc3_coll_desc(coll)->mpi_name, bytes, m->nodes, m->gpus, gc3_link_name(m->link[backend]));
-        opal_output_verbose(2, mca_coll_gc3_component.output, "coll:gc3: comm %s: %s: no plan", m->comm->c_name, why);
+        mca_coll_gc3_verbose_once(2, m->comm, "coll:gc3: comm %s: %s: no plan", m->comm->c_name, why);
         return NULL;
     }
     idx = (int)(rule - R->rules);

@@ -140,7 +140,7 @@ static int gc3_shape_budget(mca_coll_gc3_module_t *m, gc3_backend_t backend, con
             refuse = 1;
             snprintf(m->exec_why[backend], sizeof(m->exec_why[0]), "ranks %d and %d share GPU %s without MPS", first,
                      second, all[r].gpu.pci);
-            opal_output_verbose(1, mca_coll_gc3_component.output,
+            mca_coll_gc3_verbose_once(1, m->comm,
                                 "coll:gc3: comm %s: ranks %d and %d share GPU %s of %s without MPS: their "
                                 "kernels would take turns on it (milliseconds a call), so gc3 does not run "
                                 "on this communicator's device buffers: they are staged through host "
@@ -154,9 +154,31 @@ static int gc3_shape_budget(mca_coll_gc3_module_t *m, gc3_backend_t backend, con
         budget = mca_coll_gc3_component.max_blocks;
     }
     m->block_budget[backend] = budget;
-    opal_output_verbose(2, mca_coll_gc3_component.output, "coll:gc3: comm %s: plans of at most %d thread blocks per rank",
-                        m->comm->c_name, budget);
+    if (budget == INT_MAX) {
+        mca_coll_gc3_verbose_once(2, m->comm, "coll:gc3: comm %s: plans of any number of thread blocks per rank",
+                                  m->comm->c_name);
+    } else {
+        mca_coll_gc3_verbose_once(2, m->comm, "coll:gc3: comm %s: plans of at most %d thread block%s per rank",
+                                  m->comm->c_name, budget, budget == 1 ? "" : "s");
+    }
     return refuse;
+}
+
+/* The algorithm directory's programs this communicator cannot run, at verbose 1: a program is
+ * written for one rank count. */
+static void gc3_shape_say_skipped(mca_coll_gc3_module_t *m)
+{
+    const gc3_rules_t *R = mca_coll_gc3_rules();
+    const int          n = ompi_comm_size(m->comm);
+
+    for (int i = 0; R != NULL && i < R->n && mca_coll_gc3_component.verbose >= 1; i++) {
+        const gc3_rule_t *r = &R->rules[i];
+        if (r->xml[0] != '\0' && r->ranks != n) {
+            mca_coll_gc3_verbose_once(1, m->comm, "coll:gc3: comm %s: algorithm directory program %s skipped: "
+                                      "written for %d ranks, the communicator has %d", m->comm->c_name, r->xml,
+                                      r->ranks, n);
+        }
+    }
 }
 
 /* Every rank's card is here: the same decisions everywhere. */
@@ -192,9 +214,10 @@ void mca_coll_gc3_shape_done(mca_coll_gc3_module_t *m, gc3_backend_t backend)
     if (backend == GC3_BACKEND_CUDA && (m->nodes > 1 || mca_coll_gc3_component.verbose >= 2)) {
         gc3_gpu_nearest_nic(m->device, m->nic, sizeof(m->nic));
     }
-    opal_output_verbose(2, mca_coll_gc3_component.output, "coll:gc3: comm %s: %d node(s), up to %d ranks per node, %s%s%s",
-                        m->comm->c_name, m->nodes, m->gpus, gc3_link_name(m->link[backend]),
-                        m->nic[0] ? "; nearest NIC " : "", m->nic);
+    mca_coll_gc3_verbose_once(2, m->comm, "coll:gc3: comm %s: %d node%s, up to %d rank%s per node, %s%s%s",
+                              m->comm->c_name, m->nodes, m->nodes == 1 ? "" : "s", m->gpus, m->gpus == 1 ? "" : "s",
+                              gc3_link_name(m->link[backend]), m->nic[0] ? "; nearest NIC " : "", m->nic);
+    gc3_shape_say_skipped(m);
     if (gc3_shape_budget(m, backend, all, n)) {
         ok = 0;
     }
