@@ -8,6 +8,28 @@ static size_t gc3_align8(size_t x)
     return (x + 7u) & ~(size_t)7u;
 }
 
+/* One step of rank g in its flat form; 0 when it names a type, buffer or dependency that does not exist. */
+static int gc3_flat_step(const gc3_ir_gpu_t *g, const gc3_ir_step_t *st, gc3_flat_step_t *fs)
+{
+    if ((unsigned)st->type >= GC3_STEP_COUNT || st->srcbuf < GC3_BUF_NONE || st->srcbuf >= GC3_BUF_COUNT ||
+        st->dstbuf < GC3_BUF_NONE || st->dstbuf >= GC3_BUF_COUNT) {
+        return 0;
+    }
+    if (st->depid >= 0 && (st->depid >= g->ntbs || st->deps < 0 || st->deps >= g->tbs[st->depid].nsteps)) {
+        return 0;
+    }
+    fs->type     = (uint8_t)st->type;
+    fs->srcbuf   = st->srcbuf == GC3_BUF_NONE ? GC3_FLAT_BUF_NONE : (uint8_t)st->srcbuf;
+    fs->dstbuf   = st->dstbuf == GC3_BUF_NONE ? GC3_FLAT_BUF_NONE : (uint8_t)st->dstbuf;
+    fs->hasdep   = (uint8_t)(st->hasdep != 0);
+    fs->srcoff   = st->srcoff;
+    fs->dstoff   = st->dstoff;
+    fs->cnt      = st->cnt;
+    fs->dep_tb   = st->depid >= 0 ? st->depid : -1;
+    fs->dep_step = st->depid >= 0 ? st->deps : -1;
+    return 1;
+}
+
 gc3_status_t gc3_flat_create(const gc3_ir_program_t *p, gc3_flat_program_t **flat_p)
 {
     gc3_flat_program_t *f;
@@ -70,25 +92,9 @@ gc3_status_t gc3_flat_create(const gc3_ir_program_t *p, gc3_flat_program_t **fla
             tbs[ti].step_begin = si;
             tbs[ti].rank       = r;
             for (int s = 0; s < tb->nsteps; s++, si++) {
-                const gc3_ir_step_t *st = &tb->steps[s];
-                gc3_flat_step_t     *fs = &steps[si];
-                if ((unsigned)st->type >= GC3_STEP_COUNT || st->srcbuf < GC3_BUF_NONE ||
-                    st->srcbuf >= GC3_BUF_COUNT || st->dstbuf < GC3_BUF_NONE || st->dstbuf >= GC3_BUF_COUNT) {
+                if (!gc3_flat_step(g, &tb->steps[s], &steps[si])) {
                     goto err_invalid;
                 }
-                if (st->depid >= 0 &&
-                    (st->depid >= g->ntbs || st->deps < 0 || st->deps >= g->tbs[st->depid].nsteps)) {
-                    goto err_invalid;
-                }
-                fs->type     = (uint8_t)st->type;
-                fs->srcbuf   = st->srcbuf == GC3_BUF_NONE ? GC3_FLAT_BUF_NONE : (uint8_t)st->srcbuf;
-                fs->dstbuf   = st->dstbuf == GC3_BUF_NONE ? GC3_FLAT_BUF_NONE : (uint8_t)st->dstbuf;
-                fs->hasdep   = (uint8_t)(st->hasdep != 0);
-                fs->srcoff   = st->srcoff;
-                fs->dstoff   = st->dstoff;
-                fs->cnt      = st->cnt;
-                fs->dep_tb   = st->depid >= 0 ? st->depid : -1;
-                fs->dep_step = st->depid >= 0 ? st->deps : -1;
             }
         }
     }

@@ -256,26 +256,10 @@ typedef struct {
     char    handle[GC3_RT_HANDLE_BYTES];
 } gc3_prep_card_t;
 
-/* This rank's part before any exchange: the flat program, its layout and region. */
-static gc3_status_t gc3_prep_local(gc3_exec_t *exec, const gc3_ir_program_t *program, gc3_plan_t *p,
-                                   gc3_rt_layout_t *layouts, gc3_diag_t *diag)
+/* The plan's chunks and slots: its segments per rank, its largest step, a slot's payload and stride. */
+static gc3_status_t gc3_prep_geometry(gc3_exec_t *exec, const gc3_ir_program_t *program, gc3_plan_t *p,
+                                      gc3_diag_t *diag)
 {
-    const gc3_flat_rank_t *me;
-    gc3_status_t           status;
-    int                    R = exec->params.nranks, rank = exec->params.rank;
-
-    status = gc3_flat_create(program, &p->flat);
-    if (status != GC3_OK) {
-        gc3_diag_add(diag, "executor: program '%s' is malformed (run the verifier)", program->name);
-        return status;
-    }
-    if (exec->params.fuse) {
-        p->fused_runs = gc3_flat_fuse(p->flat, rank, GC3_RT_FUSE_MAX);
-    }
-    me       = &gc3_flat_ranks(p->flat)[rank];
-    p->ntbs  = me->ntbs;
-    p->tbs   = &gc3_flat_tbs(p->flat)[me->tb_begin];
-    p->proto = gc3_proto_runs_as(program->proto); /* LL128: Simple */
     gc3_plan_segments(p->flat, &p->k_in, &p->k_out);
     if (p->k_in < 1 || p->k_out < 1) {
         gc3_diag_add(diag, "executor: program '%s' has fewer chunks than ranks", program->name);
@@ -291,6 +275,15 @@ static gc3_status_t gc3_prep_local(gc3_exec_t *exec, const gc3_ir_program_t *pro
      * slots starting on lines */
     p->slot_stride = p->proto == GC3_PROTO_LL ? 2 * (p->slot_payload + GC3_RT_MSG_HDR)
                                               : gc3_rt_round(p->slot_payload + GC3_RT_SIMPLE_HDR, GC3_RT_LINE);
+    return GC3_OK;
+}
+
+/* This rank's thread blocks: their tables, and the sends and receives of each, which need a partner. */
+static gc3_status_t gc3_prep_blocks(gc3_exec_t *exec, const gc3_ir_program_t *program, gc3_plan_t *p,
+                                    gc3_diag_t *diag)
+{
+    const int R = exec->params.nranks, rank = exec->params.rank;
+
     p->tb_nsteps   = calloc((size_t)p->ntbs + 1, sizeof(int32_t));
     p->sem_base    = calloc((size_t)p->ntbs + 1, sizeof(uint64_t));
     p->loops_base  = calloc((size_t)p->ntbs + 1, sizeof(uint64_t));
@@ -320,6 +313,54 @@ static gc3_status_t gc3_prep_local(gc3_exec_t *exec, const gc3_ir_program_t *pro
             return GC3_ERR_VERIFY;
         }
     }
+    return GC3_OK;
+}
+
+/* The layout of every rank this one talks to (its own is computed already). */
+static gc3_status_t gc3_prep_peer_layouts(gc3_exec_t *exec, gc3_plan_t *p, gc3_rt_layout_t *layouts)
+{
+    gc3_status_t status = GC3_OK;
+
+    for (int t = 0; t < p->ntbs && status == GC3_OK; t++) {
+        int peers[2] = {p->tbs[t].send, p->tbs[t].recv};
+        for (int k = 0; k < 2 && status == GC3_OK; k++) {
+            if (peers[k] >= 0 && layouts[peers[k]].sem_off == NULL) {
+                status = gc3_rt_layout_compute(p->flat, peers[k], exec->params.slots, p->slot_stride, exec->node,
+                                               &layouts[peers[k]]);
+            }
+        }
+    }
+    return status;
+}
+
+/* This rank's part before any exchange: the flat program, its layout and region. */
+static gc3_status_t gc3_prep_local(gc3_exec_t *exec, const gc3_ir_program_t *program, gc3_plan_t *p,
+                                   gc3_rt_layout_t *layouts, gc3_diag_t *diag)
+{
+    const gc3_flat_rank_t *me;
+    gc3_status_t           status;
+    int                    rank = exec->params.rank;
+
+    status = gc3_flat_create(program, &p->flat);
+    if (status != GC3_OK) {
+        gc3_diag_add(diag, "executor: program '%s' is malformed (run the verifier)", program->name);
+        return status;
+    }
+    if (exec->params.fuse) {
+        p->fused_runs = gc3_flat_fuse(p->flat, rank, GC3_RT_FUSE_MAX);
+    }
+    me       = &gc3_flat_ranks(p->flat)[rank];
+    p->ntbs  = me->ntbs;
+    p->tbs   = &gc3_flat_tbs(p->flat)[me->tb_begin];
+    p->proto = gc3_proto_runs_as(program->proto); /* LL128: Simple */
+    status = gc3_prep_geometry(exec, program, p, diag);
+    if (status != GC3_OK) {
+        return status;
+    }
+    status = gc3_prep_blocks(exec, program, p, diag);
+    if (status != GC3_OK) {
+        return status;
+    }
     status = gc3_rt_layout_compute(p->flat, rank, exec->params.slots, p->slot_stride, exec->node, &p->layout);
     if (status != GC3_OK) {
         return status;
@@ -332,16 +373,7 @@ static gc3_status_t gc3_prep_local(gc3_exec_t *exec, const gc3_ir_program_t *pro
                      "without UCX (the inter-node transport)", program->name);
         return GC3_ERR_UNSUPPORTED;
     }
-    /* the layout of every rank we talk to (and ours) */
-    for (int t = 0; t < p->ntbs && status == GC3_OK; t++) {
-        int peers[2] = {p->tbs[t].send, p->tbs[t].recv};
-        for (int k = 0; k < 2 && status == GC3_OK; k++) {
-            if (peers[k] >= 0 && layouts[peers[k]].sem_off == NULL) {
-                status = gc3_rt_layout_compute(p->flat, peers[k], exec->params.slots, p->slot_stride, exec->node,
-                                               &layouts[peers[k]]);
-            }
-        }
-    }
+    status = gc3_prep_peer_layouts(exec, p, layouts);
     if (status != GC3_OK) {
         return status;
     }

@@ -509,6 +509,53 @@ static void gc3_cuda_quit(gc3_plan_t *p)
     s->res_alive = 0;
 }
 
+/* The call sees what the caller queued on the legacy default stream before it (cudaMemcpy,
+ * cudaMemset, kernels on stream 0): MPI users expect that finished. */
+static gc3_status_t gc3_cuda_after_legacy(const gc3_plan_t *p, gc3_cuda_state_t *s, cudaStream_t st, int resident,
+                                          gc3_diag_t *diag)
+{
+    gc3_status_t status = GC3_OK;
+
+    if (!p->exec->params.wait_legacy) {
+        /* the caller synchronized what writes the buffers (coll_gc3_wait_default_stream false) */
+    } else if (resident) {
+        /* a resident kernel is already running, so the host waits for that work (usually there is none) */
+        cudaError_t e = cudaStreamQuery(cudaStreamLegacy);
+        if (e == cudaErrorNotReady) {
+            e = cudaEventRecord(s->after_legacy, cudaStreamLegacy);
+            e = e == cudaSuccess ? cudaEventSynchronize(s->after_legacy) : e;
+        }
+        status = gc3_cuda_check(e, "waiting for the legacy default stream", diag);
+    } else if (st == s->own_stream) {
+        /* one direction only: later legacy work does not wait for this kernel */
+        status = gc3_cuda_check(cudaEventRecord(s->after_legacy, cudaStreamLegacy), "cudaEventRecord(legacy)", diag);
+        if (status == GC3_OK) {
+            status = gc3_cuda_check(cudaStreamWaitEvent(st, s->after_legacy, 0), "cudaStreamWaitEvent", diag);
+        }
+    }
+    return status;
+}
+
+/* More blocks than the kernel's arguments hold: their contexts copied to the device first. */
+static gc3_status_t gc3_cuda_launch_large(const gc3_plan_t *p, gc3_cuda_state_t *s, cudaStream_t st, uint64_t seq,
+                                          gc3_diag_t *diag)
+{
+    gc3_status_t status;
+    size_t       nt = (size_t)p->ntbs;
+    gc3_rt_tb_t *c  = (gc3_rt_tb_t *)s->h_stage; /* one call in flight per plan: free once the previous ended */
+
+    gc3_cuda_device_ctx(p, s, c);
+    memcpy((char *)(c + nt), p->sem_base, nt * 8);
+    memcpy((char *)(c + nt) + nt * 8, p->loops_base, nt * 8);
+    status = gc3_cuda_check(cudaMemcpyAsync(s->d_ctx, c, nt * (sizeof(gc3_rt_tb_t) + 16), cudaMemcpyHostToDevice, st),
+                            "cudaMemcpyAsync(contexts)", diag);
+    if (status != GC3_OK) {
+        return status;
+    }
+    gc3_cuda_kernel_launch_ctxs(s->d_ctx, gc3_cuda_done_args(s, seq), p->ntbs, s->threads, st);
+    return GC3_OK;
+}
+
 static gc3_status_t gc3_cuda_launch_locked(gc3_plan_t *p, gc3_cuda_state_t *s, cudaStream_t st, gc3_diag_t *diag);
 
 /* One call: plans of up to GC3_CUDA_ARGS_LARGE blocks are one launch carrying the contexts;
@@ -541,6 +588,8 @@ static gc3_status_t gc3_cuda_start(gc3_plan_t *p, void *stream, gc3_diag_t *diag
     return status;
 }
 
+/* One call under the launch lock: ordered after the legacy stream, then posted to the resident kernel,
+ * or launched with its contexts as arguments, or with them copied first; the event marks its end. */
 static gc3_status_t gc3_cuda_launch_locked(gc3_plan_t *p, gc3_cuda_state_t *s, cudaStream_t st, gc3_diag_t *diag)
 {
     gc3_status_t status;
@@ -557,30 +606,8 @@ static gc3_status_t gc3_cuda_launch_locked(gc3_plan_t *p, gc3_cuda_state_t *s, c
     if (s->tracing) {
         s->trace_host[0] = gc3_cuda_host_ns();
     }
-    if (!p->exec->params.wait_legacy) {
-        /* the caller synchronized what writes the buffers (coll_gc3_wait_default_stream false) */
-    } else if (resident) {
-        /* the call sees what the caller queued on the legacy default stream before it: a resident
-         * kernel is already running, so the host waits for that work (usually there is none) */
-        cudaError_t e = cudaStreamQuery(cudaStreamLegacy);
-        if (e == cudaErrorNotReady) {
-            e = cudaEventRecord(s->after_legacy, cudaStreamLegacy);
-            e = e == cudaSuccess ? cudaEventSynchronize(s->after_legacy) : e;
-        }
-        if ((status = gc3_cuda_check(e, "waiting for the legacy default stream", diag)) != GC3_OK) {
-            return status;
-        }
-    } else if (st == s->own_stream) {
-        /* the call sees what the caller queued on the legacy default stream before it (cudaMemcpy,
-         * cudaMemset, kernels on stream 0): MPI users expect that finished. One direction only:
-         * later legacy work does not wait for this kernel. */
-        status = gc3_cuda_check(cudaEventRecord(s->after_legacy, cudaStreamLegacy), "cudaEventRecord(legacy)", diag);
-        if (status == GC3_OK) {
-            status = gc3_cuda_check(cudaStreamWaitEvent(st, s->after_legacy, 0), "cudaStreamWaitEvent", diag);
-        }
-        if (status != GC3_OK) {
-            return status;
-        }
+    if ((status = gc3_cuda_after_legacy(p, s, st, resident, diag)) != GC3_OK) {
+        return status;
     }
     s->posted = 0;
     if (p->ntbs <= 0) {
@@ -592,18 +619,8 @@ static gc3_status_t gc3_cuda_launch_locked(gc3_plan_t *p, gc3_cuda_state_t *s, c
     } else if (p->ntbs <= GC3_CUDA_ARGS_LARGE) {
         gc3_cuda_launch_sized(p, s, st, seq, resident);
         s->res_alive = resident;
-    } else {
-        size_t       nt = (size_t)p->ntbs;
-        gc3_rt_tb_t *c  = (gc3_rt_tb_t *)s->h_stage; /* one call in flight per plan: free once the previous ended */
-        gc3_cuda_device_ctx(p, s, c);
-        memcpy((char *)(c + nt), p->sem_base, nt * 8);
-        memcpy((char *)(c + nt) + nt * 8, p->loops_base, nt * 8);
-        status = gc3_cuda_check(cudaMemcpyAsync(s->d_ctx, c, nt * (sizeof(gc3_rt_tb_t) + 16), cudaMemcpyHostToDevice, st),
-                                "cudaMemcpyAsync(contexts)", diag);
-        if (status != GC3_OK) {
-            return status;
-        }
-        gc3_cuda_kernel_launch_ctxs(s->d_ctx, gc3_cuda_done_args(s, seq), p->ntbs, s->threads, st);
+    } else if ((status = gc3_cuda_launch_large(p, s, st, seq, diag)) != GC3_OK) {
+        return status;
     }
     status = s->posted ? GC3_OK : gc3_cuda_check(cudaGetLastError(), "kernel launch", diag);
     if (status == GC3_OK && p->ntbs > 0) {
