@@ -6,7 +6,14 @@
  * (ports are shared by all of a rank's connections of the class, so aggregation and
  * contention show); each step pays the interpreter's per-step cost; Simple protocol
  * messages pay a fence+flag cost, LL moves half the bytes per line. Chunks larger than
- * a FIFO slot are cut into tiles that pipeline (at most max_tiles simulated). */
+ * a FIFO slot are cut into tiles that pipeline (at most max_tiles simulated).
+ *
+ * Between nodes, two paths (the runtime's coll_gc3_net_path): GPUDirect (stage_bw_GBps 0, the
+ * default), where the NIC reads and writes the slots in GPU memory, so a message pays the wire
+ * only; host-staged (stage_bw_GBps > 0), where the sender's kernel first copies the message into
+ * pinned host memory over its PCIe link (that rank's "up" port) and the receiver's kernel reads
+ * it from there (its "down" port, after stage_alpha_us for the reads' round trip), each at
+ * stage_bw_GBps: per tile the copies and the wire are in series, tiles pipeline. */
 #ifndef GC3_COST_H
 #define GC3_COST_H
 
@@ -23,6 +30,9 @@ typedef struct {
     double   sync_us;         /* Simple protocol: fence + flag per message */
     double   local_bw_GBps;   /* local copy/reduce */
     double   launch_us;       /* once per call */
+    double   stage_bw_GBps;   /* between nodes: 0 GPUDirect; > 0 host-staged, the GPU<->pinned host
+                               * copy on each side at this rate */
+    double   stage_alpha_us;  /* host-staged: the receiver's reads of host memory (PCIe round trip) */
     uint64_t slot_bytes;      /* tile size */
     int      max_tiles;
 } gc3_machine_t;

@@ -80,6 +80,13 @@ typedef struct {
     int           net_peer_errors; /* UCX endpoints report a dead peer at once (default 1); 0 lets UCX
                                     * use transports that cannot (shared memory): the timeout then
                                     * catches a dead peer */
+    int           net_direct;   /* between nodes, the direct path (GPUDirect on GPUs): the slots in the
+                                 * backend's memory (cuda: the GPU's) registered with UCX, the proxy
+                                 * puts them from the sender's slot straight into the receiver's; the
+                                 * host backend runs the same protocol on host memory (tests). 0
+                                 * (default): host-staged, the slots in (pinned, mapped) host memory.
+                                 * Every rank of the executor passes the same value (the layouts
+                                 * follow it): gc3_net_path_choose, then an agreement */
     const int    *node;         /* per rank: its node (NULL: all on one node); copied at creation.
                                  * Connections between nodes go through UCX (the proxy thread), the
                                  * others through CUDA IPC or shared memory. */
@@ -93,6 +100,27 @@ void         gc3_exec_params_default(gc3_exec_params_t *params, gc3_backend_t ba
 int          gc3_exec_backend_available(gc3_backend_t backend);
 /* Is the inter-node transport (UCX) built into this library? */
 int          gc3_exec_net_available(void);
+/* The inter-node path a rank can take (the caller then agrees with the other ranks: the direct
+ * path only when every rank can). asked: what the user asked for; ucx_cuda: what
+ * gc3_exec_net_cuda_memory answered (ignored unless it matters). Returns one of the reasons; those
+ * below GC3_NET_STAGED_FORCED allow the direct path. gc3_net_path_reason names one. */
+typedef enum { GC3_NET_PATH_AUTO, GC3_NET_PATH_GPUDIRECT, GC3_NET_PATH_STAGED } gc3_net_path_t;
+typedef enum {
+    GC3_NET_DIRECT_CUDA = 0,    /* direct: UCX reports CUDA memory support */
+    GC3_NET_DIRECT_HOST,        /* direct forced on the host backend: the protocol on host memory */
+    GC3_NET_STAGED_FORCED,      /* host-staged, as asked */
+    GC3_NET_STAGED_HOST,        /* auto on the host backend: host-staged */
+    GC3_NET_STAGED_NO_CUDA,     /* auto: UCX has no CUDA memory support */
+    GC3_NET_STAGED_REFUSED,     /* GPUDirect asked for, UCX has no CUDA memory support */
+    GC3_NET_STAGED_NO_UCX       /* no usable UCX (not built in, or it cannot start) */
+} gc3_net_reason_t;
+gc3_net_reason_t gc3_net_path_choose(gc3_net_path_t asked, gc3_backend_t backend, int ucx_cuda);
+const char      *gc3_net_path_reason(gc3_net_reason_t why);
+#define GC3_NET_REASON_DIRECT(why) ((why) < GC3_NET_STAGED_FORCED)
+/* Does this process's UCX report CUDA memory support (ucp_context_query's memory types)? 1 yes,
+ * 0 no, -1 UCX cannot start (or is not built in). Asked once per process (a UCX context made and
+ * closed), then remembered. */
+int              gc3_exec_net_cuda_memory(void);
 /* How the inter-node connections of a plan run: a short line for the user (empty when none). */
 void         gc3_plan_net_describe(const gc3_plan_t *plan, char *buf, size_t len);
 /* How many runs of this rank's local steps the plan does in one pass each (gc3_flat_fuse; 0 when

@@ -19,6 +19,8 @@ void gc3_machine_default(gc3_machine_t *m, int nodes, int gpus_per_node)
     m->sync_us        = 0.4;
     m->local_bw_GBps  = 2000.0;
     m->launch_us      = 4.0;
+    m->stage_bw_GBps  = 0.0;   /* GPUDirect */
+    m->stage_alpha_us = 1.0;
     m->slot_bytes     = 1u << 20;
     m->max_tiles      = 8;
 }
@@ -80,6 +82,7 @@ gc3_status_t gc3_parse_time_us(const char *text, double *us_p)
 
 typedef struct {
     double arrival;
+    double staged_bytes; /* host-staged between nodes: what the receiver reads from host memory */
 } gc3_costmsg_t;
 
 typedef struct {
@@ -90,9 +93,20 @@ typedef struct {
     double                    sync_us;
     double                   *clock;       /* per thread block */
     double                   *done_at;     /* per (loop, global step) */
-    double                   *port;        /* per rank: [intra egress, intra ingress, net egress, net ingress] */
+    double                   *port;        /* per rank: GC3_COST_PORTS, [intra egress, intra ingress, net
+                                            * egress, net ingress, PCIe up, PCIe down (host-staged)] */
     double                    end;
 } gc3_costctx_t;
+
+#define GC3_COST_PORTS 6
+
+/* A transfer of `bytes` at `GBps` on one port, not before t: when it ends (the port busy until then). */
+static double gc3_cost_port(double *port, double t, double bytes, double GBps)
+{
+    double start = *port > t ? *port : t;
+    *port        = start + bytes / (GBps * 1e3);
+    return *port;
+}
 
 static void gc3_costmsg_free(void *ctx, void *msg)
 {
@@ -121,6 +135,10 @@ static gc3_status_t gc3_cost_exec(void *ctx, const gc3_sim_step_t *sc, void *in,
     }
     if (msg != NULL) {
         t = msg->arrival > t ? msg->arrival : t;
+        if (msg->staged_bytes > 0) { /* the receiving kernel reads it from pinned host memory */
+            t = gc3_cost_port(&x->port[(size_t)sc->rank * GC3_COST_PORTS + 5], t + x->m->stage_alpha_us,
+                              msg->staged_bytes, x->m->stage_bw_GBps);
+        }
         free(msg);
     }
     t += x->m->step_us;
@@ -132,13 +150,19 @@ static gc3_status_t gc3_cost_exec(void *ctx, const gc3_sim_step_t *sc, void *in,
         int            net  = sc->rank / x->m->gpus_per_node != peer / x->m->gpus_per_node;
         double         bw   = (net ? x->m->net_bw_GBps : x->m->intra_bw_GBps) * x->bw_factor;
         double         a    = net ? x->m->net_alpha_us : x->m->intra_alpha_us;
-        double        *eg   = &x->port[(size_t)sc->rank * 4 + (size_t)(net ? 2 : 0)];
-        double        *ig   = &x->port[(size_t)peer * 4 + (size_t)(net ? 3 : 1)];
-        double         start = t;
+        double        *eg   = &x->port[(size_t)sc->rank * GC3_COST_PORTS + (size_t)(net ? 2 : 0)];
+        double        *ig   = &x->port[(size_t)peer * GC3_COST_PORTS + (size_t)(net ? 3 : 1)];
+        const int      staged = net && x->m->stage_bw_GBps > 0;
+        double         start;
         gc3_costmsg_t *out  = malloc(sizeof(*out));
         if (out == NULL) {
             return GC3_ERR_NO_MEMORY;
         }
+        out->staged_bytes = staged ? bytes : 0.0;
+        if (staged) { /* the sending kernel copies it to pinned host memory first */
+            t = gc3_cost_port(&x->port[(size_t)sc->rank * GC3_COST_PORTS + 4], t, bytes, x->m->stage_bw_GBps);
+        }
+        start        = t;
         start        = *eg > start ? *eg : start;
         start        = *ig > start ? *ig : start;
         t            = start + bytes / (bw * 1e3) + x->sync_us;
@@ -169,8 +193,9 @@ gc3_status_t gc3_cost_predict(const gc3_ir_program_t *p, const gc3_machine_t *m,
                      m->gpus_per_node, p->name, p->ngpus);
         return GC3_ERR_INVALID_PARAM;
     }
-    if (m->intra_bw_GBps <= 0 || m->net_bw_GBps <= 0 || m->local_bw_GBps <= 0 || m->slot_bytes == 0) {
-        gc3_diag_add(diag, "cost: bandwidths and the slot size must be positive");
+    if (m->intra_bw_GBps <= 0 || m->net_bw_GBps <= 0 || m->local_bw_GBps <= 0 || m->slot_bytes == 0 ||
+        m->stage_bw_GBps < 0) {
+        gc3_diag_add(diag, "cost: bandwidths and the slot size must be positive (the staging bandwidth 0: GPUDirect)");
         return GC3_ERR_INVALID_PARAM;
     }
     status = gc3_flat_create(p, &flat);
@@ -190,7 +215,7 @@ gc3_status_t gc3_cost_predict(const gc3_ir_program_t *p, const gc3_machine_t *m,
     x.sync_us     = proto == GC3_PROTO_SIMPLE ? m->sync_us : 0.0;
     x.clock       = calloc((size_t)flat->ntbs + 1, sizeof(double));
     x.done_at     = calloc((size_t)flat->nsteps * (size_t)tiles + 1, sizeof(double));
-    x.port        = calloc((size_t)p->ngpus * 4, sizeof(double));
+    x.port        = calloc((size_t)p->ngpus * GC3_COST_PORTS, sizeof(double));
     if (x.clock == NULL || x.done_at == NULL || x.port == NULL) {
         status = GC3_ERR_NO_MEMORY;
         goto out;

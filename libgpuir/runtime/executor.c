@@ -164,6 +164,9 @@ void gc3_plan_destroy(gc3_plan_t *p)
     if (p->net != NULL) {
         p->exec->be->host_free(p, p->net);
     }
+    if (p->net_slots != NULL) {
+        p->exec->be->mem_free(p, p->net_slots);
+    }
     if (p->peer_region != NULL) {
         for (int r = 0; r < p->nranks; r++) {
             if (p->peer_region[r] != NULL && r != p->rank) {
@@ -326,7 +329,7 @@ static gc3_status_t gc3_prep_peer_layouts(gc3_exec_t *exec, gc3_plan_t *p, gc3_r
         for (int k = 0; k < 2 && status == GC3_OK; k++) {
             if (peers[k] >= 0 && layouts[peers[k]].sem_off == NULL) {
                 status = gc3_rt_layout_compute(p->flat, peers[k], exec->params.slots, p->slot_stride, exec->node,
-                                               &layouts[peers[k]]);
+                                               exec->params.net_direct, &layouts[peers[k]]);
             }
         }
     }
@@ -361,7 +364,8 @@ static gc3_status_t gc3_prep_local(gc3_exec_t *exec, const gc3_ir_program_t *pro
     if (status != GC3_OK) {
         return status;
     }
-    status = gc3_rt_layout_compute(p->flat, rank, exec->params.slots, p->slot_stride, exec->node, &p->layout);
+    status = gc3_rt_layout_compute(p->flat, rank, exec->params.slots, p->slot_stride, exec->node,
+                                   exec->params.net_direct, &p->layout);
     if (status != GC3_OK) {
         return status;
     }
@@ -398,6 +402,12 @@ static gc3_status_t gc3_prep_map(gc3_prep_t *x, gc3_diag_t *diag)
     return status;
 }
 
+/* The region the inter-node slots' offsets are in (gc3_rt_layout_t) */
+static char *gc3_plan_net_slots(const gc3_plan_t *p)
+{
+    return p->layout.net_direct ? p->net_slots : p->net;
+}
+
 /* Where each block's connections are (every rank mapped what it needs). */
 static gc3_status_t gc3_prep_connect(gc3_prep_t *x, gc3_diag_t *diag)
 {
@@ -415,6 +425,15 @@ static gc3_status_t gc3_prep_connect(gc3_prep_t *x, gc3_diag_t *diag)
             return status;
         }
     }
+    if (p->crosses_nodes && p->layout.net_slot_bytes > 0) {
+        /* direct: the slots in the backend's memory (cuda: the GPU's), where the proxy moves them from and to */
+        status = exec->be->mem_alloc(p, p->layout.net_slot_bytes, &p->net_slots);
+        if (status != GC3_OK) {
+            gc3_diag_add(diag, "executor: cannot allocate %zu bytes of %s memory for the inter-node slots",
+                         p->layout.net_slot_bytes, exec->be->name);
+            return status;
+        }
+    }
     p->conn = calloc((size_t)p->ntbs + 1, sizeof(gc3_rt_conn_t));
     if (p->conn == NULL) {
         return GC3_ERR_NO_MEMORY;
@@ -428,8 +447,8 @@ static gc3_status_t gc3_prep_connect(gc3_prep_t *x, gc3_diag_t *diag)
                 char *b       = p->net + p->layout.net_send_off[t];
                 c->send_tail  = (uint64_t *)b;
                 c->send_lens  = (uint64_t *)(b + GC3_RT_NET_LENS_OFF);
-                c->send_slots = b + GC3_RT_NET_SLOTS_OFF(exec->params.slots);
-                c->send_head  = (uint64_t *)(b + GC3_RT_NET_HEAD_OFF(exec->params.slots, p->slot_stride));
+                c->send_slots = gc3_plan_net_slots(p) + p->layout.net_send_slots[t];
+                c->send_head  = (uint64_t *)(b + GC3_RT_NET_HEAD_OFF(&p->layout));
             } else {
                 c->send_tail  = (uint64_t *)(p->peer_region[tb->send] + layouts[tb->send].fifo_off[u]);
                 c->send_slots = p->peer_region[tb->send] + layouts[tb->send].fifo_off[u] + GC3_RT_LINE;
@@ -441,8 +460,8 @@ static gc3_status_t gc3_prep_connect(gc3_prep_t *x, gc3_diag_t *diag)
             if (gc3_plan_remote(p, tb->recv)) {
                 char *b        = p->net + p->layout.net_recv_off[t];
                 c->recv_tail   = (uint64_t *)b;
-                c->recv_slots  = b + GC3_RT_NET_SLOTS_OFF(exec->params.slots);
-                c->recv_head   = (uint64_t *)(b + GC3_RT_NET_HEAD_OFF(exec->params.slots, p->slot_stride));
+                c->recv_slots  = gc3_plan_net_slots(p) + p->layout.net_recv_slots[t];
+                c->recv_head   = (uint64_t *)(b + GC3_RT_NET_HEAD_OFF(&p->layout));
                 c->recv_remote = 1;
             } else {
                 c->recv_tail  = (uint64_t *)(p->region + p->layout.fifo_off[t]);

@@ -97,6 +97,7 @@ struct gc3_plan {
     void               *be_state;              /* the backend's */
     gc3_rt_conn_t      *conn;                  /* per block */
     char               *net;                   /* inter-node FIFOs (layout.net_bytes), NULL when none */
+    char               *net_slots;             /* direct: their slots (layout.net_slot_bytes, mem_alloc) */
     void               *net_state;             /* net_ucx.c's */
     int                 crosses_nodes;         /* some connection of the program joins two nodes */
     int                 fused_runs;            /* gc3_flat_fuse's count for this rank */

@@ -67,19 +67,24 @@ typedef struct {
     int64_t *fifo_off;   /* per block with a receiving connection: tail, then the slots */
     int64_t *head_off;   /* per block with a sending connection: head (written by the receiver) */
     /* connections to other nodes (see gc3_rt_net.h): a second region in host memory, one
-     * gc3_rt_net_conn_bytes() block per connection, -1 when the connection is on the node */
-    size_t   net_bytes;
+     * net_conn_bytes block per connection, -1 when the connection is on the node. Host-staged,
+     * the slots are in that block; direct (net_direct), in a third region of the backend's
+     * memory (cuda: device memory), net_slot_bytes, registered with UCX. */
+    size_t   net_bytes, net_slot_bytes;
+    uint64_t net_conn_bytes;
+    int      net_direct;
     int64_t *net_recv_off; /* receiving: tail, lengths, slots (written by the peer's proxy), head copy */
     int64_t *net_send_off; /* sending: copies of tail, lengths and slots (my proxy sends them), head */
+    int64_t *net_recv_slots, *net_send_slots; /* the connection's slots: offset in the net region
+                                               * (host-staged) or in the slot region (direct) */
 } gc3_rt_layout_t;
 
 /* One inter-node connection's block in the net region: tail line, per-slot message lengths,
- * slots, head line. */
+ * slots (host-staged), head line (the block's last). */
 #define GC3_RT_NET_LENS_OFF   GC3_RT_LINE
 uint64_t gc3_rt_net_lens_bytes(int slots);
-uint64_t gc3_rt_net_conn_bytes(int slots, uint64_t slot_stride);
 #define GC3_RT_NET_SLOTS_OFF(slots) (GC3_RT_LINE + gc3_rt_net_lens_bytes(slots))
-#define GC3_RT_NET_HEAD_OFF(slots, stride) (gc3_rt_net_conn_bytes((slots), (stride)) - GC3_RT_LINE)
+#define GC3_RT_NET_HEAD_OFF(L) ((L)->net_conn_bytes - GC3_RT_LINE)
 
 /* What one IR thread block needs for a call; filled by the executor, read by the core. */
 typedef struct {
@@ -144,8 +149,9 @@ typedef struct {
 enum { GC3_TRACE_WAITED, GC3_TRACE_RECEIVED, GC3_TRACE_MOVED, GC3_TRACE_PUBLISHED };
 
 /* node: per rank, its node (NULL: all on one node) */
+/* net_direct: the inter-node slots in their own region (gc3_exec_params_t.net_direct) */
 gc3_status_t gc3_rt_layout_compute(const gc3_flat_program_t *flat, int rank, int slots, uint64_t slot_stride,
-                                   const int *node, gc3_rt_layout_t *layout);
+                                   const int *node, int net_direct, gc3_rt_layout_t *layout);
 void         gc3_rt_layout_free(gc3_rt_layout_t *layout);
 
 /* For block `tb` of `rank`: the block of `peer` on the other end of its sending (receiving)

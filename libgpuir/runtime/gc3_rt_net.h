@@ -8,6 +8,15 @@
  * a fence, the tail (put) into the receiver's net region; the head (put) into the sender's. The
  * blocks of the other side wait on those counters as they would on a local peer's.
  *
+ * Two places for the slots, chosen per executor (gc3_exec_params_t.net_direct, the same on every
+ * rank): host-staged, they are in the net region (cuda: pinned host memory mapped into the GPU, so
+ * the kernel's copy into a slot crosses PCIe before the network); direct (GPUDirect on GPUs), in a
+ * region of the backend's memory (cuda: device memory, so the kernel's copy stays on the GPU),
+ * registered with UCX as such, and the proxy puts from the sender's slot straight into the
+ * receiver's (GPUDirect RDMA, or cuda_ipc between processes of one host). The counters and
+ * lengths stay in host memory either way (the proxy reads them; the kernels poll them there).
+ * Every region is registered once per plan and deregistered at teardown.
+ *
  * Every rank of the executor sets up (it is collective: worker addresses, remote keys and net
  * region addresses are exchanged through the out-of-band interface) when the program crosses
  * nodes. A failed endpoint (peer dead, unreachable) or a transfer that cannot start

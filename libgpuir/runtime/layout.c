@@ -46,17 +46,34 @@ uint64_t gc3_rt_net_lens_bytes(int slots)
     return gc3_rt_round((uint64_t)slots * 8, GC3_RT_LINE);
 }
 
-uint64_t gc3_rt_net_conn_bytes(int slots, uint64_t slot_stride)
+/* the slots of one inter-node connection */
+static uint64_t gc3_rt_net_slots_bytes(int slots, uint64_t slot_stride)
 {
-    return GC3_RT_LINE + gc3_rt_net_lens_bytes(slots) + gc3_rt_round((uint64_t)slots * slot_stride, GC3_RT_LINE) + GC3_RT_LINE;
+    return gc3_rt_round((uint64_t)slots * slot_stride, GC3_RT_LINE);
+}
+
+/* An inter-node connection: its block in the net region, and where its slots are (in that block,
+ * host-staged; in the slot region, direct). */
+static int64_t gc3_rt_net_conn_place(gc3_rt_layout_t *L, int slots, uint64_t slot_stride, int64_t *slots_off,
+                                     uint64_t *noff, uint64_t *soff)
+{
+    int64_t at = (int64_t)*noff;
+    if (L->net_direct) {
+        *slots_off = (int64_t)*soff;
+        *soff += gc3_rt_net_slots_bytes(slots, slot_stride);
+    } else {
+        *slots_off = at + (int64_t)GC3_RT_NET_SLOTS_OFF(slots);
+    }
+    *noff += L->net_conn_bytes;
+    return at;
 }
 
 gc3_status_t gc3_rt_layout_compute(const gc3_flat_program_t *f, int rank, int slots, uint64_t slot_stride,
-                                   const int *node, gc3_rt_layout_t *L)
+                                   const int *node, int net_direct, gc3_rt_layout_t *L)
 {
     const gc3_flat_rank_t *r = &gc3_flat_ranks(f)[rank];
     const gc3_flat_tb_t   *tbs = gc3_flat_tbs(f);
-    uint64_t               off = 0, noff = 0;
+    uint64_t               off = 0, noff = 0, soff = 0;
 
     L->bytes     = 0;
     L->sem_off   = calloc((size_t)r->ntbs + 1, sizeof(int64_t));
@@ -65,8 +82,14 @@ gc3_status_t gc3_rt_layout_compute(const gc3_flat_program_t *f, int rank, int sl
     L->head_off  = calloc((size_t)r->ntbs + 1, sizeof(int64_t));
     L->net_recv_off = calloc((size_t)r->ntbs + 1, sizeof(int64_t));
     L->net_send_off = calloc((size_t)r->ntbs + 1, sizeof(int64_t));
+    L->net_recv_slots = calloc((size_t)r->ntbs + 1, sizeof(int64_t));
+    L->net_send_slots = calloc((size_t)r->ntbs + 1, sizeof(int64_t));
+    L->net_direct     = net_direct;
+    /* tail line, lengths, the slots (host-staged only), head line */
+    L->net_conn_bytes = GC3_RT_LINE + gc3_rt_net_lens_bytes(slots) +
+                        (net_direct ? 0 : gc3_rt_net_slots_bytes(slots, slot_stride)) + GC3_RT_LINE;
     if (L->sem_off == NULL || L->loops_off == NULL || L->fifo_off == NULL || L->head_off == NULL ||
-        L->net_recv_off == NULL || L->net_send_off == NULL) {
+        L->net_recv_off == NULL || L->net_send_off == NULL || L->net_recv_slots == NULL || L->net_send_slots == NULL) {
         gc3_rt_layout_free(L);
         return GC3_ERR_NO_MEMORY;
     }
@@ -82,23 +105,23 @@ gc3_status_t gc3_rt_layout_compute(const gc3_flat_program_t *f, int rank, int sl
         const gc3_flat_tb_t *me = &tbs[r->tb_begin + t];
         const int            recv = gc3_rt_peer_sender(f, rank, t) >= 0, send = gc3_rt_peer_receiver(f, rank, t) >= 0;
         L->fifo_off[t] = L->head_off[t] = L->net_recv_off[t] = L->net_send_off[t] = -1;
+        L->net_recv_slots[t] = L->net_send_slots[t] = -1;
         if (recv && node != NULL && node[me->recv] != node[rank]) {
-            L->net_recv_off[t] = (int64_t)noff;
-            noff += gc3_rt_net_conn_bytes(slots, slot_stride);
+            L->net_recv_off[t] = gc3_rt_net_conn_place(L, slots, slot_stride, &L->net_recv_slots[t], &noff, &soff);
         } else if (recv) {
             L->fifo_off[t] = (int64_t)off; /* tail line, then the slots */
             off            = gc3_rt_round(off + GC3_RT_LINE + (uint64_t)slots * slot_stride, GC3_RT_LINE);
         }
         if (send && node != NULL && node[me->send] != node[rank]) {
-            L->net_send_off[t] = (int64_t)noff;
-            noff += gc3_rt_net_conn_bytes(slots, slot_stride);
+            L->net_send_off[t] = gc3_rt_net_conn_place(L, slots, slot_stride, &L->net_send_slots[t], &noff, &soff);
         } else if (send) {
             L->head_off[t] = (int64_t)off;
             off += GC3_RT_LINE;
         }
     }
     L->bytes     = off > 0 ? off : GC3_RT_LINE;
-    L->net_bytes = noff;
+    L->net_bytes      = noff;
+    L->net_slot_bytes = soff;
     return GC3_OK;
 }
 
@@ -110,7 +133,10 @@ void gc3_rt_layout_free(gc3_rt_layout_t *L)
     free(L->head_off);
     free(L->net_recv_off);
     free(L->net_send_off);
+    free(L->net_recv_slots);
+    free(L->net_send_slots);
     L->sem_off = L->loops_off = L->fifo_off = L->head_off = L->net_recv_off = L->net_send_off = NULL;
+    L->net_recv_slots = L->net_send_slots = NULL;
 }
 
 void gc3_rt_error_format(const gc3_rt_error_t *e, char *buf, size_t len)

@@ -18,6 +18,47 @@
 #include <time.h>
 #include "gc3_rt_net.h"
 
+/* ---------------------------------------------------------------- the path (any build) */
+
+gc3_net_reason_t gc3_net_path_choose(gc3_net_path_t asked, gc3_backend_t backend, int ucx_cuda)
+{
+    if (asked == GC3_NET_PATH_STAGED) {
+        return GC3_NET_STAGED_FORCED;
+    }
+    if (ucx_cuda < 0) {
+        return GC3_NET_STAGED_NO_UCX;
+    }
+    if (backend == GC3_BACKEND_HOST) {
+        return asked == GC3_NET_PATH_GPUDIRECT ? GC3_NET_DIRECT_HOST : GC3_NET_STAGED_HOST;
+    }
+    if (ucx_cuda > 0) {
+        return GC3_NET_DIRECT_CUDA;
+    }
+    return asked == GC3_NET_PATH_GPUDIRECT ? GC3_NET_STAGED_REFUSED : GC3_NET_STAGED_NO_CUDA;
+}
+
+const char *gc3_net_path_reason(gc3_net_reason_t why)
+{
+    switch (why) {
+    case GC3_NET_DIRECT_CUDA:
+        return "UCX reports CUDA memory support";
+    case GC3_NET_DIRECT_HOST:
+        return "forced, on the host backend: the direct protocol on host memory";
+    case GC3_NET_STAGED_FORCED:
+        return "forced by coll_gc3_net_path=staged";
+    case GC3_NET_STAGED_HOST:
+        return "host backend";
+    case GC3_NET_STAGED_NO_CUDA:
+        return "UCX reports no CUDA memory support";
+    case GC3_NET_STAGED_REFUSED:
+        return "GPUDirect refused: UCX reports no CUDA memory support (ucp_context_query), "
+               "a UCX built with CUDA is needed";
+    case GC3_NET_STAGED_NO_UCX:
+        return "UCX is not built in or cannot start";
+    }
+    return "?";
+}
+
 #ifdef GC3_HAVE_UCX
 #include <pthread.h>
 #include <sched.h>
@@ -39,6 +80,9 @@ typedef struct {
     const uint64_t    *l_lens;
     const char        *l_slots;
     uint64_t           r_slots;
+    ucp_rkey_h         slot_rkey;   /* the peer's region holding r_slots (direct: its slot region) */
+    ucp_mem_h          slot_memh;   /* mine holding l_slots */
+    ucs_memory_type_t  slot_mem;    /* its memory type */
     uint64_t           pushed;      /* counter value sent last */
     uint64_t           val;         /* source of the counter put in flight */
     void              *req;         /* that put, while not complete */
@@ -57,8 +101,8 @@ typedef struct gc3_net_plan {
     gc3_plan_t         *plan;
     gc3_net_link_t     *links;
     int                 nlinks;
-    ucp_mem_h           memh;
-    ucp_rkey_h         *rkeys;      /* per rank, NULL when not used */
+    ucp_mem_h           memh, slot_memh; /* the net region; direct: the slot region */
+    ucp_rkey_h         *rkeys, *slot_rkeys; /* per rank, NULL when not used */
     int                 failed;     /* a link failed: p->err was written */
     gc3_rt_error_t      err;        /* what failed (kept: the backend clears p->err at each start) */
     struct gc3_net_plan *next;
@@ -69,7 +113,7 @@ static struct {
     int             users;          /* plans set up */
     int             active;         /* calls under way (atomic) */
     int             stop;
-    int             cuda_mem;       /* UCX can move CUDA memory (reported, see describe) */
+    int             cuda_mem;       /* UCX can move CUDA memory (the GPUDirect path needs it) */
     pthread_t       thread;
     ucp_context_h   ctx;
     ucp_worker_h    worker;
@@ -131,12 +175,18 @@ static int gc3_net_req_busy(void **req)
 
 /* a put; the request, if any, goes to *req (NULL: let it finish on its own). 0, or -1 when it
  * could not start. */
-static int gc3_net_put(gc3_net_link_t *l, const void *src, size_t len, uint64_t raddr, void **req)
+static int gc3_net_put(gc3_net_link_t *l, const void *src, size_t len, uint64_t raddr, ucp_rkey_h rkey,
+                       ucp_mem_h memh, ucs_memory_type_t mem, void **req)
 {
     ucp_request_param_t prm;
     ucs_status_ptr_t    r;
     memset(&prm, 0, sizeof(prm));
-    r = ucp_put_nbx(l->ep->ep, src, len, raddr, l->rkey, &prm);
+    if (memh != NULL) { /* a slot: registered once with its plan, of a known memory type */
+        prm.op_attr_mask = UCP_OP_ATTR_FIELD_MEMH | UCP_OP_ATTR_FIELD_MEMORY_TYPE;
+        prm.memh         = memh;
+        prm.memory_type  = mem;
+    }
+    r = ucp_put_nbx(l->ep->ep, src, len, raddr, rkey, &prm);
     if (UCS_PTR_IS_ERR(r)) {
         return -1;
     }
@@ -172,7 +222,8 @@ static int gc3_net_link_sweep(gc3_net_plan_t *np, gc3_net_link_t *l)
         for (uint64_t seq = l->pushed + 1; seq <= now; seq++) {
             uint64_t s = (seq - 1) % (uint64_t)slots, len = l->l_lens[s];
             if (len > 0 && gc3_net_put(l, l->l_slots + s * np->plan->slot_stride, len,
-                                       l->r_slots + s * np->plan->slot_stride, NULL) != 0) {
+                                       l->r_slots + s * np->plan->slot_stride, l->slot_rkey, l->slot_memh,
+                                       l->slot_mem, NULL) != 0) {
                 gc3_net_link_fail(np, l, 2);
                 return 0;
             }
@@ -180,7 +231,7 @@ static int gc3_net_link_sweep(gc3_net_plan_t *np, gc3_net_link_t *l)
         ucp_worker_fence(gc3_net.worker); /* the slots arrive before the tail */
     }
     l->val = now;
-    if (gc3_net_put(l, &l->val, 8, l->r_ctr, &l->req) != 0) {
+    if (gc3_net_put(l, &l->val, 8, l->r_ctr, l->rkey, NULL, UCS_MEMORY_TYPE_HOST, &l->req) != 0) {
         gc3_net_link_fail(np, l, 2);
         return 0;
     }
@@ -291,6 +342,39 @@ err_ctx:
     return GC3_ERR_IO;
 }
 
+int gc3_exec_net_cuda_memory(void)
+{
+    static int answer = -2; /* not asked yet */
+    int        a;
+
+    pthread_mutex_lock(&gc3_net.lock);
+    if (answer == -2 && gc3_net.ctx != NULL) {
+        answer = gc3_net.cuda_mem;
+    } else if (answer == -2) {
+        ucp_params_t       cp;
+        ucp_config_t      *cfg;
+        ucp_context_h      ctx;
+        ucp_context_attr_t attr;
+        answer = -1;
+        memset(&cp, 0, sizeof(cp));
+        cp.field_mask = UCP_PARAM_FIELD_FEATURES;
+        cp.features   = UCP_FEATURE_RMA;
+        if (ucp_config_read(NULL, NULL, &cfg) == UCS_OK) {
+            if (ucp_init(&cp, cfg, &ctx) == UCS_OK) {
+                memset(&attr, 0, sizeof(attr));
+                attr.field_mask = UCP_ATTR_FIELD_MEMORY_TYPES;
+                answer          = ucp_context_query(ctx, &attr) == UCS_OK &&
+                         (attr.memory_types & UCS_BIT(UCS_MEMORY_TYPE_CUDA)) != 0;
+                ucp_cleanup(ctx);
+            }
+            ucp_config_release(cfg);
+        }
+    }
+    a = answer;
+    pthread_mutex_unlock(&gc3_net.lock);
+    return a;
+}
+
 /* progress until the request completes or `seconds` pass (lock held) */
 static void gc3_net_wait_req_locked(void *req, double seconds)
 {
@@ -384,24 +468,29 @@ static gc3_net_ep_t *gc3_net_ep_get_locked(const void *addr, size_t len, int pee
 /* what each rank publishes: its net region's address, then the lengths and bytes of its worker
  * address and packed remote key */
 typedef struct {
-    uint64_t base;
-    uint32_t addr_len, rkey_len;
+    uint64_t base, slot_base;   /* the net region; direct: the slot region */
+    uint32_t addr_len, rkey_len, slot_rkey_len;
     int32_t  ok;
 } gc3_net_card_t;
 
 static void gc3_net_plan_release_locked(gc3_net_plan_t *np)
 {
-    if (np->rkeys != NULL) {
-        for (int q = 0; q < np->plan->nranks; q++) {
-            if (np->rkeys[q] != NULL) {
-                ucp_rkey_destroy(np->rkeys[q]);
-            }
+    for (int q = 0; np->plan != NULL && q < np->plan->nranks; q++) {
+        if (np->rkeys != NULL && np->rkeys[q] != NULL) {
+            ucp_rkey_destroy(np->rkeys[q]);
+        }
+        if (np->slot_rkeys != NULL && np->slot_rkeys[q] != NULL) {
+            ucp_rkey_destroy(np->slot_rkeys[q]);
         }
     }
     if (np->memh != NULL) {
         ucp_mem_unmap(gc3_net.ctx, np->memh);
     }
+    if (np->slot_memh != NULL) {
+        ucp_mem_unmap(gc3_net.ctx, np->slot_memh);
+    }
     free(np->rkeys);
+    free(np->slot_rkeys);
     free(np->links);
     free(np);
 }
@@ -415,8 +504,8 @@ struct gc3_rt_net_setup {
     int             phase;
     gc3_rt_xchg_t   x;
     ucp_address_t  *waddr;
-    size_t          waddr_len, rkey_len, blob;
-    void           *rkey_buf;
+    size_t          waddr_len, rkey_len, slot_rkey_len, blob;
+    void           *rkey_buf, *slot_rkey_buf;
     gc3_net_card_t *cards;   /* everybody's, after phase 0 */
 };
 
@@ -429,6 +518,9 @@ static gc3_status_t gc3_net_setup_end(gc3_rt_net_setup_t *ns, gc3_status_t statu
     }
     if (ns->rkey_buf != NULL) {
         ucp_rkey_buffer_release(ns->rkey_buf);
+    }
+    if (ns->slot_rkey_buf != NULL) {
+        ucp_rkey_buffer_release(ns->slot_rkey_buf);
     }
     if (status == GC3_OK) {
         ns->np->next     = gc3_net.plans;
@@ -447,6 +539,31 @@ static gc3_status_t gc3_net_setup_end(gc3_rt_net_setup_t *ns, gc3_status_t statu
     free(ns->cards);
     free(ns);
     return status;
+}
+
+/* Memory of the plan registered for remote access (lock held), its remote key packed. Once per
+ * plan; teardown deregisters it (gc3_net_plan_release_locked). */
+static gc3_status_t gc3_net_register(void *addr, size_t len, ucs_memory_type_t mem, const char *what,
+                                     ucp_mem_h *memh, void **rkey_buf, size_t *rkey_len, gc3_diag_t *diag)
+{
+    ucp_mem_map_params_t mp;
+    ucs_status_t         st;
+    memset(&mp, 0, sizeof(mp));
+    mp.field_mask  = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH |
+                     UCP_MEM_MAP_PARAM_FIELD_MEMORY_TYPE;
+    mp.address     = addr;
+    mp.length      = len;
+    mp.memory_type = mem;
+    st             = ucp_mem_map(gc3_net.ctx, &mp, memh);
+    if (st == UCS_OK) {
+        st = ucp_rkey_pack(gc3_net.ctx, *memh, rkey_buf, rkey_len);
+    }
+    if (st != UCS_OK) {
+        gc3_diag_add(diag, "net: registering %zu bytes of %s memory for remote access: %s", len, what,
+                     ucs_status_string(st));
+        return GC3_ERR_IO;
+    }
+    return GC3_OK;
 }
 
 gc3_status_t gc3_rt_net_setup_post(gc3_plan_t *p, int ok, gc3_diag_t *diag, gc3_rt_net_setup_t **ns_p)
@@ -481,26 +598,27 @@ gc3_status_t gc3_rt_net_setup_post(gc3_plan_t *p, int ok, gc3_diag_t *diag, gc3_
     } else {
         mine->ok = 0;
     }
+    if (mine->ok && p->layout.net_direct && p->exec->params.backend == GC3_BACKEND_CUDA && !gc3_net.cuda_mem) {
+        gc3_diag_add(diag, "net: the GPUDirect path needs a UCX with CUDA memory support; this process's UCX "
+                     "reports none (ucp_context_query)");
+        mine->ok = 0;
+    }
     if (mine->ok && p->net != NULL) {
-        ucp_mem_map_params_t mp;
-        memset(&mp, 0, sizeof(mp));
-        mp.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH;
-        mp.address    = p->net;
-        mp.length     = p->layout.net_bytes;
-        st            = ucp_mem_map(gc3_net.ctx, &mp, &ns->np->memh);
-        if (st == UCS_OK) {
-            st = ucp_rkey_pack(gc3_net.ctx, ns->np->memh, &ns->rkey_buf, &ns->rkey_len);
-        }
-        if (st != UCS_OK) {
-            gc3_diag_add(diag, "net: registering %zu bytes for remote access: %s", p->layout.net_bytes,
-                         ucs_status_string(st));
-            mine->ok = 0;
-        }
+        mine->ok = gc3_net_register(p->net, p->layout.net_bytes, UCS_MEMORY_TYPE_HOST, "host", &ns->np->memh,
+                                    &ns->rkey_buf, &ns->rkey_len, diag) == GC3_OK;
+    }
+    if (mine->ok && p->net_slots != NULL) {
+        int cuda = p->exec->params.backend == GC3_BACKEND_CUDA;
+        mine->ok = gc3_net_register(p->net_slots, p->layout.net_slot_bytes,
+                                    cuda ? UCS_MEMORY_TYPE_CUDA : UCS_MEMORY_TYPE_HOST, cuda ? "GPU" : "host",
+                                    &ns->np->slot_memh, &ns->slot_rkey_buf, &ns->slot_rkey_len, diag) == GC3_OK;
     }
     pthread_mutex_unlock(&gc3_net.lock);
-    mine->base     = (uint64_t)(uintptr_t)p->net;
-    mine->addr_len = mine->ok ? (uint32_t)ns->waddr_len : 0;
-    mine->rkey_len = mine->ok ? (uint32_t)ns->rkey_len : 0;
+    mine->base          = (uint64_t)(uintptr_t)p->net;
+    mine->slot_base     = (uint64_t)(uintptr_t)p->net_slots;
+    mine->addr_len      = mine->ok ? (uint32_t)ns->waddr_len : 0;
+    mine->rkey_len      = mine->ok ? (uint32_t)ns->rkey_len : 0;
+    mine->slot_rkey_len = mine->ok ? (uint32_t)ns->slot_rkey_len : 0;
     status         = gc3_rt_xchg_post(p->exec, &ns->x, diag);
     if (status != GC3_OK) {
         return gc3_net_setup_end(ns, status);
@@ -522,7 +640,7 @@ static gc3_status_t gc3_net_setup_addresses(gc3_rt_net_setup_t *ns, gc3_diag_t *
     memcpy(ns->cards, ns->x.recv, (size_t)R * sizeof(gc3_net_card_t));
     gc3_rt_xchg_release(&ns->x);
     for (int q = 0; q < R; q++) {
-        size_t b = (size_t)ns->cards[q].addr_len + ns->cards[q].rkey_len;
+        size_t b = (size_t)ns->cards[q].addr_len + ns->cards[q].rkey_len + ns->cards[q].slot_rkey_len;
         ns->blob = b > ns->blob ? b : ns->blob;
         if (!ns->cards[q].ok) {
             if (q != ns->p->rank) {
@@ -542,6 +660,9 @@ static gc3_status_t gc3_net_setup_addresses(gc3_rt_net_setup_t *ns, gc3_diag_t *
     if (ns->rkey_len > 0) {
         memcpy(ns->x.send + ns->waddr_len, ns->rkey_buf, ns->rkey_len);
     }
+    if (ns->slot_rkey_len > 0) {
+        memcpy(ns->x.send + ns->waddr_len + ns->rkey_len, ns->slot_rkey_buf, ns->slot_rkey_len);
+    }
     ns->phase = 1;
     return gc3_rt_xchg_post(ns->p->exec, &ns->x, diag);
 }
@@ -551,16 +672,17 @@ static gc3_status_t gc3_net_setup_links(gc3_rt_net_setup_t *ns, const gc3_rt_lay
 {
     gc3_plan_t     *p = ns->p;
     gc3_net_plan_t *np = ns->np;
-    const int       R = p->nranks, slots = p->exec->params.slots;
+    const int       R = p->nranks;
     gc3_net_card_t *cards = ns->cards;
     const char     *blobs = ns->x.recv;
     gc3_status_t    status = GC3_OK;
     ucs_status_t    st;
 
     pthread_mutex_lock(&gc3_net.lock);
-    np->rkeys = calloc((size_t)R, sizeof(ucp_rkey_h));
-    np->links = calloc((size_t)(2 * p->ntbs + 1), sizeof(gc3_net_link_t));
-    if (np->rkeys == NULL || np->links == NULL) {
+    np->rkeys      = calloc((size_t)R, sizeof(ucp_rkey_h));
+    np->slot_rkeys = calloc((size_t)R, sizeof(ucp_rkey_h));
+    np->links      = calloc((size_t)(2 * p->ntbs + 1), sizeof(gc3_net_link_t));
+    if (np->rkeys == NULL || np->slot_rkeys == NULL || np->links == NULL) {
         status = GC3_ERR_NO_MEMORY;
     }
     for (int t = 0; t < p->ntbs && status == GC3_OK; t++) {
@@ -586,6 +708,9 @@ static gc3_status_t gc3_net_setup_links(gc3_rt_net_setup_t *ns, const gc3_rt_lay
             }
             if (np->rkeys[q] == NULL) {
                 st = ucp_ep_rkey_unpack(l->ep->ep, qb + cards[q].addr_len, &np->rkeys[q]);
+                if (st == UCS_OK && cards[q].slot_rkey_len > 0) {
+                    st = ucp_ep_rkey_unpack(l->ep->ep, qb + cards[q].addr_len + cards[q].rkey_len, &np->slot_rkeys[q]);
+                }
                 if (st != UCS_OK) {
                     gc3_diag_add(diag, "net: the remote key of rank %d: %s", q, ucs_status_string(st));
                     status = GC3_ERR_IO;
@@ -594,15 +719,19 @@ static gc3_status_t gc3_net_setup_links(gc3_rt_net_setup_t *ns, const gc3_rt_lay
             }
             l->rkey = np->rkeys[q];
             if (kind == GC3_LINK_OUT) {
-                uint64_t rb = cards[q].base + (uint64_t)layouts[q].net_recv_off[u];
-                l->l_ctr    = c->send_tail;
-                l->l_lens   = c->send_lens;
-                l->l_slots  = c->send_slots;
-                l->r_ctr    = rb;
-                l->r_slots  = rb + GC3_RT_NET_SLOTS_OFF(slots);
+                const int direct = layouts[q].net_direct;
+                l->l_ctr     = c->send_tail;
+                l->l_lens    = c->send_lens;
+                l->l_slots   = c->send_slots;
+                l->r_ctr     = cards[q].base + (uint64_t)layouts[q].net_recv_off[u];
+                l->r_slots   = (direct ? cards[q].slot_base : cards[q].base) + (uint64_t)layouts[q].net_recv_slots[u];
+                l->slot_rkey = direct ? np->slot_rkeys[q] : np->rkeys[q];
+                l->slot_memh = direct ? np->slot_memh : np->memh;
+                l->slot_mem  = direct && p->exec->params.backend == GC3_BACKEND_CUDA ? UCS_MEMORY_TYPE_CUDA
+                                                                                     : UCS_MEMORY_TYPE_HOST;
             } else {
                 l->l_ctr = c->recv_head;
-                l->r_ctr = cards[q].base + (uint64_t)layouts[q].net_send_off[u] + GC3_RT_NET_HEAD_OFF(slots, p->slot_stride);
+                l->r_ctr = cards[q].base + (uint64_t)layouts[q].net_send_off[u] + GC3_RT_NET_HEAD_OFF(&layouts[q]);
             }
             np->nlinks++;
         }
@@ -731,10 +860,17 @@ void gc3_rt_net_describe(const gc3_plan_t *p, char *buf, size_t len)
         out += np->links[i].kind == GC3_LINK_OUT;
         in += np->links[i].kind == GC3_LINK_IN;
     }
+    if (p->layout.net_direct) {
+        snprintf(buf, len, "%d outgoing and %d incoming connection(s) to other nodes through UCX (RMA put, proxy thread%s), "
+                 "%s: slots in %s registered with UCX, put from slot to slot", out, in,
+                 p->exec->params.net_peer_errors ? "" : ", peer errors off",
+                 p->exec->params.backend == GC3_BACKEND_CUDA ? "GPUDirect" : "direct",
+                 p->exec->params.backend == GC3_BACKEND_CUDA ? "GPU memory" : "host memory");
+        return;
+    }
     snprintf(buf, len, "%d outgoing and %d incoming connection(s) to other nodes through UCX (RMA put, proxy thread%s), "
-             "host-staged: slots in %s%s", out, in, p->exec->params.net_peer_errors ? "" : ", peer errors off",
-             p->exec->params.backend == GC3_BACKEND_CUDA ? "pinned host memory mapped into the GPU" : "host memory",
-             gc3_net.cuda_mem ? " (UCX reports CUDA memory support; the GPUDirect path is not implemented)" : "");
+             "host-staged: slots in %s", out, in, p->exec->params.net_peer_errors ? "" : ", peer errors off",
+             p->exec->params.backend == GC3_BACKEND_CUDA ? "pinned host memory mapped into the GPU" : "host memory");
 }
 
 #else /* no UCX */
@@ -742,6 +878,11 @@ void gc3_rt_net_describe(const gc3_plan_t *p, char *buf, size_t len)
 int gc3_rt_net_available(void)
 {
     return 0;
+}
+
+int gc3_exec_net_cuda_memory(void)
+{
+    return -1;
 }
 
 gc3_status_t gc3_rt_net_setup_post(gc3_plan_t *p, int ok, gc3_diag_t *diag, gc3_rt_net_setup_t **ns_p)

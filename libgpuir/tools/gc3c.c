@@ -49,9 +49,11 @@ static const struct {
      "        list every rank, thread block and step.\n"},
     {"simulate",
      "  simulate [--nodes N] [--gpus G] [--nvlink BW] [--net BW] [--nvlink-lat T] [--net-lat T]\n"
-     "           [--sizes MIN:MAX] FILE\n"
+     "           [--staged BW] [--sizes MIN:MAX] FILE\n"
      "        predict the time of FILE with the alpha-beta cost model on N nodes of G GPUs\n"
-     "        (default: 1 node of ngpus). BW like 360GB/s or 200Gb/s, T like 0.7us. A program for\n"
+     "        (default: 1 node of ngpus). BW like 360GB/s or 200Gb/s, T like 0.7us. Between nodes\n"
+     "        GPUDirect (the NIC moves GPU memory), or with --staged BW host-staged: each message\n"
+     "        copied GPU to pinned host memory and back at BW (PCIe) around the wire. A program for\n"
      "        in-place calls only gets a second column: an out-of-place call (the copy counted).\n"
      "  simulate ... --algo ALGO[,ALGO...] [--ranks R] [--instances K] [--channels C]\n"
      "           [--chunks-per-peer K] [--proto P] [--slots S] [--no-verify]\n"
@@ -751,11 +753,12 @@ static int cmd_simulate(int argc, char **argv)
     gc3_machine_t      m;
     gc3_algo_params_t  ap;
     long               nodes = 0, gpus = 0, ranks = 0;
-    double             nvbw = 0, netbw = 0, nvlat = 0, netlat = 0;
+    double             nvbw = 0, netbw = 0, nvlat = 0, netlat = 0, stagebw = 0;
     uint64_t           lo = 1024, hi = 1ull << 30;
     gc3_ir_program_t  *progs[GC3C_MAX_SIM] = {NULL};
     const char        *names[GC3C_MAX_SIM];
     int                nprogs = 0, rc = 0, nodes_given = 0, verify_given = 1;
+    char               path[96] = "GPUDirect";
 
     gc3_algo_params_default(&ap, 0);
     for (int i = 0; i < argc; i++) {
@@ -792,6 +795,7 @@ static int cmd_simulate(int argc, char **argv)
                    (strcmp(o, "--gpus") == 0 && !parse_int(argv[i], 1, GC3_IR_MAX_GPUS, &gpus)) ||
                    (strcmp(o, "--nvlink") == 0 && gc3_parse_bandwidth(argv[i], &nvbw) != GC3_OK) ||
                    (strcmp(o, "--net") == 0 && gc3_parse_bandwidth(argv[i], &netbw) != GC3_OK) ||
+                   (strcmp(o, "--staged") == 0 && gc3_parse_bandwidth(argv[i], &stagebw) != GC3_OK) ||
                    (strcmp(o, "--nvlink-lat") == 0 && gc3_parse_time_us(argv[i], &nvlat) != GC3_OK) ||
                    (strcmp(o, "--net-lat") == 0 && gc3_parse_time_us(argv[i], &netlat) != GC3_OK)) {
             fprintf(stderr, "gc3c simulate: bad value '%s' for %s\n", argv[i], o);
@@ -804,8 +808,7 @@ static int cmd_simulate(int argc, char **argv)
                 return 2;
             }
         } else if (strcmp(o, "--ranks") && strcmp(o, "--nodes") && strcmp(o, "--gpus") && strcmp(o, "--nvlink") &&
-                   strcmp(o, "--net") &&
-                   strcmp(o, "--nvlink-lat") && strcmp(o, "--net-lat")) {
+                   strcmp(o, "--net") && strcmp(o, "--nvlink-lat") && strcmp(o, "--net-lat") && strcmp(o, "--staged")) {
             fprintf(stderr, "gc3c simulate: unknown option %s\n", o);
             return 2;
         }
@@ -886,8 +889,12 @@ static int cmd_simulate(int argc, char **argv)
     if (netbw > 0) m.net_bw_GBps = netbw;
     if (nvlat > 0) m.intra_alpha_us = nvlat;
     if (netlat > 0) m.net_alpha_us = netlat;
-    printf("# %s on %ld node%s x %ld GPU%s (intra %.0f GB/s %.2f us, net %.1f GB/s %.2f us)%s\n",
-           progs[0]->coll_name, nodes, nodes == 1 ? "" : "s", gpus, gpus == 1 ? "" : "s", m.intra_bw_GBps, m.intra_alpha_us, m.net_bw_GBps, m.net_alpha_us,
+    m.stage_bw_GBps = stagebw;
+    if (stagebw > 0) {
+        snprintf(path, sizeof(path), "host-staged at %.1f GB/s + %.1f us", stagebw, m.stage_alpha_us);
+    }
+    printf("# %s on %ld node%s x %ld GPU%s (intra %.0f GB/s %.2f us, net %.1f GB/s %.2f us, %s)%s\n",
+           progs[0]->coll_name, nodes, nodes == 1 ? "" : "s", gpus, gpus == 1 ? "" : "s", m.intra_bw_GBps, m.intra_alpha_us, m.net_bw_GBps, m.net_alpha_us, path,
            file == NULL ? (ap.verify ? "; programs verified" : "; programs not verified (more than 64 ranks)") : "");
     printf("%14s", "# size (B)");
     for (int k = 0; k < nprogs; k++) {

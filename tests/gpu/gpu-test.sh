@@ -19,6 +19,9 @@
 #   --distinct      the K GPUs must be real ones (never shared through MPS instead)
 #   --no-mps        the ranks must not run under MPS
 #   --ucx           gc3 built with UCX (its inter-node transport)
+#   --ucx-cuda      also a UCX built with CUDA: $GC3_UCX_CUDA (.device/env.sh sets it on the GPU
+#                   machine) with lib/libucp.so.0 and lib/ucx/libuct_cuda.so; its lib goes first in
+#                   LD_LIBRARY_PATH for the command (mpirun's ranks on this node inherit it)
 #   --python M,...  a python3 with these modules (found one is exported as GC3_TEST_PYTHON); a module
 #                   M with a tests/gpu/provide-M.sh (mpi4jax) is built for it where it lacks one
 #                   (once, in $GC3_BUILD_DIR/python; PYTHONPATH then names it), or the test skipped
@@ -102,11 +105,27 @@ find_python() { # $1: comma-separated modules
     done
 }
 
-# every ucx_info there is: on PATH, and the CUDA-enabled UCX of $GC3_UCX_CUDA (.device/env.sh)
+# every ucx_info there is: on PATH, and the CUDA-enabled UCX of $GC3_UCX_CUDA (.device/env.sh; a
+# wheel's unpacked binaries may lack the execute bit: given it, or run through the loader by ucx_run)
 ucx_infos() {
     command -v ucx_info 2>/dev/null
-    [ -n "${GC3_UCX_CUDA:-}" ] && [ -x "$GC3_UCX_CUDA/bin/ucx_info" ] && echo "$GC3_UCX_CUDA/bin/ucx_info"
+    if [ -n "${GC3_UCX_CUDA:-}" ] && [ -f "$GC3_UCX_CUDA/bin/ucx_info" ]; then
+        [ -x "$GC3_UCX_CUDA/bin/ucx_info" ] || chmod +x "$GC3_UCX_CUDA/bin/ucx_info" 2>/dev/null
+        echo "$GC3_UCX_CUDA/bin/ucx_info"
+    fi
     return 0
+}
+
+# run a ucx_info ($1) with its own UCX's libraries first
+ucx_run() {
+    local u=$1 lib
+    shift
+    lib=$(dirname "$(dirname "$u")")/lib
+    if [ -x "$u" ]; then
+        LD_LIBRARY_PATH=$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} "$u" "$@" 2>&1
+    else
+        LD_LIBRARY_PATH=$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} /lib64/ld-linux-x86-64.so.2 "$u" "$@" 2>&1
+    fi
 }
 
 # Processes started for a test carry GC3_GPU_TEST_TAG=$B:<its wrapper's pid>. Kill those whose tag
@@ -227,11 +246,9 @@ describe() {
     u=$(ucx_infos)
     [ -n "$u" ] || echo "UCX: no ucx_info on PATH (nor \$GC3_UCX_CUDA/bin)"
     for u in $u; do
-        # a UCX outside the system's needs its own libraries first
-        ucx() { LD_LIBRARY_PATH=$(dirname "$(dirname "$u")")/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} "$u" "$@" 2>&1; }
-        p=$(ucx -d | sed -n 's/.*Transport: *\(cuda[a-z_]*\).*/\1/p' | sort -u | tr '\n' ' ')
+        p=$(ucx_run "$u" -d | sed -n 's/.*Transport: *\(cuda[a-z_]*\).*/\1/p' | sort -u | tr '\n' ' ')
         p=${p% }
-        echo "UCX: $u, $(ucx -v | sed -n 's/.*Library version: *//p' | head -1); CUDA transports: ${p:-none}"
+        echo "UCX: $u, $(ucx_run "$u" -v | sed -n 's/.*Library version: *//p' | head -1); CUDA transports: ${p:-none}"
     done
     echo "gc3 built with UCX (pseudo-node tests): $(built_with UCX && echo yes || echo no)"
     p=$(find_python mpi4py,cupy)
@@ -260,7 +277,7 @@ case "${1:-}" in
 esac
 
 # ---------------------------------------------------------------- one test
-np=0 K=0 distinct=0 nomps=0 ucx=0 pymods="" tools=() limit=100 why=""
+np=0 K=0 distinct=0 nomps=0 ucx=0 ucxcuda=0 pymods="" tools=() limit=100 why=""
 while [ $# -gt 0 ]; do
     case $1 in
     --np) np=$2; shift 2;;
@@ -268,6 +285,7 @@ while [ $# -gt 0 ]; do
     --distinct) distinct=1; shift;;
     --no-mps) nomps=1; shift;;
     --ucx) ucx=1; shift;;
+    --ucx-cuda) ucx=1; ucxcuda=1; shift;;
     --python) pymods=$2; shift 2;;
     --tool) tools+=("$2"); shift 2;;
     --limit) limit=$2; shift 2;;
@@ -297,6 +315,12 @@ built_with CUDA || skip "gc3 built with CUDA"
 probe || fail "nvidia-smi lists GPUs but gc3_info --devices sees none: $probe_out"
 for t in "${tools[@]}"; do command -v "$t" >/dev/null 2>&1 || skip "$t on PATH"; done
 [ $ucx = 0 ] || built_with UCX || skip "gc3 built with UCX (its inter-node transport)"
+if [ $ucxcuda = 1 ]; then
+    [ -n "${GC3_UCX_CUDA:-}" ] || skip "a UCX built with CUDA: GC3_UCX_CUDA is not set (on the GPU machine .device/env.sh sets it)"
+    [ -f "$GC3_UCX_CUDA/lib/libucp.so.0" ] && [ -f "$GC3_UCX_CUDA/lib/ucx/libuct_cuda.so" ] ||
+        skip "a UCX built with CUDA: GC3_UCX_CUDA=$GC3_UCX_CUDA has no lib/libucp.so.0 and lib/ucx/libuct_cuda.so"
+    export LD_LIBRARY_PATH=$GC3_UCX_CUDA/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+fi
 if [ -n "$pymods" ]; then
     # a module that tests/gpu/provide-M.sh can build (mpi4jax): the python that has the others gets
     # it built (once, in $B/python) where it lacks it; PYTHONPATH then names where it is
@@ -389,6 +413,7 @@ run=(timeout --verbose -k 5 "$limit" "$@") # says so when it kills
 if [ "${GC3_GPU_TEST_DRYRUN:-0}" = 1 ]; then
     for p in ${checked[@]+"${checked[@]}"}; do echo "gpu-test: would check: $p"; done
     echo "gpu-test: would run: $*"
+    [ $ucxcuda = 0 ] || echo "gpu-test: with LD_LIBRARY_PATH=$LD_LIBRARY_PATH"
     echo "gpu-test: with CUDA_MPS_PIPE_DIRECTORY=${CUDA_MPS_PIPE_DIRECTORY:-} CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES:-}${GC3_TEST_PYTHON:+ GC3_TEST_PYTHON=$GC3_TEST_PYTHON PYTHONPATH=${PYTHONPATH:-}}"
     exit 0
 fi

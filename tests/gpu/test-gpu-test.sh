@@ -92,6 +92,14 @@ printf '#define GC3_HAVE_CUDA 1\n' >"$T/build/config.h"
 out=$("$W" --np 4 --ucx -- $M -np 4 x 2>&1); rc=$?
 ok "a build without UCX: a pseudo-node test is skipped" test $rc = 77 -a "$out" = "SKIPPED: needs gc3 built with UCX (its inter-node transport)"
 printf '#define GC3_HAVE_CUDA 1\n#define GC3_HAVE_UCX 1\n' >"$T/build/config.h"
+out=$(env -u GC3_UCX_CUDA "$W" --np 2 --ucx-cuda -- $M -np 2 x 2>&1); rc=$?
+ok "no CUDA-enabled UCX: a GPUDirect test is skipped, saying why" test $rc = 77 -a "$out" = "SKIPPED: needs a UCX built with CUDA: GC3_UCX_CUDA is not set (on the GPU machine .device/env.sh sets it)"
+out=$(GC3_UCX_CUDA=$T/no-ucx "$W" --np 2 --ucx-cuda -- $M -np 2 x 2>&1); rc=$?
+ok "a GC3_UCX_CUDA without UCX's libraries: skipped, saying why" test $rc = 77 -a "$out" = "SKIPPED: needs a UCX built with CUDA: GC3_UCX_CUDA=$T/no-ucx has no lib/libucp.so.0 and lib/ucx/libuct_cuda.so"
+mkdir -p "$T/ucx/lib/ucx"
+touch "$T/ucx/lib/libucp.so.0" "$T/ucx/lib/ucx/libuct_cuda.so"
+out=$(GC3_UCX_CUDA=$T/ucx LD_LIBRARY_PATH=/x "$W" --np 1 --ucx-cuda -- $M -np 1 x 2>&1); rc=$?
+ok "a CUDA-enabled UCX: its libraries first for the command" eval 'test $rc = 0 && has "with LD_LIBRARY_PATH=$T/ucx/lib:/x"'
 out=$("$W" --np 1 --python gc3_no_such_module -- python3 x 2>&1); rc=$?
 ok "a missing python module: skipped" test $rc = 77 -a "$out" = "SKIPPED: needs a python3 with gc3_no_such_module"
 # a module gpu-test.sh builds (provide-mpi4jax.sh), with a fake python3: it imports the modules of

@@ -3,7 +3,7 @@
  * computation of the collective, and against the reference executor where the chunks divide
  * the count evenly (so that it can run the program). Usage:
  *     test_runtime [--backend host|cuda] [--max-count N] [--quick] [--pseudo-nodes K] [--resident-us U]
- *                  [--no-fuse] [--instances K] [--channels C]
+ *                  [--no-fuse] [--instances K] [--channels C] [--net-path auto|gpudirect|staged]
  * --pseudo-nodes K: ranks r and q are on the same node when r/K == q/K, so the connections
  * between groups go through the inter-node transport (UCX, the proxy thread), and the
  * hierarchical algorithms run as (nranks/K) nodes x K.
@@ -12,6 +12,9 @@
  * --no-fuse: the executor runs every step by itself (gc3_exec_params_t.fuse = 0).
  * --instances K, --channels C: every program is generated with K instances and C channels (where
  * the algorithm has channels), so plans have more thread blocks (default 1 and 1).
+ * --net-path P: between pseudo-nodes, the path asked for (default auto), chosen on each rank by
+ * gc3_net_path_choose and agreed (the direct path only when every rank can), as coll/gc3 does;
+ * rank 0 prints the path and why.
  * Prints one line per (algorithm, protocol, mode) and "N passed, M failed". */
 #include <mpi.h>
 #include <stdio.h>
@@ -342,6 +345,7 @@ int main(int argc, char **argv)
     gc3_backend_t     backend = GC3_BACKEND_HOST;
     size_t            max_count = 16u << 20;
     int               quick = 0, resident_us = -1, fuse = 1;
+    gc3_net_path_t    net_path = GC3_NET_PATH_AUTO;
     const char       *corpus = GC3_SOURCE_DIR "/tests/corpus";
 
     MPI_Init(&argc, &argv);
@@ -363,6 +367,11 @@ int main(int argc, char **argv)
             fuse = 0;
         } else if (strcmp(argv[i], "--instances") == 0 && i + 1 < argc) {
             instances = atoi(argv[++i]);
+        } else if (strcmp(argv[i], "--net-path") == 0 && i + 1 < argc) {
+            i++;
+            net_path = strcmp(argv[i], "gpudirect") == 0 ? GC3_NET_PATH_GPUDIRECT
+                       : strcmp(argv[i], "staged") == 0  ? GC3_NET_PATH_STAGED
+                                                         : GC3_NET_PATH_AUTO;
         } else if (strcmp(argv[i], "--channels") == 0 && i + 1 < argc) {
             channels = atoi(argv[++i]);
         }
@@ -387,6 +396,23 @@ int main(int argc, char **argv)
         node[r] = pseudo > 0 ? r / pseudo : 0;
     }
     ep.node = pseudo > 0 ? node : NULL;
+    if (pseudo > 0) {
+        int              ucx = !gc3_exec_net_available() ? -1 : backend == GC3_BACKEND_CUDA ? gc3_exec_net_cuda_memory() : 0;
+        gc3_net_reason_t why = gc3_net_path_choose(net_path, backend, ucx), first;
+        int              can = GC3_NET_REASON_DIRECT(why), all;
+        MPI_Allreduce(&can, &all, 1, MPI_INT, MPI_MIN, comm);
+        ep.net_direct = all;
+        /* the reason of the lowest rank that cannot (or rank 0's) */
+        int key = can ? nranks : rank, low;
+        MPI_Allreduce(&key, &low, 1, MPI_INT, MPI_MIN, comm);
+        low = low == nranks ? 0 : low;
+        first = why;
+        MPI_Bcast(&first, 1, MPI_INT, low, comm);
+        if (rank == 0) {
+            printf("net path: %s (rank %d: %s)\n", all ? (backend == GC3_BACKEND_CUDA ? "GPUDirect" : "direct") : "host-staged",
+                   low, gc3_net_path_reason(first));
+        }
+    }
     if (pseudo > 0 && rank == 0) {
         printf("pseudo-nodes: %d x %d ranks (connections between them through %s)\n", nranks / pseudo, pseudo,
                gc3_exec_net_available() ? "UCX" : "nothing: built without UCX");

@@ -59,6 +59,30 @@ int main(void)
         gc3_machine_default(&two, 3, 2);
         CHECK(gc3_cost_predict(ring, &two, 1024, NULL, &t) == GC3_ERR_INVALID_PARAM, "shape mismatch accepted");
     }
+    {
+        /* between nodes, host-staged against GPUDirect: the staging copies cost on top of the wire;
+         * on one node nothing changes; a copy much faster than the wire costs little */
+        gc3_machine_t gd, st, fast, one = m;
+        gc3_machine_default(&gd, 2, 2);
+        gd.net_bw_GBps = 50.0; /* 400 Gb/s */
+        st             = gd;
+        st.stage_bw_GBps = 25.0;
+        fast             = gd;
+        fast.stage_bw_GBps = 1e6;
+        fast.stage_alpha_us = 0.0;
+        one.stage_bw_GBps   = 25.0;
+        double g_small = predict(ring, &gd, 1024), s_small = predict(ring, &st, 1024);
+        double g_big = predict(ring, &gd, 1ull << 28), s_big = predict(ring, &st, 1ull << 28);
+        printf("2 x 2 ring, GPUDirect / host-staged at 25 GB/s: 1 KB %.2f / %.2f us, 256 MB %.0f / %.0f us\n", g_small,
+               s_small, g_big, s_big);
+        CHECK(s_small > g_small + st.stage_alpha_us, "host-staged pays the reads' round trip (%f vs %f)", s_small, g_small);
+        CHECK(s_big > 1.5 * g_big, "host-staged at half the wire's rate must be much slower at 256 MB (%f vs %f)", s_big,
+              g_big);
+        CHECK(fabs(predict(ring, &fast, 1ull << 28) - g_big) < 0.01 * g_big, "an instant staging copy costs nothing");
+        CHECK(predict(ring, &one, 1ull << 26) == predict(ring, &m, 1ull << 26), "staging does not touch one node");
+        st.stage_bw_GBps = -1;
+        CHECK(gc3_cost_predict(ring, &st, 1024, NULL, &v) == GC3_ERR_INVALID_PARAM, "a negative staging bandwidth accepted");
+    }
     gc3_ir_program_destroy(ring);
     gc3_ir_program_destroy(allpairs);
     gc3_ir_xml_cleanup();

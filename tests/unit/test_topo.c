@@ -4,6 +4,7 @@
 #include <string.h>
 #include "gc3_test.h"
 #include "gc3_topo.h"
+#include "gc3_runtime.h"
 
 static void expect(const char *gpu, const char *name, const char *busid, gc3_nic_locality_t where, int hops)
 {
@@ -15,6 +16,40 @@ static void expect(const char *gpu, const char *name, const char *busid, gc3_nic
           "GPU %s: nearest NIC %s (%s, %s, %d hops, rdma %d), want %s (%s, %s, %d hops)", gpu, nic.name, nic.busid,
           gc3_nic_locality_name(nic.locality), nic.hops, nic.rdma, name, busid, gc3_nic_locality_name(where), hops);
     gc3_diag_cleanup(&diag);
+}
+
+/* The inter-node path a rank can take (gc3_net_path_choose): GPUDirect only on the cuda backend
+ * with a UCX that reports CUDA memory, or forced on the host backend (the direct protocol on host
+ * memory); forcing it where UCX lacks CUDA memory is refused with a reason that says so. */
+static void net_path(void)
+{
+    const struct {
+        gc3_net_path_t   asked;
+        gc3_backend_t    backend;
+        int              ucx;
+        gc3_net_reason_t want;
+    } c[] = {
+        {GC3_NET_PATH_AUTO, GC3_BACKEND_CUDA, 1, GC3_NET_DIRECT_CUDA},
+        {GC3_NET_PATH_GPUDIRECT, GC3_BACKEND_CUDA, 1, GC3_NET_DIRECT_CUDA},
+        {GC3_NET_PATH_STAGED, GC3_BACKEND_CUDA, 1, GC3_NET_STAGED_FORCED},
+        {GC3_NET_PATH_AUTO, GC3_BACKEND_CUDA, 0, GC3_NET_STAGED_NO_CUDA},
+        {GC3_NET_PATH_GPUDIRECT, GC3_BACKEND_CUDA, 0, GC3_NET_STAGED_REFUSED},
+        {GC3_NET_PATH_GPUDIRECT, GC3_BACKEND_CUDA, -1, GC3_NET_STAGED_NO_UCX},
+        {GC3_NET_PATH_AUTO, GC3_BACKEND_HOST, 0, GC3_NET_STAGED_HOST},
+        {GC3_NET_PATH_AUTO, GC3_BACKEND_HOST, 1, GC3_NET_STAGED_HOST},
+        {GC3_NET_PATH_GPUDIRECT, GC3_BACKEND_HOST, 0, GC3_NET_DIRECT_HOST},
+        {GC3_NET_PATH_STAGED, GC3_BACKEND_HOST, 0, GC3_NET_STAGED_FORCED},
+    };
+    for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+        gc3_net_reason_t got = gc3_net_path_choose(c[i].asked, c[i].backend, c[i].ucx);
+        CHECK(got == c[i].want, "net path case %zu: reason %d, expected %d (%s)", i, (int)got, (int)c[i].want,
+              gc3_net_path_reason(got));
+        CHECK(GC3_NET_REASON_DIRECT(got) == (c[i].want == GC3_NET_DIRECT_CUDA || c[i].want == GC3_NET_DIRECT_HOST),
+              "net path case %zu: direct or not", i);
+    }
+    CHECK(strstr(gc3_net_path_reason(GC3_NET_STAGED_REFUSED), "GPUDirect refused") != NULL &&
+              strstr(gc3_net_path_reason(GC3_NET_STAGED_REFUSED), "no CUDA memory support") != NULL,
+          "the refusal names the reason: %s", gc3_net_path_reason(GC3_NET_STAGED_REFUSED));
 }
 
 int main(void)
@@ -35,5 +70,6 @@ int main(void)
               strstr(diag.msgs[0], "no PCI device 0000:99:00.0") != NULL,
           "an unknown bus id is reported: %s", diag.count ? diag.msgs[0] : "(nothing)");
     gc3_diag_cleanup(&diag);
+    net_path();
     return gc3_test_summary("test_topo");
 }

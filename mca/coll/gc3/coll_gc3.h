@@ -169,6 +169,8 @@ typedef struct mca_coll_gc3_module_t {
     int                         block_budget[MCA_COLL_GC3_NBACKEND]; /* thread blocks per rank a plan may have
                                                                        * (the same on every rank) */
     int                         gpu_share; /* cuda: thread blocks this rank's GPU runs at once for it (INT_MAX: no limit known) */
+    int                         net_direct[MCA_COLL_GC3_NBACKEND]; /* between nodes: the direct (GPUDirect) path, agreed */
+    char                        net_why[MCA_COLL_GC3_NBACKEND][192]; /* which path and why (verbose) */
     char                        nic[128];  /* cuda, several nodes (or verbose 2): the NIC nearest this rank's GPU */
     mca_coll_gc3_plan_slot_t  **slots;
     int                         nslots, slots_cap;

@@ -42,6 +42,8 @@ mca_coll_gc3_component_t mca_coll_gc3_component = {
 static const mca_base_var_enum_value_t mca_coll_gc3_backend_values[] = {
     {MCA_COLL_GC3_BACKEND_AUTO, "auto"}, {MCA_COLL_GC3_BACKEND_CUDA, "cuda"}, {MCA_COLL_GC3_BACKEND_HOST, "host"},
     {0, NULL}};
+static const mca_base_var_enum_value_t mca_coll_gc3_net_path_values[] = {
+    {GC3_NET_PATH_AUTO, "auto"}, {GC3_NET_PATH_GPUDIRECT, "gpudirect"}, {GC3_NET_PATH_STAGED, "staged"}, {0, NULL}};
 static const mca_base_var_enum_value_t mca_coll_gc3_fallback_values[] = {
     {MCA_COLL_GC3_FALLBACK_STAGE, "stage"}, {MCA_COLL_GC3_FALLBACK_PASS, "pass"},
     {MCA_COLL_GC3_FALLBACK_ERROR, "error"}, {0, NULL}};

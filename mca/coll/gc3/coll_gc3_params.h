@@ -100,6 +100,13 @@
       "naming it). UCX then uses only transports that can detect that (InfiniBand/RoCE, TCP; not its "                 \
       "shared-memory ones, so pseudo-nodes on one host go over TCP loopback). false: any transport, and a dead "       \
       "peer is caught by coll_gc3_timeout")                                                                            \
+    X(net_path, int, INT, GC3_NET_PATH_AUTO, 6, READONLY, 0, mca_coll_gc3_net_path_values,                          \
+      "Between nodes: how device buffers' messages move. auto: GPUDirect where UCX reports CUDA memory support "       \
+      "on every rank of the communicator (the FIFO slots in GPU memory registered with UCX, put from GPU to GPU "     \
+      "by the proxy thread), else host-staged (the slots in pinned host memory); gpudirect: the same, but a "          \
+      "rank whose UCX lacks CUDA memory support is reported (level 0) and the communicator stays host-staged; on "   \
+      "the host backend it runs the direct protocol on host memory (tests); staged: host-staged (for sites whose "   \
+      "GPUDirect is broken). The ranks agree: GPUDirect only when every rank can. Verbose 1 names the path and why")  \
     X(stage_host, bool, BOOL, false, 9, READONLY, 1, NULL,                                                             \
       "Test feature, never for production: treat every host buffer as device memory, so that the staging path "        \
       "(copy through host memory around the previous module) runs on machines without GPUs")

@@ -59,7 +59,7 @@ int mca_coll_gc3_plan_post(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_slot_t *s
 static void gc3_plan_line(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_slot_t *s, int ok)
 {
     const gc3_rule_t *rule = &mca_coll_gc3_rules()->rules[s->rule];
-    char              range[80], shape[96] = "", net[320] = "", fused[64] = "", lo[32], hi[32], pnote[64] = "";
+    char              range[80], shape[96] = "", net[512] = "", fused[64] = "", lo[32], hi[32], pnote[64] = "";
     const gc3_proto_t proto = (gc3_proto_t)m->job_proto;
 
     if (m->nodes > 1) {
@@ -73,6 +73,10 @@ static void gc3_plan_line(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_slot_t *s,
     if (ok) {
         int runs = gc3_plan_fused_runs(s->plan);
         gc3_plan_net_describe(s->plan, net, sizeof(net));
+        if (net[0] != '\0' && m->net_why[s->backend][0] != '\0') {
+            size_t used = strlen(net);
+            snprintf(net + used, sizeof(net) - used, "; %s", m->net_why[s->backend]);
+        }
         if (runs > 0) {
             snprintf(fused, sizeof(fused), ", %d fused run%s of local steps", runs, runs > 1 ? "s" : "");
         }

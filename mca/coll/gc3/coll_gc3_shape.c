@@ -17,6 +17,8 @@ typedef struct {
     char           host[64];
     gc3_gpu_info_t gpu;      /* cuda: this rank's GPU (device -1: none) */
     int32_t        max_blocks, exec_ok;
+    int32_t        net_why;  /* gc3_net_reason_t: the inter-node path this rank can take */
+    int32_t        pad;
     uint64_t       settings; /* mca_coll_gc3_settings_hash */
 } gc3_shape_card_t;
 
@@ -25,6 +27,7 @@ static void gc3_exec_params(mca_coll_gc3_module_t *m, gc3_backend_t backend, gc3
     gc3_exec_params_default(ep, backend, ompi_comm_rank(m->comm), ompi_comm_size(m->comm));
     ep->node            = m->nodes > 1 ? m->node : NULL;
     ep->net_peer_errors = mca_coll_gc3_component.net_peer_errors;
+    ep->net_direct      = m->net_direct[backend];
     ep->oob.ctx         = m;
     ep->oob.iallgather  = mca_coll_gc3_oob_iallgather;
     ep->oob.test        = mca_coll_gc3_oob_test;
@@ -36,6 +39,43 @@ static void gc3_exec_params(mca_coll_gc3_module_t *m, gc3_backend_t backend, gc3
     ep->device          = m->device >= 0 ? m->device : 0;
     if (mca_coll_gc3_component.slot_bytes > 0) {
         ep->slot_bytes = (size_t)mca_coll_gc3_component.slot_bytes;
+    }
+}
+
+/* The inter-node path this rank can take. UCX is asked (once per process) only where its answer
+ * matters: the cuda backend, unless the host-staged path is forced. */
+static gc3_net_reason_t gc3_shape_net_can(gc3_backend_t backend)
+{
+    gc3_net_path_t asked = (gc3_net_path_t)mca_coll_gc3_component.net_path;
+    int            ucx   = !gc3_exec_net_available()                                  ? -1
+                           : backend == GC3_BACKEND_CUDA && asked != GC3_NET_PATH_STAGED ? gc3_exec_net_cuda_memory()
+                                                                                       : 0;
+    return gc3_net_path_choose(asked, backend, ucx);
+}
+
+/* The path between nodes, the same on every rank: direct only when every rank can take it; the
+ * reason is the first rank's that cannot (or rank 0's). A rank that asked for GPUDirect and does
+ * not get it says so at level 0. */
+static void gc3_shape_net_path(mca_coll_gc3_module_t *m, gc3_backend_t backend, const gc3_shape_card_t *all, int n)
+{
+    int who = 0, same = 1;
+    for (int r = 0; r < n; r++) {
+        same = same && all[r].net_why == all[0].net_why;
+        if (!GC3_NET_REASON_DIRECT(all[r].net_why) && GC3_NET_REASON_DIRECT(all[who].net_why)) {
+            who = r;
+        }
+    }
+    m->net_direct[backend] = GC3_NET_REASON_DIRECT(all[who].net_why);
+    const char *path = m->net_direct[backend] ? (backend == GC3_BACKEND_CUDA ? "GPUDirect" : "direct") : "host-staged";
+    const char *why  = gc3_net_path_reason((gc3_net_reason_t)all[who].net_why);
+    if (same) {
+        snprintf(m->net_why[backend], sizeof(m->net_why[0]), "%s path: %s", path, why);
+    } else {
+        snprintf(m->net_why[backend], sizeof(m->net_why[0]), "%s path: rank %d: %s", path, who, why);
+    }
+    if (mca_coll_gc3_component.net_path == GC3_NET_PATH_GPUDIRECT && !m->net_direct[backend]) {
+        opal_output(0, "coll:gc3: comm %s rank %d: coll_gc3_net_path=gpudirect not possible (%s): the connections "
+                    "between nodes are host-staged", m->comm->c_name, ompi_comm_rank(m->comm), m->net_why[backend]);
     }
 }
 
@@ -67,6 +107,7 @@ int mca_coll_gc3_shape_post(mca_coll_gc3_module_t *m, gc3_backend_t backend)
     c->max_blocks = c->exec_ok ? gc3_exec_max_blocks(m->exec[backend]) : 0;
     c->max_blocks = c->max_blocks > 0 ? c->max_blocks : INT_MAX;
     c->settings   = mca_coll_gc3_settings_hash();
+    c->net_why    = (int32_t)gc3_shape_net_can(backend);
     return mca_coll_gc3_agree_post(m, sizeof(*c));
 }
 
@@ -199,6 +240,11 @@ void mca_coll_gc3_shape_done(mca_coll_gc3_module_t *m, gc3_backend_t backend)
         }
     }
     gc3_shape_nodes(m, all, n);
+    m->net_direct[backend] = 0;
+    m->net_why[backend][0] = '\0';
+    if (m->nodes > 1) {
+        gc3_shape_net_path(m, backend, all, n);
+    }
     m->link[backend] = backend == GC3_BACKEND_CUDA ? GC3_LINK_NVLINK : GC3_LINK_HOST;
     for (int a = 0; backend == GC3_BACKEND_CUDA && a < n; a++) {
         for (int b = 0; b < n; b++) {
