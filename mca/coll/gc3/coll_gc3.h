@@ -159,6 +159,9 @@ typedef struct mca_coll_gc3_module_t {
     uint64_t                    gpu_mem;   /* cuda: this rank's GPU memory (0: unknown) */
     uint64_t                    mem_peak;  /* device bytes its plans held at most together (coll_gc3_verbose) */
     int                         mem_plans; /* plans it built */
+    int                         mem_rank;  /* this rank in it, and its name, when the last plan was built (the
+                                            * module may be destroyed after the communicator) */
+    char                        mem_name[MPI_MAX_OBJECT_NAME];
     mca_coll_gc3_plan_slot_t  **slots;
     int                         nslots, slots_cap;
     /* the pipeline (coll_gc3_request.c) */

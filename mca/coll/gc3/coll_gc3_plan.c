@@ -153,6 +153,8 @@ static void gc3_plan_end(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_slot_t *s, 
     if (ok && gc3_exec_estimate(m->exec[s->backend], s->program, NULL, &mem) == GC3_OK) {
         m->mem_plans++;
         m->mem_peak += gc3_plan_mem_device(&mem);
+        m->mem_rank = ompi_comm_rank(m->comm);
+        snprintf(m->mem_name, sizeof(m->mem_name), "%s", m->comm->c_name);
     }
     if (line) {
         gc3_plan_line(m, s, ok, &mem);
