@@ -87,10 +87,15 @@ typedef struct {
                                  * (default): host-staged, the slots in (pinned, mapped) host memory.
                                  * Every rank of the executor passes the same value (the layouts
                                  * follow it): gc3_net_path_choose, then an agreement */
+    uint64_t      fifo_bytes;   /* a plan's receiving FIFOs on this rank take at most about this many bytes:
+                                 * its slots are made smaller (not below GC3_SLOT_MIN_BYTES) when its
+                                 * connections x slots x slot_bytes would exceed it (0: no limit) */
     const int    *node;         /* per rank: its node (NULL: all on one node); copied at creation.
                                  * Connections between nodes go through UCX (the proxy thread), the
                                  * others through CUDA IPC or shared memory. */
 } gc3_exec_params_t;
+
+#define GC3_SLOT_MIN_BYTES 4096 /* the smallest slot a plan's FIFO cap (fifo_bytes) makes */
 
 typedef struct gc3_exec gc3_exec_t;
 typedef struct gc3_plan gc3_plan_t;
@@ -175,5 +180,58 @@ gc3_status_t gc3_exec_run(gc3_plan_t *plan, const gc3_call_t *call, gc3_diag_t *
 gc3_status_t gc3_exec_start(gc3_plan_t *plan, const gc3_call_t *call, gc3_diag_t *diag);
 gc3_status_t gc3_exec_test(gc3_plan_t *plan, int *done_p, gc3_diag_t *diag);
 gc3_status_t gc3_exec_wait(gc3_plan_t *plan, gc3_diag_t *diag);
+
+/* ---------------------------------------------------------------- memory
+ *
+ * What a plan holds on this rank, by kind, in bytes. "Device" memory is GPU memory for the cuda
+ * backend and host memory for the host backend (the region a POSIX shared memory segment):
+ *   fifo     this rank's region: per receiving connection on the node, a tail line and slots x
+ *            slot stride (the slot's payload plus its header; LL: twice that)
+ *   flags    this rank's region: semaphore and loop-counter lines per block, a head line per
+ *            sending connection on the node
+ *   scratch  scratch of the largest call so far (an estimate: of the largest call its slots carry
+ *            in one loop), GC3_RT_WINDOW copies
+ *   stage    LL staging, two buffers of a slot's payload per block
+ *   control  the backend's own device memory: the device copy of the program, the per-call
+ *            contexts of plans of many blocks (cuda)
+ *   mapped   the peers' regions this rank maps (CUDA IPC, shared memory): their memory, which
+ *            they count as their fifo and flags; the mapping itself costs address space only
+ *   pinned   host memory the device reaches: the inter-node FIFOs (which UCX moves), the error
+ *            record and the resident kernel's mailbox, the contexts' staging (cuda) */
+typedef struct {
+    uint64_t slot_bytes;                        /* payload of one slot of this plan */
+    int      slots;                             /* slots per connection */
+    int      recv_conns, send_conns, net_conns; /* on the node receiving, sending; to other nodes */
+    int      blocks;                            /* thread blocks of this rank */
+    uint64_t fifo, flags, scratch, stage, control, mapped, pinned;
+} gc3_plan_mem_t;
+/* What the plan holds now (a copy). */
+void         gc3_plan_memory(const gc3_plan_t *plan, gc3_plan_mem_t *mem);
+/* Device bytes of a plan's record: fifo + flags + scratch + stage + control. */
+uint64_t     gc3_plan_mem_device(const gc3_plan_mem_t *mem);
+/* What a plan of this program would hold on this rank with these parameters (nothing allocated,
+ * no exchange): the same figures as gc3_plan_memory after the largest call its slots allow;
+ * pinned and control as the cuda backend allocates them when params->backend is cuda. */
+gc3_status_t gc3_plan_estimate(const gc3_exec_params_t *params, const gc3_ir_program_t *program, gc3_diag_t *diag,
+                               gc3_plan_mem_t *mem);
+/* gc3_plan_estimate with the executor's parameters */
+gc3_status_t gc3_exec_estimate(const gc3_exec_t *exec, const gc3_ir_program_t *program, gc3_diag_t *diag,
+                               gc3_plan_mem_t *mem);
+/* Human-readable byte count into buf ("1.5 MiB"). */
+const char  *gc3_mem_format(uint64_t bytes, char *buf, size_t len);
+
+/* What this process holds through all its plans, every executor and backend together. */
+typedef struct {
+    uint64_t device;   /* fifo, flags, scratch, stage, control of live plans */
+    uint64_t pinned;   /* pinned host memory of live plans */
+    uint64_t mapped;   /* peers' regions mapped by live plans */
+    uint64_t deferred; /* given up by destroyed plans, freed as soon as no gc3 kernel runs (cuda:
+                        * cudaFree waits for the whole device, see cuda/host.cu) */
+    int64_t  regions, mappings; /* regions created, peers' regions mapped (live) */
+} gc3_mem_held_t;
+void         gc3_mem_held(gc3_mem_held_t *held);
+/* Free what was deferred, when no gc3 kernel of the process is in flight; the bytes still
+ * deferred after it (0: everything given back). */
+uint64_t     gc3_mem_release_deferred(void);
 
 #endif

@@ -31,6 +31,7 @@ typedef struct {
     int      mps;      /* shared through MPS (0 when CUDA cannot tell) */
     uint64_t atomics;  /* bit d: native peer atomics from this GPU to GPU d (d < 64) */
     uint64_t peers;    /* bit d: peer access from this GPU to GPU d (d < 64) */
+    uint64_t mem_bytes; /* its memory (0 when CUDA does not say, or it is not the current device) */
 } gc3_gpu_info_t;
 
 /* GPUs this process sees (CUDA_VISIBLE_DEVICES applies); 0 without CUDA or a driver. */

@@ -44,6 +44,13 @@ gc3_status_t gc3_gpu_probe(int device, gc3_gpu_info_t *info, gc3_diag_t *diag)
     if (cudaDeviceGetAttribute(&info->mps, cudaDevAttrMpsEnabled, info->device) != cudaSuccess) {
         info->mps = 0; /* cannot tell: as without MPS */
     }
+    {
+        size_t free_b = 0, total_b = 0;
+        int    cur    = -1;
+        if (cudaGetDevice(&cur) == cudaSuccess && cur == info->device && cudaMemGetInfo(&free_b, &total_b) == cudaSuccess) {
+            info->mem_bytes = total_b;
+        }
+    }
     cudaGetDeviceCount(&ndev);
     for (int d = 0; d < ndev && d < 64; d++) {
         int atomic = 0, peer = 0;

@@ -16,6 +16,7 @@ void gc3_exec_params_default(gc3_exec_params_t *p, gc3_backend_t backend, int ra
     p->slots             = 8;
     p->slot_bytes        = backend == GC3_BACKEND_CUDA ? (1u << 20) : (256u << 10);
     p->timeout_s         = 60.0;
+    p->fifo_bytes        = 0;
     p->threads_per_block = 512;
     p->resident_us       = GC3_RESIDENT_US_DEFAULT;
     p->fuse              = 1;
@@ -147,6 +148,82 @@ static void gc3_plan_segments(const gc3_flat_program_t *f, int *k_in, int *k_out
     *k_out = r0->o_chunks / gc3_coll_segments((gc3_coll_t)f->coll, GC3_BUF_OUTPUT, f->nranks);
 }
 
+/* ---------------------------------------------------------------- memory accounting */
+
+static int64_t gc3_rt_held[GC3_RT_HELD_KINDS]; /* (atomic) */
+
+void gc3_rt_held_add(int kind, int64_t delta)
+{
+    __atomic_add_fetch(&gc3_rt_held[kind], delta, __ATOMIC_RELAXED);
+}
+
+void gc3_rt_plan_mem(gc3_plan_t *p, int64_t control, int64_t pinned)
+{
+    p->mem.control = (uint64_t)((int64_t)p->mem.control + control);
+    p->mem.pinned  = (uint64_t)((int64_t)p->mem.pinned + pinned);
+    gc3_rt_held_add(GC3_RT_HELD_DEVICE, control);
+    gc3_rt_held_add(GC3_RT_HELD_PINNED, pinned);
+}
+
+static uint64_t gc3_rt_deferred(int release)
+{
+    uint64_t d = gc3_rt_backend_host.deferred != NULL ? gc3_rt_backend_host.deferred(release) : 0;
+#ifdef GC3_HAVE_CUDA
+    d += gc3_rt_backend_cuda.deferred != NULL ? gc3_rt_backend_cuda.deferred(release) : 0;
+#endif
+    return d;
+}
+
+void gc3_mem_held(gc3_mem_held_t *h)
+{
+    h->device   = (uint64_t)__atomic_load_n(&gc3_rt_held[GC3_RT_HELD_DEVICE], __ATOMIC_RELAXED);
+    h->pinned   = (uint64_t)__atomic_load_n(&gc3_rt_held[GC3_RT_HELD_PINNED], __ATOMIC_RELAXED);
+    h->mapped   = (uint64_t)__atomic_load_n(&gc3_rt_held[GC3_RT_HELD_MAPPED], __ATOMIC_RELAXED);
+    h->regions  = __atomic_load_n(&gc3_rt_held[GC3_RT_HELD_REGIONS], __ATOMIC_RELAXED);
+    h->mappings = __atomic_load_n(&gc3_rt_held[GC3_RT_HELD_MAPPINGS], __ATOMIC_RELAXED);
+    h->deferred = gc3_rt_deferred(0);
+}
+
+uint64_t gc3_mem_release_deferred(void)
+{
+    return gc3_rt_deferred(1);
+}
+
+void gc3_plan_memory(const gc3_plan_t *p, gc3_plan_mem_t *mem)
+{
+    *mem = p->mem;
+}
+
+uint64_t gc3_plan_mem_device(const gc3_plan_mem_t *m)
+{
+    return m->fifo + m->flags + m->scratch + m->stage + m->control;
+}
+
+const char *gc3_mem_format(uint64_t b, char *buf, size_t len)
+{
+    if (b >= (1ull << 30)) {
+        snprintf(buf, len, "%.2f GiB", (double)b / (double)(1ull << 30));
+    } else if (b >= (1ull << 20)) {
+        snprintf(buf, len, "%.1f MiB", (double)b / (double)(1ull << 20));
+    } else if (b >= (1ull << 10)) {
+        snprintf(buf, len, "%.1f KiB", (double)b / (double)(1ull << 10));
+    } else {
+        snprintf(buf, len, "%llu B", (unsigned long long)b);
+    }
+    return buf;
+}
+
+static void gc3_plan_scratch_free(gc3_plan_t *p)
+{
+    if (p->scratch != NULL) {
+        p->exec->be->mem_free(p, p->scratch, p->scratch_bytes);
+        gc3_rt_held_add(GC3_RT_HELD_DEVICE, -(int64_t)p->mem.scratch);
+    }
+    p->scratch       = NULL;
+    p->scratch_bytes = 0;
+    p->mem.scratch   = 0;
+}
+
 void gc3_plan_destroy(gc3_plan_t *p)
 {
     if (p == NULL) {
@@ -162,26 +239,31 @@ void gc3_plan_destroy(gc3_plan_t *p)
         gc3_rt_net_teardown(p);
     }
     if (p->net != NULL) {
-        p->exec->be->host_free(p, p->net);
+        p->exec->be->host_free(p, p->net, p->layout.net_bytes);
+        gc3_rt_held_add(GC3_RT_HELD_PINNED, -(int64_t)p->layout.net_bytes);
     }
     if (p->net_slots != NULL) {
-        p->exec->be->mem_free(p, p->net_slots);
+        p->exec->be->mem_free(p, p->net_slots, p->layout.net_slot_bytes);
+        gc3_rt_held_add(GC3_RT_HELD_DEVICE, -(int64_t)p->layout.net_slot_bytes);
     }
     if (p->peer_region != NULL) {
         for (int r = 0; r < p->nranks; r++) {
             if (p->peer_region[r] != NULL && r != p->rank) {
                 p->exec->be->region_close(p, p->peer_region[r], p->peer_bytes[r], 0);
+                gc3_rt_held_add(GC3_RT_HELD_MAPPED, -(int64_t)p->peer_bytes[r]);
+                gc3_rt_held_add(GC3_RT_HELD_MAPPINGS, -1);
             }
         }
     }
     if (p->region != NULL) {
         p->exec->be->region_close(p, p->region, p->layout.bytes, 1);
+        gc3_rt_held_add(GC3_RT_HELD_DEVICE, -(int64_t)p->layout.bytes);
+        gc3_rt_held_add(GC3_RT_HELD_REGIONS, -1);
     }
-    if (p->scratch != NULL) {
-        p->exec->be->mem_free(p, p->scratch);
-    }
+    gc3_plan_scratch_free(p);
     if (p->stage != NULL) {
-        p->exec->be->mem_free(p, p->stage);
+        p->exec->be->mem_free(p, p->stage, p->mem.stage);
+        gc3_rt_held_add(GC3_RT_HELD_DEVICE, -(int64_t)p->mem.stage);
     }
     if (p->exec->be->plan_cleanup != NULL) {
         p->exec->be->plan_cleanup(p);
@@ -243,6 +325,88 @@ static void gc3_plan_ctx_init(gc3_plan_t *p)
 
 /* ---------------------------------------------------------------- preparing a plan */
 
+/* The most receiving connections a rank of the program has (the FIFO cap divides among them). */
+static int gc3_flat_max_recv(const gc3_flat_program_t *f)
+{
+    const gc3_flat_rank_t *ranks = gc3_flat_ranks(f);
+    int                    most  = 0;
+    for (int r = 0; r < f->nranks; r++) {
+        int n = 0;
+        for (int t = 0; t < ranks[r].ntbs; t++) {
+            n += gc3_rt_peer_sender(f, r, t) >= 0;
+        }
+        most = n > most ? n : most;
+    }
+    return most;
+}
+
+/* A plan's slot payload, the same on every rank (from the program and the executor's parameters,
+ * which the ranks agreed on): what the largest call of the program (max_bytes) moves in one message,
+ * at most params.slot_bytes, and within params.fifo_bytes over the connections of the rank that
+ * receives on most. A smaller slot only means more loops for a larger call, never a wrong one. */
+/* The bytes of a chunk of the largest call of the program (max_bytes), k chunks per segment, with a
+ * vector of rounding; 0 when the program has no largest call. */
+static uint64_t gc3_plan_chunk_bytes(const gc3_ir_program_t *prog, const gc3_flat_program_t *f, int k)
+{
+    const int si = gc3_coll_segments((gc3_coll_t)f->coll, GC3_BUF_INPUT, f->nranks),
+              so = gc3_coll_segments((gc3_coll_t)f->coll, GC3_BUF_OUTPUT, f->nranks), segs = si > so ? si : so;
+    uint64_t  seg;
+
+    if (prog->max_bytes == 0) {
+        return 0;
+    }
+    seg = (prog->max_bytes + (uint64_t)segs - 1) / (uint64_t)segs;
+    return gc3_rt_round((seg + (uint64_t)k - 1) / (uint64_t)k, 16) + 16;
+}
+
+static uint64_t gc3_plan_slot_payload(const gc3_exec_params_t *ep, const gc3_ir_program_t *prog,
+                                      const gc3_flat_program_t *f, int cnt_max, int k)
+{
+    uint64_t payload = (uint64_t)ep->slot_bytes / 16 * 16, chunk = gc3_plan_chunk_bytes(prog, f, k);
+    int      conns   = gc3_flat_max_recv(f);
+
+    if (chunk > 0) {
+        uint64_t need = (uint64_t)cnt_max * chunk;
+        need          = need < 256 ? 256 : need;
+        payload       = need < payload ? need : payload;
+    }
+    if (ep->fifo_bytes > 0 && conns > 0) {
+        uint64_t cap = ep->fifo_bytes / ((uint64_t)conns * (uint64_t)ep->slots) / 16 * 16;
+        cap          = cap > GC3_RT_SIMPLE_HDR + GC3_SLOT_MIN_BYTES ? cap - GC3_RT_SIMPLE_HDR : GC3_SLOT_MIN_BYTES;
+        payload      = cap < payload ? cap : payload;
+    }
+    return payload;
+}
+
+/* The slot stride of a payload: LL, lines of twice the header and payload; Simple, the signature's
+ * line, then the payload, slots starting on lines. */
+static uint64_t gc3_plan_slot_stride(int proto, uint64_t payload)
+{
+    return proto == GC3_PROTO_LL ? 2 * (payload + GC3_RT_MSG_HDR) : gc3_rt_round(payload + GC3_RT_SIMPLE_HDR, GC3_RT_LINE);
+}
+
+/* The region's part of a plan's record (its layout L on this rank). */
+static void gc3_plan_mem_layout(gc3_plan_mem_t *m, const gc3_rt_layout_t *L, int ntbs, int slots, uint64_t payload,
+                                uint64_t stride)
+{
+    m->slot_bytes = payload;
+    m->slots      = slots;
+    m->blocks     = ntbs;
+    m->recv_conns = m->send_conns = m->net_conns = 0;
+    m->fifo       = 0;
+    for (int t = 0; t < ntbs; t++) {
+        if (L->fifo_off[t] >= 0) {
+            m->recv_conns++;
+            m->fifo += gc3_rt_round(GC3_RT_LINE + (uint64_t)slots * stride, GC3_RT_LINE);
+        }
+        m->send_conns += L->head_off[t] >= 0;
+        m->net_conns += (L->net_recv_off[t] >= 0) + (L->net_send_off[t] >= 0);
+    }
+    m->flags = L->bytes - m->fifo;
+    /* direct path between nodes: its slots in a region of their own, in the backend's memory */
+    m->fifo += L->net_slot_bytes;
+}
+
 enum { GC3_PREP_HANDLES, GC3_PREP_MAPPED, GC3_PREP_NET };
 
 struct gc3_prep {
@@ -273,11 +437,9 @@ static gc3_status_t gc3_prep_geometry(gc3_exec_t *exec, const gc3_ir_program_t *
         int c = gc3_flat_steps(p->flat)[i].cnt;
         p->cnt_max = c > p->cnt_max ? c : p->cnt_max;
     }
-    p->slot_payload = (uint64_t)exec->params.slot_bytes / 16 * 16;
-    /* LL: lines of twice the header and payload; Simple: the signature's line, then the payload,
-     * slots starting on lines */
-    p->slot_stride = p->proto == GC3_PROTO_LL ? 2 * (p->slot_payload + GC3_RT_MSG_HDR)
-                                              : gc3_rt_round(p->slot_payload + GC3_RT_SIMPLE_HDR, GC3_RT_LINE);
+    p->slot_payload = gc3_plan_slot_payload(&exec->params, program, p->flat, p->cnt_max,
+                                            p->k_in > p->k_out ? p->k_in : p->k_out);
+    p->slot_stride  = gc3_plan_slot_stride(p->proto, p->slot_payload);
     return GC3_OK;
 }
 
@@ -369,6 +531,7 @@ static gc3_status_t gc3_prep_local(gc3_exec_t *exec, const gc3_ir_program_t *pro
     if (status != GC3_OK) {
         return status;
     }
+    gc3_plan_mem_layout(&p->mem, &p->layout, p->ntbs, exec->params.slots, p->slot_payload, p->slot_stride);
     p->sem_off       = p->layout.sem_off;
     p->loops_off     = p->layout.loops_off;
     p->crosses_nodes = gc3_flat_crosses_nodes(p->flat, exec->node);
@@ -381,7 +544,12 @@ static gc3_status_t gc3_prep_local(gc3_exec_t *exec, const gc3_ir_program_t *pro
     if (status != GC3_OK) {
         return status;
     }
-    return exec->be->region_create(p, p->layout.bytes, &p->region, p->handle, diag);
+    status = exec->be->region_create(p, p->layout.bytes, &p->region, p->handle, diag);
+    if (status == GC3_OK) {
+        gc3_rt_held_add(GC3_RT_HELD_DEVICE, (int64_t)p->layout.bytes);
+        gc3_rt_held_add(GC3_RT_HELD_REGIONS, 1);
+    }
+    return status;
 }
 
 /* The peers of this node this rank talks to: their regions mapped. */
@@ -397,6 +565,11 @@ static gc3_status_t gc3_prep_map(gc3_prep_t *x, gc3_diag_t *diag)
         if (q != p->rank && x->layouts[q].sem_off != NULL && !gc3_plan_remote(p, q)) {
             p->peer_bytes[q] = x->layouts[q].bytes;
             status = p->exec->be->region_open(p, c->handle, p->peer_bytes[q], &p->peer_region[q], diag);
+            if (status == GC3_OK) {
+                p->mem.mapped += p->peer_bytes[q];
+                gc3_rt_held_add(GC3_RT_HELD_MAPPED, (int64_t)p->peer_bytes[q]);
+                gc3_rt_held_add(GC3_RT_HELD_MAPPINGS, 1);
+            }
         }
     }
     return status;
@@ -424,6 +597,8 @@ static gc3_status_t gc3_prep_connect(gc3_prep_t *x, gc3_diag_t *diag)
                          p->layout.net_bytes);
             return status;
         }
+        p->mem.pinned += p->layout.net_bytes;
+        gc3_rt_held_add(GC3_RT_HELD_PINNED, (int64_t)p->layout.net_bytes);
     }
     if (p->crosses_nodes && p->layout.net_slot_bytes > 0) {
         /* direct: the slots in the backend's memory (cuda: the GPU's), where the proxy moves them from and to */
@@ -433,6 +608,7 @@ static gc3_status_t gc3_prep_connect(gc3_prep_t *x, gc3_diag_t *diag)
                          p->layout.net_slot_bytes, exec->be->name);
             return status;
         }
+        gc3_rt_held_add(GC3_RT_HELD_DEVICE, (int64_t)p->layout.net_slot_bytes);
     }
     p->conn = calloc((size_t)p->ntbs + 1, sizeof(gc3_rt_conn_t));
     if (p->conn == NULL) {
@@ -753,6 +929,12 @@ static gc3_status_t gc3_call_tile(const gc3_plan_t *p, const gc3_call_t *c, uint
     return GC3_OK;
 }
 
+/* LL staging per buffer: payload only, 16-byte aligned */
+static size_t gc3_plan_stage_bytes(uint64_t payload)
+{
+    return gc3_rt_round(payload, 16) + 64;
+}
+
 /* The plan's private memory for a call: scratch (window copies of s_chunks chunks of tiles of T
  * elements of ds bytes), LL staging. */
 static gc3_status_t gc3_call_memory(gc3_plan_t *p, int s_chunks, uint64_t T, size_t ds, int window, gc3_diag_t *diag)
@@ -761,21 +943,24 @@ static gc3_status_t gc3_call_memory(gc3_plan_t *p, int s_chunks, uint64_t T, siz
     gc3_status_t status;
 
     if (need > p->scratch_bytes) {
-        if (p->scratch != NULL) {
-            p->exec->be->mem_free(p, p->scratch);
-            p->scratch       = NULL;
-            p->scratch_bytes = 0;
-        }
+        gc3_plan_scratch_free(p);
         status = p->exec->be->mem_alloc(p, need, &p->scratch);
         if (status != GC3_OK) {
             gc3_diag_add(diag, "executor: cannot allocate %zu bytes of scratch", need);
             return status;
         }
         p->scratch_bytes = need;
+        p->mem.scratch   = need;
+        gc3_rt_held_add(GC3_RT_HELD_DEVICE, (int64_t)need);
     }
     if (p->proto == GC3_PROTO_LL && p->stage == NULL) {
-        p->stage_bytes = gc3_rt_round(p->slot_payload, 16) + 64; /* payload only, 16-byte aligned */
-        return p->exec->be->mem_alloc(p, p->stage_bytes * 2 * (size_t)(p->ntbs > 0 ? p->ntbs : 1), &p->stage);
+        p->stage_bytes = gc3_plan_stage_bytes(p->slot_payload);
+        status         = p->exec->be->mem_alloc(p, p->stage_bytes * 2 * (size_t)(p->ntbs > 0 ? p->ntbs : 1), &p->stage);
+        if (status == GC3_OK) {
+            p->mem.stage = p->stage_bytes * 2 * (size_t)(p->ntbs > 0 ? p->ntbs : 1);
+            gc3_rt_held_add(GC3_RT_HELD_DEVICE, (int64_t)p->mem.stage);
+        }
+        return status;
     }
     return GC3_OK;
 }
@@ -932,4 +1117,68 @@ gc3_status_t gc3_exec_run(gc3_plan_t *p, const gc3_call_t *c, gc3_diag_t *diag)
         return status;
     }
     return gc3_exec_wait(p, diag);
+}
+
+gc3_status_t gc3_plan_estimate(const gc3_exec_params_t *ep, const gc3_ir_program_t *program, gc3_diag_t *diag,
+                               gc3_plan_mem_t *m)
+{
+    gc3_flat_program_t    *f = NULL;
+    gc3_rt_layout_t        L;
+    const gc3_flat_rank_t *me;
+    gc3_status_t           status;
+    int                    k_in, k_out, k, cnt_max = 1, proto = gc3_proto_runs_as(program->proto);
+    uint64_t               payload, stride, chunk;
+
+    memset(m, 0, sizeof(*m));
+    memset(&L, 0, sizeof(L));
+    if (program->ngpus != ep->nranks || ep->rank < 0 || ep->rank >= ep->nranks || ep->slots < 2) {
+        gc3_diag_add(diag, "estimate: program '%s' is for %d ranks, the parameters say rank %d of %d (%d slots)",
+                     program->name, program->ngpus, ep->rank, ep->nranks, ep->slots);
+        return GC3_ERR_INVALID_PARAM;
+    }
+    if ((status = gc3_flat_create(program, &f)) != GC3_OK) {
+        gc3_diag_add(diag, "estimate: program '%s' is malformed (run the verifier)", program->name);
+        return status;
+    }
+    if (ep->fuse) {
+        (void)gc3_flat_fuse(f, ep->rank, GC3_RT_FUSE_MAX); /* as gc3_prep_local */
+    }
+    gc3_plan_segments(f, &k_in, &k_out);
+    k = k_in > k_out ? k_in : k_out;
+    for (int i = 0; i < f->nsteps; i++) {
+        cnt_max = gc3_flat_steps(f)[i].cnt > cnt_max ? gc3_flat_steps(f)[i].cnt : cnt_max;
+    }
+    if (k < 1) {
+        gc3_diag_add(diag, "estimate: program '%s' has fewer chunks than ranks", program->name);
+        gc3_flat_destroy(f);
+        return GC3_ERR_INVALID_PARAM;
+    }
+    payload = gc3_plan_slot_payload(ep, program, f, cnt_max, k);
+    stride  = gc3_plan_slot_stride(proto, payload);
+    chunk   = gc3_plan_chunk_bytes(program, f, k);
+    me      = &gc3_flat_ranks(f)[ep->rank];
+    status  = gc3_rt_layout_compute(f, ep->rank, ep->slots, stride, ep->node, ep->net_direct, &L);
+    if (status == GC3_OK) {
+        /* the largest call's tile (a chunk, or what a slot carries of it), window copies */
+        uint64_t tile = payload / (uint64_t)cnt_max / 16 * 16;
+        tile          = chunk > 0 && chunk < tile ? chunk : tile;
+        gc3_plan_mem_layout(m, &L, me->ntbs, ep->slots, payload, stride);
+        m->scratch = me->s_chunks > 0 ? (uint64_t)me->s_chunks * tile * GC3_RT_WINDOW : 0;
+        m->stage   = proto == GC3_PROTO_LL ? gc3_plan_stage_bytes(payload) * 2 * (uint64_t)(me->ntbs > 0 ? me->ntbs : 1) : 0;
+        m->pinned  = L.net_bytes;
+#ifdef GC3_HAVE_CUDA
+        if (ep->backend == GC3_BACKEND_CUDA && gc3_rt_backend_cuda.mem_estimate != NULL) {
+            gc3_rt_backend_cuda.mem_estimate(f, me->ntbs, m);
+        }
+#endif
+        gc3_rt_layout_free(&L);
+    }
+    gc3_flat_destroy(f);
+    return status;
+}
+
+gc3_status_t gc3_exec_estimate(const gc3_exec_t *exec, const gc3_ir_program_t *program, gc3_diag_t *diag,
+                               gc3_plan_mem_t *mem)
+{
+    return gc3_plan_estimate(&exec->params, program, diag, mem);
 }

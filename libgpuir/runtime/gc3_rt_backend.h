@@ -19,11 +19,11 @@ typedef struct gc3_rt_backend {
     void         (*region_close)(gc3_plan_t *plan, char *base, size_t bytes, int own);
     /* memory the blocks use privately (scratch, LL staging): device memory for cuda */
     gc3_status_t (*mem_alloc)(gc3_plan_t *plan, size_t bytes, char **ptr_p);
-    void         (*mem_free)(gc3_plan_t *plan, char *ptr);
+    void         (*mem_free)(gc3_plan_t *plan, char *ptr, size_t bytes);
     /* zeroed host memory the blocks can use too (cuda: pinned and mapped): the inter-node FIFOs,
      * which the proxy thread moves with UCX */
     gc3_status_t (*host_alloc)(gc3_plan_t *plan, size_t bytes, char **ptr_p);
-    void         (*host_free)(gc3_plan_t *plan, char *ptr);
+    void         (*host_free)(gc3_plan_t *plan, char *ptr, size_t bytes);
     /* run plan->tbs (already filled) */
     gc3_status_t (*start)(gc3_plan_t *plan, void *stream, gc3_diag_t *diag);
     gc3_status_t (*test)(gc3_plan_t *plan, int *done_p);
@@ -31,7 +31,21 @@ typedef struct gc3_rt_backend {
     void         (*plan_cleanup)(gc3_plan_t *plan);
     /* thread blocks of one rank that can run at once (cuda: all co-resident on the device) */
     int          (*max_blocks)(const gc3_exec_t *exec);
+    /* the bytes of frees the backend deferred (NULL: it defers none); release: free them first if
+     * it can now */
+    uint64_t     (*deferred)(int release);
+    /* what the backend itself allocates for a plan of this program and ntbs blocks on a rank: adds
+     * to mem's control and pinned (NULL: nothing) */
+    void         (*mem_estimate)(const gc3_flat_program_t *flat, int ntbs, gc3_plan_mem_t *mem);
 } gc3_rt_backend_t;
+
+/* The process-wide count of what plans hold (gc3_mem_held), by kind; a backend counts the memory
+ * it allocates for a plan itself (control, pinned) with gc3_rt_plan_mem. */
+enum { GC3_RT_HELD_DEVICE, GC3_RT_HELD_PINNED, GC3_RT_HELD_MAPPED, GC3_RT_HELD_REGIONS, GC3_RT_HELD_MAPPINGS,
+       GC3_RT_HELD_KINDS };
+void gc3_rt_held_add(int kind, int64_t delta);
+/* a plan's backend allocated (positive) or freed (negative) control device memory or pinned memory */
+void gc3_rt_plan_mem(gc3_plan_t *plan, int64_t control, int64_t pinned);
 
 extern const gc3_rt_backend_t gc3_rt_backend_host;
 #ifdef GC3_HAVE_CUDA
@@ -101,6 +115,7 @@ struct gc3_plan {
     void               *net_state;             /* net_ucx.c's */
     int                 crosses_nodes;         /* some connection of the program joins two nodes */
     int                 fused_runs;            /* gc3_flat_fuse's count for this rank */
+    gc3_plan_mem_t      mem;                   /* what it holds (gc3_plan_memory) */
     char                broken_why[256];
 };
 

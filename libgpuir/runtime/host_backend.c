@@ -278,9 +278,10 @@ static gc3_status_t gc3_host_mem_alloc(gc3_plan_t *p, size_t bytes, char **ptr_p
     return GC3_OK;
 }
 
-static void gc3_host_mem_free(gc3_plan_t *p, char *ptr)
+static void gc3_host_mem_free(gc3_plan_t *p, char *ptr, size_t bytes)
 {
     (void)p;
+    (void)bytes;
     free(ptr);
 }
 
@@ -412,4 +413,6 @@ const gc3_rt_backend_t gc3_rt_backend_host = {
     gc3_host_wait,
     gc3_host_plan_cleanup,
     gc3_host_max_blocks,
+    NULL, /* frees at once */
+    NULL, /* nothing of its own */
 };

@@ -5,6 +5,8 @@
  *            [--inplace] [--print-builtin]
  *   gc3_info --topology [--pci-busid ID]   the nearest network device of each GPU (or PCI device)
  *   gc3_info --devices                     the GPUs as the component sees them
+ *   gc3_info --memory COLL:BYTES[,...] [shape and rules options] [--backend cuda|host] [--fifo-slots N]
+ *            [--slot-bytes B] [--plan-fifo-bytes B] [--max-blocks N]   the memory of those plans
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -20,6 +22,8 @@ static void usage(FILE *out)
                  "                [--link nvlink|pcie|host] [--inplace] [--print-builtin]\n"
                  "       gc3_info --topology [--pci-busid ID]\n"
                  "       gc3_info --devices\n"
+                 "       gc3_info --memory COLL:BYTES[,COLL:BYTES...] [the options above] [--backend cuda|host]\n"
+                 "                [--fifo-slots N] [--slot-bytes B] [--plan-fifo-bytes B] [--max-blocks N]\n"
                  "  prints, for N nodes of G GPUs (ranks) joined by LINK (default 1 x 4, nvlink), which rule and\n"
                  "  algorithm gc3 uses for each collective and size range; --rules FILE: the rules file the\n"
                  "  component would read (coll_gc3_rules_file), default the built-in rules; --algorithm-dir DIR:\n"
@@ -30,7 +34,14 @@ static void usage(FILE *out)
                  "  --devices: the GPUs this process sees (CUDA_VISIBLE_DEVICES applies), as the component sees\n"
                  "  them: the thread blocks of gc3's kernel each one holds at once (what coll_gc3_max_blocks 0\n"
                  "  divides among the ranks that share it), whether this process runs under MPS, and for each\n"
-                 "  pair peer access and native peer atomics (without them the link class is pcie).\n");
+                 "  pair peer access and native peer atomics (without them the link class is pcie).\n"
+                 "  --memory: the memory one communicator of that shape takes per rank for calls of those sizes\n"
+                 "  (BYTES as each rank passes them: allreduce count x size, alltoall and allgather per peer,\n"
+                 "  reduce_scatter_block per block; K, M, G suffixes): each plan (one per rule matched), its FIFOs\n"
+                 "  (connections x slots x slot bytes), flags, scratch, LL staging, backend control memory and\n"
+                 "  pinned host memory, and the total, as coll_gc3_verbose 1 reports them. --backend (default\n"
+                 "  cuda, host with --link host), --fifo-slots (8), --slot-bytes (0: the backend's), --plan-fifo-bytes\n"
+                 "  (16M) and --max-blocks (0: no limit) as the coll_gc3_ parameters of those names.\n");
 }
 
 static void fmt(uint64_t b, char *buf, size_t len)
@@ -155,9 +166,143 @@ static int devices(void)
 #endif
 }
 
+/* bytes with an optional K, M, G suffix; 0 when malformed (*ok 0) */
+static uint64_t parse_bytes(const char *t, int *ok)
+{
+    char              *e;
+    unsigned long long v;
+    errno = 0;
+    v     = strtoull(t, &e, 10);
+    *ok   = errno == 0 && e != t;
+    if (*e == 'K' || *e == 'k') v <<= 10, e++;
+    else if (*e == 'M' || *e == 'm') v <<= 20, e++;
+    else if (*e == 'G' || *e == 'g') v <<= 30, e++;
+    *ok = *ok && *e == '\0';
+    return v;
+}
+
+typedef struct {
+    gc3_backend_t backend;
+    int           slots, max_blocks;
+    uint64_t      slot_bytes, plan_fifo_bytes;
+} mem_opts_t;
+
+/* --memory: the plans one communicator of the shape builds for those calls (one per rule, as the
+ * component keys them), what each takes on rank 0, and the total. 0 when all could be made. */
+static int memory(const gc3_rules_t *R, const char *spec, int nodes, int gpus, gc3_link_t link, int inplace,
+                  const mem_opts_t *o)
+{
+    const int         ranks = nodes * gpus;
+    const gc3_rule_t *seen[64];
+    int               nseen = 0, rc = 0;
+    char             *list = strdup(spec), *save = NULL;
+    uint64_t          total = 0, pinned = 0;
+    char              a[32], b[32], c[32], d[32], e[32], f[32], g[32];
+    gc3_exec_params_t ep;
+
+    gc3_exec_params_default(&ep, o->backend, 0, ranks);
+    ep.slots      = o->slots;
+    ep.fifo_bytes = o->plan_fifo_bytes;
+    if (o->slot_bytes > 0) {
+        ep.slot_bytes = o->slot_bytes;
+    }
+    printf("# memory per rank of one communicator: %d node(s) x %d GPU(s), %s, %s backend, %d slots of at most %s, "
+           "plan FIFOs capped at %s\n", nodes, gpus, gc3_link_name(link), o->backend == GC3_BACKEND_CUDA ? "cuda" : "host",
+           ep.slots, gc3_mem_format(ep.slot_bytes, a, sizeof(a)),
+           o->plan_fifo_bytes ? gc3_mem_format(o->plan_fifo_bytes, b, sizeof(b)) : "no cap");
+    printf("%-26s %-28s %-9s %-28s %-10s %-10s %-10s %-10s %-10s %s\n", "# call", "plan", "total", "FIFOs (conns x slots x bytes)",
+           "flags", "scratch", "staging", "control", "pinned", "rule");
+    for (char *tok = strtok_r(list, ",", &save); tok != NULL; tok = strtok_r(NULL, ",", &save)) {
+        char             *colon = strchr(tok, ':');
+        int               ok = 0, dup = 0;
+        gc3_coll_t        coll = GC3_COLL_CUSTOM;
+        uint64_t          per, bytes;
+        const gc3_rule_t *r;
+        if (colon != NULL) {
+            *colon = '\0';
+            per    = parse_bytes(colon + 1, &ok);
+            if (gc3_coll_from_name(tok, &coll) != GC3_OK) {
+                coll = GC3_COLL_CUSTOM;
+            }
+        }
+        if (colon == NULL || coll == GC3_COLL_CUSTOM || !ok) {
+            fprintf(stderr, "gc3_info: --memory: '%s' is not COLLECTIVE:BYTES (e.g. allreduce:64K)\n", tok);
+            rc = 2;
+            break;
+        }
+        {
+            int si = gc3_coll_segments(coll, GC3_BUF_INPUT, ranks), so = gc3_coll_segments(coll, GC3_BUF_OUTPUT, ranks);
+            bytes  = per * (uint64_t)(si > so ? si : so); /* as the component counts the call */
+        }
+        r = gc3_rules_match_call(R, coll, nodes, gpus, link, bytes, ranks, inplace);
+        if (r == NULL) {
+            printf("%s:%-16s %s\n", gc3_coll_desc(coll)->mpi_name, colon + 1, "(passed on: no plan)");
+            continue;
+        }
+        for (int i = 0; i < nseen; i++) {
+            dup |= seen[i] == r;
+        }
+        if (dup) {
+            printf("%s:%-16s (the plan above: %s)\n", gc3_coll_desc(coll)->mpi_name, colon + 1, r->where);
+            continue;
+        }
+        if (nseen < 64) {
+            seen[nseen++] = r;
+        }
+        {
+            gc3_rule_target_t t = {.ranks = ranks, .nodes = nodes, .inplace = inplace, .slots = o->slots,
+                                   .max_blocks = o->max_blocks > 0 ? o->max_blocks : 1 << 20};
+            gc3_rule_made_t   made;
+            gc3_ir_program_t *p = NULL;
+            gc3_plan_mem_t    m;
+            gc3_diag_t        diag;
+            char              plan[160], fifo[96];
+            gc3_diag_init(&diag);
+            if (gc3_rule_program(r, &t, &diag, &p, &made) != GC3_OK) {
+                printf("%s:%-16s cannot be made: %s\n", gc3_coll_desc(coll)->mpi_name, colon + 1,
+                       diag.count ? diag.msgs[0] : "?");
+                rc = 1;
+            } else {
+                if (p->max_bytes == 0 && r->bytes_hi != UINT64_MAX) {
+                    p->max_bytes = r->bytes_hi; /* as the component does */
+                }
+                if (gc3_plan_estimate(&ep, p, &diag, &m) != GC3_OK) {
+                    printf("%s:%-16s no estimate: %s\n", gc3_coll_desc(coll)->mpi_name, colon + 1,
+                           diag.count ? diag.msgs[0] : "?");
+                    rc = 1;
+                } else {
+                    snprintf(plan, sizeof(plan), "%s %s %dx%d", r->algo, gc3_proto_name(made.proto), made.channels,
+                             made.instances);
+                    snprintf(fifo, sizeof(fifo), "%s (%d x %d x %s)", gc3_mem_format(m.fifo, a, sizeof(a)), m.recv_conns,
+                             m.slots, gc3_mem_format(m.slot_bytes, b, sizeof(b)));
+                    printf("%s:%-*s %-28s %-9s %-28s %-10s %-10s %-10s %-10s %-10s %s\n", gc3_coll_desc(coll)->mpi_name,
+                           (int)(25 - strlen(gc3_coll_desc(coll)->mpi_name)), colon + 1, plan,
+                           gc3_mem_format(gc3_plan_mem_device(&m), c, sizeof(c)), fifo,
+                           gc3_mem_format(m.flags, d, sizeof(d)), gc3_mem_format(m.scratch, e, sizeof(e)),
+                           gc3_mem_format(m.stage, f, sizeof(f)), gc3_mem_format(m.control, g, sizeof(g)),
+                           gc3_mem_format(m.pinned, a, sizeof(a)), r->where);
+                    total += gc3_plan_mem_device(&m);
+                    pinned += m.pinned;
+                }
+                gc3_ir_program_destroy(p);
+            }
+            gc3_diag_cleanup(&diag);
+        }
+    }
+    if (rc != 2) {
+        printf("# total per rank: %s device (%s exactly), %s pinned host, %d plan(s)\n",
+               gc3_mem_format(total, a, sizeof(a)), (snprintf(b, sizeof(b), "%llu B", (unsigned long long)total), b),
+               gc3_mem_format(pinned, c, sizeof(c)), nseen);
+    }
+    free(list);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
-    const char        *file = NULL, *adir = NULL;
+    const char        *file = NULL, *adir = NULL, *mem_spec = NULL;
+    mem_opts_t         mo = {GC3_BACKEND_CUDA, 8, 0, 0, 16u << 20};
+    int                backend_set = 0;
     int                inplace = 0;
     long               nodes = 1, gpus = 4;
     gc3_link_t         link = GC3_LINK_NVLINK;
@@ -202,6 +347,28 @@ int main(int argc, char **argv)
                 return 2;
             }
             *(strcmp(o, "--nodes") == 0 ? &nodes : &gpus) = v;
+        } else if (!strcmp(o, "--memory")) {
+            mem_spec = argv[++i];
+        } else if (!strcmp(o, "--backend")) {
+            i++;
+            if (strcmp(argv[i], "cuda") && strcmp(argv[i], "host")) {
+                fprintf(stderr, "gc3_info: --backend must be cuda or host\n");
+                return 2;
+            }
+            mo.backend  = strcmp(argv[i], "cuda") ? GC3_BACKEND_HOST : GC3_BACKEND_CUDA;
+            backend_set = 1;
+        } else if (!strcmp(o, "--fifo-slots") || !strcmp(o, "--max-blocks") || !strcmp(o, "--slot-bytes") ||
+                   !strcmp(o, "--plan-fifo-bytes")) {
+            int      ok;
+            uint64_t v = parse_bytes(argv[++i], &ok);
+            if (!ok || (!strcmp(o, "--fifo-slots") && (v < 2 || v > 1024)) || v > (1ull << 40)) {
+                fprintf(stderr, "gc3_info: %s needs a size (fifo slots: 2..1024)\n", o);
+                return 2;
+            }
+            if (!strcmp(o, "--fifo-slots")) mo.slots = (int)v;
+            else if (!strcmp(o, "--max-blocks")) mo.max_blocks = (int)v;
+            else if (!strcmp(o, "--slot-bytes")) mo.slot_bytes = v;
+            else mo.plan_fifo_bytes = v;
         } else if (!strcmp(o, "--link")) {
             int found = 0;
             i++;
@@ -243,6 +410,16 @@ int main(int argc, char **argv)
             return 1;
         }
         printf("# algorithm directory: %s (%d program(s))\n", adir, added);
+    }
+    if (mem_spec != NULL) {
+        int rc;
+        if (!backend_set && link == GC3_LINK_HOST) {
+            mo.backend = GC3_BACKEND_HOST;
+        }
+        rc = memory(R, mem_spec, (int)nodes, (int)gpus, link, inplace, &mo);
+        gc3_rules_destroy(R);
+        gc3_diag_cleanup(&diag);
+        return rc;
     }
     printf("# rules: %s (%d rules); shape: %ld node(s) x %ld GPU(s), %s, %s calls\n", R->source, R->n, nodes, gpus,
            gc3_link_name(link), inplace ? "in-place" : "out-of-place");

@@ -30,6 +30,17 @@
  *                                   GPU built gc3's plan there), then send and receive buffers on
  *                                   two GPUs: the results must be right (gc3 stages them)
  *
+ *   test_faults comms [--device] [--comms N] [--max-count N]
+ *                                   N communicators (dups and splits, default 64) alive at once, each
+ *                                   used for allreduces (8 B, 64 KB, --max-count floats) and alltoalls
+ *                                   (1 KB, 64 KB, 1 MB per peer), every result checked against a
+ *                                   host computation; meanwhile gc3's memory must stay within
+ *                                   coll_gc3_memory_budget (host: the shared memory gc3 maps, its own
+ *                                   regions and its peers', at most twice the budget; device: memory
+ *                                   in use at most the budget per rank on the GPU + 64 MB (allocation granularity) above
+ *                                   the start); after freeing them all, no gc3 mapping or /dev/shm
+ *                                   segment is left and device memory is back within 4 MB
+ *
  * Every check prints; the last line is "test_faults MODE: N passed, M failed". */
 #include <dirent.h>
 #include <mpi.h>
@@ -98,6 +109,26 @@ static usage_t usage(void)
     /* gc3's own segments only (named /gc3-...): other jobs on the machine come and go */
     usage_t u = {rss_kb(), count_dir("/proc/self/fd", NULL), count_dir("/dev/shm", "gc3-"), device_used_mb()};
     return u;
+}
+
+/* Bytes of gc3's shared memory segments (its regions and its peers') mapped in this process, from
+ * /proc/self/maps (the names are gone once all peers mapped them, the mappings stay). */
+static long gc3_shm_mapped(void)
+{
+    FILE *f = fopen("/proc/self/maps", "r");
+    char  line[1024];
+    long  bytes = 0;
+    if (f == NULL) {
+        return -1;
+    }
+    while (fgets(line, sizeof(line), f) != NULL) {
+        unsigned long a, b;
+        if (strstr(line, "/gc3-") != NULL && sscanf(line, "%lx-%lx", &a, &b) == 2) {
+            bytes += (long)(b - a);
+        }
+    }
+    fclose(f);
+    return bytes;
 }
 
 /* one allreduce of n floats (sum), checked; on the device when --device */
@@ -544,10 +575,133 @@ static void run_otherdev(void)
 #endif
 }
 
+/* One checked alltoall of n bytes per peer (each byte names its sender, destination and index). */
+static int alltoall_checked(MPI_Comm comm, size_t n)
+{
+    int            r, s, ok;
+    unsigned char *h, *o;
+    void          *dh, *dout;
+    MPI_Comm_rank(comm, &r);
+    MPI_Comm_size(comm, &s);
+    h    = malloc(n * (size_t)s);
+    o    = malloc(n * (size_t)s);
+    dh   = gc3_test_alloc(on_device, n * (size_t)s);
+    dout = gc3_test_alloc(on_device, n * (size_t)s);
+    for (int q = 0; q < s; q++) {
+        for (size_t i = 0; i < n; i++) h[(size_t)q * n + i] = (unsigned char)(r * 31 + q * 7 + i);
+    }
+    gc3_test_copy(on_device, dh, h, n * (size_t)s);
+    ok = MPI_Alltoall(dh, (int)n, MPI_BYTE, dout, (int)n, MPI_BYTE, comm) == MPI_SUCCESS;
+    gc3_test_copy(on_device, o, dout, n * (size_t)s);
+    for (int q = 0; q < s && ok; q++) {
+        for (size_t i = 0; i < n && ok; i++) ok = o[(size_t)q * n + i] == (unsigned char)(q * 31 + r * 7 + i);
+    }
+    gc3_test_free(on_device, dh);
+    gc3_test_free(on_device, dout);
+    free(h);
+    free(o);
+    return ok;
+}
+
+/* Every size of the comms mode on one communicator; 1 when all results were right. */
+static int comms_use(MPI_Comm c, size_t max_count, int salt)
+{
+    const size_t counts[] = {2, 16384, max_count}, a2a[] = {1024, 65536, 1048576};
+    int          ok = 1;
+    for (size_t k = 0; k < sizeof(counts) / sizeof(counts[0]); k++) ok &= allreduce_checked(c, counts[k], salt);
+    for (size_t k = 0; k < sizeof(a2a) / sizeof(a2a[0]); k++) ok &= alltoall_checked(c, a2a[k]);
+    return ok;
+}
+
+static void run_comms(int ncomms, size_t max_count)
+{
+    const char *b      = getenv("OMPI_MCA_coll_gc3_memory_budget");
+    long        budget = b != NULL ? atol(b) : 0, peak_shm = 0, peak_dev = 0, shm0;
+    MPI_Comm   *c      = calloc((size_t)ncomms, sizeof(MPI_Comm)), w;
+    usage_t     u0, u1;
+    int         ok = 1, ok_all;
+    char        what[256];
+
+    long        dev_first = device_used_mb();
+
+    check(budget > 0, "coll_gc3_memory_budget is set (mpirun --mca)");
+    /* one communicator used and freed first: what CUDA loads once per process (the kernels' module,
+     * its local memory) is then in the baseline */
+    MPI_Comm_split(MPI_COMM_WORLD, 0, size - rank, &w); /* (a split's allgather on world: its plan, kept) */
+    check(comms_use(w, max_count, 0), "warm-up communicator: every result right");
+    MPI_Comm_free(&w);
+    MPI_Allreduce(&ok, &ok_all, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD); /* (host backend: world's plan, kept) */
+    MPI_Barrier(MPI_COMM_WORLD);
+    u0    = usage();
+    shm0  = gc3_shm_mapped();
+    if (on_device) {
+        printf("rank %d: device memory in use before gc3's first call %ld MB, after a communicator was used and freed "
+               "%ld MB (what CUDA keeps once per process: the kernels' module and local memory)\n", rank, dev_first,
+               u0.dev_mb);
+    }
+    for (int i = 0; i < ncomms; i++) {
+        if (i % 2 == 0) {
+            MPI_Comm_dup(MPI_COMM_WORLD, &c[i]);
+        } else {
+            MPI_Comm_split(MPI_COMM_WORLD, 0, size - rank, &c[i]); /* the ranks in reverse order */
+        }
+        ok &= comms_use(c[i], max_count, i);
+        peak_shm = gc3_shm_mapped() - shm0 > peak_shm ? gc3_shm_mapped() - shm0 : peak_shm;
+        peak_dev = device_used_mb() > peak_dev ? device_used_mb() : peak_dev;
+    }
+    MPI_Allreduce(&ok, &ok_all, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
+    snprintf(what, sizeof(what), "%d communicators alive at once: every allreduce and alltoall result right", ncomms);
+    check(ok_all, what);
+    printf("rank %d: gc3 shared memory mapped at most %ld bytes (budget %ld); device memory in use %ld MB at the "
+           "start, at most %ld MB (%.1f MB per communicator, all ranks on this GPU)\n", rank, peak_shm, budget, u0.dev_mb,
+           peak_dev, (double)(peak_dev - u0.dev_mb) / ncomms);
+    check(peak_shm <= 2 * budget, "gc3's mapped shared memory within twice coll_gc3_memory_budget (own regions and peers')");
+    if (on_device) {
+        /* cudaMemGetInfo counts the whole GPU: every rank on it holds up to the budget */
+        int sharing = 1;
+#ifdef GC3_HAVE_CUDA
+        MPI_Comm node;
+        int      dev = -1, n, *devs;
+        cudaGetDevice(&dev);
+        MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+        MPI_Comm_size(node, &n);
+        devs = malloc((size_t)n * sizeof(int));
+        MPI_Allgather(&dev, 1, MPI_INT, devs, 1, MPI_INT, node);
+        sharing = 0;
+        for (int q = 0; q < n; q++) sharing += devs[q] == dev;
+        free(devs);
+        MPI_Comm_free(&node);
+#endif
+        snprintf(what, sizeof(what), "device memory in use within %d x the budget (+64 MB) above the start (%d rank(s) on "
+                 "this GPU)", sharing, sharing);
+        check(peak_dev - u0.dev_mb <= (long)sharing * (budget >> 20) + 64, what);
+    }
+    for (int i = 0; i < ncomms; i++) {
+        MPI_Comm_free(&c[i]);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+#ifdef GC3_HAVE_CUDA
+    if (on_device) {
+        cudaDeviceSynchronize();
+    }
+#endif
+    u1 = usage();
+    printf("rank %d: after the frees: %ld bytes of gc3 shared memory mapped more than at the start, %ld /dev/shm/gc3-* (%ld at the start), "
+           "device memory in use %ld MB (%ld at the start)\n", rank, gc3_shm_mapped() - shm0, u1.shm, u0.shm, u1.dev_mb,
+           u0.dev_mb);
+    check(gc3_shm_mapped() == shm0, "after the frees: gc3's shared memory mapped as at the start (MPI_COMM_WORLD's only)");
+    check(u1.shm <= u0.shm, "after the frees: no /dev/shm/gc3-* segment left");
+    if (on_device) {
+        check(u1.dev_mb - u0.dev_mb <= 4, "after the frees: device memory in use back within 4 MB of the start");
+    }
+    free(c);
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "";
-    int         calls = -1, comms = 1000; /* calls: each mode's default */
+    int         calls = -1, comms = -1; /* calls, comms: each mode's default */
+    long        max_count = 262144;
     double      timeout = 300;
     const char *t = getenv("OMPI_MCA_coll_gc3_timeout");
 
@@ -560,6 +714,7 @@ int main(int argc, char **argv)
         if (strcmp(argv[i], "--device") == 0) on_device = 1;
         else if (strcmp(argv[i], "--calls") == 0 && i + 1 < argc) calls = atoi(argv[++i]);
         else if (strcmp(argv[i], "--comms") == 0 && i + 1 < argc) comms = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--max-count") == 0 && i + 1 < argc) max_count = atol(argv[++i]);
         else if (strcmp(argv[i], "--timeout") == 0 && i + 1 < argc) timeout = atof(argv[++i]);
     }
     if (t != NULL) timeout = atof(t);
@@ -569,7 +724,9 @@ int main(int argc, char **argv)
     } else if (strcmp(mode, "mismatch") == 0) {
         run_mismatch(timeout);
     } else if (strcmp(mode, "stress") == 0) {
-        run_stress(calls < 0 ? 10000 : calls, comms);
+        run_stress(calls < 0 ? 10000 : calls, comms < 0 ? 1000 : comms);
+    } else if (strcmp(mode, "comms") == 0) {
+        run_comms(comms < 0 ? 64 : comms, (size_t)max_count);
     } else if (strcmp(mode, "a2afresh") == 0) {
         run_a2a_fresh(calls < 0 ? 300 : calls);
     } else if (strcmp(mode, "kill") == 0) {
@@ -581,7 +738,7 @@ int main(int argc, char **argv)
     } else if (strcmp(mode, "otherdev") == 0) {
         run_otherdev();
     } else {
-        if (rank == 0) fprintf(stderr, "usage: test_faults skip|mismatch|counts|kill|stress|a2afresh|threads|otherdev [--device] [--calls N] [--comms N] [--timeout S]\n");
+        if (rank == 0) fprintf(stderr, "usage: test_faults skip|mismatch|counts|kill|stress|a2afresh|threads|otherdev|comms [--device] [--calls N] [--comms N] [--max-count N] [--timeout S]\n");
         MPI_Finalize();
         return 2;
     }

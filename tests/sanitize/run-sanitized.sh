@@ -45,6 +45,7 @@ run mpi-msccl-np4 "${mpirun_gc3[@]}" --mca coll_gc3_algorithm_dir "$src/tests/co
 run mpi-fallback-np2 contrib/gc3-mpirun -x ASAN_OPTIONS=$mpi_asan -x UBSAN_OPTIONS --mca coll_gc3_stage_host true \
     -np 2 tests/mpi/test_fallback
 run mpi-stress-np2 "${mpirun_gc3[@]}" -np 2 tests/mpi/test_faults stress --calls 300 --comms 30
+run mpi-comms-np2 "${mpirun_gc3[@]}" --mca coll_gc3_memory_budget 67108864 -np 2 tests/mpi/test_faults comms
 run mpi-threads-np2 "${mpirun_gc3[@]}" -np 2 tests/mpi/test_faults threads --calls 100
 run mpi-skip-np2 "${mpirun_gc3[@]}" --mca coll_gc3_timeout 2 -np 2 tests/mpi/test_faults skip
 run mpi-crossed-np3 "${mpirun_gc3[@]}" --mca coll_gc3_timeout 60 -np 3 tests/mpi/test_crossed crossed --max-count 70000

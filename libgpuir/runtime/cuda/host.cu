@@ -69,8 +69,10 @@ static int             gc3_cuda_in_flight;        /* gc3 kernels queued or runni
 static struct gc3_cuda_deferred {
     gc3_cuda_free_kind_t kind;
     void                *ptr;
+    size_t               bytes;
 } *gc3_cuda_deferred;
-static int gc3_cuda_ndeferred, gc3_cuda_deferred_cap;
+static int    gc3_cuda_ndeferred, gc3_cuda_deferred_cap;
+static size_t gc3_cuda_deferred_bytes; /* of device and pinned memory (IPC mappings: 0), gc3_mem_held */
 
 static void gc3_cuda_free_now(gc3_cuda_free_kind_t kind, void *ptr)
 {
@@ -91,9 +93,11 @@ static void gc3_cuda_drain_locked(void)
         gc3_cuda_free_now(gc3_cuda_deferred[i].kind, gc3_cuda_deferred[i].ptr);
     }
     gc3_cuda_ndeferred = 0;
+    __atomic_store_n(&gc3_cuda_deferred_bytes, 0, __ATOMIC_RELAXED);
 }
 
-static void gc3_cuda_release(gc3_cuda_free_kind_t kind, void *ptr)
+/* bytes: what ptr holds (IPC mappings: 0, the peer's memory), counted as deferred while it waits */
+static void gc3_cuda_release(gc3_cuda_free_kind_t kind, void *ptr, size_t bytes)
 {
     if (ptr == NULL) {
         return;
@@ -113,9 +117,11 @@ static void gc3_cuda_release(gc3_cuda_free_kind_t kind, void *ptr)
             gc3_cuda_deferred     = (struct gc3_cuda_deferred *)n;
             gc3_cuda_deferred_cap = ncap;
         }
-        gc3_cuda_deferred[gc3_cuda_ndeferred].kind = kind;
-        gc3_cuda_deferred[gc3_cuda_ndeferred].ptr  = ptr;
+        gc3_cuda_deferred[gc3_cuda_ndeferred].kind  = kind;
+        gc3_cuda_deferred[gc3_cuda_ndeferred].ptr   = ptr;
+        gc3_cuda_deferred[gc3_cuda_ndeferred].bytes = bytes;
         gc3_cuda_ndeferred++;
+        __atomic_add_fetch(&gc3_cuda_deferred_bytes, bytes, __ATOMIC_RELAXED);
     }
     pthread_mutex_unlock(&gc3_cuda_launch_lock);
 }
@@ -128,6 +134,26 @@ static void gc3_cuda_call_ended(void)
         gc3_cuda_drain_locked();
         pthread_mutex_unlock(&gc3_cuda_launch_lock);
     }
+}
+
+static uint64_t gc3_cuda_deferred_query(int release)
+{
+    if (release && __atomic_load_n(&gc3_cuda_in_flight, __ATOMIC_ACQUIRE) == 0) {
+        pthread_mutex_lock(&gc3_cuda_launch_lock);
+        gc3_cuda_drain_locked();
+        pthread_mutex_unlock(&gc3_cuda_launch_lock);
+    }
+    return __atomic_load_n(&gc3_cuda_deferred_bytes, __ATOMIC_RELAXED);
+}
+
+/* What the backend allocates for a plan of nt blocks whose flat program has flat_bytes: the device
+ * copy of the plan (*plan), the per-call contexts of large plans (*call, device and pinned). */
+static void gc3_cuda_sizes(size_t flat_bytes, size_t nt, size_t *plan, size_t *call)
+{
+    size_t off_sem = flat_bytes, off_loops = off_sem + nt * 8, off_ns = off_loops + nt * 8,
+           off_count = (off_ns + nt * 4 + 7) / 8 * 8, off_go = (off_count + 8 + GC3_RT_LINE - 1) / GC3_RT_LINE * GC3_RT_LINE;
+    *plan = off_go + 2 * GC3_RT_LINE;
+    *call = nt > GC3_CUDA_ARGS_LARGE ? nt * (sizeof(gc3_rt_tb_t) + 16) : 0;
 }
 
 static gc3_status_t gc3_cuda_check(cudaError_t e, const char *what, gc3_diag_t *diag)
@@ -180,6 +206,7 @@ static gc3_cuda_state_t *gc3_cuda_state(gc3_plan_t *p, gc3_diag_t *diag)
         gc3_cuda_check(cudaHostGetDevicePointer((void **)&s->d_err, s->h_err, 0), "cudaHostGetDevicePointer", diag) != GC3_OK) {
         return NULL;
     }
+    gc3_rt_plan_mem(p, 0, (int64_t)GC3_CUDA_MAPPED_BYTES);
     {
         const char *tr = getenv("GC3_CUDA_TRACE");
         s->trace_call  = tr != NULL ? atol(tr) : 0;
@@ -192,6 +219,8 @@ static gc3_cuda_state_t *gc3_cuda_state(gc3_plan_t *p, gc3_diag_t *diag)
             ((s->h_trace = (uint64_t *)malloc((size_t)p->ntbs * s->trace_stride * 8)) == NULL ||
              cudaMalloc((void **)&s->d_trace, (size_t)p->ntbs * s->trace_stride * 8) != cudaSuccess)) {
             s->trace_call = 0; /* a diagnostic: without its memory, run untraced */
+        } else if (s->d_trace != NULL) {
+            gc3_rt_plan_mem(p, (int64_t)((size_t)p->ntbs * s->trace_stride * 8), 0);
         }
     }
     s->h_abort = (int32_t *)((char *)s->h_err + sizeof(gc3_rt_error_t) + 32);
@@ -256,9 +285,8 @@ static void gc3_cuda_quit(gc3_plan_t *p);
 /* Before freeing a plan's memory its resident kernel ends (else cudaFree would wait for it). */
 static void gc3_cuda_region_close(gc3_plan_t *p, char *base, size_t bytes, int own)
 {
-    (void)bytes;
     gc3_cuda_quit(p);
-    gc3_cuda_release(own ? GC3_CUDA_FREE_DEVICE : GC3_CUDA_FREE_IPC, base);
+    gc3_cuda_release(own ? GC3_CUDA_FREE_DEVICE : GC3_CUDA_FREE_IPC, base, own ? bytes : 0);
 }
 
 static gc3_status_t gc3_cuda_mem_alloc(gc3_plan_t *p, size_t bytes, char **ptr_p)
@@ -271,10 +299,10 @@ static gc3_status_t gc3_cuda_mem_alloc(gc3_plan_t *p, size_t bytes, char **ptr_p
     return GC3_OK;
 }
 
-static void gc3_cuda_mem_free(gc3_plan_t *p, char *ptr)
+static void gc3_cuda_mem_free(gc3_plan_t *p, char *ptr, size_t bytes)
 {
     gc3_cuda_quit(p);
-    gc3_cuda_release(GC3_CUDA_FREE_DEVICE, ptr);
+    gc3_cuda_release(GC3_CUDA_FREE_DEVICE, ptr, bytes);
 }
 
 /* Pinned host memory mapped into the device (same address there: unified addressing). */
@@ -289,10 +317,10 @@ static gc3_status_t gc3_cuda_host_alloc(gc3_plan_t *p, size_t bytes, char **ptr_
     return GC3_OK;
 }
 
-static void gc3_cuda_host_free(gc3_plan_t *p, char *ptr)
+static void gc3_cuda_host_free(gc3_plan_t *p, char *ptr, size_t bytes)
 {
     gc3_cuda_quit(p);
-    gc3_cuda_release(GC3_CUDA_FREE_HOST, ptr);
+    gc3_cuda_release(GC3_CUDA_FREE_HOST, ptr, bytes);
 }
 
 /* The contexts as the device sees them: pointers into the host's plan moved to the device copy. */
@@ -364,10 +392,11 @@ static gc3_status_t gc3_cuda_upload(gc3_plan_t *p, gc3_cuda_state_t *s, gc3_diag
 {
     size_t       nt = (size_t)p->ntbs, off_sem = p->flat->bytes, off_loops = off_sem + nt * 8,
                  off_ns = off_loops + nt * 8, off_count = (off_ns + nt * 4 + 7) / 8 * 8,
-                 off_go = (off_count + 8 + GC3_RT_LINE - 1) / GC3_RT_LINE * GC3_RT_LINE, total = off_go + 2 * GC3_RT_LINE,
-                 call = nt * (sizeof(gc3_rt_tb_t) + 16);
+                 off_go = (off_count + 8 + GC3_RT_LINE - 1) / GC3_RT_LINE * GC3_RT_LINE, total, call;
     char        *h = NULL;
     gc3_status_t status;
+
+    gc3_cuda_sizes(p->flat->bytes, nt, &total, &call);
 
     status = gc3_cuda_check(cudaMalloc((void **)&s->d_plan, total), "cudaMalloc(plan)", diag);
     if (status != GC3_OK) {
@@ -400,20 +429,21 @@ static gc3_status_t gc3_cuda_upload(gc3_plan_t *p, gc3_cuda_state_t *s, gc3_diag
     if (status != GC3_OK) {
         goto err_stage;
     }
+    gc3_rt_plan_mem(p, (int64_t)(total + call), (int64_t)call);
     return GC3_OK;
 
 err_stage:
     if (s->h_stage != NULL) {
-        gc3_cuda_release(GC3_CUDA_FREE_HOST, s->h_stage);
+        gc3_cuda_release(GC3_CUDA_FREE_HOST, s->h_stage, call);
         s->h_stage = NULL;
     }
 err_ctx:
     if (s->d_ctx != NULL) {
-        gc3_cuda_release(GC3_CUDA_FREE_DEVICE, s->d_ctx);
+        gc3_cuda_release(GC3_CUDA_FREE_DEVICE, s->d_ctx, call);
         s->d_ctx = NULL;
     }
 err_plan:
-    gc3_cuda_release(GC3_CUDA_FREE_DEVICE, s->d_plan);
+    gc3_cuda_release(GC3_CUDA_FREE_DEVICE, s->d_plan, total);
     s->d_plan = NULL;
 err:
     return status;
@@ -765,17 +795,33 @@ static void gc3_cuda_plan_cleanup(gc3_plan_t *p)
         s->counted = 0;
         gc3_cuda_call_ended();
     }
-    gc3_cuda_release(GC3_CUDA_FREE_DEVICE, s->d_plan);
-    gc3_cuda_release(GC3_CUDA_FREE_DEVICE, s->d_ctx);
-    gc3_cuda_release(GC3_CUDA_FREE_HOST, s->h_stage);
-    gc3_cuda_release(GC3_CUDA_FREE_HOST, s->h_err);
-    gc3_cuda_release(GC3_CUDA_FREE_DEVICE, s->d_trace);
+    {
+        size_t plan, call, trace = s->d_trace != NULL ? (size_t)p->ntbs * s->trace_stride * 8 : 0;
+        gc3_cuda_sizes(p->flat->bytes, (size_t)p->ntbs, &plan, &call);
+        const size_t call_h = s->d_plan != NULL && s->h_stage != NULL ? call : 0, mapped = s->d_err != NULL ? GC3_CUDA_MAPPED_BYTES : 0;
+        gc3_cuda_release(GC3_CUDA_FREE_DEVICE, s->d_plan, s->d_plan != NULL ? plan : 0);
+        gc3_cuda_release(GC3_CUDA_FREE_DEVICE, s->d_ctx, s->d_ctx != NULL ? call : 0);
+        gc3_cuda_release(GC3_CUDA_FREE_HOST, s->h_stage, s->h_stage != NULL ? call : 0);
+        gc3_cuda_release(GC3_CUDA_FREE_HOST, s->h_err, s->h_err != NULL ? GC3_CUDA_MAPPED_BYTES : 0);
+        gc3_cuda_release(GC3_CUDA_FREE_DEVICE, s->d_trace, trace);
+        /* what the plan's record counts as this backend's: its device copy, trace, h_err, staging */
+        gc3_rt_plan_mem(p, -(int64_t)p->mem.control, -(int64_t)(mapped + call_h));
+    }
     free(s->h_trace);
     if (s->done) cudaEventDestroy(s->done);
     if (s->after_legacy) cudaEventDestroy(s->after_legacy);
     if (s->own_stream) cudaStreamDestroy(s->own_stream);
     free(s);
     p->be_state = NULL;
+}
+
+/* What this backend would allocate for a plan (gc3_plan_estimate). */
+static void gc3_cuda_mem_estimate(const gc3_flat_program_t *flat, int ntbs, gc3_plan_mem_t *m)
+{
+    size_t plan, call;
+    gc3_cuda_sizes(flat->bytes, (size_t)ntbs, &plan, &call);
+    m->control += plan + call;
+    m->pinned += GC3_CUDA_MAPPED_BYTES + call;
 }
 
 extern "C" const gc3_rt_backend_t gc3_rt_backend_cuda = {
@@ -793,4 +839,6 @@ extern "C" const gc3_rt_backend_t gc3_rt_backend_cuda = {
     gc3_cuda_wait,
     gc3_cuda_plan_cleanup,
     gc3_cuda_max_blocks,
+    gc3_cuda_deferred_query,
+    gc3_cuda_mem_estimate,
 };

@@ -172,6 +172,12 @@ typedef struct mca_coll_gc3_module_t {
     int                         net_direct[MCA_COLL_GC3_NBACKEND]; /* between nodes: the direct (GPUDirect) path, agreed */
     char                        net_why[MCA_COLL_GC3_NBACKEND][192]; /* which path and why (verbose) */
     char                        nic[128];  /* cuda, several nodes (or verbose 2): the NIC nearest this rank's GPU */
+    uint64_t                    gpu_mem;   /* cuda: this rank's GPU memory (0: unknown) */
+    uint64_t                    mem_peak;  /* device bytes its plans held at most together (coll_gc3_verbose) */
+    int                         mem_plans; /* plans it built */
+    int                         mem_rank;  /* this rank in it, and its name, when the last plan was built (the
+                                            * module may be destroyed after the communicator) */
+    char                        mem_name[MPI_MAX_OBJECT_NAME];
     mca_coll_gc3_plan_slot_t  **slots;
     int                         nslots, slots_cap;
     /* the pipeline (coll_gc3_request.c) */
@@ -339,6 +345,10 @@ int  mca_coll_gc3_plan_post(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_slot_t *
 int  mca_coll_gc3_plan_agreed(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_slot_t *s);
 int  mca_coll_gc3_plan_prepared(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_slot_t *s);
 void mca_coll_gc3_plan_connected(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_slot_t *s);
+/* Memory: the process's budget for gc3 (coll_gc3_memory_budget or its default), a plan's device
+ * bytes, and its memory as the verbose line shows it ("; memory ..."). */
+uint64_t mca_coll_gc3_budget(const mca_coll_gc3_module_t *m, int backend);
+void     mca_coll_gc3_plan_mem_text(const gc3_plan_mem_t *mem, char *buf, size_t len);
 /* The first verbose line of a nonblocking or persistent call on a plan or without one. */
 void mca_coll_gc3_report_nonblocking(mca_coll_gc3_module_t *m, const mca_coll_gc3_task_t *t, const char *why);
 

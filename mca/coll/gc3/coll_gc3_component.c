@@ -203,6 +203,14 @@ static void mca_coll_gc3_check_params(void)
         gc3_param_say("coll:gc3: coll_gc3_pseudo_nodes=%d is negative: off (0)", c->pseudo_nodes);
         c->pseudo_nodes = 0;
     }
+    if (c->plan_fifo_bytes < 0) {
+        opal_output(0, "coll:gc3: coll_gc3_plan_fifo_bytes=%ld is negative: using 16 MiB (0: no cap)", c->plan_fifo_bytes);
+        c->plan_fifo_bytes = 16L << 20;
+    }
+    if (c->memory_budget < 0) {
+        opal_output(0, "coll:gc3: coll_gc3_memory_budget=%ld is negative: using the default (0)", c->memory_budget);
+        c->memory_budget = 0;
+    }
     if (c->max_blocks < 0) {
         gc3_param_say("coll:gc3: coll_gc3_max_blocks=%d is negative: what the GPU holds (0)", c->max_blocks);
         c->max_blocks = 0;

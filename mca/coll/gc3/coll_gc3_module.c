@@ -50,6 +50,18 @@ static void mca_coll_gc3_module_destruct(mca_coll_gc3_module_t *m)
     for (int b = 0; b < MCA_COLL_GC3_NBACKEND; b++) {
         gc3_exec_destroy(m->exec[b]);
     }
+    /* what waited for a kernel in flight goes now if it can (else with the next call that ends) */
+    (void)gc3_mem_release_deferred();
+    if (m->mem_plans > 0 && m->mem_rank == 0) { /* (m->comm may be gone: see mca_coll_gc3_progress) */
+        gc3_mem_held_t h;
+        char           a[32], b[32], c[32];
+        gc3_mem_held(&h);
+        opal_output_verbose(1, mca_coll_gc3_component.output,
+                            "coll:gc3: comm %s freed: its %d plan(s) took %s per rank; gc3 now holds %s in this process "
+                            "(%lld region(s), %lld peer mapping(s)), %s waiting to be freed", m->mem_name,
+                            m->mem_plans, gc3_mem_format(m->mem_peak, a, sizeof(a)), gc3_mem_format(h.device, b, sizeof(b)),
+                            (long long)h.regions, (long long)h.mappings, gc3_mem_format(h.deferred, c, sizeof(c)));
+    }
     free(m->node);
     MCA_COLL_GC3_INTERCEPTED(GC3_RELEASE_PREV)
     pthread_mutex_destroy(&m->lock);

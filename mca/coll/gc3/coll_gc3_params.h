@@ -54,6 +54,17 @@
     X(slot_bytes, int, INT, 0, 6, READONLY, 1, NULL,                                                                   \
       "Bytes of one FIFO slot, 4096..1073741824 (0: 1 MiB on GPUs, 256 KiB on the host backend; other values "         \
       "are reported and replaced by 0)")                                                                               \
+    X(plan_fifo_bytes, long, LONG, 16L << 20, 6, READONLY, 1, NULL,                                                   \
+      "Device memory one plan's receiving FIFOs may take on a rank (connections x fifo_slots x slot bytes): "        \
+      "a plan of many connections gets smaller slots (not below 4096 bytes). Slots are also no larger than "           \
+      "what the largest call of the plan's size range moves in one message. 0: no cap (slots of "                       \
+      "coll_gc3_slot_bytes); a negative value is reported and replaced by the default")                              \
+    X(memory_budget, long, LONG, 0, 6, READONLY, 0, NULL,                                                              \
+      "Memory (bytes) gc3's plans may hold per process, all communicators together (GPUs: device memory; the "        \
+      "host backend: shared and private host memory). A plan that would take the process past it is not built: "     \
+      "the calls it would run are staged through host memory, and verbose level 1 says so (all ranks of the "         \
+      "communicator decide alike). 0: 1/16 of the GPU's memory (host backend: 1 GiB); a negative value is "          \
+      "reported and replaced by 0")                                                                                    \
     X(resident_us, int, INT, GC3_RESIDENT_US_DEFAULT, 6, READONLY, 0, NULL,                                            \
       "GPUs: after a call of a plan of at most " GC3_STR(GC3_RESIDENT_MAX_BLOCKS) " thread blocks on one node, " \
       "its interpreter kernel stays on the GPU this many microseconds and takes the next call from host-mapped "       \

@@ -39,12 +39,49 @@ static int gc3_plan_build(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_slot_t *s,
     return ok;
 }
 
+uint64_t mca_coll_gc3_budget(const mca_coll_gc3_module_t *m, int backend)
+{
+    if (mca_coll_gc3_component.memory_budget > 0) {
+        return (uint64_t)mca_coll_gc3_component.memory_budget;
+    }
+    return backend == GC3_BACKEND_CUDA && m->gpu_mem > 0 ? m->gpu_mem / 16 : (1ull << 30);
+}
+
+/* Would the plan of s take this process past its memory budget? Then it is not built (the card says
+ * so: every rank decides alike) and diag says why. */
+static int gc3_plan_over_budget(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_slot_t *s)
+{
+    gc3_plan_mem_t mem;
+    gc3_mem_held_t held;
+    uint64_t       budget = mca_coll_gc3_budget(m, s->backend), need;
+    char           a[32], b[32], c[32];
+
+    if (gc3_exec_estimate(m->exec[s->backend], s->program, &m->diag, &mem) != GC3_OK) {
+        return 0; /* the preparation says what is wrong with it */
+    }
+    gc3_mem_held(&held);
+    need = gc3_plan_mem_device(&mem);
+    if (held.device + held.deferred + need <= budget) {
+        return 0;
+    }
+    gc3_diag_add(&m->diag, "over the memory budget: it needs %s, gc3 holds %s of coll_gc3_memory_budget %s in this "
+                 "process: its calls are staged", gc3_mem_format(need, a, sizeof(a)),
+                 gc3_mem_format(held.device + held.deferred, b, sizeof(b)), gc3_mem_format(budget, c, sizeof(c)));
+    return 1;
+}
+
 int mca_coll_gc3_plan_post(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_slot_t *s)
 {
     const gc3_rules_t   *R  = mca_coll_gc3_rules();
     mca_coll_gc3_card_t *c  = calloc(1, sizeof(*c));
     uint64_t             key[4] = {(uint64_t)s->coll, (uint64_t)s->bytes, (uint64_t)s->inplace, (uint64_t)s->backend};
-    int                  ok = gc3_plan_build(m, s, &R->rules[s->rule]) && m->exec[s->backend] != NULL;
+    const gc3_rule_t    *rule = &R->rules[s->rule];
+    int                  ok = gc3_plan_build(m, s, rule) && m->exec[s->backend] != NULL;
+
+    if (ok && s->program->max_bytes == 0 && rule->bytes_hi != UINT64_MAX) {
+        s->program->max_bytes = rule->bytes_hi; /* its largest call: the runtime sizes its slots for it */
+    }
+    ok = ok && !gc3_plan_over_budget(m, s);
 
     m->xsend = (char *)c;
     if (c != NULL) {
@@ -55,11 +92,23 @@ int mca_coll_gc3_plan_post(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_slot_t *s
     return mca_coll_gc3_agree_post(m, sizeof(*c));
 }
 
+void mca_coll_gc3_plan_mem_text(const gc3_plan_mem_t *mem, char *buf, size_t len)
+{
+    char d[32], sb[32], f[32], sc[32], st[32], o[32], ct[32];
+    snprintf(buf, len, "; memory %s (FIFOs %s: %d connection(s) x %d slots x %s; flags, scratch, LL staging, "
+             "control %s, %s, %s, %s)", gc3_mem_format(gc3_plan_mem_device(mem), d, sizeof(d)),
+             gc3_mem_format(mem->fifo, f, sizeof(f)), mem->recv_conns, mem->slots,
+             gc3_mem_format(mem->slot_bytes, sb, sizeof(sb)), gc3_mem_format(mem->flags, o, sizeof(o)),
+             gc3_mem_format(mem->scratch, sc, sizeof(sc)), gc3_mem_format(mem->stage, st, sizeof(st)),
+             gc3_mem_format(mem->control, ct, sizeof(ct)));
+}
+
 /* The verbose line of a plan (level 1), used or not. */
-static void gc3_plan_line(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_slot_t *s, int ok)
+static void gc3_plan_line(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_slot_t *s, int ok, const gc3_plan_mem_t *pm)
 {
     const gc3_rule_t *rule = &mca_coll_gc3_rules()->rules[s->rule];
-    char              range[80], shape[96] = "", net[512] = "", fused[64] = "", lo[32], hi[32], pnote[64] = "";
+    char              range[80], shape[96] = "", net[512] = "", fused[64] = "", lo[32], hi[32], pnote[64] = "",
+                      mem[200] = "";
     const gc3_proto_t proto = (gc3_proto_t)m->job_proto;
 
     if (m->nodes > 1) {
@@ -80,6 +129,7 @@ static void gc3_plan_line(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_slot_t *s,
         if (runs > 0) {
             snprintf(fused, sizeof(fused), ", %d fused run%s of local steps", runs, runs > 1 ? "s" : "");
         }
+        mca_coll_gc3_plan_mem_text(pm, mem, sizeof(mem));
     } else {
         snprintf(s->why, sizeof(s->why), "%s", m->diag.count ? m->diag.msgs[0] : "a rank could not build it");
     }
@@ -89,19 +139,29 @@ static void gc3_plan_line(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_slot_t *s,
     }
     mca_coll_gc3_verbose_once(1, m->comm,
                         "coll:gc3: comm %s: %s %s%s (%s backend, %d rank%s, %s%s): %s %s%s, %d channel(s) x %d instance(s)%s, "
-                        "rule %s%s%s%s%s%s%s", m->comm->c_name, gc3_coll_desc(s->coll)->mpi_name, range,
+                        "rule %s%s%s%s%s%s%s%s", m->comm->c_name, gc3_coll_desc(s->coll)->mpi_name, range,
                         s->inplace ? ", in place" : "", s->backend == GC3_BACKEND_CUDA ? "cuda" : "host",
                         ompi_comm_size(m->comm), ompi_comm_size(m->comm) == 1 ? "" : "s", gc3_link_name(m->link[s->backend]), shape, rule->algo,
                         gc3_proto_name(proto), pnote, m->job_channels, m->job_instances, m->job_narrow,
                         rule->where, m->job_copied, ok ? ", verified" : "; NOT USED: ", ok ? "" : s->why, fused,
-                        net[0] ? "; " : "", net);
+                        net[0] ? "; " : "", net, mem);
 }
 
 /* The end of a plan's set-up: ready, or not used (its calls run without it), or the call fails. */
 static void gc3_plan_end(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_slot_t *s, int ok, int line)
 {
+    gc3_plan_mem_t mem;
+
+    /* what it takes at most (scratch and staging come with its calls) */
+    memset(&mem, 0, sizeof(mem));
+    if (ok && gc3_exec_estimate(m->exec[s->backend], s->program, NULL, &mem) == GC3_OK) {
+        m->mem_plans++;
+        m->mem_peak += gc3_plan_mem_device(&mem);
+        m->mem_rank = ompi_comm_rank(m->comm);
+        snprintf(m->mem_name, sizeof(m->mem_name), "%s", m->comm->c_name);
+    }
     if (line) {
-        gc3_plan_line(m, s, ok);
+        gc3_plan_line(m, s, ok, &mem);
     }
     if (!ok) {
         gc3_plan_destroy(s->plan);

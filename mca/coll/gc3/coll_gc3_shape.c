@@ -37,6 +37,7 @@ static void gc3_exec_params(mca_coll_gc3_module_t *m, gc3_backend_t backend, gc3
     ep->wait_legacy     = mca_coll_gc3_component.wait_default_stream;
     ep->slots           = mca_coll_gc3_component.fifo_slots;
     ep->device          = m->device >= 0 ? m->device : 0;
+    ep->fifo_bytes      = (uint64_t)mca_coll_gc3_component.plan_fifo_bytes;
     if (mca_coll_gc3_component.slot_bytes > 0) {
         ep->slot_bytes = (size_t)mca_coll_gc3_component.slot_bytes;
     }
@@ -95,7 +96,8 @@ int mca_coll_gc3_shape_post(mca_coll_gc3_module_t *m, gc3_backend_t backend)
     c->gpu.device = -1;
     if (backend == GC3_BACKEND_CUDA) {
         (void)gc3_gpu_probe(-1, &c->gpu, &m->diag); /* the calling thread's GPU (a cuda backend has one) */
-        m->device = c->gpu.device;
+        m->device  = c->gpu.device;
+        m->gpu_mem = c->gpu.mem_bytes;
     }
     gc3_exec_params(m, backend, &ep);
     c->exec_ok = gc3_exec_create(&ep, &m->diag, &m->exec[backend]) == GC3_OK;
