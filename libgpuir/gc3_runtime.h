@@ -47,6 +47,11 @@ typedef struct {
 typedef enum { GC3_BACKEND_HOST = 0, GC3_BACKEND_CUDA = 1 } gc3_backend_t;
 
 #define GC3_RESIDENT_US_DEFAULT 50
+/* a plan's receiving FIFOs per rank at most (gc3_exec_params_t.fifo_bytes' default in the component
+ * and gc3_info): 64 MiB gives the 2-GPU ring of 32 connections 256 KiB slots (16 MiB gave 64 KiB
+ * slots and lost 29-42% of large allreduce/alltoall bandwidth on 1 x H100, see
+ * doc/measurements/plan-fifo-cap-1xh100.txt) */
+#define GC3_PLAN_FIFO_BYTES_DEFAULT (64L << 20)
 /* cuda: plans of up to this many thread blocks per rank keep their kernel resident (resident_us) */
 #define GC3_RESIDENT_MAX_BLOCKS 64
 #define GC3_FUSE_BYTES 16384 /* chunks of a fused run up to this size run as one pass, larger ones step by

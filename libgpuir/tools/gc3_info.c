@@ -41,7 +41,7 @@ static void usage(FILE *out)
                  "  (connections x slots x slot bytes), flags, scratch, LL staging, backend control memory and\n"
                  "  pinned host memory, and the total, as coll_gc3_verbose 1 reports them. --backend (default\n"
                  "  cuda, host with --link host), --fifo-slots (8), --slot-bytes (0: the backend's), --plan-fifo-bytes\n"
-                 "  (16M) and --max-blocks (0: no limit) as the coll_gc3_ parameters of those names.\n");
+                 "  (64M) and --max-blocks (0: no limit) as the coll_gc3_ parameters of those names.\n");
 }
 
 static void fmt(uint64_t b, char *buf, size_t len)
@@ -301,7 +301,7 @@ static int memory(const gc3_rules_t *R, const char *spec, int nodes, int gpus, g
 int main(int argc, char **argv)
 {
     const char        *file = NULL, *adir = NULL, *mem_spec = NULL;
-    mem_opts_t         mo = {GC3_BACKEND_CUDA, 8, 0, 0, 16u << 20};
+    mem_opts_t         mo = {GC3_BACKEND_CUDA, 8, 0, 0, GC3_PLAN_FIFO_BYTES_DEFAULT};
     int                backend_set = 0;
     int                inplace = 0;
     long               nodes = 1, gpus = 4;

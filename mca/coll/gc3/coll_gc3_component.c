@@ -204,8 +204,9 @@ static void mca_coll_gc3_check_params(void)
         c->pseudo_nodes = 0;
     }
     if (c->plan_fifo_bytes < 0) {
-        opal_output(0, "coll:gc3: coll_gc3_plan_fifo_bytes=%ld is negative: using 16 MiB (0: no cap)", c->plan_fifo_bytes);
-        c->plan_fifo_bytes = 16L << 20;
+        opal_output(0, "coll:gc3: coll_gc3_plan_fifo_bytes=%ld is negative: using %ld (0: no cap)", c->plan_fifo_bytes,
+                    (long)GC3_PLAN_FIFO_BYTES_DEFAULT);
+        c->plan_fifo_bytes = GC3_PLAN_FIFO_BYTES_DEFAULT;
     }
     if (c->memory_budget < 0) {
         opal_output(0, "coll:gc3: coll_gc3_memory_budget=%ld is negative: using the default (0)", c->memory_budget);

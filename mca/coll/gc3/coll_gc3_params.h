@@ -54,7 +54,7 @@
     X(slot_bytes, int, INT, 0, 6, READONLY, 1, NULL,                                                                   \
       "Bytes of one FIFO slot, 4096..1073741824 (0: 1 MiB on GPUs, 256 KiB on the host backend; other values "         \
       "are reported and replaced by 0)")                                                                               \
-    X(plan_fifo_bytes, long, LONG, 16L << 20, 6, READONLY, 1, NULL,                                                   \
+    X(plan_fifo_bytes, long, LONG, GC3_PLAN_FIFO_BYTES_DEFAULT, 6, READONLY, 1, NULL,                                                   \
       "Device memory one plan's receiving FIFOs may take on a rank (connections x fifo_slots x slot bytes): "        \
       "a plan of many connections gets smaller slots (not below 4096 bytes). Slots are also no larger than "           \
       "what the largest call of the plan's size range moves in one message. 0: no cap (slots of "                       \
