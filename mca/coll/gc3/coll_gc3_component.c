@@ -92,6 +92,16 @@ uint64_t mca_coll_gc3_params_hash(uint64_t h)
 }
 
 /* A parameter's message: every process reads the same parameters, the job's first says it. */
+/* A parameter's number as text: integers exactly (67108864, not 6.71089e+07), others as %g. */
+static void gc3_param_num_text(char *buf, size_t len, double v)
+{
+    if (v == (double)(long long)v) {
+        snprintf(buf, len, "%lld", (long long)v);
+    } else {
+        snprintf(buf, len, "%g", v);
+    }
+}
+
 static void gc3_param_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void gc3_param_say(const char *fmt, ...)
 {
@@ -113,7 +123,7 @@ static void gc3_param_say(const char *fmt, ...)
  * not kept by Open MPI where a component can read it: values from files are not checked so.) */
 static int mca_coll_gc3_not_a_number(const char *name, mca_base_var_type_t type, double def)
 {
-    char        env[96];
+    char        env[96], text[32];
     const char *v;
     char       *end = NULL;
 
@@ -137,8 +147,9 @@ static int mca_coll_gc3_not_a_number(const char *name, mca_base_var_type_t type,
     if (end != v && *end == '\0' && errno == 0) {
         return 0;
     }
-    gc3_param_say("coll:gc3: coll_gc3_%s=%s is not %s: using the default, %g", name, v,
-                  type == MCA_BASE_VAR_TYPE_DOUBLE ? "a number" : "an integer", def);
+    gc3_param_num_text(text, sizeof(text), def);
+    gc3_param_say("coll:gc3: coll_gc3_%s=%s is not %s: using the default, %s", name, v,
+                  type == MCA_BASE_VAR_TYPE_DOUBLE ? "a number" : "an integer", text);
     return 1;
 }
 
@@ -154,7 +165,6 @@ static double gc3_num_str(const char *s) { (void)s; return 0; }
 static double gc3_num(double v) { return v; }
 #define GC3_PARAM_NUM(v) _Generic((v), char *: gc3_num_str, const char *: gc3_num_str, default: gc3_num)(v)
 static void gc3_param_text(char *buf, size_t len, const char *s) { snprintf(buf, len, "'%s'", s ? s : ""); }
-static void gc3_param_num_text(char *buf, size_t len, double v) { snprintf(buf, len, "%g", v); }
 #define GC3_PARAM_LIST(name, ...)                                                                               \
     _Generic((c->name), char *: gc3_param_text, default: gc3_param_num_text)(v, sizeof(v), c->name);           \
     n += snprintf(line + n, n < sizeof(line) ? sizeof(line) - n : 0, " %s=%s", #name, v);
@@ -204,12 +214,12 @@ static void mca_coll_gc3_check_params(void)
         c->pseudo_nodes = 0;
     }
     if (c->plan_fifo_bytes < 0) {
-        opal_output(0, "coll:gc3: coll_gc3_plan_fifo_bytes=%ld is negative: using %ld (0: no cap)", c->plan_fifo_bytes,
+        gc3_param_say("coll:gc3: coll_gc3_plan_fifo_bytes=%ld is negative: using %ld (0: no cap)", c->plan_fifo_bytes,
                     (long)GC3_PLAN_FIFO_BYTES_DEFAULT);
         c->plan_fifo_bytes = GC3_PLAN_FIFO_BYTES_DEFAULT;
     }
     if (c->memory_budget < 0) {
-        opal_output(0, "coll:gc3: coll_gc3_memory_budget=%ld is negative: using the default (0)", c->memory_budget);
+        gc3_param_say("coll:gc3: coll_gc3_memory_budget=%ld is negative: using the default (0)", c->memory_budget);
         c->memory_budget = 0;
     }
     if (c->max_blocks < 0) {
