@@ -14,7 +14,8 @@
 /* ---------------------------------------------------------------- host side */
 
 typedef struct {
-    cudaStream_t     own_stream;
+    cudaStream_t     own_stream;  /* from the pool while a call (or a resident kernel) runs, else NULL */
+    int              device;
     cudaEvent_t      done;
     cudaEvent_t      after_legacy; /* the legacy default stream's work queued before a call */
     char            *d_plan;      /* device copy of what does not change between calls: flat program,
@@ -146,6 +147,127 @@ static uint64_t gc3_cuda_deferred_query(int release)
     return __atomic_load_n(&gc3_cuda_deferred_bytes, __ATOMIC_RELAXED);
 }
 
+/* Streams. CUDA keeps about 0.5 MiB of device memory for every stream a process ever had alive at
+ * once, also after cudaStreamDestroy (measured on an H100: doc/design/device-memory.md), so a stream
+ * per plan cost a communicator ~2.7 MiB per rank for good. Plans do not own streams: a plan takes
+ * one from the process's pool when it launches and gives it back when its call has ended (a
+ * resident kernel keeps it until it is seen to have ended), and the pool holds as many streams as
+ * calls ever ran at once. Every call in flight still has a stream of its own: calls of two
+ * communicators never queue behind each other (that could deadlock across ranks). All with
+ * gc3_cuda_launch_lock held. */
+static struct gc3_cuda_pooled {
+    cudaStream_t stream;
+    int          device;
+} *gc3_cuda_pool;
+static int                gc3_cuda_pool_n, gc3_cuda_pool_cap;
+static gc3_cuda_state_t **gc3_cuda_holders; /* plans holding a stream (a resident kernel's is reclaimed once it ended) */
+static int                gc3_cuda_nholders, gc3_cuda_holders_cap;
+
+static gc3_status_t gc3_cuda_check(cudaError_t e, const char *what, gc3_diag_t *diag);
+
+static int gc3_cuda_grow(void **arr, int *cap, int n, size_t elem)
+{
+    if (n < *cap) {
+        return 1;
+    }
+    int   ncap = *cap ? 2 * *cap : 8;
+    void *a    = realloc(*arr, (size_t)ncap * elem);
+    if (a == NULL) {
+        return 0;
+    }
+    *arr = a;
+    *cap = ncap;
+    return 1;
+}
+
+static void gc3_cuda_stream_give_locked(gc3_cuda_state_t *s)
+{
+    for (int i = 0; i < gc3_cuda_nholders; i++) {
+        if (gc3_cuda_holders[i] == s) {
+            gc3_cuda_holders[i] = gc3_cuda_holders[--gc3_cuda_nholders];
+            break;
+        }
+    }
+    if (s->own_stream == NULL) {
+        return;
+    }
+    if (cudaStreamQuery(s->own_stream) != cudaSuccess ||
+        !gc3_cuda_grow((void **)&gc3_cuda_pool, &gc3_cuda_pool_cap, gc3_cuda_pool_n, sizeof(*gc3_cuda_pool))) {
+        cudaStreamDestroy(s->own_stream); /* a kernel that never ends (a peer died) stays out of the pool */
+    } else {
+        gc3_cuda_pool[gc3_cuda_pool_n].stream   = s->own_stream;
+        gc3_cuda_pool[gc3_cuda_pool_n++].device = s->device;
+    }
+    s->own_stream = NULL;
+}
+
+/* Streams of plans whose call ended and whose resident kernel (if any) has ended too go back. */
+static void gc3_cuda_stream_reap_locked(int device)
+{
+    for (int i = gc3_cuda_nholders - 1; i >= 0; i--) {
+        gc3_cuda_state_t *h = gc3_cuda_holders[i];
+        if (h->device == device && !__atomic_load_n(&h->counted, __ATOMIC_ACQUIRE) && cudaEventQuery(h->done) == cudaSuccess) {
+            __atomic_store_n(&h->res_alive, 0, __ATOMIC_RELEASE);
+            gc3_cuda_stream_give_locked(h);
+        }
+    }
+}
+
+static int gc3_cuda_stream_pop_locked(gc3_cuda_state_t *s)
+{
+    for (int i = gc3_cuda_pool_n - 1; i >= 0; i--) {
+        if (gc3_cuda_pool[i].device == s->device) {
+            s->own_stream    = gc3_cuda_pool[i].stream;
+            gc3_cuda_pool[i] = gc3_cuda_pool[--gc3_cuda_pool_n];
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static gc3_status_t gc3_cuda_stream_take_locked(gc3_cuda_state_t *s, gc3_diag_t *diag)
+{
+    if (s->own_stream != NULL) {
+        return GC3_OK;
+    }
+    if (!gc3_cuda_stream_pop_locked(s)) {
+        gc3_cuda_stream_reap_locked(s->device);
+    }
+    if (s->own_stream == NULL && !gc3_cuda_stream_pop_locked(s)) {
+        int          cur = -1;
+        gc3_status_t st;
+        cudaGetDevice(&cur);
+        if (cur != s->device) {
+            cudaSetDevice(s->device);
+        }
+        /* non-blocking, ordered after the legacy default stream at each launch (gc3_cuda_after_legacy);
+         * a blocking stream would also make later legacy-stream work of other threads wait for this
+         * call's kernel, which waits for peers: a deadlock across threads */
+        st = gc3_cuda_check(cudaStreamCreateWithFlags(&s->own_stream, cudaStreamNonBlocking), "cudaStreamCreate", diag);
+        if (cur >= 0 && cur != s->device) {
+            cudaSetDevice(cur);
+        }
+        if (st != GC3_OK) {
+            s->own_stream = NULL;
+            return st;
+        }
+    }
+    if (gc3_cuda_grow((void **)&gc3_cuda_holders, &gc3_cuda_holders_cap, gc3_cuda_nholders, sizeof(*gc3_cuda_holders))) {
+        gc3_cuda_holders[gc3_cuda_nholders++] = s; /* (else not reclaimable early: it goes back when its call ends) */
+    }
+    return GC3_OK;
+}
+
+/* The call in flight ended and no resident kernel runs: its stream goes back. */
+static void gc3_cuda_stream_done(gc3_cuda_state_t *s)
+{
+    if (s->own_stream != NULL && !__atomic_load_n(&s->res_alive, __ATOMIC_ACQUIRE)) {
+        pthread_mutex_lock(&gc3_cuda_launch_lock);
+        gc3_cuda_stream_give_locked(s);
+        pthread_mutex_unlock(&gc3_cuda_launch_lock);
+    }
+}
+
 /* What the backend allocates for a plan of nt blocks whose flat program has flat_bytes: the device
  * copy of the plan (*plan), the per-call contexts of large plans (*call, device and pinned). */
 static void gc3_cuda_sizes(size_t flat_bytes, size_t nt, size_t *plan, size_t *call)
@@ -195,11 +317,8 @@ static gc3_cuda_state_t *gc3_cuda_state(gc3_plan_t *p, gc3_diag_t *diag)
         return NULL;
     }
     p->be_state = s;
+    s->device   = p->exec->params.device;
     if (gc3_cuda_check(cudaSetDevice(p->exec->params.device), "cudaSetDevice", diag) != GC3_OK ||
-        /* a non-blocking stream, ordered after the legacy default stream at each launch (see
-         * gc3_cuda_start); a blocking stream would also make later legacy-stream work of other
-         * threads wait for this call's kernel, which waits for peers: a deadlock across threads */
-        gc3_cuda_check(cudaStreamCreateWithFlags(&s->own_stream, cudaStreamNonBlocking), "cudaStreamCreate", diag) != GC3_OK ||
         gc3_cuda_check(cudaEventCreateWithFlags(&s->after_legacy, cudaEventDisableTiming), "cudaEventCreate", diag) != GC3_OK ||
         gc3_cuda_check(cudaEventCreateWithFlags(&s->done, cudaEventDisableTiming), "cudaEventCreate", diag) != GC3_OK ||
         gc3_cuda_check(cudaHostAlloc((void **)&s->h_err, GC3_CUDA_MAPPED_BYTES, cudaHostAllocMapped), "cudaHostAlloc", diag) != GC3_OK ||
@@ -604,15 +723,18 @@ static gc3_status_t gc3_cuda_start(gc3_plan_t *p, void *stream, gc3_diag_t *diag
                      p->ntbs, p->exec->params.device, s->max_blocks, s->threads);
         return GC3_ERR_UNSUPPORTED;
     }
-    st = stream ? (cudaStream_t)stream : s->own_stream;
     if (s->d_plan == NULL && (status = gc3_cuda_upload(p, s, diag)) != GC3_OK) {
         return status;
     }
     pthread_mutex_lock(&gc3_cuda_launch_lock); /* no free of another thread waits for the device meanwhile */
-    status = gc3_cuda_launch_locked(p, s, st, diag);
+    status = stream != NULL ? GC3_OK : gc3_cuda_stream_take_locked(s, diag);
+    st     = stream != NULL ? (cudaStream_t)stream : s->own_stream;
+    if (status == GC3_OK) {
+        status = gc3_cuda_launch_locked(p, s, st, diag);
+    }
     if (status == GC3_OK) {
         __atomic_add_fetch(&gc3_cuda_in_flight, 1, __ATOMIC_ACQ_REL);
-        s->counted = 1;
+        __atomic_store_n(&s->counted, 1, __ATOMIC_RELEASE);
     }
     pthread_mutex_unlock(&gc3_cuda_launch_lock);
     return status;
@@ -739,9 +861,10 @@ static gc3_status_t gc3_cuda_test(gc3_plan_t *p, int *done_p)
     }
     *done_p = 1;
     if (s->counted) {
-        s->counted = 0;
+        __atomic_store_n(&s->counted, 0, __ATOMIC_RELEASE);
         gc3_cuda_call_ended();
     }
+    gc3_cuda_stream_done(s);
     if (e != cudaSuccess) {
         return GC3_ERR_IO;
     }
@@ -792,9 +915,12 @@ static void gc3_cuda_plan_cleanup(gc3_plan_t *p)
     }
     gc3_cuda_quit(p);
     if (s->counted) {
-        s->counted = 0;
+        __atomic_store_n(&s->counted, 0, __ATOMIC_RELEASE);
         gc3_cuda_call_ended();
     }
+    pthread_mutex_lock(&gc3_cuda_launch_lock); /* (before its event goes: the pool's reclaim asks it) */
+    gc3_cuda_stream_give_locked(s);
+    pthread_mutex_unlock(&gc3_cuda_launch_lock);
     {
         size_t plan, call, trace = s->d_trace != NULL ? (size_t)p->ntbs * s->trace_stride * 8 : 0;
         gc3_cuda_sizes(p->flat->bytes, (size_t)p->ntbs, &plan, &call);
@@ -810,7 +936,6 @@ static void gc3_cuda_plan_cleanup(gc3_plan_t *p)
     free(s->h_trace);
     if (s->done) cudaEventDestroy(s->done);
     if (s->after_legacy) cudaEventDestroy(s->after_legacy);
-    if (s->own_stream) cudaStreamDestroy(s->own_stream);
     free(s);
     p->be_state = NULL;
 }
