@@ -141,6 +141,9 @@ typedef struct gc3_ir_program {
     int            outofplace;
     uint64_t       min_bytes;
     uint64_t       max_bytes;     /* 0 = no upper bound */
+    uint64_t       fifo_cap;      /* runtime: the most FIFO memory a plan of it may take on a rank, when
+                                   * lower than the executor's fifo_bytes (its ranks agree on it to fit
+                                   * their memory budget); 0: the executor's. Not in the file. */
     /* In the file, MSCCL's in-place form: the buffer that lives inside the other (allreduce,
      * alltoall, reduce_scatter: the output; allgather: the input) is given with 0 chunks and the
      * steps name the one that holds both, as msccl-tools writes in-place programs. The model always

@@ -251,6 +251,7 @@ gc3_status_t gc3_ir_copy_first(const gc3_ir_program_t *p, gc3_ir_program_t **q_p
     q->outofplace = 1;
     q->min_bytes  = p->min_bytes;
     q->max_bytes  = p->max_bytes;
+    q->fifo_cap   = p->fifo_cap;
     if (p->post != NULL && (status = gc3_postcond_builtin(p, NULL, &q->post)) != GC3_OK) {
         goto err;
     }

@@ -362,7 +362,9 @@ static uint64_t gc3_plan_chunk_bytes(const gc3_ir_program_t *prog, const gc3_fla
 static uint64_t gc3_plan_slot_payload(const gc3_exec_params_t *ep, const gc3_ir_program_t *prog,
                                       const gc3_flat_program_t *f, int cnt_max, int k)
 {
-    uint64_t payload = (uint64_t)ep->slot_bytes / 16 * 16, chunk = gc3_plan_chunk_bytes(prog, f, k);
+    uint64_t payload = (uint64_t)ep->slot_bytes / 16 * 16, chunk = gc3_plan_chunk_bytes(prog, f, k),
+             fifo    = prog->fifo_cap > 0 && (ep->fifo_bytes == 0 || prog->fifo_cap < ep->fifo_bytes) ? prog->fifo_cap
+                                                                                                   : ep->fifo_bytes;
     int      conns   = gc3_flat_max_recv(f);
 
     if (chunk > 0) {
@@ -370,8 +372,8 @@ static uint64_t gc3_plan_slot_payload(const gc3_exec_params_t *ep, const gc3_ir_
         need          = need < 256 ? 256 : need;
         payload       = need < payload ? need : payload;
     }
-    if (ep->fifo_bytes > 0 && conns > 0) {
-        uint64_t cap = ep->fifo_bytes / ((uint64_t)conns * (uint64_t)ep->slots) / 16 * 16;
+    if (fifo > 0 && conns > 0) {
+        uint64_t cap = fifo / ((uint64_t)conns * (uint64_t)ep->slots) / 16 * 16;
         cap          = cap > GC3_RT_SIMPLE_HDR + GC3_SLOT_MIN_BYTES ? cap - GC3_RT_SIMPLE_HDR : GC3_SLOT_MIN_BYTES;
         payload      = cap < payload ? cap : payload;
     }

@@ -195,6 +195,7 @@ typedef struct mca_coll_gc3_module_t {
     gc3_diag_t                  diag;         /* of the job under way */
     int                         job_proto, job_channels, job_instances; /* the plan's, for its line */
     char                        job_narrow[96];
+    char                        job_fit[128]; /* the plan made smaller to fit the memory budget */
     char                        job_copied[80]; /* an in-place program serving an out-of-place call */
     /* gc3's set-up exchanges (coll_gc3_oob.c): one pending at a time, numbered */
     struct mca_coll_gc3_xchg_t *oob_pending;
@@ -329,6 +330,7 @@ void mca_coll_gc3_agree_release(mca_coll_gc3_module_t *m);
  * an erroneous program). */
 typedef struct {
     uint64_t ok, hash, key;
+    uint64_t cap; /* a plan's AGREE: the FIFO cap this rank can take it with (coll_gc3_plan.c) */
 } mca_coll_gc3_card_t;
 enum { MCA_COLL_GC3_AGREE_OK, MCA_COLL_GC3_AGREE_NOT_READY, MCA_COLL_GC3_AGREE_DIFFERENT, MCA_COLL_GC3_AGREE_MISMATCH };
 /* The verdict on all ranks' cards, the same on every rank (peer: the rank that differs). */

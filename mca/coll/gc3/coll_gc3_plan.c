@@ -47,27 +47,70 @@ uint64_t mca_coll_gc3_budget(const mca_coll_gc3_module_t *m, int backend)
     return backend == GC3_BACKEND_CUDA && m->gpu_mem > 0 ? m->gpu_mem / 16 : (1ull << 30);
 }
 
-/* Would the plan of s take this process past its memory budget? Then it is not built (the card says
- * so: every rank decides alike) and diag says why. */
-static int gc3_plan_over_budget(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_slot_t *s)
+/* A plan that would take this process past its memory budget is first made smaller: its FIFOs
+ * capped at half, a quarter, ... of coll_gc3_plan_fifo_bytes (a slower plan, still far faster than
+ * staging), down to GC3_PLAN_FIT_MIN; what each rank can take goes in its card and the plan is built
+ * with the smallest (every rank lays out the same slots). Past that, its calls are staged. */
+#define GC3_PLAN_FIT_MIN   (1ull << 20)
+#define GC3_PLAN_FIT_WHOLE UINT64_MAX /* fits as it is */
+
+static int gc3_plan_fits(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_slot_t *s, uint64_t cap, uint64_t room,
+                         uint64_t *need)
 {
     gc3_plan_mem_t mem;
-    gc3_mem_held_t held;
-    uint64_t       budget = mca_coll_gc3_budget(m, s->backend), need;
-    char           a[32], b[32], c[32];
+    s->program->fifo_cap = cap;
+    if (gc3_exec_estimate(m->exec[s->backend], s->program, NULL, &mem) != GC3_OK) {
+        s->program->fifo_cap = 0;
+        return -1; /* the preparation says what is wrong with it */
+    }
+    s->program->fifo_cap = 0;
+    *need                = gc3_plan_mem_device(&mem);
+    return *need <= room;
+}
 
-    if (gc3_exec_estimate(m->exec[s->backend], s->program, &m->diag, &mem) != GC3_OK) {
-        return 0; /* the preparation says what is wrong with it */
-    }
+/* The FIFO cap this rank can take the plan of s with: GC3_PLAN_FIT_WHOLE, a cap, or 0 (not within
+ * the budget at all: diag says so). */
+static uint64_t gc3_plan_fit(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_slot_t *s)
+{
+    gc3_mem_held_t held;
+    const uint64_t budget = mca_coll_gc3_budget(m, s->backend), asked = (uint64_t)mca_coll_gc3_component.plan_fifo_bytes;
+    uint64_t       room, need = 0, whole = 0, cap;
+    char           a[32], b[32], c[32], d[32];
+    int            f;
+
     gc3_mem_held(&held);
-    need = gc3_plan_mem_device(&mem);
-    if (held.device + held.deferred + need <= budget) {
-        return 0;
+    room = held.device + held.deferred < budget ? budget - held.device - held.deferred : 0;
+    if ((f = gc3_plan_fits(m, s, 0, room, &whole)) != 0) {
+        return GC3_PLAN_FIT_WHOLE;
     }
-    gc3_diag_add(&m->diag, "over the memory budget: it needs %s, gc3 holds %s of coll_gc3_memory_budget %s in this "
-                 "process: its calls are staged", gc3_mem_format(need, a, sizeof(a)),
-                 gc3_mem_format(held.device + held.deferred, b, sizeof(b)), gc3_mem_format(budget, c, sizeof(c)));
-    return 1;
+    for (cap = asked > 0 ? asked / 2 : GC3_PLAN_FIFO_BYTES_DEFAULT; cap >= GC3_PLAN_FIT_MIN; cap /= 2) {
+        if ((f = gc3_plan_fits(m, s, cap, room, &need)) != 0) {
+            return cap;
+        }
+    }
+    gc3_diag_add(&m->diag, "over the memory budget: it needs %s (%s with the smallest FIFOs), gc3 holds %s of "
+                 "coll_gc3_memory_budget %s in this process: its calls are staged", gc3_mem_format(whole, a, sizeof(a)),
+                 gc3_mem_format(need, c, sizeof(c)), gc3_mem_format(held.device + held.deferred, b, sizeof(b)),
+                 gc3_mem_format(budget, d, sizeof(d)));
+    return 0;
+}
+
+/* Every rank's card says what it can take: the plan gets the smallest FIFO cap of them. */
+static void gc3_plan_fit_agreed(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_slot_t *s, const mca_coll_gc3_card_t *v)
+{
+    uint64_t       cap   = GC3_PLAN_FIT_WHOLE;
+    const uint64_t asked = (uint64_t)mca_coll_gc3_component.plan_fifo_bytes;
+    char           a[32], b[32];
+
+    for (int r = 0; r < ompi_comm_size(m->comm); r++) {
+        cap = v[r].cap < cap ? v[r].cap : cap;
+    }
+    m->job_fit[0] = '\0';
+    if (cap != GC3_PLAN_FIT_WHOLE) {
+        s->program->fifo_cap = cap;
+        snprintf(m->job_fit, sizeof(m->job_fit), "; made smaller to fit coll_gc3_memory_budget: FIFOs capped at %s, "
+                 "not %s", gc3_mem_format(cap, a, sizeof(a)), asked > 0 ? gc3_mem_format(asked, b, sizeof(b)) : "uncapped");
+    }
 }
 
 int mca_coll_gc3_plan_post(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_slot_t *s)
@@ -77,15 +120,18 @@ int mca_coll_gc3_plan_post(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_slot_t *s
     uint64_t             key[4] = {(uint64_t)s->coll, (uint64_t)s->bytes, (uint64_t)s->inplace, (uint64_t)s->backend};
     const gc3_rule_t    *rule = &R->rules[s->rule];
     int                  ok = gc3_plan_build(m, s, rule) && m->exec[s->backend] != NULL;
+    uint64_t             fit;
 
     if (ok && s->program->max_bytes == 0 && rule->bytes_hi != UINT64_MAX) {
         s->program->max_bytes = rule->bytes_hi; /* its largest call: the runtime sizes its slots for it */
     }
-    ok = ok && !gc3_plan_over_budget(m, s);
+    fit = ok ? gc3_plan_fit(m, s) : 0;
+    ok  = ok && fit != 0;
 
     m->xsend = (char *)c;
     if (c != NULL) {
         c->ok   = (uint64_t)ok;
+        c->cap  = fit;
         c->hash = ok ? gc3_ir_hash(s->program) : 0;
         c->key  = gc3_fnv1a(GC3_FNV1A_START, key, sizeof(key));
     }
@@ -139,12 +185,12 @@ static void gc3_plan_line(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_slot_t *s,
     }
     mca_coll_gc3_verbose_once(1, m->comm,
                         "coll:gc3: comm %s: %s %s%s (%s backend, %d rank%s, %s%s): %s %s%s, %d channel(s) x %d instance(s)%s, "
-                        "rule %s%s%s%s%s%s%s%s", m->comm->c_name, gc3_coll_desc(s->coll)->mpi_name, range,
+                        "rule %s%s%s%s%s%s%s%s%s", m->comm->c_name, gc3_coll_desc(s->coll)->mpi_name, range,
                         s->inplace ? ", in place" : "", s->backend == GC3_BACKEND_CUDA ? "cuda" : "host",
                         ompi_comm_size(m->comm), ompi_comm_size(m->comm) == 1 ? "" : "s", gc3_link_name(m->link[s->backend]), shape, rule->algo,
                         gc3_proto_name(proto), pnote, m->job_channels, m->job_instances, m->job_narrow,
                         rule->where, m->job_copied, ok ? ", verified" : "; NOT USED: ", ok ? "" : s->why, fused,
-                        net[0] ? "; " : "", net, mem);
+                        net[0] ? "; " : "", net, mem, ok ? m->job_fit : "");
 }
 
 /* The end of a plan's set-up: ready, or not used (its calls run without it), or the call fails. */
@@ -196,6 +242,7 @@ int mca_coll_gc3_plan_agreed(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_slot_t 
         gc3_plan_end(m, s, 0, 1);
         return 0;
     }
+    gc3_plan_fit_agreed(m, s, v);
     if (gc3_exec_prepare_post(m->exec[s->backend], s->program, &m->diag, &m->prep) != GC3_OK) {
         /* nothing posted (the program does not fit the executor: the same on every rank) */
         gc3_plan_end(m, s, 0, 1);
