@@ -61,9 +61,10 @@
       "coll_gc3_slot_bytes); a negative value is reported and replaced by the default")                              \
     X(memory_budget, long, LONG, 0, 6, READONLY, 0, NULL,                                                              \
       "Memory (bytes) gc3's plans may hold per process, all communicators together (GPUs: device memory; the "        \
-      "host backend: shared and private host memory). A plan that would take the process past it is not built: "     \
-      "the calls it would run are staged through host memory, and verbose level 1 says so (all ranks of the "         \
-      "communicator decide alike). 0: 1/16 of the GPU's memory (host backend: 1 GiB); a negative value is "          \
+      "host backend: shared and private host memory). A plan that would take the process past it is made smaller "  \
+      "(its FIFOs capped at half, a quarter, ... of coll_gc3_plan_fifo_bytes, down to 1 MiB); if even that does "     \
+      "not fit it is not built and the calls it would run are staged through host memory. Verbose level 1 says "     \
+      "which (all ranks of the communicator decide alike). 0: 1/16 of the GPU's memory (host backend: 1 GiB); a negative value is "          \
       "reported and replaced by 0")                                                                                    \
     X(resident_us, int, INT, GC3_RESIDENT_US_DEFAULT, 6, READONLY, 0, NULL,                                            \
       "GPUs: after a call of a plan of at most " GC3_STR(GC3_RESIDENT_MAX_BLOCKS) " thread blocks on one node, " \
