@@ -180,7 +180,10 @@ static int gc3_cuda_grow(void **arr, int *cap, int n, size_t elem)
     return 1;
 }
 
-static void gc3_cuda_stream_give_locked(gc3_cuda_state_t *s)
+/* busy_out: a stream with work still queued is destroyed, not pooled (a plan's end: its kernel may
+ * never end, a peer having died); otherwise it is pooled as it is (a later call on it waits for the
+ * end of the kernel that just counted its blocks out, which takes no time). */
+static void gc3_cuda_stream_give_locked(gc3_cuda_state_t *s, int busy_out)
 {
     for (int i = 0; i < gc3_cuda_nholders; i++) {
         if (gc3_cuda_holders[i] == s) {
@@ -191,7 +194,7 @@ static void gc3_cuda_stream_give_locked(gc3_cuda_state_t *s)
     if (s->own_stream == NULL) {
         return;
     }
-    if (cudaStreamQuery(s->own_stream) != cudaSuccess ||
+    if ((busy_out && cudaStreamQuery(s->own_stream) != cudaSuccess) ||
         !gc3_cuda_grow((void **)&gc3_cuda_pool, &gc3_cuda_pool_cap, gc3_cuda_pool_n, sizeof(*gc3_cuda_pool))) {
         cudaStreamDestroy(s->own_stream); /* a kernel that never ends (a peer died) stays out of the pool */
     } else {
@@ -208,7 +211,7 @@ static void gc3_cuda_stream_reap_locked(int device)
         gc3_cuda_state_t *h = gc3_cuda_holders[i];
         if (h->device == device && !__atomic_load_n(&h->counted, __ATOMIC_ACQUIRE) && cudaEventQuery(h->done) == cudaSuccess) {
             __atomic_store_n(&h->res_alive, 0, __ATOMIC_RELEASE);
-            gc3_cuda_stream_give_locked(h);
+            gc3_cuda_stream_give_locked(h, 0);
         }
     }
 }
@@ -263,7 +266,7 @@ static void gc3_cuda_stream_done(gc3_cuda_state_t *s)
 {
     if (s->own_stream != NULL && !__atomic_load_n(&s->res_alive, __ATOMIC_ACQUIRE)) {
         pthread_mutex_lock(&gc3_cuda_launch_lock);
-        gc3_cuda_stream_give_locked(s);
+        gc3_cuda_stream_give_locked(s, 0);
         pthread_mutex_unlock(&gc3_cuda_launch_lock);
     }
 }
@@ -919,7 +922,7 @@ static void gc3_cuda_plan_cleanup(gc3_plan_t *p)
         gc3_cuda_call_ended();
     }
     pthread_mutex_lock(&gc3_cuda_launch_lock); /* (before its event goes: the pool's reclaim asks it) */
-    gc3_cuda_stream_give_locked(s);
+    gc3_cuda_stream_give_locked(s, 1);
     pthread_mutex_unlock(&gc3_cuda_launch_lock);
     {
         size_t plan, call, trace = s->d_trace != NULL ? (size_t)p->ntbs * s->trace_stride * 8 : 0;
