@@ -97,6 +97,22 @@ static void gc3_cuda_drain_locked(void)
     __atomic_store_n(&gc3_cuda_deferred_bytes, 0, __ATOMIC_RELAXED);
 }
 
+/* Room for one more element in *arr (n used of *cap): 0 when out of host memory. */
+static int gc3_cuda_grow(void **arr, int *cap, int n, size_t elem)
+{
+    if (n < *cap) {
+        return 1;
+    }
+    int   ncap = *cap ? 2 * *cap : 8;
+    void *a    = realloc(*arr, (size_t)ncap * elem);
+    if (a == NULL) {
+        return 0;
+    }
+    *arr = a;
+    *cap = ncap;
+    return 1;
+}
+
 /* bytes: what ptr holds (IPC mappings: 0, the peer's memory), counted as deferred while it waits */
 static void gc3_cuda_release(gc3_cuda_free_kind_t kind, void *ptr, size_t bytes)
 {
@@ -108,15 +124,9 @@ static void gc3_cuda_release(gc3_cuda_free_kind_t kind, void *ptr, size_t bytes)
         gc3_cuda_drain_locked();
         gc3_cuda_free_now(kind, ptr);
     } else {
-        if (gc3_cuda_ndeferred == gc3_cuda_deferred_cap) {
-            int   ncap = gc3_cuda_deferred_cap ? 2 * gc3_cuda_deferred_cap : 16;
-            void *n    = realloc(gc3_cuda_deferred, (size_t)ncap * sizeof(*gc3_cuda_deferred));
-            if (n == NULL) {
-                pthread_mutex_unlock(&gc3_cuda_launch_lock);
-                return; /* out of host memory: leak the object rather than risk the deadlock */
-            }
-            gc3_cuda_deferred     = (struct gc3_cuda_deferred *)n;
-            gc3_cuda_deferred_cap = ncap;
+        if (!gc3_cuda_grow((void **)&gc3_cuda_deferred, &gc3_cuda_deferred_cap, gc3_cuda_ndeferred, sizeof(*gc3_cuda_deferred))) {
+            pthread_mutex_unlock(&gc3_cuda_launch_lock);
+            return; /* out of host memory: leak the object rather than risk the deadlock */
         }
         gc3_cuda_deferred[gc3_cuda_ndeferred].kind  = kind;
         gc3_cuda_deferred[gc3_cuda_ndeferred].ptr   = ptr;
@@ -164,21 +174,6 @@ static gc3_cuda_state_t **gc3_cuda_holders; /* plans holding a stream (a residen
 static int                gc3_cuda_nholders, gc3_cuda_holders_cap;
 
 static gc3_status_t gc3_cuda_check(cudaError_t e, const char *what, gc3_diag_t *diag);
-
-static int gc3_cuda_grow(void **arr, int *cap, int n, size_t elem)
-{
-    if (n < *cap) {
-        return 1;
-    }
-    int   ncap = *cap ? 2 * *cap : 8;
-    void *a    = realloc(*arr, (size_t)ncap * elem);
-    if (a == NULL) {
-        return 0;
-    }
-    *arr = a;
-    *cap = ncap;
-    return 1;
-}
 
 /* busy_out: a stream with work still queued is destroyed, not pooled (a plan's end: its kernel may
  * never end, a peer having died); otherwise it is pooled as it is (a later call on it waits for the

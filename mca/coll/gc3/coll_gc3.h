@@ -195,7 +195,6 @@ typedef struct mca_coll_gc3_module_t {
     gc3_diag_t                  diag;         /* of the job under way */
     int                         job_proto, job_channels, job_instances; /* the plan's, for its line */
     char                        job_narrow[96];
-    char                        job_fit[128]; /* the plan made smaller to fit the memory budget */
     char                        job_copied[80]; /* an in-place program serving an out-of-place call */
     /* gc3's set-up exchanges (coll_gc3_oob.c): one pending at a time, numbered */
     struct mca_coll_gc3_xchg_t *oob_pending;

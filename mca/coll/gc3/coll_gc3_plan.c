@@ -76,15 +76,14 @@ static uint64_t gc3_plan_fit(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_slot_t 
     const uint64_t budget = mca_coll_gc3_budget(m, s->backend), asked = (uint64_t)mca_coll_gc3_component.plan_fifo_bytes;
     uint64_t       room, need = 0, whole = 0, cap;
     char           a[32], b[32], c[32], d[32];
-    int            f;
 
     gc3_mem_held(&held);
     room = held.device + held.deferred < budget ? budget - held.device - held.deferred : 0;
-    if ((f = gc3_plan_fits(m, s, 0, room, &whole)) != 0) {
+    if (gc3_plan_fits(m, s, 0, room, &whole) != 0) { /* (or the estimate failed: the preparation says why) */
         return GC3_PLAN_FIT_WHOLE;
     }
     for (cap = asked > 0 ? asked / 2 : GC3_PLAN_FIFO_BYTES_DEFAULT; cap >= GC3_PLAN_FIT_MIN; cap /= 2) {
-        if ((f = gc3_plan_fits(m, s, cap, room, &need)) != 0) {
+        if (gc3_plan_fits(m, s, cap, room, &need) != 0) {
             return cap;
         }
     }
@@ -98,19 +97,12 @@ static uint64_t gc3_plan_fit(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_slot_t 
 /* Every rank's card says what it can take: the plan gets the smallest FIFO cap of them. */
 static void gc3_plan_fit_agreed(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_slot_t *s, const mca_coll_gc3_card_t *v)
 {
-    uint64_t       cap   = GC3_PLAN_FIT_WHOLE;
-    const uint64_t asked = (uint64_t)mca_coll_gc3_component.plan_fifo_bytes;
-    char           a[32], b[32];
+    uint64_t cap = GC3_PLAN_FIT_WHOLE;
 
     for (int r = 0; r < ompi_comm_size(m->comm); r++) {
         cap = v[r].cap < cap ? v[r].cap : cap;
     }
-    m->job_fit[0] = '\0';
-    if (cap != GC3_PLAN_FIT_WHOLE) {
-        s->program->fifo_cap = cap;
-        snprintf(m->job_fit, sizeof(m->job_fit), "; made smaller to fit coll_gc3_memory_budget: FIFOs capped at %s, "
-                 "not %s", gc3_mem_format(cap, a, sizeof(a)), asked > 0 ? gc3_mem_format(asked, b, sizeof(b)) : "uncapped");
-    }
+    s->program->fifo_cap = cap != GC3_PLAN_FIT_WHOLE ? cap : 0;
 }
 
 int mca_coll_gc3_plan_post(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_slot_t *s)
@@ -154,7 +146,7 @@ static void gc3_plan_line(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_slot_t *s,
 {
     const gc3_rule_t *rule = &mca_coll_gc3_rules()->rules[s->rule];
     char              range[80], shape[96] = "", net[512] = "", fused[64] = "", lo[32], hi[32], pnote[64] = "",
-                      mem[200] = "";
+                      mem[200] = "", fit[128] = "";
     const gc3_proto_t proto = (gc3_proto_t)m->job_proto;
 
     if (m->nodes > 1) {
@@ -176,6 +168,13 @@ static void gc3_plan_line(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_slot_t *s,
             snprintf(fused, sizeof(fused), ", %d fused run%s of local steps", runs, runs > 1 ? "s" : "");
         }
         mca_coll_gc3_plan_mem_text(pm, mem, sizeof(mem));
+        if (s->program->fifo_cap > 0) {
+            const uint64_t asked = (uint64_t)mca_coll_gc3_component.plan_fifo_bytes;
+            char           a[32], b[32];
+            snprintf(fit, sizeof(fit), "; made smaller to fit coll_gc3_memory_budget: FIFOs capped at %s, not %s",
+                     gc3_mem_format(s->program->fifo_cap, a, sizeof(a)),
+                     asked > 0 ? gc3_mem_format(asked, b, sizeof(b)) : "uncapped");
+        }
     } else {
         snprintf(s->why, sizeof(s->why), "%s", m->diag.count ? m->diag.msgs[0] : "a rank could not build it");
     }
@@ -190,7 +189,7 @@ static void gc3_plan_line(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_slot_t *s,
                         ompi_comm_size(m->comm), ompi_comm_size(m->comm) == 1 ? "" : "s", gc3_link_name(m->link[s->backend]), shape, rule->algo,
                         gc3_proto_name(proto), pnote, m->job_channels, m->job_instances, m->job_narrow,
                         rule->where, m->job_copied, ok ? ", verified" : "; NOT USED: ", ok ? "" : s->why, fused,
-                        net[0] ? "; " : "", net, mem, ok ? m->job_fit : "");
+                        net[0] ? "; " : "", net, mem, fit);
 }
 
 /* The end of a plan's set-up: ready, or not used (its calls run without it), or the call fails. */
