@@ -95,6 +95,13 @@ typedef struct {
     uint64_t      fifo_bytes;   /* a plan's receiving FIFOs on this rank take at most about this many bytes:
                                  * its slots are made smaller (not below GC3_SLOT_MIN_BYTES) when its
                                  * connections x slots x slot_bytes would exceed it (0: no limit) */
+    int           fifo_pool;    /* plans of the executor that run Simple take the slots of their connections on
+                                 * the node from one FIFO pool per rank, as large as the largest of them needs,
+                                 * instead of slots of their own (their counters stay their own). Their calls then
+                                 * must not overlap: the caller starts a call on such a plan (gc3_plan_pooled)
+                                 * only when no call of another one is in flight (gc3_exec_start refuses it).
+                                 * Every rank of the executor passes the same value. 0 (default): every plan
+                                 * has its own slots */
     const int    *node;         /* per rank: its node (NULL: all on one node); copied at creation.
                                  * Connections between nodes go through UCX (the proxy thread), the
                                  * others through CUDA IPC or shared memory. */
@@ -181,7 +188,8 @@ typedef struct {
 
 /* Run one call to completion (start + wait). Collective: every rank calls with the same count. */
 gc3_status_t gc3_exec_run(gc3_plan_t *plan, const gc3_call_t *call, gc3_diag_t *diag);
-/* Nonblocking: start, then test or wait. At most one call per plan in flight. */
+/* Nonblocking: start, then test or wait. At most one call per plan in flight, and with
+ * params.fifo_pool at most one call of all pooled plans of the executor (gc3_plan_pooled). */
 gc3_status_t gc3_exec_start(gc3_plan_t *plan, const gc3_call_t *call, gc3_diag_t *diag);
 gc3_status_t gc3_exec_test(gc3_plan_t *plan, int *done_p, gc3_diag_t *diag);
 gc3_status_t gc3_exec_wait(gc3_plan_t *plan, gc3_diag_t *diag);
@@ -203,20 +211,37 @@ gc3_status_t gc3_exec_wait(gc3_plan_t *plan, gc3_diag_t *diag);
  *            they count as their fifo and flags; the mapping itself costs address space only
  *   pinned   host memory the device reaches: the inter-node FIFOs (which UCX moves), the error
  *            record and the resident kernel's mailbox, the contexts' staging (cuda) */
+/* Pooled plans (gc3_exec_params_t.fifo_pool): the slots of their connections on the node are in the
+ * executor's FIFO pool of the rank, one region as large as the largest of its plans needs (it grows
+ * when a larger plan is prepared: every plan moves to the new one, the old one is freed), counted
+ * once per executor (gc3_exec_pool_bytes), not in the plans' fifo; a plan's `pool` says how much of
+ * it the plan's slots take. */
 typedef struct {
     uint64_t slot_bytes;                        /* payload of one slot of this plan */
     int      slots;                             /* slots per connection */
     int      recv_conns, send_conns, net_conns; /* on the node receiving, sending; to other nodes */
     int      blocks;                            /* thread blocks of this rank */
     uint64_t fifo, flags, scratch, stage, control, mapped, pinned;
+    uint64_t pool;                              /* pooled: its slots' bytes in the executor's FIFO pool (in
+                                                 * fifo: only their tail lines) */
 } gc3_plan_mem_t;
 /* What the plan holds now (a copy). */
 void         gc3_plan_memory(const gc3_plan_t *plan, gc3_plan_mem_t *mem);
-/* Device bytes of a plan's record: fifo + flags + scratch + stage + control. */
+/* Device bytes of a plan's record: fifo + flags + scratch + stage + control (not the pool). */
 uint64_t     gc3_plan_mem_device(const gc3_plan_mem_t *mem);
+/* Does the plan take its slots from the executor's FIFO pool (its calls must not overlap with those
+ * of the executor's other pooled plans)? The same on every rank. */
+int          gc3_plan_pooled(const gc3_plan_t *plan);
+/* This rank's FIFO pool of the executor now (bytes; 0: none). */
+uint64_t     gc3_exec_pool_bytes(const gc3_exec_t *exec);
+/* The device bytes the pool would take in addition if a plan of this estimate were prepared now: 0
+ * when its slots fit the pool there is, else the whole new pool (the old one is freed only once the
+ * plans have moved to it). */
+uint64_t     gc3_exec_pool_need(const gc3_exec_t *exec, const gc3_plan_mem_t *mem);
 /* What a plan of this program would hold on this rank with these parameters (nothing allocated,
  * no exchange): the same figures as gc3_plan_memory after the largest call its slots allow;
- * pinned and control as the cuda backend allocates them when params->backend is cuda. */
+ * pinned and control as the cuda backend allocates them when params->backend is cuda; with
+ * params->fifo_pool, the slots it would take in the pool in `pool`. */
 gc3_status_t gc3_plan_estimate(const gc3_exec_params_t *params, const gc3_ir_program_t *program, gc3_diag_t *diag,
                                gc3_plan_mem_t *mem);
 /* gc3_plan_estimate with the executor's parameters */
@@ -227,9 +252,9 @@ const char  *gc3_mem_format(uint64_t bytes, char *buf, size_t len);
 
 /* What this process holds through all its plans, every executor and backend together. */
 typedef struct {
-    uint64_t device;   /* fifo, flags, scratch, stage, control of live plans */
+    uint64_t device;   /* fifo, flags, scratch, stage, control of live plans, and the FIFO pools */
     uint64_t pinned;   /* pinned host memory of live plans */
-    uint64_t mapped;   /* peers' regions mapped by live plans */
+    uint64_t mapped;   /* peers' regions (and pools) mapped by live plans (and executors) */
     uint64_t deferred; /* given up by destroyed plans, freed as soon as no gc3 kernel runs (cuda:
                         * cudaFree waits for the whole device, see cuda/host.cu) */
     int64_t  regions, mappings; /* regions created, peers' regions mapped (live) */

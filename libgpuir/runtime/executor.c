@@ -58,9 +58,15 @@ gc3_status_t gc3_exec_create(const gc3_exec_params_t *params, gc3_diag_t *diag, 
     }
     e->params = *params;
     e->params.node = NULL;
+    if (params->fifo_pool && (e->pool = calloc((size_t)params->nranks, sizeof(*e->pool))) == NULL) {
+        free(e);
+        return GC3_ERR_NO_MEMORY;
+    }
+    pthread_mutex_init(&e->pool_lock, NULL);
     if (params->node != NULL) {
         e->node = malloc((size_t)params->nranks * sizeof(int));
         if (e->node == NULL) {
+            free(e->pool);
             free(e);
             return GC3_ERR_NO_MEMORY;
         }
@@ -78,10 +84,18 @@ gc3_status_t gc3_exec_create(const gc3_exec_params_t *params, gc3_diag_t *diag, 
     return GC3_OK;
 }
 
+static void gc3_pool_unref(gc3_exec_t *e, gc3_plan_t *p, gc3_rt_pool_t *pool);
+
+/* (its plans were destroyed before: the pools' last references are the executor's) */
 void gc3_exec_destroy(gc3_exec_t *exec)
 {
     if (exec != NULL) {
+        for (int r = 0; exec->pool != NULL && r < exec->params.nranks; r++) {
+            gc3_pool_unref(exec, NULL, exec->pool[r]);
+        }
+        free(exec->pool);
         free(exec->node);
+        pthread_mutex_destroy(&exec->pool_lock);
     }
     free(exec);
 }
@@ -199,6 +213,180 @@ uint64_t gc3_plan_mem_device(const gc3_plan_mem_t *m)
     return m->fifo + m->flags + m->scratch + m->stage + m->control;
 }
 
+/* ---------------------------------------------------------------- the FIFO pool (params.fifo_pool)
+ *
+ * One region of slots per rank, shared by the executor's pooled plans (Simple, connections on the
+ * node): each lays its slots out from the pool's start, so the pool is as large as the largest of
+ * them. Their counters (tails, heads, semaphores) stay in their own regions, so a plan's flow control
+ * is its own; what the sharing adds is one rule: a sender's first message of a call that follows
+ * another plan's call waits until the receiver has started the call (interp_core.inl), which it does
+ * only once its calls before have ended, i.e. read everything in its pool. The caller runs one call
+ * of the pooled plans at a time, in the same order on every rank (the component's pipeline).
+ *
+ * A plan that needs more than the pool has gets a new one at its preparation (its card carries the
+ * new handle, the peers map it); once every rank has mapped what it needs (the second exchange), the
+ * executor makes it current and every pooled plan not in flight moves to it (a plan in flight moves at
+ * its next start); the old region goes with its last reference. All of it happens at the same point of
+ * the call order on every rank, so a sender always writes into the pool the receiver reads. */
+
+static void gc3_pool_unref(gc3_exec_t *e, gc3_plan_t *p, gc3_rt_pool_t *pool)
+{
+    if (pool == NULL || --pool->refs > 0) {
+        return;
+    }
+    e->be->region_close(p, pool->base, pool->bytes, pool->own);
+    gc3_rt_held_add(pool->own ? GC3_RT_HELD_DEVICE : GC3_RT_HELD_MAPPED, -(int64_t)pool->bytes);
+    gc3_rt_held_add(pool->own ? GC3_RT_HELD_REGIONS : GC3_RT_HELD_MAPPINGS, -1);
+    free(pool);
+}
+
+/* This rank's new pool (one reference: the executor's, once it is current), made while p is prepared. */
+static gc3_status_t gc3_pool_create(gc3_plan_t *p, size_t bytes, uint64_t gen, gc3_rt_pool_t **pool_p, gc3_diag_t *diag)
+{
+    gc3_rt_pool_t *pool = calloc(1, sizeof(*pool));
+    gc3_status_t   status;
+
+    *pool_p = NULL;
+    if (pool == NULL) {
+        return GC3_ERR_NO_MEMORY;
+    }
+    status = p->exec->be->region_create(p, bytes, &pool->base, pool->handle, diag);
+    if (status != GC3_OK) {
+        gc3_diag_add(diag, "executor: cannot make the FIFO pool of %zu bytes", bytes);
+        free(pool);
+        return status;
+    }
+    pool->bytes = bytes;
+    pool->gen   = gen;
+    pool->own   = 1;
+    pool->refs  = 1;
+    gc3_rt_held_add(GC3_RT_HELD_DEVICE, (int64_t)bytes);
+    gc3_rt_held_add(GC3_RT_HELD_REGIONS, 1);
+    *pool_p = pool;
+    return GC3_OK;
+}
+
+/* A peer's pool mapped (one reference, the executor's once current). */
+static gc3_status_t gc3_pool_open(gc3_plan_t *p, const char handle[GC3_RT_HANDLE_BYTES], size_t bytes, uint64_t gen,
+                                  gc3_rt_pool_t **pool_p, gc3_diag_t *diag)
+{
+    gc3_rt_pool_t *pool = calloc(1, sizeof(*pool));
+    gc3_status_t   status;
+
+    *pool_p = NULL;
+    if (pool == NULL) {
+        return GC3_ERR_NO_MEMORY;
+    }
+    status = p->exec->be->region_open(p, handle, bytes, &pool->base, diag);
+    if (status != GC3_OK) {
+        free(pool);
+        return status;
+    }
+    pool->bytes = bytes;
+    pool->gen   = gen;
+    pool->refs  = 1;
+    gc3_rt_held_add(GC3_RT_HELD_MAPPED, (int64_t)bytes);
+    gc3_rt_held_add(GC3_RT_HELD_MAPPINGS, 1);
+    *pool_p = pool;
+    return GC3_OK;
+}
+
+/* Does the pooled plan p use rank q's pool (its own when it receives on the node, a peer's it sends to)? */
+static int gc3_plan_pool_uses(const gc3_plan_t *p, int q)
+{
+    if (q == p->rank) {
+        return p->layout.pool_bytes > 0;
+    }
+    for (int t = 0; t < p->ntbs; t++) {
+        if (p->send_slot_off[t] >= 0 && p->tbs[t].send == q) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* The pooled plan's connections and contexts pointed at the executor's current pools (a reference on
+ * each); a kernel that kept the old pointers ends, then the old pools lose the plan's references. */
+static void gc3_plan_pool_move(gc3_plan_t *p)
+{
+    gc3_exec_t     *e = p->exec;
+    gc3_rt_pool_t **old = p->pool + p->nranks; /* the second half: what it held */
+    int             moved = 0;
+
+    for (int q = 0; q < p->nranks; q++) {
+        old[q] = NULL;
+        if (gc3_plan_pool_uses(p, q) && p->pool[q] != e->pool[q]) {
+            old[q]    = p->pool[q];
+            moved    |= old[q] != NULL;
+            p->pool[q] = e->pool[q];
+            p->pool[q]->refs++;
+        }
+    }
+    for (int t = 0; t < p->ntbs; t++) {
+        if (p->send_slot_off[t] >= 0) {
+            p->conn[t].send_slots = p->tbs_ctx[t].send_slots = p->pool[p->tbs[t].send]->base + p->send_slot_off[t];
+        }
+        if (p->recv_slot_off[t] >= 0) {
+            p->conn[t].recv_slots = p->tbs_ctx[t].recv_slots = p->pool[p->rank]->base + p->recv_slot_off[t];
+        }
+    }
+    p->pool_epoch = e->pool_epoch;
+    if (moved && e->be->plan_moved != NULL) {
+        e->be->plan_moved(p);
+    }
+    for (int q = 0; q < p->nranks; q++) {
+        gc3_pool_unref(e, p, old[q]);
+    }
+}
+
+/* Every pooled plan of the executor that has no call in flight moves to the current pools. */
+static void gc3_exec_pool_move_all(gc3_exec_t *e)
+{
+    for (gc3_plan_t *q = e->plans; q != NULL; q = q->pool_next) {
+        if (!q->in_flight && q->pool_epoch != e->pool_epoch) {
+            gc3_plan_pool_move(q);
+        }
+    }
+}
+
+/* Does some connection of the program join two ranks of one node? */
+static int gc3_flat_local_conns(const gc3_flat_program_t *f, const int *node)
+{
+    const gc3_flat_rank_t *ranks = gc3_flat_ranks(f);
+    const gc3_flat_tb_t   *tbs   = gc3_flat_tbs(f);
+    for (int r = 0; r < f->nranks; r++) {
+        for (int t = 0; t < ranks[r].ntbs; t++) {
+            const gc3_flat_tb_t *b = &tbs[ranks[r].tb_begin + t];
+            if (b->recv >= 0 && (node == NULL || node[b->recv] == node[r])) {
+                return 1;
+            }
+        }
+    }
+    return 0;
+}
+
+/* Does a plan of this program take its slots from the pool? (Simple only: an LL message's flags are
+ * its sequence number on its connection, which the lines another plan left in a slot could match.) */
+static int gc3_plan_takes_pool(const gc3_exec_params_t *ep, int proto, const gc3_flat_program_t *f, const int *node)
+{
+    return ep->fifo_pool && proto == GC3_PROTO_SIMPLE && gc3_flat_local_conns(f, node);
+}
+
+int gc3_plan_pooled(const gc3_plan_t *p)
+{
+    return p != NULL && p->pooled;
+}
+
+uint64_t gc3_exec_pool_bytes(const gc3_exec_t *e)
+{
+    return e->pool != NULL && e->pool[e->params.rank] != NULL ? e->pool[e->params.rank]->bytes : 0;
+}
+
+uint64_t gc3_exec_pool_need(const gc3_exec_t *e, const gc3_plan_mem_t *m)
+{
+    return m->pool > gc3_exec_pool_bytes(e) ? m->pool : 0;
+}
+
 const char *gc3_mem_format(uint64_t b, char *buf, size_t len)
 {
     if (b >= (1ull << 30)) {
@@ -222,6 +410,31 @@ static void gc3_plan_scratch_free(gc3_plan_t *p)
     p->scratch       = NULL;
     p->scratch_bytes = 0;
     p->mem.scratch   = 0;
+}
+
+/* The plan off the executor's list of pooled plans, its pools' references given back. */
+static void gc3_plan_pool_leave(gc3_plan_t *p)
+{
+    gc3_exec_t *e = p->exec;
+
+    if (!p->pooled) {
+        return;
+    }
+    pthread_mutex_lock(&e->pool_lock);
+    for (gc3_plan_t **pp = &e->plans; *pp != NULL; pp = &(*pp)->pool_next) {
+        if (*pp == p) {
+            *pp = p->pool_next;
+            break;
+        }
+    }
+    if (e->pool_busy == p) {
+        e->pool_busy = NULL;
+    }
+    for (int q = 0; p->pool != NULL && q < p->nranks; q++) {
+        gc3_pool_unref(e, p, p->pool[q]);
+        p->pool[q] = NULL;
+    }
+    pthread_mutex_unlock(&e->pool_lock);
 }
 
 void gc3_plan_destroy(gc3_plan_t *p)
@@ -260,6 +473,7 @@ void gc3_plan_destroy(gc3_plan_t *p)
         gc3_rt_held_add(GC3_RT_HELD_DEVICE, -(int64_t)p->layout.bytes);
         gc3_rt_held_add(GC3_RT_HELD_REGIONS, -1);
     }
+    gc3_plan_pool_leave(p);
     gc3_plan_scratch_free(p);
     if (p->stage != NULL) {
         p->exec->be->mem_free(p, p->stage, p->mem.stage);
@@ -271,6 +485,9 @@ void gc3_plan_destroy(gc3_plan_t *p)
     gc3_rt_layout_free(&p->layout);
     free(p->peer_region);
     free(p->peer_bytes);
+    free(p->pool);
+    free(p->send_slot_off);
+    free(p->recv_slot_off);
     free(p->tb_nsteps);
     free(p->sem_base);
     free(p->loops_base);
@@ -307,6 +524,7 @@ static void gc3_plan_ctx_init(gc3_plan_t *p)
         x->recv_slots  = p->conn[t].recv_slots;
         x->recv_head   = p->conn[t].recv_head;
         x->recv_remote = p->conn[t].recv_remote;
+        x->pooled      = p->pooled;
         x->region      = p->region;
         x->sem_off     = p->sem_off;
         x->loops_off   = p->loops_off;
@@ -396,10 +614,11 @@ static void gc3_plan_mem_layout(gc3_plan_mem_t *m, const gc3_rt_layout_t *L, int
     m->blocks     = ntbs;
     m->recv_conns = m->send_conns = m->net_conns = 0;
     m->fifo       = 0;
+    m->pool       = L->pool_bytes;
     for (int t = 0; t < ntbs; t++) {
         if (L->fifo_off[t] >= 0) {
             m->recv_conns++;
-            m->fifo += gc3_rt_round(GC3_RT_LINE + (uint64_t)slots * stride, GC3_RT_LINE);
+            m->fifo += L->pooled ? GC3_RT_LINE : GC3_RT_LINE + gc3_rt_round((uint64_t)slots * stride, GC3_RT_LINE);
         }
         m->send_conns += L->head_off[t] >= 0;
         m->net_conns += (L->net_recv_off[t] >= 0) + (L->net_send_off[t] >= 0);
@@ -417,12 +636,20 @@ struct gc3_prep {
     int                 phase, ok, unlinked;
     gc3_rt_xchg_t       x;       /* the exchange of the phase */
     gc3_rt_net_setup_t *net;     /* GC3_PREP_NET */
+    /* the FIFO pool (params.fifo_pool): until the executor makes them current, the pools this
+     * preparation made (this rank's, when its plan needs more than the current one) and mapped (per
+     * rank: a peer's new one) */
+    gc3_rt_pool_t      *pool_new;
+    gc3_rt_pool_t     **pool_peer;
 };
 
-/* what every rank says in the first two exchanges: whether it is ready, and its region's handle */
+/* what every rank says in the first two exchanges: whether it is ready, and its region's handle;
+ * in the first, also its FIFO pool after this preparation (gen 0: none) */
 typedef struct {
-    int32_t ok, pad;
-    char    handle[GC3_RT_HANDLE_BYTES];
+    int32_t  ok, pad;
+    char     handle[GC3_RT_HANDLE_BYTES];
+    uint64_t pool_gen, pool_bytes;
+    char     pool_handle[GC3_RT_HANDLE_BYTES];
 } gc3_prep_card_t;
 
 /* The plan's chunks and slots: its segments per rank, its largest step, a slot's payload and stride. */
@@ -461,14 +688,18 @@ static gc3_status_t gc3_prep_blocks(gc3_exec_t *exec, const gc3_ir_program_t *pr
     p->tbs_ctx     = calloc((size_t)p->ntbs + 1, sizeof(gc3_rt_tb_t));
     p->peer_region = calloc((size_t)R, sizeof(char *));
     p->peer_bytes  = calloc((size_t)R, sizeof(size_t));
+    p->send_slot_off = malloc(((size_t)p->ntbs + 1) * sizeof(int64_t));
+    p->recv_slot_off = malloc(((size_t)p->ntbs + 1) * sizeof(int64_t));
+    p->pool          = p->pooled ? calloc(2 * (size_t)R, sizeof(gc3_rt_pool_t *)) : NULL; /* (2nd half: moves) */
     if (p->tb_nsteps == NULL || p->sem_base == NULL || p->loops_base == NULL || p->send_base == NULL ||
         p->recv_base == NULL || p->nsend == NULL || p->nrecv == NULL || p->tbs_ctx == NULL || p->peer_region == NULL ||
-        p->peer_bytes == NULL) {
+        p->peer_bytes == NULL || p->send_slot_off == NULL || p->recv_slot_off == NULL || (p->pooled && p->pool == NULL)) {
         return GC3_ERR_NO_MEMORY;
     }
     for (int t = 0; t < p->ntbs; t++) {
         const gc3_flat_step_t *st = &gc3_flat_steps(p->flat)[p->tbs[t].step_begin];
         p->tb_nsteps[t]           = p->tbs[t].nsteps;
+        p->send_slot_off[t] = p->recv_slot_off[t] = -1;
         for (int s = 0; s < p->tbs[t].nsteps; s++) {
             p->nsend[t] += (gc3_step_flags((gc3_step_type_t)st[s].type) & GC3_STEP_F_SEND) != 0;
             p->nrecv[t] += (gc3_step_flags((gc3_step_type_t)st[s].type) & GC3_STEP_F_RECV) != 0;
@@ -493,7 +724,7 @@ static gc3_status_t gc3_prep_peer_layouts(gc3_exec_t *exec, gc3_plan_t *p, gc3_r
         for (int k = 0; k < 2 && status == GC3_OK; k++) {
             if (peers[k] >= 0 && layouts[peers[k]].sem_off == NULL) {
                 status = gc3_rt_layout_compute(p->flat, peers[k], exec->params.slots, p->slot_stride, exec->node,
-                                               exec->params.net_direct, &layouts[peers[k]]);
+                                               exec->params.net_direct, p->pooled, &layouts[peers[k]]);
             }
         }
     }
@@ -517,9 +748,10 @@ static gc3_status_t gc3_prep_local(gc3_exec_t *exec, const gc3_ir_program_t *pro
         p->fused_runs = gc3_flat_fuse(p->flat, rank, GC3_RT_FUSE_MAX);
     }
     me       = &gc3_flat_ranks(p->flat)[rank];
-    p->ntbs  = me->ntbs;
-    p->tbs   = &gc3_flat_tbs(p->flat)[me->tb_begin];
-    p->proto = gc3_proto_runs_as(program->proto); /* LL128: Simple */
+    p->ntbs   = me->ntbs;
+    p->tbs    = &gc3_flat_tbs(p->flat)[me->tb_begin];
+    p->proto  = gc3_proto_runs_as(program->proto); /* LL128: Simple */
+    p->pooled = gc3_plan_takes_pool(&exec->params, p->proto, p->flat, exec->node);
     status = gc3_prep_geometry(exec, program, p, diag);
     if (status != GC3_OK) {
         return status;
@@ -529,7 +761,7 @@ static gc3_status_t gc3_prep_local(gc3_exec_t *exec, const gc3_ir_program_t *pro
         return status;
     }
     status = gc3_rt_layout_compute(p->flat, rank, exec->params.slots, p->slot_stride, exec->node,
-                                   exec->params.net_direct, &p->layout);
+                                   exec->params.net_direct, p->pooled, &p->layout);
     if (status != GC3_OK) {
         return status;
     }
@@ -554,6 +786,86 @@ static gc3_status_t gc3_prep_local(gc3_exec_t *exec, const gc3_ir_program_t *pro
     return status;
 }
 
+/* With params.fifo_pool: room for the peers' new pools, and this rank's new pool when the plan needs
+ * more than the current one has. */
+static gc3_status_t gc3_prep_pool(gc3_prep_t *x, gc3_diag_t *diag)
+{
+    gc3_plan_t *p = x->p;
+    gc3_exec_t *e = p->exec;
+
+    if (e->pool == NULL) {
+        return GC3_OK;
+    }
+    if ((x->pool_peer = calloc((size_t)p->nranks, sizeof(*x->pool_peer))) == NULL) {
+        return GC3_ERR_NO_MEMORY;
+    }
+    if (!p->pooled || p->layout.pool_bytes <= gc3_exec_pool_bytes(e)) {
+        return GC3_OK;
+    }
+    return gc3_pool_create(p, p->layout.pool_bytes, e->pool[p->rank] != NULL ? e->pool[p->rank]->gen + 1 : 1,
+                           &x->pool_new, diag);
+}
+
+/* Does this rank send to q (on its node) in the pooled plan? */
+static int gc3_prep_sends_to(const gc3_plan_t *p, int q)
+{
+    for (int t = 0; t < p->ntbs && p->pooled; t++) {
+        if (p->nsend[t] && p->tbs[t].send == q && !gc3_plan_remote(p, q)) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* The peers' pools this rank needs mapped anew (their cards of the first exchange): of a peer it sends
+ * to, and, of a peer whose pool it had mapped, the peer's new one (its plans move to it). */
+static gc3_status_t gc3_prep_map_pools(gc3_prep_t *x, gc3_diag_t *diag)
+{
+    gc3_plan_t  *p      = x->p;
+    gc3_exec_t  *e      = p->exec;
+    gc3_status_t status = GC3_OK;
+
+    for (int q = 0; q < p->nranks && status == GC3_OK && e->pool != NULL; q++) {
+        const gc3_prep_card_t *c = (const gc3_prep_card_t *)(x->x.recv + (size_t)q * x->x.bytes);
+        if (q == p->rank || gc3_plan_remote(p, q) || c->pool_gen == 0 ||
+            (e->pool[q] != NULL ? e->pool[q]->gen == c->pool_gen : !gc3_prep_sends_to(p, q))) {
+            continue;
+        }
+        status = gc3_pool_open(p, c->pool_handle, (size_t)c->pool_bytes, c->pool_gen, &x->pool_peer[q], diag);
+        if (status != GC3_OK) {
+            gc3_diag_add(diag, "executor: rank %d cannot map the FIFO pool of rank %d", p->rank, q);
+        }
+    }
+    return status;
+}
+
+/* Every rank mapped what it needs: the pools this preparation made and mapped become the executor's
+ * (the old ones lose its reference), and its pooled plans not in flight move to them. */
+static void gc3_prep_pool_install(gc3_prep_t *x)
+{
+    gc3_exec_t     *e = x->p->exec;
+    gc3_rt_pool_t  *old;
+    int             changed = 0;
+
+    pthread_mutex_lock(&e->pool_lock);
+    for (int q = 0; q < x->p->nranks && e->pool != NULL; q++) {
+        gc3_rt_pool_t *n = q == x->p->rank ? x->pool_new : x->pool_peer[q];
+        if (n != NULL) {
+            old        = e->pool[q];
+            e->pool[q] = n;
+            gc3_pool_unref(e, x->p, old);
+            changed = 1;
+        }
+        x->pool_peer[q] = NULL;
+    }
+    x->pool_new = NULL;
+    if (changed) {
+        e->pool_epoch++;
+        gc3_exec_pool_move_all(e);
+    }
+    pthread_mutex_unlock(&e->pool_lock);
+}
+
 /* The peers of this node this rank talks to: their regions mapped. */
 static gc3_status_t gc3_prep_map(gc3_prep_t *x, gc3_diag_t *diag)
 {
@@ -574,13 +886,30 @@ static gc3_status_t gc3_prep_map(gc3_prep_t *x, gc3_diag_t *diag)
             }
         }
     }
-    return status;
+    return status == GC3_OK ? gc3_prep_map_pools(x, diag) : status;
 }
 
 /* The region the inter-node slots' offsets are in (gc3_rt_layout_t) */
 static char *gc3_plan_net_slots(const gc3_plan_t *p)
 {
     return p->layout.net_direct ? p->net_slots : p->net;
+}
+
+/* A pooled plan's slots in the executor's pools: each one it uses is there and holds what the plan's
+ * layout of its owner needs (the ranks made and mapped them alike), then the connections point there. */
+static gc3_status_t gc3_prep_connect_pools(gc3_plan_t *p, const gc3_rt_layout_t *layouts, gc3_diag_t *diag)
+{
+    for (int q = 0; q < p->nranks; q++) {
+        const gc3_rt_pool_t *pool = p->exec->pool[q];
+        const size_t         need = q == p->rank ? p->layout.pool_bytes : layouts[q].pool_bytes;
+        if (gc3_plan_pool_uses(p, q) && (pool == NULL || pool->bytes < need)) {
+            gc3_diag_add(diag, "executor: rank %d: the FIFO pool of rank %d has %zu bytes, the plan needs %zu there",
+                         p->rank, q, pool != NULL ? pool->bytes : 0, need);
+            return GC3_ERR_INVALID_PARAM;
+        }
+    }
+    gc3_plan_pool_move(p);
+    return GC3_OK;
 }
 
 /* Where each block's connections are (every rank mapped what it needs). */
@@ -629,8 +958,12 @@ static gc3_status_t gc3_prep_connect(gc3_prep_t *x, gc3_diag_t *diag)
                 c->send_head  = (uint64_t *)(b + GC3_RT_NET_HEAD_OFF(&p->layout));
             } else {
                 c->send_tail  = (uint64_t *)(p->peer_region[tb->send] + layouts[tb->send].fifo_off[u]);
-                c->send_slots = p->peer_region[tb->send] + layouts[tb->send].fifo_off[u] + GC3_RT_LINE;
                 c->send_head  = (uint64_t *)(p->region + p->layout.head_off[t]);
+                if (p->pooled) {
+                    p->send_slot_off[t] = layouts[tb->send].slot_off[u]; /* (gc3_plan_pool_move) */
+                } else {
+                    c->send_slots = p->peer_region[tb->send] + layouts[tb->send].slot_off[u];
+                }
             }
         }
         if (p->nrecv[t]) {
@@ -643,12 +976,16 @@ static gc3_status_t gc3_prep_connect(gc3_prep_t *x, gc3_diag_t *diag)
                 c->recv_remote = 1;
             } else {
                 c->recv_tail  = (uint64_t *)(p->region + p->layout.fifo_off[t]);
-                c->recv_slots = p->region + p->layout.fifo_off[t] + GC3_RT_LINE;
                 c->recv_head  = (uint64_t *)(p->peer_region[tb->recv] + layouts[tb->recv].head_off[u]);
+                if (p->pooled) {
+                    p->recv_slot_off[t] = p->layout.slot_off[t];
+                } else {
+                    c->recv_slots = p->region + p->layout.slot_off[t];
+                }
             }
         }
     }
-    return status;
+    return status == GC3_OK && p->pooled ? gc3_prep_connect_pools(p, layouts, diag) : status;
 }
 
 /* This rank's card of the phase, and the exchange posted (a failure to post ends the preparation). */
@@ -662,7 +999,14 @@ static gc3_status_t gc3_prep_post_card(gc3_prep_t *x, const char *what, int with
     mine     = (gc3_prep_card_t *)x->x.send;
     mine->ok = x->ok;
     if (with_handle) {
+        const gc3_exec_t    *e    = x->p->exec;
+        const gc3_rt_pool_t *pool = x->pool_new != NULL ? x->pool_new : e->pool != NULL ? e->pool[x->p->rank] : NULL;
         memcpy(mine->handle, x->p->handle, GC3_RT_HANDLE_BYTES);
+        if (pool != NULL) {
+            mine->pool_gen   = pool->gen;
+            mine->pool_bytes = pool->bytes;
+            memcpy(mine->pool_handle, pool->handle, GC3_RT_HANDLE_BYTES);
+        }
     }
     return gc3_rt_xchg_post(x->p->exec, &x->x, diag);
 }
@@ -684,6 +1028,9 @@ static void gc3_prep_unlink(gc3_prep_t *x)
     if (x->p->region != NULL && !x->unlinked) {
         x->p->exec->be->region_unlink(x->p, x->p->handle);
     }
+    if (x->pool_new != NULL && !x->unlinked) {
+        x->p->exec->be->region_unlink(x->p, x->pool_new->handle);
+    }
     x->unlinked = 1;
 }
 
@@ -697,6 +1044,12 @@ static void gc3_prep_free(gc3_prep_t *x, int keep_plan)
         free(x->layouts);
     }
     gc3_rt_xchg_release(&x->x);
+    /* pools made or mapped for a preparation that failed before they became the executor's */
+    gc3_pool_unref(x->p->exec, x->p, x->pool_new);
+    for (int q = 0; x->pool_peer != NULL && q < x->p->nranks; q++) {
+        gc3_pool_unref(x->p->exec, x->p, x->pool_peer[q]);
+    }
+    free(x->pool_peer);
     if (!keep_plan) {
         gc3_plan_destroy(x->p);
     }
@@ -728,8 +1081,9 @@ gc3_status_t gc3_exec_prepare_post(gc3_exec_t *exec, const gc3_ir_program_t *pro
     x->p->exec   = exec;
     x->p->rank   = exec->params.rank;
     x->p->nranks = R;
+    x->p->id     = ++exec->next_id;
     /* whatever fails here, this rank still says so in the exchange: every rank fails alike */
-    x->ok  = gc3_prep_local(exec, program, x->p, x->layouts, diag) == GC3_OK;
+    x->ok  = gc3_prep_local(exec, program, x->p, x->layouts, diag) == GC3_OK && gc3_prep_pool(x, diag) == GC3_OK;
     status = gc3_prep_post_card(x, "the exchange of connection handles", 1, diag);
     if (status != GC3_OK) {
         gc3_prep_free(x, 0);
@@ -785,6 +1139,7 @@ gc3_status_t gc3_exec_prepare_test(gc3_prep_t *x, gc3_diag_t *diag, gc3_plan_t *
     }
     /* GC3_PREP_MAPPED */
     gc3_rt_xchg_release(&x->x);
+    gc3_prep_pool_install(x);
     status = gc3_prep_connect(x, diag);
     if (p->crosses_nodes) {
         /* collective: every rank takes part, whatever happened here (it then fails with the others) */
@@ -799,6 +1154,10 @@ done:
     if (status == GC3_OK) {
         gc3_plan_ctx_init(p);
         p->exec->nplans++;
+        if (p->pooled) {
+            p->pool_next    = p->exec->plans;
+            p->exec->plans  = p;
+        }
         *plan_p = p;
     }
     gc3_prep_free(x, status == GC3_OK);
@@ -877,6 +1236,11 @@ static gc3_status_t gc3_call_check(const gc3_plan_t *p, const gc3_call_t *c, gc3
     if (p->broken) {
         gc3_diag_add(diag, "executor: this plan is unusable after an earlier failure (%s)", p->broken_why);
         return GC3_ERR_UNSUPPORTED;
+    }
+    if (p->pooled && p->exec->pool_busy != NULL) {
+        gc3_diag_add(diag, "executor: a call of another plan that shares the FIFO pool is in flight (the calls of "
+                     "pooled plans must not overlap)");
+        return GC3_ERR_INVALID_PARAM;
     }
     if (gc3_dtype_size(c->dtype) == 0 || !gc3_op_valid(c->op, c->dtype) || c->recvbuf == NULL) {
         gc3_diag_add(diag, "executor: operator %s is not defined on %s, or no receive buffer", gc3_op_name(c->op),
@@ -980,7 +1344,8 @@ static uint64_t gc3_call_signature(const gc3_call_t *c)
 static void gc3_call_contexts(gc3_plan_t *p, const gc3_call_t *c, uint64_t T, int L, int window)
 {
     char          *in, *out;
-    const uint64_t sig = gc3_call_signature(c);
+    const uint64_t sig      = gc3_call_signature(c);
+    const int      handover = p->pooled && p->exec->pool_last != p->id;
 
     gc3_call_buffers(p, c, &in, &out);
     for (int t = 0; t < p->ntbs; t++) {
@@ -1000,6 +1365,7 @@ static void gc3_call_contexts(gc3_plan_t *p, const gc3_call_t *c, uint64_t T, in
         x->op          = c->op;
         x->dsize       = (int32_t)gc3_dtype_size(c->dtype);
         x->sig         = sig;
+        x->handover    = handover;
         if (p->stage != NULL) {
             x->stage_in  = p->stage + (size_t)(2 * t) * p->stage_bytes;
             x->stage_out = p->stage + (size_t)(2 * t + 1) * p->stage_bytes;
@@ -1029,7 +1395,7 @@ static gc3_status_t gc3_call_launch(gc3_plan_t *p, const gc3_call_t *c, gc3_diag
     return status;
 }
 
-gc3_status_t gc3_exec_start(gc3_plan_t *p, const gc3_call_t *c, gc3_diag_t *diag)
+static gc3_status_t gc3_call_start(gc3_plan_t *p, const gc3_call_t *c, gc3_diag_t *diag)
 {
     const uint64_t k        = (uint64_t)(p->k_in > p->k_out ? p->k_in : p->k_out);
     const int      s_chunks = gc3_flat_ranks(p->flat)[p->rank].s_chunks;
@@ -1044,13 +1410,33 @@ gc3_status_t gc3_exec_start(gc3_plan_t *p, const gc3_call_t *c, gc3_diag_t *diag
         (status = gc3_call_memory(p, s_chunks, T, gc3_dtype_size(c->dtype), window, diag)) != GC3_OK) {
         return status;
     }
+    if (p->pooled && p->pool_epoch != p->exec->pool_epoch) {
+        gc3_plan_pool_move(p); /* (it was in flight when the pool grew) */
+    }
     p->call_L = (int)((c->count + k * T - 1) / (k * T));
     gc3_call_contexts(p, c, T, p->call_L, window);
     if ((status = gc3_call_launch(p, c, diag)) != GC3_OK) {
         return status;
     }
     p->in_flight = 1;
+    if (p->pooled) {
+        p->exec->pool_busy = p;
+        p->exec->pool_last = p->id;
+    }
     return GC3_OK;
+}
+
+gc3_status_t gc3_exec_start(gc3_plan_t *p, const gc3_call_t *c, gc3_diag_t *diag)
+{
+    gc3_status_t status;
+
+    if (!p->pooled) {
+        return gc3_call_start(p, c, diag);
+    }
+    pthread_mutex_lock(&p->exec->pool_lock);
+    status = gc3_call_start(p, c, diag);
+    pthread_mutex_unlock(&p->exec->pool_lock);
+    return status;
 }
 
 /* After a call: advance the bases, or turn the error record into a message. */
@@ -1059,6 +1445,14 @@ static gc3_status_t gc3_exec_finish(gc3_plan_t *p, gc3_status_t status, gc3_diag
     p->in_flight = 0;
     if (p->crosses_nodes) {
         gc3_rt_net_call_end(p);
+    }
+    if (p->pooled) {
+        pthread_mutex_lock(&p->exec->pool_lock);
+        p->exec->pool_busy = NULL;
+        if (p->pool_epoch != p->exec->pool_epoch) {
+            gc3_plan_pool_move(p); /* the pool grew meanwhile: the old one can go now */
+        }
+        pthread_mutex_unlock(&p->exec->pool_lock);
     }
     if (status == GC3_OK && p->err->set == 0 && *p->abort_flag == 0) {
         /* the resident kernel (cuda/kernels.cu, gc3_cuda_resident) advances its own copies the same
@@ -1159,7 +1553,8 @@ gc3_status_t gc3_plan_estimate(const gc3_exec_params_t *ep, const gc3_ir_program
     stride  = gc3_plan_slot_stride(proto, payload);
     chunk   = gc3_plan_chunk_bytes(program, f, k);
     me      = &gc3_flat_ranks(f)[ep->rank];
-    status  = gc3_rt_layout_compute(f, ep->rank, ep->slots, stride, ep->node, ep->net_direct, &L);
+    status  = gc3_rt_layout_compute(f, ep->rank, ep->slots, stride, ep->node, ep->net_direct,
+                                    gc3_plan_takes_pool(ep, proto, f, ep->node), &L);
     if (status == GC3_OK) {
         /* the largest call's tile (a chunk, or what a slot carries of it), window copies */
         uint64_t tile = payload / (uint64_t)cnt_max / 16 * 16;

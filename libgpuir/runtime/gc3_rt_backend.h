@@ -3,6 +3,7 @@
 #define GC3_RT_BACKEND_H
 
 #include "gc3_runtime.h"
+#include <pthread.h>
 #include "gc3_rt_internal.h"
 
 #define GC3_RT_HANDLE_BYTES 128
@@ -16,6 +17,7 @@ typedef struct gc3_rt_backend {
                                 gc3_diag_t *diag);
     /* after every peer opened it (names can go: nothing leaks if a process dies later) */
     void         (*region_unlink)(gc3_plan_t *plan, const char handle[GC3_RT_HANDLE_BYTES]);
+    /* plan: the plan that held it last (NULL: its executor, when it ends) */
     void         (*region_close)(gc3_plan_t *plan, char *base, size_t bytes, int own);
     /* memory the blocks use privately (scratch, LL staging): device memory for cuda */
     gc3_status_t (*mem_alloc)(gc3_plan_t *plan, size_t bytes, char **ptr_p);
@@ -29,6 +31,9 @@ typedef struct gc3_rt_backend {
     gc3_status_t (*test)(gc3_plan_t *plan, int *done_p);
     gc3_status_t (*wait)(gc3_plan_t *plan);
     void         (*plan_cleanup)(gc3_plan_t *plan);
+    /* the plan's connections moved (its slots to a new FIFO pool): a kernel that kept the old ones
+     * ends (NULL: nothing keeps them) */
+    void         (*plan_moved)(gc3_plan_t *plan);
     /* thread blocks of one rank that can run at once (cuda: all co-resident on the device) */
     int          (*max_blocks)(const gc3_exec_t *exec);
     /* the bytes of frees the backend deferred (NULL: it defers none); release: free them first if
@@ -75,12 +80,31 @@ typedef struct {
     int       recv_remote;
 } gc3_rt_conn_t;
 
+/* A FIFO pool (gc3_exec_params_t.fifo_pool): this rank's region of slots, or a peer's mapped here. */
+typedef struct {
+    char    *base;
+    size_t   bytes;
+    uint64_t gen;    /* the owner's pools are numbered 1, 2, ... (each larger than the one before) */
+    int      own;
+    int      refs;   /* the executor while it is the owner's current one, and the plans using it */
+    char     handle[GC3_RT_HANDLE_BYTES];
+} gc3_rt_pool_t;
+
 struct gc3_exec {
     gc3_exec_params_t       params;   /* params.node points to `node` */
     int                    *node;
     const gc3_rt_backend_t *be;
     uint64_t                uid;      /* distinguishes this executor's shared objects */
     int                     nplans;
+    int                     next_id;  /* plans are numbered from 1 as their preparation starts */
+    /* params.fifo_pool: what follows, under pool_lock (a call may start in one thread while another
+     * finishes a plan's preparation, which may move the plans to a new pool) */
+    pthread_mutex_t         pool_lock;
+    gc3_rt_pool_t         **pool;       /* per rank: its current pool (this rank's, or a peer's mapped) */
+    uint64_t                pool_epoch; /* bumped whenever an entry of `pool` changes */
+    gc3_plan_t             *plans;      /* the live pooled plans, linked by pool_next */
+    gc3_plan_t             *pool_busy;  /* the pooled plan whose call is in flight */
+    int                     pool_last;  /* the id of the plan of the last call on the pool (0: none) */
 };
 
 struct gc3_plan {
@@ -115,6 +139,16 @@ struct gc3_plan {
     void               *net_state;             /* net_ucx.c's */
     int                 crosses_nodes;         /* some connection of the program joins two nodes */
     int                 fused_runs;            /* gc3_flat_fuse's count for this rank */
+    int                 id;                    /* in the executor */
+    int                 pooled;                /* its slots on the node are in the FIFO pool (the same on
+                                                * every rank) */
+    gc3_rt_pool_t     **pool;                  /* pooled: per rank, the pool its connections point into
+                                                * (this rank's when it receives on the node, the peers' it
+                                                * sends to), a reference each; NULL entries elsewhere */
+    uint64_t            pool_epoch;            /* the executor's when they were set */
+    int64_t            *send_slot_off, *recv_slot_off; /* pooled: per block, its slots in the peer's / its
+                                                * own pool (-1: none) */
+    gc3_plan_t         *pool_next;             /* in exec->plans */
     gc3_plan_mem_t      mem;                   /* what it holds (gc3_plan_memory) */
     char                broken_why[256];
 };

@@ -48,7 +48,7 @@ GC3_HD static inline uint64_t gc3_ll_sig(const uint32_t hdr[2])
 }
 
 enum { GC3_WAIT_WHAT_DEP = 1, GC3_WAIT_WHAT_RECV, GC3_WAIT_WHAT_SEND, GC3_WAIT_WHAT_WINDOW, GC3_WAIT_WHAT_NET,
-       GC3_WAIT_WHAT_MISMATCH };
+       GC3_WAIT_WHAT_MISMATCH, GC3_WAIT_WHAT_POOL };
 
 /* The first failure of a call: who waited for what. */
 typedef struct {
@@ -64,8 +64,14 @@ typedef struct {
     size_t   bytes;
     int64_t *sem_off;    /* per block of the rank: steps completed (monotonic) */
     int64_t *loops_off;  /* per block: loops completed (monotonic) */
-    int64_t *fifo_off;   /* per block with a receiving connection: tail, then the slots */
-    int64_t *head_off;   /* per block with a sending connection: head (written by the receiver) */
+    int64_t *fifo_off;   /* per block with a receiving connection on the node: its tail line (then its
+                          * slots, unless they are in the pool) */
+    int64_t *slot_off;   /* per such block: its slots, in the region (after the tail) or, pooled, in the
+                          * executor's FIFO pool of the rank */
+    int64_t *head_off;   /* per block with a sending connection: head line (written by the receiver; a
+                          * pooled plan's receiver also writes there, in word 1, that it started a call) */
+    int      pooled;     /* the slots of the connections on the node are in the FIFO pool */
+    size_t   pool_bytes; /* of the pool they take on this rank (0 when not pooled) */
     /* connections to other nodes (see gc3_rt_net.h): a second region in host memory, one
      * net_conn_bytes block per connection, -1 when the connection is on the node. Host-staged,
      * the slots are in that block; direct (net_direct), in a third region of the backend's
@@ -102,6 +108,10 @@ typedef struct {
     uint64_t              *send_lens;    /* sender to another node: per slot, the bytes to move
                                           * (NULL when the receiver is on this node) */
     int32_t                recv_remote;  /* the sender is on another node: wait for the tail in LL too */
+    int32_t                pooled;       /* the slots on the node are in the FIFO pool, shared with other plans
+                                          * of the executor: a receiving block says it started a call (word
+                                          * 1 of the sender's head line, recv_base + 1), and at a hand-over a
+                                          * sending block waits for that before its first message */
     uint64_t               send_base, recv_base; /* messages on the connections before this call */
     uint32_t               send_slot, recv_slot; /* the bases modulo slots */
     /* the rank's blocks: semaphores and loop counters (local region) */
@@ -115,6 +125,8 @@ typedef struct {
     char                  *buf[3];       /* input, output, scratch */
     int32_t                k[2];         /* chunks per segment of input and output */
     int32_t                s_chunks;
+    int32_t                handover;     /* pooled: the previous call on the pool was another plan's, whose
+                                          * messages the receiver may still be reading */
     uint64_t               count, T;
     int32_t                L;
     int32_t                dtype, op, dsize;
@@ -150,8 +162,9 @@ enum { GC3_TRACE_WAITED, GC3_TRACE_RECEIVED, GC3_TRACE_MOVED, GC3_TRACE_PUBLISHE
 
 /* node: per rank, its node (NULL: all on one node) */
 /* net_direct: the inter-node slots in their own region (gc3_exec_params_t.net_direct) */
+/* pooled: the slots of the connections on the node go in the FIFO pool (layout->pool_bytes) */
 gc3_status_t gc3_rt_layout_compute(const gc3_flat_program_t *flat, int rank, int slots, uint64_t slot_stride,
-                                   const int *node, int net_direct, gc3_rt_layout_t *layout);
+                                   const int *node, int net_direct, int pooled, gc3_rt_layout_t *layout);
 void         gc3_rt_layout_free(gc3_rt_layout_t *layout);
 
 /* For block `tb` of `rank`: the block of `peer` on the other end of its sending (receiving)

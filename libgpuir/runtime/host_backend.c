@@ -195,17 +195,20 @@ static gc3_host_state_t *gc3_host_state(gc3_plan_t *p)
     return p->be_state;
 }
 
+/* The name of a region: the executor's uid, a number of the process (a plan's region and a FIFO
+ * pool may be made in one preparation), the rank. */
 static gc3_status_t gc3_host_region_create(gc3_plan_t *p, size_t bytes, char **base_p, char handle[GC3_RT_HANDLE_BYTES],
                                            gc3_diag_t *diag)
 {
-    int   fd;
-    void *m;
+    static unsigned serial; /* (atomic) */
+    int             fd;
+    void           *m;
 
     if (gc3_host_state(p) == NULL) {
         return GC3_ERR_NO_MEMORY;
     }
-    snprintf(handle, GC3_RT_HANDLE_BYTES, "/gc3-%016llx-%d-r%d", (unsigned long long)p->exec->uid, p->exec->nplans,
-             p->rank);
+    snprintf(handle, GC3_RT_HANDLE_BYTES, "/gc3-%016llx-%u-r%d", (unsigned long long)p->exec->uid,
+             __atomic_add_fetch(&serial, 1, __ATOMIC_RELAXED), p->rank);
     fd = shm_open(handle, O_CREAT | O_EXCL | O_RDWR, 0600);
     if (fd < 0) {
         gc3_diag_add(diag, "host backend: shm_open(%s): %s", handle, strerror(errno));
@@ -412,6 +415,7 @@ const gc3_rt_backend_t gc3_rt_backend_host = {
     gc3_host_test,
     gc3_host_wait,
     gc3_host_plan_cleanup,
+    NULL, /* every call's threads read the contexts afresh */
     gc3_host_max_blocks,
     NULL, /* frees at once */
     NULL, /* nothing of its own */

@@ -75,7 +75,7 @@ GC3_DEV static void gc3_core_fail(gc3_rt_tb_t *t, int step, int loop, int what, 
         e->step     = step;
         e->loop     = loop;
         e->what     = what;
-        e->peer     = what == GC3_WAIT_WHAT_SEND ? t->send_peer
+        e->peer     = what == GC3_WAIT_WHAT_SEND || what == GC3_WAIT_WHAT_POOL ? t->send_peer
                       : what == GC3_WAIT_WHAT_RECV || what == GC3_WAIT_WHAT_MISMATCH ? t->recv_peer : -1;
         e->chan     = t->chan;
         e->dep_tb   = dep_tb;
@@ -339,6 +339,11 @@ GC3_DEV static GC3_CORE_INLINE int gc3_core_step_wait(gc3_rt_tb_t *t, int s, int
             }
         }
     }
+    if (!failed && (flags & GC3_STEP_F_SEND) && pos->sent == 0 && t->handover && t->pooled && t->send_lens == 0) {
+        /* the first message into a pool another plan used last: the receiver has started this call, so
+         * it has read everything of the calls before (gc3_core_run: it says so first thing) */
+        failed = gc3_core_wait(t, t->send_head + 1, t->send_base + 1, s, l, GC3_WAIT_WHAT_POOL, -1, -1);
+    }
     if (!failed && (flags & GC3_STEP_F_SEND)) {
         /* a free slot: the receiver consumed all but slots-1 of what we sent */
         uint64_t need = t->send_base + pos->sent + 1;
@@ -503,6 +508,11 @@ GC3_DEV static int gc3_core_run(gc3_rt_tb_t *t)
 
     if (GC3_LEADER) {
         GC3_STAMP(t, GC3_TRACE_START);
+        if (t->pooled && t->recv_head != 0 && !t->recv_remote) {
+            /* the rank's calls before this one have ended: its pool's slots may take this call's messages
+             * (word 1 of the sender's head line; a sender waits for it after another plan's call) */
+            GC3_STORE_POST(t->recv_head + 1, t->recv_base + 1);
+        }
     }
     for (int l = 0; l < t->L && !failed; l++) {
         if (t->window > 0 && l >= t->window && GC3_LEADER) {

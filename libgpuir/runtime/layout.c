@@ -69,26 +69,29 @@ static int64_t gc3_rt_net_conn_place(gc3_rt_layout_t *L, int slots, uint64_t slo
 }
 
 gc3_status_t gc3_rt_layout_compute(const gc3_flat_program_t *f, int rank, int slots, uint64_t slot_stride,
-                                   const int *node, int net_direct, gc3_rt_layout_t *L)
+                                   const int *node, int net_direct, int pooled, gc3_rt_layout_t *L)
 {
     const gc3_flat_rank_t *r = &gc3_flat_ranks(f)[rank];
     const gc3_flat_tb_t   *tbs = gc3_flat_tbs(f);
-    uint64_t               off = 0, noff = 0, soff = 0;
+    const uint64_t         fifo_slots = gc3_rt_round((uint64_t)slots * slot_stride, GC3_RT_LINE);
+    uint64_t               off = 0, noff = 0, soff = 0, poff = 0;
 
     L->bytes     = 0;
     L->sem_off   = calloc((size_t)r->ntbs + 1, sizeof(int64_t));
     L->loops_off = calloc((size_t)r->ntbs + 1, sizeof(int64_t));
     L->fifo_off  = calloc((size_t)r->ntbs + 1, sizeof(int64_t));
+    L->slot_off  = calloc((size_t)r->ntbs + 1, sizeof(int64_t));
     L->head_off  = calloc((size_t)r->ntbs + 1, sizeof(int64_t));
     L->net_recv_off = calloc((size_t)r->ntbs + 1, sizeof(int64_t));
     L->net_send_off = calloc((size_t)r->ntbs + 1, sizeof(int64_t));
     L->net_recv_slots = calloc((size_t)r->ntbs + 1, sizeof(int64_t));
     L->net_send_slots = calloc((size_t)r->ntbs + 1, sizeof(int64_t));
     L->net_direct     = net_direct;
+    L->pooled         = pooled;
     /* tail line, lengths, the slots (host-staged only), head line */
     L->net_conn_bytes = GC3_RT_LINE + gc3_rt_net_lens_bytes(slots) +
                         (net_direct ? 0 : gc3_rt_net_slots_bytes(slots, slot_stride)) + GC3_RT_LINE;
-    if (L->sem_off == NULL || L->loops_off == NULL || L->fifo_off == NULL || L->head_off == NULL ||
+    if (L->sem_off == NULL || L->loops_off == NULL || L->fifo_off == NULL || L->slot_off == NULL || L->head_off == NULL ||
         L->net_recv_off == NULL || L->net_send_off == NULL || L->net_recv_slots == NULL || L->net_send_slots == NULL) {
         gc3_rt_layout_free(L);
         return GC3_ERR_NO_MEMORY;
@@ -100,17 +103,23 @@ gc3_status_t gc3_rt_layout_compute(const gc3_flat_program_t *f, int rank, int sl
         off += GC3_RT_LINE;
     }
     /* a connection to another node has its FIFO in the net region only; one on the node, in the
-     * region (the receiver's slots and tail, the sender's head) */
+     * region (the receiver's tail and slots, the sender's head), its slots in the pool when pooled */
     for (int t = 0; t < r->ntbs; t++) {
         const gc3_flat_tb_t *me = &tbs[r->tb_begin + t];
         const int            recv = gc3_rt_peer_sender(f, rank, t) >= 0, send = gc3_rt_peer_receiver(f, rank, t) >= 0;
-        L->fifo_off[t] = L->head_off[t] = L->net_recv_off[t] = L->net_send_off[t] = -1;
+        L->fifo_off[t] = L->slot_off[t] = L->head_off[t] = L->net_recv_off[t] = L->net_send_off[t] = -1;
         L->net_recv_slots[t] = L->net_send_slots[t] = -1;
         if (recv && node != NULL && node[me->recv] != node[rank]) {
             L->net_recv_off[t] = gc3_rt_net_conn_place(L, slots, slot_stride, &L->net_recv_slots[t], &noff, &soff);
+        } else if (recv && pooled) {
+            L->fifo_off[t] = (int64_t)off; /* the tail line here, the slots in the pool */
+            off += GC3_RT_LINE;
+            L->slot_off[t] = (int64_t)poff;
+            poff += fifo_slots;
         } else if (recv) {
             L->fifo_off[t] = (int64_t)off; /* tail line, then the slots */
-            off            = gc3_rt_round(off + GC3_RT_LINE + (uint64_t)slots * slot_stride, GC3_RT_LINE);
+            L->slot_off[t] = (int64_t)(off + GC3_RT_LINE);
+            off += GC3_RT_LINE + fifo_slots;
         }
         if (send && node != NULL && node[me->send] != node[rank]) {
             L->net_send_off[t] = gc3_rt_net_conn_place(L, slots, slot_stride, &L->net_send_slots[t], &noff, &soff);
@@ -120,6 +129,7 @@ gc3_status_t gc3_rt_layout_compute(const gc3_flat_program_t *f, int rank, int sl
         }
     }
     L->bytes     = off > 0 ? off : GC3_RT_LINE;
+    L->pool_bytes     = poff;
     L->net_bytes      = noff;
     L->net_slot_bytes = soff;
     return GC3_OK;
@@ -130,12 +140,13 @@ void gc3_rt_layout_free(gc3_rt_layout_t *L)
     free(L->sem_off);
     free(L->loops_off);
     free(L->fifo_off);
+    free(L->slot_off);
     free(L->head_off);
     free(L->net_recv_off);
     free(L->net_send_off);
     free(L->net_recv_slots);
     free(L->net_send_slots);
-    L->sem_off = L->loops_off = L->fifo_off = L->head_off = L->net_recv_off = L->net_send_off = NULL;
+    L->sem_off = L->loops_off = L->fifo_off = L->slot_off = L->head_off = L->net_recv_off = L->net_send_off = NULL;
     L->net_recv_slots = L->net_send_slots = NULL;
 }
 
@@ -156,6 +167,11 @@ void gc3_rt_error_format(const gc3_rt_error_t *e, char *buf, size_t len)
         snprintf(buf, len, "rank %d tb %d step %d (loop %d) waited for a free slot towards rank %d on channel %d: "
                  "rank %d consumed %llu, %llu needed", e->rank, e->tb, e->step, e->loop, e->peer, e->chan, e->peer,
                  (unsigned long long)e->seen, (unsigned long long)e->expected);
+        break;
+    case GC3_WAIT_WHAT_POOL:
+        snprintf(buf, len, "rank %d tb %d step %d (loop %d) waited for rank %d (channel %d) to start this call before "
+                 "writing into its FIFO pool, which held another plan's messages: it said %llu, %llu needed", e->rank,
+                 e->tb, e->step, e->loop, e->peer, e->chan, (unsigned long long)e->seen, (unsigned long long)e->expected);
         break;
     case GC3_WAIT_WHAT_WINDOW:
         snprintf(buf, len, "rank %d tb %d (loop %d) waited for tb %d of its rank to finish loop %llu (scratch window)",

@@ -63,6 +63,27 @@ static inline double gc3_test_now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+/* Bytes of gc3's shared memory segments (the host backend's regions and pools, its own and its
+ * peers') mapped in this process, from /proc/self/maps (the names are gone once all peers mapped
+ * them, the mappings stay). */
+static inline long gc3_test_shm_mapped(void)
+{
+    FILE *f = fopen("/proc/self/maps", "r");
+    char  line[1024];
+    long  bytes = 0;
+    if (f == NULL) {
+        return -1;
+    }
+    while (fgets(line, sizeof(line), f) != NULL) {
+        unsigned long a, b;
+        if (strstr(line, "/gc3-") != NULL && sscanf(line, "%lx-%lx", &a, &b) == 2) {
+            bytes += (long)(b - a);
+        }
+    }
+    fclose(f);
+    return bytes;
+}
+
 /* Buffers of a test: device memory when on_device (cuda builds), host memory otherwise. New
  * buffers hold garbage (0xA5 bytes) so that a result never read from them passes by chance. */
 static inline void *gc3_test_alloc(int on_device, size_t bytes)

@@ -111,26 +111,6 @@ static usage_t usage(void)
     return u;
 }
 
-/* Bytes of gc3's shared memory segments (its regions and its peers') mapped in this process, from
- * /proc/self/maps (the names are gone once all peers mapped them, the mappings stay). */
-static long gc3_shm_mapped(void)
-{
-    FILE *f = fopen("/proc/self/maps", "r");
-    char  line[1024];
-    long  bytes = 0;
-    if (f == NULL) {
-        return -1;
-    }
-    while (fgets(line, sizeof(line), f) != NULL) {
-        unsigned long a, b;
-        if (strstr(line, "/gc3-") != NULL && sscanf(line, "%lx-%lx", &a, &b) == 2) {
-            bytes += (long)(b - a);
-        }
-    }
-    fclose(f);
-    return bytes;
-}
-
 /* one allreduce of n floats (sum), checked; on the device when --device */
 /* One checked allreduce of n floats. dbuf: two device/test buffers of at least n floats to use
  * (NULL: allocate and free them here). */
@@ -633,7 +613,7 @@ static void run_comms(int ncomms, size_t max_count)
     MPI_Allreduce(&ok, &ok_all, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD); /* (host backend: world's plan, kept) */
     MPI_Barrier(MPI_COMM_WORLD);
     u0    = usage();
-    shm0  = gc3_shm_mapped();
+    shm0  = gc3_test_shm_mapped();
     if (on_device) {
         printf("rank %d: device memory in use before gc3's first call %ld MB, after a communicator was used and freed "
                "%ld MB (what CUDA keeps once per process: the kernels' module and local memory)\n", rank, dev_first,
@@ -646,7 +626,7 @@ static void run_comms(int ncomms, size_t max_count)
             MPI_Comm_split(MPI_COMM_WORLD, 0, size - rank, &c[i]); /* the ranks in reverse order */
         }
         ok &= comms_use(c[i], max_count, i);
-        peak_shm = gc3_shm_mapped() - shm0 > peak_shm ? gc3_shm_mapped() - shm0 : peak_shm;
+        peak_shm = gc3_test_shm_mapped() - shm0 > peak_shm ? gc3_test_shm_mapped() - shm0 : peak_shm;
         peak_dev = device_used_mb() > peak_dev ? device_used_mb() : peak_dev;
     }
     MPI_Allreduce(&ok, &ok_all, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
@@ -687,9 +667,9 @@ static void run_comms(int ncomms, size_t max_count)
 #endif
     u1 = usage();
     printf("rank %d: after the frees: %ld bytes of gc3 shared memory mapped more than at the start, %ld /dev/shm/gc3-* (%ld at the start), "
-           "device memory in use %ld MB (%ld at the start)\n", rank, gc3_shm_mapped() - shm0, u1.shm, u0.shm, u1.dev_mb,
+           "device memory in use %ld MB (%ld at the start)\n", rank, gc3_test_shm_mapped() - shm0, u1.shm, u0.shm, u1.dev_mb,
            u0.dev_mb);
-    check(gc3_shm_mapped() == shm0, "after the frees: gc3's shared memory mapped as at the start (MPI_COMM_WORLD's only)");
+    check(gc3_test_shm_mapped() == shm0, "after the frees: gc3's shared memory mapped as at the start (MPI_COMM_WORLD's only)");
     check(u1.shm <= u0.shm, "after the frees: no /dev/shm/gc3-* segment left");
     if (on_device) {
         check(u1.dev_mb - u0.dev_mb <= 4, "after the frees: device memory in use back within 4 MB of the start");

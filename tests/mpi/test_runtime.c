@@ -4,6 +4,10 @@
  * the count evenly (so that it can run the program). Usage:
  *     test_runtime [--backend host|cuda] [--max-count N] [--quick] [--pseudo-nodes K] [--resident-us U]
  *                  [--no-fuse] [--instances K] [--channels C] [--net-path auto|gpudirect|staged]
+ *                  [--fifo-pool] [--pool-mix-only]
+ * --fifo-pool: the executor's plans that run Simple share one FIFO pool per rank (gc3_exec_params_t
+ * .fifo_pool); then also the pool test (run_pool_mix): plans of several sizes, calls switching
+ * between them, the pool's memory and its end. --pool-mix-only: only that test.
  * --pseudo-nodes K: ranks r and q are on the same node when r/K == q/K, so the connections
  * between groups go through the inter-node transport (UCX, the proxy thread), and the
  * hierarchical algorithms run as (nranks/K) nodes x K.
@@ -24,7 +28,7 @@
 #include "gc3_refexec.h"
 #include "gc3_runtime.h"
 #include "gc3_mpi_util.h"
-static int rank, nranks, passed, failed, on_device, pseudo;
+static int rank, nranks, passed, failed, on_device, pseudo, fifo_pool;
 static int instances = 1, channels = 1; /* of every program generated */
 static size_t slot_bytes;                /* the executor's */
 
@@ -94,56 +98,120 @@ static void expected(gc3_coll_t coll, gc3_dtype_t dt, gc3_op_t op, size_t count,
     }
 }
 
-/* one call: fill, run, compare. Returns 1 when this rank's output is right. */
-static int run_one(gc3_plan_t *plan, const gc3_ir_program_t *prog, gc3_dtype_t dt, gc3_op_t op, size_t count,
-                   int inplace, char *why, size_t whylen)
-{
-    size_t       ds = gc3_dtype_size(dt), ni = in_elems(prog->coll, count), no = out_elems(prog->coll, count);
-    size_t       nb = (ni > no ? ni : no) + 1;
-    char       **all_in = calloc((size_t)nranks, sizeof(char *));
-    char        *out = malloc(nb * ds), *exp = calloc(nb, ds), *ref = NULL, *d_in = NULL, *d_out = NULL;
+/* One call of a test: its buffers, what it was run with and how it ended (call_issue, or
+ * call_prepare then gc3_exec_start and call_ended), until call_check compares its output and frees
+ * it. */
+typedef struct {
+    gc3_dtype_t  dt;
+    gc3_op_t     op;
+    size_t       count;
+    int          inplace;
+    char        *d_in, *d_out;
     gc3_call_t   call;
+    gc3_status_t status;
+    char         diag[256];
+} test_call_t;
+
+/* every rank's input of a call, as every rank fills it */
+static char **call_inputs(const gc3_ir_program_t *prog, const test_call_t *c)
+{
+    size_t ds = gc3_dtype_size(c->dt), ni = in_elems(prog->coll, c->count);
+    char **all_in = calloc((size_t)nranks, sizeof(char *));
+    for (int q = 0; q < nranks; q++) {
+        all_in[q] = malloc(ni * ds + 1);
+        gc3_refexec_fill(c->dt, c->op, all_in[q], ni, seed_of(q, c->count, c->dt));
+    }
+    return all_in;
+}
+
+static void call_inputs_free(char **all_in)
+{
+    for (int q = 0; q < nranks; q++) {
+        free(all_in[q]);
+    }
+    free(all_in);
+}
+
+/* This rank's buffers of the call, filled (the output buffer holds garbage where nothing should be
+ * read), and c->call; 0 (c->status GC3_ERR_NO_MEMORY) when they could not be made. */
+static int call_prepare(const gc3_ir_program_t *prog, test_call_t *c)
+{
+    size_t ds = gc3_dtype_size(c->dt), ni = in_elems(prog->coll, c->count), no = out_elems(prog->coll, c->count);
+    size_t nb = (ni > no ? ni : no) + 1;
+    char **all_in = call_inputs(prog, c);
+    char  *out = malloc(nb * ds);
+
+    c->diag[0] = '\0';
+    c->d_in    = buf_alloc(ni * ds);
+    c->d_out   = buf_alloc(nb * ds);
+    c->status  = c->d_in != NULL && c->d_out != NULL ? GC3_OK : GC3_ERR_NO_MEMORY;
+    if (c->status == GC3_OK) {
+        memset(out, 0xA5, nb * ds);
+        buf_put(c->d_in, all_in[rank], ni * ds);
+        c->call.sendbuf = c->d_in;
+        c->call.recvbuf = c->d_out;
+        if (c->inplace) {
+            size_t off      = prog->coll == GC3_COLL_ALLGATHER ? (size_t)rank * c->count : 0;
+            c->call.sendbuf = NULL;
+            memcpy(out + off * ds, all_in[rank], ni * ds);
+        }
+        buf_put(c->d_out, out, nb * ds);
+        c->call.count  = c->count;
+        c->call.dtype  = c->dt;
+        c->call.op     = c->op;
+        c->call.stream = NULL;
+    }
+    call_inputs_free(all_in);
+    free(out);
+    return c->status == GC3_OK;
+}
+
+/* How the call ended (status), with the first message of diag. */
+static void call_ended(test_call_t *c, gc3_status_t status, gc3_diag_t *diag)
+{
+    c->status = status;
+    snprintf(c->diag, sizeof(c->diag), "%s", diag->count ? diag->msgs[0] : "");
+}
+
+/* Fill this rank's buffers and run the call; c->status says how it ended. */
+static void call_issue(gc3_plan_t *plan, const gc3_ir_program_t *prog, test_call_t *c)
+{
+    gc3_diag_t diag;
+
+    gc3_diag_init(&diag);
+    if (call_prepare(prog, c)) {
+        call_ended(c, gc3_exec_run(plan, &c->call, &diag), &diag);
+    }
+    gc3_diag_cleanup(&diag);
+}
+
+/* Compare the call's output with a direct computation of the collective (and the reference
+ * executor's, when it can run the program at this count), then free its buffers. 1 when right. */
+static int call_check(const gc3_ir_program_t *prog, test_call_t *c, char *why, size_t whylen)
+{
+    size_t       ds = gc3_dtype_size(c->dt), no = out_elems(prog->coll, c->count);
+    size_t       nb = (in_elems(prog->coll, c->count) > no ? in_elems(prog->coll, c->count) : no) + 1;
+    char       **all_in = call_inputs(prog, c);
+    char        *out = malloc(nb * ds), *exp = calloc(nb, ds);
     gc3_diag_t   diag;
-    gc3_status_t s;
     int          ok = 1;
 
     gc3_diag_init(&diag);
-    for (int q = 0; q < nranks; q++) {
-        all_in[q] = malloc(ni * ds + 1);
-        gc3_refexec_fill(dt, op, all_in[q], ni, seed_of(q, count, dt));
-    }
-    memset(out, 0xA5, nb * ds); /* garbage where nothing should be read */
-    d_in  = buf_alloc(ni * ds);
-    d_out = buf_alloc(nb * ds);
-    if (d_in == NULL || d_out == NULL) {
+    if (c->d_in == NULL || c->d_out == NULL) {
         snprintf(why, whylen, "rank %d: cannot allocate %zu bytes", rank, nb * ds);
         ok = 0;
         goto out;
     }
-    buf_put(d_in, all_in[rank], ni * ds);
-    call.sendbuf = d_in;
-    call.recvbuf = d_out;
-    if (inplace) {
-        size_t off   = prog->coll == GC3_COLL_ALLGATHER ? (size_t)rank * count : 0;
-        call.sendbuf = NULL;
-        memcpy(out + off * ds, all_in[rank], ni * ds);
-    }
-    buf_put(d_out, out, nb * ds);
-    call.count  = count;
-    call.dtype  = dt;
-    call.op     = op;
-    call.stream = NULL;
-    s           = gc3_exec_run(plan, &call, &diag);
-    buf_get(out, d_out, nb * ds);
-    if (s != GC3_OK) {
-        snprintf(why, whylen, "rank %d: %s (%s)", rank, gc3_status_string(s), diag.count ? diag.msgs[0] : "");
+    buf_get(out, c->d_out, nb * ds);
+    if (c->status != GC3_OK) {
+        snprintf(why, whylen, "rank %d: %s (%s)", rank, gc3_status_string(c->status), c->diag);
         ok = 0;
         goto out;
     }
-    expected(prog->coll, dt, op, count, all_in, exp);
+    expected(prog->coll, c->dt, c->op, c->count, all_in, exp);
     {
-        char  *res = out + (inplace && prog->coll == GC3_COLL_REDUCE_SCATTER ? (size_t)rank * count * ds : 0);
-        if (gc3_refexec_compare(dt, res, exp, no, "output vs direct computation", &diag) != GC3_OK) {
+        char *res = out + (c->inplace && prog->coll == GC3_COLL_REDUCE_SCATTER ? (size_t)rank * c->count * ds : 0);
+        if (gc3_refexec_compare(c->dt, res, exp, no, "output vs direct computation", &diag) != GC3_OK) {
             snprintf(why, whylen, "rank %d: %s", rank, diag.msgs[diag.count - 1]);
             ok = 0;
             goto out;
@@ -152,15 +220,15 @@ static int run_one(gc3_plan_t *plan, const gc3_ir_program_t *prog, gc3_dtype_t d
     /* the reference executor, when it can run the program at this count */
     {
         uint64_t chunk_elems;
-        if (!inplace && count <= (1u << 20) && gc3_coll_chunk_elems(prog, count, &chunk_elems) == GC3_OK) {
-            gc3_refexec_args_t ra = {dt, op, chunk_elems, 0, 8};
+        if (!c->inplace && c->count <= (1u << 20) && gc3_coll_chunk_elems(prog, c->count, &chunk_elems) == GC3_OK) {
+            gc3_refexec_args_t ra = {c->dt, c->op, chunk_elems, 0, 8};
             void             **ins = calloc((size_t)nranks, sizeof(void *)), **outs = calloc((size_t)nranks, sizeof(void *));
             for (int q = 0; q < nranks; q++) {
                 ins[q]  = all_in[q];
                 outs[q] = calloc(nb, ds);
             }
             if (gc3_refexec_run(prog, &ra, ins, outs, &diag) != GC3_OK ||
-                gc3_refexec_compare(dt, out, outs[rank], no, "output vs reference executor", &diag) != GC3_OK) {
+                gc3_refexec_compare(c->dt, out, outs[rank], no, "output vs reference executor", &diag) != GC3_OK) {
                 snprintf(why, whylen, "rank %d: %s", rank, diag.count ? diag.msgs[diag.count - 1] : "refexec failed");
                 ok = 0;
             }
@@ -172,17 +240,23 @@ static int run_one(gc3_plan_t *plan, const gc3_ir_program_t *prog, gc3_dtype_t d
         }
     }
 out:
-    buf_free(d_in);
-    buf_free(d_out);
-    for (int q = 0; q < nranks; q++) {
-        free(all_in[q]);
-    }
-    free(all_in);
+    buf_free(c->d_in);
+    buf_free(c->d_out);
+    c->d_in = c->d_out = NULL;
+    call_inputs_free(all_in);
     free(out);
     free(exp);
-    free(ref);
     gc3_diag_cleanup(&diag);
     return ok;
+}
+
+/* one call: fill, run, compare. Returns 1 when this rank's output is right. */
+static int run_one(gc3_plan_t *plan, const gc3_ir_program_t *prog, gc3_dtype_t dt, gc3_op_t op, size_t count,
+                   int inplace, char *why, size_t whylen)
+{
+    test_call_t c = {.dt = dt, .op = op, .count = count, .inplace = inplace};
+    call_issue(plan, prog, &c);
+    return call_check(prog, &c, why, whylen);
 }
 
 typedef struct {
@@ -292,6 +366,249 @@ static void run_algo(gc3_exec_t *exec, const char *algo, int nodes, gc3_proto_t 
     gc3_diag_cleanup(&diag);
 }
 
+/* The FIFO pool (--fifo-pool), on an executor of its own: plans of growing slots prepared one after the
+ * other (the pool grows, the plans made before move to the new one and the old one goes: one pool
+ * region, as large as the largest plan's slots), an LL plan beside them (its own slots), calls that
+ * switch between the plans in a sequence every rank draws alike, each result checked; a call of a
+ * pooled plan refused while another one's is in flight; then everything given back. */
+typedef struct {
+    const char *algo;
+    gc3_proto_t proto;
+    int         inplace;
+    uint64_t    max_bytes; /* the plan's largest call (its slots' size), 0: unbounded */
+} pool_case_t;
+
+static int64_t held_regions(uint64_t *device)
+{
+    gc3_mem_held_t h;
+    gc3_mem_held(&h);
+    *device = h.device;
+    return h.regions;
+}
+
+/* Regions and device memory as the live plans and one pool make them; the pool as large as the
+ * largest slots of the plans prepared so far (pool: that size). */
+static void pool_check_memory(gc3_exec_t *exec, gc3_plan_t **plans, int n, uint64_t pool, const char *when)
+{
+    uint64_t device, expect = gc3_exec_pool_bytes(exec);
+    int64_t  regions = held_regions(&device);
+    int      alive = 0;
+    char     what[320];
+
+    for (int i = 0; i < n; i++) {
+        gc3_plan_mem_t m;
+        if (plans[i] == NULL) {
+            continue;
+        }
+        gc3_plan_memory(plans[i], &m);
+        expect += gc3_plan_mem_device(&m);
+        alive++;
+    }
+    snprintf(what, sizeof(what), "pool, %s: %d plan region(s) and one pool of %llu bytes (the largest slots so far: "
+             "%llu) hold %llu bytes (rank %d: %lld region(s), %llu bytes)", when, alive,
+             (unsigned long long)gc3_exec_pool_bytes(exec), (unsigned long long)pool, (unsigned long long)expect,
+             rank, (long long)regions, (unsigned long long)device);
+    agree(regions == alive + 1 && device == expect && gc3_exec_pool_bytes(exec) == pool, what);
+}
+
+/* A call of a pooled plan while another pooled plan's call is in flight is refused; the first one's
+ * result (ones summed: nranks everywhere) is right. */
+static void pool_check_overlap(gc3_plan_t *a, gc3_plan_t *b)
+{
+    const size_t n  = 4096;
+    float       *h  = malloc(n * sizeof(float));
+    char        *in = buf_alloc(n * sizeof(float)), *out = buf_alloc(n * sizeof(float));
+    char        *in2 = buf_alloc(n * sizeof(float)), *out2 = buf_alloc(n * sizeof(float));
+    gc3_call_t   ca = {in, out, n, GC3_DT_FLOAT32, GC3_OP_SUM, NULL}, cb = {in2, out2, n, GC3_DT_FLOAT32, GC3_OP_SUM, NULL};
+    gc3_diag_t   diag;
+    gc3_status_t sa, sb, sw;
+    int          ok;
+
+    gc3_diag_init(&diag);
+    for (size_t i = 0; i < n; i++) {
+        h[i] = 1.0f;
+    }
+    buf_put(in, (char *)h, n * sizeof(float));
+    buf_put(in2, (char *)h, n * sizeof(float));
+    sa = gc3_exec_start(a, &ca, &diag);
+    sb = gc3_exec_start(b, &cb, &diag);
+    sw = sa == GC3_OK ? gc3_exec_wait(a, &diag) : sa;
+    buf_get((char *)h, out, n * sizeof(float));
+    ok = sa == GC3_OK && sw == GC3_OK && sb == GC3_ERR_INVALID_PARAM && gc3_diag_contains(&diag, "shares the FIFO pool");
+    for (size_t i = 0; i < n && ok; i++) {
+        ok = h[i] == (float)nranks;
+    }
+    if (!ok) {
+        fprintf(stderr, "rank %d: overlap: start %s, second start %s, wait %s (%s)\n", rank, gc3_status_string(sa),
+                gc3_status_string(sb), gc3_status_string(sw), diag.count ? diag.msgs[0] : "");
+    }
+    agree(ok, "pool: a pooled plan's call is refused while another one's is in flight; the first one's result is right");
+    buf_free(in);
+    buf_free(out);
+    buf_free(in2);
+    buf_free(out2);
+    free(h);
+    gc3_diag_cleanup(&diag);
+}
+
+static void run_pool_mix(const gc3_exec_params_t *ep0, size_t max_count)
+{
+    /* the pool grows at the second plan (the first one's call in flight) and at the fourth (the
+     * first two move at once, the LL plan's call in flight) */
+    const pool_case_t cases[] = {
+        {"ring", GC3_PROTO_SIMPLE, 0, 64u << 10},   {"ring", GC3_PROTO_SIMPLE, 1, 256u << 10},
+        {"oneshot", GC3_PROTO_LL, 0, 64u << 10},    {"allpairs", GC3_PROTO_SIMPLE, 0, 1u << 20},
+        {"direct", GC3_PROTO_SIMPLE, 0, 4u << 20},  {"ring", GC3_PROTO_SIMPLE, 0, 0},
+    };
+    enum { N = sizeof(cases) / sizeof(cases[0]) };
+    const size_t      counts[] = {1, 1000, 65539, 200000};
+    enum { NCALLS = 48, NEARLY = 3 * N };
+    test_call_t       mix[NCALLS], early[NEARLY];
+    int               which[NCALLS], early_plan[NEARLY], nearly = 0;
+    const int         order[N] = {3, 0, 5, 2, 1, 4}; /* of the frees */
+    gc3_exec_params_t ep = *ep0;
+    gc3_exec_t       *exec = NULL;
+    gc3_ir_program_t *progs[N] = {0};
+    gc3_plan_t       *plans[N] = {0};
+    gc3_diag_t        diag;
+    uint64_t          lcg = 12345, pool = 0;
+    int               ok = 1, calls = 0, switches = 0, last = -1;
+    char              what[256], why[512] = "";
+
+    gc3_diag_init(&diag);
+    ep.fifo_pool = 1;
+    if (!agree(gc3_exec_create(&ep, &diag, &exec) == GC3_OK, "pool: executor created")) {
+        return;
+    }
+    /* Each plan prepared while a call of the one before is in flight (the pool grows under it: that plan
+     * moves when its call ends), then a call of each (after the move; on a GPU the first one's resident
+     * kernel may still be there when the next plan's preparation moves the plans). */
+    for (int i = 0; i < N && ok; i++) {
+        gc3_algo_params_t ap;
+        test_call_t      *inflight = NULL;
+        gc3_algo_params_default(&ap, nranks);
+        ap.proto   = cases[i].proto;
+        ap.inplace = cases[i].inplace;
+        if (i > 0) {
+            inflight = &early[nearly];
+            *inflight = (test_call_t){.dt = GC3_DT_FLOAT32, .op = GC3_OP_SUM, .count = 65539 / (size_t)nranks + 1,
+                                      .inplace = cases[i - 1].inplace};
+            early_plan[nearly++] = i - 1;
+            if (call_prepare(progs[i - 1], inflight)) {
+                call_ended(inflight, gc3_exec_start(plans[i - 1], &inflight->call, &diag), &diag);
+            }
+        }
+        ok = gc3_algo_generate(cases[i].algo, &ap, &diag, NULL, &progs[i]) == GC3_OK;
+        if (ok) {
+            progs[i]->max_bytes = cases[i].max_bytes;
+            ok = gc3_exec_prepare(exec, progs[i], &diag, &plans[i]) == GC3_OK;
+        }
+        if (inflight != NULL && inflight->status == GC3_OK) {
+            call_ended(inflight, gc3_exec_wait(plans[i - 1], &diag), &diag);
+        }
+        snprintf(what, sizeof(what), "pool: %s %s%s (largest call %llu bytes) prepared: %s", cases[i].algo,
+                 gc3_proto_name(cases[i].proto), cases[i].inplace ? " in place" : "",
+                 (unsigned long long)cases[i].max_bytes,
+                 ok ? (gc3_plan_pooled(plans[i]) ? "pooled" : "its own slots") : diag.count ? diag.msgs[0] : "?");
+        ok = agree(ok && gc3_plan_pooled(plans[i]) == (cases[i].proto == GC3_PROTO_SIMPLE), what);
+        if (ok) {
+            gc3_plan_mem_t m;
+            gc3_plan_memory(plans[i], &m);
+            pool = m.pool > pool ? m.pool : pool;
+            if (rank == 0) {
+                printf("%s; its slots %llu bytes, the pool %llu\n", what, (unsigned long long)m.pool,
+                       (unsigned long long)gc3_exec_pool_bytes(exec));
+            }
+            pool_check_memory(exec, plans, i + 1, pool, "after a preparation");
+            for (int j = i > 0 ? i - 1 : 0; j <= i; j++) {
+                early[nearly] = (test_call_t){.dt = GC3_DT_FLOAT32, .op = GC3_OP_SUM, .count = 1000,
+                                              .inplace = cases[j].inplace};
+                early_plan[nearly] = j;
+                call_issue(plans[j], progs[j], &early[nearly++]);
+            }
+        }
+    }
+    for (int k = 0; k < nearly; k++) {
+        const int i = early_plan[k];
+        int       right = call_check(progs[i], &early[k], why, sizeof(why));
+        snprintf(what, sizeof(what), "pool: call %d while the plans were prepared, %s %s%s count %zu: %s", k,
+                 cases[i].algo, gc3_proto_name(cases[i].proto), cases[i].inplace ? " in place" : "", early[k].count,
+                 right ? "ok" : why);
+        if (!right) {
+            fprintf(stderr, "%s\n", what);
+        }
+        ok = agree(right, what) && ok;
+    }
+    /* back to back (no other exchange between them: a rank may start the next call while its peers
+     * still read the last one's messages), checked afterwards; every rank issues all of them, whatever
+     * happened to one (a failure makes the others fail or time out, never wait for an exchange) */
+    for (int k = 0; ok && k < NCALLS; k++) {
+        int i;
+        lcg    = lcg * 6364136223846793005ull + 1442695040888963407ull;
+        i      = (int)((lcg >> 33) % N);
+        mix[k] = (test_call_t){.dt      = GC3_DT_FLOAT32,
+                               .op      = GC3_OP_SUM,
+                               .count   = counts[(lcg >> 20) % (sizeof(counts) / sizeof(counts[0]))],
+                               .inplace = cases[i].inplace};
+        if (progs[i]->coll != GC3_COLL_ALLREDUCE) {
+            mix[k].count = mix[k].count / (size_t)nranks + 1;
+        }
+        if (mix[k].count > max_count) {
+            mix[k].count = max_count;
+        }
+        switches += last >= 0 && i != last && gc3_plan_pooled(plans[i]) && gc3_plan_pooled(plans[last]);
+        last     = i;
+        which[k] = i;
+        call_issue(plans[i], progs[i], &mix[k]);
+        calls    = k + 1;
+    }
+    for (int k = 0; k < calls; k++) {
+        const int i = which[k];
+        int       right = call_check(progs[i], &mix[k], why, sizeof(why));
+        snprintf(what, sizeof(what), "pool: call %d, %s %s%s count %zu: %s", k, cases[i].algo,
+                 gc3_proto_name(cases[i].proto), cases[i].inplace ? " in place" : "", mix[k].count, right ? "ok" : why);
+        if (!right) {
+            fprintf(stderr, "%s\n", what);
+        }
+        ok = agree(right, what) && ok;
+    }
+    if (ok) {
+        pool_check_memory(exec, plans, N, pool, "after the calls");
+        pool_check_overlap(plans[0], plans[1]);
+    }
+    for (int j = 0; j < N; j++) {
+        gc3_plan_destroy(plans[order[j]]);
+        plans[order[j]] = NULL;
+        if (ok) {
+            pool_check_memory(exec, plans, N, pool, "after a plan's end");
+        }
+    }
+    gc3_exec_destroy(exec);
+    (void)gc3_mem_release_deferred();
+    {
+        gc3_mem_held_t h;
+        long           shm = on_device ? 0 : gc3_test_shm_mapped();
+        gc3_mem_held(&h);
+        snprintf(what, sizeof(what), "pool: after the executor's end, rank %d holds %llu bytes of device memory, %llu "
+                 "deferred, %lld region(s), %lld mapping(s), %ld bytes of gc3 shared memory mapped", rank,
+                 (unsigned long long)h.device, (unsigned long long)h.deferred, (long long)h.regions,
+                 (long long)h.mappings, shm);
+        agree(h.device == 0 && h.deferred == 0 && h.regions == 0 && h.mappings == 0 && shm == 0, what);
+        if (rank == 0) {
+            printf("%s\n", what);
+        }
+    }
+    if (rank == 0) {
+        printf("%-55s %s (%d calls, %d switches between pooled plans)\n", "pool: plans sharing one FIFO pool",
+               ok ? "results verified" : "FAILED", calls, switches);
+        fflush(stdout);
+    }
+    for (int i = 0; i < N; i++) {
+        gc3_ir_program_destroy(progs[i]);
+    }
+    gc3_diag_cleanup(&diag);
+}
+
 /* Both ranks of a 2-rank program receive first: nothing ever moves. The call must come back
  * within the timeout naming rank, block, step and what it waited for. */
 static void run_planted_deadlock(gc3_exec_t *exec, const char *corpus)
@@ -344,7 +661,7 @@ int main(int argc, char **argv)
     gc3_diag_t        diag;
     gc3_backend_t     backend = GC3_BACKEND_HOST;
     size_t            max_count = 16u << 20;
-    int               quick = 0, resident_us = -1, fuse = 1;
+    int               quick = 0, resident_us = -1, fuse = 1, mix_only = 0;
     gc3_net_path_t    net_path = GC3_NET_PATH_AUTO;
     const char       *corpus = GC3_SOURCE_DIR "/tests/corpus";
 
@@ -374,6 +691,10 @@ int main(int argc, char **argv)
                                                          : GC3_NET_PATH_AUTO;
         } else if (strcmp(argv[i], "--channels") == 0 && i + 1 < argc) {
             channels = atoi(argv[++i]);
+        } else if (strcmp(argv[i], "--fifo-pool") == 0) {
+            fifo_pool = 1;
+        } else if (strcmp(argv[i], "--pool-mix-only") == 0) {
+            fifo_pool = mix_only = 1;
         }
     }
     if (pseudo > 0 && (pseudo >= nranks || nranks % pseudo != 0)) {
@@ -389,8 +710,9 @@ int main(int argc, char **argv)
     if (resident_us >= 0) {
         ep.resident_us = resident_us;
     }
-    ep.fuse = fuse;
-    slot_bytes = ep.slot_bytes;
+    ep.fuse      = fuse;
+    ep.fifo_pool = fifo_pool;
+    slot_bytes   = ep.slot_bytes;
     int *node = malloc((size_t)nranks * sizeof(int));
     for (int r = 0; r < nranks; r++) {
         node[r] = pseudo > 0 ? r / pseudo : 0;
@@ -417,7 +739,7 @@ int main(int argc, char **argv)
         printf("pseudo-nodes: %d x %d ranks (connections between them through %s)\n", nranks / pseudo, pseudo,
                gc3_exec_net_available() ? "UCX" : "nothing: built without UCX");
     }
-    if (agree(gc3_exec_create(&ep, &diag, &exec) == GC3_OK, "executor created")) {
+    if (!mix_only && agree(gc3_exec_create(&ep, &diag, &exec) == GC3_OK, "executor created")) {
         run_planted_deadlock(exec, corpus);
         ep.timeout_s = 120.0; /* the real runs: generous (CI oversubscribes 2 cores) */
         gc3_exec_destroy(exec);
@@ -444,12 +766,15 @@ int main(int argc, char **argv)
         }
     }
     gc3_exec_destroy(exec);
+    if (fifo_pool && pseudo == 0) {
+        run_pool_mix(&ep, max_count);
+    }
     gc3_diag_cleanup(&diag);
     free(node);
     if (rank == 0) {
-        printf("test_runtime (%s backend, %d ranks, resident %d us, %s): %d passed, %d failed\n",
+        printf("test_runtime (%s backend, %d ranks, resident %d us, %s%s): %d passed, %d failed\n",
                backend == GC3_BACKEND_CUDA ? "cuda" : "host", nranks, backend == GC3_BACKEND_CUDA ? ep.resident_us : 0,
-               fuse ? "fused local steps" : "step by step", passed, failed);
+               fuse ? "fused local steps" : "step by step", fifo_pool ? ", FIFO pool" : "", passed, failed);
     }
     MPI_Comm_free(&comm);
     MPI_Finalize();

@@ -636,7 +636,7 @@ static void gc3_cuda_post(const gc3_plan_t *p, gc3_cuda_state_t *s, uint64_t seq
     }
     w[GC3_MAIL_L]     = (uint32_t)x->L;
     w[GC3_MAIL_TYPE]  = (uint32_t)x->dtype | (uint32_t)x->op << 8 | (uint32_t)x->dsize << 16 | (uint32_t)x->window << 24;
-    w[GC3_MAIL_FLAGS] = flags;
+    w[GC3_MAIL_FLAGS] = flags | (x->handover ? GC3_MAIL_F_HANDOVER : 0);
     w[GC3_MAIL_CHECK] = (uint32_t)p->sem_base[0];
     for (int i = 0; i < GC3_CUDA_MAIL_WORDS; i++) {
         /* one 8-byte store per line: the kernel sees a line old or new, never half */
@@ -644,10 +644,11 @@ static void gc3_cuda_post(const gc3_plan_t *p, gc3_cuda_state_t *s, uint64_t seq
     }
 }
 
-/* End this plan's resident kernel, if any (before a launch elsewhere or freeing its memory). */
+/* End this plan's resident kernel, if any (before a launch elsewhere, freeing its memory, or its
+ * connections moving); p NULL: no plan (an executor's pool at its end). */
 static void gc3_cuda_quit(gc3_plan_t *p)
 {
-    gc3_cuda_state_t *s = (gc3_cuda_state_t *)p->be_state;
+    gc3_cuda_state_t *s = p != NULL ? (gc3_cuda_state_t *)p->be_state : NULL;
     if (s == NULL || !s->res_alive) {
         return;
     }
@@ -961,6 +962,7 @@ extern "C" const gc3_rt_backend_t gc3_rt_backend_cuda = {
     gc3_cuda_test,
     gc3_cuda_wait,
     gc3_cuda_plan_cleanup,
+    gc3_cuda_quit, /* plan_moved: the resident kernel keeps the connections of its first call */
     gc3_cuda_max_blocks,
     gc3_cuda_deferred_query,
     gc3_cuda_mem_estimate,

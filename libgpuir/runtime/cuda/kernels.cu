@@ -273,6 +273,7 @@ __device__ static void gc3_cuda_resident(gc3_cuda_shared_t *sh, const gc3_cuda_r
             t->window = (int32_t)(w[GC3_MAIL_TYPE] >> 24);
             t->trace  = (w[GC3_MAIL_FLAGS] & GC3_MAIL_F_TRACE) && r->trace != NULL
                             ? r->trace + (size_t)blockIdx.x * (size_t)r->trace_stride : NULL;
+            t->handover = (w[GC3_MAIL_FLAGS] & GC3_MAIL_F_HANDOVER) != 0;
         }
         done.seq++;
         __syncthreads();

@@ -28,8 +28,9 @@ typedef struct {
 enum { GC3_MAIL_IN = 0, GC3_MAIL_OUT = 2, GC3_MAIL_SCRATCH = 4, GC3_MAIL_COUNT = 6, GC3_MAIL_SIG = 8, GC3_MAIL_T = 10,
        GC3_MAIL_L = 12, GC3_MAIL_TYPE = 13,  /* dtype | op << 8 | dsize << 16 | window << 24 */
        GC3_MAIL_FLAGS = 14, GC3_MAIL_CHECK = 15 /* the host's semaphore base of block 0, low 32 bits */ };
-#define GC3_MAIL_F_QUIT  1u
-#define GC3_MAIL_F_TRACE 2u
+#define GC3_MAIL_F_QUIT     1u
+#define GC3_MAIL_F_TRACE    2u
+#define GC3_MAIL_F_HANDOVER 4u /* gc3_rt_tb_t.handover of the call */
 /* the relay word: the call block 0 took, or GC3_CUDA_GO_EXIT | the last call of the kernel that ends */
 #define GC3_CUDA_GO_EXIT (1ull << 63)
 
