@@ -6,7 +6,7 @@
  *   gc3_info --topology [--pci-busid ID]   the nearest network device of each GPU (or PCI device)
  *   gc3_info --devices                     the GPUs as the component sees them
  *   gc3_info --memory COLL:BYTES[,...] [shape and rules options] [--backend cuda|host] [--fifo-slots N]
- *            [--slot-bytes B] [--plan-fifo-bytes B] [--max-blocks N]   the memory of those plans
+ *            [--slot-bytes B] [--plan-fifo-bytes B] [--max-blocks N] [--fifo-pool]   the memory of those plans
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -23,7 +23,7 @@ static void usage(FILE *out)
                  "       gc3_info --topology [--pci-busid ID]\n"
                  "       gc3_info --devices\n"
                  "       gc3_info --memory COLL:BYTES[,COLL:BYTES...] [the options above] [--backend cuda|host]\n"
-                 "                [--fifo-slots N] [--slot-bytes B] [--plan-fifo-bytes B] [--max-blocks N]\n"
+                 "                [--fifo-slots N] [--slot-bytes B] [--plan-fifo-bytes B] [--max-blocks N] [--fifo-pool]\n"
                  "  prints, for N nodes of G GPUs (ranks) joined by LINK (default 1 x 4, nvlink), which rule and\n"
                  "  algorithm gc3 uses for each collective and size range; --rules FILE: the rules file the\n"
                  "  component would read (coll_gc3_rules_file), default the built-in rules; --algorithm-dir DIR:\n"
@@ -41,7 +41,9 @@ static void usage(FILE *out)
                  "  (connections x slots x slot bytes), flags, scratch, LL staging, backend control memory and\n"
                  "  pinned host memory, and the total, as coll_gc3_verbose 1 reports them. --backend (default\n"
                  "  cuda, host with --link host), --fifo-slots (8), --slot-bytes (0: the backend's), --plan-fifo-bytes\n"
-                 "  (64M) and --max-blocks (0: no limit) as the coll_gc3_ parameters of those names.\n");
+                 "  (64M) and --max-blocks (0: no limit) as the coll_gc3_ parameters of those names; --fifo-pool:\n"
+                 "  as coll_gc3_fifo_pool true, the Simple plans' slots in one pool (the largest of them), counted\n"
+                 "  once in the total.\n");
 }
 
 static void fmt(uint64_t b, char *buf, size_t len)
@@ -183,7 +185,7 @@ static uint64_t parse_bytes(const char *t, int *ok)
 
 typedef struct {
     gc3_backend_t backend;
-    int           slots, max_blocks;
+    int           slots, max_blocks, fifo_pool;
     uint64_t      slot_bytes, plan_fifo_bytes;
 } mem_opts_t;
 
@@ -196,20 +198,23 @@ static int memory(const gc3_rules_t *R, const char *spec, int nodes, int gpus, g
     const gc3_rule_t *seen[64];
     int               nseen = 0, rc = 0;
     char             *list = strdup(spec), *save = NULL;
-    uint64_t          total = 0, pinned = 0;
+    uint64_t          total = 0, pinned = 0, pool = 0;
+    int               npooled = 0;
     char              a[32], b[32], c[32], d[32], e[32], f[32], g[32];
     gc3_exec_params_t ep;
 
     gc3_exec_params_default(&ep, o->backend, 0, ranks);
     ep.slots      = o->slots;
     ep.fifo_bytes = o->plan_fifo_bytes;
+    ep.fifo_pool  = o->fifo_pool;
     if (o->slot_bytes > 0) {
         ep.slot_bytes = o->slot_bytes;
     }
     printf("# memory per rank of one communicator: %d node(s) x %d GPU(s), %s, %s backend, %d slots of at most %s, "
-           "plan FIFOs capped at %s\n", nodes, gpus, gc3_link_name(link), o->backend == GC3_BACKEND_CUDA ? "cuda" : "host",
+           "plan FIFOs capped at %s%s\n", nodes, gpus, gc3_link_name(link), o->backend == GC3_BACKEND_CUDA ? "cuda" : "host",
            ep.slots, gc3_mem_format(ep.slot_bytes, a, sizeof(a)),
-           o->plan_fifo_bytes ? gc3_mem_format(o->plan_fifo_bytes, b, sizeof(b)) : "no cap");
+           o->plan_fifo_bytes ? gc3_mem_format(o->plan_fifo_bytes, b, sizeof(b)) : "no cap",
+           o->fifo_pool ? ", Simple plans' slots in one FIFO pool" : "");
     printf("%-26s %-28s %-9s %-28s %-10s %-10s %-10s %-10s %-10s %s\n", "# call", "plan", "total", "FIFOs (conns x slots x bytes)",
            "flags", "scratch", "staging", "control", "pinned", "rule");
     for (char *tok = strtok_r(list, ",", &save); tok != NULL; tok = strtok_r(NULL, ",", &save)) {
@@ -273,8 +278,16 @@ static int memory(const gc3_rules_t *R, const char *spec, int nodes, int gpus, g
                 } else {
                     snprintf(plan, sizeof(plan), "%s %s %dx%d", r->algo, gc3_proto_name(made.proto), made.channels,
                              made.instances);
-                    snprintf(fifo, sizeof(fifo), "%s (%d x %d x %s)", gc3_mem_format(m.fifo, a, sizeof(a)), m.recv_conns,
-                             m.slots, gc3_mem_format(m.slot_bytes, b, sizeof(b)));
+                    if (m.pool > 0) { /* in the total once, below */
+                        snprintf(fifo, sizeof(fifo), "%s+pool %s (%d x %d x %s)", gc3_mem_format(m.fifo, c, sizeof(c)),
+                                 gc3_mem_format(m.pool, a, sizeof(a)), m.recv_conns, m.slots,
+                                 gc3_mem_format(m.slot_bytes, b, sizeof(b)));
+                        pool = m.pool > pool ? m.pool : pool;
+                        npooled++;
+                    } else {
+                        snprintf(fifo, sizeof(fifo), "%s (%d x %d x %s)", gc3_mem_format(m.fifo, a, sizeof(a)),
+                                 m.recv_conns, m.slots, gc3_mem_format(m.slot_bytes, b, sizeof(b)));
+                    }
                     printf("%s:%-*s %-28s %-9s %-28s %-10s %-10s %-10s %-10s %-10s %s\n", gc3_coll_desc(coll)->mpi_name,
                            (int)(25 - strlen(gc3_coll_desc(coll)->mpi_name)), colon + 1, plan,
                            gc3_mem_format(gc3_plan_mem_device(&m), c, sizeof(c)), fifo,
@@ -289,6 +302,11 @@ static int memory(const gc3_rules_t *R, const char *spec, int nodes, int gpus, g
             gc3_diag_cleanup(&diag);
         }
     }
+    if (rc != 2 && o->fifo_pool) {
+        printf("# FIFO pool: %s, the largest slots of the %d plan(s) that share it (in their FIFOs column: their tail "
+               "lines + the pool's part they use), in the total once\n", gc3_mem_format(pool, a, sizeof(a)), npooled);
+        total += pool;
+    }
     if (rc != 2) {
         printf("# total per rank: %s device (%s exactly), %s pinned host, %d plan(s)\n",
                gc3_mem_format(total, a, sizeof(a)), (snprintf(b, sizeof(b), "%llu B", (unsigned long long)total), b),
@@ -301,7 +319,7 @@ static int memory(const gc3_rules_t *R, const char *spec, int nodes, int gpus, g
 int main(int argc, char **argv)
 {
     const char        *file = NULL, *adir = NULL, *mem_spec = NULL;
-    mem_opts_t         mo = {GC3_BACKEND_CUDA, 8, 0, 0, GC3_PLAN_FIFO_BYTES_DEFAULT};
+    mem_opts_t         mo = {.backend = GC3_BACKEND_CUDA, .slots = 8, .plan_fifo_bytes = GC3_PLAN_FIFO_BYTES_DEFAULT};
     int                backend_set = 0;
     int                inplace = 0;
     long               nodes = 1, gpus = 4;
@@ -321,6 +339,10 @@ int main(int argc, char **argv)
         }
         if (!strcmp(o, "--inplace")) {
             inplace = 1;
+            continue;
+        }
+        if (!strcmp(o, "--fifo-pool")) {
+            mo.fifo_pool = 1;
             continue;
         }
         if (!strcmp(o, "--devices")) {

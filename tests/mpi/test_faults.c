@@ -30,7 +30,7 @@
  *                                   GPU built gc3's plan there), then send and receive buffers on
  *                                   two GPUs: the results must be right (gc3 stages them)
  *
- *   test_faults comms [--device] [--comms N] [--max-count N]
+ *   test_faults comms [--device] [--comms N] [--max-count N] [--max-mapped-per-comm B]
  *                                   N communicators (dups and splits, default 64) alive at once, each
  *                                   used for allreduces (8 B, 64 KB, --max-count floats) and alltoalls
  *                                   (1 KB, 64 KB, 1 MB per peer), every result checked against a
@@ -39,7 +39,9 @@
  *                                   regions and its peers', at most twice the budget; device: memory
  *                                   in use at most the budget per rank on the GPU + 64 MB (allocation granularity) above
  *                                   the start); after freeing them all, no gc3 mapping or /dev/shm
- *                                   segment is left and device memory is back within 4 MB
+ *                                   segment is left and device memory is back within 4 MB.
+ *                                   --max-mapped-per-comm B (host backend): the shared memory gc3
+ *                                   maps at most, per communicator, at most B bytes
  *
  * Every check prints; the last line is "test_faults MODE: N passed, M failed". */
 #include <dirent.h>
@@ -593,7 +595,7 @@ static int comms_use(MPI_Comm c, size_t max_count, int salt)
     return ok;
 }
 
-static void run_comms(int ncomms, size_t max_count)
+static void run_comms(int ncomms, size_t max_count, long max_per_comm)
 {
     const char *b      = getenv("OMPI_MCA_coll_gc3_memory_budget");
     long        budget = b != NULL ? atol(b) : 0, peak_shm = 0, peak_dev = 0, shm0;
@@ -636,6 +638,11 @@ static void run_comms(int ncomms, size_t max_count)
            "start, at most %ld MB (%.1f MB per communicator, all ranks on this GPU)\n", rank, peak_shm, budget, u0.dev_mb,
            peak_dev, (double)(peak_dev - u0.dev_mb) / ncomms);
     check(peak_shm <= 2 * budget, "gc3's mapped shared memory within twice coll_gc3_memory_budget (own regions and peers')");
+    if (max_per_comm > 0) {
+        snprintf(what, sizeof(what), "gc3's mapped shared memory per communicator %ld bytes, at most %ld", peak_shm / ncomms,
+                 max_per_comm);
+        check(peak_shm / ncomms <= max_per_comm, what);
+    }
     if (on_device) {
         /* cudaMemGetInfo counts the whole GPU: every rank on it holds up to the budget */
         int sharing = 1;
@@ -681,7 +688,7 @@ int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "";
     int         calls = -1, comms = -1; /* calls, comms: each mode's default */
-    long        max_count = 262144;
+    long        max_count = 262144, max_per_comm = 0;
     double      timeout = 300;
     const char *t = getenv("OMPI_MCA_coll_gc3_timeout");
 
@@ -695,6 +702,7 @@ int main(int argc, char **argv)
         else if (strcmp(argv[i], "--calls") == 0 && i + 1 < argc) calls = atoi(argv[++i]);
         else if (strcmp(argv[i], "--comms") == 0 && i + 1 < argc) comms = atoi(argv[++i]);
         else if (strcmp(argv[i], "--max-count") == 0 && i + 1 < argc) max_count = atol(argv[++i]);
+        else if (strcmp(argv[i], "--max-mapped-per-comm") == 0 && i + 1 < argc) max_per_comm = atol(argv[++i]);
         else if (strcmp(argv[i], "--timeout") == 0 && i + 1 < argc) timeout = atof(argv[++i]);
     }
     if (t != NULL) timeout = atof(t);
@@ -706,7 +714,7 @@ int main(int argc, char **argv)
     } else if (strcmp(mode, "stress") == 0) {
         run_stress(calls < 0 ? 10000 : calls, comms < 0 ? 1000 : comms);
     } else if (strcmp(mode, "comms") == 0) {
-        run_comms(comms < 0 ? 64 : comms, (size_t)max_count);
+        run_comms(comms < 0 ? 64 : comms, (size_t)max_count, max_per_comm);
     } else if (strcmp(mode, "a2afresh") == 0) {
         run_a2a_fresh(calls < 0 ? 300 : calls);
     } else if (strcmp(mode, "kill") == 0) {

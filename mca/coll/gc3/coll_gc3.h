@@ -102,7 +102,7 @@ enum { MCA_COLL_GC3_SLOT_NEW, MCA_COLL_GC3_SLOT_BUILDING, MCA_COLL_GC3_SLOT_READ
 typedef struct {
     int               backend, coll, rule, inplace; /* the key: the rule that matched the call */
     int               state;     /* MCA_COLL_GC3_SLOT_* */
-    int               busy;      /* a call runs on the plan */
+    int               busy;      /* a call runs on the plan (coll_gc3_request.c: mca_coll_gc3_slot_take) */
     int               nb_seen;   /* a nonblocking call used it (reported once) */
     int               fail_call; /* the ranks called with different sizes or modes: the call fails */
     size_t            bytes;     /* the call that made it (for messages) */
@@ -180,6 +180,9 @@ typedef struct mca_coll_gc3_module_t {
     char                        mem_name[MPI_MAX_OBJECT_NAME];
     mca_coll_gc3_plan_slot_t  **slots;
     int                         nslots, slots_cap;
+    int                         pool_busy[MCA_COLL_GC3_NBACKEND]; /* a call runs on a plan of the backend's FIFO
+                                                                   * pool (coll_gc3_fifo_pool) */
+    uint64_t                    mem_pool[MCA_COLL_GC3_NBACKEND];  /* the pool's bytes counted in mem_peak */
     /* the pipeline (coll_gc3_request.c) */
     mca_coll_gc3_task_t        *head, *tail;  /* waiting, in call order */
     mca_coll_gc3_task_t        *running;      /* started */
@@ -346,10 +349,8 @@ int  mca_coll_gc3_plan_post(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_slot_t *
 int  mca_coll_gc3_plan_agreed(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_slot_t *s);
 int  mca_coll_gc3_plan_prepared(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_slot_t *s);
 void mca_coll_gc3_plan_connected(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_slot_t *s);
-/* Memory: the process's budget for gc3 (coll_gc3_memory_budget or its default), a plan's device
- * bytes, and its memory as the verbose line shows it ("; memory ..."). */
+/* Memory: the process's budget for gc3 (coll_gc3_memory_budget or its default). */
 uint64_t mca_coll_gc3_budget(const mca_coll_gc3_module_t *m, int backend);
-void     mca_coll_gc3_plan_mem_text(const gc3_plan_mem_t *mem, char *buf, size_t len);
 /* The first verbose line of a nonblocking or persistent call on a plan or without one. */
 void mca_coll_gc3_report_nonblocking(mca_coll_gc3_module_t *m, const mca_coll_gc3_task_t *t, const char *why);
 

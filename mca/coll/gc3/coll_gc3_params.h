@@ -59,6 +59,14 @@
       "a plan of many connections gets smaller slots (not below 4096 bytes). Slots are also no larger than "           \
       "what the largest call of the plan's size range moves in one message. 0: no cap (slots of "                       \
       "coll_gc3_slot_bytes); a negative value is reported and replaced by the default")                              \
+    X(fifo_pool, bool, BOOL, false, 6, READONLY, 1, NULL,                                                              \
+      "A communicator's plans that run the Simple protocol take their FIFO slots from one pool per rank and "           \
+      "backend, as large as the largest of them needs, instead of slots of their own: the communicator's FIFO "       \
+      "memory is the largest plan's, not the sum of its plans' (each plan keeps its own counters). Their calls "        \
+      "then run one at a time: a call on such a plan waits for the communicator's call on another one to end "        \
+      "(nonblocking ones too, in call order); a call that follows another plan's waits, before its first "            \
+      "message to a peer, until the peer has started it. LL plans keep their own slots. false: every plan its own "   \
+      "slots")                                                                                                         \
     X(memory_budget, long, LONG, 0, 6, READONLY, 0, NULL,                                                              \
       "Memory (bytes) gc3's plans may hold per process, all communicators together (GPUs: device memory; the "        \
       "host backend: shared and private host memory). A plan that would take the process past it is made smaller "  \

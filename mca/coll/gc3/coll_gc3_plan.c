@@ -64,7 +64,7 @@ static int gc3_plan_fits(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_slot_t *s, 
         return -1; /* the preparation says what is wrong with it */
     }
     s->program->fifo_cap = 0;
-    *need                = gc3_plan_mem_device(&mem);
+    *need                = gc3_plan_mem_device(&mem) + gc3_exec_pool_need(m->exec[s->backend], &mem);
     return *need <= room;
 }
 
@@ -130,12 +130,18 @@ int mca_coll_gc3_plan_post(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_slot_t *s
     return mca_coll_gc3_agree_post(m, sizeof(*c));
 }
 
-void mca_coll_gc3_plan_mem_text(const gc3_plan_mem_t *mem, char *buf, size_t len)
+/* A plan's memory as its verbose line says it; pooled (its slots in the FIFO pool, which now holds
+ * pool bytes): the slots' part of the pool, which is the communicator's, not the plan's. */
+static void gc3_plan_mem_text(const gc3_plan_mem_t *mem, uint64_t pool, char *buf, size_t len)
 {
-    char d[32], sb[32], f[32], sc[32], st[32], o[32], ct[32];
-    snprintf(buf, len, "; memory %s (FIFOs %s: %d connection(s) x %d slots x %s; flags, scratch, LL staging, "
+    char d[32], sb[32], f[32], sc[32], st[32], o[32], ct[32], pl[96] = "", p1[32], p2[32];
+    if (mem->pool > 0) {
+        snprintf(pl, sizeof(pl), " + %s of the communicator's FIFO pool of %s", gc3_mem_format(mem->pool, p1, sizeof(p1)),
+                 gc3_mem_format(pool, p2, sizeof(p2)));
+    }
+    snprintf(buf, len, "; memory %s (FIFOs %s%s: %d connection(s) x %d slots x %s; flags, scratch, LL staging, "
              "control %s, %s, %s, %s)", gc3_mem_format(gc3_plan_mem_device(mem), d, sizeof(d)),
-             gc3_mem_format(mem->fifo, f, sizeof(f)), mem->recv_conns, mem->slots,
+             gc3_mem_format(mem->fifo, f, sizeof(f)), pl, mem->recv_conns, mem->slots,
              gc3_mem_format(mem->slot_bytes, sb, sizeof(sb)), gc3_mem_format(mem->flags, o, sizeof(o)),
              gc3_mem_format(mem->scratch, sc, sizeof(sc)), gc3_mem_format(mem->stage, st, sizeof(st)),
              gc3_mem_format(mem->control, ct, sizeof(ct)));
@@ -146,7 +152,7 @@ static void gc3_plan_line(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_slot_t *s,
 {
     const gc3_rule_t *rule = &mca_coll_gc3_rules()->rules[s->rule];
     char              range[80], shape[96] = "", net[512] = "", fused[64] = "", lo[32], hi[32], pnote[64] = "",
-                      mem[200] = "", fit[128] = "";
+                      mem[320] = "", fit[128] = "";
     const gc3_proto_t proto = (gc3_proto_t)m->job_proto;
 
     if (m->nodes > 1) {
@@ -167,7 +173,7 @@ static void gc3_plan_line(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_slot_t *s,
         if (runs > 0) {
             snprintf(fused, sizeof(fused), ", %d fused run%s of local steps", runs, runs > 1 ? "s" : "");
         }
-        mca_coll_gc3_plan_mem_text(pm, mem, sizeof(mem));
+        gc3_plan_mem_text(pm, gc3_exec_pool_bytes(m->exec[s->backend]), mem, sizeof(mem));
         if (s->program->fifo_cap > 0) {
             const uint64_t asked = (uint64_t)mca_coll_gc3_component.plan_fifo_bytes;
             char           a[32], b[32];
@@ -200,8 +206,13 @@ static void gc3_plan_end(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_slot_t *s, 
     /* what it takes at most (scratch and staging come with its calls) */
     memset(&mem, 0, sizeof(mem));
     if (ok && gc3_exec_estimate(m->exec[s->backend], s->program, NULL, &mem) == GC3_OK) {
+        const uint64_t pool = gc3_exec_pool_bytes(m->exec[s->backend]);
         m->mem_plans++;
         m->mem_peak += gc3_plan_mem_device(&mem);
+        if (pool > m->mem_pool[s->backend]) { /* the pool grew (the old one was freed) */
+            m->mem_peak += pool - m->mem_pool[s->backend];
+            m->mem_pool[s->backend] = pool;
+        }
         m->mem_rank = ompi_comm_rank(m->comm);
         snprintf(m->mem_name, sizeof(m->mem_name), "%s", m->comm->c_name);
     }

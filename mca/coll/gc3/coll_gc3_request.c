@@ -246,6 +246,28 @@ static void mca_coll_gc3_no_plan(mca_coll_gc3_module_t *m, mca_coll_gc3_task_t *
     m->running = t;
 }
 
+/* May a call start on the plan of s: no call runs on it, nor, when its slots are in the backend's
+ * FIFO pool of the communicator (coll_gc3_fifo_pool), on another plan of that pool? Taken and given
+ * back with m->lock held. */
+static int mca_coll_gc3_slot_free(const mca_coll_gc3_module_t *m, const mca_coll_gc3_plan_slot_t *s)
+{
+    return !s->busy && !(gc3_plan_pooled(s->plan) && m->pool_busy[s->backend]);
+}
+
+static void mca_coll_gc3_slot_take(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_slot_t *s)
+{
+    s->busy = 1;
+    m->pool_busy[s->backend] |= gc3_plan_pooled(s->plan);
+}
+
+static void mca_coll_gc3_slot_give(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_slot_t *s)
+{
+    s->busy = 0;
+    if (gc3_plan_pooled(s->plan)) {
+        m->pool_busy[s->backend] = 0;
+    }
+}
+
 enum { GC3_HEAD_WAITS, GC3_HEAD_ENDED, GC3_HEAD_READY };
 
 /* The head task whose plan slot is known: it waits (the plan is being set up, or an earlier call
@@ -268,7 +290,8 @@ static int mca_coll_gc3_head_on_slot(mca_coll_gc3_module_t *m, mca_coll_gc3_task
         mca_coll_gc3_no_plan(m, t, s->why, done);
         return GC3_HEAD_ENDED;
     }
-    return s->busy ? GC3_HEAD_WAITS : GC3_HEAD_READY; /* busy: an earlier call runs on this plan */
+    /* an earlier call runs on this plan (or on another plan of its FIFO pool) */
+    return mca_coll_gc3_slot_free(m, s) ? GC3_HEAD_READY : GC3_HEAD_WAITS;
 }
 
 /* Where the head task stands (GC3_HEAD_*): the communicator's shape first, then its plan slot.
@@ -308,7 +331,7 @@ static int mca_coll_gc3_head(mca_coll_gc3_module_t *m, mca_coll_gc3_task_t *t, m
     return mca_coll_gc3_head_on_slot(m, t, done);
 }
 
-/* A task off the queue, its plan taken (slot->busy): a blocking one goes back to its caller, which
+/* A task off the queue, its plan taken (mca_coll_gc3_slot_take): a blocking one goes back to its caller, which
  * runs it; a nonblocking one starts. */
 static void mca_coll_gc3_start_on_plan(mca_coll_gc3_module_t *m, mca_coll_gc3_task_t *t, mca_coll_gc3_task_t **done)
 {
@@ -328,7 +351,7 @@ static void mca_coll_gc3_start_on_plan(mca_coll_gc3_module_t *m, mca_coll_gc3_ta
         mca_coll_gc3_blocks_give(s);
         snprintf(call, sizeof(call), "nonblocking %s", gc3_coll_desc(t->coll)->mpi_name);
         mca_coll_gc3_report_failure(m, call, diag.count ? diag.msgs[0] : gc3_status_string(st));
-        s->busy = 0;
+        mca_coll_gc3_slot_give(m, s);
         mca_coll_gc3_task_end(t, OMPI_ERROR, done);
     } else {
         if (!s->nb_seen) {
@@ -356,7 +379,7 @@ static int mca_coll_gc3_start_queued(mca_coll_gc3_module_t *m, mca_coll_gc3_task
         changed = 1;
         if (head == GC3_HEAD_READY) {
             mca_coll_gc3_pop(m);
-            t->slot->busy = 1;
+            mca_coll_gc3_slot_take(m, t->slot);
             mca_coll_gc3_start_on_plan(m, t, done);
         }
     }
@@ -377,7 +400,7 @@ static int mca_coll_gc3_test_running(mca_coll_gc3_module_t *m, mca_coll_gc3_task
             gc3_diag_init(&diag);
             st = gc3_exec_test(t->slot->plan, &over, &diag);
             if (over) {
-                t->slot->busy = 0;
+                mca_coll_gc3_slot_give(m, t->slot);
                 mca_coll_gc3_blocks_give(t->slot);
                 if (st != GC3_OK) {
                     char call[64];
@@ -548,7 +571,7 @@ void mca_coll_gc3_quiesce(mca_coll_gc3_module_t *m)
 
 /* ---------------------------------------------------------------- the calls */
 
-/* Run a blocking call on its plan (the caller holds the plan: slot->busy). */
+/* Run a blocking call on its plan (the caller took the plan: mca_coll_gc3_slot_take). */
 static int mca_coll_gc3_run(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_slot_t *s, const gc3_call_t *call)
 {
     gc3_diag_t   diag;
@@ -565,7 +588,7 @@ static int mca_coll_gc3_run(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_slot_t *
     }
     gc3_diag_cleanup(&diag);
     pthread_mutex_lock(&m->lock);
-    s->busy = 0;
+    mca_coll_gc3_slot_give(m, s);
     queued  = m->head != NULL;
     pthread_mutex_unlock(&m->lock);
     if (queued) {
@@ -599,13 +622,13 @@ int mca_coll_gc3_try_run(mca_coll_gc3_module_t *m, gc3_coll_t coll, const mca_co
             pthread_mutex_unlock(&m->lock);
             return 0;
         }
-        if (s->state == MCA_COLL_GC3_SLOT_READY && !s->busy) {
-            s->busy = 1;
+        if (s->state == MCA_COLL_GC3_SLOT_READY && mca_coll_gc3_slot_free(m, s)) {
+            mca_coll_gc3_slot_take(m, s);
             pthread_mutex_unlock(&m->lock);
             *rc = mca_coll_gc3_run(m, s, &t.call);
             return 1;
         }
-        t.slot = s; /* being set up, or an earlier call runs on it */
+        t.slot = s; /* being set up, or an earlier call runs on it (or on its FIFO pool) */
     }
     mca_coll_gc3_enqueue(m, &t);
     pthread_mutex_unlock(&m->lock);
