@@ -26,7 +26,11 @@
  * MAX (K/M/G suffixes). Iterations default to 200 (100 above 1 MB, 20 above 64 MB), warm-up to
  * a tenth of that. --staged-max skips the (slow) staged path above that size. -d host (no GPU)
  * runs the MPI call and staged on host buffers, for CI. A method the machine or the library
- * cannot run is skipped with a "# METHOD: not measured (why)" line; every rank decides alike. */
+ * cannot run is skipped with a "# METHOD: not measured (why)" line; every rank decides alike.
+ * --alternate COLL:BYTES (gc3 method only): each call, warm-up and timed, follows an untimed call of
+ * that collective and size, right before it (no barrier between): where the two run on different
+ * plans, every timed call is the first of its plan after another plan's (with coll_gc3_fifo_pool,
+ * a hand-over of the FIFO pool); compare runs with and without the pool in one job. */
 #include <mpi.h>
 #include <dlfcn.h>
 #include <stdint.h>
@@ -82,6 +86,13 @@ static struct {
 } nreg[M_COUNT];
 
 static int rank, nranks, on_device = 1;
+/* --alternate: the untimed call before each call (its collective, elements per rank or per peer,
+ * buffers) */
+static struct {
+    int    on, a2a;
+    size_t count, bytes;
+    void  *s, *r;
+} alt;
 #ifdef GC3_HAVE_CUDA
 static cudaStream_t stream;
 static cudaError_t  cuda_error; /* of run_once's last failed cudaStreamSynchronize */
@@ -520,7 +531,7 @@ static void usage(FILE *out)
 {
     fputs("usage: gc3_bench [-t allreduce|alltoall] [-d cuda|host] [-c] [-m MIN:MAX] [-i ITERS] [-x WARMUP]\n"
           "                 [--methods gc3,nccl,nccl-reg,nccl-sym,staged] [--staged-max BYTES] [--nccl-lib PATH]\n"
-          "                 [--csv FILE]\n"
+          "                 [--csv FILE] [--alternate allreduce|alltoall:BYTES]\n"
           "  (under mpirun, one rank per GPU)\n"
           "  -t, --type           the collective (default allreduce; alltoall: -m is the bytes to each peer)\n"
           "  -d, --accelerator    cuda (default): device buffers; host: host buffers (gc3's host backend, for CI)\n"
@@ -540,6 +551,9 @@ static void usage(FILE *out)
           "  --staged-max         skip the staged path above this size\n"
           "  --nccl-lib           the NCCL library to load (default libnccl.so.2, or $GC3_BENCH_NCCL)\n"
           "  --csv                also write the results as CSV to FILE (one row per size and method)\n"
+          "  --alternate          (with --methods gc3) before each call, an untimed call of that collective and\n"
+          "                       size (alltoall: bytes to each peer): where it runs on another gc3 plan, each\n"
+          "                       timed call follows another plan's call (what coll_gc3_fifo_pool's hand-over costs)\n"
           "  -h, --help           this text\n", out);
 }
 
@@ -620,12 +634,25 @@ int main(int argc, char **argv)
             nccl_path = v;
         } else if (!strcmp(o, "--csv")) {
             csv_path = v;
+        } else if (!strcmp(o, "--alternate")) {
+            const char *colon = strchr(v, ':');
+            alt.on            = 1;
+            alt.a2a           = colon != NULL && (size_t)(colon - v) == 8 && !strncmp(v, "alltoall", 8);
+            if (colon == NULL || (!alt.a2a && ((size_t)(colon - v) != 9 || strncmp(v, "allreduce", 9)))) {
+                die("--alternate takes allreduce:BYTES or alltoall:BYTES");
+            }
+            alt.bytes = gc3_test_parse_bytes(colon + 1, &e);
+            alt.count = alt.bytes / sizeof(float);
+            if (*e != '\0' || alt.count == 0) die("--alternate takes allreduce:BYTES or alltoall:BYTES, BYTES >= 4");
         } else {
             die("unknown option (gc3_bench --help)");
         }
     }
     a2a = strcmp(coll, "alltoall") == 0;
     if (!a2a && strcmp(coll, "allreduce") != 0) die("-t takes allreduce or alltoall");
+    for (int m = M_NCCL; m < M_COUNT && alt.on; m++) {
+        if (use[m]) die("--alternate runs with --methods gc3 only");
+    }
 #ifdef GC3_HAVE_CUDA
     if (on_device) {
         gc3_test_select_gpu(MPI_COMM_WORLD);
@@ -636,6 +663,18 @@ int main(int argc, char **argv)
 #else
     if (on_device) die("this build has no CUDA: use -d host");
 #endif
+    if (alt.on) {
+        size_t total = alt.a2a ? alt.count * (size_t)nranks : alt.count;
+        float *h     = malloc(total * sizeof(float));
+        alt.s        = gc3_test_alloc(on_device, total * sizeof(float));
+        alt.r        = gc3_test_alloc(on_device, total * sizeof(float));
+        if (h == NULL || alt.s == NULL || alt.r == NULL) die("out of memory");
+        for (size_t i = 0; i < total; i++) {
+            h[i] = input_of(rank, i);
+        }
+        gc3_test_copy(on_device, alt.s, h, total * sizeof(float));
+        free(h);
+    }
     MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node);
     MPI_Comm_size(node, &node_size);
     multinode = node_size < nranks;
@@ -686,6 +725,10 @@ int main(int argc, char **argv)
         printf("# gc3_bench %s, %d ranks, %s buffers, float32%s; %s\n", coll, nranks, on_device ? "device (cuda)" : "host",
                a2a ? "" : " sum", validate ? "validation on" : "validation off");
         printf("# gc3 column: %s\n", column);
+        if (alt.on) {
+            printf("# each call follows an untimed %s of %zu bytes%s (--alternate)\n", alt.a2a ? "alltoall" : "allreduce",
+                   alt.bytes, alt.a2a ? " to each peer" : "");
+        }
         for (int m = M_NCCL; m <= M_NCCL_SYM; m++) {
             if (why[m][0] != '\0') {
                 printf("# %s: not measured (%s)\n", method_names[m], why[m]);
@@ -768,7 +811,13 @@ int main(int argc, char **argv)
                 gc3_test_copy(on_device, ms, h, total * sizeof(float));
             }
             for (int it = 0; it < warm + iters && ok; it++) {
-                double t0 = MPI_Wtime();
+                double t0;
+                if (alt.on && (rc = run_once(m, alt.a2a, alt.count, alt.s, alt.r, NULL, NULL)) != 0) {
+                    report_failure(m, "the --alternate call", alt.bytes, rc);
+                    ok = 0;
+                    break;
+                }
+                t0 = MPI_Wtime();
                 rc = run_once(m, a2a, count, ms, mr, hs, hr);
                 ok = rc == 0;
                 if (it >= warm) {
@@ -784,6 +833,14 @@ int main(int argc, char **argv)
                 ok = rc == 0;
                 gc3_test_copy(on_device, ho, mr, total * sizeof(float));
                 ok = ok && check_result(a2a, count, ho);
+                if (ok && alt.on) { /* the last alternate call's result too */
+                    size_t atotal = alt.a2a ? alt.count * (size_t)nranks : alt.count;
+                    float *ha     = malloc(atotal * sizeof(float));
+                    if (ha == NULL) die("out of memory");
+                    gc3_test_copy(on_device, ha, alt.r, atotal * sizeof(float));
+                    ok = check_result(alt.a2a, alt.count, ha);
+                    free(ha);
+                }
             }
             if (rc != 0) {
                 report_failure(m, label[m], bytes, rc);
@@ -856,6 +913,10 @@ int main(int argc, char **argv)
         nccl_unregister(M_NCCL_SYM);
         nccl_unregister(M_NCCL_REG);
         nccl.comm_destroy(nccl.comm);
+    }
+    if (alt.on) {
+        gc3_test_free(on_device, alt.s);
+        gc3_test_free(on_device, alt.r);
     }
     MPI_Comm_free(&node);
     MPI_Finalize();
