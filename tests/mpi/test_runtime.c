@@ -472,11 +472,16 @@ static void run_pool_mix(const gc3_exec_params_t *ep0, size_t max_count)
     gc3_plan_t       *plans[N] = {0};
     gc3_diag_t        diag;
     uint64_t          lcg = 12345, pool = 0;
-    int               ok = 1, calls = 0, switches = 0, last = -1;
+    int               ok = 1, calls = 0, switches = 0, last = -1, warm = 1;
+    long              shm0;
     char              what[256], why[512] = "";
 
     gc3_diag_init(&diag);
     ep.fifo_pool = 1;
+    /* the shared memory mapped before: the agreements' MPI_Allreduce may run through coll/gc3 itself
+     * (gc3-mpirun with its host backend), whose regions are gc3's too */
+    MPI_Allreduce(MPI_IN_PLACE, &warm, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
+    shm0 = on_device ? 0 : gc3_test_shm_mapped();
     if (!agree(gc3_exec_create(&ep, &diag, &exec) == GC3_OK, "pool: executor created")) {
         return;
     }
@@ -587,10 +592,10 @@ static void run_pool_mix(const gc3_exec_params_t *ep0, size_t max_count)
     (void)gc3_mem_release_deferred();
     {
         gc3_mem_held_t h;
-        long           shm = on_device ? 0 : gc3_test_shm_mapped();
+        long           shm = on_device ? 0 : gc3_test_shm_mapped() - shm0;
         gc3_mem_held(&h);
         snprintf(what, sizeof(what), "pool: after the executor's end, rank %d holds %llu bytes of device memory, %llu "
-                 "deferred, %lld region(s), %lld mapping(s), %ld bytes of gc3 shared memory mapped", rank,
+                 "deferred, %lld region(s), %lld mapping(s), %ld bytes of gc3 shared memory mapped more than before", rank,
                  (unsigned long long)h.device, (unsigned long long)h.deferred, (long long)h.regions,
                  (long long)h.mappings, shm);
         agree(h.device == 0 && h.deferred == 0 && h.regions == 0 && h.mappings == 0 && shm == 0, what);

@@ -44,8 +44,12 @@ run mpi-msccl-np4 "${mpirun_gc3[@]}" --mca coll_gc3_algorithm_dir "$src/tests/co
     --max-count 100000
 run mpi-fallback-np2 contrib/gc3-mpirun -x ASAN_OPTIONS=$mpi_asan -x UBSAN_OPTIONS --mca coll_gc3_stage_host true \
     -np 2 tests/mpi/test_fallback
-# the FIFO pool shared by an executor's plans: its growth, the plans' moves, its end
+# the FIFO pool shared by an executor's plans: its growth, the plans' moves, its end; through the
+# component (coll_gc3_fifo_pool): every collective, and communicators freed
 run mpi-runtime-pool-np3 "${mpirun_gc3[@]}" -np 3 tests/mpi/test_runtime --backend host --pool-mix-only
+run mpi-coll-pool-np3 "${mpirun_gc3[@]}" --mca coll_gc3_fifo_pool 1 -np 3 tests/mpi/test_coll --max-count 100000
+run mpi-comms-pool-np2 "${mpirun_gc3[@]}" --mca coll_gc3_fifo_pool 1 --mca coll_gc3_memory_budget 67108864 -np 2 \
+    tests/mpi/test_faults comms
 run mpi-stress-np2 "${mpirun_gc3[@]}" -np 2 tests/mpi/test_faults stress --calls 300 --comms 30
 run mpi-comms-np2 "${mpirun_gc3[@]}" --mca coll_gc3_memory_budget 67108864 -np 2 tests/mpi/test_faults comms
 run mpi-threads-np2 "${mpirun_gc3[@]}" -np 2 tests/mpi/test_faults threads --calls 100
