@@ -240,8 +240,10 @@ static void gc3_pool_unref(gc3_exec_t *e, gc3_plan_t *p, gc3_rt_pool_t *pool)
     free(pool);
 }
 
-/* This rank's new pool (one reference: the executor's, once it is current), made while p is prepared. */
-static gc3_status_t gc3_pool_create(gc3_plan_t *p, size_t bytes, uint64_t gen, gc3_rt_pool_t **pool_p, gc3_diag_t *diag)
+/* A pool with one reference (the executor's, once it is current), made while p is prepared: this
+ * rank's new one (own: handle filled for the peers), or a peer's mapped from its handle. */
+static gc3_status_t gc3_pool_new(gc3_plan_t *p, int own, const char handle[GC3_RT_HANDLE_BYTES], size_t bytes,
+                                 uint64_t gen, gc3_rt_pool_t **pool_p, gc3_diag_t *diag)
 {
     gc3_rt_pool_t *pool = calloc(1, sizeof(*pool));
     gc3_status_t   status;
@@ -250,55 +252,33 @@ static gc3_status_t gc3_pool_create(gc3_plan_t *p, size_t bytes, uint64_t gen, g
     if (pool == NULL) {
         return GC3_ERR_NO_MEMORY;
     }
-    status = p->exec->be->region_create(p, bytes, &pool->base, pool->handle, diag);
+    status = own ? p->exec->be->region_create(p, bytes, &pool->base, pool->handle, diag)
+                 : p->exec->be->region_open(p, handle, bytes, &pool->base, diag);
     if (status != GC3_OK) {
-        gc3_diag_add(diag, "executor: cannot make the FIFO pool of %zu bytes", bytes);
+        gc3_diag_add(diag, own ? "executor: rank %d cannot make its FIFO pool of %zu bytes"
+                               : "executor: rank %d cannot map a peer's FIFO pool of %zu bytes", p->rank, bytes);
         free(pool);
         return status;
     }
     pool->bytes = bytes;
     pool->gen   = gen;
-    pool->own   = 1;
+    pool->own   = own;
     pool->refs  = 1;
-    gc3_rt_held_add(GC3_RT_HELD_DEVICE, (int64_t)bytes);
-    gc3_rt_held_add(GC3_RT_HELD_REGIONS, 1);
+    gc3_rt_held_add(own ? GC3_RT_HELD_DEVICE : GC3_RT_HELD_MAPPED, (int64_t)bytes);
+    gc3_rt_held_add(own ? GC3_RT_HELD_REGIONS : GC3_RT_HELD_MAPPINGS, 1);
     *pool_p = pool;
     return GC3_OK;
 }
 
-/* A peer's pool mapped (one reference, the executor's once current). */
-static gc3_status_t gc3_pool_open(gc3_plan_t *p, const char handle[GC3_RT_HANDLE_BYTES], size_t bytes, uint64_t gen,
-                                  gc3_rt_pool_t **pool_p, gc3_diag_t *diag)
-{
-    gc3_rt_pool_t *pool = calloc(1, sizeof(*pool));
-    gc3_status_t   status;
-
-    *pool_p = NULL;
-    if (pool == NULL) {
-        return GC3_ERR_NO_MEMORY;
-    }
-    status = p->exec->be->region_open(p, handle, bytes, &pool->base, diag);
-    if (status != GC3_OK) {
-        free(pool);
-        return status;
-    }
-    pool->bytes = bytes;
-    pool->gen   = gen;
-    pool->refs  = 1;
-    gc3_rt_held_add(GC3_RT_HELD_MAPPED, (int64_t)bytes);
-    gc3_rt_held_add(GC3_RT_HELD_MAPPINGS, 1);
-    *pool_p = pool;
-    return GC3_OK;
-}
-
-/* Does the pooled plan p use rank q's pool (its own when it receives on the node, a peer's it sends to)? */
+/* Does the plan use rank q's pool (pooled: its own when it receives on the node, a peer's it sends to
+ * on the node)? */
 static int gc3_plan_pool_uses(const gc3_plan_t *p, int q)
 {
-    if (q == p->rank) {
-        return p->layout.pool_bytes > 0;
+    if (!p->pooled || q == p->rank) {
+        return p->pooled && p->layout.pool_bytes > 0;
     }
     for (int t = 0; t < p->ntbs; t++) {
-        if (p->send_slot_off[t] >= 0 && p->tbs[t].send == q) {
+        if (p->nsend[t] && p->tbs[t].send == q && !gc3_plan_remote(p, q)) {
             return 1;
         }
     }
@@ -802,19 +782,8 @@ static gc3_status_t gc3_prep_pool(gc3_prep_t *x, gc3_diag_t *diag)
     if (!p->pooled || p->layout.pool_bytes <= gc3_exec_pool_bytes(e)) {
         return GC3_OK;
     }
-    return gc3_pool_create(p, p->layout.pool_bytes, e->pool[p->rank] != NULL ? e->pool[p->rank]->gen + 1 : 1,
-                           &x->pool_new, diag);
-}
-
-/* Does this rank send to q (on its node) in the pooled plan? */
-static int gc3_prep_sends_to(const gc3_plan_t *p, int q)
-{
-    for (int t = 0; t < p->ntbs && p->pooled; t++) {
-        if (p->nsend[t] && p->tbs[t].send == q && !gc3_plan_remote(p, q)) {
-            return 1;
-        }
-    }
-    return 0;
+    return gc3_pool_new(p, 1, NULL, p->layout.pool_bytes, e->pool[p->rank] != NULL ? e->pool[p->rank]->gen + 1 : 1,
+                        &x->pool_new, diag);
 }
 
 /* The peers' pools this rank needs mapped anew (their cards of the first exchange): of a peer it sends
@@ -828,13 +797,10 @@ static gc3_status_t gc3_prep_map_pools(gc3_prep_t *x, gc3_diag_t *diag)
     for (int q = 0; q < p->nranks && status == GC3_OK && e->pool != NULL; q++) {
         const gc3_prep_card_t *c = (const gc3_prep_card_t *)(x->x.recv + (size_t)q * x->x.bytes);
         if (q == p->rank || gc3_plan_remote(p, q) || c->pool_gen == 0 ||
-            (e->pool[q] != NULL ? e->pool[q]->gen == c->pool_gen : !gc3_prep_sends_to(p, q))) {
+            (e->pool[q] != NULL ? e->pool[q]->gen == c->pool_gen : !gc3_plan_pool_uses(p, q))) {
             continue;
         }
-        status = gc3_pool_open(p, c->pool_handle, (size_t)c->pool_bytes, c->pool_gen, &x->pool_peer[q], diag);
-        if (status != GC3_OK) {
-            gc3_diag_add(diag, "executor: rank %d cannot map the FIFO pool of rank %d", p->rank, q);
-        }
+        status = gc3_pool_new(p, 0, c->pool_handle, (size_t)c->pool_bytes, c->pool_gen, &x->pool_peer[q], diag);
     }
     return status;
 }
