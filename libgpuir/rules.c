@@ -472,14 +472,43 @@ out:
 
 /* ---------------------------------------------------------------- a rule's program */
 
+/* A rule file's program verified again with fewer FIFO slots than it was loaded with: a deadlock is
+ * said first in one line (what a plan's NOT USED line shows), the verifier's wait-for cycle after. */
+static gc3_status_t gc3_rule_verify_slots(const gc3_ir_program_t *p, const gc3_verify_opts_t *vo, const char *where,
+                                          int loaded_slots, gc3_diag_t *diag)
+{
+    gc3_diag_t   why;
+    gc3_status_t st;
+
+    gc3_diag_init(&why);
+    st = gc3_verify(p, vo, &why);
+    if (st == GC3_ERR_DEADLOCK) {
+        gc3_diag_add(diag, "%s: needs more than the plan's %d FIFO slots per connection (deadlocks with them; it was "
+                     "verified with %d)", where, vo->slots, loaded_slots);
+    }
+    for (int i = 0; i < why.count; i++) {
+        gc3_diag_add(diag, "%s", why.msgs[i]);
+    }
+    gc3_diag_cleanup(&why);
+    return st;
+}
+
 /* The program of a rule's file for the target: a copy, or its out-of-place form (verified: it is a
- * new program); the loaded one was verified when the directory was read. */
+ * new program); the loaded one was verified when the directory was read, with the verifier's default
+ * FIFO slots: a target with fewer verifies it again with its own, as a file may need them all (a
+ * program that deadlocks with the target's slots is refused, not run into a timeout). */
 static gc3_status_t gc3_rule_file_program(const gc3_rule_t *rule, const gc3_rule_target_t *t, gc3_diag_t *diag,
                                           gc3_ir_program_t **program_p, gc3_rule_made_t *made)
 {
     const gc3_ir_program_t *p = rule->program;
+    gc3_verify_opts_t       vo;
     gc3_status_t            st;
-    int                     widest;
+    int                     widest, fewer_slots, loaded_slots;
+
+    gc3_verify_opts_default(&vo);
+    loaded_slots = vo.slots;
+    fewer_slots  = t->slots < loaded_slots;
+    vo.slots     = t->slots;
 
     made->proto     = rule->proto;
     made->channels  = rule->channels;
@@ -492,9 +521,10 @@ static gc3_status_t gc3_rule_file_program(const gc3_rule_t *rule, const gc3_rule
         /* a program for in-place calls, an out-of-place call: the input copied into place first */
         made->copied = 1;
         st           = gc3_ir_copy_first(p, program_p);
-        st           = st == GC3_OK ? gc3_verify(*program_p, NULL, diag) : st;
+        st           = st == GC3_OK ? gc3_rule_verify_slots(*program_p, &vo, rule->where, loaded_slots, diag) : st;
     } else {
         st = gc3_ir_program_clone(p, program_p);
+        st = st == GC3_OK && fewer_slots ? gc3_rule_verify_slots(*program_p, &vo, rule->where, loaded_slots, diag) : st;
     }
     widest = st == GC3_OK ? gc3_ir_widest_rank(*program_p) : 0;
     if (st == GC3_OK && widest > t->max_blocks) {

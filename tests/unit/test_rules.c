@@ -200,6 +200,35 @@ int main(void)
         R = NULL;
     }
     {
+        /* a file verified with the default 8 FIFO slots, a plan with fewer: verified again with the
+           plan's, refused when it deadlocks with them (deep_alltoall_2 sends 6 messages on one
+           connection before it receives) */
+        int               added = -1;
+        gc3_rule_target_t t     = {.ranks = 2, .nodes = 1, .inplace = 0, .slots = 8, .max_blocks = 1 << 20};
+        gc3_rule_made_t   made;
+        gc3_ir_program_t *p = NULL;
+        gc3_diag_cleanup(&diag);
+        gc3_diag_init(&diag);
+        CHECK_OK(gc3_rules_parse(gc3_rules_builtin_text(), "built-in", &diag, &R));
+        CHECK_OK(gc3_rules_add_xml_dir(R, GC3_CORPUS "/valid", &diag, &added));
+        r = gc3_rules_match_call(R, GC3_COLL_ALLTOALL, 1, 2, GC3_LINK_NVLINK, 1 << 20, 2, 0);
+        CHECK(r && strstr(r->xml, "/deep_alltoall_2.xml"), "2 ranks alltoall: deep_alltoall_2.xml");
+        if (r != NULL) {
+            CHECK_OK(gc3_rule_program(r, &t, &diag, &p, &made));
+            gc3_ir_program_destroy(p);
+            t.slots = 6;
+            CHECK_OK(gc3_rule_program(r, &t, &diag, &p, &made));
+            gc3_ir_program_destroy(p);
+            t.slots = 5;
+            CHECK(gc3_rule_program(r, &t, &diag, &p, &made) == GC3_ERR_DEADLOCK && p == NULL &&
+                      gc3_diag_contains(&diag, "deep_alltoall_2.xml: needs more than the plan's 5 FIFO slots per "
+                                               "connection (deadlocks with them; it was verified with 8)"),
+                  "5 slots: refused, saying why");
+        }
+        gc3_rules_destroy(R);
+        R = NULL;
+    }
+    {
         /* a generator's rule: its parameters, narrowed to the plan's blocks when it must be */
         gc3_rule_target_t t = {.ranks = 4, .nodes = 1, .inplace = 0, .slots = 8, .max_blocks = 1 << 20};
         gc3_rule_made_t   made;
