@@ -13,7 +13,7 @@ void gc3_exec_params_default(gc3_exec_params_t *p, gc3_backend_t backend, int ra
     p->backend           = backend;
     p->rank              = rank;
     p->nranks            = nranks;
-    p->slots             = 8;
+    p->slots             = GC3_FIFO_SLOTS_DEFAULT;
     p->slot_bytes        = backend == GC3_BACKEND_CUDA ? (1u << 20) : (256u << 10);
     p->timeout_s         = 60.0;
     p->fifo_bytes        = 0;
@@ -786,8 +786,10 @@ static gc3_status_t gc3_prep_pool(gc3_prep_t *x, gc3_diag_t *diag)
                         &x->pool_new, diag);
 }
 
-/* The peers' pools this rank needs mapped anew (their cards of the first exchange): of a peer it sends
- * to, and, of a peer whose pool it had mapped, the peer's new one (its plans move to it). */
+/* The peers' pools this rank maps anew (their cards of the first exchange): every new pool of a peer on
+ * the node, whether this plan sends to it or not. A later plan may send to a peer this one does not,
+ * and the pool's name may not outlive this preparation (the host backend unlinks it at its end, so
+ * that a crash leaves no segment behind): mapping it later could fail. */
 static gc3_status_t gc3_prep_map_pools(gc3_prep_t *x, gc3_diag_t *diag)
 {
     gc3_plan_t  *p      = x->p;
@@ -797,7 +799,7 @@ static gc3_status_t gc3_prep_map_pools(gc3_prep_t *x, gc3_diag_t *diag)
     for (int q = 0; q < p->nranks && status == GC3_OK && e->pool != NULL; q++) {
         const gc3_prep_card_t *c = (const gc3_prep_card_t *)(x->x.recv + (size_t)q * x->x.bytes);
         if (q == p->rank || gc3_plan_remote(p, q) || c->pool_gen == 0 ||
-            (e->pool[q] != NULL ? e->pool[q]->gen == c->pool_gen : !gc3_plan_pool_uses(p, q))) {
+            (e->pool[q] != NULL && e->pool[q]->gen == c->pool_gen)) {
             continue;
         }
         status = gc3_pool_new(p, 0, c->pool_handle, (size_t)c->pool_bytes, c->pool_gen, &x->pool_peer[q], diag);
