@@ -50,7 +50,7 @@ typedef struct {
     int         inplace;       /* trace for in-place execution (output aliases input) */
     gc3_proto_t proto;
     int         instances;     /* >= 1 */
-    int         slots;         /* FIFO slots per connection (0 = 8) */
+    int         slots;         /* FIFO slots per connection (0 = GC3_FIFO_SLOTS_DEFAULT) */
     int         verify;        /* 1: run the verifier on the result (default when 0 is not set explicitly) */
     /* custom collectives: cells[r][c] = UINT32_MAX-terminated list of src_rank*in_chunks+src_chunk,
        NULL = don't care (see gc3_postcond_create) */

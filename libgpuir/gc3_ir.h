@@ -172,6 +172,13 @@ typedef struct gc3_ir_program {
 #define GC3_IR_MAX_STEPS     (1 << 20)
 #define GC3_IR_MAX_CHANNELS  1024
 
+/* FIFO slots per connection by default: what the compiler schedules for (no connection ever has more
+ * messages in flight, so a program runs with this many or more), what the executor and coll/gc3 give
+ * each connection. 4 slots of the size 8 had matched 8's bandwidth at half the memory on 2 x H100
+ * (NVLink) and 1 x H100 (doc/measurements/fifo-pool-slots-2xh100.txt). The verifier's default stays
+ * 8 (MSCCL's depth): a file read with 8 is verified again by a plan given fewer. */
+#define GC3_FIFO_SLOTS_DEFAULT 4
+
 /* ---- construction and lifetime ---- */
 gc3_status_t gc3_ir_program_create(const char *name, gc3_coll_t coll, int ngpus,
                                    int nchunksperloop, gc3_ir_program_t **program_p);

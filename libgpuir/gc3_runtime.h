@@ -48,10 +48,14 @@ typedef enum { GC3_BACKEND_HOST = 0, GC3_BACKEND_CUDA = 1 } gc3_backend_t;
 
 #define GC3_RESIDENT_US_DEFAULT 50
 /* a plan's receiving FIFOs per rank at most (gc3_exec_params_t.fifo_bytes' default in the component
- * and gc3_info): 64 MiB gives the 2-GPU ring of 32 connections 256 KiB slots (16 MiB gave 64 KiB
- * slots and lost 29-42% of large allreduce/alltoall bandwidth on 1 x H100, see
- * doc/measurements/plan-fifo-cap-1xh100.txt) */
-#define GC3_PLAN_FIFO_BYTES_DEFAULT (64L << 20)
+ * and gc3_info): 32 MiB with GC3_FIFO_SLOTS_DEFAULT (4) slots gives the 2-GPU ring of 32 connections
+ * 256 KiB slots, the size that matters (16 MiB gave 64 KiB slots and lost 29-42% of large
+ * allreduce/alltoall bandwidth on 1 x H100, doc/measurements/plan-fifo-cap-1xh100.txt; 32 MiB with
+ * 8 slots, 128 KiB, lost 10-20% on 2 x H100, doc/measurements/fifo-pool-slots-2xh100.txt) */
+#define GC3_PLAN_FIFO_BYTES_DEFAULT (32L << 20)
+/* coll_gc3_fifo_pool's default (and gc3_info --memory's): a communicator's Simple plans share one FIFO
+ * pool (no cost measured against slots of their own, doc/measurements/fifo-pool-slots-2xh100.txt) */
+#define GC3_FIFO_POOL_DEFAULT 1
 /* cuda: plans of up to this many thread blocks per rank keep their kernel resident (resident_us) */
 #define GC3_RESIDENT_MAX_BLOCKS 64
 #define GC3_FUSE_BYTES 16384 /* chunks of a fused run up to this size run as one pass, larger ones step by
@@ -65,7 +69,7 @@ typedef struct {
     gc3_backend_t backend;
     int           rank, nranks;
     gc3_oob_t     oob;
-    int           slots;        /* FIFO slots per connection (default 8) */
+    int           slots;        /* FIFO slots per connection (default GC3_FIFO_SLOTS_DEFAULT) */
     size_t        slot_bytes;   /* payload bytes per slot (default 256 KiB host, 1 MiB cuda) */
     double        timeout_s;    /* bounded waits (default 60; <= 0: wait forever) */
     int           device;       /* CUDA device ordinal (cuda backend) */

@@ -32,7 +32,7 @@ void gc3_algo_params_default(gc3_algo_params_t *p, int nranks)
     p->channels        = 1;
     p->chunks_per_peer = 1;
     p->proto           = GC3_PROTO_SIMPLE;
-    p->slots           = 8;
+    p->slots           = GC3_FIFO_SLOTS_DEFAULT;
     p->verify          = 1;
 }
 

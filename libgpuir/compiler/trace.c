@@ -11,7 +11,7 @@ void gc3_prog_params_default(gc3_prog_params_t *p)
     p->coll      = GC3_COLL_ALLREDUCE;
     p->proto     = GC3_PROTO_SIMPLE;
     p->instances = 1;
-    p->slots     = 8;
+    p->slots     = GC3_FIFO_SLOTS_DEFAULT;
     p->verify    = 1;
 }
 
@@ -70,7 +70,7 @@ gc3_status_t gc3_prog_create(const gc3_prog_params_t *params, gc3_prog_t **prog_
     p->params.name      = p->name;
     p->params.coll_name = p->coll_name;
     if (p->params.slots == 0) {
-        p->params.slots = 8;
+        p->params.slots = GC3_FIFO_SLOTS_DEFAULT;
     }
     for (int r = 0; r < p->nranks; r++) {
         p->version[GC3_BUF_INPUT][r]  = malloc(((size_t)p->in_chunks + 1) * sizeof(int64_t));

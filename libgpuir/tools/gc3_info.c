@@ -6,7 +6,7 @@
  *   gc3_info --topology [--pci-busid ID]   the nearest network device of each GPU (or PCI device)
  *   gc3_info --devices                     the GPUs as the component sees them
  *   gc3_info --memory COLL:BYTES[,...] [shape and rules options] [--backend cuda|host] [--fifo-slots N]
- *            [--slot-bytes B] [--plan-fifo-bytes B] [--max-blocks N] [--fifo-pool]   the memory of those plans
+ *            [--slot-bytes B] [--plan-fifo-bytes B] [--max-blocks N] [--[no-]fifo-pool]   the memory of those plans
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -23,7 +23,7 @@ static void usage(FILE *out)
                  "       gc3_info --topology [--pci-busid ID]\n"
                  "       gc3_info --devices\n"
                  "       gc3_info --memory COLL:BYTES[,COLL:BYTES...] [the options above] [--backend cuda|host]\n"
-                 "                [--fifo-slots N] [--slot-bytes B] [--plan-fifo-bytes B] [--max-blocks N] [--fifo-pool]\n"
+                 "                [--fifo-slots N] [--slot-bytes B] [--plan-fifo-bytes B] [--max-blocks N] [--[no-]fifo-pool]\n"
                  "  prints, for N nodes of G GPUs (ranks) joined by LINK (default 1 x 4, nvlink), which rule and\n"
                  "  algorithm gc3 uses for each collective and size range; --rules FILE: the rules file the\n"
                  "  component would read (coll_gc3_rules_file), default the built-in rules; --algorithm-dir DIR:\n"
@@ -40,10 +40,11 @@ static void usage(FILE *out)
                  "  reduce_scatter_block per block; K, M, G suffixes): each plan (one per rule matched), its FIFOs\n"
                  "  (connections x slots x slot bytes), flags, scratch, LL staging, backend control memory and\n"
                  "  pinned host memory, and the total, as coll_gc3_verbose 1 reports them. --backend (default\n"
-                 "  cuda, host with --link host), --fifo-slots (8), --slot-bytes (0: the backend's), --plan-fifo-bytes\n"
-                 "  (64M) and --max-blocks (0: no limit) as the coll_gc3_ parameters of those names; --fifo-pool:\n"
-                 "  as coll_gc3_fifo_pool true, the Simple plans' slots in one pool (the largest of them), counted\n"
-                 "  once in the total.\n");
+                 "  cuda, host with --link host), --fifo-slots (%d), --slot-bytes (0: the backend's), --plan-fifo-bytes\n"
+                 "  (%ldM) and --max-blocks (0: no limit) as the coll_gc3_ parameters of those names; --fifo-pool\n"
+                 "  (%s) as coll_gc3_fifo_pool true: the Simple plans' slots in one pool (the largest of them),\n"
+                 "  counted once in the total; --no-fifo-pool: every plan its own slots.\n",
+            GC3_FIFO_SLOTS_DEFAULT, GC3_PLAN_FIFO_BYTES_DEFAULT >> 20, GC3_FIFO_POOL_DEFAULT ? "the default" : "not the default");
 }
 
 static void fmt(uint64_t b, char *buf, size_t len)
@@ -319,7 +320,8 @@ static int memory(const gc3_rules_t *R, const char *spec, int nodes, int gpus, g
 int main(int argc, char **argv)
 {
     const char        *file = NULL, *adir = NULL, *mem_spec = NULL;
-    mem_opts_t         mo = {.backend = GC3_BACKEND_CUDA, .slots = 8, .plan_fifo_bytes = GC3_PLAN_FIFO_BYTES_DEFAULT};
+    mem_opts_t         mo = {.backend = GC3_BACKEND_CUDA, .slots = GC3_FIFO_SLOTS_DEFAULT, .plan_fifo_bytes = GC3_PLAN_FIFO_BYTES_DEFAULT,
+                          .fifo_pool = GC3_FIFO_POOL_DEFAULT};
     int                backend_set = 0;
     int                inplace = 0;
     long               nodes = 1, gpus = 4;
@@ -341,8 +343,8 @@ int main(int argc, char **argv)
             inplace = 1;
             continue;
         }
-        if (!strcmp(o, "--fifo-pool")) {
-            mo.fifo_pool = 1;
+        if (!strcmp(o, "--fifo-pool") || !strcmp(o, "--no-fifo-pool")) {
+            mo.fifo_pool = !strcmp(o, "--fifo-pool");
             continue;
         }
         if (!strcmp(o, "--devices")) {

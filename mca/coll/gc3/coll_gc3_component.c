@@ -192,8 +192,9 @@ static void mca_coll_gc3_check_params(void)
     MCA_COLL_GC3_PARAMS(GC3_PARAM_NUMBER)
 
     if (c->fifo_slots < 2 || c->fifo_slots > 1024) {
-        gc3_param_say("coll:gc3: coll_gc3_fifo_slots=%d is outside 2..1024: using 8", c->fifo_slots);
-        c->fifo_slots = 8;
+        gc3_param_say("coll:gc3: coll_gc3_fifo_slots=%d is outside 2..1024: using %d", c->fifo_slots,
+                      GC3_FIFO_SLOTS_DEFAULT);
+        c->fifo_slots = GC3_FIFO_SLOTS_DEFAULT;
     }
     if (c->slot_bytes != 0 && (c->slot_bytes < 4096 || c->slot_bytes > (1 << 30))) {
         gc3_param_say("coll:gc3: coll_gc3_slot_bytes=%d is outside 4096..1073741824 (0: the backend's default): "

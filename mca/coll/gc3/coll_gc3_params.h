@@ -48,9 +48,10 @@
       "algorithms that is wider is narrowed (instances halved, then channels) and the verbose line says so; "          \
       "a wider program of the algorithm directory is not used. 0: what the GPU holds at once, shared among the "       \
       "ranks that use it (the host backend: no limit). A negative value is reported and replaced by 0")                \
-    X(fifo_slots, int, INT, 8, 6, READONLY, 1, NULL,                                                                   \
-      "FIFO slots per connection (2..1024; other values are reported and replaced by 8); compiled programs are "       \
-      "scheduled for this many")                                                                                       \
+    X(fifo_slots, int, INT, GC3_FIFO_SLOTS_DEFAULT, 6, READONLY, 1, NULL,                                              \
+      "FIFO slots per connection (2..1024; other values are reported and replaced by "                                 \
+      GC3_STR(GC3_FIFO_SLOTS_DEFAULT) "); compiled programs are scheduled for this many, and an algorithm "           \
+      "directory program that would deadlock with this many is not used")                                             \
     X(slot_bytes, int, INT, 0, 6, READONLY, 1, NULL,                                                                   \
       "Bytes of one FIFO slot, 4096..1073741824 (0: 1 MiB on GPUs, 256 KiB on the host backend; other values "         \
       "are reported and replaced by 0)")                                                                               \
@@ -59,7 +60,7 @@
       "a plan of many connections gets smaller slots (not below 4096 bytes). Slots are also no larger than "           \
       "what the largest call of the plan's size range moves in one message. 0: no cap (slots of "                       \
       "coll_gc3_slot_bytes); a negative value is reported and replaced by the default")                              \
-    X(fifo_pool, bool, BOOL, false, 6, READONLY, 1, NULL,                                                              \
+    X(fifo_pool, bool, BOOL, GC3_FIFO_POOL_DEFAULT, 6, READONLY, 1, NULL,                                                              \
       "A communicator's plans that run the Simple protocol take their FIFO slots from one pool per rank and "           \
       "backend, as large as the largest of them needs, instead of slots of their own: the communicator's FIFO "       \
       "memory is the largest plan's, not the sum of its plans' (each plan keeps its own counters). Their calls "        \
