@@ -62,8 +62,6 @@ typedef enum { GC3_BACKEND_HOST = 0, GC3_BACKEND_CUDA = 1 } gc3_backend_t;
                               * step: one pass reads its operands one after another, and from 32 KB chunks
                               * on it was slower than the steps on 4 x H200 (one-shot LL 64 KB: 43.7
                               * against 39.8 us; all-pairs Simple 1 MB: 92.0 against 71.6 us) */
-#define GC3_STR_(x) #x
-#define GC3_STR(x)  GC3_STR_(x) /* a macro's value as a string literal */
 
 typedef struct {
     gc3_backend_t backend;

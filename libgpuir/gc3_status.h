@@ -27,6 +27,9 @@ typedef enum {
 
 const char *gc3_status_string(gc3_status_t status);
 
+#define GC3_STR_(x) #x
+#define GC3_STR(x)  GC3_STR_(x) /* a macro's value as a string literal (help texts of defaults) */
+
 /* A growing list of diagnostic lines. At most max_msgs are kept (default 64); further
  * ones are counted in `dropped`. A NULL gc3_diag_t* is accepted everywhere and discards. */
 typedef struct gc3_diag {

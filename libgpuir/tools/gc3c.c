@@ -73,7 +73,10 @@ static const struct {
      "        --inplace: a program\n"
      "        for in-place calls; --msccl-inplace: the same, written in MSCCL's in-place form (the\n"
      "        buffer inside the other given with 0 chunks: o_chunks=0, allgather i_chunks=0).\n"
-     "        --min-bytes/--max-bytes: the sizes the program is for (minBytes, maxBytes).\n"},
+     "        --min-bytes/--max-bytes: the sizes the program is for (minBytes, maxBytes).\n"
+     "        --slots S: scheduled (and verified) for S FIFO slots per connection, default "
+     GC3_STR(GC3_FIFO_SLOTS_DEFAULT) " as\n"
+     "        coll_gc3_fifo_slots: it runs with S or more.\n"},
 };
 
 static void usage(FILE *out, const char *cmd)

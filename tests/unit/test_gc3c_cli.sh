@@ -167,14 +167,17 @@ printf 'allreduce * * * * ring proto=LL128\n' > "$rtmp/ll128.rules"
 check info-ll128 0 "ll128.rules:1: proto=LL128: gc3 has no LL128, the rule runs as proto=Simple" -- \
     "$info" --rules "$rtmp/ll128.rules"
 rm -rf "$rtmp"
-# --memory: a communicator's plans for the issue-33 use on 2 GPUs, each with its own FIFOs, then their
-# Simple plans' slots in one pool (coll_gc3_fifo_pool): the largest, counted once
+# --memory: a communicator's plans for the issue-33 use on 2 GPUs, with the defaults (Simple plans' slots
+# in one pool, coll_gc3_fifo_pool: the largest, counted once; 4 slots, 32 MiB per plan), each with its
+# own FIFOs (--no-fifo-pool), and with the old defaults (8 slots, 64 MiB, no pool)
 use=allreduce:8,allreduce:64K,allreduce:4M,allreduce:64M,alltoall:1M
-check info-memory 0 "# total per rank: 88.8 MiB device (93164544 B exactly), 1.5 KiB pinned host, 4 plan(s)" -- \
+check info-memory-pool 0 "# FIFO pool: 32.0 MiB, the largest slots of the 3 plan(s) that share it" -- \
     "$info" --gpus 2 --memory "$use"
-check info-memory-pool 0 "# FIFO pool: 64.0 MiB, the largest slots of the 3 plan(s) that share it" -- \
+check info-memory-pool-total 0 "# total per rank: 32.6 MiB device (34131968 B exactly), 1.5 KiB pinned host, 4 plan(s)" -- \
     "$info" --gpus 2 --memory "$use" --fifo-pool
-check info-memory-pool-total 0 "# total per rank: 64.8 MiB device (67949568 B exactly), 1.5 KiB pinned host, 4 plan(s)" -- \
-    "$info" --gpus 2 --memory "$use" --fifo-pool
+check info-memory 0 "# total per rank: 44.6 MiB device (46739456 B exactly), 1.5 KiB pinned host, 4 plan(s)" -- \
+    "$info" --gpus 2 --memory "$use" --no-fifo-pool
+check info-memory-old 0 "# total per rank: 88.8 MiB device (93164544 B exactly), 1.5 KiB pinned host, 4 plan(s)" -- \
+    "$info" --gpus 2 --memory "$use" --no-fifo-pool --fifo-slots 8 --plan-fifo-bytes 64M
 echo "gc3c cli: $pass passed, $fail failed"
 [ $fail = 0 ]
