@@ -787,9 +787,11 @@ static gc3_status_t gc3_prep_pool(gc3_prep_t *x, gc3_diag_t *diag)
 }
 
 /* The peers' pools this rank maps anew (their cards of the first exchange): every new pool of a peer on
- * the node, whether this plan sends to it or not. A later plan may send to a peer this one does not,
- * and the pool's name may not outlive this preparation (the host backend unlinks it at its end, so
- * that a crash leaves no segment behind): mapping it later could fail. */
+ * the node. Those of a peer this plan sends to, or whose pool this rank had mapped (its plans move),
+ * must map; the others are mapped too when they can be, because a later plan may send to that peer and
+ * the pool's name may not outlive this preparation (the host backend unlinks it at its end, so that a
+ * crash leaves no segment behind). One that cannot be mapped (GPUs without peer access) is left to the
+ * plan that needs it, which fails then as it would have. */
 static gc3_status_t gc3_prep_map_pools(gc3_prep_t *x, gc3_diag_t *diag)
 {
     gc3_plan_t  *p      = x->p;
@@ -802,7 +804,11 @@ static gc3_status_t gc3_prep_map_pools(gc3_prep_t *x, gc3_diag_t *diag)
             (e->pool[q] != NULL && e->pool[q]->gen == c->pool_gen)) {
             continue;
         }
-        status = gc3_pool_new(p, 0, c->pool_handle, (size_t)c->pool_bytes, c->pool_gen, &x->pool_peer[q], diag);
+        if (e->pool[q] != NULL || gc3_plan_pool_uses(p, q)) {
+            status = gc3_pool_new(p, 0, c->pool_handle, (size_t)c->pool_bytes, c->pool_gen, &x->pool_peer[q], diag);
+        } else {
+            (void)gc3_pool_new(p, 0, c->pool_handle, (size_t)c->pool_bytes, c->pool_gen, &x->pool_peer[q], NULL);
+        }
     }
     return status;
 }
