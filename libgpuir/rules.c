@@ -472,8 +472,9 @@ out:
 
 /* ---------------------------------------------------------------- a rule's program */
 
-/* A rule file's program verified again with fewer FIFO slots than it was loaded with: a deadlock is
- * said first in one line (what a plan's NOT USED line shows), the verifier's wait-for cycle after. */
+/* A rule file's program (or its copy-first form) verified with the plan's FIFO slots: a deadlock with
+ * fewer than the file was read with is said first in one line (what a plan's NOT USED line shows), the
+ * verifier's wait-for cycle after. */
 static gc3_status_t gc3_rule_verify_slots(const gc3_ir_program_t *p, const gc3_verify_opts_t *vo, const char *where,
                                           int loaded_slots, gc3_diag_t *diag)
 {
@@ -482,7 +483,7 @@ static gc3_status_t gc3_rule_verify_slots(const gc3_ir_program_t *p, const gc3_v
 
     gc3_diag_init(&why);
     st = gc3_verify(p, vo, &why);
-    if (st == GC3_ERR_DEADLOCK) {
+    if (st == GC3_ERR_DEADLOCK && vo->slots < loaded_slots) {
         gc3_diag_add(diag, "%s: needs more than the plan's %d FIFO slots per connection (deadlocks with them; it was "
                      "verified with %d)", where, vo->slots, loaded_slots);
     }
@@ -506,9 +507,9 @@ static gc3_status_t gc3_rule_file_program(const gc3_rule_t *rule, const gc3_rule
     int                     widest, fewer_slots, loaded_slots;
 
     gc3_verify_opts_default(&vo);
-    loaded_slots = vo.slots;
-    fewer_slots  = t->slots < loaded_slots;
-    vo.slots     = t->slots;
+    loaded_slots   = vo.slots;
+    vo.slots       = t->slots > 0 ? t->slots : GC3_FIFO_SLOTS_DEFAULT;
+    fewer_slots    = vo.slots < loaded_slots;
 
     made->proto     = rule->proto;
     made->channels  = rule->channels;
@@ -524,6 +525,7 @@ static gc3_status_t gc3_rule_file_program(const gc3_rule_t *rule, const gc3_rule
         st           = st == GC3_OK ? gc3_rule_verify_slots(*program_p, &vo, rule->where, loaded_slots, diag) : st;
     } else {
         st = gc3_ir_program_clone(p, program_p);
+        vo.check_races = 0; /* the file's program itself: its races do not depend on slots (checked when read) */
         st = st == GC3_OK && fewer_slots ? gc3_rule_verify_slots(*program_p, &vo, rule->where, loaded_slots, diag) : st;
     }
     widest = st == GC3_OK ? gc3_ir_widest_rank(*program_p) : 0;

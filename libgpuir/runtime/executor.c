@@ -319,6 +319,18 @@ static void gc3_plan_pool_move(gc3_plan_t *p)
     }
 }
 
+/* Does a pooled plan of the executor use rank q's pool? */
+static int gc3_exec_pool_used(gc3_exec_t *e, int q)
+{
+    int used = 0;
+    pthread_mutex_lock(&e->pool_lock);
+    for (const gc3_plan_t *p = e->plans; p != NULL && !used; p = p->pool_next) {
+        used = gc3_plan_pool_uses(p, q);
+    }
+    pthread_mutex_unlock(&e->pool_lock);
+    return used;
+}
+
 /* Every pooled plan of the executor that has no call in flight moves to the current pools. */
 static void gc3_exec_pool_move_all(gc3_exec_t *e)
 {
@@ -787,8 +799,8 @@ static gc3_status_t gc3_prep_pool(gc3_prep_t *x, gc3_diag_t *diag)
 }
 
 /* The peers' pools this rank maps anew (their cards of the first exchange): every new pool of a peer on
- * the node. Those of a peer this plan sends to, or whose pool this rank had mapped (its plans move),
- * must map; the others are mapped too when they can be, because a later plan may send to that peer and
+ * the node. Those of a peer this plan or another pooled plan of the executor sends to (they move
+ * there) must map; the others are mapped too when they can be, because a later plan may send to that peer and
  * the pool's name may not outlive this preparation (the host backend unlinks it at its end, so that a
  * crash leaves no segment behind). One that cannot be mapped (GPUs without peer access) is left to the
  * plan that needs it, which fails then as it would have. */
@@ -804,7 +816,7 @@ static gc3_status_t gc3_prep_map_pools(gc3_prep_t *x, gc3_diag_t *diag)
             (e->pool[q] != NULL && e->pool[q]->gen == c->pool_gen)) {
             continue;
         }
-        if (e->pool[q] != NULL || gc3_plan_pool_uses(p, q)) {
+        if (gc3_plan_pool_uses(p, q) || gc3_exec_pool_used(e, q)) {
             status = gc3_pool_new(p, 0, c->pool_handle, (size_t)c->pool_bytes, c->pool_gen, &x->pool_peer[q], diag);
         } else {
             (void)gc3_pool_new(p, 0, c->pool_handle, (size_t)c->pool_bytes, c->pool_gen, &x->pool_peer[q], NULL);

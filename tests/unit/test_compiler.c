@@ -128,7 +128,7 @@ typedef struct {
     int checked, programs;
 } tally_t;
 
-static void run_all_dtypes(const gc3_ir_program_t *p, size_t count, tally_t *t)
+static void run_all_dtypes(const gc3_ir_program_t *p, size_t count, int slots, tally_t *t)
 {
     for (int dt = 0; dt < GC3_DT_COUNT; dt++) {
         for (int op = 0; op < GC3_OP_COUNT; op++) {
@@ -136,7 +136,7 @@ static void run_all_dtypes(const gc3_ir_program_t *p, size_t count, tally_t *t)
             if (!gc3_op_valid((gc3_op_t)op, (gc3_dtype_t)dt) || (!reduces && op != GC3_OP_SUM)) {
                 continue;
             }
-            gc3_oracle_check(p, (gc3_dtype_t)dt, (gc3_op_t)op, count, p->inplace, 8); /* the slots it was compiled for */
+            gc3_oracle_check(p, (gc3_dtype_t)dt, (gc3_op_t)op, count, p->inplace, slots); /* compiled for them */
             t->checked++;
         }
     }
@@ -176,7 +176,7 @@ static void check_algo(const char *name, gc3_algo_params_t *ap, tally_t *t)
         count = (size_t)p->nchunksperloop * 2 / (size_t)p->ngpus;
         break;
     }
-    run_all_dtypes(p, count, t);
+    run_all_dtypes(p, count, ap->slots > 0 ? ap->slots : GC3_FIFO_SLOTS_DEFAULT, t);
     gc3_ir_program_destroy(p);
 }
 

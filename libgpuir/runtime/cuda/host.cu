@@ -281,6 +281,8 @@ static gc3_status_t gc3_cuda_check(cudaError_t e, const char *what, gc3_diag_t *
     if (e == cudaSuccess) {
         return GC3_OK;
     }
+    (void)cudaGetLastError(); /* reported here: a later launch's check must not report it again (a sticky
+                               * error stays) */
     gc3_diag_add(diag, "cuda backend: %s: %s", what, cudaGetErrorString(e));
     return GC3_ERR_IO;
 }
