@@ -174,7 +174,7 @@ typedef struct gc3_ir_program {
 
 /* FIFO slots per connection by default: what the compiler schedules for (no connection ever has more
  * messages in flight, so a program runs with this many or more), what the executor and coll/gc3 give
- * each connection. 4 slots of the size 8 had matched 8's bandwidth at half the memory on 2 x H100
+ * each connection. 4 slots matched the bandwidth of 8 of the same size, at half the memory, on 2 x H100
  * (NVLink) and 1 x H100 (doc/measurements/fifo-pool-slots-2xh100.txt). The verifier's default stays
  * 8 (MSCCL's depth): a file read with 8 is verified again by a plan given fewer. */
 #define GC3_FIFO_SLOTS_DEFAULT 4

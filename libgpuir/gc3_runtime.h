@@ -51,7 +51,7 @@ typedef enum { GC3_BACKEND_HOST = 0, GC3_BACKEND_CUDA = 1 } gc3_backend_t;
  * and gc3_info): 32 MiB with GC3_FIFO_SLOTS_DEFAULT (4) slots gives the 2-GPU ring of 32 connections
  * 256 KiB slots, the size that matters (16 MiB gave 64 KiB slots and lost 29-42% of large
  * allreduce/alltoall bandwidth on 1 x H100, doc/measurements/plan-fifo-cap-1xh100.txt; 32 MiB with
- * 8 slots, 128 KiB, lost 10-20% on 2 x H100, doc/measurements/fifo-pool-slots-2xh100.txt) */
+ * 8 slots, 128 KiB, lost 12-33% from 8 MB on 2 x H100, doc/measurements/fifo-pool-slots-2xh100.txt) */
 #define GC3_PLAN_FIFO_BYTES_DEFAULT (32L << 20)
 /* coll_gc3_fifo_pool's default (and gc3_info --memory's): a communicator's Simple plans share one FIFO
  * pool (no cost measured against slots of their own, doc/measurements/fifo-pool-slots-2xh100.txt) */

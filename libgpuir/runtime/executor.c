@@ -800,9 +800,9 @@ static gc3_status_t gc3_prep_pool(gc3_prep_t *x, gc3_diag_t *diag)
 
 /* The peers' pools this rank maps anew (their cards of the first exchange): every new pool of a peer on
  * the node. Those of a peer this plan or another pooled plan of the executor sends to (they move
- * there) must map; the others are mapped too when they can be, because a later plan may send to that peer and
- * the pool's name may not outlive this preparation (the host backend unlinks it at its end, so that a
- * crash leaves no segment behind). One that cannot be mapped (GPUs without peer access) is left to the
+ * there) must map; the others are mapped too when they can be, because a later plan may send to that
+ * peer and the pool's name may not outlive this preparation (the host backend unlinks it at its end,
+ * so that a crash leaves no segment behind). One that cannot be mapped (GPUs without peer access) is left to the
  * plan that needs it, which fails then as it would have. */
 static gc3_status_t gc3_prep_map_pools(gc3_prep_t *x, gc3_diag_t *diag)
 {
