@@ -802,8 +802,8 @@ static gc3_status_t gc3_prep_pool(gc3_prep_t *x, gc3_diag_t *diag)
  * the node. Those of a peer this plan or another pooled plan of the executor sends to (they move
  * there) must map; the others are mapped too when they can be, because a later plan may send to that
  * peer and the pool's name may not outlive this preparation (the host backend unlinks it at its end,
- * so that a crash leaves no segment behind). One that cannot be mapped (GPUs without peer access) is left to the
- * plan that needs it, which fails then as it would have. */
+ * so that a crash leaves no segment behind). One that cannot be mapped (GPUs without peer access) is
+ * left to the plan that needs it, which fails then as it would have. */
 static gc3_status_t gc3_prep_map_pools(gc3_prep_t *x, gc3_diag_t *diag)
 {
     gc3_plan_t  *p      = x->p;
@@ -816,11 +816,10 @@ static gc3_status_t gc3_prep_map_pools(gc3_prep_t *x, gc3_diag_t *diag)
             (e->pool[q] != NULL && e->pool[q]->gen == c->pool_gen)) {
             continue;
         }
-        if (gc3_plan_pool_uses(p, q) || gc3_exec_pool_used(e, q)) {
-            status = gc3_pool_new(p, 0, c->pool_handle, (size_t)c->pool_bytes, c->pool_gen, &x->pool_peer[q], diag);
-        } else {
-            (void)gc3_pool_new(p, 0, c->pool_handle, (size_t)c->pool_bytes, c->pool_gen, &x->pool_peer[q], NULL);
-        }
+        const int          must = gc3_plan_pool_uses(p, q) || gc3_exec_pool_used(e, q);
+        const gc3_status_t st   = gc3_pool_new(p, 0, c->pool_handle, (size_t)c->pool_bytes, c->pool_gen,
+                                               &x->pool_peer[q], must ? diag : NULL);
+        status = must ? st : GC3_OK;
     }
     return status;
 }

@@ -60,7 +60,7 @@
       "a plan of many connections gets smaller slots (not below 4096 bytes). Slots are also no larger than "           \
       "what the largest call of the plan's size range moves in one message. 0: no cap (slots of "                       \
       "coll_gc3_slot_bytes); a negative value is reported and replaced by the default")                              \
-    X(fifo_pool, bool, BOOL, GC3_FIFO_POOL_DEFAULT, 6, READONLY, 1, NULL,                                                              \
+    X(fifo_pool, bool, BOOL, GC3_FIFO_POOL_DEFAULT, 6, READONLY, 1, NULL,                                              \
       "A communicator's plans that run the Simple protocol take their FIFO slots from one pool per rank and "           \
       "backend, as large as the largest of them needs, instead of slots of their own: the communicator's FIFO "       \
       "memory is the largest plan's, not the sum of its plans' (each plan keeps its own counters). Their calls "        \
