@@ -144,6 +144,9 @@ typedef struct gc3_ir_program {
     uint64_t       fifo_cap;      /* runtime: the most FIFO memory a plan of it may take on a rank, when
                                    * lower than the executor's fifo_bytes (its ranks agree on it to fit
                                    * their memory budget); 0: the executor's. Not in the file. */
+    int            no_zc;         /* runtime: its plans copy every message through the FIFOs, whatever the
+                                   * executor's zero_copy (a rule's zero_copy=off). Not in the file; in
+                                   * gc3_ir_hash when set (the ranks agree on it) */
     /* In the file, MSCCL's in-place form: the buffer that lives inside the other (allreduce,
      * alltoall, reduce_scatter: the output; allgather: the input) is given with 0 chunks and the
      * steps name the one that holds both, as msccl-tools writes in-place programs. The model always
@@ -256,6 +259,7 @@ typedef struct {
     int32_t dep_step;
     int32_t fuse;     /* 0 from gc3_flat_create; gc3_flat_fuse: this step and the next `fuse` steps of
                        * its block run as one pass */
+    int32_t zc;       /* 0 from gc3_flat_create; gc3_flat_zc_mark: GC3_FLAT_ZC_* bits */
 } gc3_flat_step_t;
 
 typedef struct {
@@ -292,6 +296,52 @@ void         gc3_flat_destroy(gc3_flat_program_t *flat);
  * One pass computes dst = x0 op x1 op ... in the order the steps would: the same result, elementwise.
  * Returns the number of runs marked. */
 int          gc3_flat_fuse(gc3_flat_program_t *flat, int rank, int max_srcs);
+/* For block `tb` of `rank`: the block of the peer on the other end of its sending (receiving)
+ * connection (same channel), -1 when none. */
+int          gc3_flat_peer_receiver(const gc3_flat_program_t *flat, int rank, int tb);
+int          gc3_flat_peer_sender(const gc3_flat_program_t *flat, int rank, int tb);
+/* Where a chunk of `buf` of `rank` lives in the rank's location space of i_chunks + o_chunks +
+ * s_chunks chunks, with the collective's in-place aliasing applied when `inplace` (input and
+ * output are then one buffer): -1 when out of range. */
+int          gc3_flat_location(const gc3_flat_program_t *flat, int rank, int inplace, int buf, int chunk);
+int          gc3_flat_nlocations(const gc3_flat_program_t *flat, int rank);
+
+/* ---- zero-copy sends (doc/design/zero-copy.md) ----
+ * A send of Simple may leave its data where it is, in the sender's input or output buffer, for the
+ * receiver to read it there (the receiver has mapped the sender's buffer, a registered user buffer),
+ * instead of copying it into the receiver's FIFO. gc3_flat_zc_mark decides, per send step of `rank`
+ * and per kind of call (out of place, in place), whether the program allows it:
+ *   - the data sent is in the input or output buffer (not scratch), its chunks contiguous (one
+ *     segment), and its place at the sender is its final home for the time the receiver reads it:
+ *   - every other step of the rank that writes any of its chunks (in-place aliasing applied)
+ *     happens before the send, or after the receiving step (paths of program order, dependencies
+ *     and messages: the receiver's read is over before the overwrite can start);
+ * With home_rrs, an rrs step (receive, reduce, send the result, which has no place of its own) of an
+ * input or output chunk whose result can be kept in the output chunk of the same index until its
+ * receiver read it (every read of
+ * that chunk at the rank happens before the step, or after a write that follows the receiving step;
+ * every other write before the step or after the receiving step; one such later write exists, so the
+ * output ends right) becomes rrcs into that chunk, in every kind of call the program supports; then
+ * it is marked like the others. Programs of more than GC3_ZC_MAX_STEPS steps are not analysed (no
+ * zero-copy sends). The same result on every rank for the same program. rank -1: every rank (one
+ * analysis of the program's graph for all). Returns the number of send steps marked (for some kind of
+ * call); stats (may be NULL) counts them over the ranks marked. */
+enum {
+    GC3_FLAT_ZC_OOP   = 1, /* out-of-place calls may send this step's data in place */
+    GC3_FLAT_ZC_IP    = 2, /* in-place calls may */
+    GC3_FLAT_ZC_HOMED = 4  /* an rrs made rrcs (its result kept in the output) */
+};
+#define GC3_ZC_MAX_STEPS 65536
+typedef struct {
+    int sends;    /* the rank's send steps */
+    int oop, ip;  /* of them, marked for out-of-place and in-place calls */
+    int homed;    /* rrs steps given a home */
+} gc3_zc_stats_t;
+int          gc3_flat_zc_mark(gc3_flat_program_t *flat, int rank, int home_rrs, gc3_zc_stats_t *stats);
+/* The chunks of buffer `buf` a step sends, as the chunk range [*off_p, *off_p + cnt) of that buffer:
+ * the source of s, the destination of rcs and rrcs; 0 for other steps (rrs: nothing has a place). */
+int          gc3_flat_sent_chunks(const gc3_flat_step_t *st, int *buf_p, int *off_p);
+
 static inline const gc3_flat_rank_t *gc3_flat_ranks(const gc3_flat_program_t *f)
 { return (const gc3_flat_rank_t *)((const char *)f + f->ranks_off); }
 static inline const gc3_flat_tb_t *gc3_flat_tbs(const gc3_flat_program_t *f)

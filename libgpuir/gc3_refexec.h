@@ -16,6 +16,13 @@ typedef struct {
     uint64_t    chunk_elems; /* elements per chunk (see gc3_coll_chunk_elems) */
     int         inplace;     /* 1: outputs[] hold the input data at the in-place positions */
     int         slots;       /* FIFO slots per connection (0 = 8) */
+    /* 1: run the program as the runtime does with zero-copy sends (gc3_flat_zc_mark, with rrs steps
+     * given a home): a marked send leaves its data in place and its receiver reads it when it
+     * receives; receives run as late as the program lets them (every other runnable step first), and
+     * a marked send whose data changed before its receiver read it fails the run (GC3_ERR_VERIFY,
+     * "zero-copy hazard ..."). The outputs must equal the copying run's. 2: the same with every send of
+     * input or output chunks left in place, marked or not (tests: the check can fail). */
+    int         zero_copy;
 } gc3_refexec_args_t;
 
 /* inputs[r]: i_chunks*chunk_elems elements (ignored when inplace); outputs[r]:

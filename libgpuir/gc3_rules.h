@@ -15,7 +15,10 @@
  *               collective than the line's, is an error of that line. With collective '*' the
  *               line is for the algorithm's own collective (each algorithm runs one)
  *   keys        proto=Simple|LL|LL128 channels=N instances=N chunks_per_peer=N (LL128: gc3 has none;
- *               the rule runs as Simple and a warning says so, in diag of a successful parse)
+ *               the rule runs as Simple and a warning says so, in diag of a successful parse);
+ *               zero_copy=on|off (default on: with coll_gc3_zero_copy, messages left in place where
+ *               the program allows it; off: every message through the FIFOs, for the sizes where
+ *               copying measured faster)
  *
  * '#' starts a comment. Errors name the file and line. An algorithm directory adds one rule per
  * MSCCL XML program it holds, ahead of these (gc3_rules_add_xml_dir). */
@@ -35,6 +38,7 @@ typedef struct {
     gc3_proto_t proto;
     int         proto_set;
     int         channels, instances, chunks_per_peer;
+    int         no_zc;          /* zero_copy=off: its plans copy every message through the FIFOs */
     char        where[160];     /* FILE:LINE */
     /* rules made from the XML programs of an algorithm directory (gc3_rules_add_xml_dir) */
     char        xml[512];       /* the program's file; "" for rules naming a generator */

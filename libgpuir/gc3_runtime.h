@@ -16,7 +16,8 @@
  * allgather output, reduce_scatter input: one per rank), each segment into k chunks (k =
  * chunks per segment), and the call runs in loops: in loop l chunk m of a segment is elements
  * [l*k*T + m*T, +T) of it, clipped at the segment's end. T (tile) is chosen so that a step's
- * message fits a slot. Any count works; nothing is truncated.
+ * message fits a slot (LL, and programs with scratch), or at most params.tile_bytes (Simple: the message
+ * goes in slot-sized pieces). Any count works; nothing is truncated.
  *
  * Every wait is bounded: after `timeout_s` (or when another block of the rank failed) the block
  * records rank, block, step and what it waited for, and the call returns GC3_ERR_TIMEOUT with
@@ -104,12 +105,27 @@ typedef struct {
                                  * only when no call of another one is in flight (gc3_exec_start refuses it).
                                  * Every rank of the executor passes the same value. 0 (default): every plan
                                  * has its own slots */
+    int           zero_copy;    /* Simple plans: a send whose data is in the caller's input or output buffer, where the
+                                 * program leaves it untouched until the receiver read it (gc3_flat_zc_mark), leaves
+                                 * it in place for a receiver on the node that mapped the buffer (registered at its
+                                 * first call: CUDA IPC; the host backend: buffers in shared file mappings), instead
+                                 * of copying it into the receiver's FIFO; the call then ends once its receivers read
+                                 * it. Ranks need not agree (a message says how it came). 0: every byte through the
+                                 * FIFOs (default) */
+    int           reg_entries;  /* zero_copy: buffers each rank keeps registered (0: GC3_REG_ENTRIES_DEFAULT); every
+                                 * rank of the executor passes the same value */
+    uint64_t      tile_bytes;   /* Simple plans without scratch: a step moves at most this many bytes per loop (its
+                                 * message in slot-sized pieces: slots only pace it); LL and scratch: one slot's payload.
+                                 * 0: GC3_TILE_BYTES_DEFAULT. Every rank passes the same value */
     const int    *node;         /* per rank: its node (NULL: all on one node); copied at creation.
                                  * Connections between nodes go through UCX (the proxy thread), the
                                  * others through CUDA IPC or shared memory. */
 } gc3_exec_params_t;
 
 #define GC3_SLOT_MIN_BYTES 4096 /* the smallest slot a plan's FIFO cap (fifo_bytes) makes */
+#define GC3_REG_ENTRIES_DEFAULT 32 /* registrations per rank and executor (zero-copy's cache) */
+#define GC3_REG_ENTRIES_MAX     4096
+#define GC3_TILE_BYTES_DEFAULT (4u << 20) /* a Simple step moves at most this much per loop (tile_bytes) */
 
 typedef struct gc3_exec gc3_exec_t;
 typedef struct gc3_plan gc3_plan_t;
@@ -147,6 +163,16 @@ void         gc3_plan_net_describe(const gc3_plan_t *plan, char *buf, size_t len
 int          gc3_plan_fused_runs(const gc3_plan_t *plan);
 /* How many loops (tiles) the last call that moved data ran (0 before any). */
 int          gc3_plan_loops(const gc3_plan_t *plan);
+/* Zero-copy: a short line for the user: how many of this rank's sends may leave their data in place, and
+ * whether the last call did (how many peers), or why not (empty before the first call of a plan of such
+ * sends; "" when zero-copy does not apply to the plan). */
+void         gc3_plan_zc_describe(const gc3_plan_t *plan, char *buf, size_t len);
+/* How many peers the last call left data in place for (0: none), and why none (NULL: it did, or nothing of
+ * the plan can be left in place). */
+int          gc3_plan_zc_peers(const gc3_plan_t *plan);
+/* 1 when the last call ran in zero-copy mode (every message of every rank in place, large tiles). */
+int          gc3_plan_zc_mode(const gc3_plan_t *plan);
+const char  *gc3_plan_zc_why(const gc3_plan_t *plan);
 gc3_status_t gc3_exec_create(const gc3_exec_params_t *params, gc3_diag_t *diag, gc3_exec_t **exec_p);
 /* How many thread blocks of one plan can run at once: cuda, what params.device holds co-resident
  * (a plan of more is refused when it runs); host, no limit (INT_MAX). Several ranks on one GPU

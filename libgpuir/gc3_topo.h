@@ -62,6 +62,13 @@ int          gc3_mem_driver(void);
 gc3_mem_t    gc3_mem_classify(const void *ptr, int *device_p);
 /* Copy between any memory (unified addressing), synchronously; GC3_ERR_UNSUPPORTED without a driver. */
 gc3_status_t gc3_mem_copy(void *dst, const void *src, size_t bytes);
+/* Zero-copy: the allocation that holds `bytes` of device memory at ptr: its range, its buffer id (CUDA
+ * gives every allocation a new one, so memory freed and allocated again at the same place has another);
+ * GC3_OK only when it is device memory of `device` that CUDA IPC can export (cudaMalloc), else
+ * GC3_ERR_UNSUPPORTED with *why_p (managed, host, another GPU's, an allocation of cudaMallocAsync's
+ * pools or of cuMemCreate). One driver call. */
+gc3_status_t gc3_mem_range(const void *ptr, size_t bytes, int device, uint64_t *base_p, uint64_t *size_p,
+                           uint64_t *ident_p, const char **why_p);
 
 /* ---- the network devices near a GPU ---- */
 typedef enum {

@@ -31,12 +31,17 @@ const char *gc3_rules_builtin_text(void)
            "# where neighbouring candidates were within noise; allreduce: with wider candidates measured after it\n"
            "allreduce             1  4  nvlink  0-128K    oneshot       proto=LL instances=8\n"
            "allreduce             1  4  nvlink  128K-2M   allpairs      instances=16\n"
-           "allreduce             1  4  nvlink  2M-128M   ring          channels=16 instances=4\n"
-           "allreduce             1  4  nvlink  128M-inf  ring          channels=16 instances=8\n"
+           "# zero-copy (messages left in place, pulled by the receiver: doc/design/zero-copy.md) measured faster\n"
+           "# than copying through the FIFOs for allreduce at 32-128 MB and alltoall from 4 MB to each peer on\n"
+           "# 4 x H200 (doc/measurements/zero-copy-4xh200.txt); the other sizes copy\n"
+           "allreduce             1  4  nvlink  2M-32M    ring          channels=16 instances=4 zero_copy=off\n"
+           "allreduce             1  4  nvlink  32M-128M  ring          channels=16 instances=4\n"
+           "allreduce             1  4  nvlink  128M-inf  ring          channels=16 instances=8 zero_copy=off\n"
            "alltoall              1  4  nvlink  0-32K     direct        proto=LL\n"
            "alltoall              1  4  nvlink  32K-512K  direct        instances=2\n"
            "alltoall              1  4  nvlink  512K-2M   direct        instances=8\n"
-           "alltoall              1  4  nvlink  2M-64M    direct        instances=16\n"
+           "alltoall              1  4  nvlink  2M-16M    direct        instances=16 zero_copy=off\n"
+           "alltoall              1  4  nvlink  16M-64M   direct        instances=16\n"
            "alltoall              1  4  nvlink  64M-inf   direct        instances=32\n"
            "# several nodes (or pseudo-nodes): the cost model's fastest (contrib/gc3-predict-nodes 2 16 128:\n"
            "# nodes of 8 GPUs, NVLink 360 GB/s, 25 GB/s and 3 us per GPU between nodes)\n"
@@ -242,6 +247,14 @@ gc3_status_t gc3_rules_parse(const char *text, const char *name, gc3_diag_t *dia
                 continue;
             }
             *eq = '\0';
+            if (strcmp(tok[i], "zero_copy") == 0) {
+                if (strcmp(eq + 1, "on") != 0 && strcmp(eq + 1, "off") != 0) {
+                    gc3_diag_add(diag, "%s: zero_copy must be on or off (found '%s')", r.where, eq + 1);
+                    errors++;
+                }
+                r.no_zc = strcmp(eq + 1, "off") == 0;
+                continue;
+            }
             if (strcmp(tok[i], "proto") == 0) {
                 if (gc3_proto_from_name(eq + 1, &r.proto) != GC3_OK) {
                     gc3_diag_add(diag, "%s: proto must be Simple, LL or LL128 (found '%s')", r.where, eq + 1);
@@ -266,7 +279,8 @@ gc3_status_t gc3_rules_parse(const char *text, const char *name, gc3_diag_t *dia
             } else if (strcmp(tok[i], "chunks_per_peer") == 0) {
                 r.chunks_per_peer = (int)v;
             } else {
-                gc3_diag_add(diag, "%s: unknown key '%s' (proto, channels, instances, chunks_per_peer)", r.where, tok[i]);
+                gc3_diag_add(diag, "%s: unknown key '%s' (proto, channels, instances, chunks_per_peer, zero_copy)", r.where,
+                             tok[i]);
                 errors++;
             }
         }
@@ -575,6 +589,12 @@ gc3_status_t gc3_rule_program(const gc3_rule_t *rule, const gc3_rule_target_t *t
         gc3_diag_add(diag, "%d ranks do not form %d nodes of equal size", target->ranks, target->nodes);
         return GC3_ERR_INVALID_PARAM;
     }
-    return rule->program != NULL ? gc3_rule_file_program(rule, target, diag, program_p, made)
-                                 : gc3_rule_generated_program(rule, target, diag, program_p, made);
+    {
+        const gc3_status_t st = rule->program != NULL ? gc3_rule_file_program(rule, target, diag, program_p, made)
+                                                      : gc3_rule_generated_program(rule, target, diag, program_p, made);
+        if (st == GC3_OK) {
+            (*program_p)->no_zc = rule->no_zc;
+        }
+        return st;
+    }
 }

@@ -149,6 +149,10 @@ void gc3_gpu_nearest_nic(int device, char *out, size_t len)
 #define GC3_CU_POINTER_ATTRIBUTE_MEMORY_TYPE    2
 #define GC3_CU_POINTER_ATTRIBUTE_IS_MANAGED     8
 #define GC3_CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL 9
+#define GC3_CU_POINTER_ATTRIBUTE_BUFFER_ID      7
+#define GC3_CU_POINTER_ATTRIBUTE_LEGACY_IPC     10
+#define GC3_CU_POINTER_ATTRIBUTE_RANGE_START    11
+#define GC3_CU_POINTER_ATTRIBUTE_RANGE_SIZE     12
 #define GC3_CU_MEMORYTYPE_DEVICE                2
 
 typedef int (*gc3_cuInit_t)(unsigned int);
@@ -206,6 +210,44 @@ gc3_mem_t gc3_mem_classify(const void *ptr, int *device_p)
     }
     *device_p = ordinal;
     return GC3_MEM_DEVICE;
+}
+
+gc3_status_t gc3_mem_range(const void *ptr, size_t bytes, int device, uint64_t *base_p, uint64_t *size_p,
+                           uint64_t *ident_p, const char **why_p)
+{
+    /* every value 8 bytes, zeroed: the driver writes 4 (types, ordinal) or 1 (booleans) of some */
+    unsigned long long mtype = 0, managed = 0, ordinal = 0, id = 0, ipc = 0, start = 0, size = 0;
+    int                attrs[7] = {GC3_CU_POINTER_ATTRIBUTE_MEMORY_TYPE, GC3_CU_POINTER_ATTRIBUTE_IS_MANAGED,
+                                   GC3_CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, GC3_CU_POINTER_ATTRIBUTE_BUFFER_ID,
+                                   GC3_CU_POINTER_ATTRIBUTE_LEGACY_IPC, GC3_CU_POINTER_ATTRIBUTE_RANGE_START,
+                                   GC3_CU_POINTER_ATTRIBUTE_RANGE_SIZE};
+    void              *data[7] = {&mtype, &managed, &ordinal, &id, &ipc, &start, &size};
+
+    if (ptr == NULL || !gc3_mem_driver() ||
+        gc3_cu.get_attrs(7, attrs, data, (unsigned long long)(uintptr_t)ptr) != 0 || (mtype & 0xffffffffu) == 0) {
+        *why_p = "the buffer is host memory";
+        return GC3_ERR_UNSUPPORTED;
+    }
+    if (managed & 0xff) {
+        *why_p = "the buffer is managed memory";
+        return GC3_ERR_UNSUPPORTED;
+    }
+    if ((mtype & 0xffffffffu) != GC3_CU_MEMORYTYPE_DEVICE || (int)(ordinal & 0xffffffffu) != device) {
+        *why_p = "the buffer is not device memory of this rank's GPU";
+        return GC3_ERR_UNSUPPORTED;
+    }
+    if ((ipc & 0xff) == 0) {
+        *why_p = "the buffer's allocation cannot be exported with CUDA IPC (cudaMallocAsync's pools, cuMemCreate)";
+        return GC3_ERR_UNSUPPORTED;
+    }
+    if (size == 0 || (uint64_t)(uintptr_t)ptr + bytes > start + size) {
+        *why_p = "the buffer runs past the end of its allocation";
+        return GC3_ERR_UNSUPPORTED;
+    }
+    *base_p  = start;
+    *size_p  = size;
+    *ident_p = id;
+    return GC3_OK;
 }
 
 gc3_status_t gc3_mem_copy(void *dst, const void *src, size_t bytes)

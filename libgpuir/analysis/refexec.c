@@ -5,8 +5,12 @@
 #include "gc3_sim.h"
 
 typedef struct {
-    int   cnt;
-    char *data;
+    int    cnt;
+    char  *data;
+    /* a zero-copy send: where its chunks are at the sender (data holds them as they were when it
+     * sent), and who sent it */
+    char **zc;
+    int    rank, tb, step;
 } gc3_refmsg_t;
 
 typedef struct {
@@ -17,6 +21,7 @@ typedef struct {
     char                    **scratch;
     size_t                    chunk_bytes;
     gc3_diag_t               *diag;
+    int                      *next;    /* zero_copy: per block, its next step (the schedule's priority) */
 } gc3_refctx_t;
 
 static void gc3_refmsg_free(void *ctx, void *msg)
@@ -25,6 +30,7 @@ static void gc3_refmsg_free(void *ctx, void *msg)
     (void)ctx;
     if (m != NULL) {
         free(m->data);
+        free(m->zc);
         free(m);
     }
 }
@@ -50,6 +56,40 @@ static char *gc3_ref_addr(gc3_refctx_t *x, const gc3_sim_step_t *sc, int buf, in
     return x->scratch[sc->rank] + (size_t)(l - r->i_chunks - r->o_chunks) * x->chunk_bytes;
 }
 
+/* A marked send of a zero-copy run: its message remembers where its chunks are at the sender. */
+static gc3_status_t gc3_ref_zc_note(gc3_refctx_t *x, const gc3_sim_step_t *sc, gc3_refmsg_t *msg)
+{
+    const int bit = x->args->inplace ? GC3_FLAT_ZC_IP : GC3_FLAT_ZC_OOP;
+    int       buf, off;
+
+    if (!x->args->zero_copy || !gc3_flat_sent_chunks(sc->st, &buf, &off) ||
+        (x->args->zero_copy == 1 ? !(sc->st->zc & bit) : buf == GC3_BUF_SCRATCH)) {
+        return GC3_OK;
+    }
+    msg->zc = malloc((size_t)msg->cnt * sizeof(char *));
+    if (msg->zc == NULL) {
+        return GC3_ERR_NO_MEMORY;
+    }
+    for (int c = 0; c < msg->cnt; c++) {
+        if ((msg->zc[c] = gc3_ref_addr(x, sc, buf, off + c)) == NULL) {
+            return GC3_ERR_VERIFY;
+        }
+    }
+    msg->rank = sc->rank;
+    msg->tb   = sc->tb;
+    msg->step = sc->step;
+    return GC3_OK;
+}
+
+/* zero_copy's schedule: a block whose next step receives runs after every other runnable one */
+static double gc3_ref_priority(void *ctx, int gtb)
+{
+    const gc3_refctx_t    *x  = ctx;
+    const gc3_flat_tb_t   *b  = &gc3_flat_tbs(x->flat)[gtb];
+    const gc3_flat_step_t *st = &gc3_flat_steps(x->flat)[b->step_begin + x->next[gtb]];
+    return (gc3_step_flags((gc3_step_type_t)st->type) & GC3_STEP_F_RECV) ? 1.0 : 0.0;
+}
+
 static gc3_status_t gc3_ref_exec(void *ctx, const gc3_sim_step_t *sc, void *in, void **out_p)
 {
     gc3_refctx_t          *x     = ctx;
@@ -70,6 +110,24 @@ static gc3_status_t gc3_ref_exec(void *ctx, const gc3_sim_step_t *sc, void *in, 
                      sc->step, msg->cnt, cnt);
         gc3_refmsg_free(x, msg);
         return GC3_ERR_VERIFY;
+    }
+    if (x->next != NULL) {
+        const gc3_flat_tb_t *b = sc->tbinfo;
+        x->next[sc->gtb]       = sc->step + 1 < b->nsteps ? sc->step + 1 : 0;
+    }
+    if (msg != NULL && msg->zc != NULL) {
+        /* the receiver reads the sender's chunks now: they must still be what was sent */
+        for (int c = 0; c < cnt; c++) {
+            if (memcmp(msg->zc[c], msg->data + (size_t)c * cb, cb) != 0) {
+                gc3_diag_add(x->diag, "zero-copy hazard: rank %d tb %d step %d sent chunk %d of its message in place, "
+                             "and it was overwritten before rank %d tb %d step %d read it", msg->rank, msg->tb,
+                             msg->step, c, sc->rank, sc->tb, sc->step);
+                gc3_refmsg_free(x, msg);
+                return GC3_ERR_VERIFY;
+            }
+        }
+        free(msg->zc);
+        msg->zc = NULL;
     }
     if (msg != NULL) {
         val = msg->data;
@@ -134,6 +192,12 @@ static gc3_status_t gc3_ref_exec(void *ctx, const gc3_sim_step_t *sc, void *in, 
             }
             msg->cnt  = cnt;
             msg->data = val;
+            msg->zc   = NULL;
+        }
+        status = gc3_ref_zc_note(x, sc, msg);
+        if (status != GC3_OK) {
+            gc3_refmsg_free(x, msg);
+            return status;
         }
         *out_p = msg; /* the received buffer travels on */
     } else {
@@ -146,8 +210,8 @@ gc3_status_t gc3_refexec_run(const gc3_ir_program_t *p, const gc3_refexec_args_t
                              void *const *outputs, gc3_diag_t *diag)
 {
     gc3_refctx_t        x;
-    gc3_sim_ops_t       ops    = {gc3_ref_exec, NULL, gc3_refmsg_free};
-    gc3_sim_params_t    params = {args->slots > 0 ? args->slots : 8, 1, 0};
+    gc3_sim_ops_t       ops    = {gc3_ref_exec, args->zero_copy ? gc3_ref_priority : NULL, gc3_refmsg_free};
+    gc3_sim_params_t    params = {args->slots > 0 ? args->slots : 8, 1, args->zero_copy != 0};
     gc3_flat_program_t *flat   = NULL;
     gc3_status_t        status;
     size_t              dsize  = gc3_dtype_size(args->dtype);
@@ -177,7 +241,14 @@ gc3_status_t gc3_refexec_run(const gc3_ir_program_t *p, const gc3_refexec_args_t
     x.chunk_bytes = (size_t)args->chunk_elems * dsize;
     x.diag        = diag;
     x.scratch     = calloc((size_t)p->ngpus, sizeof(char *));
-    if (x.scratch == NULL) {
+    if (args->zero_copy) {
+        /* the runtime's marking, on every rank (homed rrs steps become rrcs) */
+        for (int r = 0; r < p->ngpus; r++) {
+            (void)gc3_flat_zc_mark(flat, r, 1, NULL);
+        }
+        x.next = calloc((size_t)flat->ntbs + 1, sizeof(int));
+    }
+    if (x.scratch == NULL || (args->zero_copy && x.next == NULL)) {
         status = GC3_ERR_NO_MEMORY;
         goto out;
     }
@@ -196,6 +267,7 @@ out:
         }
     }
     free(x.scratch);
+    free(x.next);
     gc3_flat_destroy(flat);
     return status;
 }

@@ -496,29 +496,10 @@ out:
 
 int gc3_sim_nlocations(const gc3_flat_program_t *flat, int rank)
 {
-    const gc3_flat_rank_t *r = &gc3_flat_ranks(flat)[rank];
-    return r->i_chunks + r->o_chunks + r->s_chunks;
+    return gc3_flat_nlocations(flat, rank);
 }
 
 int gc3_sim_location(const gc3_flat_program_t *flat, int rank, int inplace, int buf, int chunk)
 {
-    const gc3_flat_rank_t *r = &gc3_flat_ranks(flat)[rank];
-    int                    ni = r->i_chunks, no = r->o_chunks;
-    gc3_buf_t              hb;
-    int                    hc;
-
-    if (chunk < 0 || chunk >= (buf == GC3_BUF_INPUT ? ni : buf == GC3_BUF_OUTPUT ? no
-                                : buf == GC3_BUF_SCRATCH ? r->s_chunks : 0)) {
-        return -1;
-    }
-    if (inplace && gc3_ir_inplace_alias((gc3_coll_t)flat->coll, rank, ni, no, (gc3_buf_t)buf, chunk, &hb, &hc)) {
-        buf   = hb; /* one buffer: the chunk is a chunk of the other one */
-        chunk = hc;
-    }
-    switch (buf) {
-    case GC3_BUF_INPUT:   return chunk;
-    case GC3_BUF_OUTPUT:  return ni + chunk;
-    case GC3_BUF_SCRATCH: return ni + no + chunk;
-    default:              return -1;
-    }
+    return gc3_flat_location(flat, rank, inplace, buf, chunk);
 }

@@ -155,3 +155,68 @@ int gc3_flat_fuse(gc3_flat_program_t *f, int rank, int max_srcs)
     }
     return runs;
 }
+
+int gc3_flat_peer_receiver(const gc3_flat_program_t *f, int rank, int tb)
+{
+    const gc3_flat_rank_t *ranks = gc3_flat_ranks(f);
+    const gc3_flat_tb_t   *tbs   = gc3_flat_tbs(f);
+    const gc3_flat_tb_t   *me    = &tbs[ranks[rank].tb_begin + tb];
+
+    if (me->send < 0) {
+        return -1;
+    }
+    for (int t = 0; t < ranks[me->send].ntbs; t++) {
+        const gc3_flat_tb_t *q = &tbs[ranks[me->send].tb_begin + t];
+        if (q->recv == rank && q->chan == me->chan) {
+            return t;
+        }
+    }
+    return -1;
+}
+
+int gc3_flat_peer_sender(const gc3_flat_program_t *f, int rank, int tb)
+{
+    const gc3_flat_rank_t *ranks = gc3_flat_ranks(f);
+    const gc3_flat_tb_t   *tbs   = gc3_flat_tbs(f);
+    const gc3_flat_tb_t   *me    = &tbs[ranks[rank].tb_begin + tb];
+
+    if (me->recv < 0) {
+        return -1;
+    }
+    for (int t = 0; t < ranks[me->recv].ntbs; t++) {
+        const gc3_flat_tb_t *q = &tbs[ranks[me->recv].tb_begin + t];
+        if (q->send == rank && q->chan == me->chan) {
+            return t;
+        }
+    }
+    return -1;
+}
+
+int gc3_flat_nlocations(const gc3_flat_program_t *f, int rank)
+{
+    const gc3_flat_rank_t *r = &gc3_flat_ranks(f)[rank];
+    return r->i_chunks + r->o_chunks + r->s_chunks;
+}
+
+int gc3_flat_location(const gc3_flat_program_t *f, int rank, int inplace, int buf, int chunk)
+{
+    const gc3_flat_rank_t *r = &gc3_flat_ranks(f)[rank];
+    int                    ni = r->i_chunks, no = r->o_chunks;
+    gc3_buf_t              hb;
+    int                    hc;
+
+    if (chunk < 0 || chunk >= (buf == GC3_BUF_INPUT ? ni : buf == GC3_BUF_OUTPUT ? no
+                                : buf == GC3_BUF_SCRATCH ? r->s_chunks : 0)) {
+        return -1;
+    }
+    if (inplace && gc3_ir_inplace_alias((gc3_coll_t)f->coll, rank, ni, no, (gc3_buf_t)buf, chunk, &hb, &hc)) {
+        buf   = hb; /* one buffer: the chunk is a chunk of the other one */
+        chunk = hc;
+    }
+    switch (buf) {
+    case GC3_BUF_INPUT:   return chunk;
+    case GC3_BUF_OUTPUT:  return ni + chunk;
+    case GC3_BUF_SCRATCH: return ni + no + chunk;
+    default:              return -1;
+    }
+}

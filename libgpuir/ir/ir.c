@@ -260,7 +260,7 @@ uint64_t gc3_ir_hash(const gc3_ir_program_t *p)
             }
         }
     }
-    return h;
+    return p->no_zc ? gc3_fnv1a(h, "no_zc", 5) : h;
 }
 
 static int gc3_ir_strdup(char **dst, const char *src)

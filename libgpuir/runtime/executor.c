@@ -22,6 +22,8 @@ void gc3_exec_params_default(gc3_exec_params_t *p, gc3_backend_t backend, int ra
     p->fuse              = 1;
     p->wait_legacy       = 1;
     p->net_peer_errors   = 1;
+    p->reg_entries       = GC3_REG_ENTRIES_DEFAULT;
+    p->tile_bytes        = GC3_TILE_BYTES_DEFAULT;
 }
 
 int gc3_exec_backend_available(gc3_backend_t backend)
@@ -90,6 +92,7 @@ static void gc3_pool_unref(gc3_exec_t *e, gc3_plan_t *p, gc3_rt_pool_t *pool);
 void gc3_exec_destroy(gc3_exec_t *exec)
 {
     if (exec != NULL) {
+        gc3_reg_destroy(exec, exec->reg);
         for (int r = 0; exec->pool != NULL && r < exec->params.nranks; r++) {
             gc3_pool_unref(exec, NULL, exec->pool[r]);
         }
@@ -146,6 +149,53 @@ int gc3_plan_fused_runs(const gc3_plan_t *p)
 int gc3_plan_loops(const gc3_plan_t *p)
 {
     return p != NULL ? p->call_L : 0;
+}
+
+int gc3_plan_zc_peers(const gc3_plan_t *p)
+{
+    return p != NULL ? p->zc_peers_last : 0;
+}
+
+int gc3_plan_zc_mode(const gc3_plan_t *p)
+{
+    return p != NULL && p->zc_big;
+}
+
+const char *gc3_plan_zc_why(const gc3_plan_t *p)
+{
+    return p != NULL ? p->zc_why : NULL;
+}
+
+void gc3_plan_zc_describe(const gc3_plan_t *p, char *buf, size_t len)
+{
+    const gc3_zc_stats_t *z = p != NULL ? &p->zc_stats : NULL;
+    const int             n = z != NULL ? (z->oop > z->ip ? z->oop : z->ip) : 0;
+
+    if (len == 0) {
+        return;
+    }
+    buf[0] = '\0';
+    if (p == NULL || !p->exec->params.zero_copy || p->proto == GC3_PROTO_LL || z->sends == 0) {
+        return;
+    }
+    if (n == 0) {
+        snprintf(buf, len, "zero-copy: none of this rank's %d sends can leave its data in place (it is in scratch, or "
+                 "the program writes it again before the receiver would have read it)", z->sends);
+    } else if (p->exec->reg == NULL) {
+        snprintf(buf, len, "zero-copy: not used: %s", p->exec->reg_why[0] ? p->exec->reg_why : "this backend cannot share buffers");
+    } else {
+        char homed[64] = "";
+        if (z->homed > 0) {
+            snprintf(homed, sizeof(homed), "; %d reductions keep their result in the output", z->homed);
+        }
+        const char *mode = p->zc_agree[0] && p->zc_agree[1] ? ", zero-copy mode (large tiles) in and out of place"
+                           : p->zc_agree[0]                  ? ", zero-copy mode (large tiles) out of place"
+                           : p->zc_agree[1]                  ? ", zero-copy mode (large tiles) in place"
+                                                             : "";
+        snprintf(buf, len, "zero-copy: %d of this rank's %d sends may leave their data in place (out of place %d, in "
+                 "place %d%s)%s%s%s", n, z->sends, z->oop, z->ip, homed, mode,
+                 p->zc_why != NULL ? "; the last call did not: " : "", p->zc_why != NULL ? p->zc_why : "");
+    }
 }
 
 static int gc3_plan_remote(const gc3_plan_t *p, int q)
@@ -434,7 +484,7 @@ void gc3_plan_destroy(gc3_plan_t *p)
     if (p == NULL) {
         return;
     }
-    if (p->in_flight) {
+    if (p->in_flight && !p->pending) {
         (void)p->exec->be->wait(p);
         if (p->crosses_nodes) {
             gc3_rt_net_call_end(p);
@@ -530,6 +580,10 @@ static void gc3_plan_ctx_init(gc3_plan_t *p)
         x->slots       = p->exec->params.slots;
         x->slot_stride = p->slot_stride;
         x->timeout_s   = p->exec->params.timeout_s;
+        x->zc_table    = gc3_reg_table(p->exec->reg, &x->zc_entries);
+        x->zc_slocal   = gc3_reg_local(p->exec->reg, tb->send);
+        x->zc_rlocal   = gc3_reg_local(p->exec->reg, tb->recv);
+        x->zc_slocal   = x->zc_slocal < 64 ? x->zc_slocal : -1;
     }
 }
 
@@ -543,7 +597,7 @@ static int gc3_flat_max_recv(const gc3_flat_program_t *f)
     for (int r = 0; r < f->nranks; r++) {
         int n = 0;
         for (int t = 0; t < ranks[r].ntbs; t++) {
-            n += gc3_rt_peer_sender(f, r, t) >= 0;
+            n += gc3_flat_peer_sender(f, r, t) >= 0;
         }
         most = n > most ? n : most;
     }
@@ -642,6 +696,7 @@ typedef struct {
     char     handle[GC3_RT_HANDLE_BYTES];
     uint64_t pool_gen, pool_bytes;
     char     pool_handle[GC3_RT_HANDLE_BYTES];
+    char     reg_board[64]; /* zero-copy: this rank's board ("" none) */
 } gc3_prep_card_t;
 
 /* The plan's chunks and slots: its segments per rank, its largest step, a slot's payload and stride. */
@@ -696,8 +751,8 @@ static gc3_status_t gc3_prep_blocks(gc3_exec_t *exec, const gc3_ir_program_t *pr
             p->nsend[t] += (gc3_step_flags((gc3_step_type_t)st[s].type) & GC3_STEP_F_SEND) != 0;
             p->nrecv[t] += (gc3_step_flags((gc3_step_type_t)st[s].type) & GC3_STEP_F_RECV) != 0;
         }
-        if ((p->nsend[t] && gc3_rt_peer_receiver(p->flat, rank, t) < 0) ||
-            (p->nrecv[t] && gc3_rt_peer_sender(p->flat, rank, t) < 0)) {
+        if ((p->nsend[t] && gc3_flat_peer_receiver(p->flat, rank, t) < 0) ||
+            (p->nrecv[t] && gc3_flat_peer_sender(p->flat, rank, t) < 0)) {
             gc3_diag_add(diag, "executor: rank %d tb %d of '%s' has no partner block on the other end of its "
                          "connection (run the verifier)", rank, t, program->name);
             return GC3_ERR_VERIFY;
@@ -723,6 +778,40 @@ static gc3_status_t gc3_prep_peer_layouts(gc3_exec_t *exec, gc3_plan_t *p, gc3_r
     return status;
 }
 
+/* Zero-copy: every rank's sends marked (this plan runs only this rank's; the others' tell whether every
+ * message of a call can be left in place: zero-copy mode), and this rank's count. */
+static void gc3_zc_prep(gc3_plan_t *p)
+{
+    const gc3_flat_tb_t   *tbs     = gc3_flat_tbs(p->flat);
+    const gc3_flat_step_t *steps   = gc3_flat_steps(p->flat);
+    int                    full[2] = {p->flat->outofplace, p->flat->inplace};
+
+    (void)gc3_flat_zc_mark(p->flat, -1, 1, NULL);
+    memset(&p->zc_stats, 0, sizeof(p->zc_stats));
+    for (int t = 0; t < p->flat->ntbs; t++) {
+        for (int s = 0; s < tbs[t].nsteps; s++) {
+            const gc3_flat_step_t *st = &steps[tbs[t].step_begin + s];
+            if (!(gc3_step_flags((gc3_step_type_t)st->type) & GC3_STEP_F_SEND)) {
+                continue;
+            }
+            full[0] = full[0] && (st->zc & GC3_FLAT_ZC_OOP);
+            full[1] = full[1] && (st->zc & GC3_FLAT_ZC_IP);
+            if (tbs[t].rank == p->rank) {
+                p->zc_stats.sends++;
+                p->zc_stats.oop += (st->zc & GC3_FLAT_ZC_OOP) != 0;
+                p->zc_stats.ip += (st->zc & GC3_FLAT_ZC_IP) != 0;
+                p->zc_stats.homed += (st->zc & GC3_FLAT_ZC_HOMED) != 0;
+            }
+        }
+    }
+    /* zero-copy mode (decided at the second exchange, when the ranks know each other's boards): every
+     * message in place, no scratch (its copies would grow with the tile), a collective whose every rank
+     * waits for every other in each call (the agreement's words are read before they change) */
+    for (int k = 0; k < 2; k++) {
+        p->zc_agree[k] = full[k] && !p->uses_scratch && p->flat->coll != GC3_COLL_CUSTOM && p->id < GC3_REG_AGREE_PLANS;
+    }
+}
+
 /* This rank's part before any exchange: the flat program, its layout and region. */
 static gc3_status_t gc3_prep_local(gc3_exec_t *exec, const gc3_ir_program_t *program, gc3_plan_t *p,
                                    gc3_rt_layout_t *layouts, gc3_diag_t *diag)
@@ -743,6 +832,12 @@ static gc3_status_t gc3_prep_local(gc3_exec_t *exec, const gc3_ir_program_t *pro
     p->ntbs   = me->ntbs;
     p->tbs    = &gc3_flat_tbs(p->flat)[me->tb_begin];
     p->proto  = gc3_proto_runs_as(program->proto); /* LL128: Simple */
+    for (int r = 0; r < p->flat->nranks; r++) {
+        p->uses_scratch |= gc3_flat_ranks(p->flat)[r].s_chunks > 0;
+    }
+    if (exec->params.zero_copy && p->proto == GC3_PROTO_SIMPLE && !program->no_zc) {
+        gc3_zc_prep(p);
+    }
     p->pooled = gc3_plan_takes_pool(&exec->params, p->proto, p->flat, exec->node);
     status = gc3_prep_geometry(exec, program, p, diag);
     if (status != GC3_OK) {
@@ -859,6 +954,17 @@ static gc3_status_t gc3_prep_map(gc3_prep_t *x, gc3_diag_t *diag)
 
     p->peer_region[p->rank] = p->region;
     p->peer_bytes[p->rank]  = p->layout.bytes;
+    if (p->exec->reg != NULL) {
+        const char **names = calloc((size_t)p->nranks, sizeof(char *));
+        for (int q = 0; names != NULL && q < p->nranks; q++) {
+            const gc3_prep_card_t *c = (const gc3_prep_card_t *)(x->x.recv + (size_t)q * x->x.bytes);
+            names[q]                 = memchr(c->reg_board, '\0', sizeof(c->reg_board)) != NULL ? c->reg_board : NULL;
+        }
+        if (names != NULL) {
+            gc3_reg_connect(p->exec, names);
+        }
+        free(names);
+    }
     for (int q = 0; q < p->nranks && status == GC3_OK; q++) {
         const gc3_prep_card_t *c = (const gc3_prep_card_t *)(x->x.recv + (size_t)q * x->x.bytes);
         if (q != p->rank && x->layouts[q].sem_off != NULL && !gc3_plan_remote(p, q)) {
@@ -934,7 +1040,7 @@ static gc3_status_t gc3_prep_connect(gc3_prep_t *x, gc3_diag_t *diag)
         const gc3_flat_tb_t *tb = &p->tbs[t];
         gc3_rt_conn_t       *c  = &p->conn[t];
         if (p->nsend[t]) {
-            int u = gc3_rt_peer_receiver(p->flat, rank, t);
+            int u = gc3_flat_peer_receiver(p->flat, rank, t);
             if (gc3_plan_remote(p, tb->send)) {
                 char *b       = p->net + p->layout.net_send_off[t];
                 c->send_tail  = (uint64_t *)b;
@@ -952,7 +1058,7 @@ static gc3_status_t gc3_prep_connect(gc3_prep_t *x, gc3_diag_t *diag)
             }
         }
         if (p->nrecv[t]) {
-            int u = gc3_rt_peer_sender(p->flat, rank, t);
+            int u = gc3_flat_peer_sender(p->flat, rank, t);
             if (gc3_plan_remote(p, tb->recv)) {
                 char *b        = p->net + p->layout.net_recv_off[t];
                 c->recv_tail   = (uint64_t *)b;
@@ -981,12 +1087,14 @@ static gc3_status_t gc3_prep_post_card(gc3_prep_t *x, const char *what, int with
     if (status != GC3_OK) {
         return status;
     }
-    mine     = (gc3_prep_card_t *)x->x.send;
-    mine->ok = x->ok;
+    mine      = (gc3_prep_card_t *)x->x.send;
+    mine->ok  = x->ok;
+    mine->pad = !with_handle && gc3_reg_connected(x->p->exec->reg); /* (the second exchange: zero-copy mode) */
     if (with_handle) {
         const gc3_exec_t    *e    = x->p->exec;
         const gc3_rt_pool_t *pool = x->pool_new != NULL ? x->pool_new : e->pool != NULL ? e->pool[x->p->rank] : NULL;
         memcpy(mine->handle, x->p->handle, GC3_RT_HANDLE_BYTES);
+        snprintf(mine->reg_board, sizeof(mine->reg_board), "%s", gc3_reg_board_name(e->reg));
         if (pool != NULL) {
             mine->pool_gen   = pool->gen;
             mine->pool_bytes = pool->bytes;
@@ -1015,6 +1123,9 @@ static void gc3_prep_unlink(gc3_prep_t *x)
     }
     if (x->pool_new != NULL && !x->unlinked) {
         x->p->exec->be->region_unlink(x->p, x->pool_new->handle);
+    }
+    if (x->phase == GC3_PREP_MAPPED) {
+        gc3_reg_unlink(x->p->exec->reg); /* every rank opened the boards it could (the first exchange) */
     }
     x->unlinked = 1;
 }
@@ -1062,6 +1173,16 @@ gc3_status_t gc3_exec_prepare_post(gc3_exec_t *exec, const gc3_ir_program_t *pro
         }
         free(x);
         return GC3_ERR_NO_MEMORY; /* the others time out in the exchange */
+    }
+    if (exec->params.zero_copy && !exec->reg_tried) {
+        gc3_diag_t rd;
+        exec->reg_tried = 1;
+        gc3_diag_init(&rd);
+        if (gc3_reg_create(exec, &rd, &exec->reg) != GC3_OK || exec->reg == NULL) {
+            snprintf(exec->reg_why, sizeof(exec->reg_why), "%s",
+                     rd.count ? rd.msgs[0] : "the backend cannot share callers' buffers");
+        }
+        gc3_diag_cleanup(&rd);
     }
     x->p->exec   = exec;
     x->p->rank   = exec->params.rank;
@@ -1122,7 +1243,12 @@ gc3_status_t gc3_exec_prepare_test(gc3_prep_t *x, gc3_diag_t *diag, gc3_plan_t *
         x->phase = GC3_PREP_MAPPED;
         return GC3_IN_PROGRESS;
     }
-    /* GC3_PREP_MAPPED */
+    /* GC3_PREP_MAPPED: zero-copy mode only where every rank has every board of the node */
+    for (int r = 0; r < p->nranks; r++) {
+        if (!((const gc3_prep_card_t *)(x->x.recv + (size_t)r * x->x.bytes))->pad || p->crosses_nodes) {
+            p->zc_agree[0] = p->zc_agree[1] = 0;
+        }
+    }
     gc3_rt_xchg_release(&x->x);
     gc3_prep_pool_install(x);
     status = gc3_prep_connect(x, diag);
@@ -1239,21 +1365,31 @@ static gc3_status_t gc3_call_check(const gc3_plan_t *p, const gc3_call_t *c, gc3
     return GC3_OK;
 }
 
+/* The most bytes a step's message carries in one loop: a slot's payload; in zero-copy mode (big: every
+ * message in place, only its header in the slot), params.tile_bytes, at least a slot. */
+static uint64_t gc3_plan_msg_max(const gc3_plan_t *p, int big)
+{
+    const uint64_t tile = p->exec->params.tile_bytes > 0 ? p->exec->params.tile_bytes : GC3_TILE_BYTES_DEFAULT;
+    return big && tile > p->slot_payload ? tile / 16 * 16 : p->slot_payload;
+}
+
 /* The tile T (elements a chunk moves per loop) of a call of count elements, k chunks per segment:
- * a step's message (cnt chunks of T elements) fits a slot; T is a multiple of 16 bytes when it can
- * be (aligned vector access), and not larger than a chunk needs. When the whole chunk fits, T is
- * rounded up, not down: down, a count that is not a multiple of 16 bytes per chunk took a second
- * loop for its last few elements (a whole round of steps). */
-static gc3_status_t gc3_call_tile(const gc3_plan_t *p, const gc3_call_t *c, uint64_t k, uint64_t *T_p, gc3_diag_t *diag)
+ * a step's message (cnt chunks of T elements) is at most gc3_plan_msg_max; T is a multiple of 16
+ * bytes when it can be (aligned vector access), and not larger than a chunk needs. When the whole
+ * chunk fits, T is rounded up, not down: down, a count that is not a multiple of 16 bytes per chunk
+ * took a second loop for its last few elements (a whole round of steps). */
+static gc3_status_t gc3_call_tile(const gc3_plan_t *p, const gc3_call_t *c, uint64_t k, int big, uint64_t *T_p,
+                                  gc3_diag_t *diag)
 {
     const size_t   ds        = gc3_dtype_size(c->dtype);
     const uint64_t v16       = ds > 0 && ds < 16 ? 16 / ds : 1; /* elements in 16 bytes (a vector), at least 1 */
     const uint64_t per_chunk = (c->count + k - 1) / k;
-    uint64_t       T         = p->slot_payload / (uint64_t)p->cnt_max / ds;
+    const uint64_t msg_max   = gc3_plan_msg_max(p, big);
+    uint64_t       T         = msg_max / (uint64_t)p->cnt_max / ds;
 
     if (T >= per_chunk) {
         T = per_chunk;
-        if (T >= v16 && (uint64_t)p->cnt_max * gc3_rt_round(T, v16) * ds <= p->slot_payload) {
+        if (T >= v16 && (uint64_t)p->cnt_max * gc3_rt_round(T, v16) * ds <= msg_max) {
             T = gc3_rt_round(T, v16);
         }
     }
@@ -1261,8 +1397,8 @@ static gc3_status_t gc3_call_tile(const gc3_plan_t *p, const gc3_call_t *c, uint
         T = T / v16 * v16;
     }
     if (T == 0) {
-        gc3_diag_add(diag, "executor: a slot of %llu bytes cannot hold a message of %d chunks of %s",
-                     (unsigned long long)p->slot_payload, p->cnt_max, gc3_dtype_name(c->dtype));
+        gc3_diag_add(diag, "executor: a message of at most %llu bytes cannot hold %d chunks of %s",
+                     (unsigned long long)msg_max, p->cnt_max, gc3_dtype_name(c->dtype));
         return GC3_ERR_INVALID_PARAM;
     }
     if (p->flat->coll == GC3_COLL_CUSTOM) {
@@ -1358,6 +1494,62 @@ static void gc3_call_contexts(gc3_plan_t *p, const gc3_call_t *c, uint64_t T, in
     }
 }
 
+/* Zero-copy for the call: which marking applies, this rank's registrations of its buffers (held until
+ * the call ends) and the peers that mapped them, in every block's context. */
+static void gc3_call_zc(gc3_plan_t *p, const gc3_call_t *c)
+{
+    const int      bit = c->sendbuf == NULL ? GC3_FLAT_ZC_IP : GC3_FLAT_ZC_OOP;
+    const size_t   ds  = gc3_dtype_size(c->dtype);
+    const uint64_t nz  = c->sendbuf == NULL ? (uint64_t)p->zc_stats.ip : (uint64_t)p->zc_stats.oop;
+    char          *buf[2];
+    uint64_t       peers[2] = {0, 0};
+    const char    *why = NULL;
+
+    p->zc_held[0] = p->zc_held[1] = 0;
+    p->zc_peers_last = 0;
+    p->zc_why        = NULL;
+    if (!p->exec->params.zero_copy || nz == 0 || p->exec->reg == NULL) {
+        for (int t = 0; t < p->ntbs; t++) {
+            p->tbs_ctx[t].zc_bit = 0;
+        }
+        return;
+    }
+    gc3_reg_progress(p->exec);
+    gc3_call_buffers(p, c, &buf[0], &buf[1]);
+    for (int b = 0; b < 2; b++) {
+        const size_t bytes = c->count * ds *
+                             (size_t)gc3_coll_segments((gc3_coll_t)p->flat->coll, (gc3_buf_t)b, p->nranks);
+        const char  *w     = NULL;
+        p->zc_held[b]      = gc3_reg_lookup(p->exec, buf[b], bytes, &peers[b], &w);
+        why                = why != NULL ? why : w;
+    }
+    for (int q = 0; q < 64; q++) {
+        p->zc_peers_last += (int)(((peers[0] | peers[1]) >> q) & 1);
+    }
+    p->zc_why = p->zc_peers_last > 0 ? NULL : why;
+    {
+        const uint64_t all = gc3_reg_all_peers(p->exec->reg);
+        p->zc_ready        = (peers[1] & all) == all && (c->sendbuf == NULL || (peers[0] & all) == all);
+    }
+    for (int t = 0; t < p->ntbs; t++) {
+        gc3_rt_tb_t *x = &p->tbs_ctx[t];
+        x->zc_bit      = bit;
+        x->zc_id[0]    = p->zc_held[0];
+        x->zc_id[1]    = p->zc_held[1];
+        x->zc_peers[0] = peers[0];
+        x->zc_peers[1] = peers[1];
+    }
+}
+
+/* The call's registrations go back (the call ended). */
+static void gc3_call_zc_end(gc3_plan_t *p)
+{
+    for (int b = 0; b < 2; b++) {
+        gc3_reg_unref(p->exec, p->zc_held[b]);
+        p->zc_held[b] = 0;
+    }
+}
+
 /* The backend starts the call (between nodes, the transport's part of it first). */
 static gc3_status_t gc3_call_launch(gc3_plan_t *p, const gc3_call_t *c, gc3_diag_t *diag)
 {
@@ -1380,27 +1572,47 @@ static gc3_status_t gc3_call_launch(gc3_plan_t *p, const gc3_call_t *c, gc3_diag
     return status;
 }
 
-static gc3_status_t gc3_call_start(gc3_plan_t *p, const gc3_call_t *c, gc3_diag_t *diag)
+/* The call's tile, memory and contexts, then its launch (big: in zero-copy mode, the large tile). */
+static gc3_status_t gc3_call_go(gc3_plan_t *p, const gc3_call_t *c, int big, gc3_diag_t *diag)
 {
     const uint64_t k        = (uint64_t)(p->k_in > p->k_out ? p->k_in : p->k_out);
     const int      s_chunks = gc3_flat_ranks(p->flat)[p->rank].s_chunks;
     const int      window   = s_chunks > 0 ? GC3_RT_WINDOW : 0;
     uint64_t       T        = 0;
-    gc3_status_t   status   = gc3_call_check(p, c, diag);
+    gc3_status_t   status;
 
-    if (status != GC3_OK || c->count == 0) {
-        return status; /* (nothing to move: every rank returns at once) */
-    }
-    if ((status = gc3_call_tile(p, c, k, &T, diag)) != GC3_OK ||
+    if ((status = gc3_call_tile(p, c, k, big, &T, diag)) != GC3_OK ||
         (status = gc3_call_memory(p, s_chunks, T, gc3_dtype_size(c->dtype), window, diag)) != GC3_OK) {
         return status;
     }
     if (p->pooled && p->pool_epoch != p->exec->pool_epoch) {
         gc3_plan_pool_move(p); /* (it was in flight when the pool grew) */
     }
+    p->zc_big = big;
     p->call_L = (int)((c->count + k * T - 1) / (k * T));
     gc3_call_contexts(p, c, T, p->call_L, window);
-    if ((status = gc3_call_launch(p, c, diag)) != GC3_OK) {
+    return gc3_call_launch(p, c, diag);
+}
+
+static gc3_status_t gc3_call_start(gc3_plan_t *p, const gc3_call_t *c, gc3_diag_t *diag)
+{
+    const int    kind   = c->sendbuf == NULL;
+    gc3_status_t status = gc3_call_check(p, c, diag);
+
+    if (status != GC3_OK || c->count == 0) {
+        return status; /* (nothing to move: every rank returns at once) */
+    }
+    gc3_call_zc(p, c);
+    if (p->zc_agree[kind]) {
+        /* zero-copy mode if every rank of the node is ready: launched once all said (gc3_exec_test) */
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        p->call    = *c;
+        p->pending = 1;
+        p->pend_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+        gc3_reg_agree_post(p->exec->reg, p->id, ++p->zc_seq, p->zc_ready);
+    } else if ((status = gc3_call_go(p, c, 0, diag)) != GC3_OK) {
+        gc3_call_zc_end(p);
         return status;
     }
     p->in_flight = 1;
@@ -1409,6 +1621,36 @@ static gc3_status_t gc3_call_start(gc3_plan_t *p, const gc3_call_t *c, gc3_diag_
         p->exec->pool_last = p->id;
     }
     return GC3_OK;
+}
+
+/* A pending call (zero-copy mode agreement): GC3_IN_PROGRESS while a rank of the node has not said;
+ * then launched (GC3_OK), or the error of its launch, or a timeout naming the rank that never said. */
+static gc3_status_t gc3_call_agreed(gc3_plan_t *p, gc3_diag_t *diag)
+{
+    int             all = 0, missing = -1;
+    gc3_status_t    status = gc3_reg_agree_test(p->exec->reg, p->id, p->zc_seq, &all, &missing);
+    struct timespec ts;
+
+    if (status == GC3_IN_PROGRESS) {
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        if (p->exec->params.timeout_s > 0 &&
+            (double)((uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec - p->pend_ns) * 1e-9 >
+                p->exec->params.timeout_s) {
+            gc3_diag_add(diag, "timeout after %.1f s: rank %d waited for rank %d to start the call (zero-copy mode)",
+                         p->exec->params.timeout_s, p->rank, gc3_reg_rank_of(p->exec->reg, missing));
+            return GC3_ERR_TIMEOUT;
+        }
+        return GC3_IN_PROGRESS;
+    }
+    p->pending = 0;
+    if (p->pooled) {
+        pthread_mutex_lock(&p->exec->pool_lock);
+    }
+    status = gc3_call_go(p, &p->call, all, diag);
+    if (p->pooled) {
+        pthread_mutex_unlock(&p->exec->pool_lock);
+    }
+    return status;
 }
 
 gc3_status_t gc3_exec_start(gc3_plan_t *p, const gc3_call_t *c, gc3_diag_t *diag)
@@ -1428,6 +1670,8 @@ gc3_status_t gc3_exec_start(gc3_plan_t *p, const gc3_call_t *c, gc3_diag_t *diag
 static gc3_status_t gc3_exec_finish(gc3_plan_t *p, gc3_status_t status, gc3_diag_t *diag)
 {
     p->in_flight = 0;
+    p->pending   = 0;
+    gc3_call_zc_end(p);
     if (p->crosses_nodes) {
         gc3_rt_net_call_end(p);
     }
@@ -1450,7 +1694,8 @@ static gc3_status_t gc3_exec_finish(gc3_plan_t *p, gc3_status_t status, gc3_diag
         }
         return GC3_OK;
     }
-    if (p->err->set && (p->err->what == GC3_WAIT_WHAT_NET || p->err->what == GC3_WAIT_WHAT_MISMATCH)) {
+    if (p->err->set && (p->err->what == GC3_WAIT_WHAT_NET || p->err->what == GC3_WAIT_WHAT_MISMATCH ||
+                        p->err->what == GC3_WAIT_WHAT_ZC)) {
         gc3_rt_error_format(p->err, p->broken_why, sizeof(p->broken_why));
         gc3_diag_add(diag, "%s", p->broken_why);
         status = GC3_ERR_IO;
@@ -1475,19 +1720,55 @@ gc3_status_t gc3_exec_test(gc3_plan_t *p, int *done_p, gc3_diag_t *diag)
         *done_p = 1;
         return GC3_OK;
     }
+    if (p->pending) {
+        status  = gc3_call_agreed(p, diag);
+        *done_p = status != GC3_OK && status != GC3_IN_PROGRESS;
+        if (*done_p) {
+            /* never launched (or its launch failed): no kernel, nothing to wait for; the ranks are out of
+             * step now */
+            snprintf(p->broken_why, sizeof(p->broken_why), "%s",
+                     diag != NULL && diag->count ? diag->msgs[diag->count - 1] : gc3_status_string(status));
+            p->in_flight = 0;
+            p->pending   = 0;
+            p->broken    = 1;
+            gc3_call_zc_end(p);
+            if (p->pooled) {
+                pthread_mutex_lock(&p->exec->pool_lock);
+                p->exec->pool_busy = NULL;
+                pthread_mutex_unlock(&p->exec->pool_lock);
+            }
+            return status;
+        }
+        return GC3_OK;
+    }
     status = p->exec->be->test(p, done_p);
     if (status != GC3_OK || *done_p) {
         *done_p = 1;
         return gc3_exec_finish(p, status, diag);
     }
+    gc3_reg_progress(p->exec); /* (peers' new registrations, for the calls to come) */
     return GC3_OK;
 }
 
 gc3_status_t gc3_exec_wait(gc3_plan_t *p, gc3_diag_t *diag)
 {
+    uint64_t polls = 0;
+
     if (!p->in_flight) {
         return GC3_OK;
     }
+    while (p->pending) {
+        int          done = 0;
+        gc3_status_t st   = gc3_exec_test(p, &done, diag);
+        if (st != GC3_OK || done) {
+            return st;
+        }
+        if (p->pending && ++polls > 64) {
+            struct timespec ts = {0, polls > 4096 ? 50000 : 1000};
+            nanosleep(&ts, NULL);
+        }
+    }
+    gc3_reg_progress(p->exec);
     return gc3_exec_finish(p, p->exec->be->wait(p), diag);
 }
 

@@ -8,6 +8,15 @@
 
 #define GC3_RT_HANDLE_BYTES 128
 
+/* Zero-copy: what a backend says of a caller's buffer (reg_query), and fills in for its handle. */
+typedef struct {
+    uint64_t    base, size; /* the allocation (host: the shared file mapping) that holds the buffer */
+    uint64_t    ident;      /* changes when that memory is freed and other memory made at the same place */
+    uint64_t    offset;     /* host: the mapping's offset in its file */
+    char        name[96];   /* host: the file */
+    const char *why;        /* why not, when the buffer cannot be shared with the node's other processes */
+} gc3_rt_reg_info_t;
+
 typedef struct gc3_rt_backend {
     const char *name;
     /* this rank's shared region (zeroed), and a handle peers can open */
@@ -42,7 +51,54 @@ typedef struct gc3_rt_backend {
     /* what the backend itself allocates for a plan of this program and ntbs blocks on a rank: adds
      * to mem's control and pinned (NULL: nothing) */
     void         (*mem_estimate)(const gc3_flat_program_t *flat, int ntbs, gc3_plan_mem_t *mem);
+    /* copy host data into memory of mem_alloc (cuda: device memory) */
+    gc3_status_t (*mem_write)(void *dst, const void *src, size_t bytes);
+    /* zero-copy (reg.c; NULL: the backend has none): the allocation that holds a caller's buffer of this
+     * process, if the node's other processes can map it (GC3_ERR_UNSUPPORTED with info->why if not);
+     * a handle for it; a peer's handle mapped here, and unmapped */
+    gc3_status_t (*reg_query)(gc3_exec_t *exec, const void *ptr, size_t bytes, gc3_rt_reg_info_t *info);
+    gc3_status_t (*reg_handle)(gc3_exec_t *exec, gc3_rt_reg_info_t *info, char handle[GC3_RT_HANDLE_BYTES]);
+    gc3_status_t (*reg_open)(gc3_exec_t *exec, const char handle[GC3_RT_HANDLE_BYTES], uint64_t size, char **mapped_p);
+    void         (*reg_close)(gc3_exec_t *exec, char *mapped, uint64_t size);
 } gc3_rt_backend_t;
+
+/* ---- the registration cache of zero-copy (reg.c, doc/design/zero-copy.md) ---- */
+typedef struct gc3_reg gc3_reg_t;
+/* The executor's cache and this rank's board (GC3_OK and NULL when the backend has no registrations). */
+gc3_status_t gc3_reg_create(gc3_exec_t *exec, gc3_diag_t *diag, gc3_reg_t **reg_p);
+void         gc3_reg_destroy(gc3_exec_t *exec, gc3_reg_t *reg);
+/* This rank's board, for the peers ("" when none); its name goes once they mapped it. */
+const char  *gc3_reg_board_name(const gc3_reg_t *reg);
+void         gc3_reg_unlink(gc3_reg_t *reg);
+/* The boards of the node's other ranks, by their names (per rank of the executor; NULL or "": none). */
+void         gc3_reg_connect(gc3_exec_t *exec, const char *const *names);
+/* A peer process's allocation at [base, base + size) of its address space could not be mapped: CUDA has
+ * another mapping of that place open (memory freed there since, still mapped here). Every cache of this
+ * process unmaps what it mapped of that place of that process (and does not map it again). Returns
+ * how many it unmapped. */
+int          gc3_reg_forget(uint64_t pid, uint64_t base, uint64_t size);
+/* Map what the node's other ranks registered since the last time (never waits for them). */
+void         gc3_reg_progress(gc3_exec_t *exec);
+/* A call's buffer: its registration (id + 1, held until gc3_reg_unref) and in *peers_p the ranks of the
+ * node (bit: their index on the node) that mapped it; 0 when it has none, with the reason in *why_p
+ * (also when no peer mapped it). */
+uint32_t     gc3_reg_lookup(gc3_exec_t *exec, const void *ptr, size_t bytes, uint64_t *peers_p, const char **why_p);
+void         gc3_reg_unref(gc3_exec_t *exec, uint32_t id1);
+/* A rank's index on this node (-1: another node, or no cache), and back; the table of mapped
+ * registrations. */
+int          gc3_reg_local(const gc3_reg_t *reg, int rank);
+int          gc3_reg_rank_of(const gc3_reg_t *reg, int local);
+/* Every other rank of the node has its board open here (and the node has at most 64 ranks); the mask of
+ * those ranks (by their index on the node). */
+int          gc3_reg_connected(const gc3_reg_t *reg);
+uint64_t     gc3_reg_all_peers(const gc3_reg_t *reg);
+/* Zero-copy mode (reg.c's header): this rank's word for call `seq` of plan `plan` (< GC3_REG_AGREE_PLANS);
+ * GC3_IN_PROGRESS until every rank of the node posted its word for that call (*missing_p: the index on
+ * the node of one that has not), then GC3_OK with *all_p: every rank was ready. */
+#define GC3_REG_AGREE_PLANS 256
+void         gc3_reg_agree_post(gc3_reg_t *reg, int plan, uint64_t seq, int ready);
+gc3_status_t gc3_reg_agree_test(gc3_reg_t *reg, int plan, uint64_t seq, int *all_p, int *missing_p);
+const gc3_rt_zc_entry_t *gc3_reg_table(const gc3_reg_t *reg, int *entries_p);
 
 /* The process-wide count of what plans hold (gc3_mem_held), by kind; a backend counts the memory
  * it allocates for a plan itself (control, pinned) with gc3_rt_plan_mem. */
@@ -95,6 +151,9 @@ struct gc3_exec {
     int                    *node;
     const gc3_rt_backend_t *be;
     uint64_t                uid;      /* distinguishes this executor's shared objects */
+    gc3_reg_t              *reg;      /* zero-copy's registration cache (NULL: none) */
+    int                     reg_tried; /* its creation was tried (at the first preparation) */
+    char                    reg_why[160]; /* why there is none, when params.zero_copy asked for one */
     int                     nplans;
     int                     next_id;  /* plans are numbered from 1 as their preparation starts */
     /* params.fifo_pool: what follows, under pool_lock (a call may start in one thread while another
@@ -150,6 +209,24 @@ struct gc3_plan {
                                                 * own pool (-1: none) */
     gc3_plan_t         *pool_next;             /* in exec->plans */
     gc3_plan_mem_t      mem;                   /* what it holds (gc3_plan_memory) */
+    int                 uses_scratch;          /* some rank's blocks use scratch (the tile stays within a slot) */
+    gc3_zc_stats_t      zc_stats;              /* gc3_flat_zc_mark's, for this rank (params.zero_copy) */
+    /* zero-copy mode (reg.c): per kind of call (out of place, in place), whether its calls are agreed: every
+     * send of every rank can leave its data in place, no scratch, one node, every rank has every board of
+     * the node (the same on every rank). Such a call is pending (in flight, not launched) until every rank
+     * of the node said whether all its buffers are mapped by all the others; if all are, it runs with the
+     * large tile (params.tile_bytes) and every message in place, else as any other call. */
+    int                 zc_agree[2];
+    int                 pending;               /* the call in flight waits for the agreement */
+    uint64_t            zc_seq;                /* agreed calls of the plan so far */
+    uint64_t            pend_ns;               /* when it started waiting */
+    int                 zc_big;                /* the last call ran in zero-copy mode */
+    int                 zc_ready;              /* all this rank's buffers of the call in flight are mapped by all
+                                                * the other ranks of the node */
+    gc3_call_t          call;                  /* the pending call */
+    uint32_t            zc_held[2];            /* registrations the call in flight holds (id + 1) */
+    int                 zc_peers_last;         /* how many peers the last call could leave data in place for */
+    const char         *zc_why;                /* why the last call left nothing in place (NULL: it did) */
     char                broken_why[256];
 };
 

@@ -48,7 +48,15 @@ GC3_HD static inline uint64_t gc3_ll_sig(const uint32_t hdr[2])
 }
 
 enum { GC3_WAIT_WHAT_DEP = 1, GC3_WAIT_WHAT_RECV, GC3_WAIT_WHAT_SEND, GC3_WAIT_WHAT_WINDOW, GC3_WAIT_WHAT_NET,
-       GC3_WAIT_WHAT_MISMATCH, GC3_WAIT_WHAT_POOL };
+       GC3_WAIT_WHAT_MISMATCH, GC3_WAIT_WHAT_POOL, GC3_WAIT_WHAT_ZC };
+
+/* Zero-copy (doc/design/zero-copy.md): where a peer's registered buffer is mapped in this process, so
+ * that a receiver reads a message left in place there: the peer's address range of the registration
+ * and the address of its mapping here (0: not mapped). One per (peer rank, registration) in the
+ * executor's table, written by the host, read by the blocks. */
+typedef struct {
+    uint64_t base, size, mapped, gen;
+} gc3_rt_zc_entry_t;
 
 /* The first failure of a call: who waited for what. */
 typedef struct {
@@ -112,7 +120,8 @@ typedef struct {
                                           * of the executor: a receiving block says it started a call (word
                                           * 1 of the sender's head line, recv_base + 1), and at a hand-over a
                                           * sending block waits for that before its first message */
-    uint64_t               send_base, recv_base; /* messages on the connections before this call */
+    uint64_t               send_base, recv_base; /* messages on the connections before this call
+                                                  * (gc3_core_run advances them by the call's at its end) */
     uint32_t               send_slot, recv_slot; /* the bases modulo slots */
     /* the rank's blocks: semaphores and loop counters (local region) */
     char                  *region;
@@ -132,6 +141,16 @@ typedef struct {
     int32_t                dtype, op, dsize;
     int32_t                slots;
     uint64_t               slot_stride;  /* bytes per slot: header + payload (LL: twice that) */
+    /* zero-copy sends (per call): the marking that applies (GC3_FLAT_ZC_OOP or _IP; 0: none), this
+     * rank's registration of the input and the output (id + 1; 0: not registered) and the ranks that
+     * mapped it (bit q: rank q; ranks from 64 on never) */
+    int32_t                zc_bit;
+    uint32_t               zc_id[2];
+    uint64_t               zc_peers[2];
+    /* the executor's table of peers' registrations mapped here, zc_entries per rank of the node; the index
+     * on the node of the block's send and receive peers (-1: another node; send: also from 64 on) */
+    const gc3_rt_zc_entry_t *zc_table;
+    int32_t                zc_entries, zc_slocal, zc_rlocal;
     uint64_t               sig;          /* this call's signature, first word of every message */
     char                  *stage_in, *stage_out; /* LL staging (slot payload bytes each) */
     double                 timeout_s;
@@ -166,11 +185,6 @@ enum { GC3_TRACE_WAITED, GC3_TRACE_RECEIVED, GC3_TRACE_MOVED, GC3_TRACE_PUBLISHE
 gc3_status_t gc3_rt_layout_compute(const gc3_flat_program_t *flat, int rank, int slots, uint64_t slot_stride,
                                    const int *node, int net_direct, int pooled, gc3_rt_layout_t *layout);
 void         gc3_rt_layout_free(gc3_rt_layout_t *layout);
-
-/* For block `tb` of `rank`: the block of `peer` on the other end of its sending (receiving)
- * connection, -1 when none. */
-int gc3_rt_peer_receiver(const gc3_flat_program_t *flat, int rank, int tb);
-int gc3_rt_peer_sender(const gc3_flat_program_t *flat, int rank, int tb);
 
 /* Format an error record as text. */
 void gc3_rt_error_format(const gc3_rt_error_t *e, char *buf, size_t len);

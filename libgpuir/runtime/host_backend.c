@@ -9,7 +9,9 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdio.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 #include "gc3_rt_backend.h"
@@ -48,6 +50,8 @@ static inline void gc3_host_pause(uint64_t polls)
 #define GC3_NOW_NS()           gc3_host_now_ns()
 #define GC3_PAUSE(n)           gc3_host_pause(n)
 #define GC3_SHARE_INT(x)       (x)
+#define GC3_SHARE_U64(x)       (x)
+#define GC3_LOAD_VOLATILE(p)   __atomic_load_n((p), __ATOMIC_ACQUIRE)
 #define GC3_STAMP(t, i)        ((void)0)
 #define GC3_THREAD             0
 #define GC3_THREADS            1
@@ -72,10 +76,13 @@ static inline void gc3_be_copy(char *dst, const char *src, uint64_t bytes)
     }
 }
 
+/* (d2 NULL: one write, as a zero-copy rcs does) */
 static inline void gc3_be_copy2(char *d1, char *d2, const char *src, uint64_t bytes)
 {
     gc3_be_copy(d1, src, bytes);
-    gc3_be_copy(d2, src, bytes);
+    if (d2 != NULL) {
+        gc3_be_copy(d2, src, bytes);
+    }
 }
 
 /* dst = a op b (the ops are commutative) */
@@ -401,6 +408,124 @@ static int gc3_host_max_blocks(const gc3_exec_t *exec)
     return INT_MAX; /* a thread per block */
 }
 
+static gc3_status_t gc3_host_mem_write(void *dst, const void *src, size_t bytes)
+{
+    memcpy(dst, src, bytes);
+    return GC3_OK;
+}
+
+/* ---------------------------------------------------------------- zero-copy (reg.c)
+ *
+ * A caller's buffer can be left in place for the node's other processes when it lies in a shared
+ * mapping of a file (shm_open, a file in /dev/shm or elsewhere, mapped MAP_SHARED): they map the same
+ * part of the same file. Its identity is the file (device and inode) and the place of the mapping. */
+
+typedef struct {
+    char     path[96];
+    uint64_t offset, inode, size;
+} gc3_host_reg_handle_t;
+
+static gc3_status_t gc3_host_reg_query(gc3_exec_t *e, const void *ptr, size_t bytes, gc3_rt_reg_info_t *q)
+{
+    FILE          *f = fopen("/proc/self/maps", "r");
+    char           line[4096 + 256];
+    const uint64_t p = (uint64_t)(uintptr_t)ptr;
+    gc3_status_t   status = GC3_ERR_UNSUPPORTED;
+
+    (void)e;
+    q->why = "the buffer is not in a shared mapping of a file (the host backend leaves in place only buffers mapped "
+             "with MAP_SHARED from shm_open or a file)";
+    if (f == NULL) {
+        return status;
+    }
+    while (fgets(line, sizeof(line), f) != NULL) {
+        unsigned long long start, end, off, inode;
+        unsigned           maj, min;
+        char               perms[8];
+        int                n = 0;
+        char              *path, *nl;
+        if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n", &start, &end, perms, &off, &maj, &min, &inode, &n) < 7 ||
+            p < start || p >= end) {
+            continue;
+        }
+        path = line + n;
+        if ((nl = strchr(path, '\n')) != NULL) {
+            *nl = '\0';
+        }
+        if (perms[3] != 's' || inode == 0 || path[0] != '/' || strstr(path, " (deleted)") != NULL || p + bytes > end) {
+            break;
+        }
+        if (strlen(path) >= sizeof(((gc3_host_reg_handle_t *)0)->path)) {
+            q->why = "the buffer's file has a path longer than 95 characters";
+            break;
+        }
+        q->base   = start;
+        q->size   = end - start;
+        q->offset = off;
+        q->ident  = (uint64_t)inode * 0x9e3779b97f4a7c15ull ^ ((uint64_t)maj << 40 | (uint64_t)min << 20) ^ off ^ start;
+        snprintf(q->name, sizeof(q->name), "%s", path);
+        q->why = NULL;
+        status = GC3_OK;
+        break;
+    }
+    fclose(f);
+    return status;
+}
+
+static gc3_status_t gc3_host_reg_handle(gc3_exec_t *e, gc3_rt_reg_info_t *q, char handle[GC3_RT_HANDLE_BYTES])
+{
+    gc3_host_reg_handle_t h;
+    struct stat           st;
+
+    (void)e;
+    _Static_assert(sizeof(h) <= GC3_RT_HANDLE_BYTES, "a host registration's handle fits a handle");
+    memset(&h, 0, sizeof(h));
+    if (stat(q->name, &st) != 0) {
+        q->why = "the buffer's file is gone (unlinked): the other processes cannot open it";
+        return GC3_ERR_UNSUPPORTED;
+    }
+    snprintf(h.path, sizeof(h.path), "%s", q->name);
+    h.offset = q->offset;
+    h.inode  = (uint64_t)st.st_ino;
+    h.size   = q->size;
+    memcpy(handle, &h, sizeof(h));
+    return GC3_OK;
+}
+
+static gc3_status_t gc3_host_reg_open(gc3_exec_t *e, const char handle[GC3_RT_HANDLE_BYTES], uint64_t size,
+                                      char **mapped_p)
+{
+    gc3_host_reg_handle_t h;
+    struct stat           st;
+    int                   fd;
+    void                 *m;
+
+    (void)e;
+    memcpy(&h, handle, sizeof(h));
+    h.path[sizeof(h.path) - 1] = '\0';
+    fd = open(h.path, O_RDWR);
+    if (fd < 0) {
+        return GC3_ERR_IO;
+    }
+    if (fstat(fd, &st) != 0 || (uint64_t)st.st_ino != h.inode || size != h.size) {
+        close(fd); /* another file by now */
+        return GC3_ERR_IO;
+    }
+    m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)h.offset);
+    close(fd);
+    if (m == MAP_FAILED) {
+        return GC3_ERR_IO;
+    }
+    *mapped_p = m;
+    return GC3_OK;
+}
+
+static void gc3_host_reg_close(gc3_exec_t *e, char *mapped, uint64_t size)
+{
+    (void)e;
+    munmap(mapped, size);
+}
+
 const gc3_rt_backend_t gc3_rt_backend_host = {
     "host",
     gc3_host_region_create,
@@ -419,4 +544,9 @@ const gc3_rt_backend_t gc3_rt_backend_host = {
     gc3_host_max_blocks,
     NULL, /* frees at once */
     NULL, /* nothing of its own */
+    gc3_host_mem_write,
+    gc3_host_reg_query,
+    gc3_host_reg_handle,
+    gc3_host_reg_open,
+    gc3_host_reg_close,
 };

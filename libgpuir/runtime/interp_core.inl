@@ -16,6 +16,9 @@
  *   GC3_NOW_NS()                 a clock in nanoseconds
  *   GC3_PAUSE(n)                 back off after n polls that found nothing (must not starve peers)
  *   GC3_SHARE_INT(x)             the leader's value of x, in every thread (after a GC3_SYNC)
+ *   GC3_SHARE_U64(x)             the same for a uint64_t
+ *   GC3_LOAD_VOLATILE(p)         a uint64_t load that is not served from a stale cache (a table the host
+ *                                writes while the block runs)
  *   GC3_STAMP(t, i)              (leader) record the clock as stamp i of the block (a no-op when not
  *                                traced; i from GC3_TRACE_AT and friends)
  *   GC3_THREAD, GC3_THREADS      this thread's index in the block, and the block's thread count
@@ -76,7 +79,9 @@ GC3_DEV static void gc3_core_fail(gc3_rt_tb_t *t, int step, int loop, int what, 
         e->loop     = loop;
         e->what     = what;
         e->peer     = what == GC3_WAIT_WHAT_SEND || what == GC3_WAIT_WHAT_POOL ? t->send_peer
-                      : what == GC3_WAIT_WHAT_RECV || what == GC3_WAIT_WHAT_MISMATCH ? t->recv_peer : -1;
+                      : what == GC3_WAIT_WHAT_RECV || what == GC3_WAIT_WHAT_MISMATCH || what == GC3_WAIT_WHAT_ZC
+                          ? t->recv_peer
+                          : -1;
         e->chan     = t->chan;
         e->dep_tb   = dep_tb;
         e->dep_step = dep_step;
@@ -221,30 +226,58 @@ GC3_DEV static inline uint64_t gc3_core_ends_of(const gc3_rt_tb_t *t, int s, int
     return gc3_core_ends(t, &t->steps[s], c, l, src_p, dst_p);
 }
 
-/* Run the data movement of step s for chunk c (msg_in/msg_out: this chunk's message part). */
-GC3_DEV static void gc3_core_move(const gc3_rt_tb_t *t, int s, int c, int l, char *msg_in, char *msg_out)
+/* Run the data movement of step s for bytes [lo, hi) of chunk c (what exists of them; msg_in/msg_out:
+ * where this chunk's part of the message starts, byte 0 of the chunk). */
+GC3_DEV static void gc3_core_move_part(const gc3_rt_tb_t *t, int s, int c, int l, char *msg_in, char *msg_out,
+                                       uint64_t lo, uint64_t hi)
 {
     const gc3_flat_step_t *st = &t->steps[s];
     char                  *src, *dst;
-    uint64_t               n  = gc3_core_ends_of(t, s, c, l, &src, &dst);
+    const uint64_t         n  = gc3_core_ends_of(t, s, c, l, &src, &dst) * (uint64_t)t->dsize;
 
-    if (n == 0) {
+    hi = hi < n ? hi : n;
+    if (lo >= hi) {
         return;
     }
+    src     = src ? src + lo : 0;
+    dst     = dst ? dst + lo : 0;
+    msg_in  = msg_in ? msg_in + lo : 0;
+    msg_out = msg_out ? msg_out + lo : 0;
+    hi -= lo;
     switch (st->type) {
-    case GC3_STEP_SEND: gc3_be_copy(msg_out, src, n * t->dsize); break;
-    case GC3_STEP_RECV: gc3_be_copy(dst, msg_in, n * t->dsize); break;
-    case GC3_STEP_RCS:  gc3_be_copy2(dst, msg_out, msg_in, n * t->dsize); break;
-    case GC3_STEP_RRC:  gc3_be_reduce3(t->dtype, t->op, dst, msg_in, src, n); break;
-    case GC3_STEP_RRS:  gc3_be_reduce3(t->dtype, t->op, msg_out, msg_in, src, n); break;
+    case GC3_STEP_SEND: if (msg_out) gc3_be_copy(msg_out, src, hi); break;
+    case GC3_STEP_RECV: gc3_be_copy(dst, msg_in, hi); break;
+    case GC3_STEP_RCS:  gc3_be_copy2(dst, msg_out, msg_in, hi); break;
+    case GC3_STEP_RRC:  gc3_be_reduce3(t->dtype, t->op, dst, msg_in, src, hi / (uint64_t)t->dsize); break;
+    case GC3_STEP_RRS:  gc3_be_reduce3(t->dtype, t->op, msg_out, msg_in, src, hi / (uint64_t)t->dsize); break;
     case GC3_STEP_RRCS:
-        gc3_be_reduce3(t->dtype, t->op, dst, msg_in, src, n);
-        GC3_SYNC();
-        gc3_be_copy(msg_out, dst, n * t->dsize);
+        gc3_be_reduce3(t->dtype, t->op, dst, msg_in, src, hi / (uint64_t)t->dsize);
+        if (msg_out) {
+            GC3_SYNC();
+            gc3_be_copy(msg_out, dst, hi);
+        }
         break;
-    case GC3_STEP_CPY:  gc3_be_copy(dst, src, n * t->dsize); break;
-    case GC3_STEP_RE:   gc3_be_reduce3(t->dtype, t->op, dst, dst, src, n); break;
+    case GC3_STEP_CPY:  gc3_be_copy(dst, src, hi); break;
+    case GC3_STEP_RE:   gc3_be_reduce3(t->dtype, t->op, dst, dst, src, hi / (uint64_t)t->dsize); break;
     default: break;
+    }
+}
+
+/* Run the data movement of step s for chunk c (msg_in/msg_out: this chunk's message part). */
+GC3_DEV static inline void gc3_core_move(const gc3_rt_tb_t *t, int s, int c, int l, char *msg_in, char *msg_out)
+{
+    gc3_core_move_part(t, s, c, l, msg_in, msg_out, 0, t->T * (uint64_t)t->dsize);
+}
+
+/* Bytes [a, b) of step s's message in loop l, chunk by chunk (in/out: where byte 0 of the message is). */
+GC3_DEV static void gc3_core_move_range(const gc3_rt_tb_t *t, int s, int l, char *in, char *out, uint64_t a, uint64_t b)
+{
+    const uint64_t tile = t->T * (uint64_t)t->dsize;
+    const int      cnt  = t->steps[s].cnt;
+    for (int c = (int)(a / tile); c < cnt && (uint64_t)c * tile < b; c++) {
+        const uint64_t at = (uint64_t)c * tile;
+        gc3_core_move_part(t, s, c, l, in ? in + at : 0, out ? out + at : 0, a > at ? a - at : 0,
+                           b - at < tile ? b - at : tile);
     }
 }
 
@@ -288,12 +321,14 @@ GC3_DEV static void gc3_core_fused(const gc3_rt_tb_t *t, int s, int l)
 #define GC3_CORE_INLINE inline
 #endif
 
-/* Where a block stands in its connections during a call: messages sent and received so far, and
- * the slots of the next ones (bases modulo slots, from the host, then counted: a division per step
- * would cost the control thread a microsecond on a GPU). */
+/* Where a block stands in its connections during a call: messages sent and received so far, the
+ * slots of the next ones (bases modulo slots, from the host, then counted: a division per step would
+ * cost the control thread a microsecond on a GPU), and whether it sent a message in place (zero-copy:
+ * the call ends only once its receiver read it). */
 typedef struct {
     uint64_t sent, received;
     uint32_t rslot, sslot;
+    int      zc;
 } gc3_core_pos_t;
 
 /* Leader: before loop l reuses scratch (every `window` loops), nobody of the rank may still be in
@@ -308,14 +343,12 @@ GC3_DEV static GC3_CORE_INLINE int gc3_core_wait_window(gc3_rt_tb_t *t, int l)
     return failed;
 }
 
-/* Leader: what step s of loop l waits for before it moves data: the dependencies of its run (a
- * fused run waits for those of all its steps first: none of them is waited for by another block
- * before the run's end, so this adds no wait cycle), its message (whose header must be this
- * call's), a free slot to send into. 1 when a wait failed. */
-GC3_DEV static GC3_CORE_INLINE int gc3_core_step_wait(gc3_rt_tb_t *t, int s, int l, const gc3_core_pos_t *pos)
+/* Leader: the dependencies of step s's run in loop l (a fused run waits for those of all its steps
+ * first: none of them is waited for by another block before the run's end, so this adds no wait
+ * cycle). 1 when a wait failed. */
+GC3_DEV static GC3_CORE_INLINE int gc3_core_wait_deps(gc3_rt_tb_t *t, int s, int l)
 {
     const gc3_flat_step_t *st     = &t->steps[s];
-    const unsigned         flags  = gc3_core_flags(st->type);
     int                    failed = 0;
 
     for (int j = 0; j <= st->fuse && !failed; j++) {
@@ -327,22 +360,19 @@ GC3_DEV static GC3_CORE_INLINE int gc3_core_step_wait(gc3_rt_tb_t *t, int s, int
                                    s + j, l, GC3_WAIT_WHAT_DEP, sj->dep_tb, sj->dep_step);
         }
     }
-    if (!failed && (flags & GC3_STEP_F_RECV) && (t->proto != GC3_PROTO_LL || t->recv_remote)) {
-        /* LL from another node too: the proxy moves whole messages, then the tail */
+    return failed;
+}
+
+/* Leader, LL: what step s of loop l waits for before it moves data: its dependencies, its message from
+ * another node (the proxy moves whole messages, then the tail; on the node the lines' flags say it),
+ * a free slot to send into. 1 when a wait failed. */
+GC3_DEV static GC3_CORE_INLINE int gc3_core_step_wait(gc3_rt_tb_t *t, int s, int l, const gc3_core_pos_t *pos)
+{
+    const unsigned flags  = gc3_core_flags(t->steps[s].type);
+    int            failed = gc3_core_wait_deps(t, s, l);
+
+    if (!failed && (flags & GC3_STEP_F_RECV) && t->recv_remote) {
         failed = gc3_core_wait(t, t->recv_tail, t->recv_base + pos->received + 1, s, l, GC3_WAIT_WHAT_RECV, -1, -1);
-        if (!failed && t->proto != GC3_PROTO_LL) {
-            /* the tail was acquired: the header is there */
-            uint64_t h = *(volatile uint64_t *)(t->recv_slots + (uint64_t)pos->rslot * t->slot_stride);
-            if (h != t->sig) {
-                gc3_core_fail(t, s, l, GC3_WAIT_WHAT_MISMATCH, -1, -1, t->sig, h);
-                failed = 1;
-            }
-        }
-    }
-    if (!failed && (flags & GC3_STEP_F_SEND) && pos->sent == 0 && t->handover && t->pooled && t->send_lens == 0) {
-        /* the first message into a pool another plan used last: the receiver has started this call, so
-         * it has read everything of the calls before (gc3_core_run: it says so first thing) */
-        failed = gc3_core_wait(t, t->send_head + 1, t->send_base + 1, s, l, GC3_WAIT_WHAT_POOL, -1, -1);
     }
     if (!failed && (flags & GC3_STEP_F_SEND)) {
         /* a free slot: the receiver consumed all but slots-1 of what we sent */
@@ -353,9 +383,9 @@ GC3_DEV static GC3_CORE_INLINE int gc3_core_step_wait(gc3_rt_tb_t *t, int s, int
     return failed;
 }
 
-/* All threads: the message of step s, loop l: *in_p is where its payload is (the slot; LL: the
- * lines unpacked into the staging buffer, or directly into the destination, direct_dst, for
- * direct_n bytes). 1 (every thread) when it failed: a timeout, or another call's message. */
+/* All threads, LL: the message of step s, loop l: *in_p is where its payload is (the lines unpacked
+ * into the staging buffer, or directly into the destination, direct_dst, for direct_n bytes). 1 (every
+ * thread) when it failed: a timeout, or another call's message. */
 GC3_DEV static GC3_CORE_INLINE int gc3_core_step_recv(gc3_rt_tb_t *t, int s, int l, const gc3_core_pos_t *pos,
                                                        int direct, char *direct_dst, uint64_t direct_n,
                                                        uint64_t bytes, char **in_p)
@@ -365,10 +395,6 @@ GC3_DEV static GC3_CORE_INLINE int gc3_core_step_recv(gc3_rt_tb_t *t, int s, int
     int      rc, failed;
     uint64_t h = 0;
 
-    if (t->proto != GC3_PROTO_LL) {
-        *in_p = slot + GC3_RT_SIMPLE_HDR;
-        return 0;
-    }
     flag = (uint32_t)(t->recv_base + pos->received + 1);
     rc   = direct ? gc3_be_ll_load(t, direct_dst, slot, direct_n, bytes, flag, &h)
                   : gc3_be_ll_load(t, t->stage_in, slot, bytes, bytes, flag, &h);
@@ -385,9 +411,9 @@ GC3_DEV static GC3_CORE_INLINE int gc3_core_step_recv(gc3_rt_tb_t *t, int s, int
     return GC3_SHARE_INT(failed);
 }
 
-/* All threads: the message of a step goes out (LL: packed into the slot's lines, from the staging
- * buffer or directly from the source, direct_src, for direct_n bytes); Simple, or LL to another
- * node: the tail (and the length the proxy needs) published after the data. */
+/* All threads, LL: the message of a step goes out, packed into the slot's lines, from the staging
+ * buffer or directly from the source (direct_src, direct_n bytes); to another node, the tail (and the
+ * length the proxy needs) published after the data. */
 GC3_DEV static GC3_CORE_INLINE void gc3_core_step_send(gc3_rt_tb_t *t, gc3_core_pos_t *pos, int direct,
                                                         const char *direct_src, uint64_t direct_n, uint64_t bytes)
 {
@@ -396,16 +422,14 @@ GC3_DEV static GC3_CORE_INLINE void gc3_core_step_send(gc3_rt_tb_t *t, gc3_core_
 
     if (direct) {
         gc3_be_ll_store(lines, t->sig, direct_src, direct_n, bytes, (uint32_t)seq);
-    } else if (t->proto == GC3_PROTO_LL) {
+    } else {
         GC3_SYNC();
         gc3_be_ll_store(lines, t->sig, t->stage_out, bytes, bytes, (uint32_t)seq);
     }
-    if (t->proto != GC3_PROTO_LL || t->send_lens) {
+    if (t->send_lens) {
         GC3_SYNC();
         if (GC3_LEADER) {
-            if (t->send_lens) {
-                t->send_lens[pos->sslot] = t->proto == GC3_PROTO_LL ? gc3_ll_words(bytes) * 8 : bytes + GC3_RT_SIMPLE_HDR;
-            }
+            t->send_lens[pos->sslot] = gc3_ll_words(bytes) * 8;
             GC3_FENCE_DATA();
             GC3_STORE_POST(t->send_tail, seq);
         }
@@ -417,26 +441,21 @@ GC3_DEV static GC3_CORE_INLINE void gc3_core_step_send(gc3_rt_tb_t *t, gc3_core_
 /* Leader, after the step's barrier: blocks depending on its run read what it wrote: release. Only
  * steps another block waits for (hasdep, checked by the verifier) publish; the counter holds
  * absolute values, so a later store covers skipped steps (and a fused run publishes as its last
- * step). Before the head below: a release waits for the stores before it, and the head goes to the
- * peer. Then the received slot may be reused: every thread's loads of it returned before the
- * barrier. */
-GC3_DEV static GC3_CORE_INLINE void gc3_core_step_publish(gc3_rt_tb_t *t, int s, int l, const gc3_core_pos_t *pos)
+ * step). */
+GC3_DEV static GC3_CORE_INLINE void gc3_core_step_publish(gc3_rt_tb_t *t, int s, int l)
 {
     const int nf = t->steps[s].fuse;
     if (t->steps[s + nf].hasdep) {
         GC3_STORE_REL_LOCAL(gc3_core_u64(t->region, t->sem_off[t->tb]),
                             t->sem_base[t->tb] + (uint64_t)l * (uint64_t)t->nsteps + (uint64_t)(s + nf) + 1);
     }
-    if (gc3_core_flags(t->steps[s].type) & GC3_STEP_F_RECV) {
-        GC3_STORE_POST(t->recv_head, t->recv_base + pos->received);
-    }
     if (l == 0) {
         GC3_STAMP(t, GC3_TRACE_AT(s, GC3_TRACE_PUBLISHED));
     }
 }
 
-/* Step s of loop l (with the steps fused to it, gc3_flat_fuse): wait, receive, move, send, publish.
- * 1 when the call failed. */
+/* Step s of loop l, LL, or a local step (with the steps fused to it, gc3_flat_fuse): wait, receive,
+ * move, send, publish. 1 when the call failed. */
 GC3_DEV static GC3_CORE_INLINE int gc3_core_step(gc3_rt_tb_t *t, int s, int l, gc3_core_pos_t *pos)
 {
     const gc3_flat_step_t *st     = &t->steps[s];
@@ -458,7 +477,7 @@ GC3_DEV static GC3_CORE_INLINE int gc3_core_step(gc3_rt_tb_t *t, int s, int l, g
     }
     /* LL, one chunk, a plain send or receive: the lines are packed from the source and unpacked into
      * the destination directly, without the staging copy and its barrier */
-    direct = t->proto == GC3_PROTO_LL && st->cnt == 1 && (st->type == GC3_STEP_SEND || st->type == GC3_STEP_RECV);
+    direct = st->cnt == 1 && (st->type == GC3_STEP_SEND || st->type == GC3_STEP_RECV);
     if (direct) {
         direct_n = gc3_core_ends_of(t, s, 0, l, &direct_src, &direct_dst) * (uint64_t)t->dsize;
     }
@@ -469,11 +488,7 @@ GC3_DEV static GC3_CORE_INLINE int gc3_core_step(gc3_rt_tb_t *t, int s, int l, g
         GC3_STAMP(t, GC3_TRACE_AT(s, GC3_TRACE_RECEIVED));
     }
     if (flags & GC3_STEP_F_SEND) {
-        out = t->proto == GC3_PROTO_LL ? t->stage_out
-                                       : t->send_slots + (uint64_t)pos->sslot * t->slot_stride + GC3_RT_SIMPLE_HDR;
-        if (GC3_LEADER && t->proto != GC3_PROTO_LL) {
-            *(volatile uint64_t *)(out - GC3_RT_SIMPLE_HDR) = t->sig; /* published with the data below */
-        }
+        out = t->stage_out;
     }
     if (nf > 0) {
         gc3_core_fused(t, s, l);
@@ -494,16 +509,194 @@ GC3_DEV static GC3_CORE_INLINE int gc3_core_step(gc3_rt_tb_t *t, int s, int l, g
         pos->rslot = pos->rslot + 1 == (uint32_t)t->slots ? 0 : pos->rslot + 1;
     }
     if (GC3_LEADER) {
-        gc3_core_step_publish(t, s, l, pos);
+        gc3_core_step_publish(t, s, l);
+        if (flags & GC3_STEP_F_RECV) {
+            /* the slot may be reused: every thread's loads of it returned before the barrier */
+            GC3_STORE_POST(t->recv_head, t->recv_base + pos->received);
+        }
+    }
+    return 0;
+}
+
+/* ---------------------------------------------------------------- Simple: the slot, or zero-copy
+ *
+ * A Simple message goes in one slot: the sender fills it, then publishes its tail; the receiver moves
+ * what it holds, then gives it back (the head). Or, zero-copy (gc3_flat_zc_mark marked the step for
+ * this kind of call, the sender's buffer is registered and the receiver mapped it), the sender leaves
+ * the data where it is and fills only the slot's header: where the message is (its registration and
+ * its address there, and how many of its bytes exist); the receiver reads it from the sender's buffer.
+ * The header line of a slot: the call's signature, zero or the registration + 1, the address, the
+ * extent. A zero-copy message of no bytes (its chunks past the count) carries extent 0 and no address. */
+enum { GC3_HDR_SIG = 0, GC3_HDR_ZC = 1, GC3_HDR_VA = 2, GC3_HDR_EXTENT = 3 };
+
+/* The registration (0 none, else id + 1) of the chunks step s sends in loop l in place, their address
+ * and extent: marked for the call's kind, registered, mapped by the receiver on this node. */
+GC3_DEV static GC3_CORE_INLINE uint32_t gc3_core_zc_out(const gc3_rt_tb_t *t, int s, int l, char **va_p,
+                                                         uint64_t *extent_p)
+{
+    const gc3_flat_step_t *st   = &t->steps[s];
+    const int              b    = st->type == GC3_STEP_SEND ? st->srcbuf : st->dstbuf;
+    const uint64_t         tile = t->T * (uint64_t)t->dsize;
+    char                  *src, *dst;
+    uint64_t               n = 0;
+    int                    c;
+
+    if (!(st->zc & t->zc_bit) || t->send_lens || (b != GC3_BUF_INPUT && b != GC3_BUF_OUTPUT) || t->zc_id[b] == 0 ||
+        t->zc_slocal < 0 || !((t->zc_peers[b] >> t->zc_slocal) & 1)) {
+        return 0;
+    }
+    /* the extent: up to the end of the last chunk of the message that has elements */
+    for (c = st->cnt - 1; c >= 0 && n == 0; c--) {
+        n = gc3_core_ends_of(t, s, c, l, &src, &dst);
+    }
+    *extent_p = n > 0 ? (uint64_t)(c + 1) * tile + n * (uint64_t)t->dsize : 0;
+    (void)gc3_core_ends_of(t, s, 0, l, &src, &dst);
+    *va_p = n > 0 ? (st->type == GC3_STEP_SEND ? src : dst) : 0;
+    return t->zc_id[b];
+}
+
+/* Leader: a zero-copy message's place here (the sender's buffer as this rank mapped it); 0 when the
+ * header names a registration this rank has not mapped, or an address outside it (the call then
+ * fails: the sender's view of what this rank mapped and this rank's table disagree). A message of no
+ * bytes has no place: the end of the table (never read). */
+GC3_DEV static char *gc3_core_zc_in(const gc3_rt_tb_t *t, uint64_t id1, uint64_t va, uint64_t extent)
+{
+    const gc3_rt_zc_entry_t *e;
+    if (t->zc_table == 0 || id1 == 0 || id1 > (uint64_t)t->zc_entries || t->zc_rlocal < 0) {
+        return 0;
+    }
+    e = &t->zc_table[(uint64_t)t->zc_rlocal * (uint64_t)t->zc_entries + (id1 - 1)];
+    if (extent == 0) {
+        return (char *)(e + 1);
+    }
+    {
+        const uint64_t base = GC3_LOAD_VOLATILE(&e->base), size = GC3_LOAD_VOLATILE(&e->size),
+                       mapped = GC3_LOAD_VOLATILE(&e->mapped);
+        if (mapped == 0 || va < base || va - base > size || extent > size - (va - base)) {
+            return 0;
+        }
+        return (char *)(uintptr_t)(mapped + (va - base));
+    }
+}
+
+/* Leader, Simple: wait for the message and read its header; *zin_p: zero-copy, where the message is.
+ * 1 when the call failed. */
+GC3_DEV static GC3_CORE_INLINE int gc3_core_simple_head(gc3_rt_tb_t *t, int s, int l, const gc3_core_pos_t *pos,
+                                                         char **zin_p)
+{
+    const volatile uint64_t *h;
+    uint64_t                 sig, id1;
+
+    if (gc3_core_wait(t, t->recv_tail, t->recv_base + pos->received + 1, s, l, GC3_WAIT_WHAT_RECV, -1, -1) != 0) {
+        return 1;
+    }
+    /* the tail was acquired: the header is there */
+    h   = (const volatile uint64_t *)(t->recv_slots + (uint64_t)pos->rslot * t->slot_stride);
+    sig = h[GC3_HDR_SIG];
+    if (sig != t->sig) {
+        gc3_core_fail(t, s, l, GC3_WAIT_WHAT_MISMATCH, -1, -1, t->sig, sig);
+        return 1;
+    }
+    if ((id1 = h[GC3_HDR_ZC]) != 0) {
+        const uint64_t va = h[GC3_HDR_VA];
+        *zin_p            = gc3_core_zc_in(t, id1, va, h[GC3_HDR_EXTENT]);
+        if (*zin_p == 0) {
+            gc3_core_fail(t, s, l, GC3_WAIT_WHAT_ZC, -1, -1, id1, va);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Step s of loop l of a Simple program that receives or sends. 1 when the call failed. */
+GC3_DEV static GC3_CORE_INLINE int gc3_core_step_simple(gc3_rt_tb_t *t, int s, int l, gc3_core_pos_t *pos)
+{
+    const gc3_flat_step_t *st    = &t->steps[s];
+    const unsigned         flags = gc3_core_flags(st->type);
+    const int              recv  = (flags & GC3_STEP_F_RECV) != 0, send = (flags & GC3_STEP_F_SEND) != 0;
+    const uint64_t         bytes = (uint64_t)(st->cnt > 0 ? st->cnt : 0) * t->T * (uint64_t)t->dsize;
+    char                  *zin = 0, *va = 0, *in = 0, *out = 0;
+    char                  *slot = send ? t->send_slots + (uint64_t)pos->sslot * t->slot_stride : 0;
+    uint64_t               extent = 0;
+    uint32_t               zout   = 0;
+    int                    failed = 0;
+
+    if (GC3_LEADER) {
+        failed = gc3_core_wait_deps(t, s, l);
+        if (!failed && recv) {
+            failed = gc3_core_simple_head(t, s, l, pos, &zin);
+        }
+        if (!failed && send && pos->sent == 0 && t->handover && t->pooled && t->send_lens == 0) {
+            /* the first message into a pool another plan used last: the receiver has started this call, so
+             * it has read everything of the calls before (gc3_core_run: it says so first thing) */
+            failed = gc3_core_wait(t, t->send_head + 1, t->send_base + 1, s, l, GC3_WAIT_WHAT_POOL, -1, -1);
+        }
+        if (!failed && send) {
+            /* a free slot: the receiver consumed all but slots-1 of what we sent */
+            uint64_t need = t->send_base + pos->sent + 1;
+            need          = need > (uint64_t)t->slots ? need - (uint64_t)t->slots : 0;
+            failed        = gc3_core_wait(t, t->send_head, need, s, l, GC3_WAIT_WHAT_SEND, -1, -1);
+            zout          = gc3_core_zc_out(t, s, l, &va, &extent);
+            if (!zout) {
+                ((volatile uint64_t *)slot)[GC3_HDR_SIG] = t->sig; /* published with the data below */
+                ((volatile uint64_t *)slot)[GC3_HDR_ZC]  = 0;
+            }
+        }
+    }
+    if (GC3_SHARE_INT(failed)) {
+        return 1;
+    }
+    if (l == 0 && GC3_LEADER) {
+        GC3_STAMP(t, GC3_TRACE_AT(s, GC3_TRACE_WAITED));
+        GC3_STAMP(t, GC3_TRACE_AT(s, GC3_TRACE_RECEIVED));
+    }
+    zin  = (char *)(uintptr_t)GC3_SHARE_U64((uint64_t)(uintptr_t)zin);
+    zout = (uint32_t)GC3_SHARE_INT((int)zout);
+    in   = zin ? zin : recv ? t->recv_slots + (uint64_t)pos->rslot * t->slot_stride + GC3_RT_SIMPLE_HDR : 0;
+    out  = send && !zout ? slot + GC3_RT_SIMPLE_HDR : 0;
+    gc3_core_move_range(t, s, l, in, out, 0, bytes);
+    if (l == 0 && GC3_LEADER) {
+        GC3_STAMP(t, GC3_TRACE_AT(s, GC3_TRACE_MOVED));
+    }
+    GC3_SYNC(); /* every thread's loads of the slot (or the peer's buffer) returned, and its stores are done */
+    if (GC3_LEADER) {
+        if (send) {
+            if (zout) {
+                volatile uint64_t *h = (volatile uint64_t *)slot;
+                h[GC3_HDR_SIG]       = t->sig;
+                h[GC3_HDR_ZC]        = zout;
+                h[GC3_HDR_VA]        = (uint64_t)(uintptr_t)va;
+                h[GC3_HDR_EXTENT]    = extent;
+            }
+            if (t->send_lens) {
+                t->send_lens[pos->sslot] = bytes + GC3_RT_SIMPLE_HDR;
+            }
+            GC3_FENCE_DATA();
+            GC3_STORE_POST(t->send_tail, t->send_base + pos->sent + 1);
+        }
+        gc3_core_step_publish(t, s, l);
+        if (recv) {
+            GC3_STORE_POST(t->recv_head, t->recv_base + pos->received + 1);
+        }
+    }
+    if (recv) {
+        pos->received++;
+        pos->rslot = pos->rslot + 1 == (uint32_t)t->slots ? 0 : pos->rslot + 1;
+    }
+    if (send) {
+        pos->sent++;
+        pos->sslot = pos->sslot + 1 == (uint32_t)t->slots ? 0 : pos->sslot + 1;
+        pos->zc |= zout != 0;
     }
     return 0;
 }
 
 /* Run every loop and step of one IR thread block. 0 on success, -1 when the call failed
- * (this block or another one of the rank recorded why). */
+ * (this block or another one of the rank recorded why). On success the block's connection bases
+ * advance by what it sent and received (a resident kernel's next call starts there). */
 GC3_DEV static int gc3_core_run(gc3_rt_tb_t *t)
 {
-    gc3_core_pos_t pos    = {0, 0, t->recv_slot, t->send_slot};
+    gc3_core_pos_t pos    = {0, 0, t->recv_slot, t->send_slot, 0};
     int            failed = 0;
 
     if (GC3_LEADER) {
@@ -521,20 +714,28 @@ GC3_DEV static int gc3_core_run(gc3_rt_tb_t *t)
         failed = GC3_SHARE_INT(failed);
         gc3_core_ends_fill(t, l);
         for (int s = 0; s < t->nsteps && !failed; s += 1 + t->steps[s].fuse) {
-            failed = gc3_core_step(t, s, l, &pos);
+            const unsigned flags = gc3_core_flags(t->steps[s].type);
+            failed = t->proto != GC3_PROTO_LL && (flags & (GC3_STEP_F_SEND | GC3_STEP_F_RECV))
+                         ? gc3_core_step_simple(t, s, l, &pos)
+                         : gc3_core_step(t, s, l, &pos);
         }
         if (!failed && GC3_LEADER) {
             GC3_STORE_REL_LOCAL(gc3_core_u64(t->region, t->loops_off[t->tb]), t->loops_base[t->tb] + (uint64_t)l + 1);
         }
     }
-    if (!failed && t->send_lens && GC3_LEADER) {
-        /* to another node: the call ends when the receiver consumed everything, so no transfer of
-         * this call is still under way when the plan is destroyed */
+    if (!failed && (t->send_lens || pos.zc) && GC3_LEADER) {
+        /* to another node: the call ends when the receiver consumed everything, so no transfer of this
+         * call is still under way when the plan is destroyed; zero-copy: when it read what this block
+         * left in place, so that the caller may change its buffers once the call returned */
         failed = gc3_core_wait(t, t->send_head, t->send_base + pos.sent, t->nsteps - 1, t->L - 1, GC3_WAIT_WHAT_SEND, -1,
                                -1);
     }
     if (GC3_LEADER) {
         GC3_STAMP(t, GC3_TRACE_END(t->nsteps));
+        if (!failed) {
+            t->send_base += pos.sent;
+            t->recv_base += pos.received;
+        }
     }
     return failed ? -1 : 0;
 }

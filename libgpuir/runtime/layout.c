@@ -5,42 +5,6 @@
 #include "gc3_rt_internal.h"
 #include "gc3_runtime.h"
 
-int gc3_rt_peer_receiver(const gc3_flat_program_t *f, int rank, int tb)
-{
-    const gc3_flat_rank_t *ranks = gc3_flat_ranks(f);
-    const gc3_flat_tb_t   *tbs   = gc3_flat_tbs(f);
-    const gc3_flat_tb_t   *me    = &tbs[ranks[rank].tb_begin + tb];
-
-    if (me->send < 0) {
-        return -1;
-    }
-    for (int t = 0; t < ranks[me->send].ntbs; t++) {
-        const gc3_flat_tb_t *q = &tbs[ranks[me->send].tb_begin + t];
-        if (q->recv == rank && q->chan == me->chan) {
-            return t;
-        }
-    }
-    return -1;
-}
-
-int gc3_rt_peer_sender(const gc3_flat_program_t *f, int rank, int tb)
-{
-    const gc3_flat_rank_t *ranks = gc3_flat_ranks(f);
-    const gc3_flat_tb_t   *tbs   = gc3_flat_tbs(f);
-    const gc3_flat_tb_t   *me    = &tbs[ranks[rank].tb_begin + tb];
-
-    if (me->recv < 0) {
-        return -1;
-    }
-    for (int t = 0; t < ranks[me->recv].ntbs; t++) {
-        const gc3_flat_tb_t *q = &tbs[ranks[me->recv].tb_begin + t];
-        if (q->send == rank && q->chan == me->chan) {
-            return t;
-        }
-    }
-    return -1;
-}
-
 uint64_t gc3_rt_net_lens_bytes(int slots)
 {
     return gc3_rt_round((uint64_t)slots * 8, GC3_RT_LINE);
@@ -106,7 +70,7 @@ gc3_status_t gc3_rt_layout_compute(const gc3_flat_program_t *f, int rank, int sl
      * region (the receiver's tail and slots, the sender's head), its slots in the pool when pooled */
     for (int t = 0; t < r->ntbs; t++) {
         const gc3_flat_tb_t *me = &tbs[r->tb_begin + t];
-        const int            recv = gc3_rt_peer_sender(f, rank, t) >= 0, send = gc3_rt_peer_receiver(f, rank, t) >= 0;
+        const int            recv = gc3_flat_peer_sender(f, rank, t) >= 0, send = gc3_flat_peer_receiver(f, rank, t) >= 0;
         L->fifo_off[t] = L->slot_off[t] = L->head_off[t] = L->net_recv_off[t] = L->net_send_off[t] = -1;
         L->net_recv_slots[t] = L->net_send_slots[t] = -1;
         if (recv && node != NULL && node[me->recv] != node[rank]) {
@@ -172,6 +136,12 @@ void gc3_rt_error_format(const gc3_rt_error_t *e, char *buf, size_t len)
         snprintf(buf, len, "rank %d tb %d step %d (loop %d) waited for rank %d (channel %d) to start this call before "
                  "writing into its FIFO pool, which held another plan's messages: it said %llu, %llu needed", e->rank,
                  e->tb, e->step, e->loop, e->peer, e->chan, (unsigned long long)e->seen, (unsigned long long)e->expected);
+        break;
+    case GC3_WAIT_WHAT_ZC:
+        snprintf(buf, len, "rank %d tb %d step %d (loop %d): the zero-copy message from rank %d (channel %d) names its "
+                 "registration %llu at address 0x%llx, which this rank has not mapped (an internal error of gc3's "
+                 "registration cache: please report it)", e->rank, e->tb, e->step, e->loop, e->peer, e->chan,
+                 (unsigned long long)e->expected - 1, (unsigned long long)e->seen);
         break;
     case GC3_WAIT_WHAT_WINDOW:
         snprintf(buf, len, "rank %d tb %d (loop %d) waited for tb %d of its rank to finish loop %llu (scratch window)",

@@ -695,7 +695,7 @@ static gc3_status_t gc3_net_setup_links(gc3_rt_net_setup_t *ns, const gc3_rt_lay
             if (kind == GC3_LINK_OUT ? c->send_lens == NULL : !c->recv_remote) {
                 continue;
             }
-            u = kind == GC3_LINK_OUT ? gc3_rt_peer_receiver(p->flat, p->rank, t) : gc3_rt_peer_sender(p->flat, p->rank, t);
+            u = kind == GC3_LINK_OUT ? gc3_flat_peer_receiver(p->flat, p->rank, t) : gc3_flat_peer_sender(p->flat, p->rank, t);
             l = &np->links[np->nlinks];
             l->kind = kind;
             l->tb   = t;

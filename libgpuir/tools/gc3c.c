@@ -307,7 +307,7 @@ static double run_memory(const gc3_ir_program_t *p, uint64_t chunk_elems, size_t
 static int cmd_run(int argc, char **argv)
 {
     const char        *file = NULL, *post = NULL;
-    gc3_refexec_args_t args = {GC3_DT_FLOAT32, GC3_OP_SUM, 0, 0, 8};
+    gc3_refexec_args_t args = {GC3_DT_FLOAT32, GC3_OP_SUM, 0, 0, 8, 0};
     uint64_t           count = 0, seed = 1;
     gc3_ir_program_t  *p;
     gc3_postcond_t    *pc = NULL;

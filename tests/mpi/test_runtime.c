@@ -221,7 +221,7 @@ static int call_check(const gc3_ir_program_t *prog, test_call_t *c, char *why, s
     {
         uint64_t chunk_elems;
         if (!c->inplace && c->count <= (1u << 20) && gc3_coll_chunk_elems(prog, c->count, &chunk_elems) == GC3_OK) {
-            gc3_refexec_args_t ra = {c->dt, c->op, chunk_elems, 0, 8};
+            gc3_refexec_args_t ra = {c->dt, c->op, chunk_elems, 0, 8, 0};
             void             **ins = calloc((size_t)nranks, sizeof(void *)), **outs = calloc((size_t)nranks, sizeof(void *));
             for (int q = 0; q < nranks; q++) {
                 ins[q]  = all_in[q];

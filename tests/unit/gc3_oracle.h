@@ -58,14 +58,16 @@ static size_t gc3_oracle_out_elems(gc3_coll_t c, int R, size_t count)
     return c == GC3_COLL_ALLREDUCE || c == GC3_COLL_REDUCE_SCATTER || c == GC3_COLL_CUSTOM ? count : count * (size_t)R;
 }
 
-static int gc3_oracle_check(const gc3_ir_program_t *p, gc3_dtype_t dt, gc3_op_t op, size_t count, int inplace,
-                            int slots)
+/* Run p with the reference executor (zero_copy: gc3_refexec_args_t's) on random data and compare with
+ * the direct computation. 1 when right. */
+static inline int gc3_oracle_check_zc(const gc3_ir_program_t *p, gc3_dtype_t dt, gc3_op_t op, size_t count, int inplace,
+                               int slots, int zero_copy)
 {
     int                R  = p->ngpus;
     size_t             ds = gc3_dtype_size(dt), ni = gc3_oracle_in_elems(p->coll, R, count), no = gc3_oracle_out_elems(p->coll, R, count);
     size_t             nbuf = ni > no ? ni : no;
     void              *in[64], *out[64], *exp[64];
-    gc3_refexec_args_t args = {dt, op, 0, inplace, slots};
+    gc3_refexec_args_t args = {dt, op, 0, inplace, slots, zero_copy};
     gc3_diag_t         diag;
     gc3_status_t       s;
     int                ok = 1;
@@ -90,8 +92,9 @@ static int gc3_oracle_check(const gc3_ir_program_t *p, gc3_dtype_t dt, gc3_op_t 
     }
     gc3_oracle(p->coll, R, dt, op, count, inplace, in, exp);
     s = gc3_refexec_run(p, &args, in, out, &diag);
-    CHECK(s == GC3_OK, "%s %s %s count %zu %s: %s (%s)", p->name, gc3_dtype_name(dt), gc3_op_name(op), count,
-          inplace ? "in-place" : "out-of-place", gc3_status_string(s), diag.count ? diag.msgs[0] : "");
+    CHECK(s == GC3_OK, "%s %s %s count %zu %s%s: %s (%s)", p->name, gc3_dtype_name(dt), gc3_op_name(op), count,
+          inplace ? "in-place" : "out-of-place", zero_copy ? " zero-copy" : "", gc3_status_string(s),
+          diag.count ? diag.msgs[0] : "");
     for (int r = 0; r < R && s == GC3_OK; r++) {
         size_t n = inplace ? nbuf : no;
         char   what[128];
@@ -109,6 +112,12 @@ static int gc3_oracle_check(const gc3_ir_program_t *p, gc3_dtype_t dt, gc3_op_t 
     }
     gc3_diag_cleanup(&diag);
     return ok && s == GC3_OK;
+}
+
+static inline int gc3_oracle_check(const gc3_ir_program_t *p, gc3_dtype_t dt, gc3_op_t op, size_t count,
+                                   int inplace, int slots)
+{
+    return gc3_oracle_check_zc(p, dt, op, count, inplace, slots, 0);
 }
 
 #endif

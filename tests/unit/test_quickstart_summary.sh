@@ -43,9 +43,9 @@ ok "no MPS: says gc3 did not run on the GPU, and why" \
 ok "no MPS: says what to do" has "run the ranks under MPS (nvidia-cuda-mps-control -d; see the NOTE above) or give every rank a GPU of its own"
 
 cat >"$T/log" <<EOF
-$W allreduce 0-64K bytes (host backend, 4 ranks, host): allpairs LL, 1 channel(s) x 1 instance(s), rule built-in:32, verified, 1 fused run of local steps
-$W alltoall 0-inf bytes (host backend, 4 ranks, host): direct Simple, 1 channel(s) x 1 instance(s), rule built-in:37, verified
-$W allgather 0-64K bytes (host backend, 4 ranks, host): allgather_ring Simple, 1 channel(s) x 1 instance(s), rule built-in:38, NOT USED: a rank could not build it
+$W allreduce 0-64K bytes (host backend, 4 ranks, host): allpairs LL, 1 channel(s) x 1 instance(s), rule built-in:37, verified, 1 fused run of local steps
+$W alltoall 0-inf bytes (host backend, 4 ranks, host): direct Simple, 1 channel(s) x 1 instance(s), rule built-in:42, verified
+$W allgather 0-64K bytes (host backend, 4 ranks, host): allgather_ring Simple, 1 channel(s) x 1 instance(s), rule built-in:43, NOT USED: a rank could not build it
 test_coll: 4 ranks, host buffers: 1586 passed, 0 failed
 EOF
 run

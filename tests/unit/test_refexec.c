@@ -89,7 +89,7 @@ static void test_programs(void)
 static void test_refusals(void)
 {
     gc3_ir_program_t  *p = NULL;
-    gc3_refexec_args_t args = {GC3_DT_FLOAT32, GC3_OP_BXOR, 1, 0, 8};
+    gc3_refexec_args_t args = {GC3_DT_FLOAT32, GC3_OP_BXOR, 1, 0, 8, 0};
     float              buf[4][4];
     void              *io[4] = {buf[0], buf[1], buf[2], buf[3]};
     gc3_diag_t         diag;

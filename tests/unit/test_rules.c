@@ -97,7 +97,8 @@ int main(void)
                           "allreduce 1 * * * ring instances=0\n"
                           "allreduce 1 * * *\n"
                           "allreduce * * * * superfast\n"
-                          "alltoall 1 * * * ring\n";
+                          "alltoall 1 * * * ring\n"
+                          "allreduce 1 * * * ring zero_copy=maybe\n";
         gc3_diag_cleanup(&diag);
         gc3_diag_init(&diag);
         CHECK(gc3_rules_parse(bad, "bad", &diag, &R) == GC3_ERR_PARSE && R == NULL, "malformed rules accepted");
@@ -109,7 +110,29 @@ int main(void)
         CHECK(gc3_diag_contains(&diag, "bad:7: expected 'collective nodes gpus link bytes algorithm"), "line 7");
         CHECK(gc3_diag_contains(&diag, "bad:8: unknown algorithm 'superfast' (gc3c list names them)"), "line 8");
         CHECK(gc3_diag_contains(&diag, "bad:9: algorithm 'ring' is for allreduce, not alltoall"), "line 9");
+        CHECK(gc3_diag_contains(&diag, "bad:10: zero_copy must be on or off (found 'maybe')"), "line 10");
         CHECK(!gc3_diag_contains(&diag, "bad:1:"), "line 1 is fine");
+    }
+    {
+        /* zero_copy=off: the rule's programs copy every message (a runtime field, in the program's hash) */
+        gc3_rule_target_t t  = {4, 1, 0, 4, 1 << 20};
+        gc3_rule_made_t   made;
+        gc3_ir_program_t *p0 = NULL, *p1 = NULL;
+        gc3_diag_cleanup(&diag);
+        gc3_diag_init(&diag);
+        CHECK_OK(gc3_rules_parse("allreduce 1 * * 0-1M ring zero_copy=off\nallreduce 1 * * 1M-inf ring zero_copy=on\n",
+                                 "zc", &diag, &R));
+        if (R != NULL) {
+            CHECK(R->rules[0].no_zc == 1 && R->rules[1].no_zc == 0, "zero_copy=off and on parsed");
+            CHECK_OK(gc3_rule_program(&R->rules[0], &t, &diag, &p0, &made));
+            CHECK_OK(gc3_rule_program(&R->rules[1], &t, &diag, &p1, &made));
+            CHECK(p0 != NULL && p1 != NULL && p0->no_zc == 1 && p1->no_zc == 0 && gc3_ir_hash(p0) != gc3_ir_hash(p1),
+                  "zero_copy=off reaches the program and its hash");
+            gc3_ir_program_destroy(p0);
+            gc3_ir_program_destroy(p1);
+            gc3_rules_destroy(R);
+            R = NULL;
+        }
     }
     {
         /* LL128: accepted, and said to run as Simple (as the runtime runs it) */

@@ -10,6 +10,9 @@
 #include <sched.h>
 #include <pthread.h>
 #include "kernels.cuh"
+extern "C" {
+#include "gc3_topo.h"
+}
 
 /* ---------------------------------------------------------------- host side */
 
@@ -358,6 +361,50 @@ static gc3_cuda_state_t *gc3_cuda_state(gc3_plan_t *p, gc3_diag_t *diag)
     return s;
 }
 
+/* A CUDA IPC handle as gc3 passes it: CUDA's, then the exporter's process and the address range of the
+ * allocation there (what an importer needs to find its stale mappings of that place, below). */
+typedef struct {
+    cudaIpcMemHandle_t h;
+    uint64_t           pid, base, size;
+} gc3_cuda_handle_t;
+static_assert(sizeof(gc3_cuda_handle_t) <= GC3_RT_HANDLE_BYTES, "a gc3 CUDA IPC handle fits a handle");
+
+static void gc3_cuda_handle_make(char handle[GC3_RT_HANDLE_BYTES], const cudaIpcMemHandle_t *h, uint64_t base,
+                                 uint64_t size)
+{
+    gc3_cuda_handle_t x;
+    memset(handle, 0, GC3_RT_HANDLE_BYTES);
+    memset(&x, 0, sizeof(x));
+    x.h    = *h;
+    x.pid  = (uint64_t)getpid();
+    x.base = base;
+    x.size = size;
+    memcpy(handle, &x, sizeof(x));
+}
+
+/* Open a peer's allocation. CUDA refuses a second mapping of the same place of an exporter ("already
+ * mapped") while an old one is open: a mapping of memory the exporter freed since (a zero-copy
+ * registration not yet seen to go, an IPC region whose close waits for the device) holds the place.
+ * Then this process's stale mappings of that exporter's range go (reg.c: gc3_reg_forget; deferred closes
+ * run if no gc3 kernel is in flight), and the open is tried once more. */
+static cudaError_t gc3_cuda_ipc_open(const char handle[GC3_RT_HANDLE_BYTES], char **mapped_p)
+{
+    gc3_cuda_handle_t x;
+    cudaError_t       e;
+    memcpy(&x, handle, sizeof(x));
+    e = cudaIpcOpenMemHandle((void **)mapped_p, x.h, cudaIpcMemLazyEnablePeerAccess);
+    if (e == cudaErrorAlreadyMapped) {
+        (void)cudaGetLastError();
+        if (gc3_reg_forget(x.pid, x.base, x.size) > 0 || gc3_cuda_deferred_query(1) == 0) {
+            e = cudaIpcOpenMemHandle((void **)mapped_p, x.h, cudaIpcMemLazyEnablePeerAccess);
+        }
+    }
+    if (e != cudaSuccess) {
+        (void)cudaGetLastError();
+    }
+    return e;
+}
+
 static gc3_status_t gc3_cuda_region_create(gc3_plan_t *p, size_t bytes, char **base_p, char handle[GC3_RT_HANDLE_BYTES],
                                            gc3_diag_t *diag)
 {
@@ -377,20 +424,17 @@ static gc3_status_t gc3_cuda_region_create(gc3_plan_t *p, size_t bytes, char **b
     if (st != GC3_OK) {
         return st;
     }
-    memset(handle, 0, GC3_RT_HANDLE_BYTES);
-    memcpy(handle, &h, sizeof(h));
+    gc3_cuda_handle_make(handle, &h, (uint64_t)(uintptr_t)*base_p, bytes);
     return GC3_OK;
 }
 
 static gc3_status_t gc3_cuda_region_open(gc3_plan_t *p, const char handle[GC3_RT_HANDLE_BYTES], size_t bytes, char **base_p,
                                          gc3_diag_t *diag)
 {
-    cudaIpcMemHandle_t h;
     (void)p;
     (void)bytes;
-    memcpy(&h, handle, sizeof(h));
-    return gc3_cuda_check(cudaIpcOpenMemHandle((void **)base_p, h, cudaIpcMemLazyEnablePeerAccess),
-                          "cudaIpcOpenMemHandle (are both GPUs in one node with peer access?)", diag);
+    return gc3_cuda_check(gc3_cuda_ipc_open(handle, base_p), "cudaIpcOpenMemHandle (are both GPUs in one node with peer access?)",
+                          diag);
 }
 
 static void gc3_cuda_region_unlink(gc3_plan_t *p, const char handle[GC3_RT_HANDLE_BYTES])
@@ -630,7 +674,8 @@ static void gc3_cuda_post(const gc3_plan_t *p, gc3_cuda_state_t *s, uint64_t seq
     const uint64_t     v64[][2] = {{GC3_MAIL_IN, (uint64_t)(uintptr_t)x->buf[GC3_BUF_INPUT]},
                                    {GC3_MAIL_OUT, (uint64_t)(uintptr_t)x->buf[GC3_BUF_OUTPUT]},
                                    {GC3_MAIL_SCRATCH, (uint64_t)(uintptr_t)x->buf[GC3_BUF_SCRATCH]},
-                                   {GC3_MAIL_COUNT, x->count}, {GC3_MAIL_SIG, x->sig}, {GC3_MAIL_T, x->T}};
+                                   {GC3_MAIL_COUNT, x->count}, {GC3_MAIL_SIG, x->sig}, {GC3_MAIL_T, x->T},
+                                   {GC3_MAIL_ZC_PEERS_IN, x->zc_peers[0]}, {GC3_MAIL_ZC_PEERS_OUT, x->zc_peers[1]}};
     static_assert(GC3_RT_WINDOW < 256, "the window travels in 8 bits");
     for (size_t i = 0; i < sizeof(v64) / sizeof(v64[0]); i++) {
         w[v64[i][0]]     = (uint32_t)v64[i][1];
@@ -638,7 +683,9 @@ static void gc3_cuda_post(const gc3_plan_t *p, gc3_cuda_state_t *s, uint64_t seq
     }
     w[GC3_MAIL_L]     = (uint32_t)x->L;
     w[GC3_MAIL_TYPE]  = (uint32_t)x->dtype | (uint32_t)x->op << 8 | (uint32_t)x->dsize << 16 | (uint32_t)x->window << 24;
-    w[GC3_MAIL_FLAGS] = flags | (x->handover ? GC3_MAIL_F_HANDOVER : 0);
+    static_assert(GC3_REG_ENTRIES_MAX <= 0xffff, "a registration id travels in 16 bits");
+    w[GC3_MAIL_FLAGS] = flags | (x->handover ? GC3_MAIL_F_HANDOVER : 0) | (uint32_t)(x->zc_bit & 3) << GC3_MAIL_F_ZC_SHIFT;
+    w[GC3_MAIL_ZC_ID] = (x->zc_id[0] & 0xffff) | (x->zc_id[1] & 0xffff) << 16;
     w[GC3_MAIL_CHECK] = (uint32_t)p->sem_base[0];
     for (int i = 0; i < GC3_CUDA_MAIL_WORDS; i++) {
         /* one 8-byte store per line: the kernel sees a line old or new, never half */
@@ -950,6 +997,46 @@ static void gc3_cuda_mem_estimate(const gc3_flat_program_t *flat, int ntbs, gc3_
     m->pinned += GC3_CUDA_MAPPED_BYTES + call;
 }
 
+static gc3_status_t gc3_cuda_mem_write(void *dst, const void *src, size_t bytes)
+{
+    return gc3_cuda_check(cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice), "cudaMemcpy(zero-copy table)", NULL);
+}
+
+/* ---------------------------------------------------------------- zero-copy (reg.c): CUDA IPC of callers' buffers */
+
+static gc3_status_t gc3_cuda_reg_query(gc3_exec_t *e, const void *ptr, size_t bytes, gc3_rt_reg_info_t *q)
+{
+    return gc3_mem_range(ptr, bytes, e->params.device, &q->base, &q->size, &q->ident, &q->why);
+}
+
+static gc3_status_t gc3_cuda_reg_handle(gc3_exec_t *e, gc3_rt_reg_info_t *q, char handle[GC3_RT_HANDLE_BYTES])
+{
+    cudaIpcMemHandle_t h;
+    (void)e;
+    if (cudaIpcGetMemHandle(&h, (void *)(uintptr_t)q->base) != cudaSuccess) {
+        (void)cudaGetLastError();
+        q->why = "cudaIpcGetMemHandle refused the buffer's allocation";
+        return GC3_ERR_UNSUPPORTED;
+    }
+    gc3_cuda_handle_make(handle, &h, q->base, q->size);
+    return GC3_OK;
+}
+
+static gc3_status_t gc3_cuda_reg_open(gc3_exec_t *e, const char handle[GC3_RT_HANDLE_BYTES], uint64_t size, char **mapped_p)
+{
+    (void)e;
+    (void)size;
+    return gc3_cuda_ipc_open(handle, mapped_p) == cudaSuccess ? GC3_OK : GC3_ERR_IO;
+}
+
+/* (closed once no gc3 kernel of the process is in flight: see gc3_cuda_release) */
+static void gc3_cuda_reg_close(gc3_exec_t *e, char *mapped, uint64_t size)
+{
+    (void)e;
+    (void)size;
+    gc3_cuda_release(GC3_CUDA_FREE_IPC, mapped, 0);
+}
+
 extern "C" const gc3_rt_backend_t gc3_rt_backend_cuda = {
     "cuda",
     gc3_cuda_region_create,
@@ -968,4 +1055,9 @@ extern "C" const gc3_rt_backend_t gc3_rt_backend_cuda = {
     gc3_cuda_max_blocks,
     gc3_cuda_deferred_query,
     gc3_cuda_mem_estimate,
+    gc3_cuda_mem_write,
+    gc3_cuda_reg_query,
+    gc3_cuda_reg_handle,
+    gc3_cuda_reg_open,
+    gc3_cuda_reg_close,
 };

@@ -213,17 +213,9 @@ __device__ static void gc3_cuda_resident(gc3_cuda_shared_t *sh, const gc3_cuda_r
 {
     __shared__ uint32_t w[GC3_CUDA_MAIL_WORDS];
     __shared__ int      go;
-    __shared__ uint32_t nsend, nrecv;
     gc3_rt_tb_t        *t     = &sh->t;
     const uint64_t      first = done.seq;
 
-    if (threadIdx.x == 0) {
-        nsend = nrecv = 0;
-        for (int s = 0; s < t->nsteps; s++) {
-            nsend += (gc3_core_flags(t->steps[s].type) & GC3_STEP_F_SEND) != 0;
-            nrecv += (gc3_core_flags(t->steps[s].type) & GC3_STEP_F_RECV) != 0;
-        }
-    }
     for (;;) {
         if (failed && threadIdx.x == 0) {
             gc3_dev_st_rel_gpu(r->go, GC3_CUDA_GO_EXIT | done.seq); /* the others end too */
@@ -239,8 +231,7 @@ __device__ static void gc3_cuda_resident(gc3_cuda_shared_t *sh, const gc3_cuda_r
             ((uint64_t *)t->loops_base)[b] += L;
         }
         if (threadIdx.x == 0) {
-            t->send_base += L * nsend;
-            t->recv_base += L * nrecv;
+            /* (gc3_core_run advanced send_base and recv_base by what the call sent and received) */
             t->send_slot = (uint32_t)(t->send_base % (uint64_t)t->slots);
             t->recv_slot = (uint32_t)(t->recv_base % (uint64_t)t->slots);
         }
@@ -274,6 +265,11 @@ __device__ static void gc3_cuda_resident(gc3_cuda_shared_t *sh, const gc3_cuda_r
             t->trace  = (w[GC3_MAIL_FLAGS] & GC3_MAIL_F_TRACE) && r->trace != NULL
                             ? r->trace + (size_t)blockIdx.x * (size_t)r->trace_stride : NULL;
             t->handover = (w[GC3_MAIL_FLAGS] & GC3_MAIL_F_HANDOVER) != 0;
+            t->zc_bit   = (int32_t)(w[GC3_MAIL_FLAGS] >> GC3_MAIL_F_ZC_SHIFT & 3);
+            t->zc_id[0] = w[GC3_MAIL_ZC_ID] & 0xffff;
+            t->zc_id[1] = w[GC3_MAIL_ZC_ID] >> 16;
+            t->zc_peers[0] = gc3_mail_u64(w, GC3_MAIL_ZC_PEERS_IN);
+            t->zc_peers[1] = gc3_mail_u64(w, GC3_MAIL_ZC_PEERS_OUT);
         }
         done.seq++;
         __syncthreads();

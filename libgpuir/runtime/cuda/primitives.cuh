@@ -65,6 +65,24 @@ __device__ static int gc3_dev_share_int(int x)
     return v;
 }
 
+__device__ static uint64_t gc3_dev_share_u64(uint64_t x)
+{
+    __shared__ uint64_t v;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        v = x;
+    }
+    __syncthreads();
+    return v;
+}
+
+__device__ static inline uint64_t gc3_dev_ld_volatile(const uint64_t *p)
+{
+    uint64_t v;
+    asm volatile("ld.volatile.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+    return v;
+}
+
 #define GC3_DEV            __device__
 #define GC3_LEADER         (threadIdx.x == 0)
 #define GC3_SYNC()         __syncthreads()
@@ -76,6 +94,8 @@ __device__ static int gc3_dev_share_int(int x)
 #define GC3_NOW_NS()       gc3_dev_now()
 #define GC3_PAUSE(n)       gc3_dev_pause(n)
 #define GC3_SHARE_INT(x)   gc3_dev_share_int(x)
+#define GC3_SHARE_U64(x)   gc3_dev_share_u64(x)
+#define GC3_LOAD_VOLATILE(p) gc3_dev_ld_volatile(p)
 #define GC3_STAMP(t, i)    do { if ((t)->trace) (t)->trace[i] = gc3_dev_now(); } while (0)
 #define GC3_THREAD         ((int)threadIdx.x)
 #define GC3_THREADS        ((int)blockDim.x)
@@ -227,16 +247,38 @@ __device__ static void gc3_dev_reduce(int op, T *dst, const T *a, const T *b, ui
     const uint64_t al  = (uint64_t)(uintptr_t)dst | (uint64_t)(uintptr_t)a | (uint64_t)(uintptr_t)b;
     uint64_t       done = 0;
     if ((al & 15) == 0) {
-        uint64_t nv = n / per;
-        for (uint64_t i = tid; i < nv; i += nt) {
-            uint4 va = ((const uint4 *)a)[i], vb = ((const uint4 *)b)[i], vd;
-            const T *pa = (const T *)&va, *pb = (const T *)&vb;
-            T       *pd = (T *)&vd;
+        const uint4 *A = (const uint4 *)a, *Bv = (const uint4 *)b;
+        uint4       *D = (uint4 *)dst;
+        uint64_t     nv = n / per, i = tid;
+        /* four vectors of each operand in flight per thread: an operand in a peer's memory (zero-copy)
+         * is read over NVLink, where one load at a time leaves the link idle */
+        for (; i + 3 * nt < nv; i += 4 * nt) {
+            uint4 va[4], vb[4];
+#pragma unroll
+            for (int u = 0; u < 4; u++) {
+                va[u] = A[i + u * nt];
+                vb[u] = Bv[i + u * nt];
+            }
+#pragma unroll
+            for (int u = 0; u < 4; u++) {
+                T       *pa = (T *)&va[u];
+                const T *pb = (const T *)&vb[u];
+#pragma unroll
+                for (int k = 0; k < 16 / (int)sizeof(T); k++) {
+                    pa[k] = gc3_dev_any_op<T, BIT>(op, pa[k], pb[k]);
+                }
+                D[i + u * nt] = va[u];
+            }
+        }
+        for (; i < nv; i += nt) {
+            uint4 va = A[i], vb = Bv[i];
+            T       *pa = (T *)&va;
+            const T *pb = (const T *)&vb;
 #pragma unroll
             for (int k = 0; k < 16 / (int)sizeof(T); k++) {
-                pd[k] = gc3_dev_any_op<T, BIT>(op, pa[k], pb[k]);
+                pa[k] = gc3_dev_any_op<T, BIT>(op, pa[k], pb[k]);
             }
-            ((uint4 *)dst)[i] = vd;
+            D[i] = va;
         }
         done = nv * per;
     }

@@ -37,6 +37,8 @@
 BEGIN_C_DECLS
 
 typedef enum { MCA_COLL_GC3_BACKEND_AUTO, MCA_COLL_GC3_BACKEND_CUDA, MCA_COLL_GC3_BACKEND_HOST } mca_coll_gc3_backend_t;
+/* coll_gc3_zero_copy */
+typedef enum { MCA_COLL_GC3_ZC_AUTO, MCA_COLL_GC3_ZC_ON, MCA_COLL_GC3_ZC_OFF } mca_coll_gc3_zero_copy_t;
 
 /* coll_gc3_fallback: what happens to a call on device buffers that gc3 does not run itself */
 typedef enum {
@@ -108,6 +110,8 @@ typedef struct {
     size_t            bytes;     /* the call that made it (for messages) */
     int               blocks;    /* READY: thread blocks of this rank's part of the plan (one SM each on a GPU) */
     char              why[160];  /* FAILED: why, for the verbose line of calls without a plan */
+    int               zc_said, zc_said_peers; /* what mca_coll_gc3_report_zc said last */
+    const char       *zc_said_why;
     gc3_ir_program_t *program;
     gc3_plan_t       *plan;
 } mca_coll_gc3_plan_slot_t;
@@ -296,6 +300,9 @@ int  mca_coll_gc3_progress(void);
 /* coll_gc3_report.c: the error record of a call that fails: rank, what failed and why, on which
  * communicator (and whether calls in flight held more thread blocks than the GPU runs at once). */
 void mca_coll_gc3_report_failure(mca_coll_gc3_module_t *m, const char *call, const char *why);
+/* Verbose 2: whether the plan's last call left data in place (zero-copy) and for how many peers, or why
+ * not; said when it changes. */
+void mca_coll_gc3_report_zc(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_slot_t *s);
 /* A call of slot s starts on its GPU (verbose 1 the first time blocks exceed this rank's share), ends. */
 void mca_coll_gc3_blocks_take(mca_coll_gc3_module_t *m, const mca_coll_gc3_plan_slot_t *s);
 void mca_coll_gc3_blocks_give(const mca_coll_gc3_plan_slot_t *s);

@@ -44,6 +44,8 @@ static const mca_base_var_enum_value_t mca_coll_gc3_backend_values[] = {
     {0, NULL}};
 static const mca_base_var_enum_value_t mca_coll_gc3_net_path_values[] = {
     {GC3_NET_PATH_AUTO, "auto"}, {GC3_NET_PATH_GPUDIRECT, "gpudirect"}, {GC3_NET_PATH_STAGED, "staged"}, {0, NULL}};
+static const mca_base_var_enum_value_t mca_coll_gc3_zero_copy_values[] = {
+    {MCA_COLL_GC3_ZC_AUTO, "auto"}, {MCA_COLL_GC3_ZC_ON, "on"}, {MCA_COLL_GC3_ZC_OFF, "off"}, {0, NULL}};
 static const mca_base_var_enum_value_t mca_coll_gc3_fallback_values[] = {
     {MCA_COLL_GC3_FALLBACK_STAGE, "stage"}, {MCA_COLL_GC3_FALLBACK_PASS, "pass"},
     {MCA_COLL_GC3_FALLBACK_ERROR, "error"}, {0, NULL}};
@@ -209,6 +211,16 @@ static void mca_coll_gc3_check_params(void)
         gc3_param_say("coll:gc3: coll_gc3_resident_us=%d is negative: using %d (0 launches a kernel per call)",
                     c->resident_us, GC3_RESIDENT_US_DEFAULT);
         c->resident_us = GC3_RESIDENT_US_DEFAULT;
+    }
+    if (c->reg_cache < 1 || c->reg_cache > GC3_REG_ENTRIES_MAX) {
+        gc3_param_say("coll:gc3: coll_gc3_reg_cache=%d is outside 1..%d: using %d", c->reg_cache, GC3_REG_ENTRIES_MAX,
+                      GC3_REG_ENTRIES_DEFAULT);
+        c->reg_cache = GC3_REG_ENTRIES_DEFAULT;
+    }
+    if (c->tile_bytes < 4096) {
+        gc3_param_say("coll:gc3: coll_gc3_tile_bytes=%ld is below 4096: using %ld", c->tile_bytes,
+                      (long)GC3_TILE_BYTES_DEFAULT);
+        c->tile_bytes = GC3_TILE_BYTES_DEFAULT;
     }
     if (c->pseudo_nodes < 0) {
         gc3_param_say("coll:gc3: coll_gc3_pseudo_nodes=%d is negative: off (0)", c->pseudo_nodes);

@@ -60,6 +60,23 @@
       "a plan of many connections gets smaller slots (not below 4096 bytes). Slots are also no larger than "           \
       "what the largest call of the plan's size range moves in one message. 0: no cap (slots of "                       \
       "coll_gc3_slot_bytes); a negative value is reported and replaced by the default")                              \
+    X(zero_copy, int, INT, MCA_COLL_GC3_ZC_AUTO, 6, READONLY, 0, mca_coll_gc3_zero_copy_values,                      \
+      "Large messages between ranks of a node without copies through the FIFOs: a send whose data is in the "          \
+      "caller's input or output buffer, where the program leaves it untouched until the receiver read it, leaves "     \
+      "it in place, and the receiver reads it from the sender's buffer (mapped once per buffer: CUDA IPC of its "      \
+      "allocation, identified by CUDA's buffer id, so memory freed and allocated again at the same place is never "   \
+      "taken for the old one). A buffer is registered at its first call and used in place from a later call on, "      \
+      "once the peers mapped it; memory that cannot be shared (managed, host, cudaMallocAsync's pools, cuMemCreate) "  \
+      "goes through the FIFOs, per call (verbose 2 says which and why). auto: on GPUs; on: also on the host "          \
+      "backend, for buffers in shared file mappings (tests); off: every byte through the FIFOs")                      \
+    X(reg_cache, int, INT, GC3_REG_ENTRIES_DEFAULT, 6, READONLY, 1, NULL,                                             \
+      "Zero-copy: buffers (allocations) each rank keeps registered per communicator, 1.." GC3_STR(GC3_REG_ENTRIES_MAX) \
+      "; the least recently used one that no call in flight holds goes when another is needed, and all go at "        \
+      "MPI_Comm_free (other values are reported and replaced by " GC3_STR(GC3_REG_ENTRIES_DEFAULT) ")")              \
+    X(tile_bytes, long, LONG, GC3_TILE_BYTES_DEFAULT, 6, READONLY, 1, NULL,                                          \
+      "The most bytes one step of a Simple program moves per loop, in FIFO-slot-sized pieces (or in place, "          \
+      "zero-copy): larger calls run in more loops. Programs with scratch, and LL, move one slot per loop. At "        \
+      "least 4096 (other values are reported and replaced by the default)")                                           \
     X(fifo_pool, bool, BOOL, GC3_FIFO_POOL_DEFAULT, 6, READONLY, 1, NULL,                                              \
       "A communicator's plans that run the Simple protocol take their FIFO slots from one pool per rank and "           \
       "backend, as large as the largest of them needs, instead of slots of their own: the communicator's FIFO "       \

@@ -152,7 +152,7 @@ static void gc3_plan_line(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_slot_t *s,
 {
     const gc3_rule_t *rule = &mca_coll_gc3_rules()->rules[s->rule];
     char              range[80], shape[96] = "", net[512] = "", fused[64] = "", lo[32], hi[32], pnote[64] = "",
-                      mem[320] = "", fit[128] = "";
+                      mem[320] = "", fit[128] = "", zc[320] = "";
     const gc3_proto_t proto = (gc3_proto_t)m->job_proto;
 
     if (m->nodes > 1) {
@@ -173,6 +173,11 @@ static void gc3_plan_line(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_slot_t *s,
         if (runs > 0) {
             snprintf(fused, sizeof(fused), ", %d fused run%s of local steps", runs, runs > 1 ? "s" : "");
         }
+        gc3_plan_zc_describe(s->plan, zc + 2, sizeof(zc) - 2);
+        if (zc[2] != '\0') {
+            zc[0] = ';';
+            zc[1] = ' ';
+        }
         gc3_plan_mem_text(pm, gc3_exec_pool_bytes(m->exec[s->backend]), mem, sizeof(mem));
         if (s->program->fifo_cap > 0) {
             const uint64_t asked = (uint64_t)mca_coll_gc3_component.plan_fifo_bytes;
@@ -190,12 +195,12 @@ static void gc3_plan_line(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_slot_t *s,
     }
     mca_coll_gc3_verbose_once(1, m->comm,
                         "coll:gc3: comm %s: %s %s%s (%s backend, %d rank%s, %s%s): %s %s%s, %d channel(s) x %d instance(s)%s, "
-                        "rule %s%s%s%s%s%s%s%s%s", m->comm->c_name, gc3_coll_desc(s->coll)->mpi_name, range,
+                        "rule %s%s%s%s%s%s%s%s%s%s", m->comm->c_name, gc3_coll_desc(s->coll)->mpi_name, range,
                         s->inplace ? ", in place" : "", s->backend == GC3_BACKEND_CUDA ? "cuda" : "host",
                         ompi_comm_size(m->comm), ompi_comm_size(m->comm) == 1 ? "" : "s", gc3_link_name(m->link[s->backend]), shape, rule->algo,
                         gc3_proto_name(proto), pnote, m->job_channels, m->job_instances, m->job_narrow,
                         rule->where, m->job_copied, ok ? ", verified" : "; NOT USED: ", ok ? "" : s->why, fused,
-                        net[0] ? "; " : "", net, mem, fit);
+                        net[0] ? "; " : "", net, zc, mem, fit);
 }
 
 /* The end of a plan's set-up: ready, or not used (its calls run without it), or the call fails. */

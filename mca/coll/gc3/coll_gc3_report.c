@@ -42,3 +42,27 @@ void mca_coll_gc3_report_failure(mca_coll_gc3_module_t *m, const char *call, con
                       "with coll_gc3_max_blocks so that the calls in flight together fit)"
                     : "");
 }
+
+void mca_coll_gc3_report_zc(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_slot_t *s)
+{
+    const int   peers = gc3_plan_zc_peers(s->plan) | gc3_plan_zc_mode(s->plan) << 16;
+    const char *why   = peers > 0 ? NULL : s->plan != NULL ? gc3_plan_zc_why(s->plan) : NULL;
+
+    if (mca_coll_gc3_component.verbose < 2 || (s->zc_said && s->zc_said_peers == peers && s->zc_said_why == why) ||
+        (peers == 0 && why == NULL)) {
+        return; /* unchanged, or nothing of the plan can be left in place */
+    }
+    s->zc_said       = 1;
+    s->zc_said_peers = peers;
+    s->zc_said_why   = why;
+    if (peers > 0) {
+        opal_output(0, "coll:gc3: comm %s rank %d: %s%s: zero-copy: data left in place for %d peer(s) of the node%s",
+                    m->comm->c_name, ompi_comm_rank(m->comm), gc3_coll_desc(s->coll)->mpi_name,
+                    s->inplace ? " (in place)" : "", peers & 0xffff,
+                    peers >> 16 ? " (zero-copy mode: every message in place, tiles up to coll_gc3_tile_bytes)" : "");
+    } else {
+        opal_output(0, "coll:gc3: comm %s rank %d: %s%s: zero-copy not used, its data goes through the FIFOs: %s",
+                    m->comm->c_name, ompi_comm_rank(m->comm), gc3_coll_desc(s->coll)->mpi_name,
+                    s->inplace ? " (in place)" : "", why);
+    }
+}

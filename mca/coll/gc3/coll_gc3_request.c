@@ -358,6 +358,7 @@ static void mca_coll_gc3_start_on_plan(mca_coll_gc3_module_t *m, mca_coll_gc3_ta
             s->nb_seen = 1;
             mca_coll_gc3_report_nonblocking(m, t, NULL);
         }
+        mca_coll_gc3_report_zc(m, s);
         t->state   = MCA_COLL_GC3_TASK_RUNNING;
         t->next    = m->running;
         m->running = t;
@@ -582,6 +583,7 @@ static int mca_coll_gc3_run(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_slot_t *
     mca_coll_gc3_blocks_take(m, s);
     st = gc3_exec_run(s->plan, call, &diag);
     mca_coll_gc3_blocks_give(s);
+    mca_coll_gc3_report_zc(m, s);
     if (st != GC3_OK) {
         mca_coll_gc3_report_failure(m, gc3_coll_desc(s->coll)->mpi_name, diag.count ? diag.msgs[0] : gc3_status_string(st));
         rc = OMPI_ERROR;

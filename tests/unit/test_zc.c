@@ -1,0 +1,225 @@
+/* Zero-copy sends (gc3_flat_zc_mark): which sends of the built-in algorithms and of MSCCL files may
+ * leave their data in place, and the reference executor run that way (receives as late as possible,
+ * a send whose data changed before it was read is an error) against the direct computation. */
+#include <stdlib.h>
+#include <string.h>
+#include "gc3_algorithms.h"
+#include "gc3_refexec.h"
+#include "gc3_test.h"
+#include "gc3_oracle.h"
+
+/* Marking of every rank of p: sums over ranks. */
+static gc3_zc_stats_t mark_all(const gc3_ir_program_t *p)
+{
+    gc3_flat_program_t *f   = NULL;
+    gc3_zc_stats_t      sum = {0, 0, 0, 0};
+
+    CHECK_OK(gc3_flat_create(p, &f));
+    for (int r = 0; f != NULL && r < p->ngpus; r++) {
+        gc3_zc_stats_t st;
+        (void)gc3_flat_zc_mark(f, r, 1, &st);
+        sum.sends += st.sends;
+        sum.oop += st.oop;
+        sum.ip += st.ip;
+        sum.homed += st.homed;
+    }
+    gc3_flat_destroy(f);
+    return sum;
+}
+
+static gc3_ir_program_t *gen(const char *name, int R, int inplace, int instances, int channels)
+{
+    gc3_algo_params_t ap;
+    gc3_ir_program_t *p = NULL;
+    gc3_diag_t        diag;
+
+    gc3_diag_init(&diag);
+    gc3_algo_params_default(&ap, R);
+    ap.inplace   = inplace;
+    ap.instances = instances;
+    ap.channels  = channels;
+    if (gc3_algo_find(name)->uses_nodes) {
+        ap.nodes         = 2;
+        ap.gpus_per_node = R / 2;
+    }
+    CHECK(gc3_algo_generate(name, &ap, &diag, NULL, &p) == GC3_OK, "%s R=%d: %s", name, R,
+          diag.count ? diag.msgs[0] : "");
+    gc3_diag_cleanup(&diag);
+    return p;
+}
+
+/* What the marking must find in the programs whose shape is known. */
+static void test_known(void)
+{
+    gc3_ir_program_t *p;
+    gc3_zc_stats_t    st;
+
+    /* alltoall, out of place: every send is of the input, which nothing writes */
+    p  = gen("direct", 4, 0, 2, 1);
+    st = mark_all(p);
+    CHECK(st.sends == 4 * 4 * 2 - 4 * 2 || st.sends == 4 * 4 * 2, "direct: %d sends", st.sends);
+    CHECK(st.oop == st.sends && st.homed == 0, "direct out of place: %d of %d sends marked", st.oop, st.sends);
+    gc3_ir_program_destroy(p);
+
+    /* ring allreduce: the first send (input), every rrs (homed into the output chunk its allgather
+     * writes later), the last reduction and every forward of the allgather */
+    for (int R = 2; R <= 8; R *= 2) {
+        p  = gen("ring", R, 0, 2, 2);
+        st = mark_all(p);
+        CHECK(st.homed == R * 2 * 2 * (R - 2), "ring R=%d: %d rrs homed, %d expected", R, st.homed, R * 2 * 2 * (R - 2));
+        CHECK(st.oop == st.sends, "ring R=%d out of place: %d of %d sends marked", R, st.oop, st.sends);
+        gc3_ir_program_destroy(p);
+        p  = gen("ring", R, 1, 2, 2); /* in place: the chunk an rrs reads is the one it keeps its result in */
+        st = mark_all(p);
+        CHECK(st.homed == R * 2 * 2 * (R - 2) && st.ip == st.sends, "ring R=%d in place: %d homed, %d of %d sends marked",
+              R, st.homed, st.ip, st.sends);
+        gc3_ir_program_destroy(p);
+    }
+    /* reduce-scatter: partial sums have no place in the output (a slice): only the last sends */
+    p  = gen("reduce_scatter_ring", 4, 0, 2, 1);
+    st = mark_all(p);
+    CHECK(st.homed == 0 && st.oop == st.sends / 3, "reduce_scatter_ring: %d of %d marked, %d homed", st.oop, st.sends,
+          st.homed);
+    gc3_ir_program_destroy(p);
+
+    /* all-pairs: the sends of the input and of the reduced chunk (both stable out of place) */
+    p  = gen("allpairs", 4, 0, 1, 1);
+    st = mark_all(p);
+    CHECK(st.oop == st.sends, "allpairs out of place: %d of %d sends marked", st.oop, st.sends);
+    gc3_ir_program_destroy(p);
+}
+
+/* A program whose send races with a later write of the same chunk must not be marked, and the
+ * unchecked marking (zero_copy 2) of the reference executor must catch the hazard. */
+static void test_hazard(void)
+{
+    /* rank 0 sends input chunk 0 to rank 1 (tb 0), and, in another block without any order, overwrites
+     * its input chunk 0 in place... an input may not be written out of place; use in place: output
+     * chunk 0 is input chunk 0 */
+    gc3_ir_program_t *p = NULL;
+    gc3_ir_tb_t      *tb;
+    gc3_zc_stats_t    st;
+    gc3_diag_t        diag;
+
+    gc3_diag_init(&diag);
+    CHECK_OK(gc3_ir_program_create("hazard", GC3_COLL_ALLREDUCE, 2, 1, &p));
+    if (p == NULL) {
+        return;
+    }
+    p->inplace    = 1;
+    p->outofplace = 0;
+    p->proto      = GC3_PROTO_SIMPLE;
+    p->nchannels  = 1;
+    for (int r = 0; r < 2; r++) {
+        p->gpus[r].i_chunks = 1;
+        p->gpus[r].o_chunks = 1;
+        p->gpus[r].s_chunks = 1;
+    }
+    /* rank r: tb 0 sends output (= input) chunk 0 to the peer, tb 1 receives the peer's into scratch
+     * and reduces it into output chunk 0: the reduction may run before the peer read our chunk */
+    for (int r = 0; r < 2; r++) {
+        CHECK_OK(gc3_ir_add_tb(p, r, 1 - r, -1, 0, &tb));
+        CHECK_OK(gc3_ir_add_step(tb, GC3_STEP_SEND, GC3_BUF_OUTPUT, 0, GC3_BUF_NONE, -1, 1, -1, -1, NULL));
+        CHECK_OK(gc3_ir_add_tb(p, r, -1, 1 - r, 0, &tb));
+        CHECK_OK(gc3_ir_add_step(tb, GC3_STEP_RECV, GC3_BUF_NONE, -1, GC3_BUF_SCRATCH, 0, 1, -1, -1, NULL));
+        CHECK_OK(gc3_ir_add_step(tb, GC3_STEP_RE, GC3_BUF_SCRATCH, 0, GC3_BUF_OUTPUT, 0, 1, -1, -1, NULL));
+    }
+    gc3_ir_update_hasdep(p);
+    st = mark_all(p);
+    CHECK(st.sends == 2 && st.ip == 0, "racing send: %d of %d marked for in-place calls", st.ip, st.sends);
+    /* with the unchecked marking the reference executor sees the overwrite (the copying run is right) */
+    {
+        int32_t            buf[2][4] = {{1, 2, 3, 4}, {10, 20, 30, 40}};
+        void              *io[2]     = {buf[0], buf[1]};
+        gc3_refexec_args_t args      = {GC3_DT_INT32, GC3_OP_SUM, 4, 1, 8, 2};
+        gc3_status_t       s         = gc3_refexec_run(p, &args, io, io, &diag);
+        CHECK(s == GC3_ERR_VERIFY && gc3_diag_contains(&diag, "zero-copy hazard"),
+              "unchecked zero-copy of a racing send: %s (%s)", gc3_status_string(s), diag.count ? diag.msgs[0] : "");
+    }
+    gc3_ir_program_destroy(p);
+    gc3_diag_cleanup(&diag);
+}
+
+/* Every built-in algorithm, marked and run zero-copy by the reference executor on random data. */
+static void test_builtin(void)
+{
+    int cases = 0;
+    for (int i = 0; i < gc3_algo_count(); i++) {
+        const gc3_algo_t *a = gc3_algo_at(i);
+        for (int R = 2; R <= 8; R++) {
+            for (int inplace = 0; inplace <= 1; inplace++) {
+                gc3_ir_program_t *p;
+                if ((a->uses_nodes && (R % 2 != 0 || R < 4)) || (a->coll == GC3_COLL_CUSTOM && inplace)) {
+                    continue;
+                }
+                p = gen(a->name, R, inplace, R == 4 && a->coll != GC3_COLL_CUSTOM ? 2 : 1, R == 3 ? 2 : 1);
+                if (p == NULL) {
+                    continue;
+                }
+                for (int ip = 0; ip <= 1; ip++) {
+                    const size_t counts[] = {(size_t)p->nchunksperloop * 3, (size_t)p->nchunksperloop * 64};
+                    if (ip ? !p->inplace : !p->outofplace) {
+                        continue;
+                    }
+                    for (int k = 0; k < 2; k++) {
+                        /* per rank (allreduce, custom) or per peer: whole chunks */
+                        size_t count = p->coll == GC3_COLL_ALLREDUCE || p->coll == GC3_COLL_CUSTOM
+                                           ? counts[k]
+                                           : counts[k] / (size_t)R;
+                        gc3_oracle_check_zc(p, GC3_DT_INT32, GC3_OP_SUM, count, ip, 2, 1);
+                        gc3_oracle_check_zc(p, GC3_DT_FLOAT64, GC3_OP_MAX, count, ip, 8, 1);
+                        cases += 2;
+                    }
+                }
+                gc3_ir_program_destroy(p);
+            }
+        }
+    }
+    CHECK(cases > 100, "only %d cases", cases);
+    printf("test_zc: %d built-in cases run zero-copy by the reference executor\n", cases);
+}
+
+/* The MSCCL files and gc3's corpus programs, zero-copy. */
+static void test_files(void)
+{
+    const char *files[] = {
+        GC3_CORPUS "/valid/ring_allreduce_4.xml",   GC3_CORPUS "/valid/allpairs_allreduce_4.xml",
+        GC3_CORPUS "/valid/direct_alltoall_4.xml",  GC3_CORPUS "/valid/ring_allgather_3.xml",
+        GC3_CORPUS "/valid/ring_reduce_scatter_3.xml", GC3_CORPUS "/valid/legacy_ring_allreduce_3.xml",
+        GC3_CORPUS "/msccl/allreduce-allpairs-4n-simple-48tb.xml", GC3_CORPUS "/msccl/allreduce-allpairs-8n-simple-56tb.xml",
+        GC3_CORPUS "/msccl/allgather-ring-4n-inplace.xml", GC3_CORPUS "/msccl/reducescatter-ring-8n-inplace.xml",
+    };
+    int cases = 0, marked = 0;
+    for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+        gc3_ir_program_t *p = NULL;
+        CHECK_OK(gc3_ir_read_file(files[i], NULL, &p));
+        if (p == NULL) {
+            continue;
+        }
+        marked += mark_all(p).oop + mark_all(p).ip;
+        for (int ip = 0; ip <= 1; ip++) {
+            size_t count = (size_t)p->nchunksperloop * 5;
+            if (ip ? !p->inplace : !p->outofplace) {
+                continue;
+            }
+            if (p->coll != GC3_COLL_ALLREDUCE) {
+                count = count / (size_t)p->ngpus;
+            }
+            gc3_oracle_check_zc(p, GC3_DT_INT32, GC3_OP_SUM, count, ip, 8, 1);
+            cases++;
+        }
+        gc3_ir_program_destroy(p);
+    }
+    CHECK(cases >= 10 && marked > 0, "files: %d cases, %d sends marked", cases, marked);
+    printf("test_zc: %d file cases, %d sends marked in them\n", cases, marked);
+}
+
+int main(void)
+{
+    test_known();
+    test_hazard();
+    test_builtin();
+    test_files();
+    gc3_ir_xml_cleanup();
+    return gc3_test_summary("test_zc");
+}
