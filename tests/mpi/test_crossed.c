@@ -139,7 +139,7 @@ static int call_right(call_t *c, const char *what)
  * waits for all the device's work of the process, gc3's kernels of the other threads' calls
  * included, and those wait for other ranks, whose threads may wait in cudaFree in turn: a user
  * who frees device memory while other threads have gc3 calls in flight can deadlock the job (as
- * with NCCL; the README's limitations say so), so the test does not. */
+ * with NCCL; coll_gc3(7), Threads, says so), so the test does not. */
 typedef struct {
     void **p;
     size_t n, cap;

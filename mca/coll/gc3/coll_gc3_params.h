@@ -3,11 +3,11 @@
  * X(name, C type, MCA type, default, ompi_info level, scope, in the settings hash, enum values, help):
  * the component's fields (coll_gc3.h), their initial values, their registration (coll_gc3_component.c)
  * and the settings hash the ranks agree on before their first plan (coll_gc3_setup.c) all come from
- * it; the README's parameter table is checked against what ompi_info lists (tests/mpi/
- * check-ompi-info.sh). A parameter is coll_gc3_<name>. "In the settings hash": it decides on each
- * rank whether a call builds a plan and which, so ranks configured differently must not build plans
- * (a rank building one while another passes the call on would hang). Out-of-range values are
- * reported and replaced at open (mca_coll_gc3_check_params). */
+ * it; the manual's entries (MCA PARAMETERS of doc/man/coll_gc3.7: add one with the parameter) are
+ * checked against what ompi_info lists (tests/mpi/check-ompi-info.sh). A parameter is coll_gc3_<name>.
+ * "In the settings hash": it decides on each rank whether a call builds a plan and which, so ranks
+ * configured differently must not build plans (a rank building one while another passes the call on
+ * would hang). Out-of-range values are reported and replaced at open (mca_coll_gc3_check_params). */
 #ifndef MCA_COLL_GC3_PARAMS_H
 #define MCA_COLL_GC3_PARAMS_H
 
@@ -32,7 +32,7 @@
       "step and what it waited for, and seconds each exchange of a communicator's set-up may wait for the other "      \
       "ranks (0: wait forever; a negative value, or one that is not a number, is reported and replaced by 300)")     \
     X(rules_file, char *, STRING, "", 6, READONLY, 0, NULL,                                                            \
-      "Selection rules: which algorithm runs which collective, size and machine shape (format in the README; "         \
+      "Selection rules: which algorithm runs which collective, size and machine shape (format in coll_gc3(7); "      \
       "gc3_info prints the resolved table). Empty: the built-in rules. A file that cannot be used is reported "        \
       "with its line numbers and the built-in rules are used")                                                         \
     X(algorithm_dir, char *, STRING, "", 6, READONLY, 0, NULL,                                                         \
