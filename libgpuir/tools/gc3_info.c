@@ -483,7 +483,8 @@ int main(int argc, char **argv)
                 if (r->proto_set) n += snprintf(algo + n, sizeof(algo) - (size_t)n, " proto=%s", gc3_proto_name(r->proto));
                 if (r->channels) n += snprintf(algo + n, sizeof(algo) - (size_t)n, " channels=%d", r->channels);
                 if (r->instances) n += snprintf(algo + n, sizeof(algo) - (size_t)n, " instances=%d", r->instances);
-                if (r->chunks_per_peer) snprintf(algo + n, sizeof(algo) - (size_t)n, " chunks_per_peer=%d", r->chunks_per_peer);
+                if (r->chunks_per_peer) n += snprintf(algo + n, sizeof(algo) - (size_t)n, " chunks_per_peer=%d", r->chunks_per_peer);
+                if (r->no_zc) snprintf(algo + n, sizeof(algo) - (size_t)n, " zero_copy=off");
             }
             snprintf(range, sizeof(range), "%s-%s", a, b);
             printf("%-22s %-16s %-30s %s\n", gc3_coll_desc(c)->mpi_name, range, algo, r ? r->where : "-");

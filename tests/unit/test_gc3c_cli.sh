@@ -121,15 +121,16 @@ rm -rf "$tmp"
 check simulate-algos 0 "crossover: allpairs -> ring" -- "$gc3c" simulate --algo ring,allpairs --gpus 8 --sizes 1K:64M
 check simulate-algo-needs-gpus 2 "--algo needs --gpus G" -- "$gc3c" simulate --algo ring
 info=$(dirname "$gc3c")/gc3_info
-check info-builtin 0 "allreduce              2097153-inf      ring channels=8 instances=4" -- "$info" --gpus 2
+check info-builtin 0 "allreduce              33554433-inf     ring channels=8 instances=4" -- "$info" --gpus 2
+check info-builtin-copy 0 "allreduce              2097153-32M      ring channels=8 instances=4 zero_copy=off" -- "$info" --gpus 2
 check info-builtin-mid 0 "allreduce              131073-4M        ring channels=2" -- "$info" --gpus 3
-check info-builtin-4 0 "allreduce              0-128K           oneshot proto=LL instances=8   built-in:12" -- "$info" --gpus 4
-check info-host 0 "allreduce              65537-inf        ring                           built-in:41" -- "$info" --link host
+check info-builtin-4 0 "allreduce              0-128K           oneshot proto=LL instances=8   built-in:16" -- "$info" --gpus 4
+check info-host 0 "allreduce              65537-inf        ring                           built-in:45" -- "$info" --link host
 # the multi-node table behind the built-in rules: hierarchical allreduce ahead of the ring at 2 nodes
 pred="$(dirname "$0")/../../contrib/gc3-predict-nodes"
 check predict-nodes 0 "| 1K | **21.7** | 28.1 | 37.3 | 49.3 |" -- "$pred" --gc3c "$gc3c" --sizes 1K:4K 2
 check predict-nodes-usage 2 "gc3c not found" -- "$pred" --gc3c /nonexistent 2
-check info-two-nodes 0 "allreduce              0-512K           hierarchical proto=LL          built-in:28" -- "$info" --nodes 2
+check info-two-nodes 0 "allreduce              0-512K           hierarchical proto=LL          built-in:32" -- "$info" --nodes 2
 check info-print 0 "allreduce             1  *  nvlink  0-128K   allpairs" -- "$info" --print-builtin
 check info-algodir 0 "1K-1M            alltoall_direct3" -- "$info" --gpus 3 --algorithm-dir "$c/../mpi/algorithms"
 check info-algodir-inplace 0 "allreduce              0-128K           allpairs" -- "$info" --gpus 3 --inplace --algorithm-dir "$c/../mpi/algorithms"
@@ -169,15 +170,16 @@ check info-ll128 0 "ll128.rules:1: proto=LL128: gc3 has no LL128, the rule runs 
 rm -rf "$rtmp"
 # --memory: a communicator's plans for the issue-33 use on 2 GPUs, with the defaults (Simple plans' slots
 # in one pool, coll_gc3_fifo_pool: the largest, counted once; 4 slots, 32 MiB per plan), each with its
-# own FIFOs (--no-fifo-pool), and with the old defaults (8 slots, 64 MiB, no pool)
+# own FIFOs (--no-fifo-pool), and with the old defaults (8 slots, 64 MiB, no pool); 4 MB and 64 MB are
+# two plans (the rules copy 4 MB, leave 64 MB in place)
 use=allreduce:8,allreduce:64K,allreduce:4M,allreduce:64M,alltoall:1M
-check info-memory-pool 0 "# FIFO pool: 32.0 MiB, the largest slots of the 3 plan(s) that share it" -- \
+check info-memory-pool 0 "# FIFO pool: 32.0 MiB, the largest slots of the 4 plan(s) that share it" -- \
     "$info" --gpus 2 --memory "$use"
-check info-memory-pool-total 0 "# total per rank: 32.6 MiB device (34133504 B exactly), 1.8 KiB pinned host, 4 plan(s)" -- \
+check info-memory-pool-total 0 "# total per rank: 32.6 MiB device (34158592 B exactly), 2.2 KiB pinned host, 5 plan(s)" -- \
     "$info" --gpus 2 --memory "$use" --fifo-pool
-check info-memory 0 "# total per rank: 44.6 MiB device (46740992 B exactly), 1.8 KiB pinned host, 4 plan(s)" -- \
+check info-memory 0 "# total per rank: 76.6 MiB device (80320512 B exactly), 2.2 KiB pinned host, 5 plan(s)" -- \
     "$info" --gpus 2 --memory "$use" --no-fifo-pool
-check info-memory-old 0 "# total per rank: 88.9 MiB device (93166080 B exactly), 1.8 KiB pinned host, 4 plan(s)" -- \
+check info-memory-old 0 "# total per rank: 152.9 MiB device (160300032 B exactly), 2.2 KiB pinned host, 5 plan(s)" -- \
     "$info" --gpus 2 --memory "$use" --no-fifo-pool --fifo-slots 8 --plan-fifo-bytes 64M
 echo "gc3c cli: $pass passed, $fail failed"
 [ $fail = 0 ]

@@ -18,7 +18,7 @@ $W allreduce 0-32K bytes (cuda backend, 2 ranks, nvlink): oneshot LL, 1 channel(
 $W allreduce 32K-2M bytes, in place (cuda backend, 2 ranks, nvlink): ring Simple, 4 channel(s) x 4 instance(s), rule built-in:4, verified
 $D allreduce 2M-inf bytes (cuda backend, 2 ranks, nvlink): ring Simple, 8 channel(s) x 2 instance(s) (narrowed from 8 x 4 to fit 66 thread blocks per rank), rule built-in:5, verified
 $W alltoall 0-16K bytes (cuda backend, 2 ranks, nvlink): direct LL, 1 channel(s) x 1 instance(s), rule built-in:6, verified
-$W alltoall 16K-4M bytes (cuda backend, 2 ranks, nvlink): direct Simple, 1 channel(s) x 8 instance(s), rule built-in:7, verified
+$W alltoall 16K-4M bytes (cuda backend, 2 ranks, nvlink): direct Simple, 1 channel(s) x 8 instance(s), rule built-in:10, verified
 $W nonblocking allreduce runs on gc3's allreduce_oneshot2 plan, completed by MPI progress
 test_coll: 2 ranks, device buffers: 1587 passed, 0 failed
 EOF
@@ -43,9 +43,9 @@ ok "no MPS: says gc3 did not run on the GPU, and why" \
 ok "no MPS: says what to do" has "run the ranks under MPS (nvidia-cuda-mps-control -d; see the NOTE above) or give every rank a GPU of its own"
 
 cat >"$T/log" <<EOF
-$W allreduce 0-64K bytes (host backend, 4 ranks, host): allpairs LL, 1 channel(s) x 1 instance(s), rule built-in:37, verified, 1 fused run of local steps
-$W alltoall 0-inf bytes (host backend, 4 ranks, host): direct Simple, 1 channel(s) x 1 instance(s), rule built-in:42, verified
-$W allgather 0-64K bytes (host backend, 4 ranks, host): allgather_ring Simple, 1 channel(s) x 1 instance(s), rule built-in:43, NOT USED: a rank could not build it
+$W allreduce 0-64K bytes (host backend, 4 ranks, host): allpairs LL, 1 channel(s) x 1 instance(s), rule built-in:41, verified, 1 fused run of local steps
+$W alltoall 0-inf bytes (host backend, 4 ranks, host): direct Simple, 1 channel(s) x 1 instance(s), rule built-in:46, verified
+$W allgather 0-64K bytes (host backend, 4 ranks, host): allgather_ring Simple, 1 channel(s) x 1 instance(s), rule built-in:47, NOT USED: a rank could not build it
 test_coll: 4 ranks, host buffers: 1586 passed, 0 failed
 EOF
 run
