@@ -150,7 +150,7 @@ struct gc3_plan {
                                                 * own pool (-1: none) */
     gc3_plan_t         *pool_next;             /* in exec->plans */
     gc3_plan_mem_t      mem;                   /* what it holds (gc3_plan_memory) */
-    char                broken_why[256];
+    char                broken_why[512];
 };
 
 #endif
