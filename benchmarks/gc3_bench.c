@@ -14,6 +14,9 @@
  *             NCCL_WIN_COLL_SYMMETRIC; NCCL >= 2.27; nccl-tests -R 2)
  *   staged    cudaMemcpy to pinned host memory, the MPI call on host buffers, cudaMemcpy back:
  *             what a user of a non-CUDA-aware MPI has to write
+ *   ompi      (host buffers) the same MPI call on a duplicate of MPI_COMM_WORLD made with the info
+ *             key ompi_comm_coll_preference=^gc3, on which Open MPI leaves coll/gc3 out: Open MPI's
+ *             own collective (tuned, ...) on the same buffers, what the call costs without gc3
  *
  * Usage (one rank per GPU; see usage() for the options).
  *
@@ -25,7 +28,8 @@
  * method's result against a host computation after its timed calls. Sizes double from MIN to
  * MAX (K/M/G suffixes). Iterations default to 200 (100 above 1 MB, 20 above 64 MB), warm-up to
  * a tenth of that. --staged-max skips the (slow) staged path above that size. -d host (no GPU)
- * runs the MPI call and staged on host buffers, for CI. A method the machine or the library
+ * runs the MPI call and ompi on host buffers (gc3's host backend against Open MPI's own collective),
+ * for CI; -d cuda on a machine where CUDA sees no GPU stops at once, saying so. A method the machine or the library
  * cannot run is skipped with a "# METHOD: not measured (why)" line; every rank decides alike.
  * --alternate COLL:BYTES (gc3 method only): each call, warm-up and timed, follows an untimed call of
  * that collective and size, right before it (no barrier between): where the two run on different
@@ -42,8 +46,8 @@
 #endif
 #include "gc3_mpi_util.h"
 
-enum { M_GC3, M_NCCL, M_NCCL_REG, M_NCCL_SYM, M_STAGED, M_COUNT };
-static const char *const method_names[M_COUNT] = {"gc3", "nccl", "nccl-reg", "nccl-sym", "staged"};
+enum { M_GC3, M_NCCL, M_NCCL_REG, M_NCCL_SYM, M_STAGED, M_OMPI, M_COUNT };
+static const char *const method_names[M_COUNT] = {"gc3", "nccl", "nccl-reg", "nccl-sym", "staged", "ompi"};
 #define IS_NCCL(m) ((m) == M_NCCL || (m) == M_NCCL_REG || (m) == M_NCCL_SYM)
 
 /* The part of NCCL's ABI used here (nccl.h), so no NCCL headers are needed to build: the types
@@ -85,7 +89,8 @@ static struct {
     size_t bytes;
 } nreg[M_COUNT];
 
-static int rank, nranks, on_device = 1;
+static int      rank, nranks, on_device = 1;
+static MPI_Comm comm_ompi = MPI_COMM_NULL; /* the ompi method's: coll/gc3 left out of it */
 /* --alternate: the untimed call before each call (its collective, elements per rank or per peer,
  * buffers) */
 static struct {
@@ -105,6 +110,35 @@ static void die(const char *msg)
     }
     MPI_Finalize();
     exit(2);
+}
+
+/* -d cuda where CUDA sees no GPU (every rank decides alike): stop at once, saying so, before any
+ * header or NCCL attempt (which would fail for the same reason, and the buffers after it). */
+static void need_gpu(void)
+{
+    int  ok = 0, all = 0, first = 0;
+    char err[256] = "";
+#ifdef GC3_HAVE_CUDA
+    int         ndev = 0;
+    cudaError_t e    = cudaGetDeviceCount(&ndev);
+    ok               = e == cudaSuccess && ndev > 0;
+    gc3_snprintf_cut(err, sizeof(err), "%s", e != cudaSuccess ? cudaGetErrorString(e) : "0 devices");
+#else
+    gc3_snprintf_cut(err, sizeof(err), "this build of gc3_bench has no CUDA");
+#endif
+    MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
+    if (!all) {
+        int bad = ok ? nranks : rank;
+        MPI_Allreduce(&bad, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+        if (rank == first) { /* the first rank without one says why */
+            fprintf(stderr, "gc3_bench: no GPU: rank %d finds no CUDA device (%s), and -d cuda (the default) measures "
+                            "device buffers. On a machine without GPUs measure host buffers: -d host (with --mca "
+                            "coll_gc3_backend host gc3 runs them, e.g. gc3-mpirun -np 2 --mca coll_gc3_backend host "
+                            "gc3_bench -d host)\n", rank, err);
+        }
+        MPI_Finalize();
+        exit(2);
+    }
 }
 
 /* ---- which module runs the "gc3" column: Open MPI's MCA variables, read through MPI_T ---- */
@@ -216,40 +250,46 @@ static long long top_other_coll(int multinode, char *who, size_t wholen)
  * host buffers only with backend host. Read from Open MPI's own settings, however they were given
  * (--mca, OMPI_MCA_ variables, files); what a call then does is for coll_gc3_verbose 2 to say.
  * Collective: the verdict holds on every rank. */
-static int gc3_column(int a2a, int multinode, char *what, size_t len)
+static int gc3_column(int a2a, int multinode, char *what, size_t len, char *other, size_t otherlen)
 {
     const char *coll = a2a ? "alltoall" : "allreduce";
     char        backend[32] = "", who[64] = "", var[64], why[320] = "";
     long long   prio = 0, top, v = 0, max_bytes = 0;
     int         prov, mine, all, sure = 1; /* sure: gc3 certainly does not run it when why says so */
 
+    snprintf(other, otherlen, "Open MPI's own coll components");
     if (MPI_T_init_thread(MPI_THREAD_SINGLE, &prov) != MPI_SUCCESS) {
-        snprintf(why, sizeof(why), "cannot tell: MPI_T is not available");
+        gc3_snprintf_cut(why, sizeof(why), "cannot tell: MPI_T is not available");
         sure = 0;
     } else {
+        char      name[64];
+        long long p = top_other_coll(multinode, name, sizeof(name));
+        if (p >= 0) {
+            gc3_snprintf_cut(other, otherlen, "coll/%s, priority %lld", name, p);
+        }
         snprintf(var, sizeof(var), "coll_gc3_enable_%s", coll);
         if (!cvar_get("coll_gc3_priority", &prio, NULL, 0)) {
-            snprintf(why, sizeof(why), "component not loaded: no coll_gc3_priority in this MPI; run under gc3-mpirun, "
+            gc3_snprintf_cut(why, sizeof(why), "component not loaded: no coll_gc3_priority in this MPI; run under gc3-mpirun, "
                                        "or add gc3's folder to mca_base_component_path");
         } else if (prio < 0) {
-            snprintf(why, sizeof(why), "coll_gc3_priority %lld disables it", prio);
+            gc3_snprintf_cut(why, sizeof(why), "coll_gc3_priority %lld disables it", prio);
         } else if ((top = top_other_coll(multinode, who, sizeof(who))) >= (prio < 100 ? prio : 100)) {
             /* Open MPI caps priorities at 100 and sorts equal ones in no set order */
-            snprintf(why, sizeof(why), "coll_gc3_priority %lld%s is %s %s's %lld%s", prio,
+            gc3_snprintf_cut(why, sizeof(why), "coll_gc3_priority %lld%s is %s %s's %lld%s", prio,
                      prio > 100 ? " (taken as 100)" : "", top > prio ? "below" : "equal to", who, top,
                      top > prio ? "" : ": Open MPI picks either");
             sure = top > prio;
         } else if (cvar_get(var, &v, NULL, 0) && v == 0) {
-            snprintf(why, sizeof(why), "%s is false", var);
+            gc3_snprintf_cut(why, sizeof(why), "%s is false", var);
         } else if (cvar_get("coll_gc3_stage_host", &v, NULL, 0) && v != 0) {
-            snprintf(why, sizeof(why), "coll_gc3_stage_host is true: calls take the staging path");
+            gc3_snprintf_cut(why, sizeof(why), "coll_gc3_stage_host is true: calls take the staging path");
         } else if (!cvar_get("coll_gc3_backend", &v, backend, sizeof(backend))) {
-            snprintf(why, sizeof(why), "cannot tell: no coll_gc3_backend");
+            gc3_snprintf_cut(why, sizeof(why), "cannot tell: no coll_gc3_backend");
             sure = 0;
         } else if (!on_device && strcmp(backend, "host") != 0) {
-            snprintf(why, sizeof(why), "backend %s on host buffers: --mca coll_gc3_backend host runs them", backend);
+            gc3_snprintf_cut(why, sizeof(why), "backend %s on host buffers: --mca coll_gc3_backend host runs them", backend);
         } else if (on_device && !strcmp(backend, "host")) {
-            snprintf(why, sizeof(why), "backend host on device buffers: gc3 stages them through the host collectives");
+            gc3_snprintf_cut(why, sizeof(why), "backend host on device buffers: gc3 stages them through the host collectives");
         }
         (void)cvar_get("coll_gc3_max_bytes", &max_bytes, NULL, 0);
         MPI_T_finalize();
@@ -257,13 +297,13 @@ static int gc3_column(int a2a, int multinode, char *what, size_t len)
     mine = why[0] == '\0';
     MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
     if (all) {
-        int n = snprintf(what, len, "coll/gc3 (backend %s, priority %lld)", backend, prio);
+        int n = gc3_snprintf_cut(what, len, "coll/gc3 (backend %s, priority %lld)", backend, prio);
         if (max_bytes > 0 && (size_t)n < len) {
-            snprintf(what + n, len - (size_t)n, "; calls of more than coll_gc3_max_bytes %lld bytes are passed on",
+            gc3_snprintf_cut(what + n, len - (size_t)n, "; calls of more than coll_gc3_max_bytes %lld bytes are passed on",
                      max_bytes);
         }
     } else {
-        snprintf(what, len, "%sNOT gc3 (%s): %s Open MPI's own %scollectives, labelled 'mpi'", sure ? "" : "maybe ",
+        gc3_snprintf_cut(what, len, "%sNOT gc3 (%s): %s Open MPI's own %scollectives, labelled 'mpi'", sure ? "" : "maybe ",
                  mine ? "the MCA settings differ between ranks: gc3 does not run it on some" : why,
                  sure ? "these are" : "perhaps", on_device ? "" : "host ");
     }
@@ -348,20 +388,20 @@ static int nccl_open(const char *path, char *why, size_t whylen, const char *lac
         ok = nccl.get_version && nccl.get_unique_id && nccl.comm_init_rank && nccl.comm_destroy && nccl.all_reduce &&
              nccl.error_string && ((nccl.send && nccl.recv && nccl.group_start && nccl.group_end) || nccl.all_to_all);
         if (!ok) {
-            snprintf(why, whylen, "%s lacks the NCCL functions used here", path);
+            gc3_snprintf_cut(why, whylen, "%s lacks the NCCL functions used here", path);
         }
         for (int f = 0; f < 4; f++) {
             have[0][f] = dlsym(nccl.lib, reg_fn[f]) != NULL;
             have[1][f] = dlsym(nccl.lib, sym_fn[f]) != NULL;
         }
     } else {
-        snprintf(why, whylen, "cannot load %s: %s", path, dlerror());
+        gc3_snprintf_cut(why, whylen, "cannot load %s: %s", path, dlerror());
     }
     MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
     MPI_Allreduce(have, have_all, 8, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
     if (!all) {
         if (ok) {
-            snprintf(why, whylen, "%s could not be loaded on every rank", path);
+            gc3_snprintf_cut(why, whylen, "%s could not be loaded on every rank", path);
         }
         return -1;
     }
@@ -377,7 +417,7 @@ static int nccl_open(const char *path, char *why, size_t whylen, const char *lac
     ok = nccl.comm_init_rank(&nccl.comm, nranks, id, rank) == 0;
     MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
     if (!all) {
-        snprintf(why, whylen, "ncclCommInitRank failed%s", ok ? " on another rank" : "");
+        gc3_snprintf_cut(why, whylen, "ncclCommInitRank failed%s", ok ? " on another rank" : "");
         return -1;
     }
     return 0;
@@ -412,12 +452,12 @@ static int nccl_register(int m, size_t bytes, char *why, size_t whylen)
                 rc = nccl.mem_alloc(&nreg[m].buf[b], bytes);
                 ok = rc == 0 && nreg[m].buf[b] != NULL;
                 if (!ok) {
-                    snprintf(why, whylen, "ncclMemAlloc of %zu bytes failed: %s", bytes, nccl.error_string(rc));
+                    gc3_snprintf_cut(why, whylen, "ncclMemAlloc of %zu bytes failed: %s", bytes, nccl.error_string(rc));
                 }
 #ifdef GC3_HAVE_CUDA
                 else if (cudaMemset(nreg[m].buf[b], 0xA5, bytes) != cudaSuccess) { /* garbage, as gc3_test_alloc */
                     ok = 0;
-                    snprintf(why, whylen, "cudaMemset of a buffer from ncclMemAlloc failed");
+                    gc3_snprintf_cut(why, whylen, "cudaMemset of a buffer from ncclMemAlloc failed");
                 }
 #endif
             } else if (step == 1) {
@@ -426,13 +466,13 @@ static int nccl_register(int m, size_t bytes, char *why, size_t whylen)
                                      : nccl.comm_register(nccl.comm, nreg[m].buf[b], bytes, &nreg[m].handle[b]);
                 ok = rc == 0;
                 if (!ok) {
-                    snprintf(why, whylen, "%s failed: %s", fn, nccl.error_string(rc));
+                    gc3_snprintf_cut(why, whylen, "%s failed: %s", fn, nccl.error_string(rc));
                 }
             } else if (nreg[m].handle[b] == NULL) {
                 /* NCCL returns success and no handle where it registers nothing: NCCL_LOCAL_REGISTER=0,
                  * peers reached through copies, or (nccl-sym) no symmetric support in the communicator */
                 ok = 0;
-                snprintf(why, whylen, "%s registered nothing (NCCL_LOCAL_REGISTER=0, or no %s support between these "
+                gc3_snprintf_cut(why, whylen, "%s registered nothing (NCCL_LOCAL_REGISTER=0, or no %s support between these "
                                       "ranks: NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=REG says why)",
                          fn, m == M_NCCL_SYM ? "symmetric memory" : "registration");
             }
@@ -440,7 +480,7 @@ static int nccl_register(int m, size_t bytes, char *why, size_t whylen)
         /* a step every rank finished before the next: window registration is collective */
         MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
         if (ok && !all) {
-            snprintf(why, whylen, "%s failed on another rank", step == 0 ? "ncclMemAlloc" : fn);
+            gc3_snprintf_cut(why, whylen, "%s failed on another rank", step == 0 ? "ncclMemAlloc" : fn);
         }
         ok = all;
     }
@@ -465,6 +505,10 @@ static int run_once(int m, int a2a, size_t count, void *s, void *r, void *hs, vo
     case M_GC3:
         rc = a2a ? MPI_Alltoall(s, (int)count, MPI_FLOAT, r, (int)count, MPI_FLOAT, MPI_COMM_WORLD)
                  : MPI_Allreduce(s, r, (int)count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+        break;
+    case M_OMPI:
+        rc = a2a ? MPI_Alltoall(s, (int)count, MPI_FLOAT, r, (int)count, MPI_FLOAT, comm_ompi)
+                 : MPI_Allreduce(s, r, (int)count, MPI_FLOAT, MPI_SUM, comm_ompi);
         break;
     case M_STAGED:
         gc3_test_copy(on_device, hs, s, bytes);
@@ -530,11 +574,12 @@ static int check_result(int a2a, size_t count, const float *out)
 static void usage(FILE *out)
 {
     fputs("usage: gc3_bench [-t allreduce|alltoall] [-d cuda|host] [-c] [-m MIN:MAX] [-i ITERS] [-x WARMUP]\n"
-          "                 [--methods gc3,nccl,nccl-reg,nccl-sym,staged] [--staged-max BYTES] [--nccl-lib PATH]\n"
+          "                 [--methods gc3,nccl,nccl-reg,nccl-sym,staged,ompi] [--staged-max BYTES] [--nccl-lib PATH]\n"
           "                 [--csv FILE] [--alternate allreduce|alltoall:BYTES]\n"
           "  (under mpirun, one rank per GPU)\n"
           "  -t, --type           the collective (default allreduce; alltoall: -m is the bytes to each peer)\n"
-          "  -d, --accelerator    cuda (default): device buffers; host: host buffers (gc3's host backend, for CI)\n"
+          "  -d, --accelerator    cuda (default): device buffers (where CUDA sees no GPU it stops, saying so);\n"
+          "                       host: host buffers (gc3 runs them with --mca coll_gc3_backend host: for CI)\n"
           "  -c, --validation     check each method's result against a host computation\n"
           "  -m, --message-size   sizes MIN:MAX in bytes, doubling (K, M, G allowed; default 4:64M)\n"
           "  -i, --iterations     timed calls per size (default 200, 100 above 1 MB, 20 above 64 MB)\n"
@@ -546,6 +591,10 @@ static void usage(FILE *out)
           "                         nccl-reg  NCCL on ncclMemAlloc buffers registered with ncclCommRegister (>= 2.19)\n"
           "                         nccl-sym  NCCL on ncclMemAlloc buffers in symmetric windows (>= 2.27)\n"
           "                         staged    through pinned host memory: copy, the MPI call on host buffers, copy\n"
+          "                                   (device buffers)\n"
+          "                         ompi      Open MPI's own collective on the same host buffers, on a communicator\n"
+          "                                   gc3 is left out of (info ompi_comm_coll_preference=^gc3): what the\n"
+          "                                   call costs without gc3 (host buffers)\n"
           "                       a method that cannot run is skipped with a line saying why (NCCL takes one\n"
           "                       rank per GPU: ranks that share one do not measure NCCL)\n"
           "  --staged-max         skip the staged path above this size\n"
@@ -554,7 +603,11 @@ static void usage(FILE *out)
           "  --alternate          (with --methods gc3) before each call, an untimed call of that collective and\n"
           "                       size (alltoall: bytes to each peer): where it runs on another gc3 plan, each\n"
           "                       timed call follows another plan's call (what coll_gc3_fifo_pool's hand-over costs)\n"
-          "  -h, --help           this text\n", out);
+          "  -h, --help           this text\n"
+          "examples:\n"
+          "  gc3-mpirun -np 4 gc3_bench -t allreduce -c -m 4:1G --staged-max 64M --csv allreduce.csv   # 4 GPUs\n"
+          "  gc3-mpirun -np 2 --mca coll_gc3_backend host gc3_bench -d host -c -m 4:1M   # no GPU: host buffers\n",
+          out);
 }
 
 /* ---- main ---- */
@@ -565,9 +618,9 @@ int main(int argc, char **argv)
     const char *lacks[M_COUNT] = {NULL};
     size_t      minb = 4, maxb = 64u << 20, staged_max = SIZE_MAX;
     int         validate = 0, iters_opt = -1, warm_opt = -1, use[M_COUNT], a2a, failed = 0, multinode, node_size;
-    int         is_gc3;
+    int         is_gc3, methods_given = 0;
     const char *label[M_COUNT];
-    char        why[M_COUNT][512], column[512];
+    char        why[M_COUNT][512], column[512], other[160];
     MPI_Comm    node;
     FILE       *csv = NULL;
 
@@ -616,13 +669,14 @@ int main(int argc, char **argv)
             if (warm_opt < 0) die("-x takes a count >= 0");
         } else if (!strcmp(o, "--methods")) {
             memset(use, 0, sizeof(use));
+            methods_given = 1;
             for (const char *p = v; *p != '\0';) {
                 size_t n = strcspn(p, ",");
                 int    m = 0;
                 while (m < M_COUNT && (strlen(method_names[m]) != n || strncmp(p, method_names[m], n) != 0)) m++;
                 if (n == 3 && !strncmp(p, "mpi", 3)) m = M_GC3; /* the label of the MPI call's column */
                 if (m == M_COUNT) {
-                    die("--methods takes a comma-separated list of gc3, nccl, nccl-reg, nccl-sym, staged");
+                    die("--methods takes a comma-separated list of gc3, nccl, nccl-reg, nccl-sym, staged, ompi");
                 }
                 use[m] = 1;
                 p += n + (p[n] == ',');
@@ -653,6 +707,18 @@ int main(int argc, char **argv)
     for (int m = M_NCCL; m < M_COUNT && alt.on; m++) {
         if (use[m]) die("--alternate runs with --methods gc3 only");
     }
+    /* staged copies device buffers through host memory; on host buffers the comparison is Open MPI's
+     * own collective (ompi): each where it says something, the other said not measured */
+    if (on_device ? use[M_OMPI] : use[M_STAGED]) {
+        snprintf(why[on_device ? M_OMPI : M_STAGED], sizeof(why[0]), "%s",
+                 on_device ? "device buffers: Open MPI's own collectives are not CUDA-aware; the staged column "
+                             "copies them through host memory"
+                           : "host buffers: nothing to stage; the ompi column is Open MPI's own collective on them");
+        use[on_device ? M_OMPI : M_STAGED] = 0;
+    }
+    if (on_device) {
+        need_gpu();
+    }
 #ifdef GC3_HAVE_CUDA
     if (on_device) {
         gc3_test_select_gpu(MPI_COMM_WORLD);
@@ -680,7 +746,15 @@ int main(int argc, char **argv)
     multinode = node_size < nranks;
     MPI_Allreduce(MPI_IN_PLACE, &multinode, 1, MPI_INT, MPI_LOR, MPI_COMM_WORLD);
     /* which module runs the MPI call: the column is labelled gc3 only where coll/gc3 does */
-    is_gc3 = gc3_column(a2a, multinode, column, sizeof(column));
+    is_gc3 = gc3_column(a2a, multinode, column, sizeof(column), other, sizeof(other));
+    if (use[M_OMPI]) { /* a communicator Open MPI leaves coll/gc3 out of (the info key of its coll selection) */
+        MPI_Info info;
+        MPI_Info_create(&info);
+        MPI_Info_set(info, "ompi_comm_coll_preference", "^gc3");
+        MPI_Comm_dup_with_info(MPI_COMM_WORLD, info, &comm_ompi);
+        MPI_Info_free(&info);
+        MPI_Comm_set_name(comm_ompi, "gc3_bench ompi (without gc3)");
+    }
     for (int m = 0; m < M_COUNT; m++) {
         label[m] = m == M_GC3 && !is_gc3 ? "mpi" : method_names[m];
     }
@@ -689,13 +763,13 @@ int main(int argc, char **argv)
         int         want = use[M_NCCL] || use[M_NCCL_REG] || use[M_NCCL_SYM];
         char        text[512] = "", ver[32];
         if (want && ranks_share_gpu(node)) {
-            snprintf(text, sizeof(text), "ranks share a GPU: NCCL takes one rank per GPU");
+            gc3_snprintf_cut(text, sizeof(text), "ranks share a GPU: NCCL takes one rank per GPU");
         } else if (want && nccl_open(path, text, sizeof(text), lacks) == 0) { /* else text says why */
             size_t regb = (a2a ? maxb * (size_t)nranks : maxb) + 64;
             nccl_version_text(ver, sizeof(ver));
             for (int m = M_NCCL_REG; m <= M_NCCL_SYM; m++) {
                 if (use[m] && lacks[m] != NULL) {
-                    snprintf(why[m], sizeof(why[m]), "libnccl %s lacks %s", ver, lacks[m]);
+                    gc3_snprintf_cut(why[m], sizeof(why[m]), "libnccl %s lacks %s", ver, lacks[m]);
                 } else if (use[m]) {
                     (void)nccl_register(m, (regb + 4095) / 4096 * 4096, why[m], sizeof(why[m]));
                 }
@@ -703,12 +777,12 @@ int main(int argc, char **argv)
         }
         for (int m = M_NCCL; m <= M_NCCL_SYM; m++) {
             if (use[m] && text[0] != '\0') {
-                snprintf(why[m], sizeof(why[m]), "%s", text);
+                gc3_snprintf_cut(why[m], sizeof(why[m]), "%s", text);
             }
         }
     } else {
         for (int m = M_NCCL; m <= M_NCCL_SYM; m++) {
-            if (use[m]) snprintf(why[m], sizeof(why[m]), "host buffers");
+            if (use[m]) gc3_snprintf_cut(why[m], sizeof(why[m]), "host buffers");
         }
     }
     for (int m = M_NCCL; m <= M_NCCL_SYM; m++) {
@@ -725,6 +799,15 @@ int main(int argc, char **argv)
         printf("# gc3_bench %s, %d ranks, %s buffers, float32%s; %s\n", coll, nranks, on_device ? "device (cuda)" : "host",
                a2a ? "" : " sum", validate ? "validation on" : "validation off");
         printf("# gc3 column: %s\n", column);
+        if (use[M_OMPI]) {
+            printf("# ompi column: Open MPI's own collective on the same host buffers (%s), on a communicator "
+                   "that leaves coll/gc3 out (info ompi_comm_coll_preference=^gc3)\n", other);
+        }
+        for (int m = M_STAGED; m <= M_OMPI; m++) {
+            if (why[m][0] != '\0' && (methods_given || m == M_STAGED)) {
+                printf("# %s: not measured (%s)\n", method_names[m], why[m]);
+            }
+        }
         if (alt.on) {
             printf("# each call follows an untimed %s of %zu bytes%s (--alternate)\n", alt.a2a ? "alltoall" : "allreduce",
                    alt.bytes, alt.a2a ? " to each peer" : "");
@@ -757,6 +840,9 @@ int main(int argc, char **argv)
         }
         if (use[M_GC3] && use[M_STAGED]) {
             printf(" staged/%s", label[M_GC3]);
+        }
+        if (use[M_GC3] && use[M_OMPI]) {
+            printf(" ompi/%s", label[M_GC3]);
         }
         printf("%s\n", validate ? " Validation" : "");
         fflush(stdout);
@@ -881,6 +967,10 @@ int main(int argc, char **argv)
                 snprintf(c, sizeof(c), run[M_STAGED] ? "%.2f" : "-", lat[M_STAGED] / lat[M_GC3]);
                 printf(" %10s", c);
             }
+            if (use[M_GC3] && use[M_OMPI]) {
+                snprintf(c, sizeof(c), "%.4f", lat[M_OMPI] / lat[M_GC3]);
+                printf(" %8s", c);
+            }
             for (int m = M_COUNT - 1; m >= 0; m--) {
                 bad = run[m] && !valid[m] ? m : bad;
             }
@@ -917,6 +1007,9 @@ int main(int argc, char **argv)
     if (alt.on) {
         gc3_test_free(on_device, alt.s);
         gc3_test_free(on_device, alt.r);
+    }
+    if (comm_ompi != MPI_COMM_NULL) {
+        MPI_Comm_free(&comm_ompi);
     }
     MPI_Comm_free(&node);
     MPI_Finalize();

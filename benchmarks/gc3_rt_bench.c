@@ -42,7 +42,21 @@ int main(int argc, char **argv)
                  "                    [--channels C] [--nodes N] [--min BYTES] [--max BYTES] [--iters N] [--warmup N]\n"
                  "                    [--threads T] [--slot-bytes B] [--resident-us U] [--fuse 0|1]\n"
                  "  under mpirun, one rank per GPU: times one algorithm (gc3c list) through the executor, no MPI\n"
-                 "  collective in the path; the first call of each size is checked");
+                 "  collective in the path; the first call of each size is checked. Per size (doubling from MIN to\n"
+                 "  MAX): the average time per call, the kernel time, algbw and busbw.\n"
+                 "  --backend B      cuda: device buffers on the GPUs; host (default): the host backend\n"
+                 "  --algo A         the algorithm generator (default ring; gc3c list names them)\n"
+                 "  --proto P        Simple or LL (the generator's default otherwise)\n"
+                 "  --instances K    instances, --channels C channels (the generator's defaults otherwise)\n"
+                 "  --nodes N        N nodes of ranks/N (hierarchical and two-step generators)\n"
+                 "  --min, --max     the sizes in bytes (K, M, G allowed; default 8 and 1M)\n"
+                 "  --iters N        timed calls per size (default 20), --warmup N untimed first (default 5)\n"
+                 "  --threads T      threads per block, --slot-bytes B bytes per FIFO slot (the executor's defaults)\n"
+                 "  --resident-us U  as coll_gc3_resident_us (0: a launch per call, and the kernel time measured)\n"
+                 "  --fuse 0|1       as coll_gc3_fuse (default 1)\n"
+                 "examples:\n"
+                 "  gc3-mpirun -np 4 gc3_rt_bench --backend cuda --algo allpairs --proto LL --max 1M\n"
+                 "  mpirun -np 2 gc3_rt_bench --algo ring --min 1K --max 64K --iters 5   # host backend, no GPU");
             return 0;
         }
     }

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # gc3 quickstart: set up (install missing packages when possible, build, install the component
-# into ./_install) and run the main job. From the source root:
+# into ./_install) and run the main job.
 #
-#     ./contrib/quickstart.sh                # set up + main job
-#     ./contrib/quickstart.sh --setup-only   # set up only (used by run-tests.sh)
-#     GC3_NP=4 ./contrib/quickstart.sh       # the main job with 4 ranks
+# usage: ./contrib/quickstart.sh [--setup-only]     (from the source root)
+#   (none)          set up, then the main job
+#   --setup-only    set up only (used by run-tests.sh)
+#   -h, --help      this text
 #
 # The main job compiles and verifies every algorithm, then runs MPI_Allreduce, MPI_Alltoall and
 # their relatives through coll/gc3 with one rank per GPU (at least 2 ranks; ranks that share a GPU
@@ -14,8 +15,14 @@
 # Environment: GC3_PREFIX (install prefix, default ./_install), GC3_BUILD (build folder,
 # default ./build), GC3_CONFIGURE_FLAGS (extra configure flags), GC3_NP (ranks of the main job;
 # default one per GPU, at least 2; 4 without GPUs).
+#
+# examples:
+#   ./contrib/quickstart.sh                # set up + main job
+#   ./contrib/quickstart.sh --setup-only   # set up only
+#   GC3_NP=4 ./contrib/quickstart.sh       # the main job with 4 ranks
+#   GC3_BUILD=/tmp/b GC3_CONFIGURE_FLAGS=--without-cuda ./contrib/quickstart.sh --setup-only
 set -euo pipefail
-case "${1:-}" in -h | --help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0;; esac
+case "${1:-}" in -h | --help) awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0"; exit 0;; esac
 src=$(cd "$(dirname "$0")/.." && pwd)
 cd "$src"
 build=${GC3_BUILD:-$src/build}

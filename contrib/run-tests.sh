@@ -1,13 +1,22 @@
 #!/usr/bin/env bash
 # gc3 tests: set up if needed (see quickstart.sh), then run CTest in the build folder.
-#     ./contrib/run-tests.sh              # everything but the GPU tests (what CI runs)
-#     ./contrib/run-tests.sh -L gpu       # only the GPU tests (on the GPU machine)
-# Any arguments replace the default label filter '-LE gpu' and go to ctest. When they select the
-# gpu label, what the machine has (GPUs, links, MPS, UCX) is printed first, and after CTest's
-# summary how many tests were skipped for what.
-# GC3_FUZZ_SECONDS bounds each fuzz target (default 60).
+#
+# usage: ./contrib/run-tests.sh [CTEST ARGUMENTS...]
+#   (none)          every test but the GPU tests: ctest -LE gpu (what CI runs)
+#   CTEST ARGUMENTS replace the default label filter '-LE gpu' and go to ctest (-L LABEL, -R REGEX,
+#                   -E REGEX, -j N, ...). When they select the gpu label, what the machine has
+#                   (GPUs, links, MPS, UCX) is printed first, and after CTest's summary how many
+#                   tests were skipped for what.
+#   -h, --help      this text
+# Environment: GC3_BUILD (build folder, default ./build), GC3_FUZZ_SECONDS (bounds each fuzz
+# target, default 60), and quickstart.sh's (its --help).
+#
+# examples:
+#   ./contrib/run-tests.sh                     # everything but the GPU tests (what CI runs)
+#   ./contrib/run-tests.sh -L gpu              # only the GPU tests (on the GPU machine)
+#   ./contrib/run-tests.sh -R 'mpi_algorithm|verbose'
 set -euo pipefail
-case "${1:-}" in -h | --help) sed -n '2,6p' "$0" | sed 's/^# \{0,1\}//'; exit 0;; esac
+case "${1:-}" in -h | --help) awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0"; exit 0;; esac
 src=$(cd "$(dirname "$0")/.." && pwd)
 "$src/contrib/quickstart.sh" --setup-only
 build=${GC3_BUILD:-$src/build}

@@ -34,19 +34,20 @@ typedef struct {
     int         nodes_lo, nodes_hi, gpus_lo, gpus_hi;
     int         link;           /* gc3_link_t, -1 = any */
     uint64_t    bytes_lo, bytes_hi;
-    char        algo[64];
+    char       *algo;           /* a generator of the library, or the program's name */
     gc3_proto_t proto;
     int         proto_set;
     int         channels, instances, chunks_per_peer;
     int         no_zc;          /* zero_copy=off: its plans copy every message through the FIFOs */
-    char        where[160];     /* FILE:LINE */
+    char       *where;          /* FILE:LINE (a program's rule: its file) */
     /* rules made from the XML programs of an algorithm directory (gc3_rules_add_xml_dir) */
-    char        xml[512];       /* the program's file; "" for rules naming a generator */
+    char       *xml;            /* the program's file; NULL for rules naming a generator */
     gc3_ir_program_t *program;  /* the program, read and verified once (owned by the rules, read-only) */
     int         ranks;          /* the program's rank count; 0: any */
     int         inplace_ok, outofplace_ok;
 } gc3_rule_t;
 
+/* The rules own their strings (algo, where, xml) and programs: gc3_rules_destroy frees them. */
 typedef struct {
     gc3_rule_t *rules;
     int         n;

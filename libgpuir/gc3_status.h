@@ -40,6 +40,7 @@ typedef struct gc3_diag {
     int    dropped;
 } gc3_diag_t;
 
+/* A message is kept whole, whatever its length (paths included). */
 void gc3_diag_init(gc3_diag_t *diag);
 void gc3_diag_cleanup(gc3_diag_t *diag);
 void gc3_diag_add(gc3_diag_t *diag, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -49,6 +50,20 @@ int  gc3_diag_total(const gc3_diag_t *diag);
 void gc3_diag_print(const gc3_diag_t *diag, FILE *out, const char *prefix);
 /* Does any kept message contain `needle`? (used by tests and tools) */
 int  gc3_diag_contains(const gc3_diag_t *diag, const char *needle);
+
+/* Text of any length, for messages (none is cut): a new string formatted as printf does, or NULL
+ * when out of memory; the caller frees it. */
+char *gc3_strdup_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+char *gc3_strdup_vprintf(const char *fmt, va_list ap);
+/* Append printf text to *s (NULL, or a string of these functions: reallocated). GC3_OK, or
+ * GC3_ERR_NO_MEMORY with *s as it was. */
+gc3_status_t gc3_str_appendf(char **s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* printf into a buffer of len bytes for text of a known bound (numbers, names of a fixed set): if
+ * it does not fit after all, its end is replaced by GC3_CUT_MARK, so that a cut message says so.
+ * Returns the length of the whole text, as snprintf. */
+#define GC3_CUT_MARK "...[cut]"
+int gc3_snprintf_cut(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+int gc3_vsnprintf_cut(char *buf, size_t len, const char *fmt, va_list ap);
 
 /* Sizes as people write them: "4096", "64K", "1M", "2G" (binary units, optional trailing B).
  * Returns 1 when the whole text is one; "inf" is not a size here. */

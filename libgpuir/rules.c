@@ -142,6 +142,7 @@ gc3_status_t gc3_rules_parse(const char *text, const char *name, gc3_diag_t *dia
     gc3_rules_t *R = calloc(1, sizeof(*R));
     int          cap = 0, lineno = 0, errors = 0;
     const char  *p = text;
+    char        *where = NULL; /* of the line being read; its rule's once added */
 
     *rules_p = NULL;
     if (R == NULL || (R->source = strdup(name ? name : "rules")) == NULL) {
@@ -177,10 +178,14 @@ gc3_status_t gc3_rules_parse(const char *text, const char *name, gc3_diag_t *dia
         memset(&r, 0, sizeof(r));
         r.inplace_ok    = 1;
         r.outofplace_ok = 1;
-        snprintf(r.where, sizeof(r.where), "%s:%d", R->source, lineno);
+        free(where);
+        if ((where = gc3_strdup_printf("%s:%d", R->source, lineno)) == NULL) {
+            gc3_rules_destroy(R);
+            return GC3_ERR_NO_MEMORY;
+        }
         if (ntok < 6) {
             gc3_diag_add(diag, "%s: expected 'collective nodes gpus link bytes algorithm [key=value ...]', found %d "
-                         "fields", r.where, ntok);
+                         "fields", where, ntok);
             errors++;
             continue;
         }
@@ -189,7 +194,7 @@ gc3_status_t gc3_rules_parse(const char *text, const char *name, gc3_diag_t *dia
             gc3_coll_t c;
             if (gc3_coll_from_name(tok[0], &c) != GC3_OK) {
                 gc3_diag_add(diag, "%s: unknown collective '%s' (allreduce, alltoall, allgather, reduce_scatter_block "
-                             "or *)", r.where, tok[0]);
+                             "or *)", where, tok[0]);
                 errors++;
                 continue;
             }
@@ -197,7 +202,7 @@ gc3_status_t gc3_rules_parse(const char *text, const char *name, gc3_diag_t *dia
         }
         if (!gc3_rules_int_range(tok[1], &r.nodes_lo, &r.nodes_hi) ||
             !gc3_rules_int_range(tok[2], &r.gpus_lo, &r.gpus_hi)) {
-            gc3_diag_add(diag, "%s: nodes and gpus must be N, A-B, A-* or * (found '%s' '%s')", r.where, tok[1], tok[2]);
+            gc3_diag_add(diag, "%s: nodes and gpus must be N, A-B, A-* or * (found '%s' '%s')", where, tok[1], tok[2]);
             errors++;
             continue;
         }
@@ -208,30 +213,24 @@ gc3_status_t gc3_rules_parse(const char *text, const char *name, gc3_diag_t *dia
             }
         }
         if (r.link < 0 && strcmp(tok[3], "*") != 0) {
-            gc3_diag_add(diag, "%s: link must be nvlink, pcie, host or * (found '%s')", r.where, tok[3]);
+            gc3_diag_add(diag, "%s: link must be nvlink, pcie, host or * (found '%s')", where, tok[3]);
             errors++;
             continue;
         }
         if (!gc3_rules_bytes(tok[4], &r.bytes_lo, &r.bytes_hi)) {
-            gc3_diag_add(diag, "%s: bytes must be A-B (K/M/G suffixes, B may be inf) or * (found '%s')", r.where, tok[4]);
+            gc3_diag_add(diag, "%s: bytes must be A-B (K/M/G suffixes, B may be inf) or * (found '%s')", where, tok[4]);
             errors++;
             continue;
         }
-        if (strlen(tok[5]) >= sizeof(r.algo)) {
-            gc3_diag_add(diag, "%s: algorithm name too long", r.where);
-            errors++;
-            continue;
-        }
-        snprintf(r.algo, sizeof(r.algo), "%s", tok[5]);
         {
-            const gc3_algo_t *a = gc3_algo_find(r.algo);
+            const gc3_algo_t *a = gc3_algo_find(tok[5]);
             if (a == NULL) {
-                gc3_diag_add(diag, "%s: unknown algorithm '%s' (gc3c list names them)", r.where, r.algo);
+                gc3_diag_add(diag, "%s: unknown algorithm '%s' (gc3c list names them)", where, tok[5]);
                 errors++;
                 continue;
             }
             if (a->coll == GC3_COLL_CUSTOM || (r.coll >= 0 && (int)a->coll != r.coll)) {
-                gc3_diag_add(diag, "%s: algorithm '%s' is for %s, not %s", r.where, r.algo,
+                gc3_diag_add(diag, "%s: algorithm '%s' is for %s, not %s", where, tok[5],
                              a->coll == GC3_COLL_CUSTOM ? a->coll_name : gc3_coll_desc(a->coll)->mpi_name,
                              r.coll >= 0 ? gc3_coll_desc((gc3_coll_t)r.coll)->mpi_name : "a collective MPI calls");
                 errors++;
@@ -246,14 +245,14 @@ gc3_status_t gc3_rules_parse(const char *text, const char *name, gc3_diag_t *dia
             char *e;
             long  v;
             if (eq == NULL) {
-                gc3_diag_add(diag, "%s: '%s' is not key=value", r.where, tok[i]);
+                gc3_diag_add(diag, "%s: '%s' is not key=value", where, tok[i]);
                 errors++;
                 continue;
             }
             *eq = '\0';
             if (strcmp(tok[i], "zero_copy") == 0) {
                 if (strcmp(eq + 1, "on") != 0 && strcmp(eq + 1, "off") != 0) {
-                    gc3_diag_add(diag, "%s: zero_copy must be on or off (found '%s')", r.where, eq + 1);
+                    gc3_diag_add(diag, "%s: zero_copy must be on or off (found '%s')", where, eq + 1);
                     errors++;
                 }
                 r.no_zc = strcmp(eq + 1, "off") == 0;
@@ -261,10 +260,10 @@ gc3_status_t gc3_rules_parse(const char *text, const char *name, gc3_diag_t *dia
             }
             if (strcmp(tok[i], "proto") == 0) {
                 if (gc3_proto_from_name(eq + 1, &r.proto) != GC3_OK) {
-                    gc3_diag_add(diag, "%s: proto must be Simple, LL or LL128 (found '%s')", r.where, eq + 1);
+                    gc3_diag_add(diag, "%s: proto must be Simple, LL or LL128 (found '%s')", where, eq + 1);
                     errors++;
                 } else if (gc3_proto_runs_as(r.proto) != r.proto) { /* a warning: the rules stay usable */
-                    gc3_diag_add(diag, "%s: proto=%s: gc3 has no %s, the rule runs as proto=%s", r.where,
+                    gc3_diag_add(diag, "%s: proto=%s: gc3 has no %s, the rule runs as proto=%s", where,
                                  gc3_proto_name(r.proto), gc3_proto_name(r.proto),
                                  gc3_proto_name(gc3_proto_runs_as(r.proto)));
                 }
@@ -274,7 +273,7 @@ gc3_status_t gc3_rules_parse(const char *text, const char *name, gc3_diag_t *dia
             errno = 0;
             v     = strtol(eq + 1, &e, 10);
             if (errno || e == eq + 1 || *e != '\0' || v < 1 || v > 1024) {
-                gc3_diag_add(diag, "%s: %s=%s: expected an integer in [1, 1024]", r.where, tok[i], eq + 1);
+                gc3_diag_add(diag, "%s: %s=%s: expected an integer in [1, 1024]", where, tok[i], eq + 1);
                 errors++;
             } else if (strcmp(tok[i], "channels") == 0) {
                 r.channels = (int)v;
@@ -283,8 +282,8 @@ gc3_status_t gc3_rules_parse(const char *text, const char *name, gc3_diag_t *dia
             } else if (strcmp(tok[i], "chunks_per_peer") == 0) {
                 r.chunks_per_peer = (int)v;
             } else {
-                gc3_diag_add(diag, "%s: unknown key '%s' (proto, channels, instances, chunks_per_peer, zero_copy)", r.where,
-                             tok[i]);
+                gc3_diag_add(diag, "%s: unknown key '%s' (proto, channels, instances, chunks_per_peer, zero_copy)",
+                             where, tok[i]);
                 errors++;
             }
         }
@@ -292,14 +291,23 @@ gc3_status_t gc3_rules_parse(const char *text, const char *name, gc3_diag_t *dia
             int         ncap = cap ? 2 * cap : 16;
             gc3_rule_t *n    = realloc(R->rules, (size_t)ncap * sizeof(*n));
             if (n == NULL) {
+                free(where);
                 gc3_rules_destroy(R);
                 return GC3_ERR_NO_MEMORY;
             }
             R->rules = n;
             cap      = ncap;
         }
+        if ((r.algo = strdup(tok[5])) == NULL) {
+            free(where);
+            gc3_rules_destroy(R);
+            return GC3_ERR_NO_MEMORY;
+        }
+        r.where          = where;
+        where            = NULL;
         R->rules[R->n++] = r;
     }
+    free(where);
     if (errors) {
         gc3_rules_destroy(R);
         return GC3_ERR_PARSE;
@@ -348,6 +356,9 @@ void gc3_rules_destroy(gc3_rules_t *R)
     if (R != NULL) {
         for (int i = 0; i < R->n; i++) {
             gc3_ir_program_destroy(R->rules[i].program);
+            free(R->rules[i].algo);
+            free(R->rules[i].where);
+            free(R->rules[i].xml);
         }
         free(R->rules);
         free(R->source);
@@ -389,10 +400,6 @@ static gc3_status_t gc3_rules_from_xml(const char *path, gc3_diag_t *diag, gc3_r
     gc3_status_t      st;
 
     memset(r, 0, sizeof(*r));
-    if (strlen(path) >= sizeof(r->xml)) {
-        gc3_diag_add(diag, "%s: path too long", path);
-        return GC3_ERR_INVALID_PARAM;
-    }
     st = gc3_ir_read_file(path, diag, &p);
     if (st == GC3_OK && p->coll == GC3_COLL_CUSTOM) {
         gc3_diag_add(diag, "%s: collective '%s' is not one an MPI call runs through gc3 (allreduce, alltoall, allgather, "
@@ -409,7 +416,7 @@ static gc3_status_t gc3_rules_from_xml(const char *path, gc3_diag_t *diag, gc3_r
         r->link                  = -1;
         r->bytes_lo              = p->min_bytes > 0 ? p->min_bytes - 1 : 0;
         r->bytes_hi              = p->max_bytes > 0 ? p->max_bytes : UINT64_MAX;
-        snprintf(r->algo, sizeof(r->algo), "%s", p->name && p->name[0] ? p->name : "xml");
+        r->algo          = strdup(p->name && p->name[0] ? p->name : "xml");
         r->proto         = p->proto;
         r->proto_set     = 1;
         r->channels      = p->nchannels;
@@ -417,10 +424,16 @@ static gc3_status_t gc3_rules_from_xml(const char *path, gc3_diag_t *diag, gc3_r
         r->ranks         = p->ngpus;
         r->inplace_ok    = p->inplace;
         r->outofplace_ok = p->outofplace || p->inplace; /* in-place programs: copy first */
-        snprintf(r->xml, sizeof(r->xml), "%s", path);
-        snprintf(r->where, sizeof(r->where), "%s", path);
-        r->program = p; /* kept: plans copy it */
-        return GC3_OK;
+        r->xml           = strdup(path);
+        r->where         = strdup(path);
+        r->program       = p; /* kept: plans copy it */
+        if (r->algo != NULL && r->xml != NULL && r->where != NULL) {
+            return GC3_OK;
+        }
+        free(r->algo);
+        free(r->xml);
+        free(r->where);
+        st = GC3_ERR_NO_MEMORY;
     }
     gc3_ir_program_destroy(p);
     return st;

@@ -44,7 +44,7 @@ void gc3_diag_cleanup(gc3_diag_t *diag)
 
 void gc3_diag_vadd(gc3_diag_t *diag, const char *fmt, va_list ap)
 {
-    char buf[1024];
+    char *msg;
 
     if (diag == NULL) {
         return;
@@ -63,13 +63,11 @@ void gc3_diag_vadd(gc3_diag_t *diag, const char *fmt, va_list ap)
         diag->msgs     = n;
         diag->capacity = ncap;
     }
-    vsnprintf(buf, sizeof(buf), fmt, ap);
-    diag->msgs[diag->count] = strdup(buf);
-    if (diag->msgs[diag->count] == NULL) {
+    if ((msg = gc3_strdup_vprintf(fmt, ap)) == NULL) {
         diag->dropped++;
         return;
     }
-    diag->count++;
+    diag->msgs[diag->count++] = msg;
 }
 
 void gc3_diag_add(gc3_diag_t *diag, const char *fmt, ...)
@@ -79,6 +77,80 @@ void gc3_diag_add(gc3_diag_t *diag, const char *fmt, ...)
     va_start(ap, fmt);
     gc3_diag_vadd(diag, fmt, ap);
     va_end(ap);
+}
+
+char *gc3_strdup_vprintf(const char *fmt, va_list ap)
+{
+    va_list ap2;
+    char   *s;
+    int     n;
+
+    va_copy(ap2, ap);
+    n = vsnprintf(NULL, 0, fmt, ap2);
+    va_end(ap2);
+    if (n < 0 || (s = malloc((size_t)n + 1)) == NULL) {
+        return NULL;
+    }
+    vsnprintf(s, (size_t)n + 1, fmt, ap);
+    return s;
+}
+
+char *gc3_strdup_printf(const char *fmt, ...)
+{
+    va_list ap;
+    char   *s;
+
+    va_start(ap, fmt);
+    s = gc3_strdup_vprintf(fmt, ap);
+    va_end(ap);
+    return s;
+}
+
+gc3_status_t gc3_str_appendf(char **s, const char *fmt, ...)
+{
+    va_list ap;
+    char   *more, *n;
+    size_t  have = *s != NULL ? strlen(*s) : 0, add;
+
+    va_start(ap, fmt);
+    more = gc3_strdup_vprintf(fmt, ap);
+    va_end(ap);
+    if (more == NULL) {
+        return GC3_ERR_NO_MEMORY;
+    }
+    add = strlen(more);
+    if ((n = realloc(*s, have + add + 1)) == NULL) {
+        free(more);
+        return GC3_ERR_NO_MEMORY;
+    }
+    memcpy(n + have, more, add + 1);
+    free(more);
+    *s = n;
+    return GC3_OK;
+}
+
+int gc3_vsnprintf_cut(char *buf, size_t len, const char *fmt, va_list ap)
+{
+    int n = vsnprintf(buf, len, fmt, ap);
+
+    if (n >= 0 && (size_t)n >= len && len > 0) {
+        const size_t mark = sizeof(GC3_CUT_MARK) - 1;
+        if (len > mark) {
+            memcpy(buf + len - 1 - mark, GC3_CUT_MARK, mark + 1);
+        }
+    }
+    return n;
+}
+
+int gc3_snprintf_cut(char *buf, size_t len, const char *fmt, ...)
+{
+    va_list ap;
+    int     n;
+
+    va_start(ap, fmt);
+    n = gc3_vsnprintf_cut(buf, len, fmt, ap);
+    va_end(ap);
+    return n;
 }
 
 int gc3_diag_total(const gc3_diag_t *diag)

@@ -117,29 +117,29 @@ void gc3_gpu_select(int device)
 void gc3_gpu_nearest_nic(int device, char *out, size_t len)
 {
     static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-    static char            cache[64][128];
+    static char            cache[64][256];
     gc3_gpu_info_t         gpu;
     gc3_nic_t              nic;
     gc3_diag_t             diag;
 
     if (device < 0 || device >= 64) {
-        snprintf(out, len, "unknown (device %d)", device);
+        gc3_snprintf_cut(out, len, "unknown (device %d)", device);
         return;
     }
     pthread_mutex_lock(&lock);
     if (cache[device][0] == '\0') {
         gc3_diag_init(&diag);
         if (gc3_gpu_probe(device, &gpu, &diag) != GC3_OK || !strncmp(gpu.pci, "device", 6)) {
-            snprintf(cache[device], sizeof(cache[device]), "unknown (no PCI bus id for device %d)", device);
+            gc3_snprintf_cut(cache[device], sizeof(cache[device]), "unknown (no PCI bus id for device %d)", device);
         } else if (gc3_topo_nearest_nic(gpu.pci, &nic, &diag) == GC3_OK) {
-            snprintf(cache[device], sizeof(cache[device]), "%s (%s, %s, GPU %s)", nic.name, nic.rdma ? "RDMA" : "no RDMA",
+            gc3_snprintf_cut(cache[device], sizeof(cache[device]), "%s (%s, %s, GPU %s)", nic.name, nic.rdma ? "RDMA" : "no RDMA",
                      gc3_nic_locality_name(nic.locality), gpu.pci);
         } else {
-            snprintf(cache[device], sizeof(cache[device]), "none (%s)", diag.count ? diag.msgs[0] : "?");
+            gc3_snprintf_cut(cache[device], sizeof(cache[device]), "none (%s)", diag.count ? diag.msgs[0] : "?");
         }
         gc3_diag_cleanup(&diag);
     }
-    snprintf(out, len, "%s", cache[device]);
+    gc3_snprintf_cut(out, len, "%s", cache[device]);
     pthread_mutex_unlock(&lock);
 }
 

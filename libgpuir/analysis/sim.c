@@ -203,7 +203,7 @@ static int gc3_sim_describe_wait(gc3_sim_t *sim, int gtb, char *buf, size_t len)
     int                  target = -1;
     int                  n;
 
-    n = snprintf(buf, len, "rank %d tb %d step %d (loop %d, %s) ", tb->rank, gc3_sim_local(sim, gtb), st->step,
+    n = gc3_snprintf_cut(buf, len, "rank %d tb %d step %d (loop %d, %s) ", tb->rank, gc3_sim_local(sim, gtb), st->step,
                  st->loop, gc3_step_type_name((gc3_step_type_t)sim->steps[tb->step_begin + st->step].type));
     if (n < 0 || (size_t)n >= len) {
         return -1;
@@ -212,21 +212,21 @@ static int gc3_sim_describe_wait(gc3_sim_t *sim, int gtb, char *buf, size_t len)
     case GC3_WAIT_DEP: {
         const gc3_flat_step_t *fs = &sim->steps[tb->step_begin + st->step];
         target                    = sim->ranks[tb->rank].tb_begin + fs->dep_tb;
-        snprintf(buf + n, len - (size_t)n, "waits for its dependency tb %d step %d", fs->dep_tb, fs->dep_step);
+        gc3_snprintf_cut(buf + n, len - (size_t)n, "waits for its dependency tb %d step %d", fs->dep_tb, fs->dep_step);
         break;
     }
     case GC3_WAIT_RECV:
         target = sim->conns[st->recv_conn].sender;
-        snprintf(buf + n, len - (size_t)n, "waits for a message from rank %d on channel %d (rank %d tb %d)",
+        gc3_snprintf_cut(buf + n, len - (size_t)n, "waits for a message from rank %d on channel %d (rank %d tb %d)",
                  tb->recv, tb->chan, sim->tbs[target].rank, gc3_sim_local(sim, target));
         break;
     case GC3_WAIT_SEND:
         target = sim->conns[st->send_conn].receiver;
-        snprintf(buf + n, len - (size_t)n, "waits for a free slot (%d full) towards rank %d on channel %d (rank %d tb %d)",
+        gc3_snprintf_cut(buf + n, len - (size_t)n, "waits for a free slot (%d full) towards rank %d on channel %d (rank %d tb %d)",
                  sim->params->slots, tb->send, tb->chan, sim->tbs[target].rank, gc3_sim_local(sim, target));
         break;
     default:
-        snprintf(buf + n, len - (size_t)n, "is not waiting");
+        gc3_snprintf_cut(buf + n, len - (size_t)n, "is not waiting");
     }
     return target;
 }

@@ -52,7 +52,7 @@ static void gc3_check_range(const gc3_ir_program_t *p, int r, const gc3_ir_tb_t 
             slice = 1;
         }
         if (slice) {
-            snprintf(why, sizeof(why), " (in place, rank %d's %s is its slice of the %s: %s chunks [%d, %d))", r,
+            gc3_snprintf_cut(why, sizeof(why), " (in place, rank %d's %s is its slice of the %s: %s chunks [%d, %d))", r,
                      gc3_buf_long(buf), gc3_buf_long(hb), gc3_buf_long(hb), hc, hc + n);
         }
         gc3_diag_add(diag, "%s:%d: rank %d tb %d step %d (%s): %s chunks [%d, %d) are outside the %s buffer of %d chunks%s",
@@ -727,14 +727,14 @@ static void gc3_sym_fmt_set(const gc3_symctx_t *x, const uint32_t *ids, int n, c
 {
     size_t used = 0;
     buf[0]      = '\0';
-    for (int i = 0; i < n && used + 24 < len; i++) {
+    for (int i = 0; i < n; i++) {
         char id[32];
-        gc3_sym_fmt_id(x, ids[i], id, sizeof(id));
-        used += (size_t)snprintf(buf + used, len - used, "%s%s", i ? " " : "", id);
-        if (i == 15 && n > 16) {
+        if (i == 16 || used + sizeof(id) + 24 >= len) { /* the rest counted, never cut without a word */
             snprintf(buf + used, len - used, " ...(%d in all)", n);
             break;
         }
+        gc3_sym_fmt_id(x, ids[i], id, sizeof(id));
+        used += (size_t)snprintf(buf + used, len - used, "%s%s", i ? " " : "", id);
     }
 }
 

@@ -24,7 +24,7 @@ static gc3_status_t gc3_prog_fail(gc3_prog_t *prog, gc3_status_t status, const c
 
     if (prog->err == GC3_OK) {
         va_start(ap, fmt);
-        vsnprintf(prog->errmsg, sizeof(prog->errmsg), fmt, ap);
+        gc3_vsnprintf_cut(prog->errmsg, sizeof(prog->errmsg), fmt, ap);
         va_end(ap);
         prog->err = status;
     }

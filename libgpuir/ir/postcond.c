@@ -192,10 +192,10 @@ static void gc3_postcond_shape_text(const gc3_coll_desc_t *d, char *buf, size_t 
 {
     const char *C = "nchunksperloop", *k = "nchunksperloop/ngpus";
     if (d->in_per_rank == d->out_per_rank) {
-        snprintf(buf, len, "%si_chunks = o_chunks = nchunksperloop",
+        gc3_snprintf_cut(buf, len, "%si_chunks = o_chunks = nchunksperloop",
                  d->in_per_rank ? "nchunksperloop a multiple of ngpus and " : "");
     } else {
-        snprintf(buf, len, "i_chunks = %s and o_chunks = %s", d->in_per_rank ? C : k, d->out_per_rank ? C : k);
+        gc3_snprintf_cut(buf, len, "i_chunks = %s and o_chunks = %s", d->in_per_rank ? C : k, d->out_per_rank ? C : k);
     }
 }
 

@@ -32,8 +32,10 @@ static void gc3_xml_capture_error(void *user, xmlErrorPtr e)
     }
     first->have = 1;
     first->line = e->line;
-    snprintf(first->msg, sizeof(first->msg), "%s", e->message ? e->message : "unknown error");
-    first->msg[strcspn(first->msg, "\n")] = '\0';
+    {
+        const char *text = e->message ? e->message : "unknown error";
+        gc3_snprintf_cut(first->msg, sizeof(first->msg), "%.*s", (int)strcspn(text, "\n"), text);
+    }
 }
 
 #define GC3_XML_UNKNOWN_KINDS 32
@@ -54,10 +56,11 @@ typedef struct {
 /* "FILE:LINE: [warning: ]what" */
 static void gc3_xml_vreport(gc3_xml_reader_t *rd, const xmlNode *node, const char *kind, const char *fmt, va_list ap)
 {
-    char msg[768];
+    char *msg = gc3_strdup_vprintf(fmt, ap);
 
-    vsnprintf(msg, sizeof(msg), fmt, ap);
-    gc3_diag_add(rd->diag, "%s:%ld: %s%s", rd->name, node ? xmlGetLineNo((xmlNode *)node) : 0L, kind, msg);
+    gc3_diag_add(rd->diag, "%s:%ld: %s%s", rd->name, node ? xmlGetLineNo((xmlNode *)node) : 0L, kind,
+                 msg != NULL ? msg : "(out of memory for the message)");
+    free(msg);
 }
 
 static void gc3_xml_error(gc3_xml_reader_t *rd, const xmlNode *node, const char *fmt, ...)

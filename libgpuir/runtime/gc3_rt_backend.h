@@ -227,7 +227,7 @@ struct gc3_plan {
     uint32_t            zc_held[2];            /* registrations the call in flight holds (id + 1) */
     int                 zc_peers_last;         /* how many peers the last call could leave data in place for */
     const char         *zc_why;                /* why the last call left nothing in place (NULL: it did) */
-    char                broken_why[256];
+    char                broken_why[512];
 };
 
 #endif

@@ -118,22 +118,22 @@ void gc3_rt_error_format(const gc3_rt_error_t *e, char *buf, size_t len)
 {
     switch (e->what) {
     case GC3_WAIT_WHAT_DEP:
-        snprintf(buf, len, "rank %d tb %d step %d (loop %d) waited for its dependency tb %d step %d: reached %llu of %llu",
+        gc3_snprintf_cut(buf, len, "rank %d tb %d step %d (loop %d) waited for its dependency tb %d step %d: reached %llu of %llu",
                  e->rank, e->tb, e->step, e->loop, e->dep_tb, e->dep_step, (unsigned long long)e->seen,
                  (unsigned long long)e->expected);
         break;
     case GC3_WAIT_WHAT_RECV:
-        snprintf(buf, len, "rank %d tb %d step %d (loop %d) waited for a message from rank %d on channel %d: %llu of "
+        gc3_snprintf_cut(buf, len, "rank %d tb %d step %d (loop %d) waited for a message from rank %d on channel %d: %llu of "
                  "%llu arrived", e->rank, e->tb, e->step, e->loop, e->peer, e->chan, (unsigned long long)e->seen,
                  (unsigned long long)e->expected);
         break;
     case GC3_WAIT_WHAT_SEND:
-        snprintf(buf, len, "rank %d tb %d step %d (loop %d) waited for a free slot towards rank %d on channel %d: "
+        gc3_snprintf_cut(buf, len, "rank %d tb %d step %d (loop %d) waited for a free slot towards rank %d on channel %d: "
                  "rank %d consumed %llu, %llu needed", e->rank, e->tb, e->step, e->loop, e->peer, e->chan, e->peer,
                  (unsigned long long)e->seen, (unsigned long long)e->expected);
         break;
     case GC3_WAIT_WHAT_POOL:
-        snprintf(buf, len, "rank %d tb %d step %d (loop %d) waited for rank %d (channel %d) to start this call before "
+        gc3_snprintf_cut(buf, len, "rank %d tb %d step %d (loop %d) waited for rank %d (channel %d) to start this call before "
                  "writing into its FIFO pool, which held another plan's messages: it said %llu, %llu needed", e->rank,
                  e->tb, e->step, e->loop, e->peer, e->chan, (unsigned long long)e->seen, (unsigned long long)e->expected);
         break;
@@ -144,21 +144,21 @@ void gc3_rt_error_format(const gc3_rt_error_t *e, char *buf, size_t len)
                  (unsigned long long)e->expected - 1, (unsigned long long)e->seen);
         break;
     case GC3_WAIT_WHAT_WINDOW:
-        snprintf(buf, len, "rank %d tb %d (loop %d) waited for tb %d of its rank to finish loop %llu (scratch window)",
+        gc3_snprintf_cut(buf, len, "rank %d tb %d (loop %d) waited for tb %d of its rank to finish loop %llu (scratch window)",
                  e->rank, e->tb, e->loop, e->dep_tb, (unsigned long long)e->expected);
         break;
     case GC3_WAIT_WHAT_MISMATCH:
-        snprintf(buf, len, "rank %d tb %d step %d (loop %d): the message from rank %d (channel %d) belongs to another "
+        gc3_snprintf_cut(buf, len, "rank %d tb %d step %d (loop %d): the message from rank %d (channel %d) belongs to another "
                  "call: the ranks called with different counts, datatypes or operations (signature %016llx, this "
                  "call's %016llx)", e->rank, e->tb, e->step, e->loop, e->peer, e->chan, (unsigned long long)e->seen,
                  (unsigned long long)e->expected);
         break;
     case GC3_WAIT_WHAT_NET:
-        snprintf(buf, len, "rank %d tb %d: the UCX connection to rank %d (channel %d) failed: %s", e->rank, e->tb,
+        gc3_snprintf_cut(buf, len, "rank %d tb %d: the UCX connection to rank %d (channel %d) failed: %s", e->rank, e->tb,
                  e->peer, e->chan, e->seen == 1 ? "endpoint error (peer process gone or unreachable)"
                                                  : "a transfer could not be started");
         break;
     default:
-        snprintf(buf, len, "rank %d tb %d step %d (loop %d) failed", e->rank, e->tb, e->step, e->loop);
+        gc3_snprintf_cut(buf, len, "rank %d tb %d step %d (loop %d) failed", e->rank, e->tb, e->step, e->loop);
     }
 }

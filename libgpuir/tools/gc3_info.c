@@ -43,7 +43,12 @@ static void usage(FILE *out)
                  "  cuda, host with --link host), --fifo-slots (%d), --slot-bytes (0: the backend's), --plan-fifo-bytes\n"
                  "  (%ldM) and --max-blocks (0: no limit) as the coll_gc3_ parameters of those names; --fifo-pool\n"
                  "  (%s) as coll_gc3_fifo_pool true: the Simple plans' slots in one pool (the largest of them),\n"
-                 "  counted once in the total; --no-fifo-pool: every plan its own slots.\n",
+                 "  counted once in the total; --no-fifo-pool: every plan its own slots.\n"
+                 "examples:\n"
+                 "  gc3_info                                   # the built-in rules, 1 node x 4 GPUs, NVLink\n"
+                 "  gc3_info --rules site.rules --gpus 8       # a site's rules file (exit 1 while it has errors)\n"
+                 "  gc3_info --memory allreduce:1M,alltoall:64M --gpus 4\n"
+                 "  gc3_info --devices\n",
             GC3_FIFO_SLOTS_DEFAULT, GC3_PLAN_FIFO_BYTES_DEFAULT >> 20, GC3_FIFO_POOL_DEFAULT ? "the default" : "not the default");
 }
 
@@ -66,7 +71,7 @@ static int topology(const char *busid)
     gc3_diag_t diag;
 
     if (busid != NULL) {
-        snprintf(ids[n++], sizeof(ids[0]), "%s", busid);
+        gc3_snprintf_cut(ids[n++], sizeof(ids[0]), "%s", busid);
     }
     else {
         for (int d = 0; d < gc3_gpu_count() && n < 64; d++) {
@@ -262,7 +267,7 @@ static int memory(const gc3_rules_t *R, const char *spec, int nodes, int gpus, g
             gc3_ir_program_t *p = NULL;
             gc3_plan_mem_t    m;
             gc3_diag_t        diag;
-            char              plan[160], fifo[96];
+            char              plan[512], fifo[96];
             gc3_diag_init(&diag);
             if (gc3_rule_program(r, &t, &diag, &p, &made) != GC3_OK) {
                 printf("%s:%-16s cannot be made: %s\n", gc3_coll_desc(coll)->mpi_name, colon + 1,
@@ -277,16 +282,20 @@ static int memory(const gc3_rules_t *R, const char *spec, int nodes, int gpus, g
                            diag.count ? diag.msgs[0] : "?");
                     rc = 1;
                 } else {
-                    snprintf(plan, sizeof(plan), "%s %s %dx%d", r->algo, gc3_proto_name(made.proto), made.channels,
-                             made.instances);
+                    gc3_snprintf_cut(plan, sizeof(plan), "%s %s%s%s%s %dx%d", r->algo,
+                                     gc3_proto_name(gc3_proto_runs_as(made.proto)),
+                                     gc3_proto_runs_as(made.proto) != made.proto ? " (" : "",
+                                     gc3_proto_runs_as(made.proto) != made.proto ? gc3_proto_name(made.proto) : "",
+                                     gc3_proto_runs_as(made.proto) != made.proto ? " in the rule)" : "", made.channels,
+                                     made.instances);
                     if (m.pool > 0) { /* in the total once, below */
-                        snprintf(fifo, sizeof(fifo), "%s+pool %s (%d x %d x %s)", gc3_mem_format(m.fifo, c, sizeof(c)),
+                        gc3_snprintf_cut(fifo, sizeof(fifo), "%s+pool %s (%d x %d x %s)", gc3_mem_format(m.fifo, c, sizeof(c)),
                                  gc3_mem_format(m.pool, a, sizeof(a)), m.recv_conns, m.slots,
                                  gc3_mem_format(m.slot_bytes, b, sizeof(b)));
                         pool = m.pool > pool ? m.pool : pool;
                         npooled++;
                     } else {
-                        snprintf(fifo, sizeof(fifo), "%s (%d x %d x %s)", gc3_mem_format(m.fifo, a, sizeof(a)),
+                        gc3_snprintf_cut(fifo, sizeof(fifo), "%s (%d x %d x %s)", gc3_mem_format(m.fifo, a, sizeof(a)),
                                  m.recv_conns, m.slots, gc3_mem_format(m.slot_bytes, b, sizeof(b)));
                     }
                     printf("%s:%-*s %-28s %-9s %-28s %-10s %-10s %-10s %-10s %-10s %s\n", gc3_coll_desc(coll)->mpi_name,
@@ -463,7 +472,7 @@ int main(int argc, char **argv)
         for (int k = 0; k < np; k++) {
             uint64_t          lo = pts[k], hi;
             const gc3_rule_t *r;
-            char              a[32], b[32], range[72], algo[128];
+            char              a[32], b[32], range[72], *algo = NULL;
             if (k > 0 && pts[k] == pts[k - 1]) {
                 continue;
             }
@@ -477,17 +486,29 @@ int main(int argc, char **argv)
             fmt(lo, a, sizeof(a));
             fmt(hi, b, sizeof(b));
             if (r == NULL) {
-                snprintf(algo, sizeof(algo), "(passed on)");
+                algo = gc3_strdup_printf("(passed on)");
             } else {
-                int n = snprintf(algo, sizeof(algo), "%s", r->algo);
-                if (r->proto_set) n += snprintf(algo + n, sizeof(algo) - (size_t)n, " proto=%s", gc3_proto_name(r->proto));
-                if (r->channels) n += snprintf(algo + n, sizeof(algo) - (size_t)n, " channels=%d", r->channels);
-                if (r->instances) n += snprintf(algo + n, sizeof(algo) - (size_t)n, " instances=%d", r->instances);
-                if (r->chunks_per_peer) n += snprintf(algo + n, sizeof(algo) - (size_t)n, " chunks_per_peer=%d", r->chunks_per_peer);
-                if (r->no_zc) snprintf(algo + n, sizeof(algo) - (size_t)n, " zero_copy=off");
+                /* what runs: a protocol gc3 lacks is shown as the one it runs as, the rule's in brackets */
+                const gc3_proto_t runs = gc3_proto_runs_as(r->proto);
+                int               ok   = gc3_str_appendf(&algo, "%s", r->algo) == GC3_OK;
+                if (ok && r->proto_set) {
+                    ok = gc3_str_appendf(&algo, " proto=%s", gc3_proto_name(runs)) == GC3_OK;
+                    if (ok && runs != r->proto) {
+                        ok = gc3_str_appendf(&algo, " (%s in the rule)", gc3_proto_name(r->proto)) == GC3_OK;
+                    }
+                }
+                if (ok && r->channels) ok = gc3_str_appendf(&algo, " channels=%d", r->channels) == GC3_OK;
+                if (ok && r->instances) ok = gc3_str_appendf(&algo, " instances=%d", r->instances) == GC3_OK;
+                if (ok && r->chunks_per_peer) ok = gc3_str_appendf(&algo, " chunks_per_peer=%d", r->chunks_per_peer) == GC3_OK;
+                if (ok && r->no_zc) ok = gc3_str_appendf(&algo, " zero_copy=off") == GC3_OK;
+                if (!ok) {
+                    free(algo);
+                    algo = NULL; /* printed as "?" */
+                }
             }
             snprintf(range, sizeof(range), "%s-%s", a, b);
-            printf("%-22s %-16s %-30s %s\n", gc3_coll_desc(c)->mpi_name, range, algo, r ? r->where : "-");
+            printf("%-22s %-16s %-30s %s\n", gc3_coll_desc(c)->mpi_name, range, algo ? algo : "?", r ? r->where : "-");
+            free(algo);
         }
         free(pts);
     }

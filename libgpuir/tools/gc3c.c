@@ -18,6 +18,7 @@
 #include "gc3_algorithms.h"
 
 #define GC3C_MAX_SIM 8 /* algorithms compared in one simulate run */
+#define GC3C_RUN_CHUNK_ELEMS 1024 /* run's default count: elements per chunk (several: offsets inside a chunk count) */
 
 /* Each command's usage: `gc3c help` and `gc3c` print them all, `gc3c COMMAND --help` its own. */
 static const struct {
@@ -39,7 +40,7 @@ static const struct {
      "        run FILE on random data with the reference executor and compare every output with\n"
      "        the postcondition. T: int8 uint8 int32 uint32 int64 uint64 float32 float64 (default\n"
      "        float32); OP: sum prod min max band bor bxor (default sum); N: the MPI count (default:\n"
-     "        one element per chunk). Without --inplace, a program for in-place calls only runs as\n"
+     "        " GC3_STR(GC3C_RUN_CHUNK_ELEMS) " elements per chunk). Without --inplace, a program for in-place calls only runs as\n"
      "        an out-of-place call does: its input copied into place first. The run holds every\n"
      "        rank's buffers in this process: it first estimates the host memory it needs and refuses\n"
      "        when that is more than is available (MemAvailable, the cgroup's limit); --force runs anyway.\n"
@@ -79,6 +80,21 @@ static const struct {
      "        coll_gc3_fifo_slots: it runs with S or more.\n"},
 };
 
+/* Examples, by command. */
+static const struct {
+    const char *name, *text;
+} gc3c_examples[] = {
+    {"list", "gc3c list"},
+    {"gen", "gc3c gen ring --ranks 4 --stats -o ring4.xml"},
+    {"gen", "gc3c gen allpairs --ranks 8 --proto LL --instances 4 --max-blocks 33 -o ap8.xml"},
+    {"verify", "gc3c verify ring4.xml"},
+    {"run", "gc3c run ring4.xml                    # count 4096 (1024 elements/chunk), float32 sum"},
+    {"run", "gc3c run --dtype int32 --op max --count 400 ring4.xml"},
+    {"show", "gc3c show ring4.xml"},
+    {"simulate", "gc3c simulate --sizes 1K:1G ring4.xml   # predicted time per call (us)"},
+    {"simulate", "gc3c simulate --algo ring,allpairs --gpus 8"},
+};
+
 static void usage(FILE *out, const char *cmd)
 {
     int n = (int)(sizeof(gc3c_cmds) / sizeof(gc3c_cmds[0]));
@@ -92,7 +108,12 @@ static void usage(FILE *out, const char *cmd)
     if (cmd == NULL) {
         fputs("  help  this text (COMMAND --help: that command's)\n", out);
     }
-    fputs("\nexit status: 0 when every file passed, 1 when one failed, 2 on usage errors.\n", out);
+    fputs("\nexit status: 0 when every file passed, 1 when one failed, 2 on usage errors.\n\nexamples:\n", out);
+    for (size_t i = 0; i < sizeof(gc3c_examples) / sizeof(gc3c_examples[0]); i++) {
+        if (cmd == NULL || strcmp(cmd, gc3c_examples[i].name) == 0) {
+            fprintf(out, "  %s\n", gc3c_examples[i].text);
+        }
+    }
 }
 
 static int parse_int(const char *s, long lo, long hi, long *v)
@@ -386,8 +407,9 @@ static int cmd_run(int argc, char **argv)
     }
     if (count == 0) {
         const gc3_coll_desc_t *d = gc3_coll_desc(p->coll); /* count: one segment */
-        count = !d->in_per_rank && !d->out_per_rank ? (uint64_t)p->nchunksperloop
-                : (uint64_t)(p->nchunksperloop / p->ngpus > 0 ? p->nchunksperloop / p->ngpus : 1);
+        count = GC3C_RUN_CHUNK_ELEMS *
+                (!d->in_per_rank && !d->out_per_rank ? (uint64_t)p->nchunksperloop
+                 : (uint64_t)(p->nchunksperloop / p->ngpus > 0 ? p->nchunksperloop / p->ngpus : 1));
     }
     status = gc3_coll_chunk_elems(p, count, &args.chunk_elems);
     if (status != GC3_OK) {
@@ -456,10 +478,10 @@ static int cmd_run(int argc, char **argv)
         fprintf(stderr, "%s: FAILED (%s)\n", file, gc3_status_string(status));
         goto out;
     }
-    printf("%s: %s '%s' on %d ranks, %s%s%s, count %" PRIu64 " (%" PRIu64 " elements/chunk), %s: results verified\n",
+    printf("%s: %s '%s' on %d ranks, %s%s%s, count %" PRIu64 " (%" PRIu64 " element%s/chunk), %s: results verified\n",
            file, p->coll_name, p->name, p->ngpus, gc3_dtype_name(args.dtype), (gc3_coll_desc(p->coll)->reduces || p->coll == GC3_COLL_CUSTOM) ? " " : "",
            (gc3_coll_desc(p->coll)->reduces || p->coll == GC3_COLL_CUSTOM) ? gc3_op_name(args.op) : "", count,
-           args.chunk_elems, args.inplace ? "in-place" : copied ? "out-of-place (input copied into place first)" : "out-of-place");
+           args.chunk_elems, args.chunk_elems == 1 ? "" : "s", args.inplace ? "in-place" : copied ? "out-of-place (input copied into place first)" : "out-of-place");
     rc = 0;
 out:
     for (int r = 0; r < p->ngpus; r++) {
@@ -760,7 +782,7 @@ static int cmd_simulate(int argc, char **argv)
     uint64_t           lo = 1024, hi = 1ull << 30;
     gc3_ir_program_t  *progs[GC3C_MAX_SIM] = {NULL};
     const char        *names[GC3C_MAX_SIM];
-    int                nprogs = 0, rc = 0, nodes_given = 0, verify_given = 1;
+    int                nprogs = 0, rc = 0, nodes_given = 0, verify_given = 1, width[GC3C_MAX_SIM];
     char               path[96] = "GPUDirect";
 
     gc3_algo_params_default(&ap, 0);
@@ -899,9 +921,13 @@ static int cmd_simulate(int argc, char **argv)
     printf("# %s on %ld node%s x %ld GPU%s (intra %.0f GB/s %.2f us, net %.1f GB/s %.2f us, %s)%s\n",
            progs[0]->coll_name, nodes, nodes == 1 ? "" : "s", gpus, gpus == 1 ? "" : "s", m.intra_bw_GBps, m.intra_alpha_us, m.net_bw_GBps, m.net_alpha_us, path,
            file == NULL ? (ap.verify ? "; programs verified" : "; programs not verified (more than 64 ranks)") : "");
+    /* a column per program: its predicted time per call, in microseconds */
+    printf("# predicted time per call in us (microseconds)%s\n", nprogs > 1 ? "; best: the fastest" : "; algbw in GB/s");
     printf("%14s", "# size (B)");
     for (int k = 0; k < nprogs; k++) {
-        printf(" %14.14s", names[k]);
+        const int head = (int)strlen(names[k]) + 5; /* "NAME (us)", right-aligned like the numbers */
+        width[k]       = head > 14 ? head : 14;
+        printf(" %*s%s (us)", width[k] - head, "", names[k]);
     }
     printf(nprogs > 1 ? " %14s\n" : " %14s\n", nprogs > 1 ? "best" : "algbw (GB/s)");
     {
@@ -924,7 +950,7 @@ static int cmd_simulate(int argc, char **argv)
             }
             printf("%14" PRIu64, s);
             for (int k = 0; k < nprogs; k++) {
-                printf(" %14.2f", t[k]);
+                printf(" %*.2f", width[k], t[k]);
             }
             if (nprogs > 1) {
                 printf(" %14s\n", names[best]);

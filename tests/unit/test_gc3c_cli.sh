@@ -38,6 +38,18 @@ check run-bad-op 2 "bxor is not defined on float32" -- "$gc3c" run --op bxor "$c
 check run-deadlock 1 "wait-for cycle" -- "$gc3c" run "$c/invalid/order_deadlock.xml"
 check show 0 "tb 0: send 1 recv 3 chan 0, 7 steps" -- "$gc3c" show "$c/valid/ring_allreduce_4.xml"
 check simulate 0 "1073741824" -- "$gc3c" simulate --sizes 1K:1G "$c/valid/ring_allreduce_4.xml"
+# its times have their unit: the column of each program, and a line saying what they are
+check simulate-unit 0 "ring_allreduce_4.xml (us)   algbw (GB/s)" -- "$gc3c" simulate --sizes 1K:4K "$c/valid/ring_allreduce_4.xml"
+check simulate-unit-line 0 "# predicted time per call in us (microseconds); best: the fastest" -- \
+    "$gc3c" simulate --sizes 1K:4K --algo ring,allpairs --gpus 4
+check simulate-algo-unit 0 "ring (us)  allpairs (us)" -- "$gc3c" simulate --sizes 1K:4K --algo ring,allpairs --gpus 4
+# run's default count: 1024 elements per chunk (the README's example: a 4-chunk ring, count 4096)
+check run-default-count 0 "float32 sum, count 4096 (1024 elements/chunk), out-of-place: results verified" -- \
+    "$gc3c" run "$c/valid/ring_allreduce_4.xml"
+check run-one-element 0 "count 4 (1 element/chunk)" -- "$gc3c" run --count 4 "$c/valid/ring_allreduce_4.xml"
+# gc3_info's table shows what runs: a proto=LL128 rule as Simple, the rule's protocol in brackets
+check info-ll128-table 0 "allpairs proto=Simple (LL128 in the rule)" -- "$(dirname "$gc3c")/gc3_info" --gpus 3 \
+    --rules "$c/../mpi/rules/ll128.rules"
 check simulate-nodes 0 "on 2 nodes x 2 GPUs" -- "$gc3c" simulate --nodes 2 --gpus 2 --net 200Gb/s "$c/valid/ring_allreduce_4.xml"
 check simulate-bad-bw 2 "bad value 'fast' for --nvlink" -- "$gc3c" simulate --nvlink fast "$c/valid/ring_allreduce_4.xml"
 check list 0 "hierarchical" -- "$gc3c" list
@@ -78,7 +90,7 @@ check run-msccl-ip 0 "in-place: results verified" -- "$gc3c" run --inplace --cou
 check run-msccl-rs 0 "out-of-place (input copied into place first): results verified" -- \
     "$gc3c" run --dtype float64 --op min --count 8 "$m/reducescatter-ring-8n-inplace.xml"
 check verify-ll128 0 "LL128 (runs as Simple: gc3 has no LL128)" -- "$gc3c" verify "$m/allreduce-allpairs-8n-ll128-56tb.xml"
-check simulate-copy 0 "in place   out of place" -- "$gc3c" simulate --sizes 1K:4K "$m/allreduce-allpairs-8n-ll-35tb.xml"
+check simulate-copy 0 "in place (us) out of place (us)" -- "$gc3c" simulate --sizes 1K:4K "$m/allreduce-allpairs-8n-ll-35tb.xml"
 tmp=$(mktemp -d)
 "$gc3c" gen direct --ranks 5 --chunks-per-peer 2 -o "$tmp/a2a.xml" >/dev/null 2>&1
 check gen-then-run 0 "results verified" -- "$gc3c" run --dtype int32 --count 6 "$tmp/a2a.xml"
@@ -175,11 +187,16 @@ rm -rf "$rtmp"
 use=allreduce:8,allreduce:64K,allreduce:4M,allreduce:64M,alltoall:1M
 check info-memory-pool 0 "# FIFO pool: 32.0 MiB, the largest slots of the 4 plan(s) that share it" -- \
     "$info" --gpus 2 --memory "$use"
+# (the totals count the CUDA backend's control and pinned memory: a build without CUDA has none)
+if grep -q '^#define GC3_HAVE_CUDA 1' "$(dirname "$gc3c")/config.h" 2>/dev/null; then
 check info-memory-pool-total 0 "# total per rank: 32.6 MiB device (34158592 B exactly), 2.2 KiB pinned host, 5 plan(s)" -- \
     "$info" --gpus 2 --memory "$use" --fifo-pool
 check info-memory 0 "# total per rank: 76.6 MiB device (80320512 B exactly), 2.2 KiB pinned host, 5 plan(s)" -- \
     "$info" --gpus 2 --memory "$use" --no-fifo-pool
 check info-memory-old 0 "# total per rank: 152.9 MiB device (160300032 B exactly), 2.2 KiB pinned host, 5 plan(s)" -- \
     "$info" --gpus 2 --memory "$use" --no-fifo-pool --fifo-slots 8 --plan-fifo-bytes 64M
+else
+    echo "info-memory totals: not checked (this build has no CUDA backend, whose control and pinned memory they count)"
+fi
 echo "gc3c cli: $pass passed, $fail failed"
 [ $fail = 0 ]

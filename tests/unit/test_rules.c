@@ -1,6 +1,10 @@
 /* Selection rules: the built-in ones parse, matching follows the documented ranges, and every
  * malformed line is reported with its line number (nothing is half-read). */
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include "gc3_rules.h"
 #include "gc3_test.h"
 
@@ -154,24 +158,24 @@ int main(void)
         CHECK(added == 4, "4 usable programs, found %d", added);
         CHECK(gc3_diag_contains(&diag, "broken.xml: skipped"), "the broken file is reported");
         r = gc3_rules_match_call(R, GC3_COLL_ALLREDUCE, 1, 3, GC3_LINK_NVLINK, 1 << 20, 3, 0);
-        CHECK(r && strstr(r->xml, "/ring3.xml") && r->channels == 2, "3 ranks out of place: ring3.xml");
+        CHECK(r && r->xml && strstr(r->xml, "/ring3.xml") && r->channels == 2, "3 ranks out of place: ring3.xml");
         r = gc3_rules_match_call(R, GC3_COLL_ALLREDUCE, 1, 3, GC3_LINK_NVLINK, 1 << 20, 3, 1);
-        CHECK(r && r->xml[0] == '\0', "in place: ring3.xml is out-of-place only, a built-in rule");
+        CHECK(r && r->xml == NULL, "in place: ring3.xml is out-of-place only, a built-in rule");
         r = gc3_rules_match_call(R, GC3_COLL_ALLREDUCE, 1, 4, GC3_LINK_NVLINK, 8, 4, 0);
-        CHECK(r && strstr(r->xml, "/allpairs4.xml"), "4 ranks: allpairs4.xml");
+        CHECK(r && r->xml && strstr(r->xml, "/allpairs4.xml"), "4 ranks: allpairs4.xml");
         r = gc3_rules_match_call(R, GC3_COLL_ALLREDUCE, 1, 2, GC3_LINK_NVLINK, 8, 2, 0);
-        CHECK(r && r->xml[0] == '\0', "2 ranks: no program of the directory");
+        CHECK(r && r->xml == NULL, "2 ranks: no program of the directory");
         r = gc3_rules_match_call(R, GC3_COLL_ALLTOALL, 1, 3, GC3_LINK_NVLINK, 1024, 3, 0);
-        CHECK(r && strstr(r->xml, "/direct3-1K-1M.xml"), "alltoall 1K: minBytes is included");
+        CHECK(r && r->xml && strstr(r->xml, "/direct3-1K-1M.xml"), "alltoall 1K: minBytes is included");
         r = gc3_rules_match_call(R, GC3_COLL_ALLTOALL, 1, 3, GC3_LINK_NVLINK, 1048576, 3, 0);
-        CHECK(r && strstr(r->xml, "/direct3-1K-1M.xml"), "alltoall 1M: maxBytes is included");
+        CHECK(r && r->xml && strstr(r->xml, "/direct3-1K-1M.xml"), "alltoall 1M: maxBytes is included");
         r = gc3_rules_match_call(R, GC3_COLL_ALLTOALL, 1, 3, GC3_LINK_NVLINK, 1023, 3, 0);
-        CHECK(r && r->xml[0] == '\0', "alltoall below minBytes: built-in");
+        CHECK(r && r->xml == NULL, "alltoall below minBytes: built-in");
         r = gc3_rules_match_call(R, GC3_COLL_ALLTOALL, 1, 3, GC3_LINK_NVLINK, 1048577, 3, 0);
-        CHECK(r && r->xml[0] == '\0', "alltoall above maxBytes: built-in");
+        CHECK(r && r->xml == NULL, "alltoall above maxBytes: built-in");
         /* one identity per collective: coll="reduce_scatter_block" is the reduce-scatter calls ask for */
         r = gc3_rules_match_call(R, GC3_COLL_REDUCE_SCATTER, 1, 3, GC3_LINK_HOST, 4096, 3, 0);
-        CHECK(r && strstr(r->xml, "/rsb3.xml") && r->coll == GC3_COLL_REDUCE_SCATTER, "reduce_scatter_block program");
+        CHECK(r && r->xml && strstr(r->xml, "/rsb3.xml") && r->coll == GC3_COLL_REDUCE_SCATTER, "reduce_scatter_block program");
         CHECK(gc3_rules_add_xml_dir(R, "/nonexistent/gc3-algorithms", &diag, &added) == GC3_ERR_IO && added == 0 &&
               gc3_diag_contains(&diag, "/nonexistent/gc3-algorithms: cannot open"), "missing directory");
         gc3_rules_destroy(R);
@@ -189,17 +193,17 @@ int main(void)
               diag.count ? diag.msgs[0] : "");
         for (int inplace = 0; inplace <= 1; inplace++) {
             r = gc3_rules_match_call(R, GC3_COLL_ALLREDUCE, 1, 8, GC3_LINK_HOST, 4096, 8, inplace);
-            CHECK(r && strstr(r->xml, "/allreduce-allpairs-8n-ll-35tb.xml") && r->proto == GC3_PROTO_LL,
+            CHECK(r && r->xml && strstr(r->xml, "/allreduce-allpairs-8n-ll-35tb.xml") && r->proto == GC3_PROTO_LL,
                   "8 ranks 4K %s: the LL file", inplace ? "in place" : "out of place");
             r = gc3_rules_match_call(R, GC3_COLL_ALLREDUCE, 1, 8, GC3_LINK_HOST, 4097, 8, inplace);
-            CHECK(r && strstr(r->xml, "/allreduce-allpairs-8n-ll128-56tb.xml") && r->proto == GC3_PROTO_LL128,
+            CHECK(r && r->xml && strstr(r->xml, "/allreduce-allpairs-8n-ll128-56tb.xml") && r->proto == GC3_PROTO_LL128,
                   "8 ranks 4K+1: the LL128 file (minBytes)");
             r = gc3_rules_match_call(R, GC3_COLL_ALLREDUCE, 1, 8, GC3_LINK_HOST, 65537, 8, inplace);
-            CHECK(r && strstr(r->xml, "/allreduce-allpairs-8n-simple-56tb.xml"), "8 ranks 64K+1: the Simple file");
+            CHECK(r && r->xml && strstr(r->xml, "/allreduce-allpairs-8n-simple-56tb.xml"), "8 ranks 64K+1: the Simple file");
             r = gc3_rules_match_call(R, GC3_COLL_REDUCE_SCATTER, 1, 8, GC3_LINK_HOST, 1 << 20, 8, inplace);
-            CHECK(r && strstr(r->xml, "/reducescatter-ring-8n-inplace.xml"), "coll=\"reducescatter\" (RCCL's spelling)");
+            CHECK(r && r->xml && strstr(r->xml, "/reducescatter-ring-8n-inplace.xml"), "coll=\"reducescatter\" (RCCL's spelling)");
             r = gc3_rules_match_call(R, GC3_COLL_ALLGATHER, 1, 4, GC3_LINK_HOST, 1 << 20, 4, inplace);
-            CHECK(r && strstr(r->xml, "/allgather-ring-4n-inplace.xml"), "allgather with i_chunks=0");
+            CHECK(r && r->xml && strstr(r->xml, "/allgather-ring-4n-inplace.xml"), "allgather with i_chunks=0");
             if (r != NULL) {
                 /* the rule holds the program read and verified once; a plan gets its own copy, in its
                    out-of-place form for out-of-place calls (verified: a new program) */
@@ -235,7 +239,7 @@ int main(void)
         CHECK_OK(gc3_rules_parse(gc3_rules_builtin_text(), "built-in", &diag, &R));
         CHECK_OK(gc3_rules_add_xml_dir(R, GC3_CORPUS "/valid", &diag, &added));
         r = gc3_rules_match_call(R, GC3_COLL_ALLTOALL, 1, 2, GC3_LINK_NVLINK, 1 << 20, 2, 0);
-        CHECK(r && strstr(r->xml, "/deep_alltoall_2.xml"), "2 ranks alltoall: deep_alltoall_2.xml");
+        CHECK(r && r->xml && strstr(r->xml, "/deep_alltoall_2.xml"), "2 ranks alltoall: deep_alltoall_2.xml");
         if (r != NULL) {
             CHECK_OK(gc3_rule_program(r, &t, &diag, &p, &made));
             gc3_ir_program_destroy(p);
@@ -250,6 +254,74 @@ int main(void)
         }
         gc3_rules_destroy(R);
         R = NULL;
+    }
+    {
+        /* messages are never cut: a program and a rules file in a folder of a 600-character path
+           (deeper than any fixed buffer the messages went through) keep their whole path in the
+           rule's location and in every message, however long the line */
+        char              dir[1024], path[1200], want[1400], *text;
+        size_t            len = 0;
+        int               added = -1, made_dir;
+        FILE             *f;
+        gc3_rule_target_t t = {.ranks = 2, .nodes = 1, .inplace = 0, .slots = 5, .max_blocks = 1 << 20};
+        gc3_rule_made_t   made;
+        gc3_ir_program_t *p = NULL;
+        snprintf(dir, sizeof(dir), "/tmp/gc3-test-rules-%d", (int)getpid());
+        made_dir = mkdir(dir, 0700) == 0;
+        for (int i = 0; made_dir && strlen(dir) < 600; i++) {
+            size_t n = strlen(dir);
+            snprintf(dir + n, sizeof(dir) - n, "/a-deep-folder-of-a-long-checkout-path-%02d", i);
+            made_dir = mkdir(dir, 0700) == 0;
+        }
+        text = gc3_test_slurp(GC3_CORPUS "/valid/deep_alltoall_2.xml", &len);
+        snprintf(path, sizeof(path), "%s/deep_alltoall_2.xml", dir);
+        f = made_dir && text ? fopen(path, "w") : NULL;
+        CHECK(f != NULL && fwrite(text, 1, len, f) == len && fclose(f) == 0, "a program at a path of %zu characters",
+              strlen(path));
+        free(text);
+        gc3_diag_cleanup(&diag);
+        gc3_diag_init(&diag);
+        CHECK_OK(gc3_rules_parse(gc3_rules_builtin_text(), "built-in", &diag, &R));
+        CHECK_OK(gc3_rules_add_xml_dir(R, dir, &diag, &added));
+        r = gc3_rules_match_call(R, GC3_COLL_ALLTOALL, 1, 2, GC3_LINK_NVLINK, 1 << 20, 2, 0);
+        CHECK(added == 1 && r && r->xml && !strcmp(r->xml, path) && !strcmp(r->where, path),
+              "the rule names the whole path");
+        snprintf(want, sizeof(want), "%s: needs more than the plan's 5 FIFO slots per connection (deadlocks with them; "
+                 "it was verified with 8)", path);
+        CHECK(r && gc3_rule_program(r, &t, &diag, &p, &made) == GC3_ERR_DEADLOCK && diag.count > 0 &&
+                  !strcmp(diag.msgs[0], want), "the whole message: %s", diag.count ? diag.msgs[0] : "(none)");
+        gc3_rules_destroy(R);
+        R = NULL;
+        unlink(path);
+        gc3_diag_cleanup(&diag);
+        gc3_diag_init(&diag);
+        snprintf(path, sizeof(path), "%s/site.rules", dir);
+        f = made_dir ? fopen(path, "w") : NULL;
+        CHECK(f != NULL && fputs("allreduce 1 * * * nosuchalgo\n", f) >= 0 && fclose(f) == 0, "a rules file there");
+        snprintf(want, sizeof(want), "%s:1: unknown algorithm 'nosuchalgo' (gc3c list names them)", path);
+        CHECK(gc3_rules_read_file(path, &diag, &R) == GC3_ERR_PARSE && diag.count == 1 && !strcmp(diag.msgs[0], want),
+              "its error names the whole path: %s", diag.count ? diag.msgs[0] : "(none)");
+        unlink(path);
+        for (char *slash; made_dir && rmdir(dir) == 0 && (slash = strrchr(dir, '/')) != NULL &&
+                          strncmp(dir, "/tmp/gc3-test-rules-", 20) == 0 && strchr(dir + 5, '/') != NULL;) {
+            *slash = '\0';
+        }
+        {
+            /* a message of any length is kept whole; a fixed buffer's text that does not fit says so */
+            char   big[3000], small[24];
+            memset(big, 'x', sizeof(big) - 1);
+            big[sizeof(big) - 1] = '\0';
+            gc3_diag_add(&diag, "%s%s", big, "<end>");
+            CHECK(diag.count == 2 && strlen(diag.msgs[1]) == sizeof(big) - 1 + 5 && strstr(diag.msgs[1], "<end>"),
+                  "a diagnostic of 3004 characters, whole");
+            CHECK(gc3_snprintf_cut(small, sizeof(small), "%s", big) == (int)sizeof(big) - 1 &&
+                      strlen(small) == sizeof(small) - 1 && strstr(small, GC3_CUT_MARK) != NULL &&
+                      strcmp(small + sizeof(small) - sizeof(GC3_CUT_MARK), GC3_CUT_MARK) == 0,
+                  "a fixed buffer's cut text ends " GC3_CUT_MARK ": %s", small);
+            CHECK(gc3_snprintf_cut(small, sizeof(small), "%s", "fits") == 4 && !strcmp(small, "fits"), "text that fits");
+        }
+        gc3_diag_cleanup(&diag);
+        gc3_diag_init(&diag);
     }
     {
         /* a generator's rule: its parameters, narrowed to the plan's blocks when it must be */

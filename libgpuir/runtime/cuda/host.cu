@@ -528,24 +528,36 @@ static void gc3_cuda_trace_print(const gc3_plan_t *p, const gc3_cuda_state_t *s)
     }
     for (int t = 0; t < p->ntbs; t++) {
         const uint64_t *v = s->h_trace + (size_t)t * s->trace_stride;
-        char            line[2048];
-        int             n = snprintf(line, sizeof(line), "gc3 trace: rank %d call %ld tb %d (send %d recv %d): start %+.2f us, steps",
-                                     p->rank, s->calls, t, p->tbs[t].send, p->tbs[t].recv, (v[GC3_TRACE_START] - t0) * 1e-3);
+        char           *line = NULL; /* one line per thread block, whole however many steps it has */
+        size_t          size = 0;
+        FILE           *f    = open_memstream(&line, &size);
+        if (f == NULL) {
+            fprintf(stderr, "gc3 trace: rank %d call %ld tb %d: out of host memory\n", p->rank, s->calls, t);
+            continue;
+        }
+        fprintf(f, "gc3 trace: rank %d call %ld tb %d (send %d recv %d): start %+.2f us, steps", p->rank, s->calls, t,
+                p->tbs[t].send, p->tbs[t].recv, (v[GC3_TRACE_START] - t0) * 1e-3);
         /* per step: when it was published, and (waits done / message in / data moved); the steps
          * of a fused run after its first have no stamps of their own */
         const gc3_flat_step_t *st = &gc3_flat_steps(p->flat)[p->tbs[t].step_begin];
-        for (int k = 0, fused = 0; k < p->tb_nsteps[t] && n > 0 && n < (int)sizeof(line) - 48; k++) {
+        for (int k = 0, fused = 0; k < p->tb_nsteps[t]; k++) {
             if (fused > 0) {
-                n += snprintf(line + n, sizeof(line) - (size_t)n, " (fused)");
+                fprintf(f, " (fused)");
                 fused--;
                 continue;
             }
             fused = st[k].fuse;
-            n += snprintf(line + n, sizeof(line) - (size_t)n, " %.2f(%.2f/%.2f/%.2f)",
-                          (v[GC3_TRACE_AT(k, GC3_TRACE_PUBLISHED)] - t0) * 1e-3, (v[GC3_TRACE_AT(k, GC3_TRACE_WAITED)] - t0) * 1e-3,
-                          (v[GC3_TRACE_AT(k, GC3_TRACE_RECEIVED)] - t0) * 1e-3, (v[GC3_TRACE_AT(k, GC3_TRACE_MOVED)] - t0) * 1e-3);
+            fprintf(f, " %.2f(%.2f/%.2f/%.2f)", (v[GC3_TRACE_AT(k, GC3_TRACE_PUBLISHED)] - t0) * 1e-3,
+                    (v[GC3_TRACE_AT(k, GC3_TRACE_WAITED)] - t0) * 1e-3, (v[GC3_TRACE_AT(k, GC3_TRACE_RECEIVED)] - t0) * 1e-3,
+                    (v[GC3_TRACE_AT(k, GC3_TRACE_MOVED)] - t0) * 1e-3);
         }
-        fprintf(stderr, "%s, end %.2f us\n", line, (v[GC3_TRACE_END(p->tb_nsteps[t])] - t0) * 1e-3);
+        fprintf(f, ", end %.2f us", (v[GC3_TRACE_END(p->tb_nsteps[t])] - t0) * 1e-3);
+        if (fclose(f) == 0 && line != NULL) {
+            fprintf(stderr, "%s\n", line);
+        } else {
+            fprintf(stderr, "gc3 trace: rank %d call %ld tb %d: out of host memory\n", p->rank, s->calls, t);
+        }
+        free(line);
     }
 }
 

@@ -247,38 +247,16 @@ __device__ static void gc3_dev_reduce(int op, T *dst, const T *a, const T *b, ui
     const uint64_t al  = (uint64_t)(uintptr_t)dst | (uint64_t)(uintptr_t)a | (uint64_t)(uintptr_t)b;
     uint64_t       done = 0;
     if ((al & 15) == 0) {
-        const uint4 *A = (const uint4 *)a, *Bv = (const uint4 *)b;
-        uint4       *D = (uint4 *)dst;
-        uint64_t     nv = n / per, i = tid;
-        /* four vectors of each operand in flight per thread: an operand in a peer's memory (zero-copy)
-         * is read over NVLink, where one load at a time leaves the link idle */
-        for (; i + 3 * nt < nv; i += 4 * nt) {
-            uint4 va[4], vb[4];
-#pragma unroll
-            for (int u = 0; u < 4; u++) {
-                va[u] = A[i + u * nt];
-                vb[u] = Bv[i + u * nt];
-            }
-#pragma unroll
-            for (int u = 0; u < 4; u++) {
-                T       *pa = (T *)&va[u];
-                const T *pb = (const T *)&vb[u];
-#pragma unroll
-                for (int k = 0; k < 16 / (int)sizeof(T); k++) {
-                    pa[k] = gc3_dev_any_op<T, BIT>(op, pa[k], pb[k]);
-                }
-                D[i + u * nt] = va[u];
-            }
-        }
-        for (; i < nv; i += nt) {
-            uint4 va = A[i], vb = Bv[i];
-            T       *pa = (T *)&va;
-            const T *pb = (const T *)&vb;
+        uint64_t nv = n / per;
+        for (uint64_t i = tid; i < nv; i += nt) {
+            uint4 va = ((const uint4 *)a)[i], vb = ((const uint4 *)b)[i], vd;
+            const T *pa = (const T *)&va, *pb = (const T *)&vb;
+            T       *pd = (T *)&vd;
 #pragma unroll
             for (int k = 0; k < 16 / (int)sizeof(T); k++) {
-                pa[k] = gc3_dev_any_op<T, BIT>(op, pa[k], pb[k]);
+                pd[k] = gc3_dev_any_op<T, BIT>(op, pa[k], pb[k]);
             }
-            D[i] = va;
+            ((uint4 *)dst)[i] = vd;
         }
         done = nv * per;
     }

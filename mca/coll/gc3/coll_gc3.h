@@ -32,6 +32,7 @@
 #include "gc3_rules.h"
 #include "opal/util/output.h"
 #include "opal/util/proc.h"
+#include <limits.h>
 #include <pthread.h>
 
 BEGIN_C_DECLS
@@ -109,7 +110,7 @@ typedef struct {
     int               fail_call; /* the ranks called with different sizes or modes: the call fails */
     size_t            bytes;     /* the call that made it (for messages) */
     int               blocks;    /* READY: thread blocks of this rank's part of the plan (one SM each on a GPU) */
-    char              why[160];  /* FAILED: why, for the verbose line of calls without a plan */
+    char             *why;       /* FAILED: why, for the verbose line of calls without a plan (mca_coll_gc3_set_text) */
     int               zc_said, zc_said_peers; /* what mca_coll_gc3_report_zc said last */
     const char       *zc_said_why;
     gc3_ir_program_t *program;
@@ -175,7 +176,7 @@ typedef struct mca_coll_gc3_module_t {
     int                         gpu_share; /* cuda: thread blocks this rank's GPU runs at once for it (INT_MAX: no limit known) */
     int                         net_direct[MCA_COLL_GC3_NBACKEND]; /* between nodes: the direct (GPUDirect) path, agreed */
     char                        net_why[MCA_COLL_GC3_NBACKEND][192]; /* which path and why (verbose) */
-    char                        nic[128];  /* cuda, several nodes (or verbose 2): the NIC nearest this rank's GPU */
+    char                        nic[256];  /* cuda, several nodes (or verbose 2): the NIC nearest this rank's GPU */
     uint64_t                    gpu_mem;   /* cuda: this rank's GPU memory (0: unknown) */
     uint64_t                    mem_peak;  /* device bytes its plans held at most together (coll_gc3_verbose) */
     int                         mem_plans; /* plans it built */
@@ -297,6 +298,13 @@ OBJ_CLASS_DECLARATION(mca_coll_gc3_request_t);
 mca_coll_gc3_request_t *mca_coll_gc3_request_persistent(mca_coll_gc3_module_t *m, int coll);
 void mca_coll_gc3_quiesce(mca_coll_gc3_module_t *m); /* until nothing of m is queued or running */
 int  mca_coll_gc3_progress(void);
+/* coll_gc3_report.c: messages kept whole. *text (NULL, or a string of this function: freed) becomes
+ * the new text, NULL when out of host memory (MCA_COLL_GC3_TEXT says so then). Text of a known bound
+ * goes into the module's fixed arrays with gc3_snprintf_cut, which marks a cut one. */
+void mca_coll_gc3_set_text(char **text, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+#define MCA_COLL_GC3_TEXT(t) ((t) != NULL ? (t) : "(out of host memory)")
+/* Room for a message that names a path (a rules file, a program) and a line of words. */
+#define MCA_COLL_GC3_WHY_BYTES (PATH_MAX + 512)
 /* coll_gc3_report.c: the error record of a call that fails: rank, what failed and why, on which
  * communicator (and whether calls in flight held more thread blocks than the GPU runs at once). */
 void mca_coll_gc3_report_failure(mca_coll_gc3_module_t *m, const char *call, const char *why);

@@ -21,7 +21,7 @@ static int gc3_allreduce_args(mca_coll_gc3_module_t *m, const void *sbuf, void *
     }
     if (!mca_coll_gc3_map_dtype(dtype, &a->dtype) || !mca_coll_gc3_map_op(op, &a->op) || !gc3_op_valid(a->op, a->dtype)) {
         char why[160];
-        snprintf(why, sizeof(why), "datatype %s with this op: a user-defined or unsupported op or datatype",
+        gc3_snprintf_cut(why, sizeof(why), "datatype %s with this op: a user-defined or unsupported op or datatype",
                  dtype->name);
         return mca_coll_gc3_passed_on(m->comm, name, why);
     }

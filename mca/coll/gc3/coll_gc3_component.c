@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include "coll_gc3.h"
 #include "opal/util/output.h"
 #include "opal/mca/base/mca_base_var.h"
@@ -93,7 +94,6 @@ uint64_t mca_coll_gc3_params_hash(uint64_t h)
     return h;
 }
 
-/* A parameter's message: every process reads the same parameters, the job's first says it. */
 /* A parameter's number as text: integers exactly (67108864, not 6.71089e+07), others as %g. */
 static void gc3_param_num_text(char *buf, size_t len, double v)
 {
@@ -104,35 +104,36 @@ static void gc3_param_num_text(char *buf, size_t len, double v)
     }
 }
 
+/* A parameter's message: every process reads the same parameters, the job's first says it. */
 static void gc3_param_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void gc3_param_say(const char *fmt, ...)
 {
-    char    line[512];
     va_list ap;
 
     if (MCA_COLL_GC3_JOB_SAYS()) {
         va_start(ap, fmt);
-        vsnprintf(line, sizeof(line), fmt, ap);
+        opal_output_vverbose(0, 0, fmt, ap); /* (Open MPI's output keeps a line whole) */
         va_end(ap);
-        opal_output(0, "%s", line);
     }
 }
 
 /* A numeric parameter given as something else (coll_gc3_timeout=abc) is read by Open MPI as 0,
- * silently (and a timeout of 0 waits forever): the text given in the environment, where mpirun
- * --mca and OMPI_MCA_ put it, must be a number (an integer, with Open MPI's k/m/g suffixes, for
- * the integer ones). Such a value is reported and the default kept. (A parameter file's text is
- * not kept by Open MPI where a component can read it: values from files are not checked so.) */
-static int mca_coll_gc3_not_a_number(const char *name, mca_base_var_type_t type, double def)
+ * silently (and a timeout of 0 waits forever), and one with trailing text (coll_gc3_verbose=1x) as
+ * its leading number: the text given in the environment, where mpirun --mca and OMPI_MCA_ put it,
+ * must be a number (an integer, with Open MPI's k/m/g suffixes, for the integer ones). Such a value
+ * is reported and the default used instead, before gc3 uses any parameter (the message says what
+ * gc3 does). (A parameter file's text is not kept by Open MPI where a component can read it: values
+ * from files are not checked so.) The value's text when it is not a number, else NULL. */
+static const char *mca_coll_gc3_not_a_number(const char *name, mca_base_var_type_t type)
 {
-    char        env[96], text[32];
+    char        env[96];
     const char *v;
     char       *end = NULL;
 
-    snprintf(env, sizeof(env), "OMPI_MCA_coll_gc3_%s", name);
+    snprintf(env, sizeof(env), "OMPI_MCA_coll_gc3_%s", name); /* (names of the table: short) */
     v = getenv(env);
     if (v == NULL) {
-        return 0;
+        return NULL;
     }
     errno = 0;
     if (type == MCA_BASE_VAR_TYPE_DOUBLE) {
@@ -146,43 +147,119 @@ static int mca_coll_gc3_not_a_number(const char *name, mca_base_var_type_t type,
     while (end != NULL && end != v && isspace((unsigned char)*end)) {
         end++;
     }
-    if (end != v && *end == '\0' && errno == 0) {
-        return 0;
-    }
-    gc3_param_num_text(text, sizeof(text), def);
-    gc3_param_say("coll:gc3: coll_gc3_%s=%s is not %s: using the default, %s", name, v,
-                  type == MCA_BASE_VAR_TYPE_DOUBLE ? "a number" : "an integer", text);
-    return 1;
+    return end != v && *end == '\0' && errno == 0 ? NULL : v;
 }
 
-#define GC3_PARAM_NUMBER(name, ctype, vtype, def, level, scope, hash, values, help)                              \
-    if ((MCA_BASE_VAR_TYPE_##vtype == MCA_BASE_VAR_TYPE_INT || MCA_BASE_VAR_TYPE_##vtype == MCA_BASE_VAR_TYPE_LONG || \
-         MCA_BASE_VAR_TYPE_##vtype == MCA_BASE_VAR_TYPE_DOUBLE) &&                                                \
-        values == NULL && mca_coll_gc3_not_a_number(#name, MCA_BASE_VAR_TYPE_##vtype, GC3_PARAM_NUM(def))) {    \
-        c->name = def;                                                                                          \
+static void mca_coll_gc3_say_not_a_number(const char *name, mca_base_var_type_t type, const char *text, double def)
+{
+    char num[32];
+
+    gc3_param_num_text(num, sizeof(num), def);
+    gc3_param_say("coll:gc3: coll_gc3_%s=%s is not %s: using the default, %s", name, text,
+                  type == MCA_BASE_VAR_TYPE_DOUBLE ? "a number" : "an integer", num);
+}
+
+/* An enumerated or boolean parameter given as something else (coll_gc3_backend=hostx): Open MPI
+ * reports the value invalid and keeps the default; gc3 says which value it uses. The value's text
+ * when Open MPI does not take it (one of the names in any case, or a number: of a value, or any for
+ * a boolean), else NULL. */
+static const char *mca_coll_gc3_not_a_value(const char *name, const mca_base_var_enum_value_t *values)
+{
+    static const char *const bools[] = {"t", "true", "enabled", "yes", "y", "f", "false", "disabled", "no", "n"};
+    char                     env[96], *end = NULL;
+    const char              *v;
+    long                     n;
+
+    snprintf(env, sizeof(env), "OMPI_MCA_coll_gc3_%s", name);
+    if ((v = getenv(env)) == NULL) {
+        return NULL;
+    }
+    errno = 0;
+    n     = strtol(v, &end, 0);
+    for (int i = 0; values == NULL && i < (int)(sizeof(bools) / sizeof(bools[0])); i++) {
+        if (strcasecmp(v, bools[i]) == 0) {
+            return NULL;
+        }
+    }
+    if (end != v && *end == '\0' && errno == 0 && values == NULL) {
+        return NULL;
+    }
+    for (int i = 0; values != NULL && values[i].string != NULL; i++) {
+        if (strcasecmp(v, values[i].string) == 0 || (end != v && *end == '\0' && errno == 0 && n == values[i].value)) {
+            return NULL;
+        }
+    }
+    return v;
+}
+
+static void mca_coll_gc3_say_not_a_value(const char *name, const mca_base_var_enum_value_t *values, const char *text,
+                                         int def)
+{
+    char *names = NULL;
+    int   ok    = 1;
+
+    for (int i = 0; values != NULL && values[i].string != NULL; i++) {
+        ok = ok && gc3_str_appendf(&names, "%s%s", i ? ", " : "", values[i].string) == GC3_OK;
+    }
+    for (int i = 0; values != NULL && values[i].string != NULL; i++) {
+        if (values[i].value == def) {
+            gc3_param_say("coll:gc3: coll_gc3_%s=%s is not one of %s: using the default, %s", name, text,
+                          ok ? names : "its values", values[i].string);
+        }
+    }
+    if (values == NULL) {
+        gc3_param_say("coll:gc3: coll_gc3_%s=%s is not true or false: using the default, %s", name, text,
+                      def ? "true" : "false");
+    }
+    free(names);
+}
+
+#define GC3_PARAM_VALUE(name, ctype, vtype, def, level, scope, hash, values, help)                              \
+    if ((values != NULL || MCA_BASE_VAR_TYPE_##vtype == MCA_BASE_VAR_TYPE_BOOL) &&                             \
+        (text = mca_coll_gc3_not_a_value(#name, values)) != NULL) {                                            \
+        c->name = def;                                                                                         \
+        mca_coll_gc3_say_not_a_value(#name, values, text, (int)GC3_PARAM_NUM(def));                            \
+    }
+
+#define GC3_PARAM_IS_NUMBER(vtype)                                                                          \
+    (MCA_BASE_VAR_TYPE_##vtype == MCA_BASE_VAR_TYPE_INT || MCA_BASE_VAR_TYPE_##vtype == MCA_BASE_VAR_TYPE_LONG || \
+     MCA_BASE_VAR_TYPE_##vtype == MCA_BASE_VAR_TYPE_DOUBLE)
+#define GC3_PARAM_NUMBER(name, ctype, vtype, def, level, scope, hash, values, help)                             \
+    if (GC3_PARAM_IS_NUMBER(vtype) && values == NULL &&                                                        \
+        (text = mca_coll_gc3_not_a_number(#name, MCA_BASE_VAR_TYPE_##vtype)) != NULL) {                        \
+        c->name = def;                                                                                         \
+        mca_coll_gc3_say_not_a_number(#name, MCA_BASE_VAR_TYPE_##vtype, text, GC3_PARAM_NUM(def));            \
     }
 
 /* A parameter's value as a number (strings: 0, never asked), and as text for the verbose 2 list. */
 static double gc3_num_str(const char *s) { (void)s; return 0; }
 static double gc3_num(double v) { return v; }
 #define GC3_PARAM_NUM(v) _Generic((v), char *: gc3_num_str, const char *: gc3_num_str, default: gc3_num)(v)
-static void gc3_param_text(char *buf, size_t len, const char *s) { snprintf(buf, len, "'%s'", s ? s : ""); }
+static char *gc3_param_text(const char *s) { return gc3_strdup_printf("'%s'", s ? s : ""); }
+static char *gc3_param_num_str(double v)
+{
+    char num[32];
+    gc3_param_num_text(num, sizeof(num), v);
+    return gc3_strdup_printf("%s", num);
+}
 #define GC3_PARAM_LIST(name, ...)                                                                               \
-    _Generic((c->name), char *: gc3_param_text, default: gc3_param_num_text)(v, sizeof(v), c->name);           \
-    n += snprintf(line + n, n < sizeof(line) ? sizeof(line) - n : 0, " %s=%s", #name, v);
+    v = _Generic((c->name), char *: gc3_param_text, default: gc3_param_num_str)(c->name);                      \
+    ok = ok && v != NULL && gc3_str_appendf(&line, " %s=%s", #name, v) == GC3_OK;                               \
+    free(v);
 
 /* At verbose 2: every parameter as gc3 uses it (after the checks below), said by the job's first
  * process (every process at verbose 3). */
 static void mca_coll_gc3_list_params(void)
 {
-    const mca_coll_gc3_component_t *c = &mca_coll_gc3_component;
-    char                            line[2048], v[600];
-    size_t                          n = 0;
+    const mca_coll_gc3_component_t *c    = &mca_coll_gc3_component;
+    char                           *line = NULL, *v;
+    int                             ok   = 1;
 
     if (c->verbose >= 2 && MCA_COLL_GC3_JOB_SAYS()) {
         MCA_COLL_GC3_PARAMS(GC3_PARAM_LIST)
-        opal_output(0, "coll:gc3: parameters in use:%s", line);
+        opal_output(0, "coll:gc3: parameters in use:%s", ok ? line : " (out of host memory)");
     }
+    free(line);
 }
 
 /* Values outside what gc3 can use are reported (by the job's first process) and replaced by the
@@ -190,8 +267,15 @@ static void mca_coll_gc3_list_params(void)
 static void mca_coll_gc3_check_params(void)
 {
     mca_coll_gc3_component_t *c = &mca_coll_gc3_component;
+    const char               *text;
 
+    /* the verbosity first: who says the messages below depends on it (coll_gc3_verbose=3x: the job's
+     * first process, as with 0) */
+    if (mca_coll_gc3_not_a_number("verbose", MCA_BASE_VAR_TYPE_INT) != NULL) {
+        c->verbose = 0;
+    }
     MCA_COLL_GC3_PARAMS(GC3_PARAM_NUMBER)
+    MCA_COLL_GC3_PARAMS(GC3_PARAM_VALUE)
 
     if (c->fifo_slots < 2 || c->fifo_slots > 1024) {
         gc3_param_say("coll:gc3: coll_gc3_fifo_slots=%d is outside 2..1024: using %d", c->fifo_slots,
@@ -251,8 +335,8 @@ static int mca_coll_gc3_open(void)
         return OMPI_ERR_NOT_AVAILABLE;
     }
     mca_coll_gc3_component.output = opal_output_open(NULL);
+    mca_coll_gc3_check_params(); /* (a verbosity that is not a number is 0 from here on) */
     opal_output_set_verbosity(mca_coll_gc3_component.output, mca_coll_gc3_component.verbose);
-    mca_coll_gc3_check_params();
     mca_coll_gc3_list_params();
     opal_progress_register(mca_coll_gc3_progress); /* completes gc3's nonblocking calls */
     return OMPI_SUCCESS;

@@ -37,6 +37,27 @@ int mca_coll_gc3_memcpy(void *dst, const void *src, size_t bytes)
     }
 }
 
+/* gc3 is loaded, takes the collectives it runs, and passes them all on when the application's
+ * buffers are host memory (a job without GPUs): at verbose 1 the first such call says why, once per
+ * process, where the process is rank 0 of the call's communicator (every rank at verbose 3): once
+ * per job when rank 0 of MPI_COMM_WORLD makes such a call first. (A race only repeats the line.) */
+static void mca_coll_gc3_host_buffers_said(struct ompi_communicator_t *comm, const char *coll)
+{
+    static int said;
+
+    if (said || mca_coll_gc3_component.verbose < 1 || !MCA_COLL_GC3_SAYS(comm)) {
+        return;
+    }
+    said = 1;
+    opal_output_verbose(1, mca_coll_gc3_component.output,
+                        "coll:gc3: gc3 runs no call on host buffers with coll_gc3_backend auto (the first here: "
+                        "MPI_%c%s on comm %s): it runs device buffers only (%s) and passes calls on host buffers on to "
+                        "Open MPI's other coll components; --mca coll_gc3_backend host runs them with gc3's host "
+                        "backend (for tests and demos: slower than Open MPI's own host collectives)",
+                        coll[0] >= 'a' && coll[0] <= 'z' ? coll[0] - 'a' + 'A' : coll[0], coll + 1, comm->c_name,
+                        gc3_mem_driver() ? "the CUDA driver is loaded" : "this process has no CUDA driver: no GPU");
+}
+
 int mca_coll_gc3_pick_backend(mca_coll_gc3_module_t *m, const void *sbuf, const void *rbuf, const char *coll,
                               int *device_buffers_p)
 {
@@ -53,6 +74,7 @@ int mca_coll_gc3_pick_backend(mca_coll_gc3_module_t *m, const void *sbuf, const 
         if (mca_coll_gc3_component.backend == MCA_COLL_GC3_BACKEND_HOST) {
             return GC3_BACKEND_HOST;
         }
+        mca_coll_gc3_host_buffers_said(m->comm, coll);
         mca_coll_gc3_passed_on(m->comm, coll, "host buffers (gc3 runs them only with coll_gc3_backend=host)");
         return -1;
     }
@@ -96,7 +118,7 @@ int mca_coll_gc3_args_usable(const mca_coll_gc3_module_t *m, const mca_coll_gc3_
         return 0; /* (said by mca_coll_gc3_pick_backend) */
     }
     if (!enabled) {
-        snprintf(why, sizeof(why), "coll_gc3_enable_%s is false", gc3_coll_desc(coll)->mpi_name);
+        gc3_snprintf_cut(why, sizeof(why), "coll_gc3_enable_%s is false", gc3_coll_desc(coll)->mpi_name);
         return mca_coll_gc3_passed_on(m->comm, call, why);
     }
     if (count <= 0) {

@@ -44,6 +44,7 @@ static void mca_coll_gc3_module_destruct(mca_coll_gc3_module_t *m)
     for (int i = 0; i < m->nslots; i++) {
         gc3_plan_destroy(m->slots[i]->plan);
         gc3_ir_program_destroy(m->slots[i]->program);
+        free(m->slots[i]->why);
         free(m->slots[i]);
     }
     free(m->slots);
@@ -112,7 +113,7 @@ static int gc3_component_of(void (*f)(void), char *name, size_t len)
     if (strncmp(base, "mca_coll_", 9) != 0 || (dot = strchr(base + 9, '.')) == NULL) {
         return 0;
     }
-    snprintf(name, len, "%.*s", (int)(dot - base - 9), base + 9);
+    gc3_snprintf_cut(name, len, "%.*s", (int)(dot - base - 9), base + 9);
     return 1;
 }
 
@@ -144,7 +145,7 @@ static void gc3_say_if_outranked(void)
         const int  *value = NULL;
         int         idx   = mca_base_var_find("ompi", "coll", name, "priority");
         if (idx >= 0 && mca_base_var_get_value(idx, &value, NULL, NULL) == OPAL_SUCCESS && value != NULL) {
-            snprintf(prio, sizeof(prio), " (coll_%s_priority %d)", name, *value);
+            gc3_snprintf_cut(prio, sizeof(prio), " (coll_%s_priority %d)", name, *value);
         }
     }
     opal_output(0, "coll:gc3: gc3 is loaded but runs %s on MPI_COMM_WORLD: its priority (coll_gc3_priority %d) "

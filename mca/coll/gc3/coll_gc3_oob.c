@@ -245,13 +245,15 @@ int mca_coll_gc3_hsx_test(mca_coll_gc3_module_t *m, mca_coll_gc3_task_t *t, int 
 
     for (int i = 0; i < h->nreq; i++) {
         if (!REQUEST_COMPLETE(h->reqs[i])) {
-            char why[200];
+            char *why = NULL;
             if (timeout <= 0 || mca_coll_gc3_now() - h->t0 <= timeout) {
                 return 0;
             }
-            snprintf(why, sizeof(why), "timeout after %.1f s waiting for rank %d in the host-staged exchange (the "
-                     "call has no gc3 plan); gc3 fails every later call on this communicator", timeout, h->peer[i]);
-            mca_coll_gc3_report_failure(m, gc3_coll_desc(t->coll)->mpi_name, why);
+            mca_coll_gc3_set_text(&why, "timeout after %.1f s waiting for rank %d in the host-staged exchange (the "
+                                  "call has no gc3 plan); gc3 fails every later call on this communicator", timeout,
+                                  h->peer[i]);
+            mca_coll_gc3_report_failure(m, gc3_coll_desc(t->coll)->mpi_name, MCA_COLL_GC3_TEXT(why));
+            free(why);
             m->unusable = 1;
             t->hsx      = NULL; /* its buffers stay with the pending messages */
             *rc         = OMPI_ERROR;

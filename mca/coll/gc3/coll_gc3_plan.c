@@ -27,11 +27,11 @@ static int gc3_plan_build(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_slot_t *s,
     m->job_narrow[0] = '\0';
     m->job_copied[0] = '\0';
     if (ok && made.narrowed) {
-        snprintf(m->job_narrow, sizeof(m->job_narrow), " (narrowed from %d x %d to fit %d thread blocks per rank)",
+        gc3_snprintf_cut(m->job_narrow, sizeof(m->job_narrow), " (narrowed from %d x %d to fit %d thread blocks per rank)",
                  made.asked_channels, made.asked_instances, t.max_blocks);
     }
     if (made.copied) {
-        snprintf(m->job_copied, sizeof(m->job_copied), ", the input copied into place first (a program for in-place calls)");
+        gc3_snprintf_cut(m->job_copied, sizeof(m->job_copied), ", the input copied into place first (a program for in-place calls)");
     }
     m->job_proto     = made.proto;
     m->job_channels  = made.channels;
@@ -130,77 +130,91 @@ int mca_coll_gc3_plan_post(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_slot_t *s
     return mca_coll_gc3_agree_post(m, sizeof(*c));
 }
 
-/* A plan's memory as its verbose line says it; pooled (its slots in the FIFO pool, which now holds
- * pool bytes): the slots' part of the pool, which is the communicator's, not the plan's. */
-static void gc3_plan_mem_text(const gc3_plan_mem_t *mem, uint64_t pool, char *buf, size_t len)
+/* A plan's memory as its verbose line says it, appended to *line; pooled (its slots in the FIFO
+ * pool, which now holds pool bytes): the slots' part of the pool, which is the communicator's, not
+ * the plan's. */
+static int gc3_plan_mem_text(const gc3_plan_mem_t *mem, uint64_t pool, char **line)
 {
-    char d[32], sb[32], f[32], sc[32], st[32], o[32], ct[32], pl[96] = "", p1[32], p2[32];
-    if (mem->pool > 0) {
-        snprintf(pl, sizeof(pl), " + %s of the communicator's FIFO pool of %s", gc3_mem_format(mem->pool, p1, sizeof(p1)),
-                 gc3_mem_format(pool, p2, sizeof(p2)));
+    char d[32], sb[32], f[32], sc[32], st[32], o[32], ct[32], p1[32], p2[32];
+    int  ok = 1;
+
+    ok = gc3_str_appendf(line, "; memory %s (FIFOs %s", gc3_mem_format(gc3_plan_mem_device(mem), d, sizeof(d)),
+                         gc3_mem_format(mem->fifo, f, sizeof(f))) == GC3_OK;
+    if (ok && mem->pool > 0) {
+        ok = gc3_str_appendf(line, " + %s of the communicator's FIFO pool of %s", gc3_mem_format(mem->pool, p1, sizeof(p1)),
+                             gc3_mem_format(pool, p2, sizeof(p2))) == GC3_OK;
     }
-    snprintf(buf, len, "; memory %s (FIFOs %s%s: %d connection(s) x %d slots x %s; flags, scratch, LL staging, "
-             "control %s, %s, %s, %s)", gc3_mem_format(gc3_plan_mem_device(mem), d, sizeof(d)),
-             gc3_mem_format(mem->fifo, f, sizeof(f)), pl, mem->recv_conns, mem->slots,
-             gc3_mem_format(mem->slot_bytes, sb, sizeof(sb)), gc3_mem_format(mem->flags, o, sizeof(o)),
-             gc3_mem_format(mem->scratch, sc, sizeof(sc)), gc3_mem_format(mem->stage, st, sizeof(st)),
-             gc3_mem_format(mem->control, ct, sizeof(ct)));
+    return ok && gc3_str_appendf(line, ": %d connection(s) x %d slots x %s; flags, scratch, LL staging, control %s, %s, "
+                                 "%s, %s)", mem->recv_conns, mem->slots, gc3_mem_format(mem->slot_bytes, sb, sizeof(sb)),
+                                 gc3_mem_format(mem->flags, o, sizeof(o)), gc3_mem_format(mem->scratch, sc, sizeof(sc)),
+                                 gc3_mem_format(mem->stage, st, sizeof(st)),
+                                 gc3_mem_format(mem->control, ct, sizeof(ct))) == GC3_OK;
 }
 
-/* The verbose line of a plan (level 1), used or not. */
+/* The verbose line of a plan (level 1), used or not: built whole, however long (paths of program
+ * files, reasons). */
 static void gc3_plan_line(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_slot_t *s, int ok, const gc3_plan_mem_t *pm)
 {
     const gc3_rule_t *rule = &mca_coll_gc3_rules()->rules[s->rule];
-    char              range[80], shape[96] = "", net[512] = "", fused[64] = "", lo[32], hi[32], pnote[64] = "",
-                      mem[320] = "", fit[128] = "", zc[320] = "";
     const gc3_proto_t proto = (gc3_proto_t)m->job_proto;
+    char              net[512] = "", lo[32], hi[32], *line = NULL;
+    int               fine;
 
-    if (m->nodes > 1) {
-        snprintf(shape, sizeof(shape), ", %d nodes%s%s", m->nodes,
-                 mca_coll_gc3_component.pseudo_nodes > 0 ? " (pseudo-nodes)" : "",
-                 m->regular ? "" : " of uneven or interleaved ranks: flat program");
+    if (!ok) {
+        mca_coll_gc3_set_text(&s->why, "%s", m->diag.count ? m->diag.msgs[0] : "a rank could not build it");
+    }
+    if (mca_coll_gc3_component.verbose < 1 || !MCA_COLL_GC3_SAYS(m->comm)) {
+        return;
     }
     gc3_format_bytes(rule->bytes_lo, lo, sizeof(lo));
     gc3_format_bytes(rule->bytes_hi, hi, sizeof(hi));
-    snprintf(range, sizeof(range), "%s-%s bytes", lo, hi);
-    if (ok) {
+    fine = gc3_str_appendf(&line, "coll:gc3: comm %s: %s %s-%s bytes%s (%s backend, %d rank%s, %s", m->comm->c_name,
+                           gc3_coll_desc(s->coll)->mpi_name, lo, hi, s->inplace ? ", in place" : "",
+                           s->backend == GC3_BACKEND_CUDA ? "cuda" : "host", ompi_comm_size(m->comm),
+                           ompi_comm_size(m->comm) == 1 ? "" : "s", gc3_link_name(m->link[s->backend])) == GC3_OK;
+    if (fine && m->nodes > 1) {
+        fine = gc3_str_appendf(&line, ", %d nodes%s%s", m->nodes,
+                               mca_coll_gc3_component.pseudo_nodes > 0 ? " (pseudo-nodes)" : "",
+                               m->regular ? "" : " of uneven or interleaved ranks: flat program") == GC3_OK;
+    }
+    fine = fine && gc3_str_appendf(&line, "): %s %s", rule->algo, gc3_proto_name(proto)) == GC3_OK;
+    if (fine && gc3_proto_runs_as(proto) != proto) {
+        fine = gc3_str_appendf(&line, " (gc3 has no %s: runs as %s)", gc3_proto_name(proto),
+                               gc3_proto_name(gc3_proto_runs_as(proto))) == GC3_OK;
+    }
+    fine = fine && gc3_str_appendf(&line, ", %d channel(s) x %d instance(s)%s, rule %s%s", m->job_channels,
+                                   m->job_instances, m->job_narrow, rule->where, m->job_copied) == GC3_OK;
+    if (fine && !ok) {
+        fine = gc3_str_appendf(&line, "; NOT USED: %s", MCA_COLL_GC3_TEXT(s->why)) == GC3_OK;
+    } else if (fine) {
         int runs = gc3_plan_fused_runs(s->plan);
-        gc3_plan_net_describe(s->plan, net, sizeof(net));
-        if (net[0] != '\0' && m->net_why[s->backend][0] != '\0') {
-            size_t used = strlen(net);
-            snprintf(net + used, sizeof(net) - used, "; %s", m->net_why[s->backend]);
+        fine     = gc3_str_appendf(&line, ", verified") == GC3_OK;
+        if (fine && runs > 0) {
+            fine = gc3_str_appendf(&line, ", %d fused run%s of local steps", runs, runs > 1 ? "s" : "") == GC3_OK;
         }
-        if (runs > 0) {
-            snprintf(fused, sizeof(fused), ", %d fused run%s of local steps", runs, runs > 1 ? "s" : "");
+        gc3_plan_net_describe(s->plan, net, sizeof(net)); /* (a fixed set of words) */
+        if (fine && net[0] != '\0') {
+            fine = gc3_str_appendf(&line, "; %s%s%s", net, m->net_why[s->backend][0] != '\0' ? "; " : "",
+                                   m->net_why[s->backend]) == GC3_OK;
         }
-        gc3_plan_zc_describe(s->plan, zc + 2, sizeof(zc) - 2);
-        if (zc[2] != '\0') {
-            zc[0] = ';';
-            zc[1] = ' ';
+        if (fine) {
+            char zc[512];
+            gc3_plan_zc_describe(s->plan, zc, sizeof(zc)); /* (a fixed set of words and numbers) */
+            if (zc[0] != '\0') {
+                fine = gc3_str_appendf(&line, "; %s", zc) == GC3_OK;
+            }
         }
-        gc3_plan_mem_text(pm, gc3_exec_pool_bytes(m->exec[s->backend]), mem, sizeof(mem));
-        if (s->program->fifo_cap > 0) {
+        fine = fine && gc3_plan_mem_text(pm, gc3_exec_pool_bytes(m->exec[s->backend]), &line);
+        if (fine && s->program->fifo_cap > 0) {
             const uint64_t asked = (uint64_t)mca_coll_gc3_component.plan_fifo_bytes;
             char           a[32], b[32];
-            snprintf(fit, sizeof(fit), "; made smaller to fit coll_gc3_memory_budget: FIFOs capped at %s, not %s",
-                     gc3_mem_format(s->program->fifo_cap, a, sizeof(a)),
-                     asked > 0 ? gc3_mem_format(asked, b, sizeof(b)) : "uncapped");
+            fine = gc3_str_appendf(&line, "; made smaller to fit coll_gc3_memory_budget: FIFOs capped at %s, not %s",
+                                   gc3_mem_format(s->program->fifo_cap, a, sizeof(a)),
+                                   asked > 0 ? gc3_mem_format(asked, b, sizeof(b)) : "uncapped") == GC3_OK;
         }
-    } else {
-        snprintf(s->why, sizeof(s->why), "%s", m->diag.count ? m->diag.msgs[0] : "a rank could not build it");
     }
-    if (gc3_proto_runs_as(proto) != proto) {
-        snprintf(pnote, sizeof(pnote), " (gc3 has no %s: runs as %s)", gc3_proto_name(proto),
-                 gc3_proto_name(gc3_proto_runs_as(proto)));
-    }
-    mca_coll_gc3_verbose_once(1, m->comm,
-                        "coll:gc3: comm %s: %s %s%s (%s backend, %d rank%s, %s%s): %s %s%s, %d channel(s) x %d instance(s)%s, "
-                        "rule %s%s%s%s%s%s%s%s%s%s", m->comm->c_name, gc3_coll_desc(s->coll)->mpi_name, range,
-                        s->inplace ? ", in place" : "", s->backend == GC3_BACKEND_CUDA ? "cuda" : "host",
-                        ompi_comm_size(m->comm), ompi_comm_size(m->comm) == 1 ? "" : "s", gc3_link_name(m->link[s->backend]), shape, rule->algo,
-                        gc3_proto_name(proto), pnote, m->job_channels, m->job_instances, m->job_narrow,
-                        rule->where, m->job_copied, ok ? ", verified" : "; NOT USED: ", ok ? "" : s->why, fused,
-                        net[0] ? "; " : "", net, zc, mem, fit);
+    opal_output_verbose(1, mca_coll_gc3_component.output, "%s", fine ? line : "coll:gc3: (out of host memory)");
+    free(line);
 }
 
 /* The end of a plan's set-up: ready, or not used (its calls run without it), or the call fails. */
@@ -219,7 +233,7 @@ static void gc3_plan_end(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_slot_t *s, 
             m->mem_pool[s->backend] = pool;
         }
         m->mem_rank = ompi_comm_rank(m->comm);
-        snprintf(m->mem_name, sizeof(m->mem_name), "%s", m->comm->c_name);
+        gc3_snprintf_cut(m->mem_name, sizeof(m->mem_name), "%s", m->comm->c_name);
     }
     if (line) {
         gc3_plan_line(m, s, ok, &mem);
@@ -250,7 +264,7 @@ int mca_coll_gc3_plan_agreed(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_slot_t 
     }
     if (a == MCA_COLL_GC3_AGREE_DIFFERENT) {
         char what[96];
-        snprintf(what, sizeof(what), "the %s plan (a program file differs?)", gc3_coll_desc(s->coll)->mpi_name);
+        gc3_snprintf_cut(what, sizeof(what), "the %s plan (a program file differs?)", gc3_coll_desc(s->coll)->mpi_name);
         mca_coll_gc3_warn_disagree(m, what, peer);
     }
     if (a != MCA_COLL_GC3_AGREE_OK) {

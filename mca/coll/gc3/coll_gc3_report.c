@@ -1,7 +1,19 @@
 /* coll/gc3: the error record of a call that fails, and the account it consults: the thread blocks
- * of this process's gc3 calls in flight on GPUs (all communicators). */
+ * of this process's gc3 calls in flight on GPUs (all communicators); a message's text, kept whole. */
+#include <stdarg.h>
+#include <stdlib.h>
 #include "coll_gc3.h"
 #include "opal/util/output.h"
+
+void mca_coll_gc3_set_text(char **text, const char *fmt, ...)
+{
+    va_list ap;
+
+    free(*text);
+    va_start(ap, fmt);
+    *text = gc3_strdup_vprintf(fmt, ap);
+    va_end(ap);
+}
 
 /* Thread blocks of this process's gc3 calls running on GPUs (all communicators), and whether they
  * were ever more than a communicator's share of its GPU: a plan's kernel needs all its blocks on the

@@ -141,7 +141,7 @@ static int mca_coll_gc3_takes(mca_coll_gc3_module_t *m, int coll, size_t bytes)
     }
     if (mca_coll_gc3_component.max_bytes > 0 && bytes > (size_t)mca_coll_gc3_component.max_bytes) {
         char why[96];
-        snprintf(why, sizeof(why), "%zu bytes, above coll_gc3_max_bytes", bytes);
+        gc3_snprintf_cut(why, sizeof(why), "%zu bytes, above coll_gc3_max_bytes", bytes);
         return mca_coll_gc3_passed_on(m->comm, gc3_coll_desc(coll)->mpi_name, why);
     }
     return 1;
@@ -287,7 +287,7 @@ static int mca_coll_gc3_head_on_slot(mca_coll_gc3_module_t *m, mca_coll_gc3_task
         return GC3_HEAD_ENDED;
     }
     if (s->state == MCA_COLL_GC3_SLOT_FAILED) {
-        mca_coll_gc3_no_plan(m, t, s->why, done);
+        mca_coll_gc3_no_plan(m, t, MCA_COLL_GC3_TEXT(s->why), done);
         return GC3_HEAD_ENDED;
     }
     /* an earlier call runs on this plan (or on another plan of its FIFO pool) */
@@ -300,7 +300,7 @@ static int mca_coll_gc3_head(mca_coll_gc3_module_t *m, mca_coll_gc3_task_t *t, m
                              int *changed)
 {
     const gc3_backend_t b = t->backend;
-    char                why[192];
+    char                why[MCA_COLL_GC3_WHY_BYTES];
 
     if (m->unusable) {
         mca_coll_gc3_pop(m);
@@ -349,7 +349,7 @@ static void mca_coll_gc3_start_on_plan(mca_coll_gc3_module_t *m, mca_coll_gc3_ta
     if (st != GC3_OK) {
         char call[64];
         mca_coll_gc3_blocks_give(s);
-        snprintf(call, sizeof(call), "nonblocking %s", gc3_coll_desc(t->coll)->mpi_name);
+        gc3_snprintf_cut(call, sizeof(call), "nonblocking %s", gc3_coll_desc(t->coll)->mpi_name);
         mca_coll_gc3_report_failure(m, call, diag.count ? diag.msgs[0] : gc3_status_string(st));
         mca_coll_gc3_slot_give(m, s);
         mca_coll_gc3_task_end(t, OMPI_ERROR, done);
@@ -405,7 +405,7 @@ static int mca_coll_gc3_test_running(mca_coll_gc3_module_t *m, mca_coll_gc3_task
                 mca_coll_gc3_blocks_give(t->slot);
                 if (st != GC3_OK) {
                     char call[64];
-                    snprintf(call, sizeof(call), "nonblocking %s", gc3_coll_desc(t->coll)->mpi_name);
+                    gc3_snprintf_cut(call, sizeof(call), "nonblocking %s", gc3_coll_desc(t->coll)->mpi_name);
                     mca_coll_gc3_report_failure(m, call, diag.count ? diag.msgs[0] : gc3_status_string(st));
                     rc = OMPI_ERROR;
                 }
@@ -604,7 +604,7 @@ int mca_coll_gc3_try_run(mca_coll_gc3_module_t *m, gc3_coll_t coll, const mca_co
 {
     const gc3_backend_t backend = (gc3_backend_t)a->backend;
     mca_coll_gc3_task_t t;
-    char                why[192];
+    char                why[MCA_COLL_GC3_WHY_BYTES];
 
     if (!mca_coll_gc3_takes(m, coll, a->bytes)) {
         return 0;

@@ -80,7 +80,7 @@ mca_coll_gc3_plan_slot_t *mca_coll_gc3_slot_lookup(mca_coll_gc3_module_t *m, int
                      : gc3_rules_match_call(R, (gc3_coll_t)coll, m->nodes, m->gpus, m->link[backend], bytes,
                                             ompi_comm_size(m->comm), inplace);
     if (rule == NULL) {
-        snprintf(why, why_len, "no rule of %s for %s of %zu bytes on %d node(s) x %d, %s", R ? R->source : "gc3",
+        gc3_snprintf_cut(why, why_len, "no rule of %s for %s of %zu bytes on %d node(s) x %d, %s", R ? R->source : "gc3",
                  gc3_coll_desc(coll)->mpi_name, bytes, m->nodes, m->gpus, gc3_link_name(m->link[backend]));
         mca_coll_gc3_verbose_once(2, m->comm, "coll:gc3: comm %s: %s: no plan", m->comm->c_name, why);
         return NULL;
@@ -96,7 +96,7 @@ mca_coll_gc3_plan_slot_t *mca_coll_gc3_slot_lookup(mca_coll_gc3_module_t *m, int
         int                        ncap = m->slots_cap ? 2 * m->slots_cap : 8;
         mca_coll_gc3_plan_slot_t **n    = realloc(m->slots, (size_t)ncap * sizeof(*n));
         if (n == NULL) {
-            snprintf(why, why_len, "out of host memory");
+            gc3_snprintf_cut(why, why_len, "out of host memory");
             return NULL;
         }
         m->slots     = n;
@@ -104,7 +104,7 @@ mca_coll_gc3_plan_slot_t *mca_coll_gc3_slot_lookup(mca_coll_gc3_module_t *m, int
     }
     s = calloc(1, sizeof(*s));
     if (s == NULL) {
-        snprintf(why, why_len, "out of host memory");
+        gc3_snprintf_cut(why, why_len, "out of host memory");
         return NULL;
     }
     m->slots[m->nslots++] = s;

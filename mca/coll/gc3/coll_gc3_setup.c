@@ -44,10 +44,10 @@ static void gc3_setup_abandon(mca_coll_gc3_module_t *m, const char *call, const 
     for (int i = 0; i < m->njobs; i++) {
         if (m->jobs[i].kind == MCA_COLL_GC3_JOB_PLAN) {
             m->jobs[i].slot->state = MCA_COLL_GC3_SLOT_FAILED;
-            snprintf(m->jobs[i].slot->why, sizeof(m->jobs[i].slot->why), "its set-up did not finish");
+            mca_coll_gc3_set_text(&m->jobs[i].slot->why, "its set-up did not finish");
         } else if (m->exec_state[m->jobs[i].backend] == 2) {
             m->exec_state[m->jobs[i].backend] = -1;
-            snprintf(m->exec_why[m->jobs[i].backend], sizeof(m->exec_why[0]), "its set-up did not finish");
+            gc3_snprintf_cut(m->exec_why[m->jobs[i].backend], sizeof(m->exec_why[0]), "its set-up did not finish");
         }
     }
     m->njobs = 0;
@@ -61,17 +61,17 @@ static void gc3_setup_waiting(mca_coll_gc3_module_t *m, char *buf, size_t len)
     const char *coll = j->kind == MCA_COLL_GC3_JOB_PLAN ? gc3_coll_desc(j->slot->coll)->mpi_name : "";
     switch (m->phase) {
     case GC3_PHASE_SHAPE:
-        snprintf(buf, len, "the exchange of the communicator's shape and settings (the first call gc3 runs on it "
+        gc3_snprintf_cut(buf, len, "the exchange of the communicator's shape and settings (the first call gc3 runs on it "
                  "with the %s backend)", j->backend == GC3_BACKEND_CUDA ? "cuda" : "host");
         break;
     case GC3_PHASE_AGREE:
-        snprintf(buf, len, "the agreement on the %s plan (the call of %zu bytes that needs it)", coll, j->slot->bytes);
+        gc3_snprintf_cut(buf, len, "the agreement on the %s plan (the call of %zu bytes that needs it)", coll, j->slot->bytes);
         break;
     case GC3_PHASE_PREPARE:
-        snprintf(buf, len, "%s of the %s plan", m->prep != NULL ? gc3_exec_prepare_waiting(m->prep) : "?", coll);
+        gc3_snprintf_cut(buf, len, "%s of the %s plan", m->prep != NULL ? gc3_exec_prepare_waiting(m->prep) : "?", coll);
         break;
     default:
-        snprintf(buf, len, "the agreement on the connections of the %s plan", coll);
+        gc3_snprintf_cut(buf, len, "the agreement on the connections of the %s plan", coll);
         break;
     }
 }
@@ -190,11 +190,12 @@ static int gc3_phase_ready(mca_coll_gc3_module_t *m)
         }
     }
     if (m->oob_pending != NULL && timeout > 0 && mca_coll_gc3_now() - m->oob_posted > timeout) {
-        char what[256], why[400];
+        char what[512], *why = NULL;
         gc3_setup_waiting(m, what, sizeof(what));
-        snprintf(why, sizeof(why), "timeout after %.1f s waiting for the other ranks to join %s; gc3 fails every later "
-                 "call on this communicator", timeout, what);
-        gc3_setup_abandon(m, gc3_setup_call(m), why);
+        mca_coll_gc3_set_text(&why, "timeout after %.1f s waiting for the other ranks to join %s; gc3 fails every "
+                              "later call on this communicator", timeout, what);
+        gc3_setup_abandon(m, gc3_setup_call(m), MCA_COLL_GC3_TEXT(why));
+        free(why);
     }
     return 0;
 }

@@ -75,9 +75,9 @@ static void gc3_shape_net_path(mca_coll_gc3_module_t *m, gc3_backend_t backend, 
     const char *path = m->net_direct[backend] ? (backend == GC3_BACKEND_CUDA ? "GPUDirect" : "direct") : "host-staged";
     const char *why  = gc3_net_path_reason((gc3_net_reason_t)all[who].net_why);
     if (same) {
-        snprintf(m->net_why[backend], sizeof(m->net_why[0]), "%s path: %s", path, why);
+        gc3_snprintf_cut(m->net_why[backend], sizeof(m->net_why[0]), "%s path: %s", path, why);
     } else {
-        snprintf(m->net_why[backend], sizeof(m->net_why[0]), "%s path: rank %d: %s", path, who, why);
+        gc3_snprintf_cut(m->net_why[backend], sizeof(m->net_why[0]), "%s path: rank %d: %s", path, who, why);
     }
     if (mca_coll_gc3_component.net_path == GC3_NET_PATH_GPUDIRECT && !m->net_direct[backend]) {
         opal_output(0, "coll:gc3: comm %s rank %d: coll_gc3_net_path=gpudirect not possible (%s): the connections "
@@ -186,7 +186,7 @@ static int gc3_shape_budget(mca_coll_gc3_module_t *m, gc3_backend_t backend, con
         budget = all[r].max_blocks / share < budget ? all[r].max_blocks / share : budget;
         if (share > 1 && !all[r].gpu.mps && !mca_coll_gc3_component.shared_gpu && !refuse) {
             refuse = 1;
-            snprintf(m->exec_why[backend], sizeof(m->exec_why[0]), "ranks %d and %d share GPU %s without MPS", first,
+            gc3_snprintf_cut(m->exec_why[backend], sizeof(m->exec_why[0]), "ranks %d and %d share GPU %s without MPS", first,
                      second, all[r].gpu.pci);
             mca_coll_gc3_verbose_once(1, m->comm,
                                 "coll:gc3: comm %s: ranks %d and %d share GPU %s of %s without MPS: their "
@@ -221,7 +221,7 @@ static void gc3_shape_say_skipped(mca_coll_gc3_module_t *m)
 
     for (int i = 0; R != NULL && i < R->n && mca_coll_gc3_component.verbose >= 1; i++) {
         const gc3_rule_t *r = &R->rules[i];
-        if (r->xml[0] != '\0' && r->ranks != n) {
+        if (r->xml != NULL && r->ranks != n) {
             mca_coll_gc3_verbose_once(1, m->comm, "coll:gc3: comm %s: algorithm directory program %s skipped: "
                                       "written for %d ranks, the communicator has %d", m->comm->c_name, r->xml,
                                       r->ranks, n);
@@ -238,10 +238,10 @@ void mca_coll_gc3_shape_done(mca_coll_gc3_module_t *m, gc3_backend_t backend)
     for (int r = 0; r < n && ok; r++) {
         if (all[r].settings != mine->settings) {
             mca_coll_gc3_warn_disagree(m, "the selection settings (rules file, algorithm directory or coll_gc3 parameters)", r);
-            snprintf(m->exec_why[backend], sizeof(m->exec_why[0]), "the ranks' selection settings differ");
+            gc3_snprintf_cut(m->exec_why[backend], sizeof(m->exec_why[0]), "the ranks' selection settings differ");
             ok = 0;
         } else if (!all[r].exec_ok) {
-            snprintf(m->exec_why[backend], sizeof(m->exec_why[0]), "rank %d has no %s executor", r,
+            gc3_snprintf_cut(m->exec_why[backend], sizeof(m->exec_why[0]), "rank %d has no %s executor", r,
                      backend == GC3_BACKEND_CUDA ? "cuda" : "host");
             ok = 0;
         }
