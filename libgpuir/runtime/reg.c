@@ -328,14 +328,11 @@ static void gc3_reg_map(gc3_exec_t *e, gc3_reg_t *g, int l, int i, uint64_t gen,
     __atomic_store_n(ak, t->gen, __ATOMIC_RELEASE);
 }
 
-void gc3_reg_progress(gc3_exec_t *e)
+/* One cache's part of gc3_reg_progress (the lock held). */
+static void gc3_reg_progress_one(gc3_reg_t *g)
 {
-    gc3_reg_t *g = e->reg;
+    gc3_exec_t *e = g->exec;
 
-    if (g == NULL) {
-        return;
-    }
-    pthread_mutex_lock(&gc3_reg_lock);
     for (int l = 0; l < g->nlocal; l++) {
         gc3_reg_board_t *b = g->peer[l];
         uint64_t         v;
@@ -368,6 +365,20 @@ void gc3_reg_progress(gc3_exec_t *e)
         if (!torn) {
             g->peer_version[l] = v;
         }
+    }
+}
+
+/* Every cache of the process, not only the calling executor's: a communicator no longer called must
+ * still unmap what its peers dropped (its mapping keeps their freed memory allocated). One read of each
+ * peer board's version where nothing changed. */
+void gc3_reg_progress(gc3_exec_t *e)
+{
+    if (e->reg == NULL) {
+        return;
+    }
+    pthread_mutex_lock(&gc3_reg_lock);
+    for (gc3_reg_t *g = gc3_reg_all; g != NULL; g = g->next) {
+        gc3_reg_progress_one(g);
     }
     pthread_mutex_unlock(&gc3_reg_lock);
 }
@@ -408,8 +419,9 @@ static void gc3_reg_drop(gc3_reg_t *g, int i)
 }
 
 /* A new buffer: registrations of this rank whose memory was freed since (its allocation is gone, or
- * another is at its place) go now, so that the peers unmap them at their next call: a peer's mapping
- * keeps the freed memory allocated. One backend query per registration, only when a buffer is new. */
+ * another is at its place) go now, those of every communicator of the process, so that the peers unmap
+ * them at their next call: a peer's mapping keeps the freed memory allocated. One backend query per
+ * registration, only when a buffer is new. */
 static void gc3_reg_sweep(gc3_exec_t *e, gc3_reg_t *g)
 {
     for (int i = 0; i < g->entries; i++) {
@@ -464,7 +476,9 @@ static int gc3_reg_find(gc3_exec_t *e, gc3_reg_t *g, const gc3_rt_reg_info_t *qp
     if (found < 0) {
         gc3_reg_export_t *x;
         char              handle[GC3_RT_HANDLE_BYTES];
-        gc3_reg_sweep(e, g);
+        for (gc3_reg_t *o = gc3_reg_all; o != NULL; o = o->next) {
+            gc3_reg_sweep(o->exec, o); /* (other communicators' registrations of freed memory too) */
+        }
         if ((found = gc3_reg_place(g, q.base, q.size)) < 0) {
             *why_p = "every entry of the registration cache (coll_gc3_reg_cache) holds a buffer of a call in flight";
             return -1;

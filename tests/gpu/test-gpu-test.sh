@@ -64,9 +64,9 @@ unset CUDA_VISIBLE_DEVICES OMPI_MCA_coll_gc3_timeout
 M=mpirun
 D4=("allreduce 0-128K bytes (cuda backend, 4 ranks, nvlink): oneshot LL, 1 channel(s) x 8 instance(s)"
     "allreduce 128K-2M bytes (cuda backend, 4 ranks, nvlink): allpairs Simple, 1 channel(s) x 16 instance(s)"
-    "allreduce 2M-32M bytes (cuda backend, 4 ranks, nvlink): ring Simple, 16 channel(s) x 4 instance(s)"
+    "allreduce 2M-16M bytes (cuda backend, 4 ranks, nvlink): ring Simple, 16 channel(s) x 4 instance(s)"
     "alltoall 512K-2M bytes (cuda backend, 4 ranks, nvlink): direct Simple, 1 channel(s) x 8 instance(s)")
-D2=("allreduce 2M-32M bytes (cuda backend, 2 ranks, nvlink): ring Simple, 8 channel(s) x 4 instance(s)")
+D2=("allreduce 2M-8M bytes (cuda backend, 2 ranks, nvlink): ring Simple, 8 channel(s) x 4 instance(s)")
 coll4() { out=$("$W" --np 4 "${D4[@]}" "0 failed" -- $M -np 4 test_coll --device 2>&1); rc=$?; }
 coll2() { out=$("$W" --np 2 "${D2[@]}" "0 failed" -- $M -np 2 test_coll --device 2>&1); rc=$?; }
 otherdev() { out=$("$W" --np 2 --distinct --why "buffers on another GPU" "0 failed" -- $M -np 2 test_faults otherdev 2>&1); rc=$?; }
@@ -168,7 +168,7 @@ ok "1 GPU + MPS: one-shot 1 x 8 (32 blocks) fits 33" has "would check: ${D4[0]}"
 ok "1 GPU + MPS: all-pairs 1 x 16 (64 blocks) narrowed to 1 x 8" \
     has "would check: allreduce 128K-2M bytes (cuda backend, 4 ranks, nvlink): allpairs Simple, 1 channel(s) x 8 instance(s) (narrowed from 1 x 16 to fit 33 thread blocks per rank)"
 ok "1 GPU + MPS: ring 16 x 4 (64 blocks) narrowed to 16 x 2" \
-    has "would check: allreduce 2M-32M bytes (cuda backend, 4 ranks, nvlink): ring Simple, 16 channel(s) x 2 instance(s) (narrowed from 16 x 4 to fit 33 thread blocks per rank)"
+    has "would check: allreduce 2M-16M bytes (cuda backend, 4 ranks, nvlink): ring Simple, 16 channel(s) x 2 instance(s) (narrowed from 16 x 4 to fit 33 thread blocks per rank)"
 ok "1 GPU + MPS: direct 1 x 8 (32 blocks) fits" has "would check: ${D4[3]}"
 ok "1 GPU + MPS: the other patterns stay" has "would check: 0 failed"
 coll2
@@ -179,7 +179,7 @@ mv "$T/build/gpu-mps/devices" "$T/devices"
 FAKE_BLOCKS=40 coll2
 mv "$T/devices" "$T/build/gpu-mps/devices"
 ok "1 GPU of 40 blocks + MPS: the ring 8 x 4 (32 blocks) narrowed to fit 20" \
-    has "would check: allreduce 2M-32M bytes (cuda backend, 2 ranks, nvlink): ring Simple, 8 channel(s) x 2 instance(s) (narrowed from 8 x 4 to fit 20 thread blocks per rank)"
+    has "would check: allreduce 2M-8M bytes (cuda backend, 2 ranks, nvlink): ring Simple, 8 channel(s) x 2 instance(s) (narrowed from 8 x 4 to fit 20 thread blocks per rank)"
 kill3
 ok "1 GPU + MPS: the kill test runs (survivors on gc3's path)" eval 'test $rc = 0 && has "3 per GPU through MPS"'
 shared4

@@ -9,7 +9,9 @@
  *   cuda         cudaMalloc              cuda-offset  inside a larger cudaMalloc, at an offset
  *   async        cudaMallocAsync         vmm          cuMemCreate + cuMemMap
  *   managed      cudaMallocManaged       pinned       cudaMallocHost
- * Options: --alloc KIND (default shm), --rounds N (calls per buffer, default 3), --max-count N.
+ * Options: --alloc KIND (default shm), --rounds N (calls per buffer, default 3), --max-count N; --comms N
+ * instead: N communicators each used on buffers of its own that are then freed, and no peer may keep
+ * them mapped (host kinds: counted in /proc/self/maps).
  * Run with coll_gc3_verbose 2 to see whether each plan's calls left data in place, and why not. */
 #define _GNU_SOURCE
 #include <mpi.h>
@@ -407,10 +409,91 @@ static void test_nonblocking(MPI_Comm a, MPI_Comm b, size_t n)
     free(h);
 }
 
+/* Mappings in this process of test buffers that were freed (their files gone): what a peer's mapping keeps
+ * allocated after its owner freed it. */
+static int stale_mappings(void)
+{
+    FILE *f = fopen("/proc/self/maps", "r");
+    char  line[4096];
+    int   n = 0;
+    while (f != NULL && fgets(line, sizeof(line), f) != NULL) {
+        n += strstr(line, "/gc3-test-zc-") != NULL && strstr(line, "(deleted)") != NULL;
+    }
+    if (f != NULL) {
+        fclose(f);
+    }
+    return n;
+}
+
+/* --comms N: N communicators alive at once, each used for two allreduces on buffers of its own that are
+ * freed after them (an application that allocates per use), then calls on one more: every rank's
+ * registrations of freed memory must go (all communicators' caches), and the peers' mappings with them,
+ * so that freed memory is not kept allocated. */
+static void test_comms(int ncomms, size_t n)
+{
+    MPI_Comm *c = calloc((size_t)ncomms + 1, sizeof(MPI_Comm));
+    int       rank, size, *h = malloc(n * sizeof(int)), stale, most = 0;
+    char      what[200];
+
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    for (int i = 0; i <= ncomms; i++) {
+        tbuf_t in, out;
+        MPI_Comm_dup(MPI_COMM_WORLD, &c[i]);
+        if (!tbuf_alloc(&in, n * sizeof(int), NULL) || !tbuf_alloc(&out, n * sizeof(int), NULL)) {
+            MPI_Abort(MPI_COMM_WORLD, 1);
+        }
+        for (int k = 0; k < 2; k++) {
+            fill(C_ALLREDUCE, h, n, rank, size, k + i, 0);
+            put(&in, h, n);
+            call(C_ALLREDUCE, &in, &out, n, c[i], 0);
+            get(h, &out, n);
+            snprintf(what, sizeof(what), "communicator %d of %d, allreduce %d on its own buffers", i + 1, ncomms + 1, k + 1);
+            check(right(C_ALLREDUCE, h, n, rank, size, k + i), what);
+        }
+        tbuf_free(&in, 0);
+        tbuf_free(&out, 0);
+        stale = stale_mappings();
+        most  = stale > most ? stale : most;
+    }
+    /* a few more calls on the last communicator: each rank's progress unmaps what its peers dropped */
+    for (int k = 0; k < 3; k++) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        MPI_Allreduce(MPI_IN_PLACE, h, 1, MPI_INT, MPI_SUM, c[ncomms]);
+    }
+    {
+        tbuf_t in, out;
+        if (!tbuf_alloc(&in, n * sizeof(int), NULL) || !tbuf_alloc(&out, n * sizeof(int), NULL)) {
+            MPI_Abort(MPI_COMM_WORLD, 1);
+        }
+        for (int k = 0; k < 3; k++) {
+            fill(C_ALLREDUCE, h, n, rank, size, k, 0);
+            put(&in, h, n);
+            call(C_ALLREDUCE, &in, &out, n, c[ncomms], 0);
+            MPI_Barrier(MPI_COMM_WORLD);
+        }
+        stale = stale_mappings();
+        tbuf_free(&in, 0);
+        tbuf_free(&out, 0);
+    }
+    printf("test_zc: rank %d: freed buffers still mapped here: %d at most while %d communicators were alive, %d at the "
+           "end\n", rank, most, ncomms + 1, stale);
+    /* each peer's last freed buffers may still be mapped until it registers a new one; not more (without the
+     * sweep of every communicator's registrations, two per peer per communicator stayed mapped) */
+    snprintf(what, sizeof(what), "freed buffers of the peers still mapped: %d at most, %d at the end (bound %d: the last "
+             "two of each peer)", most, stale, 2 * (size - 1));
+    check(most <= 2 * (size - 1) && stale <= 2 * (size - 1), what);
+    for (int i = 0; i <= ncomms; i++) {
+        MPI_Comm_free(&c[i]);
+    }
+    free(c);
+    free(h);
+}
+
 int main(int argc, char **argv)
 {
     size_t   max_count = 1u << 20;
-    int      size;
+    int      size, ncomms = 0;
     MPI_Comm dup;
 
     MPI_Init(&argc, &argv);
@@ -435,8 +518,10 @@ int main(int argc, char **argv)
             rounds = atoi(argv[++i]);
         } else if (strcmp(argv[i], "--max-count") == 0 && i + 1 < argc) {
             max_count = strtoull(argv[++i], NULL, 10);
+        } else if (strcmp(argv[i], "--comms") == 0 && i + 1 < argc) {
+            ncomms = atoi(argv[++i]);
         } else {
-            fprintf(stderr, "usage: test_zc [--alloc KIND] [--rounds N] [--max-count N]\n");
+            fprintf(stderr, "usage: test_zc [--alloc KIND] [--rounds N] [--max-count N] [--comms N]\n");
             MPI_Abort(MPI_COMM_WORLD, 2);
         }
     }
@@ -454,6 +539,10 @@ int main(int argc, char **argv)
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
 #endif
+    if (ncomms > 0) {
+        test_comms(ncomms, 256 * 1024);
+        goto done;
+    }
     MPI_Comm_dup(MPI_COMM_WORLD, &dup);
     {
         /* sizes that run Simple programs (the rules give small calls to LL, which copies) */
@@ -472,6 +561,7 @@ int main(int argc, char **argv)
     }
     test_nonblocking(MPI_COMM_WORLD, dup, 64 * 1024 / (size_t)size);
     MPI_Comm_free(&dup);
+done:
     if (world_rank == 0) {
         printf("test_zc: %d ranks, %s buffers, %d calls per buffer: %d passed, %d failed\n", size, kind_names[kind], rounds,
                checks - failures, failures);

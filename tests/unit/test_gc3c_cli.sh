@@ -133,10 +133,10 @@ rm -rf "$tmp"
 check simulate-algos 0 "crossover: allpairs -> ring" -- "$gc3c" simulate --algo ring,allpairs --gpus 8 --sizes 1K:64M
 check simulate-algo-needs-gpus 2 "--algo needs --gpus G" -- "$gc3c" simulate --algo ring
 info=$(dirname "$gc3c")/gc3_info
-check info-builtin 0 "allreduce              33554433-inf     ring channels=8 instances=4" -- "$info" --gpus 2
-check info-builtin-copy 0 "allreduce              2097153-32M      ring channels=8 instances=4 zero_copy=off" -- "$info" --gpus 2
+check info-builtin 0 "allreduce              8388609-inf      ring channels=8 instances=4" -- "$info" --gpus 2
+check info-builtin-copy 0 "allreduce              2097153-8M       ring channels=8 instances=4 zero_copy=off" -- "$info" --gpus 2
 check info-builtin-mid 0 "allreduce              131073-4M        ring channels=2" -- "$info" --gpus 3
-check info-builtin-4 0 "allreduce              0-128K           oneshot proto=LL instances=8   built-in:16" -- "$info" --gpus 4
+check info-builtin-4 0 "allreduce              0-128K           oneshot proto=LL instances=8   built-in:15" -- "$info" --gpus 4
 check info-host 0 "allreduce              65537-inf        ring                           built-in:45" -- "$info" --link host
 # the multi-node table behind the built-in rules: hierarchical allreduce ahead of the ring at 2 nodes
 pred="$(dirname "$0")/../../contrib/gc3-predict-nodes"
@@ -191,9 +191,9 @@ check info-memory-pool 0 "# FIFO pool: 32.0 MiB, the largest slots of the 4 plan
 if grep -q '^#define GC3_HAVE_CUDA 1' "$(dirname "$gc3c")/config.h" 2>/dev/null; then
 check info-memory-pool-total 0 "# total per rank: 32.6 MiB device (34158592 B exactly), 2.2 KiB pinned host, 5 plan(s)" -- \
     "$info" --gpus 2 --memory "$use" --fifo-pool
-check info-memory 0 "# total per rank: 76.6 MiB device (80320512 B exactly), 2.2 KiB pinned host, 5 plan(s)" -- \
+check info-memory 0 "# total per rank: 60.6 MiB device (63576064 B exactly), 2.2 KiB pinned host, 5 plan(s)" -- \
     "$info" --gpus 2 --memory "$use" --no-fifo-pool
-check info-memory-old 0 "# total per rank: 152.9 MiB device (160300032 B exactly), 2.2 KiB pinned host, 5 plan(s)" -- \
+check info-memory-old 0 "# total per rank: 120.9 MiB device (126811136 B exactly), 2.2 KiB pinned host, 5 plan(s)" -- \
     "$info" --gpus 2 --memory "$use" --no-fifo-pool --fifo-slots 8 --plan-fifo-bytes 64M
 else
     echo "info-memory totals: not checked (this build has no CUDA backend, whose control and pinned memory they count)"
