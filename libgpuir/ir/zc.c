@@ -11,11 +11,11 @@
 
 typedef struct {
     const gc3_flat_program_t *f;
-    int                       n;                   /* steps: nodes */
-    int                      *succ_off, *succ;     /* forward edges (CSR) */
-    int                      *pred_off, *pred;     /* backward edges */
-    int                      *match;               /* per step: the receive that takes its message, -1 */
-    int                      *rank;                /* per step: its rank */
+    int                       n;                        /* steps: nodes */
+    int                      *succ_off, *succ;          /* forward edges (CSR) */
+    int                      *pred_off, *pred;          /* backward edges */
+    int                      *match;                    /* per step: the receive that takes its message, -1 */
+    int                      *rank;                     /* per step: its rank */
     int                      *seen_f, *seen_b, *seen_x; /* per step: the stamp of the search that reached it
                                                     * (after the receive, before the send, after another) */
     int                       stamp_f, stamp_b, stamp_x;
@@ -25,10 +25,17 @@ typedef struct {
 int gc3_flat_sent_chunks(const gc3_flat_step_t *st, int *buf_p, int *off_p)
 {
     switch (st->type) {
-    case GC3_STEP_SEND: *buf_p = st->srcbuf; *off_p = st->srcoff; return st->cnt > 0;
+    case GC3_STEP_SEND:
+        *buf_p = st->srcbuf;
+        *off_p = st->srcoff;
+        return st->cnt > 0;
     case GC3_STEP_RCS:
-    case GC3_STEP_RRCS: *buf_p = st->dstbuf; *off_p = st->dstoff; return st->cnt > 0;
-    default:            return 0;
+    case GC3_STEP_RRCS:
+        *buf_p = st->dstbuf;
+        *off_p = st->dstoff;
+        return st->cnt > 0;
+    default:
+        return 0;
     }
 }
 
@@ -134,8 +141,8 @@ static void gc3_zc_match(const gc3_flat_program_t *f, int *match)
 
 static int gc3_zc_graph_build(const gc3_flat_program_t *f, gc3_zc_graph_t *g)
 {
-    const gc3_flat_tb_t *tbs = gc3_flat_tbs(f);
-    const size_t         n   = (size_t)f->nsteps + 1;
+    const gc3_flat_tb_t *tbs  = gc3_flat_tbs(f);
+    const size_t         n    = (size_t)f->nsteps + 1;
     int                 *from = malloc(3 * n * sizeof(int)), *to = malloc(3 * n * sizeof(int)), m = 0, rc = -1;
 
     memset(g, 0, sizeof(*g));
@@ -172,11 +179,11 @@ static void gc3_zc_search(gc3_zc_graph_t *g, int v, int which)
 {
     const int  forward = which != 0;
     int       *seen    = which == 1 ? g->seen_f : which == 2 ? g->seen_x : g->seen_b;
-    const int *off     = forward ? g->succ_off : g->pred_off, *adj = forward ? g->succ : g->pred;
-    const int  stamp   = which == 1 ? ++g->stamp_f : which == 2 ? ++g->stamp_x : ++g->stamp_b;
+    const int *off = forward ? g->succ_off : g->pred_off, *adj = forward ? g->succ : g->pred;
+    const int  stamp = which == 1 ? ++g->stamp_f : which == 2 ? ++g->stamp_x : ++g->stamp_b;
     int        head = 0, tail = 0;
 
-    seen[v]         = stamp;
+    seen[v]          = stamp;
     g->queue[tail++] = v;
     while (head < tail) {
         int u = g->queue[head++];
@@ -266,7 +273,8 @@ static int gc3_zc_rewritten_before(gc3_zc_graph_t *g, int rank, int inplace, int
     for (int t = r->tb_begin; t < r->tb_begin + r->ntbs; t++) {
         for (int s = 0; s < tbs[t].nsteps; s++) {
             const int x = tbs[t].step_begin + s;
-            if (x != w && x != v && g->seen_f[x] == g->stamp_f && gc3_zc_touches(g->f, rank, inplace, &steps[x], loc, 1)) {
+            if (x != w && x != v && g->seen_f[x] == g->stamp_f &&
+                gc3_zc_touches(g->f, rank, inplace, &steps[x], loc, 1)) {
                 gc3_zc_search(g, x, 2);
                 if (g->seen_x[w] == g->stamp_x) {
                     return 1;
@@ -338,7 +346,8 @@ static int gc3_zc_home_check(gc3_zc_graph_t *g, int rank, int v)
 
     gc3_zc_search(g, g->match[v], 1);
     gc3_zc_search(g, v, 0);
-    return (st->srcbuf == GC3_BUF_INPUT || st->srcbuf == GC3_BUF_OUTPUT) && gc3_zc_contiguous(f, rank, GC3_BUF_OUTPUT, st->srcoff, st->cnt) &&
+    return (st->srcbuf == GC3_BUF_INPUT || st->srcbuf == GC3_BUF_OUTPUT) &&
+           gc3_zc_contiguous(f, rank, GC3_BUF_OUTPUT, st->srcoff, st->cnt) &&
            (!f->outofplace || gc3_zc_home_ok(g, rank, 0, v, st->srcoff)) &&
            (!f->inplace || gc3_zc_home_ok(g, rank, 1, v, st->srcoff));
 }
@@ -382,10 +391,10 @@ static int gc3_zc_home_all(gc3_zc_graph_t *g, int rank)
 /* One rank's marking on the program's graph g. */
 static int gc3_zc_mark_rank(gc3_zc_graph_t *g, int rank, int home_rrs, gc3_zc_stats_t *stats)
 {
-    gc3_flat_program_t    *f     = (gc3_flat_program_t *)g->f;
-    const gc3_flat_rank_t *r     = &gc3_flat_ranks(f)[rank];
-    const gc3_flat_tb_t   *tbs   = gc3_flat_tbs(f);
-    gc3_flat_step_t       *steps = (gc3_flat_step_t *)((char *)f + f->steps_off);
+    gc3_flat_program_t    *f      = (gc3_flat_program_t *)g->f;
+    const gc3_flat_rank_t *r      = &gc3_flat_ranks(f)[rank];
+    const gc3_flat_tb_t   *tbs    = gc3_flat_tbs(f);
+    gc3_flat_step_t       *steps  = (gc3_flat_step_t *)((char *)f + f->steps_off);
     int                    marked = 0;
 
     stats->homed = home_rrs ? gc3_zc_home_all(g, rank) : 0;
@@ -419,7 +428,7 @@ int gc3_flat_zc_mark(gc3_flat_program_t *f, int rank, int home_rrs, gc3_zc_stats
     const gc3_flat_tb_t *tbs   = gc3_flat_tbs(f);
     gc3_flat_step_t     *steps = (gc3_flat_step_t *)((char *)f + f->steps_off);
     const int            lo = rank < 0 ? 0 : rank, hi = rank < 0 ? f->nranks : rank + 1;
-    gc3_zc_stats_t       st = {0, 0, 0, 0};
+    gc3_zc_stats_t       st = { 0, 0, 0, 0 };
     gc3_zc_graph_t       g;
     int                  marked = 0;
 
@@ -431,7 +440,7 @@ int gc3_flat_zc_mark(gc3_flat_program_t *f, int rank, int home_rrs, gc3_zc_stats
     }
     if (f->nsteps <= GC3_ZC_MAX_STEPS && f->proto != GC3_PROTO_LL && gc3_zc_graph_build(f, &g) == 0) {
         for (int r = lo; r < hi; r++) {
-            gc3_zc_stats_t one = {0, 0, 0, 0};
+            gc3_zc_stats_t one = { 0, 0, 0, 0 };
             marked += gc3_zc_mark_rank(&g, r, home_rrs, &one);
             st.oop += one.oop;
             st.ip += one.ip;

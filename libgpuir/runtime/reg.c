@@ -43,7 +43,7 @@ typedef struct {
     uint64_t magic;
     uint64_t version; /* bumped after every change of the exports */
     int32_t  nlocal, entries;
-    uint64_t pid;     /* the owner's process */
+    uint64_t pid; /* the owner's process */
     char     pad[GC3_RT_LINE - 32];
 } gc3_reg_board_t;
 
@@ -60,10 +60,10 @@ typedef struct {
 
 struct gc3_reg {
     gc3_exec_t        *exec;
-    gc3_reg_t         *next;         /* the process's caches (gc3_reg_all) */
+    gc3_reg_t         *next; /* the process's caches (gc3_reg_all) */
     int                entries, nlocal, me, nranks;
-    int               *lrank;        /* per rank of the executor: its index on this node, -1 elsewhere */
-    char               name[64];     /* this rank's board */
+    int               *lrank;    /* per rank of the executor: its index on this node, -1 elsewhere */
+    char               name[64]; /* this rank's board */
     gc3_reg_board_t   *board;
     size_t             board_bytes;
     gc3_reg_board_t  **peer;         /* per local index: the peer's board, mapped (NULL: not yet) */
@@ -200,7 +200,7 @@ gc3_status_t gc3_reg_create(gc3_exec_t *e, gc3_diag_t *diag, gc3_reg_t **reg_p)
     }
     g->nranks  = R;
     g->entries = e->params.reg_entries > 0 && e->params.reg_entries <= GC3_REG_ENTRIES_MAX ? e->params.reg_entries
-                                                                                         : GC3_REG_ENTRIES_DEFAULT;
+                                                                                           : GC3_REG_ENTRIES_DEFAULT;
     g->lrank   = malloc((size_t)R * sizeof(int));
     if (g->lrank == NULL) {
         goto err;
@@ -218,8 +218,8 @@ gc3_status_t gc3_reg_create(gc3_exec_t *e, gc3_diag_t *diag, gc3_reg_t **reg_p)
     if (g->peer == NULL || g->peer_version == NULL || g->mine == NULL || g->theirs == NULL) {
         goto err;
     }
-    status = e->be->mem_alloc(NULL, (size_t)g->nlocal * (size_t)g->entries * sizeof(gc3_rt_zc_entry_t),
-                              (char **)&g->table);
+    status =
+        e->be->mem_alloc(NULL, (size_t)g->nlocal * (size_t)g->entries * sizeof(gc3_rt_zc_entry_t), (char **)&g->table);
     if (status != GC3_OK) {
         gc3_diag_add(diag, "zero-copy: cannot allocate the table of peers' registrations");
         g->table = NULL;
@@ -290,7 +290,7 @@ void gc3_reg_connect(gc3_exec_t *e, const char *const *names)
 static void gc3_reg_unmap(gc3_exec_t *e, gc3_reg_t *g, int l, int i)
 {
     gc3_reg_theirs_t *t  = &g->theirs[(size_t)l * (size_t)g->entries + (size_t)i];
-    gc3_rt_zc_entry_t z  = {0, 0, 0, 0};
+    gc3_rt_zc_entry_t z  = { 0, 0, 0, 0 };
     uint64_t         *ak = &gc3_reg_acks(g->board, g->entries)[(size_t)l * (size_t)g->entries + (size_t)i];
 
     __atomic_store_n(ak, 0, __ATOMIC_RELEASE);
@@ -307,13 +307,13 @@ static void gc3_reg_unmap(gc3_exec_t *e, gc3_reg_t *g, int l, int i)
 static void gc3_reg_map(gc3_exec_t *e, gc3_reg_t *g, int l, int i, uint64_t gen, uint64_t base, uint64_t size,
                         const char handle[GC3_RT_HANDLE_BYTES])
 {
-    gc3_reg_theirs_t *t  = &g->theirs[(size_t)l * (size_t)g->entries + (size_t)i];
-    uint64_t         *ak = &gc3_reg_acks(g->board, g->entries)[(size_t)l * (size_t)g->entries + (size_t)i];
+    gc3_reg_theirs_t *t      = &g->theirs[(size_t)l * (size_t)g->entries + (size_t)i];
+    uint64_t         *ak     = &gc3_reg_acks(g->board, g->entries)[(size_t)l * (size_t)g->entries + (size_t)i];
     char             *mapped = NULL;
 
     t->gen = gen | GC3_REG_FAILED;
     if (e->be->reg_open(e, handle, size, &mapped) == GC3_OK) {
-        gc3_rt_zc_entry_t z = {base, size, (uint64_t)(uintptr_t)mapped, gen};
+        gc3_rt_zc_entry_t z = { base, size, (uint64_t)(uintptr_t)mapped, gen };
         if (e->be->mem_write(&g->table[(size_t)l * (size_t)g->entries + (size_t)i], &z, sizeof(z)) == GC3_OK) {
             t->gen    = gen;
             t->mapped = (uint64_t)(uintptr_t)mapped;
@@ -393,7 +393,7 @@ int gc3_reg_forget(uint64_t pid, uint64_t base, uint64_t size)
                 continue;
             }
             for (int i = 0; i < g->entries; i++) {
-                gc3_reg_theirs_t *t = &g->theirs[(size_t)l * (size_t)g->entries + (size_t)i];
+                gc3_reg_theirs_t *t   = &g->theirs[(size_t)l * (size_t)g->entries + (size_t)i];
                 const uint64_t    gen = t->gen;
                 if (gen != 0 && !(gen & GC3_REG_FAILED) && t->base < base + size && base < t->base + t->size) {
                     gc3_reg_unmap(g->exec, g, l, i);
@@ -461,8 +461,7 @@ static int gc3_reg_place(gc3_reg_t *g, uint64_t base, uint64_t size)
 }
 
 /* gc3_reg_lookup's part under the lock: the registration's index (-1: none, *why_p says why). */
-static int gc3_reg_find(gc3_exec_t *e, gc3_reg_t *g, const gc3_rt_reg_info_t *qp, uint64_t *peers_p,
-                        const char **why_p)
+static int gc3_reg_find(gc3_exec_t *e, gc3_reg_t *g, const gc3_rt_reg_info_t *qp, uint64_t *peers_p, const char **why_p)
 {
     gc3_rt_reg_info_t q = *qp;
     int               i, found = -1;
@@ -533,7 +532,6 @@ uint32_t gc3_reg_lookup(gc3_exec_t *e, const void *ptr, size_t bytes, uint64_t *
     pthread_mutex_unlock(&gc3_reg_lock);
     return found < 0 ? 0 : (uint32_t)found + 1;
 }
-
 
 void gc3_reg_unref(gc3_exec_t *e, uint32_t id1)
 {

@@ -32,14 +32,14 @@
 static int world_rank, failures, checks, rounds = 3;
 
 typedef enum { K_SHM, K_MALLOC, K_CUDA, K_CUDA_OFFSET, K_ASYNC, K_VMM, K_MANAGED, K_PINNED } kind_t;
-static const char *kind_names[] = {"shm", "malloc", "cuda", "cuda-offset", "async", "vmm", "managed", "pinned"};
+static const char *kind_names[] = { "shm", "malloc", "cuda", "cuda-offset", "async", "vmm", "managed", "pinned" };
 static kind_t      kind         = K_SHM;
 
 typedef struct {
-    char  *p;          /* what the collective gets */
-    char  *base;       /* what was allocated (p is inside it) */
+    char  *p;    /* what the collective gets */
+    char  *base; /* what was allocated (p is inside it) */
     size_t bytes, alloc;
-    char   shm[64];    /* K_SHM: the file */
+    char   shm[64]; /* K_SHM: the file */
 #ifdef GC3_HAVE_CUDA
     CUmemGenericAllocationHandle vmm;
 #endif
@@ -52,7 +52,8 @@ static int on_device(void)
 
 #ifdef GC3_HAVE_CUDA
 /* The driver's virtual memory management, loaded at run time (the test links the static runtime). */
-typedef CUresult (*cu_create_t)(CUmemGenericAllocationHandle *, size_t, const CUmemAllocationProp *, unsigned long long);
+typedef CUresult (*cu_create_t)(CUmemGenericAllocationHandle *, size_t, const CUmemAllocationProp *,
+                                unsigned long long);
 typedef CUresult (*cu_reserve_t)(CUdeviceptr *, size_t, size_t, CUdeviceptr, unsigned long long);
 typedef CUresult (*cu_map_t)(CUdeviceptr, size_t, size_t, CUmemGenericAllocationHandle, unsigned long long);
 typedef CUresult (*cu_access_t)(CUdeviceptr, size_t, const CUmemAccessDesc *, size_t);
@@ -111,24 +112,36 @@ static int tbuf_alloc(tbuf_t *b, size_t bytes, char *at)
         }
         break;
     }
-    case K_MALLOC: b->base = malloc(b->alloc); break;
+    case K_MALLOC:
+        b->base = malloc(b->alloc);
+        break;
 #ifdef GC3_HAVE_CUDA
-    case K_CUDA: if (cudaMalloc((void **)&b->base, b->alloc) != cudaSuccess) b->base = NULL; break;
+    case K_CUDA:
+        if (cudaMalloc((void **)&b->base, b->alloc) != cudaSuccess)
+            b->base = NULL;
+        break;
     case K_CUDA_OFFSET:
         b->alloc += (1u << 20) + 256;
-        if (cudaMalloc((void **)&b->base, b->alloc) != cudaSuccess) b->base = NULL;
+        if (cudaMalloc((void **)&b->base, b->alloc) != cudaSuccess)
+            b->base = NULL;
         break;
     case K_ASYNC:
         if (cudaMallocAsync((void **)&b->base, b->alloc, 0) != cudaSuccess || cudaStreamSynchronize(0) != cudaSuccess)
             b->base = NULL;
         break;
-    case K_MANAGED: if (cudaMallocManaged((void **)&b->base, b->alloc, cudaMemAttachGlobal) != cudaSuccess) b->base = NULL; break;
-    case K_PINNED: if (cudaMallocHost((void **)&b->base, b->alloc) != cudaSuccess) b->base = NULL; break;
+    case K_MANAGED:
+        if (cudaMallocManaged((void **)&b->base, b->alloc, cudaMemAttachGlobal) != cudaSuccess)
+            b->base = NULL;
+        break;
+    case K_PINNED:
+        if (cudaMallocHost((void **)&b->base, b->alloc) != cudaSuccess)
+            b->base = NULL;
+        break;
     case K_VMM: {
         CUmemAllocationProp prop;
         CUmemAccessDesc     acc;
-        CUdeviceptr         va = 0;
-        size_t              g  = 0;
+        CUdeviceptr         va  = 0;
+        size_t              g   = 0;
         int                 dev = 0;
         cudaGetDevice(&dev);
         memset(&prop, 0, sizeof(prop));
@@ -142,15 +155,17 @@ static int tbuf_alloc(tbuf_t *b, size_t bytes, char *at)
         memset(&acc, 0, sizeof(acc));
         acc.location = prop.location;
         acc.flags    = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
-        if (cu.create(&b->vmm, b->alloc, &prop, 0) != CUDA_SUCCESS || cu.reserve(&va, b->alloc, g, 0, 0) != CUDA_SUCCESS ||
-            cu.map(va, b->alloc, 0, b->vmm, 0) != CUDA_SUCCESS || cu.access(va, b->alloc, &acc, 1) != CUDA_SUCCESS) {
+        if (cu.create(&b->vmm, b->alloc, &prop, 0) != CUDA_SUCCESS ||
+            cu.reserve(&va, b->alloc, g, 0, 0) != CUDA_SUCCESS || cu.map(va, b->alloc, 0, b->vmm, 0) != CUDA_SUCCESS ||
+            cu.access(va, b->alloc, &acc, 1) != CUDA_SUCCESS) {
             return 0;
         }
         b->base = (char *)(uintptr_t)va;
         break;
     }
 #endif
-    default: return 0;
+    default:
+        return 0;
     }
     if (b->base == NULL) {
         return 0;
@@ -168,20 +183,30 @@ static void tbuf_free(tbuf_t *b, int keep_address)
         }
         shm_unlink(b->shm);
         break;
-    case K_MALLOC: free(b->base); break;
+    case K_MALLOC:
+        free(b->base);
+        break;
 #ifdef GC3_HAVE_CUDA
     case K_CUDA:
     case K_CUDA_OFFSET:
-    case K_MANAGED: cudaFree(b->base); break;
-    case K_ASYNC: cudaFreeAsync(b->base, 0); cudaStreamSynchronize(0); break;
-    case K_PINNED: cudaFreeHost(b->base); break;
+    case K_MANAGED:
+        cudaFree(b->base);
+        break;
+    case K_ASYNC:
+        cudaFreeAsync(b->base, 0);
+        cudaStreamSynchronize(0);
+        break;
+    case K_PINNED:
+        cudaFreeHost(b->base);
+        break;
     case K_VMM:
         cu.unmap((CUdeviceptr)(uintptr_t)b->base, b->alloc);
         cu.release(b->vmm);
         cu.addr_free((CUdeviceptr)(uintptr_t)b->base, b->alloc);
         break;
 #endif
-    default: break;
+    default:
+        break;
     }
     b->base = b->p = NULL;
 }
@@ -236,7 +261,7 @@ static void check(int ok, const char *what)
 }
 
 typedef enum { C_ALLREDUCE, C_ALLTOALL, C_ALLGATHER, C_RSB } coll_t;
-static const char *coll_names[] = {"allreduce", "alltoall", "allgather", "reduce_scatter_block"};
+static const char *coll_names[] = { "allreduce", "alltoall", "allgather", "reduce_scatter_block" };
 
 /* Elements of the input and output of a call of count n (MPI's count) on `size` ranks. */
 static size_t in_elems(coll_t c, size_t n, int size)
@@ -264,12 +289,18 @@ static int right(coll_t c, const int *out, size_t n, int rank, int size, int k)
         int want = 0;
         switch (c) {
         case C_ALLREDUCE:
-            for (int r = 0; r < size; r++) want += val(r, i, k);
+            for (int r = 0; r < size; r++)
+                want += val(r, i, k);
             break;
-        case C_ALLTOALL: want = val((int)(i / n), (size_t)rank * n + i % n, k); break; /* block q: q's block for me */
-        case C_ALLGATHER: want = val((int)(i / n), i % n, k); break;
+        case C_ALLTOALL:
+            want = val((int)(i / n), (size_t)rank * n + i % n, k);
+            break; /* block q: q's block for me */
+        case C_ALLGATHER:
+            want = val((int)(i / n), i % n, k);
+            break;
         case C_RSB:
-            for (int r = 0; r < size; r++) want += val(r, (size_t)rank * n + i, k);
+            for (int r = 0; r < size; r++)
+                want += val(r, (size_t)rank * n + i, k);
             break;
         }
         if (out[i] != want) {
@@ -284,10 +315,18 @@ static void call(coll_t c, const tbuf_t *in, const tbuf_t *out, size_t n, MPI_Co
 {
     const void *s = inplace ? MPI_IN_PLACE : in->p;
     switch (c) {
-    case C_ALLREDUCE: MPI_Allreduce(s, out->p, (int)n, MPI_INT, MPI_SUM, comm); break;
-    case C_ALLTOALL: MPI_Alltoall(s, (int)n, MPI_INT, out->p, (int)n, MPI_INT, comm); break;
-    case C_ALLGATHER: MPI_Allgather(s, (int)n, MPI_INT, out->p, (int)n, MPI_INT, comm); break;
-    case C_RSB: MPI_Reduce_scatter_block(in->p, out->p, (int)n, MPI_INT, MPI_SUM, comm); break;
+    case C_ALLREDUCE:
+        MPI_Allreduce(s, out->p, (int)n, MPI_INT, MPI_SUM, comm);
+        break;
+    case C_ALLTOALL:
+        MPI_Alltoall(s, (int)n, MPI_INT, out->p, (int)n, MPI_INT, comm);
+        break;
+    case C_ALLGATHER:
+        MPI_Allgather(s, (int)n, MPI_INT, out->p, (int)n, MPI_INT, comm);
+        break;
+    case C_RSB:
+        MPI_Reduce_scatter_block(in->p, out->p, (int)n, MPI_INT, MPI_SUM, comm);
+        break;
     }
 }
 
@@ -322,14 +361,16 @@ static void test_blocking(coll_t c, size_t n, int inplace, MPI_Comm comm)
         put(inplace ? &out : &in, h, inplace ? out_elems(c, n, size) : in_elems(c, n, size));
         call(c, &in, &out, n, comm, inplace);
         get(h, &out, out_elems(c, n, size));
-        snprintf(what, sizeof(what), "%s count %zu %s %s round %d%s", coll_names[c], n, inplace ? "in place" : "out of place",
-                 kind_names[kind], k + 1, k == rounds ? (same ? " (buffers freed and made again at the same address)"
-                                                              : " (buffers freed and made again)")
-                                                   : "");
+        snprintf(what, sizeof(what), "%s count %zu %s %s round %d%s", coll_names[c], n,
+                 inplace ? "in place" : "out of place", kind_names[kind], k + 1,
+                 k == rounds ? (same ? " (buffers freed and made again at the same address)"
+                                     : " (buffers freed and made again)")
+                             : "");
         check(right(c, h, n, rank, size, k), what);
     }
     if (rank == 0 && !same) {
-        printf("test_zc: %s: the allocator gave another address after the free (%s)\n", coll_names[c], kind_names[kind]);
+        printf("test_zc: %s: the allocator gave another address after the free (%s)\n", coll_names[c],
+               kind_names[kind]);
     }
     tbuf_free(&out, 0);
     if (!inplace) {
@@ -342,11 +383,11 @@ static void test_blocking(coll_t c, size_t n, int inplace, MPI_Comm comm)
  * odd ranks b then a), then persistent ones: every round on the same buffers. */
 static void test_nonblocking(MPI_Comm a, MPI_Comm b, size_t n)
 {
-    int     rank, size;
-    tbuf_t  in[2], out[2];
-    int    *h = malloc(n * 64 * sizeof(int));
-    MPI_Comm comms[2] = {a, b};
-    char    what[200];
+    int      rank, size;
+    tbuf_t   in[2], out[2];
+    int     *h        = malloc(n * 64 * sizeof(int));
+    MPI_Comm comms[2] = { a, b };
+    char     what[200];
 
     MPI_Comm_rank(a, &rank);
     MPI_Comm_size(a, &size);
@@ -394,8 +435,8 @@ static void test_nonblocking(MPI_Comm a, MPI_Comm b, size_t n)
             MPI_Waitall(2, p, MPI_STATUSES_IGNORE);
             for (int j = 0; j < 2; j++) {
                 get(h, &out[j], j == 0 ? n : n * (size_t)size);
-                snprintf(what, sizeof(what), "persistent %s count %zu, %s round %d", j == 0 ? "allreduce" : "alltoall", n,
-                         kind_names[kind], k + 1);
+                snprintf(what, sizeof(what), "persistent %s count %zu, %s round %d", j == 0 ? "allreduce" : "alltoall",
+                         n, kind_names[kind], k + 1);
                 check(right(j == 0 ? C_ALLREDUCE : C_ALLTOALL, h, n, rank, size, k + 20 + 10 * j), what);
             }
         }
@@ -448,7 +489,8 @@ static void test_comms(int ncomms, size_t n)
             put(&in, h, n);
             call(C_ALLREDUCE, &in, &out, n, c[i], 0);
             get(h, &out, n);
-            snprintf(what, sizeof(what), "communicator %d of %d, allreduce %d on its own buffers", i + 1, ncomms + 1, k + 1);
+            snprintf(what, sizeof(what), "communicator %d of %d, allreduce %d on its own buffers", i + 1, ncomms + 1,
+                     k + 1);
             check(right(C_ALLREDUCE, h, n, rank, size, k + i), what);
         }
         tbuf_free(&in, 0);
@@ -477,11 +519,14 @@ static void test_comms(int ncomms, size_t n)
         tbuf_free(&out, 0);
     }
     printf("test_zc: rank %d: freed buffers still mapped here: %d at most while %d communicators were alive, %d at the "
-           "end\n", rank, most, ncomms + 1, stale);
+           "end\n",
+           rank, most, ncomms + 1, stale);
     /* each peer's last freed buffers may still be mapped until it registers a new one; not more (without the
      * sweep of every communicator's registrations, two per peer per communicator stayed mapped) */
-    snprintf(what, sizeof(what), "freed buffers of the peers still mapped: %d at most, %d at the end (bound %d: the last "
-             "two of each peer)", most, stale, 2 * (size - 1));
+    snprintf(what, sizeof(what),
+             "freed buffers of the peers still mapped: %d at most, %d at the end (bound %d: the last "
+             "two of each peer)",
+             most, stale, 2 * (size - 1));
     check(most <= 2 * (size - 1) && stale <= 2 * (size - 1), what);
     for (int i = 0; i <= ncomms; i++) {
         MPI_Comm_free(&c[i]);
@@ -510,7 +555,8 @@ int main(int argc, char **argv)
                 }
             }
             if (!found) {
-                fprintf(stderr, "test_zc: --alloc %s: one of shm, malloc, cuda, cuda-offset, async, vmm, managed, pinned\n",
+                fprintf(stderr,
+                        "test_zc: --alloc %s: one of shm, malloc, cuda, cuda-offset, async, vmm, managed, pinned\n",
                         argv[i]);
                 MPI_Abort(MPI_COMM_WORLD, 2);
             }
@@ -546,7 +592,7 @@ int main(int argc, char **argv)
     MPI_Comm_dup(MPI_COMM_WORLD, &dup);
     {
         /* sizes that run Simple programs (the rules give small calls to LL, which copies) */
-        const size_t counts[] = {48 * 1024, 1u << 20};
+        const size_t counts[] = { 48 * 1024, 1u << 20 };
         for (int c = 0; c < 4; c++) {
             for (size_t j = 0; j < sizeof(counts) / sizeof(counts[0]); j++) {
                 size_t n = c == C_ALLREDUCE ? counts[j] : counts[j] / (size_t)size;
@@ -563,8 +609,8 @@ int main(int argc, char **argv)
     MPI_Comm_free(&dup);
 done:
     if (world_rank == 0) {
-        printf("test_zc: %d ranks, %s buffers, %d calls per buffer: %d passed, %d failed\n", size, kind_names[kind], rounds,
-               checks - failures, failures);
+        printf("test_zc: %d ranks, %s buffers, %d calls per buffer: %d passed, %d failed\n", size, kind_names[kind],
+               rounds, checks - failures, failures);
     }
     MPI_Finalize();
     return failures != 0;

@@ -12,7 +12,7 @@
 static gc3_zc_stats_t mark_all(const gc3_ir_program_t *p)
 {
     gc3_flat_program_t *f   = NULL;
-    gc3_zc_stats_t      sum = {0, 0, 0, 0};
+    gc3_zc_stats_t      sum = { 0, 0, 0, 0 };
 
     CHECK_OK(gc3_flat_create(p, &f));
     for (int r = 0; f != NULL && r < p->ngpus; r++) {
@@ -66,13 +66,14 @@ static void test_known(void)
     for (int R = 2; R <= 8; R *= 2) {
         p  = gen("ring", R, 0, 2, 2);
         st = mark_all(p);
-        CHECK(st.homed == R * 2 * 2 * (R - 2), "ring R=%d: %d rrs homed, %d expected", R, st.homed, R * 2 * 2 * (R - 2));
+        CHECK(st.homed == R * 2 * 2 * (R - 2), "ring R=%d: %d rrs homed, %d expected", R, st.homed,
+              R * 2 * 2 * (R - 2));
         CHECK(st.oop == st.sends, "ring R=%d out of place: %d of %d sends marked", R, st.oop, st.sends);
         gc3_ir_program_destroy(p);
         p  = gen("ring", R, 1, 2, 2); /* in place: the chunk an rrs reads is the one it keeps its result in */
         st = mark_all(p);
-        CHECK(st.homed == R * 2 * 2 * (R - 2) && st.ip == st.sends, "ring R=%d in place: %d homed, %d of %d sends marked",
-              R, st.homed, st.ip, st.sends);
+        CHECK(st.homed == R * 2 * 2 * (R - 2) && st.ip == st.sends,
+              "ring R=%d in place: %d homed, %d of %d sends marked", R, st.homed, st.ip, st.sends);
         gc3_ir_program_destroy(p);
     }
     /* reduce-scatter: partial sums have no place in the output (a slice): only the last sends */
@@ -129,9 +130,9 @@ static void test_hazard(void)
     CHECK(st.sends == 2 && st.ip == 0, "racing send: %d of %d marked for in-place calls", st.ip, st.sends);
     /* with the unchecked marking the reference executor sees the overwrite (the copying run is right) */
     {
-        int32_t            buf[2][4] = {{1, 2, 3, 4}, {10, 20, 30, 40}};
-        void              *io[2]     = {buf[0], buf[1]};
-        gc3_refexec_args_t args      = {GC3_DT_INT32, GC3_OP_SUM, 4, 1, 8, 2};
+        int32_t            buf[2][4] = { { 1, 2, 3, 4 }, { 10, 20, 30, 40 } };
+        void              *io[2]     = { buf[0], buf[1] };
+        gc3_refexec_args_t args      = { GC3_DT_INT32, GC3_OP_SUM, 4, 1, 8, 2 };
         gc3_status_t       s         = gc3_refexec_run(p, &args, io, io, &diag);
         CHECK(s == GC3_ERR_VERIFY && gc3_diag_contains(&diag, "zero-copy hazard"),
               "unchecked zero-copy of a racing send: %s (%s)", gc3_status_string(s), diag.count ? diag.msgs[0] : "");
@@ -157,7 +158,7 @@ static void test_builtin(void)
                     continue;
                 }
                 for (int ip = 0; ip <= 1; ip++) {
-                    const size_t counts[] = {(size_t)p->nchunksperloop * 3, (size_t)p->nchunksperloop * 64};
+                    const size_t counts[] = { (size_t)p->nchunksperloop * 3, (size_t)p->nchunksperloop * 64 };
                     if (ip ? !p->inplace : !p->outofplace) {
                         continue;
                     }
@@ -183,11 +184,16 @@ static void test_builtin(void)
 static void test_files(void)
 {
     const char *files[] = {
-        GC3_CORPUS "/valid/ring_allreduce_4.xml",   GC3_CORPUS "/valid/allpairs_allreduce_4.xml",
-        GC3_CORPUS "/valid/direct_alltoall_4.xml",  GC3_CORPUS "/valid/ring_allgather_3.xml",
-        GC3_CORPUS "/valid/ring_reduce_scatter_3.xml", GC3_CORPUS "/valid/legacy_ring_allreduce_3.xml",
-        GC3_CORPUS "/msccl/allreduce-allpairs-4n-simple-48tb.xml", GC3_CORPUS "/msccl/allreduce-allpairs-8n-simple-56tb.xml",
-        GC3_CORPUS "/msccl/allgather-ring-4n-inplace.xml", GC3_CORPUS "/msccl/reducescatter-ring-8n-inplace.xml",
+        GC3_CORPUS "/valid/ring_allreduce_4.xml",
+        GC3_CORPUS "/valid/allpairs_allreduce_4.xml",
+        GC3_CORPUS "/valid/direct_alltoall_4.xml",
+        GC3_CORPUS "/valid/ring_allgather_3.xml",
+        GC3_CORPUS "/valid/ring_reduce_scatter_3.xml",
+        GC3_CORPUS "/valid/legacy_ring_allreduce_3.xml",
+        GC3_CORPUS "/msccl/allreduce-allpairs-4n-simple-48tb.xml",
+        GC3_CORPUS "/msccl/allreduce-allpairs-8n-simple-56tb.xml",
+        GC3_CORPUS "/msccl/allgather-ring-4n-inplace.xml",
+        GC3_CORPUS "/msccl/reducescatter-ring-8n-inplace.xml",
     };
     int cases = 0, marked = 0;
     for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
