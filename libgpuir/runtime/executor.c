@@ -1704,8 +1704,12 @@ static gc3_status_t gc3_exec_finish(gc3_plan_t *p, gc3_status_t status, gc3_diag
         gc3_diag_add(diag, "timeout after %.1f s: %s", p->exec->params.timeout_s, p->broken_why);
         status = GC3_ERR_TIMEOUT;
     } else {
-        snprintf(p->broken_why, sizeof(p->broken_why), "the call was aborted (%s)", gc3_status_string(status));
-        gc3_diag_add(diag, "executor: %s", p->broken_why);
+        if (p->broken_why[0] != '\0') { /* the backend said why */
+            gc3_diag_add(diag, "executor: the call was aborted: %s", p->broken_why);
+        } else {
+            snprintf(p->broken_why, sizeof(p->broken_why), "the call was aborted (%s)", gc3_status_string(status));
+            gc3_diag_add(diag, "executor: %s", p->broken_why);
+        }
         status = status == GC3_OK ? GC3_ERR_TIMEOUT : status;
     }
     p->broken = 1; /* counters of the peers are out of step now */

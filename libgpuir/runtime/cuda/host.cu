@@ -926,6 +926,11 @@ static gc3_status_t gc3_cuda_test(gc3_plan_t *p, int *done_p)
     }
     gc3_cuda_stream_done(s);
     if (e != cudaSuccess) {
+        /* the executor's abort message says it (the plan is unusable after it) */
+        snprintf(p->broken_why, sizeof(p->broken_why), "cuda backend: the kernel %s: %s",
+                 e == cudaErrorLaunchFailure && s->expect != 0 ? "ended without the call or could not be launched again"
+                                                               : "failed",
+                 cudaGetErrorString(e));
         return GC3_ERR_IO;
     }
     if (s->tracing) {
@@ -933,7 +938,8 @@ static gc3_status_t gc3_cuda_test(gc3_plan_t *p, int *done_p)
         s->tracing       = 0;
         /* (a resident kernel is still running: its stamps were written before it counted in) */
         if ((s->res_alive || cudaEventSynchronize(s->done) == cudaSuccess) &&
-            cudaMemcpy(s->h_trace, s->d_trace, (size_t)p->ntbs * s->trace_stride * 8, cudaMemcpyDeviceToHost) == cudaSuccess) {
+            cudaMemcpy(s->h_trace, s->d_trace, (size_t)p->ntbs * s->trace_stride * 8, cudaMemcpyDeviceToHost) ==
+                cudaSuccess) {
             gc3_cuda_trace_print(p, s);
         }
     }
