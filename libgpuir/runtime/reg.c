@@ -52,10 +52,24 @@ typedef struct {
     int      refs;
 } gc3_reg_mine_t;
 
+/* The process's mappings of peers' allocations, shared by every cache (every communicator): CUDA maps
+ * an allocation of an exporting process once per process (a second cudaIpcOpenMemHandle of it is
+ * refused, "already mapped"), and communicators share buffers. One per handle (an allocation of one
+ * process, on one backend); closed when the last cache entry that uses it goes. */
+typedef struct gc3_reg_open {
+    struct gc3_reg_open    *next;
+    const gc3_rt_backend_t *be;
+    char                    handle[GC3_RT_HANDLE_BYTES];
+    char                   *mapped;
+    uint64_t                size;
+    int                     refs;
+} gc3_reg_open_t;
+
 typedef struct {
-    uint64_t gen; /* the generation mapped (or failed, GC3_REG_FAILED set); 0: none */
-    uint64_t mapped, size;
-    uint64_t base; /* where it is in the peer's process */
+    uint64_t        gen; /* the generation mapped (or failed, GC3_REG_FAILED set); 0: none */
+    uint64_t        mapped, size;
+    uint64_t        base; /* where it is in the peer's process */
+    gc3_reg_open_t *open; /* the process's mapping it uses */
 } gc3_reg_theirs_t;
 
 struct gc3_reg {
@@ -79,6 +93,55 @@ struct gc3_reg {
  * different communicators (it is taken once per call: a zero-copy plan's call start, test and wait). */
 static pthread_mutex_t gc3_reg_lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
 static gc3_reg_t      *gc3_reg_all;
+static gc3_reg_open_t *gc3_reg_opens; /* (under the lock) */
+
+/* The process's mapping of the allocation `handle` names: the one already open (one more user), or a new
+ * one. NULL when the backend cannot open it. */
+static gc3_reg_open_t *gc3_reg_open_get(gc3_exec_t *e, const char handle[GC3_RT_HANDLE_BYTES], uint64_t size)
+{
+    gc3_reg_open_t *o;
+
+    for (o = gc3_reg_opens; o != NULL; o = o->next) {
+        if (o->be == e->be && o->size == size && memcmp(o->handle, handle, GC3_RT_HANDLE_BYTES) == 0) {
+            o->refs++;
+            return o;
+        }
+    }
+    if ((o = calloc(1, sizeof(*o))) == NULL) {
+        return NULL;
+    }
+    if (e->be->reg_open(e, handle, size, &o->mapped) != GC3_OK) {
+        free(o);
+        return NULL;
+    }
+    o->be   = e->be;
+    o->size = size;
+    o->refs = 1;
+    memcpy(o->handle, handle, GC3_RT_HANDLE_BYTES);
+    o->next       = gc3_reg_opens;
+    gc3_reg_opens = o;
+    gc3_rt_held_add(GC3_RT_HELD_MAPPED, (int64_t)size);
+    gc3_rt_held_add(GC3_RT_HELD_MAPPINGS, 1);
+    return o;
+}
+
+/* One user of mapping o fewer: the last one closes it. */
+static void gc3_reg_open_put(gc3_exec_t *e, gc3_reg_open_t *o)
+{
+    if (--o->refs > 0) {
+        return;
+    }
+    for (gc3_reg_open_t **pp = &gc3_reg_opens; *pp != NULL; pp = &(*pp)->next) {
+        if (*pp == o) {
+            *pp = o->next;
+            break;
+        }
+    }
+    o->be->reg_close(e, o->mapped, o->size);
+    gc3_rt_held_add(GC3_RT_HELD_MAPPED, -(int64_t)o->size);
+    gc3_rt_held_add(GC3_RT_HELD_MAPPINGS, -1);
+    free(o);
+}
 
 static gc3_reg_export_t *gc3_reg_exports(gc3_reg_board_t *b)
 {
@@ -294,11 +357,9 @@ static void gc3_reg_unmap(gc3_exec_t *e, gc3_reg_t *g, int l, int i)
     uint64_t         *ak = &gc3_reg_acks(g->board, g->entries)[(size_t)l * (size_t)g->entries + (size_t)i];
 
     __atomic_store_n(ak, 0, __ATOMIC_RELEASE);
-    if (t->mapped != 0) {
+    if (t->open != NULL) {
         (void)e->be->mem_write(&g->table[(size_t)l * (size_t)g->entries + (size_t)i], &z, sizeof(z));
-        e->be->reg_close(e, (char *)(uintptr_t)t->mapped, t->size);
-        gc3_rt_held_add(GC3_RT_HELD_MAPPED, -(int64_t)t->size);
-        gc3_rt_held_add(GC3_RT_HELD_MAPPINGS, -1);
+        gc3_reg_open_put(e, t->open);
     }
     memset(t, 0, sizeof(*t));
 }
@@ -309,20 +370,19 @@ static void gc3_reg_map(gc3_exec_t *e, gc3_reg_t *g, int l, int i, uint64_t gen,
 {
     gc3_reg_theirs_t *t      = &g->theirs[(size_t)l * (size_t)g->entries + (size_t)i];
     uint64_t         *ak     = &gc3_reg_acks(g->board, g->entries)[(size_t)l * (size_t)g->entries + (size_t)i];
-    char             *mapped = NULL;
+    gc3_reg_open_t   *o      = gc3_reg_open_get(e, handle, size);
 
     t->gen = gen | GC3_REG_FAILED;
-    if (e->be->reg_open(e, handle, size, &mapped) == GC3_OK) {
-        gc3_rt_zc_entry_t z = { base, size, (uint64_t)(uintptr_t)mapped, gen };
+    if (o != NULL) {
+        gc3_rt_zc_entry_t z = { base, size, (uint64_t)(uintptr_t)o->mapped, gen };
         if (e->be->mem_write(&g->table[(size_t)l * (size_t)g->entries + (size_t)i], &z, sizeof(z)) == GC3_OK) {
             t->gen    = gen;
-            t->mapped = (uint64_t)(uintptr_t)mapped;
+            t->mapped = (uint64_t)(uintptr_t)o->mapped;
             t->size   = size;
             t->base   = base;
-            gc3_rt_held_add(GC3_RT_HELD_MAPPED, (int64_t)size);
-            gc3_rt_held_add(GC3_RT_HELD_MAPPINGS, 1);
+            t->open   = o;
         } else {
-            e->be->reg_close(e, mapped, size);
+            gc3_reg_open_put(e, o);
         }
     }
     __atomic_store_n(ak, t->gen, __ATOMIC_RELEASE);

@@ -37,7 +37,7 @@
  *                                   host computation; meanwhile gc3's memory must stay within
  *                                   coll_gc3_memory_budget (host: the shared memory gc3 maps, its own
  *                                   regions and its peers', at most twice the budget; device: memory
- *                                   in use at most the budget per rank on the GPU + 64 MB (allocation granularity) above
+ *                                   in use at most the budget + 64 MB (allocation granularity) per rank on the GPU above
  *                                   the start); after freeing them all, no gc3 mapping or /dev/shm
  *                                   segment is left and device memory is back within 4 MB.
  *                                   --max-mapped-per-comm B (host backend): the shared memory gc3
@@ -659,9 +659,11 @@ static void run_comms(int ncomms, size_t max_count, long max_per_comm)
         free(devs);
         MPI_Comm_free(&node);
 #endif
-        snprintf(what, sizeof(what), "device memory in use within %d x the budget (+64 MB) above the start (%d rank(s) on "
-                 "this GPU)", sharing, sharing);
-        check(peak_dev - u0.dev_mb <= (long)sharing * (budget >> 20) + 64, what);
+        /* + 64 MB per rank: what CUDA takes beyond the sizes gc3 counts (allocation granularity: 36 MB per
+         * rank above the budget with its 105 allocations, 2 ranks on 1 x H200 through MPS) */
+        snprintf(what, sizeof(what), "device memory in use within %d x (the budget + 64 MB) above the start (%d rank(s) "
+                 "on this GPU)", sharing, sharing);
+        check(peak_dev - u0.dev_mb <= (long)sharing * ((budget >> 20) + 64), what);
     }
     for (int i = 0; i < ncomms; i++) {
         MPI_Comm_free(&c[i]);

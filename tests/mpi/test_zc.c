@@ -592,7 +592,7 @@ int main(int argc, char **argv)
     MPI_Comm_dup(MPI_COMM_WORLD, &dup);
     {
         /* sizes that run Simple programs (the rules give small calls to LL, which copies) */
-        const size_t counts[] = { 48 * 1024, 1u << 20 };
+        const size_t counts[] = { 48 * 1024, 1u << 20, 100003 }; /* (odd: remainders in the last loop) */
         for (int c = 0; c < 4; c++) {
             for (size_t j = 0; j < sizeof(counts) / sizeof(counts[0]); j++) {
                 size_t n = c == C_ALLREDUCE ? counts[j] : counts[j] / (size_t)size;
