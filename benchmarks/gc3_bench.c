@@ -20,11 +20,12 @@
  *
  * Usage (one rank per GPU; see usage() for the options).
  *
- * Conventions follow osu_allreduce / osu_alltoall: float32 (allreduce: sum); the size is the
+ * Conventions follow osu_allreduce / osu_alltoall / osu_bcast / osu_reduce: float32 (allreduce, reduce: sum;
+ * bcast, reduce: root 0); the size is the
  * message size (allreduce: the buffer; alltoall: the bytes sent to each peer); each call is
  * timed alone, with an untimed barrier between calls; the latency printed is the average over
  * ranks of each rank's average. algbw = the bytes of a rank's send buffer / latency; busbw =
- * algbw * 2(R-1)/R (allreduce) or (R-1)/R (alltoall), as nccl-tests define them. -c checks each
+ * algbw * 2(R-1)/R (allreduce), (R-1)/R (alltoall) or 1 (bcast, reduce), as nccl-tests define them. -c checks each
  * method's result against a host computation after its timed calls. Sizes double from MIN to
  * MAX (K/M/G suffixes). Iterations default to 200 (100 above 1 MB, 20 above 64 MB), warm-up to
  * a tenth of that. --staged-max skips the (slow) staged path above that size. -d host (no GPU)
@@ -47,6 +48,10 @@
 #include "gc3_mpi_util.h"
 
 enum { M_GC3, M_NCCL, M_NCCL_REG, M_NCCL_SYM, M_STAGED, M_OMPI, M_COUNT };
+/* The collectives (-t); the rooted ones have their root at rank BENCH_ROOT. */
+enum { C_ALLREDUCE, C_ALLTOALL, C_BCAST, C_REDUCE, C_COUNT };
+static const char *const coll_names[C_COUNT] = {"allreduce", "alltoall", "bcast", "reduce"};
+#define BENCH_ROOT 0
 static const char *const method_names[M_COUNT] = {"gc3", "nccl", "nccl-reg", "nccl-sym", "staged", "ompi"};
 #define IS_NCCL(m) ((m) == M_NCCL || (m) == M_NCCL_REG || (m) == M_NCCL_SYM)
 
@@ -68,6 +73,8 @@ static struct {
     int (*comm_destroy)(bench_nccl_comm_t);
     int (*all_reduce)(const void *, void *, size_t, int, int, bench_nccl_comm_t, void *);
     int (*all_to_all)(const void *, void *, size_t, int, bench_nccl_comm_t, void *);
+    int (*broadcast)(const void *, void *, size_t, int, int, bench_nccl_comm_t, void *);
+    int (*reduce)(const void *, void *, size_t, int, int, int, bench_nccl_comm_t, void *);
     int (*send)(const void *, size_t, int, int, bench_nccl_comm_t, void *);
     int (*recv)(void *, size_t, int, int, bench_nccl_comm_t, void *);
     int (*group_start)(void);
@@ -250,9 +257,8 @@ static long long top_other_coll(int multinode, char *who, size_t wholen)
  * host buffers only with backend host. Read from Open MPI's own settings, however they were given
  * (--mca, OMPI_MCA_ variables, files); what a call then does is for coll_gc3_verbose 2 to say.
  * Collective: the verdict holds on every rank. */
-static int gc3_column(int a2a, int multinode, char *what, size_t len, char *other, size_t otherlen)
+static int gc3_column(const char *coll, int multinode, char *what, size_t len, char *other, size_t otherlen)
 {
-    const char *coll = a2a ? "alltoall" : "allreduce";
     char        backend[32] = "", who[64] = "", var[64], why[320] = "";
     long long   prio = 0, top, v = 0, max_bytes = 0;
     int         prov, mine, all, sure = 1; /* sure: gc3 certainly does not run it when why says so */
@@ -373,6 +379,8 @@ static int nccl_open(const char *path, char *why, size_t whylen, const char *lac
         NCCL_SYM(comm_destroy, "ncclCommDestroy");
         NCCL_SYM(all_reduce, "ncclAllReduce");
         NCCL_SYM(all_to_all, "ncclAlltoAll"); /* NCCL >= 2.28; before, grouped send/recv */
+        NCCL_SYM(broadcast, "ncclBroadcast");
+        NCCL_SYM(reduce, "ncclReduce");
         NCCL_SYM(send, "ncclSend");
         NCCL_SYM(recv, "ncclRecv");
         NCCL_SYM(group_start, "ncclGroupStart");
@@ -386,6 +394,7 @@ static int nccl_open(const char *path, char *why, size_t whylen, const char *lac
         NCCL_SYM(win_deregister, "ncclCommWindowDeregister");
 #undef NCCL_SYM
         ok = nccl.get_version && nccl.get_unique_id && nccl.comm_init_rank && nccl.comm_destroy && nccl.all_reduce &&
+             nccl.broadcast && nccl.reduce &&
              nccl.error_string && ((nccl.send && nccl.recv && nccl.group_start && nccl.group_end) || nccl.all_to_all);
         if (!ok) {
             gc3_snprintf_cut(why, whylen, "%s lacks the NCCL functions used here", path);
@@ -494,34 +503,48 @@ static int nccl_register(int m, size_t bytes, char *why, size_t whylen)
 
 /* ---- the calls ---- */
 
-/* One call of method m on the buffers (s, r: device or host; hs, hr: pinned host for staging).
- * 0, or an MPI, NCCL or (-1) CUDA error. */
-static int run_once(int m, int a2a, size_t count, void *s, void *r, void *hs, void *hr)
+/* The MPI call of collective c on comm (bcast: the root's buffer is s, the others' r). */
+static int mpi_call(int c, size_t count, void *s, void *r, MPI_Comm comm)
 {
-    size_t total = a2a ? count * (size_t)nranks : count, bytes = total * sizeof(float);
+    switch (c) {
+    case C_ALLTOALL: return MPI_Alltoall(s, (int)count, MPI_FLOAT, r, (int)count, MPI_FLOAT, comm);
+    case C_BCAST: return MPI_Bcast(rank == BENCH_ROOT ? s : r, (int)count, MPI_FLOAT, BENCH_ROOT, comm);
+    case C_REDUCE: return MPI_Reduce(s, r, (int)count, MPI_FLOAT, MPI_SUM, BENCH_ROOT, comm);
+    default: return MPI_Allreduce(s, r, (int)count, MPI_FLOAT, MPI_SUM, comm);
+    }
+}
+
+/* One call of method m of collective c on the buffers (s, r: device or host; hs, hr: pinned host for
+ * staging). 0, or an MPI, NCCL or (-1) CUDA error. */
+static int run_once(int m, int c, size_t count, void *s, void *r, void *hs, void *hr)
+{
+    size_t total = c == C_ALLTOALL ? count * (size_t)nranks : count, bytes = total * sizeof(float);
     int    rc    = 0;
 
     switch (m) {
-    case M_GC3:
-        rc = a2a ? MPI_Alltoall(s, (int)count, MPI_FLOAT, r, (int)count, MPI_FLOAT, MPI_COMM_WORLD)
-                 : MPI_Allreduce(s, r, (int)count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
-        break;
-    case M_OMPI:
-        rc = a2a ? MPI_Alltoall(s, (int)count, MPI_FLOAT, r, (int)count, MPI_FLOAT, comm_ompi)
-                 : MPI_Allreduce(s, r, (int)count, MPI_FLOAT, MPI_SUM, comm_ompi);
-        break;
+    case M_GC3: rc = mpi_call(c, count, s, r, MPI_COMM_WORLD); break;
+    case M_OMPI: rc = mpi_call(c, count, s, r, comm_ompi); break;
     case M_STAGED:
-        gc3_test_copy(on_device, hs, s, bytes);
-        rc = a2a ? MPI_Alltoall(hs, (int)count, MPI_FLOAT, hr, (int)count, MPI_FLOAT, MPI_COMM_WORLD)
-                 : MPI_Allreduce(hs, hr, (int)count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
-        gc3_test_copy(on_device, r, hr, bytes);
+        /* copied in where the call reads the buffer, out where it writes it (bcast: the root's is read,
+         * the others' written; reduce: every rank's read, the root's written) */
+        if (c != C_BCAST || rank == BENCH_ROOT) {
+            gc3_test_copy(on_device, hs, s, bytes);
+        }
+        rc = mpi_call(c, count, hs, hr, MPI_COMM_WORLD);
+        if (c == C_BCAST ? rank != BENCH_ROOT : c != C_REDUCE || rank == BENCH_ROOT) {
+            gc3_test_copy(on_device, r, hr, bytes);
+        }
         break;
 #ifdef GC3_HAVE_CUDA
     case M_NCCL:
     case M_NCCL_REG:
     case M_NCCL_SYM: /* the same calls: NCCL finds the registration or window by the address */
-        if (!a2a) {
+        if (c == C_ALLREDUCE) {
             rc = nccl.all_reduce(s, r, count, BENCH_NCCL_FLOAT32, BENCH_NCCL_SUM, nccl.comm, stream);
+        } else if (c == C_BCAST) { /* in place at the root, as MPI_Bcast */
+            rc = nccl.broadcast(s, rank == BENCH_ROOT ? s : r, count, BENCH_NCCL_FLOAT32, BENCH_ROOT, nccl.comm, stream);
+        } else if (c == C_REDUCE) {
+            rc = nccl.reduce(s, r, count, BENCH_NCCL_FLOAT32, BENCH_NCCL_SUM, BENCH_ROOT, nccl.comm, stream);
         } else if (nccl.all_to_all != NULL) {
             rc = nccl.all_to_all(s, r, count, BENCH_NCCL_FLOAT32, nccl.comm, stream);
         } else {
@@ -558,11 +581,17 @@ static float input_of(int q, size_t i)
     return (float)((q + 1) * (int)(i % 13 + 1));
 }
 
-static int check_result(int a2a, size_t count, const float *out)
+/* 1 when out (this rank's receive buffer after a call of collective c) is right; ranks whose receive
+ * buffer the call does not write (bcast: the root; reduce: all but the root) have nothing to check. */
+static int check_result(int c, size_t count, const float *out)
 {
-    for (size_t i = 0; i < (a2a ? count * (size_t)nranks : count); i++) {
-        float want = a2a ? input_of((int)(i / count), (size_t)rank * count + i % count)
-                         : (float)(nranks * (nranks + 1) / 2 * (int)(i % 13 + 1));
+    if ((c == C_BCAST && rank == BENCH_ROOT) || (c == C_REDUCE && rank != BENCH_ROOT)) {
+        return 1;
+    }
+    for (size_t i = 0; i < (c == C_ALLTOALL ? count * (size_t)nranks : count); i++) {
+        float want = c == C_ALLTOALL ? input_of((int)(i / count), (size_t)rank * count + i % count)
+                     : c == C_BCAST  ? input_of(BENCH_ROOT, i)
+                                     : (float)(nranks * (nranks + 1) / 2 * (int)(i % 13 + 1));
         if (out[i] != want) {
             fprintf(stderr, "gc3_bench: rank %d: element %zu is %g, want %g\n", rank, i, out[i], want);
             return 0;
@@ -573,11 +602,12 @@ static int check_result(int a2a, size_t count, const float *out)
 
 static void usage(FILE *out)
 {
-    fputs("usage: gc3_bench [-t allreduce|alltoall] [-d cuda|host] [-c] [-m MIN:MAX] [-i ITERS] [-x WARMUP]\n"
+    fputs("usage: gc3_bench [-t allreduce|alltoall|bcast|reduce] [-d cuda|host] [-c] [-m MIN:MAX] [-i ITERS] [-x WARMUP]\n"
           "                 [--methods gc3,nccl,nccl-reg,nccl-sym,staged,ompi] [--staged-max BYTES] [--nccl-lib PATH]\n"
           "                 [--csv FILE] [--alternate allreduce|alltoall:BYTES]\n"
           "  (under mpirun, one rank per GPU)\n"
-          "  -t, --type           the collective (default allreduce; alltoall: -m is the bytes to each peer)\n"
+          "  -t, --type           the collective (default allreduce; alltoall: -m is the bytes to each peer;\n"
+          "                       bcast, reduce: root 0)\n"
           "  -d, --accelerator    cuda (default): device buffers (where CUDA sees no GPU it stops, saying so);\n"
           "                       host: host buffers (gc3 runs them with --mca coll_gc3_backend host: for CI)\n"
           "  -c, --validation     check each method's result against a host computation\n"
@@ -617,7 +647,7 @@ int main(int argc, char **argv)
     const char *coll = "allreduce", *csv_path = NULL, *nccl_path = getenv("GC3_BENCH_NCCL");
     const char *lacks[M_COUNT] = {NULL};
     size_t      minb = 4, maxb = 64u << 20, staged_max = SIZE_MAX;
-    int         validate = 0, iters_opt = -1, warm_opt = -1, use[M_COUNT], a2a, failed = 0, multinode, node_size;
+    int         validate = 0, iters_opt = -1, warm_opt = -1, use[M_COUNT], a2a, c, failed = 0, multinode, node_size;
     int         is_gc3, methods_given = 0;
     const char *label[M_COUNT];
     char        why[M_COUNT][512], column[512], other[160];
@@ -702,8 +732,10 @@ int main(int argc, char **argv)
             die("unknown option (gc3_bench --help)");
         }
     }
-    a2a = strcmp(coll, "alltoall") == 0;
-    if (!a2a && strcmp(coll, "allreduce") != 0) die("-t takes allreduce or alltoall");
+    for (c = 0; c < C_COUNT && strcmp(coll, coll_names[c]) != 0; c++) {
+    }
+    if (c == C_COUNT) die("-t takes allreduce, alltoall, bcast or reduce");
+    a2a = c == C_ALLTOALL;
     for (int m = M_NCCL; m < M_COUNT && alt.on; m++) {
         if (use[m]) die("--alternate runs with --methods gc3 only");
     }
@@ -746,7 +778,7 @@ int main(int argc, char **argv)
     multinode = node_size < nranks;
     MPI_Allreduce(MPI_IN_PLACE, &multinode, 1, MPI_INT, MPI_LOR, MPI_COMM_WORLD);
     /* which module runs the MPI call: the column is labelled gc3 only where coll/gc3 does */
-    is_gc3 = gc3_column(a2a, multinode, column, sizeof(column), other, sizeof(other));
+    is_gc3 = gc3_column(coll, multinode, column, sizeof(column), other, sizeof(other));
     if (use[M_OMPI]) { /* a communicator Open MPI leaves coll/gc3 out of (the info key of its coll selection) */
         MPI_Info info;
         MPI_Info_create(&info);
@@ -796,8 +828,9 @@ int main(int argc, char **argv)
     }
     if (rank == 0) {
         char ver[32];
-        printf("# gc3_bench %s, %d ranks, %s buffers, float32%s; %s\n", coll, nranks, on_device ? "device (cuda)" : "host",
-               a2a ? "" : " sum", validate ? "validation on" : "validation off");
+        printf("# gc3_bench %s, %d ranks, %s buffers, float32%s%s; %s\n", coll, nranks, on_device ? "device (cuda)" : "host",
+               c == C_ALLREDUCE || c == C_REDUCE ? " sum" : "", c == C_BCAST || c == C_REDUCE ? ", root 0" : "",
+               validate ? "validation on" : "validation off");
         printf("# gc3 column: %s\n", column);
         if (use[M_OMPI]) {
             printf("# ompi column: Open MPI's own collective on the same host buffers (%s), on a communicator "
@@ -898,13 +931,13 @@ int main(int argc, char **argv)
             }
             for (int it = 0; it < warm + iters && ok; it++) {
                 double t0;
-                if (alt.on && (rc = run_once(m, alt.a2a, alt.count, alt.s, alt.r, NULL, NULL)) != 0) {
+                if (alt.on && (rc = run_once(m, alt.a2a ? C_ALLTOALL : C_ALLREDUCE, alt.count, alt.s, alt.r, NULL, NULL)) != 0) {
                     report_failure(m, "the --alternate call", alt.bytes, rc);
                     ok = 0;
                     break;
                 }
                 t0 = MPI_Wtime();
-                rc = run_once(m, a2a, count, ms, mr, hs, hr);
+                rc = run_once(m, c, count, ms, mr, hs, hr);
                 ok = rc == 0;
                 if (it >= warm) {
                     t += MPI_Wtime() - t0;
@@ -915,16 +948,16 @@ int main(int argc, char **argv)
             if (validate && ok) {
                 memset(ho, 0, total * sizeof(float));
                 gc3_test_copy(on_device, mr, ho, total * sizeof(float)); /* no stale result passes */
-                rc = run_once(m, a2a, count, ms, mr, hs, hr);
+                rc = run_once(m, c, count, ms, mr, hs, hr);
                 ok = rc == 0;
                 gc3_test_copy(on_device, ho, mr, total * sizeof(float));
-                ok = ok && check_result(a2a, count, ho);
+                ok = ok && check_result(c, count, ho);
                 if (ok && alt.on) { /* the last alternate call's result too */
                     size_t atotal = alt.a2a ? alt.count * (size_t)nranks : alt.count;
                     float *ha     = malloc(atotal * sizeof(float));
                     if (ha == NULL) die("out of memory");
                     gc3_test_copy(on_device, ha, alt.r, atotal * sizeof(float));
-                    ok = check_result(alt.a2a, alt.count, ha);
+                    ok = check_result(alt.a2a ? C_ALLTOALL : C_ALLREDUCE, alt.count, ha);
                     free(ha);
                 }
             }
@@ -935,7 +968,7 @@ int main(int argc, char **argv)
             MPI_Allreduce(&ok, &allok, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
             lat[m]   = sum / nranks * 1e6;
             bus[m]   = (double)total * sizeof(float) / (lat[m] * 1e-6) / 1e9 *
-                     (a2a ? (double)(nranks - 1) / nranks : 2.0 * (nranks - 1) / nranks);
+                     (a2a ? (double)(nranks - 1) / nranks : c == C_ALLREDUCE ? 2.0 * (nranks - 1) / nranks : 1.0);
             valid[m] = allok;
             failed |= !allok;
             if (IS_NCCL(m) && allok && (best < 0 || lat[m] < lat[best])) {
