@@ -100,6 +100,9 @@ int          gc3_coll_segment_chunks(gc3_coll_t coll, int nchunksperloop, int ng
  * and MPI ("reducescatter", "reduce-scatter", "reduce_scatter_block"). Unknown names: custom,
  * GC3_ERR_UNSUPPORTED. Names are for reading and printing; code compares gc3_coll_t. */
 gc3_status_t gc3_coll_from_name(const char *name, gc3_coll_t *coll_p);
+/* The MPI names of the collectives gc3 runs (every one but custom), "allreduce, alltoall, ...", into
+ * buf (cut to len): what messages list as the accepted names, from the table. */
+void         gc3_coll_mpi_names(char *buf, size_t len);
 gc3_status_t gc3_proto_from_name(const char *name, gc3_proto_t *proto_p);
 
 /* Attributes the model does not know; kept so that a file round-trips. */

@@ -1,5 +1,6 @@
 /* gc3 / libgpuir: what each collective is (gc3_coll_desc_t, gc3_ir.h): the one table, and what
  * follows from it (names, segments, the elements of a call's chunks). */
+#include <stdio.h>
 #include <string.h>
 #include "gc3_ir.h"
 
@@ -70,6 +71,20 @@ gc3_status_t gc3_coll_from_name(const char *name, gc3_coll_t *coll_p)
     }
     *coll_p = GC3_COLL_CUSTOM;
     return GC3_ERR_UNSUPPORTED;
+}
+
+void gc3_coll_mpi_names(char *buf, size_t len)
+{
+    size_t used = 0;
+
+    if (len == 0) {
+        return;
+    }
+    buf[0] = '\0';
+    for (int i = 0; i < GC3_COLL_CUSTOM && used < len; i++) {
+        int n = snprintf(buf + used, len - used, "%s%s", i ? ", " : "", gc3_colls[i].mpi_name);
+        used += n > 0 ? (size_t)n : 0;
+    }
 }
 
 gc3_status_t gc3_coll_chunk_elems(const gc3_ir_program_t *p, uint64_t count, uint64_t *chunk_elems_p)
