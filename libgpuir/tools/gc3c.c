@@ -44,7 +44,8 @@ static const struct {
      "        an out-of-place call does: its input copied into place first. The run holds every\n"
      "        rank's buffers in this process: it first estimates the host memory it needs and refuses\n"
      "        when that is more than is available (MemAvailable, the cgroup's limit); --force runs anyway.\n"
-     "        Alltoall and allgather programs move data: T matters, OP does not.\n"},
+     "        Alltoall, allgather and bcast programs move data: T matters, OP does not. A bcast or\n"
+     "        reduce program runs for the root it was compiled for (root= in FILE, chosen by gen).\n"},
     {"show",
      "  show FILE\n"
      "        list every rank, thread block and step.\n"},
