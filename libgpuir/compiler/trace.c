@@ -87,7 +87,8 @@ gc3_status_t gc3_prog_create(const gc3_prog_params_t *params, gc3_prog_t **prog_
         for (int c = 0; c < p->out_chunks; c++) {
             p->version[GC3_BUF_OUTPUT][r][c] = -1;
         }
-        for (int c = 0; c < p->in_chunks; c++) {
+        /* a bcast's non-root has no input: its chunks hold no data (reading them is an error) */
+        for (int c = 0; c < p->in_chunks && gc3_coll_access(params->coll, params->root, r, GC3_BUF_INPUT); c++) {
             int b = GC3_BUF_INPUT, k = c; /* the caller's data, where it lives (in place: maybe the output) */
             gc3_prog_canon(p, r, &b, &k);
             p->version[b][r][k] = 0;

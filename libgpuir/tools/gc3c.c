@@ -523,6 +523,9 @@ static int cmd_show(int argc, char **argv)
                                                              : p->coll == GC3_COLL_REDUCE_SCATTER
                                                                    ? " (MSCCL's in-place form: o_chunks=0 in the file, "
                                                                      "output chunk k is input chunk rank*o+k)"
+                                                                   : p->coll == GC3_COLL_BCAST
+                                                                   ? " (MSCCL's in-place form: i_chunks=0 in the file, "
+                                                                     "input chunk c is output chunk c)"
                                                                    : " (MSCCL's in-place form: o_chunks=0 in the file, "
                                                                      "output chunk c is input chunk c)")
                              : "");
@@ -735,8 +738,9 @@ static int cmd_gen(int argc, char **argv)
         return 2;
     }
     if (msccl_form && gc3_algo_find(algo)->coll == GC3_COLL_CUSTOM) {
-        fprintf(stderr, "gc3c gen: --msccl-inplace: MSCCL's in-place form is for allreduce, alltoall, allgather and "
-                "reduce_scatter\n");
+        char names[256];
+        gc3_coll_mpi_names(names, sizeof(names));
+        fprintf(stderr, "gc3c gen: --msccl-inplace: MSCCL's in-place form is for %s\n", names);
         return 2;
     }
     finish_shape(&ap);

@@ -12,6 +12,7 @@
 #include "gc3_algorithms.h"
 #include "gc3_rules.h"
 #include "gc3_verify.h"
+#include "gc3_compiler.h"
 
 static const char *const rooted_algos[] = { "bcast_direct", "bcast_ring", "reduce_direct", "reduce_ring" };
 
@@ -141,6 +142,16 @@ static void test_bad_root(void)
         CHECK(gc3_prog_create(&pp, &prog) == GC3_ERR_INVALID_PARAM && prog == NULL, "a bcast trace without a root");
         pp.coll = GC3_COLL_ALLREDUCE, pp.root = 1; /* a root for allreduce: refused */
         CHECK(gc3_prog_create(&pp, &prog) == GC3_ERR_INVALID_PARAM && prog == NULL, "an allreduce trace with a root");
+        pp.coll = GC3_COLL_BCAST, pp.root = 1; /* a non-root's input holds no data in the trace */
+        CHECK_OK(gc3_prog_create(&pp, &prog));
+        if (prog != NULL) {
+            gc3_cref_t x;
+            gc3_chunk(prog, 0, GC3_BUF_INPUT, 0, 1, &x);
+            gc3_copy(prog, x, 1, GC3_BUF_OUTPUT, 0, 0, &x);
+            CHECK(strstr(gc3_prog_error(prog), "rank 0 input chunk 0 holds no data yet") != NULL, "trace: '%s'",
+                  gc3_prog_error(prog));
+            gc3_prog_destroy(prog);
+        }
     }
 }
 
