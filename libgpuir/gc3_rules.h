@@ -5,8 +5,10 @@
  *     allreduce      1      *      *       0-64K        allpairs        proto=LL
  *     allreduce      1      *      *       64K-inf      ring            channels=8 instances=4
  *
- *   collective  allreduce | alltoall | allgather | reduce_scatter_block | *  (gc3_coll_desc()->mpi_name; read with gc3_coll_from_name,
- *               so reduce_scatter and MSCCL's spellings are accepted too)
+ *   collective  allreduce | alltoall | allgather | reduce_scatter_block | bcast | reduce | *
+ *               (gc3_coll_desc()->mpi_name, listed by gc3_coll_mpi_names; read with gc3_coll_from_name,
+ *               so reduce_scatter and MSCCL's spellings are accepted too). A rooted collective's
+ *               generator is run for the call's root (gc3_rule_target_t.root)
  *   nodes,gpus  N, A-B or * (gpus: ranks per node)
  *   link        nvlink | pcie | host | *     (host: the host backend)
  *   bytes       A-B (bytes of the call as OSU counts them; K, M, G suffixes; B may be inf) or *;
@@ -45,6 +47,8 @@ typedef struct {
     gc3_ir_program_t *program;  /* the program, read and verified once (owned by the rules, read-only) */
     int         ranks;          /* the program's rank count; 0: any */
     int         inplace_ok, outofplace_ok;
+    int         root;           /* a file's rooted program: the root it serves; -1 (generators, and files of
+                                 * other collectives): any */
 } gc3_rule_t;
 
 /* The rules own their strings (algo, where, xml) and programs: gc3_rules_destroy frees them. */
@@ -65,6 +69,10 @@ const gc3_rule_t *gc3_rules_match(const gc3_rules_t *rules, gc3_coll_t coll, int
 /* The same for one call: ranks of the communicator, inplace 1/0 (-1: either). */
 const gc3_rule_t *gc3_rules_match_call(const gc3_rules_t *rules, gc3_coll_t coll, int nodes, int gpus,
                                        gc3_link_t link, uint64_t bytes, int ranks, int inplace);
+/* The same for a call of a rooted collective with root `root` (-1: any): a rooted program's file
+ * serves its own root only. */
+const gc3_rule_t *gc3_rules_match_root(const gc3_rules_t *rules, gc3_coll_t coll, int nodes, int gpus,
+                                       gc3_link_t link, uint64_t bytes, int ranks, int inplace, int root);
 /* Put one rule per MSCCL XML program of dir (files *.xml, in name order) before the others, so that
  * a site's programs win wherever their shape matches: their collective (allreduce, alltoall,
  * allgather, reduce_scatter in any spelling), rank count, in-place/out-of-place support (a program
@@ -81,6 +89,7 @@ typedef struct {
     int inplace;    /* the plan's calls are in place (1) or not (0) */
     int slots;      /* FIFO slots per connection (the compiler schedules for them) */
     int max_blocks; /* thread blocks per rank at most */
+    int root;       /* rooted collectives (bcast, reduce): the call's root, in [0, ranks); ignored otherwise */
 } gc3_rule_target_t;
 
 /* What was made, for the plan's message. */

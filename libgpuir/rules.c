@@ -69,7 +69,21 @@ const char *gc3_rules_builtin_text(void)
            "allgather             1  *  *  64K-inf  allgather_ring       instances=8\n"
            "reduce_scatter_block  1  *  *  0-64K    reduce_scatter_ring\n"
            "reduce_scatter_block  1  *  host  64K-inf  reduce_scatter_ring\n"
-           "reduce_scatter_block  1  *  *  64K-inf  reduce_scatter_ring  instances=8\n";
+           "reduce_scatter_block  1  *  *  64K-inf  reduce_scatter_ring  instances=8\n"
+           "# bcast and reduce (not measured yet): the allreduce lines' sizes, the latency choice (direct, LL)\n"
+           "# below them, the pipelined chain (ring, Simple) above\n"
+           "bcast                 1  *  nvlink  0-128K   bcast_direct   proto=LL\n"
+           "bcast                 1  *  *       0-64K    bcast_direct   proto=LL\n"
+           "bcast                 1  *  nvlink  128K-4M  bcast_ring     channels=2\n"
+           "bcast                 1  *  nvlink  4M-inf   bcast_ring     channels=8 instances=4\n"
+           "bcast                 1  *  pcie    64K-inf  bcast_ring     channels=4 instances=2\n"
+           "bcast                 1  *  host    64K-inf  bcast_ring\n"
+           "reduce                1  *  nvlink  0-128K   reduce_direct  proto=LL\n"
+           "reduce                1  *  *       0-64K    reduce_direct  proto=LL\n"
+           "reduce                1  *  nvlink  128K-4M  reduce_ring    channels=2\n"
+           "reduce                1  *  nvlink  4M-inf   reduce_ring    channels=8 instances=4\n"
+           "reduce                1  *  pcie    64K-inf  reduce_ring    channels=4 instances=2\n"
+           "reduce                1  *  host    64K-inf  reduce_ring\n";
 }
 
 static int gc3_rules_int_range(const char *t, int *lo, int *hi)
@@ -176,6 +190,7 @@ gc3_status_t gc3_rules_parse(const char *text, const char *name, gc3_diag_t *dia
             continue;
         }
         memset(&r, 0, sizeof(r));
+        r.root = -1; /* a generator: any root */
         r.inplace_ok    = 1;
         r.outofplace_ok = 1;
         free(where);
@@ -193,8 +208,9 @@ gc3_status_t gc3_rules_parse(const char *text, const char *name, gc3_diag_t *dia
         if (strcmp(tok[0], "*") != 0) {
             gc3_coll_t c;
             if (gc3_coll_from_name(tok[0], &c) != GC3_OK) {
-                gc3_diag_add(diag, "%s: unknown collective '%s' (allreduce, alltoall, allgather, reduce_scatter_block "
-                             "or *)", where, tok[0]);
+                char names[256];
+                gc3_coll_mpi_names(names, sizeof(names));
+                gc3_diag_add(diag, "%s: unknown collective '%s' (%s or *)", where, tok[0], names);
                 errors++;
                 continue;
             }
@@ -366,8 +382,8 @@ void gc3_rules_destroy(gc3_rules_t *R)
     }
 }
 
-const gc3_rule_t *gc3_rules_match_call(const gc3_rules_t *R, gc3_coll_t coll, int nodes, int gpus,
-                                       gc3_link_t link, uint64_t bytes, int ranks, int inplace)
+const gc3_rule_t *gc3_rules_match_root(const gc3_rules_t *R, gc3_coll_t coll, int nodes, int gpus, gc3_link_t link,
+                                       uint64_t bytes, int ranks, int inplace, int root)
 {
     for (int i = 0; R != NULL && i < R->n; i++) {
         const gc3_rule_t *r = &R->rules[i];
@@ -375,11 +391,17 @@ const gc3_rule_t *gc3_rules_match_call(const gc3_rules_t *R, gc3_coll_t coll, in
         if ((r->coll < 0 || r->coll == (int)coll) && nodes >= r->nodes_lo && nodes <= r->nodes_hi &&
             gpus >= r->gpus_lo && gpus <= r->gpus_hi && (r->link < 0 || r->link == (int)link) && in_bytes &&
             (r->ranks == 0 || r->ranks == ranks) && (inplace != 1 || r->inplace_ok) &&
-            (inplace != 0 || r->outofplace_ok)) {
+            (inplace != 0 || r->outofplace_ok) && (root < 0 || r->root < 0 || r->root == root)) {
             return r;
         }
     }
     return NULL;
+}
+
+const gc3_rule_t *gc3_rules_match_call(const gc3_rules_t *R, gc3_coll_t coll, int nodes, int gpus,
+                                       gc3_link_t link, uint64_t bytes, int ranks, int inplace)
+{
+    return gc3_rules_match_root(R, coll, nodes, gpus, link, bytes, ranks, inplace, -1);
 }
 
 const gc3_rule_t *gc3_rules_match(const gc3_rules_t *R, gc3_coll_t coll, int nodes, int gpus, gc3_link_t link,
@@ -402,8 +424,10 @@ static gc3_status_t gc3_rules_from_xml(const char *path, gc3_diag_t *diag, gc3_r
     memset(r, 0, sizeof(*r));
     st = gc3_ir_read_file(path, diag, &p);
     if (st == GC3_OK && p->coll == GC3_COLL_CUSTOM) {
-        gc3_diag_add(diag, "%s: collective '%s' is not one an MPI call runs through gc3 (allreduce, alltoall, allgather, "
-                     "reduce_scatter)", path, p->coll_name ? p->coll_name : "?");
+        char names[256];
+        gc3_coll_mpi_names(names, sizeof(names));
+        gc3_diag_add(diag, "%s: collective '%s' is not one an MPI call runs through gc3 (%s)", path,
+                     p->coll_name ? p->coll_name : "?", names);
         st = GC3_ERR_UNSUPPORTED;
     }
     if (st == GC3_OK) {
@@ -422,6 +446,7 @@ static gc3_status_t gc3_rules_from_xml(const char *path, gc3_diag_t *diag, gc3_r
         r->channels      = p->nchannels;
         r->instances     = 1;
         r->ranks         = p->ngpus;
+        r->root          = p->root; /* a rooted program serves calls of its root only */
         r->inplace_ok    = p->inplace;
         r->outofplace_ok = p->outofplace || p->inplace; /* in-place programs: copy first */
         r->xml           = strdup(path);
@@ -549,6 +574,10 @@ static gc3_status_t gc3_rule_file_program(const gc3_rule_t *rule, const gc3_rule
         gc3_diag_add(diag, "%s: a program for %d ranks, the communicator has %d", rule->where, p->ngpus, t->ranks);
         return GC3_ERR_UNSUPPORTED;
     }
+    if (gc3_coll_desc(p->coll)->rooted && p->root != t->root) {
+        gc3_diag_add(diag, "%s: a program for root %d, the call's root is %d", rule->where, p->root, t->root);
+        return GC3_ERR_UNSUPPORTED;
+    }
     if (!t->inplace && !p->outofplace) {
         /* a program for in-place calls, an out-of-place call: the input copied into place first */
         made->copied = 1;
@@ -584,6 +613,7 @@ static gc3_status_t gc3_rule_generated_program(const gc3_rule_t *rule, const gc3
     ap.gpus_per_node = t->ranks / t->nodes;
     ap.inplace       = t->inplace;
     ap.slots         = t->slots;
+    ap.root          = t->root; /* rooted collectives' algorithms only; checked by the generator */
     if (rule->proto_set) ap.proto = rule->proto;
     if (rule->channels) ap.channels = rule->channels;
     if (rule->instances) ap.instances = rule->instances;

@@ -1,17 +1,22 @@
 /* gc3 / libgpuir: what each collective is (gc3_coll_desc_t, gc3_ir.h): the one table, and what
  * follows from it (names, segments, the elements of a call's chunks). */
+#include <stdio.h>
 #include <string.h>
 #include "gc3_ir.h"
 
 /* What each collective is (gc3_ir.h): the one table. */
 static const gc3_coll_desc_t gc3_colls[GC3_COLL_COUNT] = {
     [GC3_COLL_ALLREDUCE]      = {GC3_COLL_ALLREDUCE, "allreduce", "allreduce", {NULL}, 0, 0, 1, 1,
-                                 GC3_BUF_OUTPUT, 0},
-    [GC3_COLL_ALLTOALL]       = {GC3_COLL_ALLTOALL, "alltoall", "alltoall", {NULL}, 1, 1, 0, 1, GC3_BUF_OUTPUT, 0},
-    [GC3_COLL_ALLGATHER]      = {GC3_COLL_ALLGATHER, "allgather", "allgather", {NULL}, 0, 1, 0, 1, GC3_BUF_INPUT, 1},
+                                 GC3_BUF_OUTPUT, 0, 0},
+    [GC3_COLL_ALLTOALL]       = {GC3_COLL_ALLTOALL, "alltoall", "alltoall", {NULL}, 1, 1, 0, 1, GC3_BUF_OUTPUT, 0, 0},
+    [GC3_COLL_ALLGATHER]      = {GC3_COLL_ALLGATHER, "allgather", "allgather", {NULL}, 0, 1, 0, 1, GC3_BUF_INPUT, 1, 0},
     [GC3_COLL_REDUCE_SCATTER] = {GC3_COLL_REDUCE_SCATTER, "reduce_scatter", "reduce_scatter_block",
-                                 {"reducescatter", "reduce-scatter", NULL}, 1, 0, 1, 1, GC3_BUF_OUTPUT, 1},
-    [GC3_COLL_CUSTOM]         = {GC3_COLL_CUSTOM, "custom", "custom", {NULL}, 0, 0, 0, 0, GC3_BUF_OUTPUT, 0},
+                                 {"reducescatter", "reduce-scatter", NULL}, 1, 0, 1, 1, GC3_BUF_OUTPUT, 1, 0},
+    /* MSCCL's and SCCL's readers spell them "broadcast" and "reduce"; NCCL/RCCL's "Broadcast" */
+    [GC3_COLL_BCAST]          = {GC3_COLL_BCAST, "bcast", "bcast", {"broadcast", "Broadcast", NULL}, 0, 0, 0, 1,
+                                 GC3_BUF_INPUT, 0, 1},
+    [GC3_COLL_REDUCE]         = {GC3_COLL_REDUCE, "reduce", "reduce", {"Reduce", NULL}, 0, 0, 1, 1, GC3_BUF_OUTPUT, 0, 1},
+    [GC3_COLL_CUSTOM]         = {GC3_COLL_CUSTOM, "custom", "custom", {NULL}, 0, 0, 0, 0, GC3_BUF_OUTPUT, 0, 0},
 };
 
 const gc3_coll_desc_t *gc3_coll_desc(gc3_coll_t coll)
@@ -22,6 +27,19 @@ const gc3_coll_desc_t *gc3_coll_desc(gc3_coll_t coll)
 const char *gc3_coll_name(gc3_coll_t coll)
 {
     return ((unsigned)coll < GC3_COLL_COUNT) ? gc3_colls[coll].name : "?";
+}
+
+unsigned gc3_coll_access(gc3_coll_t coll, int root, int rank, gc3_buf_t buf)
+{
+    const gc3_coll_desc_t *d = gc3_coll_desc(coll);
+
+    if (!d->rooted || rank == root || buf == GC3_BUF_SCRATCH) {
+        return GC3_COLL_ACC_READ | GC3_COLL_ACC_WRITE;
+    }
+    if (d->reduces) { /* reduce: a non-root has its input (read-only) and no output */
+        return buf == GC3_BUF_INPUT ? GC3_COLL_ACC_READ : 0;
+    }
+    return buf == GC3_BUF_OUTPUT ? GC3_COLL_ACC_READ | GC3_COLL_ACC_WRITE : 0; /* bcast: no input */
 }
 
 int gc3_coll_segments(gc3_coll_t coll, gc3_buf_t buf, int ngpus)
@@ -53,6 +71,20 @@ gc3_status_t gc3_coll_from_name(const char *name, gc3_coll_t *coll_p)
     }
     *coll_p = GC3_COLL_CUSTOM;
     return GC3_ERR_UNSUPPORTED;
+}
+
+void gc3_coll_mpi_names(char *buf, size_t len)
+{
+    size_t used = 0;
+
+    if (len == 0) {
+        return;
+    }
+    buf[0] = '\0';
+    for (int i = 0; i < GC3_COLL_CUSTOM && used < len; i++) {
+        int n = snprintf(buf + used, len - used, "%s%s", i ? ", " : "", gc3_colls[i].mpi_name);
+        used += n > 0 ? (size_t)n : 0;
+    }
 }
 
 gc3_status_t gc3_coll_chunk_elems(const gc3_ir_program_t *p, uint64_t count, uint64_t *chunk_elems_p)

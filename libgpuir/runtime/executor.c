@@ -808,7 +808,9 @@ static void gc3_zc_prep(gc3_plan_t *p)
      * message in place, no scratch (its copies would grow with the tile), a collective whose every rank
      * waits for every other in each call (the agreement's words are read before they change) */
     for (int k = 0; k < 2; k++) {
-        p->zc_agree[k] = full[k] && !p->uses_scratch && p->flat->coll != GC3_COLL_CUSTOM && p->id < GC3_REG_AGREE_PLANS;
+        /* (not a rooted collective's: its root and other ranks may make different kinds of call) */
+        p->zc_agree[k] = full[k] && !p->uses_scratch && p->flat->coll != GC3_COLL_CUSTOM &&
+                         !gc3_coll_desc((gc3_coll_t)p->flat->coll)->rooted && p->id < GC3_REG_AGREE_PLANS;
     }
 }
 
@@ -1327,7 +1329,10 @@ gc3_status_t gc3_exec_prepare(gc3_exec_t *exec, const gc3_ir_program_t *program,
 static void gc3_call_buffers(const gc3_plan_t *p, const gc3_call_t *c, char **in, char **out)
 {
     const gc3_coll_desc_t *d = gc3_coll_desc((gc3_coll_t)p->flat->coll);
-    char *inner = (char *)c->recvbuf + (d->inplace_slice ? (size_t)p->rank * c->count * gc3_dtype_size(c->dtype) : 0);
+    /* (recvbuf is NULL only where the rank has no output: a reduce's non-root, gc3_call_check) */
+    char *inner = c->recvbuf == NULL || !d->inplace_slice
+                      ? (char *)c->recvbuf
+                      : (char *)c->recvbuf + (size_t)p->rank * c->count * gc3_dtype_size(c->dtype);
 
     *out = c->recvbuf;
     *in  = (char *)c->sendbuf;
@@ -1353,12 +1358,18 @@ static gc3_status_t gc3_call_check(const gc3_plan_t *p, const gc3_call_t *c, gc3
                      "pooled plans must not overlap)");
         return GC3_ERR_INVALID_PARAM;
     }
-    if (gc3_dtype_size(c->dtype) == 0 || !gc3_op_valid(c->op, c->dtype) || c->recvbuf == NULL) {
+    /* a rooted collective's non-root has one buffer (gc3_coll_access): a reduce's passes no receive buffer,
+       a bcast's its receive buffer only, and the program runs alike in either kind of call there */
+    const gc3_coll_t coll     = (gc3_coll_t)p->flat->coll;
+    const int        has_out  = gc3_coll_access(coll, p->flat->root, p->rank, GC3_BUF_OUTPUT) != 0;
+    const int        one_buf  = !has_out || !gc3_coll_access(coll, p->flat->root, p->rank, GC3_BUF_INPUT);
+    if (gc3_dtype_size(c->dtype) == 0 || !gc3_op_valid(c->op, c->dtype) ||
+        (c->recvbuf == NULL && (has_out || c->sendbuf == NULL))) {
         gc3_diag_add(diag, "executor: operator %s is not defined on %s, or no receive buffer", gc3_op_name(c->op),
                      gc3_dtype_name(c->dtype));
         return GC3_ERR_INVALID_PARAM;
     }
-    if (c->sendbuf == NULL ? !p->flat->inplace : !p->flat->outofplace) {
+    if (!one_buf && (c->sendbuf == NULL ? !p->flat->inplace : !p->flat->outofplace)) {
         gc3_diag_add(diag, "executor: the program does not support %s calls", c->sendbuf == NULL ? "in-place" : "out-of-place");
         return GC3_ERR_UNSUPPORTED;
     }
@@ -1520,7 +1531,7 @@ static void gc3_call_zc(gc3_plan_t *p, const gc3_call_t *c)
         const size_t bytes = c->count * ds *
                              (size_t)gc3_coll_segments((gc3_coll_t)p->flat->coll, (gc3_buf_t)b, p->nranks);
         const char  *w     = NULL;
-        p->zc_held[b]      = gc3_reg_lookup(p->exec, buf[b], bytes, &peers[b], &w);
+        p->zc_held[b]      = buf[b] != NULL ? gc3_reg_lookup(p->exec, buf[b], bytes, &peers[b], &w) : 0; /* NULL: no output */
         why                = why != NULL ? why : w;
     }
     for (int q = 0; q < 64; q++) {

@@ -55,7 +55,9 @@ static int agree(int ok, const char *what)
 
 static size_t in_elems(gc3_coll_t c, size_t count)
 {
-    return c == GC3_COLL_ALLREDUCE || c == GC3_COLL_ALLGATHER ? count : count * (size_t)nranks;
+    return c == GC3_COLL_ALLREDUCE || c == GC3_COLL_ALLGATHER || c == GC3_COLL_BCAST || c == GC3_COLL_REDUCE
+               ? count
+               : count * (size_t)nranks;
 }
 
 static size_t out_elems(gc3_coll_t c, size_t count)
@@ -355,6 +357,114 @@ static void run_algo(gc3_exec_t *exec, const char *algo, int nodes, gc3_proto_t 
             }
             ok = agree(ok, msg);
             calls++;
+        }
+    }
+    if (rank == 0) {
+        printf("%-55s %s (%d calls)\n", what, ok ? "results verified" : "FAILED", calls);
+        fflush(stdout);
+    }
+    gc3_plan_destroy(plan);
+    gc3_ir_program_destroy(prog);
+    gc3_diag_cleanup(&diag);
+}
+
+/* A rooted collective (bcast, reduce) as MPI calls it: bcast's non-roots pass their receive buffer
+ * only (an in-place call), reduce's pass no receive buffer; the root in place (MPI_IN_PLACE) or not.
+ * Every rank checks its part against a host computation: bcast, every output is the root's data;
+ * reduce, the root's output is the reduction of every rank's data, and every rank's send buffer is
+ * as it was. */
+static void run_rooted(gc3_exec_t *exec, const char *algo, gc3_proto_t proto, int inplace, int root, size_t max_count)
+{
+    gc3_algo_params_t ap;
+    gc3_ir_program_t *prog = NULL;
+    gc3_plan_t       *plan = NULL;
+    gc3_diag_t        diag;
+    char              what[256], why[512] = "";
+    int               ok = 1, calls = 0;
+    const size_t      counts[] = {1, 7, 1000, 65539};
+    struct {
+        gc3_dtype_t dt;
+        gc3_op_t    op;
+    } types[] = {{GC3_DT_FLOAT32, GC3_OP_SUM}, {GC3_DT_INT32, GC3_OP_MAX}, {GC3_DT_UINT8, GC3_OP_BXOR}};
+
+    gc3_diag_init(&diag);
+    gc3_algo_params_default(&ap, nranks);
+    ap.proto     = proto;
+    ap.inplace   = inplace;
+    ap.root      = root;
+    ap.instances = instances;
+    ap.channels  = channels;
+    snprintf(what, sizeof(what), "%s root %d %s %s", algo, root, gc3_proto_name(proto),
+             inplace ? "in-place" : "out-of-place");
+    if (gc3_algo_generate(algo, &ap, &diag, NULL, &prog) != GC3_OK) {
+        snprintf(why, sizeof(why), "generate: %s", diag.count ? diag.msgs[0] : "?");
+        ok = 0;
+    } else if (gc3_exec_prepare(exec, prog, &diag, &plan) != GC3_OK) {
+        snprintf(why, sizeof(why), "prepare: %s", diag.count ? diag.msgs[0] : "?");
+        ok = 0;
+    }
+    ok = agree(ok, what) && ok;
+    for (size_t i = 0; ok && i < sizeof(counts) / sizeof(counts[0]); i++) {
+        for (size_t t = 0; ok && t < sizeof(types) / sizeof(types[0]); t++) {
+            const size_t count = counts[i], ds = gc3_dtype_size(types[t].dt), bytes = count * ds;
+            const int    bcast = prog->coll == GC3_COLL_BCAST;
+            char       **all_in, *h = malloc(bytes + 1), *exp = malloc(bytes + 1), *in = NULL, *out = NULL, msg[1024];
+            gc3_call_t   call = {NULL, NULL, count, types[t].dt, types[t].op, NULL};
+            gc3_status_t s;
+            int          right = 1;
+            if (count > max_count || (t > 0 && (bcast || count > 1000))) {
+                free(h);
+                free(exp);
+                continue;
+            }
+            all_in = call_inputs(prog, &(test_call_t){.dt = types[t].dt, .op = types[t].op, .count = count});
+            memcpy(exp, all_in[root], bytes); /* bcast; reduce: the reduction, below */
+            for (int q = 0; !bcast && q < nranks; q++) {
+                if (q != root) {
+                    gc3_reduce_host(types[t].dt, types[t].op, exp, all_in[q], count);
+                }
+            }
+            if (rank == root || !bcast) { /* the data: a send buffer, or the root's one buffer in place */
+                in = buf_alloc(bytes);
+                buf_put(in, all_in[rank], bytes);
+            }
+            if (rank == root ? !inplace : bcast) { /* a receive buffer of garbage */
+                out = buf_alloc(bytes);
+                memset(h, 0xA5, bytes);
+                buf_put(out, h, bytes);
+            }
+            call.sendbuf = rank == root && inplace ? NULL : bcast && rank != root ? NULL : in;
+            call.recvbuf = rank == root && inplace ? in : out;
+            s            = gc3_exec_run(plan, &call, &diag);
+            if (s != GC3_OK) {
+                snprintf(why, sizeof(why), "rank %d: %s (%s)", rank, gc3_status_string(s), diag.count ? diag.msgs[0] : "");
+                right = 0;
+            }
+            if (right && (bcast || rank == root)) { /* the output */
+                buf_get(h, (char *)call.recvbuf, bytes);
+                right = gc3_refexec_compare(types[t].dt, h, exp, count, "output vs direct computation", &diag) == GC3_OK;
+            }
+            if (right && !bcast && !(rank == root && inplace)) { /* the send buffer, untouched */
+                buf_get(h, in, bytes);
+                right = gc3_refexec_compare(types[t].dt, h, all_in[rank], count, "send buffer afterwards", &diag) ==
+                        GC3_OK;
+            }
+            if (!right && s == GC3_OK) {
+                snprintf(why, sizeof(why), "rank %d: %s", rank, diag.count ? diag.msgs[diag.count - 1] : "?");
+            }
+            snprintf(msg, sizeof(msg), "%s count %zu %s %s: %s", what, count, gc3_dtype_name(types[t].dt),
+                     gc3_op_name(types[t].op), right ? "ok" : why);
+            if (!right) {
+                fprintf(stderr, "%s\n", msg);
+            }
+            ok = agree(right, msg);
+            calls++;
+            buf_free(in);
+            buf_free(out);
+            call_inputs_free(all_in);
+            free(h);
+            free(exp);
+            gc3_diag_cleanup(&diag);
         }
     }
     if (rank == 0) {
@@ -755,6 +865,22 @@ int main(int argc, char **argv)
             for (int proto = 0; proto < 2; proto++) {
                 for (int inplace = 0; inplace <= 1; inplace++) {
                     run_algo(exec, flat[a], 1, (gc3_proto_t)proto, inplace, max_count, quick);
+                }
+            }
+        }
+        if (pseudo == 0) { /* the rooted collectives (bcast, reduce) in their protocols, rooted at the first and the
+                              last rank */
+            const struct {
+                const char *algo;
+                gc3_proto_t proto;
+            } rooted[] = {{"bcast_direct", GC3_PROTO_LL},
+                          {"bcast_ring", GC3_PROTO_SIMPLE},
+                          {"reduce_direct", GC3_PROTO_LL},
+                          {"reduce_ring", GC3_PROTO_SIMPLE}};
+            for (size_t a = 0; a < sizeof(rooted) / sizeof(rooted[0]); a++) {
+                for (int inplace = 0; inplace <= 1; inplace++) {
+                    run_rooted(exec, rooted[a].algo, rooted[a].proto, inplace, 0, max_count);
+                    run_rooted(exec, rooted[a].algo, rooted[a].proto, inplace, nranks - 1, max_count);
                 }
             }
         }

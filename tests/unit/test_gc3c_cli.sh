@@ -60,6 +60,26 @@ check gen-bad-shape 2 "--ranks 8 does not split into 3 nodes of equal size" -- "
 check gen-unknown 2 "unknown algorithm 'tree'" -- "$gc3c" gen tree --ranks 4
 check gen-no-ranks 2 "--ranks R (at least 2) is required" -- "$gc3c" gen ring
 check gen-bad-proto 2 "--proto must be Simple, LL or LL128" -- "$gc3c" gen ring --ranks 4 --proto fast
+# rooted collectives (bcast, reduce): --root, the program's root in the file, run on it, refusals
+gtmp=$(mktemp -d)
+check gen-bcast-root 0 'coll="bcast" inplace="0" outofplace="1" root="2"' -- "$gc3c" gen bcast_ring --ranks 4 --root 2 --channels 2
+check gen-bcast-file 0 "" -- "$gc3c" gen bcast_ring --ranks 4 --root 2 --inplace -o "$gtmp/bcast4.xml"
+check run-bcast-inplace 0 "bcast 'bcast_ring4_root2' on 4 ranks, int32, count 1600 (400 elements/chunk), in-place: results verified" -- \
+    "$gc3c" run --inplace --dtype int32 --count 1600 "$gtmp/bcast4.xml"
+check run-bcast-copied 0 "out-of-place (input copied into place first): results verified" -- "$gc3c" run "$gtmp/bcast4.xml"
+check gen-reduce-file 0 "" -- "$gc3c" gen reduce_direct --ranks 3 --root 1 --proto LL -o "$gtmp/reduce3.xml"
+check run-reduce 0 "reduce 'reduce_direct3_root1' on 3 ranks, float64 max, count 77" -- \
+    "$gc3c" run --dtype float64 --op max --count 77 "$gtmp/reduce3.xml"
+check verify-reduce 0 "verified out-of-place" -- "$gc3c" verify "$gtmp/reduce3.xml"
+check gen-one-rank 0 'ngpus="1" coll="reduce"' -- "$gc3c" gen reduce_ring --ranks 1
+check gen-root-range 1 "bcast_ring: root 4 is not a rank of 4 (0 to 3)" -- "$gc3c" gen bcast_ring --ranks 4 --root 4
+check gen-root-bad 2 "--root needs a rank, an integer from 0 (got 'x')" -- "$gc3c" gen bcast_ring --ranks 4 --root x
+check gen-root-unrooted 2 "--root is for the rooted collectives' algorithms (bcast, reduce), not ring (allreduce)" -- \
+    "$gc3c" gen ring --ranks 4 --root 1
+check simulate-root 0 "bcast_direct (us)" -- "$gc3c" simulate --algo bcast_direct,bcast_ring --gpus 4 --root 3 --sizes 1K:4K
+sed 's/ root="1"//' "$gtmp/reduce3.xml" > "$gtmp/noroot.xml"
+check verify-no-root 1 "is a rooted collective: it needs root=\"R\"" -- "$gc3c" verify "$gtmp/noroot.xml"
+rm -rf "$gtmp"
 # --max-blocks: the component's narrowing (instances halved, then channels), told on stderr
 check gen-fit-narrowed 0 "allreduce_ring4: narrowed from 16 x 4 to 16 x 2 (channels x instances) to fit 33 thread blocks per rank" -- \
     "$gc3c" gen ring --ranks 4 --channels 16 --instances 4 --max-blocks 33 -o /dev/null

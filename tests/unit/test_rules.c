@@ -119,7 +119,7 @@ int main(void)
     }
     {
         /* zero_copy=off: the rule's programs copy every message (a runtime field, in the program's hash) */
-        gc3_rule_target_t t  = {4, 1, 0, 4, 1 << 20};
+        gc3_rule_target_t t  = {4, 1, 0, 4, 1 << 20, 0};
         gc3_rule_made_t   made;
         gc3_ir_program_t *p0 = NULL, *p1 = NULL;
         gc3_diag_cleanup(&diag);
