@@ -28,7 +28,8 @@ static int gc3_allgather_args(mca_coll_gc3_module_t *m, const void *sbuf, int sc
     }
     if (!ompi_datatype_is_contiguous_memory_layout(rdt, rcount * (int)n) ||
         !(inplace || ompi_datatype_is_contiguous_memory_layout(sdt, scount)) || ssize != rsize * (size_t)rcount) {
-        return mca_coll_gc3_passed_on(m->comm, "allgather", "non-contiguous datatypes, or send and receive sizes differ");
+        return mca_coll_gc3_passed_on(m->comm, "allgather",
+                                      "non-contiguous datatypes, or send and receive sizes differ");
     }
     a->dtype = GC3_DT_UINT8; /* moved as bytes */
     a->op    = GC3_OP_SUM;
@@ -38,13 +39,15 @@ static int gc3_allgather_args(mca_coll_gc3_module_t *m, const void *sbuf, int sc
 }
 
 int mca_coll_gc3_allgather(const void *sbuf, int scount, struct ompi_datatype_t *sdt, void *rbuf, int rcount,
-                           struct ompi_datatype_t *rdt, struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
+                           struct ompi_datatype_t *rdt, struct ompi_communicator_t *comm,
+                           mca_coll_base_module_t *module)
 {
     mca_coll_gc3_module_t *m = (mca_coll_gc3_module_t *)module;
-    mca_coll_gc3_stage_t   s, r;
     size_t                 n = (size_t)ompi_comm_size(comm);
-    int                    rc, inplace = sbuf == MPI_IN_PLACE;
+    int                    rc;
     mca_coll_gc3_args_t    a;
+    mca_coll_gc3_stage_t   b[2] = { mca_coll_gc3_stage_buf((void *)sbuf, sdt, (size_t)scount, 1, 0),
+                                    mca_coll_gc3_stage_buf(rbuf, rdt, (size_t)rcount * n, sbuf == MPI_IN_PLACE, 1) };
 
     if (m->prev_allgather == NULL) {
         return MCA_COLL_GC3_NO_PREV(comm, allgather);
@@ -54,17 +57,13 @@ int mca_coll_gc3_allgather(const void *sbuf, int scount, struct ompi_datatype_t 
         return rc;
     }
     rc = OMPI_SUCCESS;
-    if (!MCA_COLL_GC3_DEV_BOTH || !mca_coll_gc3_stage_call(comm, "allgather", &rc)) {
-        return rc != OMPI_SUCCESS ? rc : m->prev_allgather(sbuf, scount, sdt, rbuf, rcount, rdt, comm, m->prev_allgather_module);
+    if (!a.device || !mca_coll_gc3_stage_call(comm, "allgather", &rc)) {
+        return rc != OMPI_SUCCESS
+                   ? rc
+                   : m->prev_allgather(sbuf, scount, sdt, rbuf, rcount, rdt, comm, m->prev_allgather_module);
     }
-    rc = mca_coll_gc3_stage_in(&s, (void *)sbuf, sdt, (size_t)scount, 1);
-    if (rc == OMPI_SUCCESS) {
-        rc = mca_coll_gc3_stage_in(&r, rbuf, rdt, (size_t)rcount * n, inplace);
-        if (rc == OMPI_SUCCESS) {
-            rc = m->prev_allgather(inplace ? MPI_IN_PLACE : s.base, scount, sdt, r.base, rcount, rdt, comm,
-                                   m->prev_allgather_module);
-        }
-        rc = mca_coll_gc3_stage_out(&r, rdt, (size_t)rcount * n, 1, rc);
+    if ((rc = mca_coll_gc3_stage_in(b, 2)) == OMPI_SUCCESS) {
+        rc = m->prev_allgather(b[0].base, scount, sdt, b[1].base, rcount, rdt, comm, m->prev_allgather_module);
     }
-    return mca_coll_gc3_stage_out(&s, sdt, (size_t)scount, 0, rc);
+    return mca_coll_gc3_stage_out(b, 2, rc);
 }

@@ -16,7 +16,8 @@ static int gc3_reduce_scatter_block_args(mca_coll_gc3_module_t *m, const void *s
     size_t dsize = 0;
 
     memset(a, 0, sizeof(*a));
-    a->backend = sbuf == MPI_IN_PLACE ? -1 : mca_coll_gc3_pick_backend(m, sbuf, rbuf, "reduce_scatter_block", &a->device);
+    a->backend =
+        sbuf == MPI_IN_PLACE ? -1 : mca_coll_gc3_pick_backend(m, sbuf, rbuf, "reduce_scatter_block", &a->device);
     ompi_datatype_type_size(dt, &dsize);
     if (sbuf == MPI_IN_PLACE) {
         a->backend = -1;
@@ -34,13 +35,15 @@ static int gc3_reduce_scatter_block_args(mca_coll_gc3_module_t *m, const void *s
 }
 
 int mca_coll_gc3_reduce_scatter_block(const void *sbuf, void *rbuf, int rcount, struct ompi_datatype_t *dt,
-                                      struct ompi_op_t *op, struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
+                                      struct ompi_op_t *op, struct ompi_communicator_t *comm,
+                                      mca_coll_base_module_t *module)
 {
     mca_coll_gc3_module_t *m = (mca_coll_gc3_module_t *)module;
-    mca_coll_gc3_stage_t   s, r;
     int                    rc, inplace = sbuf == MPI_IN_PLACE;
-    size_t                 all = (size_t)rcount * (size_t)ompi_comm_size(comm), rn = inplace ? all : (size_t)rcount;
+    size_t                 all = (size_t)rcount * (size_t)ompi_comm_size(comm);
     mca_coll_gc3_args_t    a;
+    mca_coll_gc3_stage_t   b[2] = { mca_coll_gc3_stage_buf((void *)sbuf, dt, all, 1, 0),
+                                    mca_coll_gc3_stage_buf(rbuf, dt, inplace ? all : (size_t)rcount, inplace, 1) };
 
     if (m->prev_reduce_scatter_block == NULL) {
         return MCA_COLL_GC3_NO_PREV(comm, reduce_scatter_block);
@@ -50,17 +53,16 @@ int mca_coll_gc3_reduce_scatter_block(const void *sbuf, void *rbuf, int rcount, 
         return rc;
     }
     rc = OMPI_SUCCESS;
-    if (!MCA_COLL_GC3_DEV_BOTH || !mca_coll_gc3_stage_call(comm, "reduce_scatter_block", &rc)) {
-        return rc != OMPI_SUCCESS ? rc : m->prev_reduce_scatter_block(sbuf, rbuf, rcount, dt, op, comm, m->prev_reduce_scatter_block_module);
+    if (!mca_coll_gc3_device_call(MCA_COLL_GC3_BUFS_BOTH, sbuf, rbuf, -1, comm) ||
+        !mca_coll_gc3_stage_call(comm, "reduce_scatter_block", &rc)) {
+        return rc != OMPI_SUCCESS ? rc
+                                  : m->prev_reduce_scatter_block(sbuf, rbuf, rcount, dt, op, comm,
+                                                                 m->prev_reduce_scatter_block_module);
     }
-    rc = mca_coll_gc3_stage_in(&s, (void *)sbuf, dt, all, 1);
-    if (rc == OMPI_SUCCESS) {
-        rc = mca_coll_gc3_stage_in(&r, rbuf, dt, rn, inplace);
-        if (rc == OMPI_SUCCESS) {
-            rc = m->prev_reduce_scatter_block(inplace ? MPI_IN_PLACE : s.base, r.base, rcount, dt, op, comm,
-                                              m->prev_reduce_scatter_block_module);
-        }
-        rc = mca_coll_gc3_stage_out(&r, dt, (size_t)rcount, 1, rc);
+    if ((rc = mca_coll_gc3_stage_in(b, 2)) == OMPI_SUCCESS) {
+        rc = m->prev_reduce_scatter_block(b[0].base, b[1].base, rcount, dt, op, comm,
+                                          m->prev_reduce_scatter_block_module);
     }
-    return mca_coll_gc3_stage_out(&s, dt, all, 0, rc);
+    b[1].count = (size_t)rcount; /* in place too, only this rank's block is the result */
+    return mca_coll_gc3_stage_out(b, 2, rc);
 }
