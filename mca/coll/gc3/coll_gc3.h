@@ -264,6 +264,7 @@ int mca_coll_gc3_device_call(mca_coll_gc3_bufs_t bufs, const void *sbuf, const v
 #define MCA_COLL_GC3_FORM_BLOCKING    1
 #define MCA_COLL_GC3_FORM_NONBLOCKING 2
 #define MCA_COLL_GC3_FORM_PERSISTENT  4
+#define MCA_COLL_GC3_FORMS_ALL        (MCA_COLL_GC3_FORM_BLOCKING | MCA_COLL_GC3_FORM_NONBLOCKING | MCA_COLL_GC3_FORM_PERSISTENT)
 
 /* The component's table: one row per collective gc3 runs (coll_gc3_dispatch.c). Its
  * coll_gc3_enable_<name> parameter (registration, help text, settings hash: coll_gc3_component.c),
@@ -415,7 +416,8 @@ int    mca_coll_gc3_oob_iallgather(void *ctx, const void *send, void *recv, size
 int    mca_coll_gc3_oob_test(void *ctx, void *req);
 double mca_coll_gc3_now(void); /* monotonic seconds */
 /* The host-staged exchange: a call gc3 takes but has no plan for, on host copies of its buffers,
- * every rank's data sent to every other rank (allreduce: reduced in rank order, the same result
+ * every rank's data (block q of an input of one block per rank: to rank q) sent to every other rank
+ * (a reducing collective: reduced in rank order, the same result
  * everywhere). start: OMPI_SUCCESS when posted; test: 1 with *rc when over (timeout included). */
 int mca_coll_gc3_hsx_start(mca_coll_gc3_module_t *m, mca_coll_gc3_task_t *t);
 int mca_coll_gc3_hsx_test(mca_coll_gc3_module_t *m, mca_coll_gc3_task_t *t, int *rc);

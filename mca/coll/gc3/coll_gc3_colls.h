@@ -8,32 +8,29 @@
 #ifndef MCA_COLL_GC3_COLLS_H
 #define MCA_COLL_GC3_COLLS_H
 
-#define MCA_COLL_GC3_INTERCEPTED(X)                                                                                             \
-    /* gc3 runs them where it can, in every form (coll_gc3_<name>.c) */                                                         \
-    X(allreduce, allreduce)                                                                                                     \
-    X(iallreduce, iallreduce) X(allreduce_init, allreduce_init) X(alltoall, alltoall) X(ialltoall, ialltoall)                   \
-        X(alltoall_init, alltoall_init) X(allgather, allgather) X(                                                              \
-            reduce_scatter_block,                                                                                               \
-            reduce_scatter_block) /* passed on, staged through host memory on device buffers (coll_gc3_fallback.c) */           \
-        X(bcast, bcast) X(reduce, reduce) X(allgatherv, allgatherv) X(gather, gather) X(gatherv, gatherv) X(                    \
-            scatter,                                                                                                            \
-            scatter) X(scatterv,                                                                                                \
-                       scatterv) X(alltoallv,                                                                                   \
-                                   alltoallv) X(alltoallw,                                                                      \
-                                                alltoallw) X(reduce_scatter,                                                    \
-                                                             reduce_scatter) X(scan,                                            \
-                                                                               scan) X(exscan,                                  \
-                                                                                       exscan) X(neighbor_allgather,            \
-                                                                                                 allgather)                     \
-            X(neighbor_allgatherv, allgatherv) X(neighbor_alltoall, alltoall) X(neighbor_alltoallv, alltoallv) X(               \
-                neighbor_alltoallw,                                                                                             \
-                neighbor_alltoallw) /* nonblocking forms run as their blocking forms on device buffers (coll_gc3_fallback.c) */ \
-        X(ibcast, ibcast) X(ireduce, ireduce) X(iallgather, iallgather) X(iallgatherv, iallgatherv)                             \
-            X(igather, igather) X(igatherv, igatherv) X(iscatter, iscatter) X(iscatterv, iscatterv)                             \
-                X(ialltoallv, ialltoallv) X(ialltoallw, ialltoallw) X(ireduce_scatter_block, ireduce_scatter_block)             \
-                    X(ireduce_scatter, ireduce_scatter) X(iscan, iscan) X(iexscan, iexscan)                                     \
-                        X(ineighbor_allgather, iallgather) X(ineighbor_allgatherv, iallgatherv)                                 \
-                            X(ineighbor_alltoall, ialltoall) X(ineighbor_alltoallv, ialltoallv)                                 \
-                                X(ineighbor_alltoallw, ineighbor_alltoallw)
+/* clang-format off */
+#define MCA_COLL_GC3_INTERCEPTED(X)                                                                       \
+    /* gc3 runs them where it can, in every form (coll_gc3_<name>.c) */                                  \
+    X(allreduce, allreduce) X(iallreduce, iallreduce) X(allreduce_init, allreduce_init)                  \
+    X(alltoall, alltoall) X(ialltoall, ialltoall) X(alltoall_init, alltoall_init)                        \
+    X(allgather, allgather) X(iallgather, iallgather) X(allgather_init, allgather_init)                  \
+    X(reduce_scatter_block, reduce_scatter_block) X(ireduce_scatter_block, ireduce_scatter_block)        \
+    X(reduce_scatter_block_init, reduce_scatter_block_init)                                              \
+    /* passed on, staged through host memory on device buffers (coll_gc3_fallback.c) */                  \
+    X(bcast, bcast) X(reduce, reduce) X(allgatherv, allgatherv) X(gather, gather) X(gatherv, gatherv)    \
+    X(scatter, scatter) X(scatterv, scatterv) X(alltoallv, alltoallv) X(alltoallw, alltoallw)            \
+    X(reduce_scatter, reduce_scatter) X(scan, scan) X(exscan, exscan)                                    \
+    X(neighbor_allgather, allgather) X(neighbor_allgatherv, allgatherv)                                  \
+    X(neighbor_alltoall, alltoall) X(neighbor_alltoallv, alltoallv)                                      \
+    X(neighbor_alltoallw, neighbor_alltoallw)                                                            \
+    /* nonblocking forms run as their blocking forms on device buffers (coll_gc3_fallback.c) */          \
+    X(ibcast, ibcast) X(ireduce, ireduce) X(iallgatherv, iallgatherv)                                    \
+    X(igather, igather) X(igatherv, igatherv) X(iscatter, iscatter) X(iscatterv, iscatterv)              \
+    X(ialltoallv, ialltoallv) X(ialltoallw, ialltoallw)                                                  \
+    X(ireduce_scatter, ireduce_scatter) X(iscan, iscan) X(iexscan, iexscan)                              \
+    X(ineighbor_allgather, iallgather) X(ineighbor_allgatherv, iallgatherv)                              \
+    X(ineighbor_alltoall, ialltoall) X(ineighbor_alltoallv, ialltoallv)                                  \
+    X(ineighbor_alltoallw, ineighbor_alltoallw)
+/* clang-format on */
 
 #endif /* MCA_COLL_GC3_COLLS_H */

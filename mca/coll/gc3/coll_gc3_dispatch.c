@@ -10,15 +10,15 @@
 /* The component's table: the collectives gc3 runs (mca_coll_gc3_coll_t, coll_gc3.h). A collective
  * gc3 runs is a descriptor of libgpuir (gc3_coll_desc), its generators and rules, and a row here
  * with its functions in coll_gc3_<name>.c. */
+/* clang-format off */
 const mca_coll_gc3_coll_t mca_coll_gc3_colls[] = {
-    { GC3_COLL_ALLREDUCE, "allreduce", MCA_COLL_GC3_BUFS_BOTH, 0,
-      MCA_COLL_GC3_FORM_BLOCKING | MCA_COLL_GC3_FORM_NONBLOCKING | MCA_COLL_GC3_FORM_PERSISTENT, NULL },
-    { GC3_COLL_ALLTOALL, "alltoall", MCA_COLL_GC3_BUFS_BOTH, 0,
-      MCA_COLL_GC3_FORM_BLOCKING | MCA_COLL_GC3_FORM_NONBLOCKING | MCA_COLL_GC3_FORM_PERSISTENT, NULL },
-    { GC3_COLL_ALLGATHER, "allgather", MCA_COLL_GC3_BUFS_BOTH, 0, MCA_COLL_GC3_FORM_BLOCKING, NULL },
-    { GC3_COLL_REDUCE_SCATTER, "reduce_scatter_block", MCA_COLL_GC3_BUFS_BOTH, 0, MCA_COLL_GC3_FORM_BLOCKING,
-      "out of place" },
+    /* coll                    name                    device buffers          rooted  forms */
+    {GC3_COLL_ALLREDUCE,      "allreduce",            MCA_COLL_GC3_BUFS_BOTH, 0,      MCA_COLL_GC3_FORMS_ALL, NULL},
+    {GC3_COLL_ALLTOALL,       "alltoall",             MCA_COLL_GC3_BUFS_BOTH, 0,      MCA_COLL_GC3_FORMS_ALL, NULL},
+    {GC3_COLL_ALLGATHER,      "allgather",            MCA_COLL_GC3_BUFS_BOTH, 0,      MCA_COLL_GC3_FORMS_ALL, NULL},
+    {GC3_COLL_REDUCE_SCATTER, "reduce_scatter_block", MCA_COLL_GC3_BUFS_BOTH, 0,      MCA_COLL_GC3_FORMS_ALL, "out of place"},
 };
+/* clang-format on */
 const int mca_coll_gc3_ncolls = (int)(sizeof(mca_coll_gc3_colls) / sizeof(mca_coll_gc3_colls[0]));
 
 const mca_coll_gc3_coll_t *mca_coll_gc3_coll(gc3_coll_t coll)

@@ -833,34 +833,3 @@ int mca_coll_gc3_ineighbor_alltoallw(const void *sbuf, const int *scounts, const
     return m->prev_ineighbor_alltoallw(sbuf, scounts, sdispls, sdts, rbuf, rcounts, rdispls, rdts, comm, request,
                                        m->prev_ineighbor_alltoallw_module);
 }
-
-int mca_coll_gc3_iallgather(const void *sbuf, int scount, struct ompi_datatype_t *sdt, void *rbuf, int rcount,
-                            struct ompi_datatype_t *rdt, struct ompi_communicator_t *comm, ompi_request_t **request,
-                            mca_coll_base_module_t *module)
-{
-    mca_coll_gc3_module_t *m = (mca_coll_gc3_module_t *)module;
-
-    if (mca_coll_gc3_nb_as_blocking(comm, "iallgather",
-                                    mca_coll_gc3_device_call(MCA_COLL_GC3_BUFS_BOTH, sbuf, rbuf, -1, comm))) {
-        *request = &ompi_request_empty;
-        return mca_coll_gc3_allgather(sbuf, scount, sdt, rbuf, rcount, rdt, comm, module);
-    }
-    GC3_PREV_OR_FAIL(m, comm, iallgather);
-    return m->prev_iallgather(sbuf, scount, sdt, rbuf, rcount, rdt, comm, request, m->prev_iallgather_module);
-}
-
-int mca_coll_gc3_ireduce_scatter_block(const void *sbuf, void *rbuf, int rcount, struct ompi_datatype_t *dt,
-                                       struct ompi_op_t *op, struct ompi_communicator_t *comm, ompi_request_t **request,
-                                       mca_coll_base_module_t *module)
-{
-    mca_coll_gc3_module_t *m = (mca_coll_gc3_module_t *)module;
-
-    if (mca_coll_gc3_nb_as_blocking(comm, "ireduce_scatter_block",
-                                    mca_coll_gc3_device_call(MCA_COLL_GC3_BUFS_BOTH, sbuf, rbuf, -1, comm))) {
-        *request = &ompi_request_empty;
-        return mca_coll_gc3_reduce_scatter_block(sbuf, rbuf, rcount, dt, op, comm, module);
-    }
-    GC3_PREV_OR_FAIL(m, comm, ireduce_scatter_block);
-    return m->prev_ireduce_scatter_block(sbuf, rbuf, rcount, dt, op, comm, request,
-                                         m->prev_ireduce_scatter_block_module);
-}
