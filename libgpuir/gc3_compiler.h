@@ -43,6 +43,8 @@ typedef struct {
     const char *name;
     gc3_coll_t  coll;
     const char *coll_name;     /* custom collectives: their name (e.g. "alltonext") */
+    int         root;          /* rooted collectives (bcast, reduce): the root, in [0, nranks); -1 (the
+                                  default) for the others */
     int         nranks;
     int         in_chunks;     /* per rank */
     int         out_chunks;

@@ -13,6 +13,7 @@
 
 typedef enum {
     GC3_COLL_ALLREDUCE, GC3_COLL_ALLTOALL, GC3_COLL_ALLGATHER, GC3_COLL_REDUCE_SCATTER,
+    GC3_COLL_BCAST, GC3_COLL_REDUCE, /* rooted: a program is compiled for one root (gc3_ir_program_t.root) */
     GC3_COLL_CUSTOM, /* anything else: needs an explicit postcondition table */
     GC3_COLL_COUNT
 } gc3_coll_t;
@@ -63,7 +64,12 @@ char         gc3_buf_char(gc3_buf_t buf); /* 'i' 'o' 's', '-' for none */
  * per rank, else 1) chunks. Output chunk j*k+m of rank r (j: its segment, m < k) is input chunk
  * s*k+m of rank j (s = r when the input has a segment per rank, else 0); a reducing collective
  * combines that input chunk of every rank instead. In an in-place call the inner buffer lives
- * inside the other one, at this rank's segment of it (slice) or at its start. */
+ * inside the other one, at this rank's segment of it (slice) or at its start.
+ * Rooted collectives (bcast, reduce) take s = the root instead of every rank: bcast's output chunk m
+ * of every rank is input chunk m of the root, and only the root has an input (the others' input is
+ * not significant and is never read); reduce's output chunk m of the root combines input chunk m of
+ * every rank, and only the root has an output (the others' output is never read or written: MPI
+ * lets them pass NULL). gc3_coll_access says which buffers a rank may touch. */
 typedef struct {
     gc3_coll_t  coll;
     const char *name;          /* gc3's and the IR's: "allreduce", ..., "reduce_scatter", "custom" */
@@ -75,9 +81,17 @@ typedef struct {
     int         builtin_post;  /* the postcondition follows from the above (0: custom, carried) */
     gc3_buf_t   inplace_inner; /* in place: the buffer that lives inside the other */
     int         inplace_slice; /* ... at this rank's segment of the other (1) or at its start (0) */
+    int         rooted;        /* one rank is the root (bcast: the only input; reduce: the only output) */
 } gc3_coll_desc_t;
 /* The descriptor of coll (custom's for a value out of range: never NULL). */
 const gc3_coll_desc_t *gc3_coll_desc(gc3_coll_t coll);
+/* What rank `rank` of a collective with root `root` (-1: not rooted) may do with its buffer `buf`
+ * (input or output; scratch is always both): GC3_COLL_ACC_READ | GC3_COLL_ACC_WRITE, or 0 when the
+ * buffer is not there (bcast: a non-root's input; reduce: a non-root's output). Out-of-place inputs
+ * are read-only for every collective; this says what in-place calls allow too, so a reduce's
+ * non-root never writes its input (its send buffer, whatever the root's call). */
+enum { GC3_COLL_ACC_READ = 1, GC3_COLL_ACC_WRITE = 2 };
+unsigned     gc3_coll_access(gc3_coll_t coll, int root, int rank, gc3_buf_t buf);
 /* Segments of `buf` (input or output) of coll: 1, or ngpus when it has one per rank. */
 int          gc3_coll_segments(gc3_coll_t coll, gc3_buf_t buf, int ngpus);
 /* Chunks of a segment of coll with nchunksperloop chunks on ngpus ranks (0 when they do not divide). */
@@ -139,6 +153,9 @@ typedef struct gc3_ir_program {
     int            ngpus;
     int            inplace;
     int            outofplace;
+    int            root;          /* rooted collectives (bcast, reduce): the root it was compiled for, in
+                                   * [0, ngpus); -1 for the others. In the file: <algo root="R"> (gc3's
+                                   * extension: MSCCL files carry no root) */
     uint64_t       min_bytes;
     uint64_t       max_bytes;     /* 0 = no upper bound */
     uint64_t       fifo_cap;      /* runtime: the most FIFO memory a plan of it may take on a rank, when
@@ -278,6 +295,7 @@ typedef struct {
     int32_t  coll, proto;
     int32_t  nranks, nchunksperloop, nchannels;
     int32_t  inplace, outofplace;
+    int32_t  root;           /* gc3_ir_program_t's: -1, or a rooted collective's root */
     int32_t  ntbs, nsteps;   /* totals over all ranks */
     uint64_t bytes;          /* size of the whole allocation */
     uint64_t ranks_off, tbs_off, steps_off; /* byte offsets from the header */
@@ -322,7 +340,8 @@ int          gc3_flat_nlocations(const gc3_flat_program_t *flat, int rank);
  * that chunk at the rank happens before the step, or after a write that follows the receiving step;
  * every other write before the step or after the receiving step; one such later write exists, so the
  * output ends right) becomes rrcs into that chunk, in every kind of call the program supports; then
- * it is marked like the others. Programs of more than GC3_ZC_MAX_STEPS steps are not analysed (no
+ * it is marked like the others (never where the rank may not write its output: a reduce's non-root,
+ * gc3_coll_access). Programs of more than GC3_ZC_MAX_STEPS steps are not analysed (no
  * zero-copy sends). The same result on every rank for the same program. rank -1: every rank (one
  * analysis of the program's graph for all). Returns the number of send steps marked (for some kind of
  * call); stats (may be NULL) counts them over the ranks marked. */

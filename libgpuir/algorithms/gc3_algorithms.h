@@ -14,6 +14,7 @@ typedef struct {
     int         chunks_per_peer;/* alltoall: chunks per (source, destination) pair; allpairs: chunks per rank */
     gc3_proto_t proto;
     int         inplace;
+    int         root;           /* rooted collectives (bcast, reduce): the root, in [0, nranks) (default 0) */
     int         slots;          /* FIFO slots per connection */
     int         verify;         /* run the verifier on the result (1) */
 } gc3_algo_params_t;
@@ -69,5 +70,9 @@ GC3_ALGO_DECLARE(gc3_algo_alltoall_twostep);
 GC3_ALGO_DECLARE(gc3_algo_allgather_ring);
 GC3_ALGO_DECLARE(gc3_algo_reduce_scatter_ring);
 GC3_ALGO_DECLARE(gc3_algo_alltonext);
+GC3_ALGO_DECLARE(gc3_algo_bcast_direct);
+GC3_ALGO_DECLARE(gc3_algo_bcast_ring);
+GC3_ALGO_DECLARE(gc3_algo_reduce_direct);
+GC3_ALGO_DECLARE(gc3_algo_reduce_ring);
 
 #endif

@@ -18,6 +18,14 @@ static const gc3_algo_t gc3_algos[] = {
      gc3_algo_alltoall_twostep},
     {"allgather_ring", GC3_COLL_ALLGATHER, NULL, "allgather: ring", 0, gc3_algo_allgather_ring},
     {"reduce_scatter_ring", GC3_COLL_REDUCE_SCATTER, NULL, "reduce_scatter: ring", 0, gc3_algo_reduce_scatter_ring},
+    {"bcast_direct", GC3_COLL_BCAST, NULL, "bcast: the root sends its buffer to every other rank (one step: small sizes, LL); --chunks-per-peer K: K chunks; --root R", 0,
+     gc3_algo_bcast_direct},
+    {"bcast_ring", GC3_COLL_BCAST, NULL, "bcast: a pipelined chain root -> root+1 -> ... (channels x chunks-per-peer x ngpus chunks: large sizes, Simple); --root R", 0,
+     gc3_algo_bcast_ring},
+    {"reduce_direct", GC3_COLL_REDUCE, NULL, "reduce: every rank sends its buffer to the root, which reduces them (one step: small sizes, LL); --chunks-per-peer K; --root R", 0,
+     gc3_algo_reduce_direct},
+    {"reduce_ring", GC3_COLL_REDUCE, NULL, "reduce: a pipelined chain root+1 -> ... -> root, rrs on the way, rrc at the root (large sizes, Simple); --root R", 0,
+     gc3_algo_reduce_ring},
     {"alltonext", GC3_COLL_CUSTOM, "alltonext", "custom: rank i sends its buffer to i+1; between nodes the transfer is split over all GPUs of the node", 1,
      gc3_algo_alltonext},
 };
@@ -32,6 +40,7 @@ void gc3_algo_params_default(gc3_algo_params_t *p, int nranks)
     p->channels        = 1;
     p->chunks_per_peer = 1;
     p->proto           = GC3_PROTO_SIMPLE;
+    p->root            = 0;
     p->slots           = GC3_FIFO_SLOTS_DEFAULT;
     p->verify          = 1;
 }
@@ -66,11 +75,16 @@ gc3_status_t gc3_algo_generate(const char *name, const gc3_algo_params_t *params
         gc3_diag_add(diag, "unknown algorithm '%s'", name);
         return GC3_ERR_INVALID_PARAM;
     }
-    if (params->nranks < 2 || params->instances < 1 || params->instances > 64 || params->channels < 1 ||
+    if (params->nranks < (gc3_coll_desc(a->coll)->rooted ? 1 : 2) || params->instances < 1 || params->instances > 64 || params->channels < 1 ||
         params->channels > 64 || params->chunks_per_peer < 1 || params->chunks_per_peer > 1024 || params->slots < 1) {
         gc3_diag_add(diag, "%s: needs at least 2 ranks, instances and channels in [1, 64], chunks per peer in "
                      "[1, 1024] and slots >= 1 (got ranks %d, instances %d, channels %d, chunks per peer %d, slots %d)",
                      name, params->nranks, params->instances, params->channels, params->chunks_per_peer, params->slots);
+        return GC3_ERR_INVALID_PARAM;
+    }
+    if (gc3_coll_desc(a->coll)->rooted && (params->root < 0 || params->root >= params->nranks)) {
+        gc3_diag_add(diag, "%s: root %d is not a rank of %d (0 to %d)", name, params->root, params->nranks,
+                     params->nranks - 1);
         return GC3_ERR_INVALID_PARAM;
     }
     if (a->uses_nodes && gc3_algo_check_shape(params, name, diag) != GC3_OK) {
@@ -133,7 +147,9 @@ static gc3_status_t gc3_algo_begin_any(const gc3_algo_params_t *params, const ch
     gc3_prog_params_default(&pp);
     {
         const char *cn = coll_name ? coll_name : gc3_coll_name(coll);
-        if (strncmp(name, cn, strlen(cn)) == 0) {
+        if (gc3_coll_desc(coll)->rooted) { /* a program per root */
+            snprintf(full, sizeof(full), "%s%d_root%d", name, params->nranks, params->root); /* bcast_ring4_root1 */
+        } else if (strncmp(name, cn, strlen(cn)) == 0) {
             snprintf(full, sizeof(full), "%s%d", name, params->nranks); /* allgather_ring4, alltonext4 */
         } else {
             snprintf(full, sizeof(full), "%s_%s%d", cn, name, params->nranks); /* allreduce_ring4 */
@@ -142,6 +158,7 @@ static gc3_status_t gc3_algo_begin_any(const gc3_algo_params_t *params, const ch
     pp.name           = full;
     pp.coll           = coll;
     pp.coll_name      = coll_name;
+    pp.root           = gc3_coll_desc(coll)->rooted ? params->root : -1;
     pp.post_cells     = post_cells;
     pp.nranks         = params->nranks;
     pp.in_chunks      = in_chunks;

@@ -46,12 +46,15 @@ static char *gc3_ref_addr(gc3_refctx_t *x, const gc3_sim_step_t *sc, int buf, in
                      gc3_sim_buffer_name(buf), chunk);
         return NULL;
     }
-    if (l < r->i_chunks) {
-        char *base = x->args->inplace ? (char *)x->outputs[sc->rank] : (char *)x->inputs[sc->rank];
-        return base + (size_t)l * x->chunk_bytes;
-    }
     if (l < r->i_chunks + r->o_chunks) {
-        return (char *)x->outputs[sc->rank] + (size_t)(l - r->i_chunks) * x->chunk_bytes;
+        /* a rooted collective's non-root may pass NULL for the buffer it does not have (gc3_coll_access) */
+        char *base = l < r->i_chunks && !x->args->inplace ? (char *)x->inputs[sc->rank] : (char *)x->outputs[sc->rank];
+        if (base == NULL) {
+            gc3_diag_add(x->diag, "rank %d tb %d step %d: uses %s chunk %d, but the rank's buffer is NULL", sc->rank,
+                         sc->tb, sc->step, gc3_sim_buffer_name(buf), chunk);
+            return NULL;
+        }
+        return base + (size_t)(l < r->i_chunks ? l : l - r->i_chunks) * x->chunk_bytes;
     }
     return x->scratch[sc->rank] + (size_t)(l - r->i_chunks - r->o_chunks) * x->chunk_bytes;
 }

@@ -231,6 +231,27 @@ static int gc3_check_step(const gc3_ir_program_t *p, int r, int t, int s, const 
     if (flags & GC3_STEP_F_WRITE_DST) {
         gc3_check_range(p, r, tb, st, "dst", st->dstbuf, st->dstoff, diag, &errors);
     }
+    if (gc3_coll_desc(p->coll)->rooted) { /* the buffers a rooted collective's non-root has */
+        const struct {
+            unsigned    step_flag, acc;
+            gc3_buf_t   buf;
+            const char *what;
+        } use[] = {{GC3_STEP_F_READ_SRC, GC3_COLL_ACC_READ, st->srcbuf, "reads"},
+                   {GC3_STEP_F_READ_DST, GC3_COLL_ACC_READ, st->dstbuf, "reads"},
+                   {GC3_STEP_F_WRITE_DST, GC3_COLL_ACC_WRITE, st->dstbuf, "writes"}};
+        for (int u = 0; u < 3; u++) {
+            if ((flags & use[u].step_flag) && (use[u].buf == GC3_BUF_INPUT || use[u].buf == GC3_BUF_OUTPUT) &&
+                !(gc3_coll_access(p->coll, p->root, r, use[u].buf) & use[u].acc)) {
+                gc3_diag_add(diag, "%s:%d: rank %d tb %d step %d (%s) %s its %s buffer, which %s's non-root ranks %s "
+                             "(root %d)", src, st->line, r, t, s, gc3_step_type_name(st->type), use[u].what,
+                             gc3_buf_long(use[u].buf), p->coll_name,
+                             gc3_coll_access(p->coll, p->root, r, use[u].buf) ? "may only read" : "do not have",
+                             p->root);
+                errors++;
+                break;
+            }
+        }
+    }
     if ((flags & GC3_STEP_F_SEND) && tb->send < 0) {
         gc3_diag_add(diag, "%s:%d: rank %d tb %d step %d (%s) sends, but the thread block has send=\"-1\"",
                      src, st->line, r, t, s, gc3_step_type_name(st->type));
@@ -291,6 +312,11 @@ gc3_status_t gc3_verify_structure(const gc3_ir_program_t *p, gc3_diag_t *diag)
     }
     if (!p->inplace && !p->outofplace) {
         gc3_diag_add(diag, "%s: the program is neither in-place nor out-of-place", src);
+        errors++;
+    }
+    if (gc3_coll_desc(p->coll)->rooted ? p->root < 0 || p->root >= p->ngpus : p->root != -1) {
+        gc3_diag_add(diag, "%s: %s %s (root %d)", src, p->coll_name,
+                     gc3_coll_desc(p->coll)->rooted ? "needs a root among its ranks" : "has no root", p->root);
         errors++;
     }
     for (int r = 0; r < p->ngpus; r++) {

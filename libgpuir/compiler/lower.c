@@ -918,6 +918,7 @@ static gc3_status_t gc3_emit(gc3_lower_t *L, gc3_ir_program_t **program_p, int *
     ir->proto      = p->params.proto;
     ir->inplace    = p->params.inplace ? 1 : 0;
     ir->outofplace = p->params.inplace ? 0 : 1;
+    ir->root       = p->params.root;
     ir->min_bytes  = p->params.min_bytes;
     ir->max_bytes  = p->params.max_bytes;
     if (ir->coll_name == NULL) {

@@ -9,6 +9,7 @@ void gc3_prog_params_default(gc3_prog_params_t *p)
     memset(p, 0, sizeof(*p));
     p->name      = "unnamed";
     p->coll      = GC3_COLL_ALLREDUCE;
+    p->root      = -1;
     p->proto     = GC3_PROTO_SIMPLE;
     p->instances = 1;
     p->slots     = GC3_FIFO_SLOTS_DEFAULT;
@@ -44,8 +45,9 @@ gc3_status_t gc3_prog_create(const gc3_prog_params_t *params, gc3_prog_t **prog_
     if (params->nranks < 1 || params->nranks > GC3_IR_MAX_GPUS || params->in_chunks < 0 || params->out_chunks < 0 ||
         params->in_chunks > GC3_IR_MAX_CHUNKS || params->out_chunks > GC3_IR_MAX_CHUNKS ||
         params->nchunksperloop < 1 || params->instances < 1 || params->instances > 64 || params->slots < 0 ||
-        (unsigned)params->proto >= GC3_PROTO_COUNT || (unsigned)params->coll >= GC3_COLL_COUNT) {
-        return GC3_ERR_INVALID_PARAM;
+        (unsigned)params->proto >= GC3_PROTO_COUNT || (unsigned)params->coll >= GC3_COLL_COUNT ||
+        (gc3_coll_desc(params->coll)->rooted ? params->root < 0 || params->root >= params->nranks : params->root != -1)) {
+        return GC3_ERR_INVALID_PARAM; /* a rooted collective needs its root, the others none */
     }
     p = calloc(1, sizeof(*p));
     if (p == NULL) {

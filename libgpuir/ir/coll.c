@@ -6,12 +6,16 @@
 /* What each collective is (gc3_ir.h): the one table. */
 static const gc3_coll_desc_t gc3_colls[GC3_COLL_COUNT] = {
     [GC3_COLL_ALLREDUCE]      = {GC3_COLL_ALLREDUCE, "allreduce", "allreduce", {NULL}, 0, 0, 1, 1,
-                                 GC3_BUF_OUTPUT, 0},
-    [GC3_COLL_ALLTOALL]       = {GC3_COLL_ALLTOALL, "alltoall", "alltoall", {NULL}, 1, 1, 0, 1, GC3_BUF_OUTPUT, 0},
-    [GC3_COLL_ALLGATHER]      = {GC3_COLL_ALLGATHER, "allgather", "allgather", {NULL}, 0, 1, 0, 1, GC3_BUF_INPUT, 1},
+                                 GC3_BUF_OUTPUT, 0, 0},
+    [GC3_COLL_ALLTOALL]       = {GC3_COLL_ALLTOALL, "alltoall", "alltoall", {NULL}, 1, 1, 0, 1, GC3_BUF_OUTPUT, 0, 0},
+    [GC3_COLL_ALLGATHER]      = {GC3_COLL_ALLGATHER, "allgather", "allgather", {NULL}, 0, 1, 0, 1, GC3_BUF_INPUT, 1, 0},
     [GC3_COLL_REDUCE_SCATTER] = {GC3_COLL_REDUCE_SCATTER, "reduce_scatter", "reduce_scatter_block",
-                                 {"reducescatter", "reduce-scatter", NULL}, 1, 0, 1, 1, GC3_BUF_OUTPUT, 1},
-    [GC3_COLL_CUSTOM]         = {GC3_COLL_CUSTOM, "custom", "custom", {NULL}, 0, 0, 0, 0, GC3_BUF_OUTPUT, 0},
+                                 {"reducescatter", "reduce-scatter", NULL}, 1, 0, 1, 1, GC3_BUF_OUTPUT, 1, 0},
+    /* MSCCL's and SCCL's readers spell them "broadcast" and "reduce"; NCCL/RCCL's "Broadcast" */
+    [GC3_COLL_BCAST]          = {GC3_COLL_BCAST, "bcast", "bcast", {"broadcast", "Broadcast", NULL}, 0, 0, 0, 1,
+                                 GC3_BUF_INPUT, 0, 1},
+    [GC3_COLL_REDUCE]         = {GC3_COLL_REDUCE, "reduce", "reduce", {"Reduce", NULL}, 0, 0, 1, 1, GC3_BUF_OUTPUT, 0, 1},
+    [GC3_COLL_CUSTOM]         = {GC3_COLL_CUSTOM, "custom", "custom", {NULL}, 0, 0, 0, 0, GC3_BUF_OUTPUT, 0, 0},
 };
 
 const gc3_coll_desc_t *gc3_coll_desc(gc3_coll_t coll)
@@ -22,6 +26,19 @@ const gc3_coll_desc_t *gc3_coll_desc(gc3_coll_t coll)
 const char *gc3_coll_name(gc3_coll_t coll)
 {
     return ((unsigned)coll < GC3_COLL_COUNT) ? gc3_colls[coll].name : "?";
+}
+
+unsigned gc3_coll_access(gc3_coll_t coll, int root, int rank, gc3_buf_t buf)
+{
+    const gc3_coll_desc_t *d = gc3_coll_desc(coll);
+
+    if (!d->rooted || rank == root || buf == GC3_BUF_SCRATCH) {
+        return GC3_COLL_ACC_READ | GC3_COLL_ACC_WRITE;
+    }
+    if (d->reduces) { /* reduce: a non-root has its input (read-only) and no output */
+        return buf == GC3_BUF_INPUT ? GC3_COLL_ACC_READ : 0;
+    }
+    return buf == GC3_BUF_OUTPUT ? GC3_COLL_ACC_READ | GC3_COLL_ACC_WRITE : 0; /* bcast: no input */
 }
 
 int gc3_coll_segments(gc3_coll_t coll, gc3_buf_t buf, int ngpus)

@@ -63,6 +63,7 @@ gc3_status_t gc3_flat_create(const gc3_ir_program_t *p, gc3_flat_program_t **fla
     f->nchannels      = p->nchannels;
     f->inplace        = p->inplace;
     f->outofplace     = p->outofplace;
+    f->root           = p->root;
     f->ntbs           = (int32_t)ntbs;
     f->nsteps         = (int32_t)nsteps;
     f->bytes          = bytes;

@@ -32,6 +32,9 @@ typedef struct {
     int                     image;   /* 1: the whole in-place buffer is kept in scratch from chunk ns on
                                         (the output does not cover it: reduce_scatter), copied to the
                                         output at the end */
+    int                     keep;    /* 1: a rooted collective's non-root, which has only one of the two
+                                        buffers (gc3_coll_access): its steps name it in both kinds of
+                                        call, nothing to copy or rename */
 } gc3_cf_rank_t;
 
 /* The out-of-place name of in-place chunk (buf, chunk) of this rank. */
@@ -40,6 +43,11 @@ static void gc3_cf_rename(const gc3_cf_rank_t *x, gc3_buf_t buf, int chunk, gc3_
     gc3_buf_t hb = buf;
     int       hc = chunk;
 
+    if (x->keep) {
+        *buf_p   = buf;
+        *chunk_p = chunk;
+        return;
+    }
     (void)gc3_ir_inplace_alias(x->p->coll, x->rank, x->ni, x->no, buf, chunk, &hb, &hc);
     if (hb == GC3_BUF_INPUT && x->image) {
         *buf_p   = GC3_BUF_SCRATCH;
@@ -85,6 +93,9 @@ static int gc3_cf_copies(const gc3_cf_rank_t *x, int epilogue, int max_cnt, gc3_
 {
     int n = 0;
 
+    if (x->keep) {
+        return 0;
+    }
     if (!epilogue) {
         for (int c = 0; c < x->ni; c++) {
             gc3_buf_t db;
@@ -123,13 +134,15 @@ static gc3_status_t gc3_cf_rank(const gc3_ir_program_t *p, int r, int max_cnt, g
 {
     const gc3_ir_gpu_t *g = &p->gpus[r];
     gc3_ir_gpu_t       *qg = &q->gpus[r];
-    gc3_cf_rank_t       x = {p, r, g->i_chunks, g->o_chunks, g->s_chunks, 0};
+    gc3_cf_rank_t       x = {p, r, g->i_chunks, g->o_chunks, g->s_chunks, 0, 0};
     gc3_cf_copy_t      *pro = NULL, *epi = NULL;
     int                 npro, nepi = 0, ntbs = g->ntbs > 0 ? g->ntbs : 1;
     int                *pre = NULL, *last_cpy = NULL, barrier = -1;
     gc3_status_t        status = GC3_ERR_NO_MEMORY;
 
-    x.image = gc3_cf_needs_image(&x);
+    x.keep  = gc3_coll_access(p->coll, p->root, r, GC3_BUF_INPUT) != (GC3_COLL_ACC_READ | GC3_COLL_ACC_WRITE) ||
+             gc3_coll_access(p->coll, p->root, r, GC3_BUF_OUTPUT) != (GC3_COLL_ACC_READ | GC3_COLL_ACC_WRITE);
+    x.image = !x.keep && gc3_cf_needs_image(&x);
     pro     = malloc(((size_t)x.ni + 1) * sizeof(*pro));
     epi     = malloc(((size_t)x.no + 1) * sizeof(*epi));
     pre     = calloc((size_t)ntbs, sizeof(int));
@@ -249,6 +262,7 @@ gc3_status_t gc3_ir_copy_first(const gc3_ir_program_t *p, gc3_ir_program_t **q_p
     q->nchannels  = p->nchannels;
     q->inplace    = 0;
     q->outofplace = 1;
+    q->root       = p->root;
     q->min_bytes  = p->min_bytes;
     q->max_bytes  = p->max_bytes;
     q->fifo_cap   = p->fifo_cap;

@@ -103,6 +103,7 @@ gc3_status_t gc3_ir_program_create(const char *name, gc3_coll_t coll, int ngpus,
     p->nchunksperloop = nchunksperloop;
     p->ngpus          = ngpus;
     p->outofplace     = 1;
+    p->root           = gc3_coll_desc(coll)->rooted ? 0 : -1;
     for (int r = 0; r < ngpus; r++) {
         p->gpus[r].id = r;
     }
@@ -260,6 +261,10 @@ uint64_t gc3_ir_hash(const gc3_ir_program_t *p)
             }
         }
     }
+    if (p->root >= 0) { /* rooted collectives only: the others' hashes stay what they were */
+        int32_t root = p->root;
+        h = gc3_fnv1a(gc3_fnv1a(h, "root", 4), &root, sizeof(root));
+    }
     return p->no_zc ? gc3_fnv1a(h, "no_zc", 5) : h;
 }
 
@@ -377,7 +382,7 @@ int gc3_ir_equal(const gc3_ir_program_t *a, const gc3_ir_program_t *b)
     if (!gc3_str_eq(a->name, b->name) || a->coll != b->coll || !gc3_str_eq(a->coll_name, b->coll_name) ||
         a->proto != b->proto || a->nchannels != b->nchannels ||
         a->nchunksperloop != b->nchunksperloop || a->ngpus != b->ngpus ||
-        a->inplace != b->inplace || a->outofplace != b->outofplace ||
+        a->inplace != b->inplace || a->outofplace != b->outofplace || a->root != b->root ||
         a->min_bytes != b->min_bytes || a->max_bytes != b->max_bytes || a->msccl_inplace != b->msccl_inplace ||
         a->nthreadblocks != b->nthreadblocks || a->maxcount != b->maxcount || !gc3_str_eq(a->redop, b->redop) ||
         (a->post == NULL) != (b->post == NULL) || (a->post != NULL && !gc3_postcond_equal(a->post, b->post)) ||

@@ -200,14 +200,17 @@ static void gc3_postcond_shape_text(const gc3_coll_desc_t *d, char *buf, size_t 
 }
 
 /* The cell of output chunk c of rank r (gc3_ir.h: output chunk j*k+m is input chunk s*k+m of rank
- * j, or of every rank for a reducing collective). */
-static gc3_status_t gc3_postcond_builtin_cell(gc3_pc_builder_t *b, const gc3_coll_desc_t *d, int R, int k, int r,
-                                              int c)
+ * j, or of every rank for a reducing collective; bcast: of the root). */
+static gc3_status_t gc3_postcond_builtin_cell(gc3_pc_builder_t *b, const gc3_coll_desc_t *d, int R, int k, int root,
+                                              int r, int c)
 {
     const uint32_t stride = (uint32_t)b->pc->in_stride;
     const uint32_t chunk  = (uint32_t)((d->in_per_rank ? r : 0) * k + c % k);
     gc3_status_t   status = GC3_OK;
 
+    if (d->rooted && !d->reduces) { /* bcast: the root's input chunk */
+        return gc3_pc_add_id(b, (uint32_t)root * stride + chunk);
+    }
     if (!d->reduces) {
         return gc3_pc_add_id(b, (uint32_t)(c / k) * stride + chunk);
     }
@@ -234,6 +237,11 @@ gc3_status_t gc3_postcond_builtin(const gc3_ir_program_t *p, gc3_diag_t *diag, g
                      p->coll_name);
         return GC3_ERR_INVALID_PARAM;
     }
+    if (d->rooted && (p->root < 0 || p->root >= R)) {
+        gc3_diag_add(diag, "%s: %s needs its root, a rank in [0, %d] (root=\"R\" on <algo>), but the program has root %d",
+                     p->source ? p->source : p->name, d->name, R - 1, p->root);
+        return GC3_ERR_VERIFY;
+    }
     for (int r = 0; r < R; r++) {
         const gc3_ir_gpu_t *g = &p->gpus[r];
         if (k == 0 || g->i_chunks != gc3_coll_segments(p->coll, GC3_BUF_INPUT, R) * k ||
@@ -250,13 +258,15 @@ gc3_status_t gc3_postcond_builtin(const gc3_ir_program_t *p, gc3_diag_t *diag, g
         return status;
     }
     for (int r = 0; r < R; r++) {
+        /* reduce: a non-root's output is not significant (and never touched: gc3_coll_access) */
+        const int dontcare = d->rooted && d->reduces && r != p->root;
         for (int c = 0; c < p->gpus[r].o_chunks; c++) {
-            status = gc3_postcond_builtin_cell(&b, d, R, k, r, c);
+            status = dontcare ? GC3_OK : gc3_postcond_builtin_cell(&b, d, R, k, p->root, r, c);
             if (status != GC3_OK) {
                 gc3_postcond_destroy(b.pc);
                 return status;
             }
-            gc3_pc_end_cell(&b, 0);
+            gc3_pc_end_cell(&b, dontcare);
         }
     }
     *postcond_p = b.pc;

@@ -277,7 +277,7 @@ static const char *const gc3_tb_attrs[]   = {"id", "send", "recv", "chan", NULL}
 static const char *const gc3_gpu_attrs[]  = {"id", "i_chunks", "o_chunks", "s_chunks", NULL};
 static const char *const gc3_algo_attrs[] = {"name", "proto", "nchannels", "nchunksperloop", "ngpus",
                                              "coll", "inplace", "outofplace", "minBytes", "maxBytes",
-                                             "nthreadblocks", "maxcount", "redop", "op", NULL};
+                                             "nthreadblocks", "maxcount", "redop", "op", "root", NULL};
 
 static gc3_status_t gc3_xml_read_step(gc3_xml_reader_t *rd, const xmlNode *node, int index, gc3_ir_step_t *st)
 {
@@ -651,6 +651,16 @@ static gc3_status_t gc3_xml_read_algo(gc3_xml_reader_t *rd, const xmlNode *root,
         (void)gc3_coll_from_name((const char *)v, &p->coll); /* unknown names are custom */
         xmlFree(v);
     }
+    /* root="R": gc3's extension for rooted collectives (MSCCL's files carry no root) */
+    p->root = -1;
+    gc3_xml_int(rd, root, "root", 0, -1, ngpus - 1, &p->root);
+    if (gc3_coll_desc(p->coll)->rooted && p->root < 0) {
+        gc3_xml_error(rd, root, "<algo coll=\"%s\"> is a rooted collective: it needs root=\"R\", the rank (0 to %d) it "
+                      "was compiled for", p->coll_name, ngpus - 1);
+    } else if (!gc3_coll_desc(p->coll)->rooted && p->root >= 0) {
+        gc3_xml_error(rd, root, "<algo root=\"%d\">, but %s has no root (only bcast and reduce have one)", p->root,
+                      p->coll_name);
+    }
     v = xmlGetProp((xmlNode *)root, (const xmlChar *)"proto");
     if (v != NULL) {
         if (gc3_proto_from_name((const char *)v, &p->proto) != GC3_OK) {
@@ -902,6 +912,9 @@ gc3_status_t gc3_ir_write_stream(const gc3_ir_program_t *p, FILE *out)
             gc3_proto_name(p->proto), p->nchannels, p->nchunksperloop, p->ngpus);
     gc3_xml_put_escaped(out, p->coll_name ? p->coll_name : gc3_coll_name(p->coll));
     fprintf(out, "\" inplace=\"%d\" outofplace=\"%d\"", p->inplace, p->outofplace);
+    if (p->root >= 0) {
+        fprintf(out, " root=\"%d\"", p->root);
+    }
     if (p->maxcount > 0) {
         fprintf(out, " maxcount=\"%d\"", p->maxcount);
     }

@@ -347,6 +347,7 @@ static int gc3_zc_home_check(gc3_zc_graph_t *g, int rank, int v)
     gc3_zc_search(g, g->match[v], 1);
     gc3_zc_search(g, v, 0);
     return (st->srcbuf == GC3_BUF_INPUT || st->srcbuf == GC3_BUF_OUTPUT) &&
+           (gc3_coll_access((gc3_coll_t)f->coll, f->root, rank, GC3_BUF_OUTPUT) & GC3_COLL_ACC_WRITE) &&
            gc3_zc_contiguous(f, rank, GC3_BUF_OUTPUT, st->srcoff, st->cnt) &&
            (!f->outofplace || gc3_zc_home_ok(g, rank, 0, v, st->srcoff)) &&
            (!f->inplace || gc3_zc_home_ok(g, rank, 1, v, st->srcoff));

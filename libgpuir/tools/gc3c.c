@@ -57,7 +57,7 @@ static const struct {
      "        copied GPU to pinned host memory and back at BW (PCIe) around the wire. A program for\n"
      "        in-place calls only gets a second column: an out-of-place call (the copy counted).\n"
      "  simulate ... --algo ALGO[,ALGO...] [--ranks R] [--instances K] [--channels C]\n"
-     "           [--chunks-per-peer K] [--proto P] [--slots S] [--no-verify]\n"
+     "           [--chunks-per-peer K] [--proto P] [--slots S] [--root R] [--no-verify]\n"
      "        instead of FILE: generate ALGO for the described machine (verified up to 64 ranks).\n"
      "        The machine is --nodes N x --gpus G; --ranks R (gen's option) is the same as --gpus R/N.\n"},
     {"list",
@@ -66,7 +66,7 @@ static const struct {
     {"gen",
      "  gen ALGO --ranks R [--nodes N] [--instances K] [--channels C] [--chunks-per-peer K]\n"
      "          [--proto Simple|LL|LL128] [--inplace | --msccl-inplace] [--min-bytes B] [--max-bytes B]\n"
-     "          [--slots S] [--no-verify] [--stats] [--max-blocks B] [-o FILE]\n"
+     "          [--slots S] [--root R] [--no-verify] [--stats] [--max-blocks B] [-o FILE]\n"
      "        compile algorithm ALGO for R ranks (N nodes of R/N GPUs for the hierarchical ones),\n"
      "        verify it and write MSCCL XML to FILE (default: standard output). --max-blocks B:\n"
      "        at most B thread blocks per rank, narrowed as the component narrows its plans\n"
@@ -75,6 +75,8 @@ static const struct {
      "        for in-place calls; --msccl-inplace: the same, written in MSCCL's in-place form (the\n"
      "        buffer inside the other given with 0 chunks: o_chunks=0, allgather i_chunks=0).\n"
      "        --min-bytes/--max-bytes: the sizes the program is for (minBytes, maxBytes).\n"
+     "        --root R: the root of a rooted collective (bcast, reduce; default 0): a program is\n"
+     "        compiled for one root (<algo root=\"R\">); R ranks may be 1 for them.\n"
      "        --slots S: scheduled (and verified) for S FIFO slots per connection, default "
      GC3_STR(GC3_FIFO_SLOTS_DEFAULT) " as\n"
      "        coll_gc3_fifo_slots: it runs with S or more.\n"},
@@ -87,6 +89,7 @@ static const struct {
     {"list", "gc3c list"},
     {"gen", "gc3c gen ring --ranks 4 --stats -o ring4.xml"},
     {"gen", "gc3c gen allpairs --ranks 8 --proto LL --instances 4 --max-blocks 33 -o ap8.xml"},
+    {"gen", "gc3c gen bcast_ring --ranks 4 --root 2 --channels 2 -o bcast4.xml"},
     {"verify", "gc3c verify ring4.xml"},
     {"run", "gc3c run ring4.xml                    # count 4096 (1024 elements/chunk), float32 sum"},
     {"run", "gc3c run --dtype int32 --op max --count 400 ring4.xml"},
@@ -574,6 +577,21 @@ static int cmd_list(int argc, char **argv)
     return 0;
 }
 
+/* --root was given (gen, simulate --algo: only rooted collectives' algorithms take it). */
+static int gc3c_root_given;
+
+/* --root given to an algorithm without one: a usage error (returns 0). */
+static int check_root_option(const char *cmd, const char *algo)
+{
+    const gc3_algo_t *a = gc3_algo_find(algo);
+    if (gc3c_root_given && a != NULL && !gc3_coll_desc(a->coll)->rooted) {
+        fprintf(stderr, "gc3c %s: --root is for the rooted collectives' algorithms (bcast, reduce), not %s (%s)\n", cmd,
+                algo, a->coll_name ? a->coll_name : gc3_coll_name(a->coll));
+        return 0;
+    }
+    return 1;
+}
+
 /* Parse the generator options shared by gen and simulate --algo; returns 0 on usage error,
  * 1 when argv[*i] was consumed, -1 when it is not a generator option. */
 static int parse_gen_option(int argc, char **argv, int *i, gc3_algo_params_t *ap, int *nodes_given)
@@ -590,13 +608,22 @@ static int parse_gen_option(int argc, char **argv, int *i, gc3_algo_params_t *ap
         return 1;
     }
     if (strcmp(o, "--ranks") && strcmp(o, "--nodes") && strcmp(o, "--instances") && strcmp(o, "--channels") &&
-        strcmp(o, "--chunks-per-peer") && strcmp(o, "--proto") && strcmp(o, "--slots")) {
+        strcmp(o, "--chunks-per-peer") && strcmp(o, "--proto") && strcmp(o, "--slots") && strcmp(o, "--root")) {
         return -1;
     }
     if (!need_arg(*i, argc, o)) {
         return 0;
     }
     (*i)++;
+    if (strcmp(o, "--root") == 0) { /* checked against the ranks by the generator */
+        if (!parse_int(argv[*i], 0, GC3_IR_MAX_GPUS - 1, &v)) {
+            fprintf(stderr, "gc3c: --root needs a rank, an integer from 0 (got '%s')\n", argv[*i]);
+            return 0;
+        }
+        ap->root       = (int)v;
+        gc3c_root_given = 1;
+        return 1;
+    }
     if (strcmp(o, "--proto") == 0) {
         if (gc3_proto_from_name(argv[*i], &ap->proto) != GC3_OK) {
             fprintf(stderr, "gc3c: --proto must be Simple, LL or LL128\n");
@@ -690,8 +717,12 @@ static int cmd_gen(int argc, char **argv)
         print_algo_list(stderr);
         return 2;
     }
-    if (ap.nranks < 2) {
-        fprintf(stderr, "gc3c gen: --ranks R (at least 2) is required\n");
+    if (ap.nranks < (gc3_coll_desc(gc3_algo_find(algo)->coll)->rooted ? 1 : 2)) {
+        fprintf(stderr, "gc3c gen: --ranks R (at least %d) is required\n",
+                gc3_coll_desc(gc3_algo_find(algo)->coll)->rooted ? 1 : 2);
+        return 2;
+    }
+    if (!check_root_option("gen", algo)) {
         return 2;
     }
     if (ap.nodes < 1 || ap.nranks % ap.nodes != 0) {
@@ -802,7 +833,7 @@ static int cmd_simulate(int argc, char **argv)
             continue;
         }
         if (strcmp(o, "--instances") == 0 || strcmp(o, "--channels") == 0 || strcmp(o, "--proto") == 0 ||
-            strcmp(o, "--chunks-per-peer") == 0 || strcmp(o, "--slots") == 0) {
+            strcmp(o, "--chunks-per-peer") == 0 || strcmp(o, "--slots") == 0 || strcmp(o, "--root") == 0) {
             r = parse_gen_option(argc, argv, &i, &ap, &nodes_given);
             if (r != 1) {
                 return 2;
@@ -893,6 +924,10 @@ static int cmd_simulate(int argc, char **argv)
             gc3_status_t status;
             if (nprogs == GC3C_MAX_SIM) {
                 fprintf(stderr, "gc3c simulate: at most %d algorithms\n", GC3C_MAX_SIM);
+                rc = 2;
+                goto out;
+            }
+            if (!check_root_option("simulate", t)) {
                 rc = 2;
                 goto out;
             }

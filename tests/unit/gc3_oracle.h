@@ -7,14 +7,26 @@
 #include <string.h>
 #include "gc3_refexec.h"
 
-/* expected[r] for the collective, computed directly. count: the MPI count. */
-static void gc3_oracle(gc3_coll_t coll, int R, gc3_dtype_t dt, gc3_op_t op, size_t count, int inplace, void **in,
-                   void **exp)
+/* expected[r] for the collective, computed directly. count: the MPI count; root: the root of bcast and
+ * reduce (exp[r] of reduce's other ranks is left as it is: they have no output). */
+static void gc3_oracle(gc3_coll_t coll, int R, int root, gc3_dtype_t dt, gc3_op_t op, size_t count, int inplace,
+                       void **in, void **exp)
 {
     size_t ds = gc3_dtype_size(dt);
     for (int r = 0; r < R; r++) {
         char *e = exp[r];
         switch (coll) {
+        case GC3_COLL_BCAST:
+            memcpy(e, in[root], count * ds);
+            break;
+        case GC3_COLL_REDUCE:
+            if (r == root) {
+                memcpy(e, in[0], count * ds);
+                for (int q = 1; q < R; q++) {
+                    gc3_reduce_host(dt, op, e, in[q], count);
+                }
+            }
+            break;
         case GC3_COLL_ALLREDUCE:
             memcpy(e, in[0], count * ds);
             for (int q = 1; q < R; q++) {
@@ -50,12 +62,18 @@ static void gc3_oracle(gc3_coll_t coll, int R, gc3_dtype_t dt, gc3_op_t op, size
 
 static size_t gc3_oracle_in_elems(gc3_coll_t c, int R, size_t count)
 {
-    return c == GC3_COLL_ALLREDUCE || c == GC3_COLL_ALLGATHER || c == GC3_COLL_CUSTOM ? count : count * (size_t)R;
+    return c == GC3_COLL_ALLREDUCE || c == GC3_COLL_ALLGATHER || c == GC3_COLL_CUSTOM || c == GC3_COLL_BCAST ||
+                   c == GC3_COLL_REDUCE
+               ? count
+               : count * (size_t)R;
 }
 
 static size_t gc3_oracle_out_elems(gc3_coll_t c, int R, size_t count)
 {
-    return c == GC3_COLL_ALLREDUCE || c == GC3_COLL_REDUCE_SCATTER || c == GC3_COLL_CUSTOM ? count : count * (size_t)R;
+    return c == GC3_COLL_ALLREDUCE || c == GC3_COLL_REDUCE_SCATTER || c == GC3_COLL_CUSTOM || c == GC3_COLL_BCAST ||
+                   c == GC3_COLL_REDUCE
+               ? count
+               : count * (size_t)R;
 }
 
 /* Run p with the reference executor (zero_copy: gc3_refexec_args_t's) on random data and compare with
@@ -90,8 +108,17 @@ static inline int gc3_oracle_check_zc(const gc3_ir_program_t *p, gc3_dtype_t dt,
             memcpy(exp[r], out[r], nbuf * ds);
         }
     }
-    gc3_oracle(p->coll, R, dt, op, count, inplace, in, exp);
-    s = gc3_refexec_run(p, &args, in, out, &diag);
+    gc3_oracle(p->coll, R, p->root, dt, op, count, inplace, in, exp);
+    {
+        /* what MPI lets the other ranks of a rooted collective pass: no input for bcast's, no output for
+           an out-of-place reduce's; the reference executor must not touch them */
+        void *in_run[64], *out_run[64];
+        for (int r = 0; r < R; r++) {
+            in_run[r]  = p->coll == GC3_COLL_BCAST && r != p->root ? NULL : in[r];
+            out_run[r] = p->coll == GC3_COLL_REDUCE && r != p->root && !inplace ? NULL : out[r];
+        }
+        s = gc3_refexec_run(p, &args, in_run, out_run, &diag);
+    }
     CHECK(s == GC3_OK, "%s %s %s count %zu %s%s: %s (%s)", p->name, gc3_dtype_name(dt), gc3_op_name(op), count,
           inplace ? "in-place" : "out-of-place", zero_copy ? " zero-copy" : "", gc3_status_string(s),
           diag.count ? diag.msgs[0] : "");

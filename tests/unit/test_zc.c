@@ -164,7 +164,8 @@ static void test_builtin(void)
                     }
                     for (int k = 0; k < 2; k++) {
                         /* per rank (allreduce, custom) or per peer: whole chunks */
-                        size_t count = p->coll == GC3_COLL_ALLREDUCE || p->coll == GC3_COLL_CUSTOM
+                        size_t count = p->coll == GC3_COLL_ALLREDUCE || p->coll == GC3_COLL_CUSTOM ||
+                                               p->coll == GC3_COLL_BCAST || p->coll == GC3_COLL_REDUCE
                                            ? counts[k]
                                            : counts[k] / (size_t)R;
                         gc3_oracle_check_zc(p, GC3_DT_INT32, GC3_OP_SUM, count, ip, 2, 1);
