@@ -105,7 +105,8 @@ static inline int mca_coll_gc3_no_prev(struct ompi_communicator_t *comm, const c
 enum { MCA_COLL_GC3_ENTRY_NEW, MCA_COLL_GC3_ENTRY_BUILDING, MCA_COLL_GC3_ENTRY_READY, MCA_COLL_GC3_ENTRY_FAILED };
 typedef struct {
     int               backend, coll, rule, inplace; /* the key: the rule that matched the call */
-    int               state;                        /* MCA_COLL_GC3_ENTRY_* */
+    int               root;      /* ... and a rooted collective's root (a rooted plan is compiled for one); -1 */
+    int               state;     /* MCA_COLL_GC3_ENTRY_* */
     int               busy;      /* a call runs on the plan (coll_gc3_request.c: mca_coll_gc3_entry_take) */
     int               nb_seen;   /* a nonblocking call used it (reported once) */
     int               fail_call; /* the ranks called with different sizes or modes: the call fails */
@@ -138,6 +139,7 @@ typedef struct mca_coll_gc3_task_t {
     int                            ahead; /* a persistent init: only the plan's set-up */
     int                            blocking;
     int                            coll, inplace, device;
+    int                            root; /* a rooted collective's (bcast, reduce), else -1 */
     gc3_backend_t                  backend;
     size_t                         bytes;
     gc3_call_t                     call;
@@ -249,6 +251,7 @@ typedef struct {
     gc3_op_t    op;
     size_t      count; /* the runtime's count: elements (reductions), bytes per rank's segment (the others) */
     size_t      bytes; /* the call's size as the rules count it */
+    int         root;  /* a rooted collective's root (bcast, reduce), else -1 */
 } mca_coll_gc3_args_t;
 /* Which buffers make a call one on device buffers (what the previous module must not see). */
 typedef enum {
@@ -264,7 +267,8 @@ int mca_coll_gc3_device_call(mca_coll_gc3_bufs_t bufs, const void *sbuf, const v
 #define MCA_COLL_GC3_FORM_BLOCKING    1
 #define MCA_COLL_GC3_FORM_NONBLOCKING 2
 #define MCA_COLL_GC3_FORM_PERSISTENT  4
-#define MCA_COLL_GC3_FORMS_ALL        (MCA_COLL_GC3_FORM_BLOCKING | MCA_COLL_GC3_FORM_NONBLOCKING | MCA_COLL_GC3_FORM_PERSISTENT)
+#define MCA_COLL_GC3_FORMS_ALL                                                                                         \
+    (MCA_COLL_GC3_FORM_BLOCKING | MCA_COLL_GC3_FORM_NONBLOCKING | MCA_COLL_GC3_FORM_PERSISTENT)
 
 /* The component's table: one row per collective gc3 runs (coll_gc3_dispatch.c). Its
  * coll_gc3_enable_<name> parameter (registration, help text, settings hash: coll_gc3_component.c),
@@ -332,6 +336,7 @@ typedef struct mca_coll_gc3_request_t {
     int                         scount, rcount;
     struct ompi_datatype_t     *sdtype, *rdtype;
     struct ompi_op_t           *op;
+    int                         root; /* a rooted collective's, else -1 */
 } mca_coll_gc3_request_t;
 OBJ_CLASS_DECLARATION(mca_coll_gc3_request_t);
 
@@ -367,7 +372,7 @@ int mca_coll_gc3_persistent(mca_coll_gc3_module_t *m, gc3_coll_t coll, const mca
 /* coll_gc3_setup.c: the set-up, in phases none of which waits for another rank (m->lock held). */
 void mca_coll_gc3_setup_exec(mca_coll_gc3_module_t *m, gc3_backend_t backend); /* queue its job (once) */
 /* The plan entry of a call (a new one is queued for set-up), or NULL when no rule matches (*why). */
-mca_coll_gc3_plan_entry_t *mca_coll_gc3_entry(mca_coll_gc3_module_t *m, int coll, size_t bytes, int inplace,
+mca_coll_gc3_plan_entry_t *mca_coll_gc3_entry(mca_coll_gc3_module_t *m, int coll, int root, size_t bytes, int inplace,
                                               gc3_backend_t backend, char *why, size_t why_len);
 /* Advance the job under way (and start the next); 1 when something changed. A phase whose
  * exchange exceeds coll_gc3_timeout makes the communicator unusable (reported). */
@@ -376,8 +381,8 @@ void mca_coll_gc3_setup_fini(mca_coll_gc3_module_t *m);
 /* coll_gc3_select.c: the rules (loaded once per process) and a call's plan entry, found or made
  * (a new one is MCA_COLL_GC3_ENTRY_NEW), or NULL when no rule matches (*why). */
 gc3_rules_t               *mca_coll_gc3_rules(void);
-mca_coll_gc3_plan_entry_t *mca_coll_gc3_entry_lookup(mca_coll_gc3_module_t *m, int coll, size_t bytes, int inplace,
-                                                     gc3_backend_t backend, char *why, size_t why_len);
+mca_coll_gc3_plan_entry_t *mca_coll_gc3_entry_lookup(mca_coll_gc3_module_t *m, int coll, int root, size_t bytes,
+                                                     int inplace, gc3_backend_t backend, char *why, size_t why_len);
 /* coll_gc3_agree.c: a phase's exchange of this rank's record m->xsend (bytes; freed here) into
  * m->xrecv (every rank's): 0 when posted; release: m->xrecv once read (or the exchange's, pending). */
 int  mca_coll_gc3_agree_post(mca_coll_gc3_module_t *m, size_t bytes);

@@ -16,15 +16,17 @@
     X(allgather, allgather) X(iallgather, iallgather) X(allgather_init, allgather_init)                  \
     X(reduce_scatter_block, reduce_scatter_block) X(ireduce_scatter_block, ireduce_scatter_block)        \
     X(reduce_scatter_block_init, reduce_scatter_block_init)                                              \
+    X(bcast, bcast) X(ibcast, ibcast) X(bcast_init, bcast_init)                                          \
+    X(reduce, reduce) X(ireduce, ireduce) X(reduce_init, reduce_init)                                    \
     /* passed on, staged through host memory on device buffers (coll_gc3_fallback.c) */                  \
-    X(bcast, bcast) X(reduce, reduce) X(allgatherv, allgatherv) X(gather, gather) X(gatherv, gatherv)    \
+    X(allgatherv, allgatherv) X(gather, gather) X(gatherv, gatherv)                                      \
     X(scatter, scatter) X(scatterv, scatterv) X(alltoallv, alltoallv) X(alltoallw, alltoallw)            \
     X(reduce_scatter, reduce_scatter) X(scan, scan) X(exscan, exscan)                                    \
     X(neighbor_allgather, allgather) X(neighbor_allgatherv, allgatherv)                                  \
     X(neighbor_alltoall, alltoall) X(neighbor_alltoallv, alltoallv)                                      \
     X(neighbor_alltoallw, neighbor_alltoallw)                                                            \
     /* nonblocking forms run as their blocking forms on device buffers (coll_gc3_fallback.c) */          \
-    X(ibcast, ibcast) X(ireduce, ireduce) X(iallgatherv, iallgatherv)                                    \
+    X(iallgatherv, iallgatherv)                                                                          \
     X(igather, igather) X(igatherv, igatherv) X(iscatter, iscatter) X(iscatterv, iscatterv)              \
     X(ialltoallv, ialltoallv) X(ialltoallw, ialltoallw)                                                  \
     X(ireduce_scatter, ireduce_scatter) X(iscan, iscan) X(iexscan, iexscan)                              \

@@ -17,6 +17,8 @@ const mca_coll_gc3_coll_t mca_coll_gc3_colls[] = {
     {GC3_COLL_ALLTOALL,       "alltoall",             MCA_COLL_GC3_BUFS_BOTH, 0,      MCA_COLL_GC3_FORMS_ALL, NULL},
     {GC3_COLL_ALLGATHER,      "allgather",            MCA_COLL_GC3_BUFS_BOTH, 0,      MCA_COLL_GC3_FORMS_ALL, NULL},
     {GC3_COLL_REDUCE_SCATTER, "reduce_scatter_block", MCA_COLL_GC3_BUFS_BOTH, 0,      MCA_COLL_GC3_FORMS_ALL, "out of place"},
+    {GC3_COLL_BCAST,          "bcast",                MCA_COLL_GC3_BUFS_ONE,  1,      MCA_COLL_GC3_FORMS_ALL, NULL},
+    {GC3_COLL_REDUCE,         "reduce",               MCA_COLL_GC3_BUFS_ROOT_RECV, 1, MCA_COLL_GC3_FORMS_ALL, NULL},
 };
 /* clang-format on */
 const int mca_coll_gc3_ncolls = (int)(sizeof(mca_coll_gc3_colls) / sizeof(mca_coll_gc3_colls[0]));

@@ -47,42 +47,6 @@ static int gc3_sum(const int *counts, int n)
     return s;
 }
 
-int mca_coll_gc3_bcast(void *buf, int count, struct ompi_datatype_t *dt, int root, struct ompi_communicator_t *comm,
-                       mca_coll_base_module_t *module)
-{
-    mca_coll_gc3_module_t *m    = (mca_coll_gc3_module_t *)module;
-    int                    me   = ompi_comm_rank(comm), rc;
-    mca_coll_gc3_stage_t   b[1] = { mca_coll_gc3_stage_buf(buf, dt, (size_t)count, me == root, me != root) };
-
-    GC3_PREV_OR_FAIL(m, comm, bcast);
-    if (!gc3_staged(MCA_COLL_GC3_BUFS_ONE, NULL, buf, root, comm, "bcast", &rc)) {
-        return rc != OMPI_SUCCESS ? rc : m->prev_bcast(buf, count, dt, root, comm, m->prev_bcast_module);
-    }
-    if ((rc = mca_coll_gc3_stage_in(b, 1)) == OMPI_SUCCESS) {
-        rc = m->prev_bcast(b[0].base, count, dt, root, comm, m->prev_bcast_module);
-    }
-    return mca_coll_gc3_stage_out(b, 1, rc);
-}
-
-int mca_coll_gc3_reduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dt, struct ompi_op_t *op,
-                        int root, struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
-{
-    mca_coll_gc3_module_t *m    = (mca_coll_gc3_module_t *)module;
-    int                    me   = ompi_comm_rank(comm), rc;
-    mca_coll_gc3_stage_t   b[2] = { mca_coll_gc3_stage_buf((void *)sbuf, dt, (size_t)count, 1, 0),
-                                    mca_coll_gc3_stage_buf(me == root ? rbuf : NULL, dt, (size_t)count,
-                                                           sbuf == MPI_IN_PLACE, 1) };
-
-    GC3_PREV_OR_FAIL(m, comm, reduce);
-    if (!gc3_staged(MCA_COLL_GC3_BUFS_ROOT_RECV, sbuf, rbuf, root, comm, "reduce", &rc)) {
-        return rc != OMPI_SUCCESS ? rc : m->prev_reduce(sbuf, rbuf, count, dt, op, root, comm, m->prev_reduce_module);
-    }
-    if ((rc = mca_coll_gc3_stage_in(b, 2)) == OMPI_SUCCESS) {
-        rc = m->prev_reduce(b[0].base, me == root ? b[1].base : rbuf, count, dt, op, root, comm, m->prev_reduce_module);
-    }
-    return mca_coll_gc3_stage_out(b, 2, rc);
-}
-
 int mca_coll_gc3_allgatherv(const void *sbuf, int scount, struct ompi_datatype_t *sdt, void *rbuf, const int *rcounts,
                             const int *displs, struct ompi_datatype_t *rdt, struct ompi_communicator_t *comm,
                             mca_coll_base_module_t *module)
@@ -564,35 +528,6 @@ int mca_coll_gc3_nb_as_blocking(struct ompi_communicator_t *comm, const char *na
                               "coll:gc3: comm %s: %s on device buffers: run as its blocking form, completed at once",
                               comm->c_name, name);
     return 1;
-}
-
-int mca_coll_gc3_ibcast(void *buf, int count, struct ompi_datatype_t *dt, int root, struct ompi_communicator_t *comm,
-                        ompi_request_t **request, mca_coll_base_module_t *module)
-{
-    mca_coll_gc3_module_t *m = (mca_coll_gc3_module_t *)module;
-
-    if (mca_coll_gc3_nb_as_blocking(comm, "ibcast",
-                                    mca_coll_gc3_device_call(MCA_COLL_GC3_BUFS_ONE, NULL, buf, root, comm))) {
-        *request = &ompi_request_empty;
-        return mca_coll_gc3_bcast(buf, count, dt, root, comm, module);
-    }
-    GC3_PREV_OR_FAIL(m, comm, ibcast);
-    return m->prev_ibcast(buf, count, dt, root, comm, request, m->prev_ibcast_module);
-}
-
-int mca_coll_gc3_ireduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dt, struct ompi_op_t *op,
-                         int root, struct ompi_communicator_t *comm, ompi_request_t **request,
-                         mca_coll_base_module_t *module)
-{
-    mca_coll_gc3_module_t *m = (mca_coll_gc3_module_t *)module;
-
-    if (mca_coll_gc3_nb_as_blocking(comm, "ireduce",
-                                    mca_coll_gc3_device_call(MCA_COLL_GC3_BUFS_ROOT_RECV, sbuf, rbuf, root, comm))) {
-        *request = &ompi_request_empty;
-        return mca_coll_gc3_reduce(sbuf, rbuf, count, dt, op, root, comm, module);
-    }
-    GC3_PREV_OR_FAIL(m, comm, ireduce);
-    return m->prev_ireduce(sbuf, rbuf, count, dt, op, root, comm, request, m->prev_ireduce_module);
 }
 
 int mca_coll_gc3_iallgatherv(const void *sbuf, int scount, struct ompi_datatype_t *sdt, void *rbuf, const int *rcounts,

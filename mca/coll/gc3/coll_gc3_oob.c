@@ -213,21 +213,30 @@ int mca_coll_gc3_hsx_start(mca_coll_gc3_module_t *m, mca_coll_gc3_task_t *t)
         mca_coll_gc3_hsx_free(h);
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
-    rc = mca_coll_gc3_hsx_copy(t, h->mine, in, (a2a ? (size_t)n : 1) * h->B);
-    if (rc != OMPI_SUCCESS) {
-        mca_coll_gc3_hsx_free(h);
-        return rc;
+    /* a bcast's non-root has no input (its buffer is the output); the others all have one */
+    if (!(t->coll == GC3_COLL_BCAST && me != t->root)) {
+        rc = mca_coll_gc3_hsx_copy(t, h->mine, in, (a2a ? (size_t)n : 1) * h->B);
+        if (rc != OMPI_SUCCESS) {
+            mca_coll_gc3_hsx_free(h);
+            return rc;
+        }
+        memcpy(h->all + (size_t)me * h->B, h->mine + (a2a ? (size_t)me * h->B : 0), h->B);
     }
-    memcpy(h->all + (size_t)me * h->B, h->mine + (a2a ? (size_t)me * h->B : 0), h->B);
     for (int q = 0; q < n && rc == OMPI_SUCCESS; q++) {
         const char *src = h->mine + (a2a ? (size_t)q * h->B : 0);
+        /* rooted: a bcast's root sends to every rank, a reduce's ranks send to the root; else all to all */
+        const int send = !d->rooted || (d->reduces ? q == t->root : me == t->root);
+        const int recv = !d->rooted || (d->reduces ? me == t->root : q == t->root);
         for (size_t off = 0; q != me && off < h->B && rc == OMPI_SUCCESS; off += MCA_COLL_GC3_HSX_PIECE) {
-            size_t len       = h->B - off < MCA_COLL_GC3_HSX_PIECE ? h->B - off : MCA_COLL_GC3_HSX_PIECE;
-            h->peer[h->nreq] = h->peer[h->nreq + 1] = q;
-            rc = MCA_PML_CALL(irecv(h->all + (size_t)q * h->B + off, len, MPI_BYTE, q, MCA_COLL_GC3_TAG_DATA, m->comm,
-                                    &h->reqs[h->nreq]));
-            h->nreq += rc == OMPI_SUCCESS;
-            if (rc == OMPI_SUCCESS) {
+            size_t len = h->B - off < MCA_COLL_GC3_HSX_PIECE ? h->B - off : MCA_COLL_GC3_HSX_PIECE;
+            if (recv) {
+                h->peer[h->nreq] = q;
+                rc = MCA_PML_CALL(irecv(h->all + (size_t)q * h->B + off, len, MPI_BYTE, q, MCA_COLL_GC3_TAG_DATA,
+                                        m->comm, &h->reqs[h->nreq]));
+                h->nreq += rc == OMPI_SUCCESS;
+            }
+            if (send && rc == OMPI_SUCCESS) {
+                h->peer[h->nreq] = q;
                 rc = MCA_PML_CALL(isend(src + off, len, MPI_BYTE, q, MCA_COLL_GC3_TAG_DATA, MCA_PML_BASE_SEND_STANDARD,
                                         m->comm, &h->reqs[h->nreq]));
                 h->nreq += rc == OMPI_SUCCESS;
@@ -244,9 +253,10 @@ int mca_coll_gc3_hsx_start(mca_coll_gc3_module_t *m, mca_coll_gc3_task_t *t)
 
 int mca_coll_gc3_hsx_test(mca_coll_gc3_module_t *m, mca_coll_gc3_task_t *t, int *rc)
 {
-    mca_coll_gc3_hsx_t *h = t->hsx;
-    int                 n = ompi_comm_size(m->comm), err = 0;
-    double              timeout = mca_coll_gc3_component.timeout;
+    mca_coll_gc3_hsx_t    *h = t->hsx;
+    const gc3_coll_desc_t *d = gc3_coll_desc((gc3_coll_t)t->coll);
+    int                    n = ompi_comm_size(m->comm), err = 0;
+    double                 timeout = mca_coll_gc3_component.timeout;
 
     for (int i = 0; i < h->nreq; i++) {
         if (!REQUEST_COMPLETE(h->reqs[i])) {
@@ -271,7 +281,14 @@ int mca_coll_gc3_hsx_test(mca_coll_gc3_module_t *m, mca_coll_gc3_task_t *t, int 
         ompi_request_free(&h->reqs[i]);
     }
     *rc = err ? OMPI_ERROR : OMPI_SUCCESS;
-    if (*rc == OMPI_SUCCESS && gc3_coll_desc((gc3_coll_t)t->coll)->reduces) {
+    if (*rc == OMPI_SUCCESS && d->rooted && ompi_comm_rank(m->comm) != t->root) {
+        /* a reduce's non-root has no result; a bcast's gets the root's block */
+        if (!d->reduces) {
+            *rc = mca_coll_gc3_hsx_copy(t, t->call.recvbuf, h->all + (size_t)t->root * h->B, h->B);
+        }
+    } else if (*rc == OMPI_SUCCESS && d->rooted && !d->reduces) {
+        /* a bcast's root: its buffer is the result already */
+    } else if (*rc == OMPI_SUCCESS && d->reduces) {
         /* in rank order on every rank: the same result everywhere */
         for (int q = 1; q < n && *rc == OMPI_SUCCESS; q++) {
             *rc = gc3_reduce_host(t->call.dtype, t->call.op, h->all, h->all + (size_t)q * h->B, t->call.count) == GC3_OK

@@ -82,6 +82,7 @@ static mca_coll_gc3_request_t *mca_coll_gc3_request_new(mca_coll_gc3_module_t *m
     r->module                      = m;
     r->coll                        = coll;
     r->pcoll                       = NULL;
+    r->root                        = -1;
     memset(&r->task, 0, sizeof(r->task));
     r->sbuf = r->rbuf = NULL;
     r->scount = r->rcount = 0;
@@ -126,6 +127,7 @@ static void mca_coll_gc3_task_init(mca_coll_gc3_task_t *t, gc3_coll_t coll, cons
     t->coll         = coll;
     t->backend      = (gc3_backend_t)a->backend;
     t->bytes        = a->bytes;
+    t->root         = a->root;
     t->inplace      = sbuf == MPI_IN_PLACE;
     t->device       = a->backend == GC3_BACKEND_CUDA;
     t->call.sendbuf = sbuf == MPI_IN_PLACE ? NULL : sbuf;
@@ -321,7 +323,7 @@ static int mca_coll_gc3_head(mca_coll_gc3_module_t *m, mca_coll_gc3_task_t *t, m
         return GC3_HEAD_ENDED;
     }
     if (t->entry == NULL) {
-        t->entry = mca_coll_gc3_entry(m, t->coll, t->bytes, t->inplace, b, why, sizeof(why));
+        t->entry = mca_coll_gc3_entry(m, t->coll, t->root, t->bytes, t->inplace, b, why, sizeof(why));
         *changed = 1;
         if (t->entry == NULL) {
             mca_coll_gc3_no_plan(m, t, why, done);
@@ -625,7 +627,8 @@ int mca_coll_gc3_try_run(mca_coll_gc3_module_t *m, gc3_coll_t coll, const mca_co
     }
     if (m->head == NULL && m->exec_state[backend] == 1) {
         /* nothing queued before it and the shape is known: decided here (the common case) */
-        mca_coll_gc3_plan_entry_t *s = mca_coll_gc3_entry(m, coll, a->bytes, t.inplace, backend, why, sizeof(why));
+        mca_coll_gc3_plan_entry_t *s =
+            mca_coll_gc3_entry(m, coll, a->root, a->bytes, t.inplace, backend, why, sizeof(why));
         if (s == NULL || (s->state == MCA_COLL_GC3_ENTRY_FAILED && !s->fail_call)) {
             pthread_mutex_unlock(&m->lock);
             return 0;

@@ -69,14 +69,23 @@ gc3_rules_t *mca_coll_gc3_rules(void)
     return R;
 }
 
-mca_coll_gc3_plan_entry_t *mca_coll_gc3_entry_lookup(mca_coll_gc3_module_t *m, int coll, size_t bytes, int inplace,
-                                                     gc3_backend_t backend, char *why, size_t why_len)
+mca_coll_gc3_plan_entry_t *mca_coll_gc3_entry_lookup(mca_coll_gc3_module_t *m, int coll, int root, size_t bytes,
+                                                     int inplace, gc3_backend_t backend, char *why, size_t why_len)
 {
     gc3_rules_t               *R = mca_coll_gc3_rules();
     const gc3_rule_t          *rule;
     mca_coll_gc3_plan_entry_t *s;
     int                        idx;
 
+    if (gc3_coll_desc((gc3_coll_t)coll)->rooted) {
+        /* the model has bcast and reduce (GC3_COLL_BCAST, GC3_COLL_REDUCE and their generators), but
+         * the rules select no program for them and the runtime does not run a rank without a buffer
+         * (a reduce's non-root): no plan, until both do */
+        gc3_snprintf_cut(why, why_len, "no rule selects a program for %s: gc3's rules have no rooted collective yet",
+                         gc3_coll_desc(coll)->mpi_name);
+        mca_coll_gc3_verbose_once(2, m->comm, "coll:gc3: comm %s: %s: no plan", m->comm->c_name, why);
+        return NULL;
+    }
     rule = R == NULL ? NULL
                      : gc3_rules_match_call(R, (gc3_coll_t)coll, m->nodes, m->gpus, m->link[backend], bytes,
                                             ompi_comm_size(m->comm), inplace);
@@ -90,7 +99,8 @@ mca_coll_gc3_plan_entry_t *mca_coll_gc3_entry_lookup(mca_coll_gc3_module_t *m, i
     idx = (int)(rule - R->rules);
     for (int i = 0; i < m->nentries; i++) {
         s = m->entries[i];
-        if (s->backend == (int)backend && s->coll == coll && s->rule == idx && s->inplace == inplace) {
+        if (s->backend == (int)backend && s->coll == coll && s->rule == idx && s->inplace == inplace &&
+            s->root == root) {
             return s;
         }
     }
@@ -114,6 +124,7 @@ mca_coll_gc3_plan_entry_t *mca_coll_gc3_entry_lookup(mca_coll_gc3_module_t *m, i
     s->coll                   = coll;
     s->rule                   = idx;
     s->inplace                = inplace;
+    s->root                   = root;
     s->bytes                  = bytes;
     s->state                  = MCA_COLL_GC3_ENTRY_NEW;
     return s;

@@ -122,10 +122,10 @@ void mca_coll_gc3_setup_exec(mca_coll_gc3_module_t *m, gc3_backend_t backend)
     }
 }
 
-mca_coll_gc3_plan_entry_t *mca_coll_gc3_entry(mca_coll_gc3_module_t *m, int coll, size_t bytes, int inplace,
+mca_coll_gc3_plan_entry_t *mca_coll_gc3_entry(mca_coll_gc3_module_t *m, int coll, int root, size_t bytes, int inplace,
                                               gc3_backend_t backend, char *why, size_t why_len)
 {
-    mca_coll_gc3_plan_entry_t *s = mca_coll_gc3_entry_lookup(m, coll, bytes, inplace, backend, why, why_len);
+    mca_coll_gc3_plan_entry_t *s = mca_coll_gc3_entry_lookup(m, coll, root, bytes, inplace, backend, why, why_len);
 
     if (s != NULL && s->state == MCA_COLL_GC3_ENTRY_NEW) { /* new, or built before and given up (the call failed) */
         s->bytes = bytes;
