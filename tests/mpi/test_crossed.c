@@ -6,8 +6,8 @@
  *   test_crossed crossed [--device] [--max-count N]
  *       on new communicators (cold: the first call on each sets up gc3) and again on the same ones
  *       (warm: plans exist), in both orders (even ranks A then B, odd ranks B then A, and the
- *       reverse): MPI_Iallreduce pairs, MPI_Ialltoall, MPI_Iallgather and MPI_Ireduce_scatter_block
- *       pairs (counts 1 .. N), a blocking
+ *       reverse): MPI_Iallreduce pairs, MPI_Ialltoall, MPI_Iallgather, MPI_Ireduce_scatter_block,
+ *       MPI_Ibcast and MPI_Ireduce pairs (counts 1 .. N), a blocking
  *       MPI_Allreduce on one communicator while an MPI_Iallreduce on the other is in flight, and
  *       persistent MPIX_Allreduce_init / MPIX_Alltoall_init whose inits and starts are crossed
  *   test_crossed threads [--device] [--max-count N] [--calls N]
@@ -53,8 +53,12 @@ static MPI_Comm new_comm(const char *name)
 
 /* The kinds of call (call_t.a2a): allreduce: n floats, sum; alltoall: n int32 per peer; allgather:
  * n int32 per rank; reduce_scatter_block: n floats per rank, sum. */
-enum { K_ALLREDUCE, K_ALLTOALL, K_ALLGATHER, K_RSB };
-static const char *const kind_name[] = { "allreduce", "alltoall", "allgather", "reduce_scatter_block" };
+enum { K_ALLREDUCE, K_ALLTOALL, K_ALLGATHER, K_RSB, K_BCAST, K_REDUCE };
+static const char *const kind_name[] = {
+    "allreduce", "alltoall", "allgather", "reduce_scatter_block", "bcast", "reduce"
+};
+/* bcast: n int32 from the last rank; reduce: n floats, sum, to the last rank */
+#define ROOT(c) ((c)->np - 1)
 typedef struct {
     int         a2a;            /* the kind (K_*) */
     size_t      n, elems, outs; /* elements per rank, of the input and of the output buffer */
@@ -84,7 +88,9 @@ static void call_fill(call_t *c, MPI_Comm comm, int a2a, size_t n, int salt)
         c->a2a   = a2a;
         c->n     = n;
         c->elems = a2a == K_ALLTOALL || a2a == K_RSB ? n * (size_t)c->np : n;
-        c->outs  = a2a == K_ALLTOALL || a2a == K_ALLGATHER ? n * (size_t)c->np : n;
+        c->outs  = a2a == K_ALLTOALL || a2a == K_ALLGATHER ? n * (size_t)c->np
+                   : a2a == K_REDUCE && c->me != ROOT(c)   ? 0 /* no result there */
+                                                           : n;
         bytes    = (c->elems > c->outs ? c->elems : c->outs) * 4;
         c->hin   = malloc(bytes + 4);
         c->hout  = malloc(bytes + 4);
@@ -106,6 +112,9 @@ static void call_fill(call_t *c, MPI_Comm comm, int a2a, size_t n, int salt)
         }
     }
     memset(c->hout, 0xA5, c->outs * 4);
+    for (size_t k = 0; a2a == K_BCAST && c->me == ROOT(c) && k < n; k++) {
+        ((int32_t *)c->hout)[k] = a2a_in(c->me, 0, k, salt); /* the root's buffer: its input */
+    }
     if (on_device) {
         gc3_test_copy(1, c->din, c->hin, c->elems * 4);
         gc3_test_copy(1, c->dout, c->hout, c->outs * 4);
@@ -121,6 +130,11 @@ static int call_start(call_t *c, MPI_Comm comm)
         return MPI_Iallgather(c->din, (int)c->n, MPI_INT32_T, c->dout, (int)c->n, MPI_INT32_T, comm, &c->req);
     case K_RSB:
         return MPI_Ireduce_scatter_block(c->din, c->dout, (int)c->n, MPI_FLOAT, MPI_SUM, comm, &c->req);
+    case K_BCAST:
+        return MPI_Ibcast(c->dout, (int)c->n, MPI_INT32_T, ROOT(c), comm, &c->req);
+    case K_REDUCE:
+        return MPI_Ireduce(c->din, c->me == ROOT(c) ? c->dout : NULL, (int)c->n, MPI_FLOAT, MPI_SUM, ROOT(c), comm,
+                           &c->req);
     default:
         return MPI_Iallreduce(c->din, c->dout, (int)c->n, MPI_FLOAT, MPI_SUM, comm, &c->req);
     }
@@ -141,6 +155,9 @@ static int call_right(call_t *c, const char *what)
             break;
         case K_ALLGATHER:
             ok = ((int32_t *)c->hout)[k] == a2a_in((int)(k / c->n), 0, k % c->n, c->salt);
+            break;
+        case K_BCAST:
+            ok = ((int32_t *)c->hout)[k] == a2a_in(ROOT(c), 0, k, c->salt);
             break;
         case K_RSB: /* this rank's block of every rank's input, summed */
             ok = ((float *)c->hout)[k] == (float)(tri * (int)(((size_t)c->me * c->n + k + (size_t)c->salt) % 13));
@@ -332,6 +349,16 @@ static int rsb_pair(MPI_Comm A, MPI_Comm B, size_t n, int order, int salt, const
     return crossed_pair(A, B, K_RSB, n, order, salt, what);
 }
 
+static int bc_pair(MPI_Comm A, MPI_Comm B, size_t n, int order, int salt, const char *what)
+{
+    return crossed_pair(A, B, K_BCAST, n, order, salt, what);
+}
+
+static int rd_pair(MPI_Comm A, MPI_Comm B, size_t n, int order, int salt, const char *what)
+{
+    return crossed_pair(A, B, K_REDUCE, n, order, salt, what);
+}
+
 static const size_t pers_sizes[] = { 1000, 65537 };
 
 typedef struct {
@@ -347,6 +374,8 @@ static const scenario_t scenarios[] = {
     { "ag", "crossed MPI_Iallgather (n per rank)", a2a_sizes, sizeof(a2a_sizes) / sizeof(*a2a_sizes), ag_pair },
     { "rsb", "crossed MPI_Ireduce_scatter_block (n per rank)", a2a_sizes, sizeof(a2a_sizes) / sizeof(*a2a_sizes),
       rsb_pair },
+    { "bc", "crossed MPI_Ibcast from the last rank", a2a_sizes, sizeof(a2a_sizes) / sizeof(*a2a_sizes), bc_pair },
+    { "rd", "crossed MPI_Ireduce to the last rank", ar_sizes, sizeof(ar_sizes) / sizeof(*ar_sizes), rd_pair },
     { "bnb", "MPI_Allreduce on B while an MPI_Iallreduce on A is in flight", ar_sizes,
       sizeof(ar_sizes) / sizeof(*ar_sizes), blocking_while_nb },
     { "pers", "persistent MPIX_Allreduce_init/MPIX_Alltoall_init, inits and starts crossed, 3 rounds", pers_sizes,
