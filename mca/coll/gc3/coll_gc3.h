@@ -263,25 +263,16 @@ typedef enum {
 int mca_coll_gc3_device_call(mca_coll_gc3_bufs_t bufs, const void *sbuf, const void *rbuf, int root,
                              struct ompi_communicator_t *comm);
 
-/* The forms of a collective gc3 runs itself (mca_coll_gc3_coll_t.forms). */
-#define MCA_COLL_GC3_FORM_BLOCKING    1
-#define MCA_COLL_GC3_FORM_NONBLOCKING 2
-#define MCA_COLL_GC3_FORM_PERSISTENT  4
-#define MCA_COLL_GC3_FORMS_ALL                                                                                         \
-    (MCA_COLL_GC3_FORM_BLOCKING | MCA_COLL_GC3_FORM_NONBLOCKING | MCA_COLL_GC3_FORM_PERSISTENT)
-
 /* The component's table: one row per collective gc3 runs (coll_gc3_dispatch.c). Its
  * coll_gc3_enable_<name> parameter (registration, help text, settings hash: coll_gc3_component.c),
  * the enable check and the list of what gc3 runs in the passed-on messages come from it. Its
  * functions are mca_coll_gc3_<name>, mca_coll_gc3_i<name> and mca_coll_gc3_<name>_init
  * (coll_gc3_<name>.c), installed from MCA_COLL_GC3_INTERCEPTED (coll_gc3_colls.h). */
 typedef struct {
-    gc3_coll_t          coll;   /* the IR's collective: rules, programs, plans */
-    const char         *name;   /* the coll interface's and MPI's (lower case): "reduce_scatter_block" */
-    mca_coll_gc3_bufs_t bufs;   /* which buffers decide that a call is on device buffers */
-    int                 rooted; /* a root argument */
-    unsigned            forms;  /* MCA_COLL_GC3_FORM_*: those gc3 runs (the others run as the blocking form) */
-    const char         *when;   /* what the enable parameter's help adds (NULL: nothing) */
+    gc3_coll_t          coll; /* the IR's collective: rules, programs, plans (rooted or not: its descriptor) */
+    const char         *name; /* the coll interface's and MPI's (lower case): "reduce_scatter_block" */
+    mca_coll_gc3_bufs_t bufs; /* which buffers decide that a call is on device buffers (staged when passed on) */
+    const char         *when; /* what the enable parameter's help adds (NULL: nothing) */
 } mca_coll_gc3_coll_t;
 extern const mca_coll_gc3_coll_t mca_coll_gc3_colls[];
 extern const int                 mca_coll_gc3_ncolls;
@@ -289,6 +280,10 @@ extern const int                 mca_coll_gc3_ncolls;
 const mca_coll_gc3_coll_t *mca_coll_gc3_coll(gc3_coll_t coll);
 /* "allreduce, alltoall, allgather and reduce_scatter_block": what gc3 runs, for messages. */
 const char *mca_coll_gc3_colls_text(void);
+/* A call of a row's collective that gc3 passes on: 1 when it is to be staged (the row's buffers
+ * decide whether it is on device buffers; then as mca_coll_gc3_stage_call); 0 with *rc_p set. */
+int mca_coll_gc3_stage_coll(gc3_coll_t coll, const void *sbuf, const void *rbuf, int root,
+                            struct ompi_communicator_t *comm, int *rc_p);
 
 /* A call gc3 passes on: says so and why at coll_gc3_verbose 2 (the communicator's rank 0); 0. */
 int mca_coll_gc3_passed_on(struct ompi_communicator_t *comm, const char *coll, const char *why);

@@ -17,7 +17,7 @@ static int gc3_allgather_args(mca_coll_gc3_module_t *m, const void *sbuf, int sc
     int    inplace = sbuf == MPI_IN_PLACE;
 
     memset(a, 0, sizeof(*a));
-    a->root = -1;
+    a->root    = -1;
     a->backend = mca_coll_gc3_pick_backend(m, sbuf, rbuf, name, &a->device);
     ompi_datatype_type_size(rdt, &rsize);
     ssize = inplace ? rsize * (size_t)rcount : 0;
@@ -70,7 +70,7 @@ int mca_coll_gc3_allgather(const void *sbuf, int scount, struct ompi_datatype_t 
         return rc;
     }
     rc = OMPI_SUCCESS;
-    if (a.device && mca_coll_gc3_stage_call(comm, "allgather", &rc)) {
+    if (mca_coll_gc3_stage_coll(GC3_COLL_ALLGATHER, sbuf, rbuf, -1, comm, &rc)) {
         return gc3_allgather_staged(m, sbuf, scount, sdt, rbuf, rcount, rdt);
     }
     return rc != OMPI_SUCCESS ? rc

@@ -15,7 +15,7 @@ static int gc3_allreduce_args(mca_coll_gc3_module_t *m, const void *sbuf, void *
     size_t dsize = 0;
 
     memset(a, 0, sizeof(*a));
-    a->root = -1;
+    a->root    = -1;
     a->backend = mca_coll_gc3_pick_backend(m, sbuf, rbuf, name, &a->device);
     if (!mca_coll_gc3_args_usable(m, a, name, GC3_COLL_ALLREDUCE, count)) {
         return 0;
@@ -62,7 +62,7 @@ int mca_coll_gc3_allreduce(const void *sbuf, void *rbuf, int count, struct ompi_
         return rc;
     }
     rc = OMPI_SUCCESS;
-    if (a.device && mca_coll_gc3_stage_call(comm, "allreduce", &rc)) {
+    if (mca_coll_gc3_stage_coll(GC3_COLL_ALLREDUCE, sbuf, rbuf, -1, comm, &rc)) {
         return gc3_allreduce_staged(m, sbuf, rbuf, count, dtype, op);
     }
     return rc != OMPI_SUCCESS ? rc : m->prev_allreduce(sbuf, rbuf, count, dtype, op, comm, m->prev_allreduce_module);

@@ -16,7 +16,7 @@ static int gc3_alltoall_args(mca_coll_gc3_module_t *m, const void *sbuf, int *sc
     size_t ssize = 0, rsize = 0;
 
     memset(a, 0, sizeof(*a));
-    a->root = -1;
+    a->root    = -1;
     a->backend = mca_coll_gc3_pick_backend(m, sbuf, rbuf, name, &a->device);
     if (sbuf == MPI_IN_PLACE) {
         *scount = rcount;
@@ -70,7 +70,7 @@ int mca_coll_gc3_alltoall(const void *sbuf, int scount, struct ompi_datatype_t *
         return rc;
     }
     rc = OMPI_SUCCESS;
-    if (a.device && mca_coll_gc3_stage_call(comm, "alltoall", &rc)) {
+    if (mca_coll_gc3_stage_coll(GC3_COLL_ALLTOALL, sbuf, rbuf, -1, comm, &rc)) {
         return gc3_alltoall_staged(m, sbuf, scount, sdtype, rbuf, rcount, rdtype);
     }
     return rc != OMPI_SUCCESS

@@ -60,7 +60,7 @@ int mca_coll_gc3_bcast(void *buf, int count, struct ompi_datatype_t *dt, int roo
         return rc;
     }
     rc = OMPI_SUCCESS;
-    if (a.device && mca_coll_gc3_stage_call(comm, "bcast", &rc)) {
+    if (mca_coll_gc3_stage_coll(GC3_COLL_BCAST, NULL, buf, root, comm, &rc)) {
         return gc3_bcast_staged(m, buf, count, dt, root);
     }
     return rc != OMPI_SUCCESS ? rc : m->prev_bcast(buf, count, dt, root, comm, m->prev_bcast_module);

@@ -12,13 +12,13 @@
  * with its functions in coll_gc3_<name>.c. */
 /* clang-format off */
 const mca_coll_gc3_coll_t mca_coll_gc3_colls[] = {
-    /* coll                    name                    device buffers          rooted  forms */
-    {GC3_COLL_ALLREDUCE,      "allreduce",            MCA_COLL_GC3_BUFS_BOTH, 0,      MCA_COLL_GC3_FORMS_ALL, NULL},
-    {GC3_COLL_ALLTOALL,       "alltoall",             MCA_COLL_GC3_BUFS_BOTH, 0,      MCA_COLL_GC3_FORMS_ALL, NULL},
-    {GC3_COLL_ALLGATHER,      "allgather",            MCA_COLL_GC3_BUFS_BOTH, 0,      MCA_COLL_GC3_FORMS_ALL, NULL},
-    {GC3_COLL_REDUCE_SCATTER, "reduce_scatter_block", MCA_COLL_GC3_BUFS_BOTH, 0,      MCA_COLL_GC3_FORMS_ALL, "out of place"},
-    {GC3_COLL_BCAST,          "bcast",                MCA_COLL_GC3_BUFS_ONE,  1,      MCA_COLL_GC3_FORMS_ALL, NULL},
-    {GC3_COLL_REDUCE,         "reduce",               MCA_COLL_GC3_BUFS_ROOT_RECV, 1, MCA_COLL_GC3_FORMS_ALL, NULL},
+    /* coll                    name                    device buffers               enable's help adds */
+    {GC3_COLL_ALLREDUCE,      "allreduce",            MCA_COLL_GC3_BUFS_BOTH,      NULL},
+    {GC3_COLL_ALLTOALL,       "alltoall",             MCA_COLL_GC3_BUFS_BOTH,      NULL},
+    {GC3_COLL_ALLGATHER,      "allgather",            MCA_COLL_GC3_BUFS_BOTH,      NULL},
+    {GC3_COLL_REDUCE_SCATTER, "reduce_scatter_block", MCA_COLL_GC3_BUFS_BOTH,      "out of place"},
+    {GC3_COLL_BCAST,          "bcast",                MCA_COLL_GC3_BUFS_ONE,       NULL},
+    {GC3_COLL_REDUCE,         "reduce",               MCA_COLL_GC3_BUFS_ROOT_RECV, NULL},
 };
 /* clang-format on */
 const int mca_coll_gc3_ncolls = (int)(sizeof(mca_coll_gc3_colls) / sizeof(mca_coll_gc3_colls[0]));
@@ -48,6 +48,15 @@ const char *mca_coll_gc3_colls_text(void)
         }
     }
     return text;
+}
+
+int mca_coll_gc3_stage_coll(gc3_coll_t coll, const void *sbuf, const void *rbuf, int root,
+                            struct ompi_communicator_t *comm, int *rc_p)
+{
+    const mca_coll_gc3_coll_t *c = mca_coll_gc3_coll(coll);
+
+    *rc_p = OMPI_SUCCESS;
+    return mca_coll_gc3_device_call(c->bufs, sbuf, rbuf, root, comm) && mca_coll_gc3_stage_call(comm, c->name, rc_p);
 }
 
 int mca_coll_gc3_device_call(mca_coll_gc3_bufs_t bufs, const void *sbuf, const void *rbuf, int root,

@@ -75,7 +75,7 @@ int mca_coll_gc3_reduce(const void *sbuf, void *rbuf, int count, struct ompi_dat
         return rc;
     }
     rc = OMPI_SUCCESS;
-    if (a.device && mca_coll_gc3_stage_call(comm, "reduce", &rc)) {
+    if (mca_coll_gc3_stage_coll(GC3_COLL_REDUCE, sbuf, rbuf, root, comm, &rc)) {
         return gc3_reduce_staged(m, sbuf, rbuf, count, dt, op, root);
     }
     return rc != OMPI_SUCCESS ? rc : m->prev_reduce(sbuf, rbuf, count, dt, op, root, comm, m->prev_reduce_module);

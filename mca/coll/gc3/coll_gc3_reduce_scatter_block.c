@@ -17,7 +17,7 @@ static int gc3_reduce_scatter_block_args(mca_coll_gc3_module_t *m, const void *s
     size_t dsize = 0;
 
     memset(a, 0, sizeof(*a));
-    a->root = -1;
+    a->root    = -1;
     a->backend = mca_coll_gc3_pick_backend(m, sbuf, rbuf, name, &a->device);
     ompi_datatype_type_size(dt, &dsize);
     if (sbuf == MPI_IN_PLACE) {
@@ -68,7 +68,7 @@ int mca_coll_gc3_reduce_scatter_block(const void *sbuf, void *rbuf, int rcount, 
         return rc;
     }
     rc = OMPI_SUCCESS;
-    if (a.device && mca_coll_gc3_stage_call(comm, "reduce_scatter_block", &rc)) {
+    if (mca_coll_gc3_stage_coll(GC3_COLL_REDUCE_SCATTER, sbuf, rbuf, -1, comm, &rc)) {
         return gc3_reduce_scatter_block_staged(m, sbuf, rbuf, rcount, dt, op);
     }
     return rc != OMPI_SUCCESS
