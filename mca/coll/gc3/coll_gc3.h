@@ -280,8 +280,12 @@ extern const int                 mca_coll_gc3_ncolls;
 const mca_coll_gc3_coll_t *mca_coll_gc3_coll(gc3_coll_t coll);
 /* "allreduce, alltoall, allgather and reduce_scatter_block": what gc3 runs, for messages. */
 const char *mca_coll_gc3_colls_text(void);
-/* A call of a row's collective that gc3 passes on: 1 when it is to be staged (the row's buffers
- * decide whether it is on device buffers; then as mca_coll_gc3_stage_call); 0 with *rc_p set. */
+/* A call `name` that gc3 passes on: 1 when it is to be staged (it is on device buffers, bufs
+ * saying which decide, and coll_gc3_fallback stages); 0 with *rc_p set: OMPI_SUCCESS to give it to
+ * the previous module as it is (host buffers, coll_gc3_fallback=pass), or the error to return. */
+int mca_coll_gc3_staged(mca_coll_gc3_bufs_t bufs, const void *sbuf, const void *rbuf, int root,
+                        struct ompi_communicator_t *comm, const char *name, int *rc_p);
+/* The same for a call of a row's collective (its buffers and name). */
 int mca_coll_gc3_stage_coll(gc3_coll_t coll, const void *sbuf, const void *rbuf, int root,
                             struct ompi_communicator_t *comm, int *rc_p);
 

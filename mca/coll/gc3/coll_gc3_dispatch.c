@@ -50,13 +50,19 @@ const char *mca_coll_gc3_colls_text(void)
     return text;
 }
 
+int mca_coll_gc3_staged(mca_coll_gc3_bufs_t bufs, const void *sbuf, const void *rbuf, int root,
+                        struct ompi_communicator_t *comm, const char *name, int *rc_p)
+{
+    *rc_p = OMPI_SUCCESS;
+    return mca_coll_gc3_device_call(bufs, sbuf, rbuf, root, comm) && mca_coll_gc3_stage_call(comm, name, rc_p);
+}
+
 int mca_coll_gc3_stage_coll(gc3_coll_t coll, const void *sbuf, const void *rbuf, int root,
                             struct ompi_communicator_t *comm, int *rc_p)
 {
     const mca_coll_gc3_coll_t *c = mca_coll_gc3_coll(coll);
 
-    *rc_p = OMPI_SUCCESS;
-    return mca_coll_gc3_device_call(c->bufs, sbuf, rbuf, root, comm) && mca_coll_gc3_stage_call(comm, c->name, rc_p);
+    return mca_coll_gc3_staged(c->bufs, sbuf, rbuf, root, comm, c->name, rc_p);
 }
 
 int mca_coll_gc3_device_call(mca_coll_gc3_bufs_t bufs, const void *sbuf, const void *rbuf, int root,

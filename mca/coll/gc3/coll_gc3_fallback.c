@@ -17,15 +17,6 @@
         (void)mca_coll_gc3_passed_on_not_run((comm), #name);                                                           \
     } while (0)
 
-/* A call on device buffers (bufs: which decide) is staged: 1; 0 with *rc set when it is passed on
- * as it is (host buffers, coll_gc3_fallback=pass: OMPI_SUCCESS) or fails (coll_gc3_fallback=error). */
-static int gc3_staged(mca_coll_gc3_bufs_t bufs, const void *sbuf, const void *rbuf, int root,
-                      struct ompi_communicator_t *comm, const char *name, int *rc)
-{
-    *rc = OMPI_SUCCESS;
-    return mca_coll_gc3_device_call(bufs, sbuf, rbuf, root, comm) && mca_coll_gc3_stage_call(comm, name, rc);
-}
-
 /* elements of dt spanned by a vector of counts at displacements */
 static size_t gc3_vspan(const int *counts, const int *displs, int n)
 {
@@ -59,7 +50,7 @@ int mca_coll_gc3_allgatherv(const void *sbuf, int scount, struct ompi_datatype_t
                                                          1) };
 
     GC3_PREV_OR_FAIL(m, comm, allgatherv);
-    if (!gc3_staged(MCA_COLL_GC3_BUFS_BOTH, sbuf, rbuf, -1, comm, "allgatherv", &rc)) {
+    if (!mca_coll_gc3_staged(MCA_COLL_GC3_BUFS_BOTH, sbuf, rbuf, -1, comm, "allgatherv", &rc)) {
         return rc != OMPI_SUCCESS
                    ? rc
                    : m->prev_allgatherv(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, comm, m->prev_allgatherv_module);
@@ -82,7 +73,7 @@ int mca_coll_gc3_gather(const void *sbuf, int scount, struct ompi_datatype_t *sd
                                     mca_coll_gc3_stage_buf(me == root ? rbuf : NULL, rdt, n, sbuf == MPI_IN_PLACE, 1) };
 
     GC3_PREV_OR_FAIL(m, comm, gather);
-    if (!gc3_staged(MCA_COLL_GC3_BUFS_ROOT_RECV, sbuf, rbuf, root, comm, "gather", &rc)) {
+    if (!mca_coll_gc3_staged(MCA_COLL_GC3_BUFS_ROOT_RECV, sbuf, rbuf, root, comm, "gather", &rc)) {
         return rc != OMPI_SUCCESS
                    ? rc
                    : m->prev_gather(sbuf, scount, sdt, rbuf, rcount, rdt, root, comm, m->prev_gather_module);
@@ -105,7 +96,7 @@ int mca_coll_gc3_scatter(const void *sbuf, int scount, struct ompi_datatype_t *s
                                     mca_coll_gc3_stage_buf(rbuf, rdt, (size_t)rcount, 0, 1) };
 
     GC3_PREV_OR_FAIL(m, comm, scatter);
-    if (!gc3_staged(MCA_COLL_GC3_BUFS_ROOT_SEND, sbuf, rbuf, root, comm, "scatter", &rc)) {
+    if (!mca_coll_gc3_staged(MCA_COLL_GC3_BUFS_ROOT_SEND, sbuf, rbuf, root, comm, "scatter", &rc)) {
         return rc != OMPI_SUCCESS
                    ? rc
                    : m->prev_scatter(sbuf, scount, sdt, rbuf, rcount, rdt, root, comm, m->prev_scatter_module);
@@ -129,7 +120,7 @@ int mca_coll_gc3_gatherv(const void *sbuf, int scount, struct ompi_datatype_t *s
                                   mca_coll_gc3_stage_buf(me == root ? rbuf : NULL, rdt, span, 1, 1) };
 
     GC3_PREV_OR_FAIL(m, comm, gatherv);
-    if (!gc3_staged(MCA_COLL_GC3_BUFS_ROOT_RECV, sbuf, rbuf, root, comm, "gatherv", &rc)) {
+    if (!mca_coll_gc3_staged(MCA_COLL_GC3_BUFS_ROOT_RECV, sbuf, rbuf, root, comm, "gatherv", &rc)) {
         return rc != OMPI_SUCCESS
                    ? rc
                    : m->prev_gatherv(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, root, comm, m->prev_gatherv_module);
@@ -152,7 +143,7 @@ int mca_coll_gc3_scatterv(const void *sbuf, const int *scounts, const int *displ
                                     mca_coll_gc3_stage_buf(rbuf, rdt, (size_t)rcount, 0, 1) };
 
     GC3_PREV_OR_FAIL(m, comm, scatterv);
-    if (!gc3_staged(MCA_COLL_GC3_BUFS_ROOT_SEND, sbuf, rbuf, root, comm, "scatterv", &rc)) {
+    if (!mca_coll_gc3_staged(MCA_COLL_GC3_BUFS_ROOT_SEND, sbuf, rbuf, root, comm, "scatterv", &rc)) {
         return rc != OMPI_SUCCESS ? rc
                                   : m->prev_scatterv(sbuf, scounts, displs, sdt, rbuf, rcount, rdt, root, comm,
                                                      m->prev_scatterv_module);
@@ -177,7 +168,7 @@ int mca_coll_gc3_alltoallv(const void *sbuf, const int *scounts, const int *sdis
     };
 
     GC3_PREV_OR_FAIL(m, comm, alltoallv);
-    if (!gc3_staged(MCA_COLL_GC3_BUFS_BOTH, sbuf, rbuf, -1, comm, "alltoallv", &rc)) {
+    if (!mca_coll_gc3_staged(MCA_COLL_GC3_BUFS_BOTH, sbuf, rbuf, -1, comm, "alltoallv", &rc)) {
         return rc != OMPI_SUCCESS ? rc
                                   : m->prev_alltoallv(sbuf, scounts, sdispls, sdt, rbuf, rcounts, rdispls, rdt, comm,
                                                       m->prev_alltoallv_module);
@@ -200,7 +191,7 @@ int mca_coll_gc3_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts
                                     mca_coll_gc3_stage_buf(rbuf, dt, inplace ? all : mine, inplace, 1) };
 
     GC3_PREV_OR_FAIL(m, comm, reduce_scatter);
-    if (!gc3_staged(MCA_COLL_GC3_BUFS_BOTH, sbuf, rbuf, -1, comm, "reduce_scatter", &rc)) {
+    if (!mca_coll_gc3_staged(MCA_COLL_GC3_BUFS_BOTH, sbuf, rbuf, -1, comm, "reduce_scatter", &rc)) {
         return rc != OMPI_SUCCESS
                    ? rc
                    : m->prev_reduce_scatter(sbuf, rbuf, rcounts, dt, op, comm, m->prev_reduce_scatter_module);
@@ -221,7 +212,7 @@ int mca_coll_gc3_scan(const void *sbuf, void *rbuf, int count, struct ompi_datat
                                     mca_coll_gc3_stage_buf(rbuf, dt, (size_t)count, sbuf == MPI_IN_PLACE, 1) };
 
     GC3_PREV_OR_FAIL(m, comm, scan);
-    if (!gc3_staged(MCA_COLL_GC3_BUFS_BOTH, sbuf, rbuf, -1, comm, "scan", &rc)) {
+    if (!mca_coll_gc3_staged(MCA_COLL_GC3_BUFS_BOTH, sbuf, rbuf, -1, comm, "scan", &rc)) {
         return rc != OMPI_SUCCESS ? rc : m->prev_scan(sbuf, rbuf, count, dt, op, comm, m->prev_scan_module);
     }
     if ((rc = mca_coll_gc3_stage_in(b, 2)) == OMPI_SUCCESS) {
@@ -239,7 +230,7 @@ int mca_coll_gc3_exscan(const void *sbuf, void *rbuf, int count, struct ompi_dat
                                     mca_coll_gc3_stage_buf(rbuf, dt, (size_t)count, sbuf == MPI_IN_PLACE, 1) };
 
     GC3_PREV_OR_FAIL(m, comm, exscan);
-    if (!gc3_staged(MCA_COLL_GC3_BUFS_BOTH, sbuf, rbuf, -1, comm, "exscan", &rc)) {
+    if (!mca_coll_gc3_staged(MCA_COLL_GC3_BUFS_BOTH, sbuf, rbuf, -1, comm, "exscan", &rc)) {
         return rc != OMPI_SUCCESS ? rc : m->prev_exscan(sbuf, rbuf, count, dt, op, comm, m->prev_exscan_module);
     }
     if ((rc = mca_coll_gc3_stage_in(b, 2)) == OMPI_SUCCESS) {
@@ -299,7 +290,7 @@ int mca_coll_gc3_alltoallw(const void *sbuf, const int *scounts, const int *sdis
                                      mca_coll_gc3_stage_buf(rbuf, MPI_BYTE, (size_t)rspan, 1, 1) };
 
     GC3_PREV_OR_FAIL(m, comm, alltoallw);
-    if (!gc3_staged(MCA_COLL_GC3_BUFS_BOTH, sbuf, rbuf, -1, comm, "alltoallw", &rc)) {
+    if (!mca_coll_gc3_staged(MCA_COLL_GC3_BUFS_BOTH, sbuf, rbuf, -1, comm, "alltoallw", &rc)) {
         return rc != OMPI_SUCCESS ? rc
                                   : m->prev_alltoallw(sbuf, scounts, sdispls, sdts, rbuf, rcounts, rdispls, rdts, comm,
                                                       m->prev_alltoallw_module);
@@ -355,7 +346,7 @@ int mca_coll_gc3_neighbor_allgather(const void *sbuf, int scount, struct ompi_da
     long                   sspan, rspan;
 
     GC3_PREV_OR_FAIL(m, comm, neighbor_allgather);
-    if (!gc3_staged(MCA_COLL_GC3_BUFS_BOTH, sbuf, rbuf, -1, comm, "neighbor_allgather", &rc)) {
+    if (!mca_coll_gc3_staged(MCA_COLL_GC3_BUFS_BOTH, sbuf, rbuf, -1, comm, "neighbor_allgather", &rc)) {
         return rc != OMPI_SUCCESS ? rc
                                   : m->prev_neighbor_allgather(sbuf, scount, sdt, rbuf, rcount, rdt, comm,
                                                                m->prev_neighbor_allgather_module);
@@ -388,7 +379,7 @@ int mca_coll_gc3_neighbor_allgatherv(const void *sbuf, int scount, struct ompi_d
     long                   sspan, rspan;
 
     GC3_PREV_OR_FAIL(m, comm, neighbor_allgatherv);
-    if (!gc3_staged(MCA_COLL_GC3_BUFS_BOTH, sbuf, rbuf, -1, comm, "neighbor_allgatherv", &rc)) {
+    if (!mca_coll_gc3_staged(MCA_COLL_GC3_BUFS_BOTH, sbuf, rbuf, -1, comm, "neighbor_allgatherv", &rc)) {
         return rc != OMPI_SUCCESS ? rc
                                   : m->prev_neighbor_allgatherv(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, comm,
                                                                 m->prev_neighbor_allgatherv_module);
@@ -421,7 +412,7 @@ int mca_coll_gc3_neighbor_alltoall(const void *sbuf, int scount, struct ompi_dat
     long                   sspan, rspan;
 
     GC3_PREV_OR_FAIL(m, comm, neighbor_alltoall);
-    if (!gc3_staged(MCA_COLL_GC3_BUFS_BOTH, sbuf, rbuf, -1, comm, "neighbor_alltoall", &rc)) {
+    if (!mca_coll_gc3_staged(MCA_COLL_GC3_BUFS_BOTH, sbuf, rbuf, -1, comm, "neighbor_alltoall", &rc)) {
         return rc != OMPI_SUCCESS ? rc
                                   : m->prev_neighbor_alltoall(sbuf, scount, sdt, rbuf, rcount, rdt, comm,
                                                               m->prev_neighbor_alltoall_module);
@@ -455,7 +446,7 @@ int mca_coll_gc3_neighbor_alltoallv(const void *sbuf, const int *scounts, const 
     long                   sspan, rspan;
 
     GC3_PREV_OR_FAIL(m, comm, neighbor_alltoallv);
-    if (!gc3_staged(MCA_COLL_GC3_BUFS_BOTH, sbuf, rbuf, -1, comm, "neighbor_alltoallv", &rc)) {
+    if (!mca_coll_gc3_staged(MCA_COLL_GC3_BUFS_BOTH, sbuf, rbuf, -1, comm, "neighbor_alltoallv", &rc)) {
         return rc != OMPI_SUCCESS ? rc
                                   : m->prev_neighbor_alltoallv(sbuf, scounts, sdispls, sdt, rbuf, rcounts, rdispls, rdt,
                                                                comm, m->prev_neighbor_alltoallv_module);
@@ -489,7 +480,7 @@ int mca_coll_gc3_neighbor_alltoallw(const void *sbuf, const int *scounts, const 
     long                   sspan, rspan;
 
     GC3_PREV_OR_FAIL(m, comm, neighbor_alltoallw);
-    if (!gc3_staged(MCA_COLL_GC3_BUFS_BOTH, sbuf, rbuf, -1, comm, "neighbor_alltoallw", &rc)) {
+    if (!mca_coll_gc3_staged(MCA_COLL_GC3_BUFS_BOTH, sbuf, rbuf, -1, comm, "neighbor_alltoallw", &rc)) {
         return rc != OMPI_SUCCESS ? rc
                                   : m->prev_neighbor_alltoallw(sbuf, scounts, sdispls, sdts, rbuf, rcounts, rdispls,
                                                                rdts, comm, m->prev_neighbor_alltoallw_module);
