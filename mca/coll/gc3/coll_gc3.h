@@ -388,7 +388,7 @@ int  mca_coll_gc3_agree_post(mca_coll_gc3_module_t *m, size_t bytes);
 void mca_coll_gc3_agree_release(mca_coll_gc3_module_t *m);
 /* What every rank says before gc3 uses something collectively: whether it is ready, a hash of
  * what it built (plans, settings: different only when the ranks' settings are), and for a
- * plan's creation the key of the call (collective, bytes, in place, backend: different only in
+ * plan's creation the key of the call (collective, bytes, in place, backend, root: different only in
  * an erroneous program). */
 typedef struct {
     uint64_t ok, hash, key;

@@ -113,7 +113,8 @@ int mca_coll_gc3_plan_post(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_entry_t *
 {
     const gc3_rules_t   *R      = mca_coll_gc3_rules();
     mca_coll_gc3_card_t *c      = calloc(1, sizeof(*c));
-    uint64_t             key[4] = { (uint64_t)s->coll, (uint64_t)s->bytes, (uint64_t)s->inplace, (uint64_t)s->backend };
+    uint64_t             key[5] = { (uint64_t)s->coll, (uint64_t)s->bytes, (uint64_t)s->inplace, (uint64_t)s->backend,
+                                    (uint64_t)(int64_t)s->root }; /* the ranks' plans are for one call */
     const gc3_rule_t    *rule   = &R->rules[s->rule];
     int                  ok     = gc3_plan_build(m, s, rule) && m->exec[s->backend] != NULL;
     uint64_t             fit;
