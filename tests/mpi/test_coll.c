@@ -3,7 +3,7 @@
  * split by parity). Run with --mca coll_gc3_priority 90 (and coll_gc3_backend host on machines
  * without GPUs, so that gc3 runs host buffers itself). Options: --max-count N. */
 #include <mpi.h>
-#include "gc3_mpi_compat.h" /* GC3_ALLREDUCE_INIT, GC3_ALLTOALL_INIT */
+#include "gc3_mpi_compat.h" /* GC3_ALLREDUCE_INIT, GC3_ALLTOALL_INIT, GC3_ALLGATHER_INIT, ... */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,8 +43,9 @@ typedef struct {
 } dtype_t;
 
 static const dtype_t dtypes[] = {
-    {MPI_FLOAT, "float", 1, 4}, {MPI_DOUBLE, "double", 1, 8}, {MPI_INT, "int", 0, 4},
-    {MPI_LONG, "long", 0, (int)sizeof(long)}, {MPI_UNSIGNED, "unsigned", 0, 4},
+    { MPI_FLOAT, "float", 1, 4 },       { MPI_DOUBLE, "double", 1, 8 },
+    { MPI_INT, "int", 0, 4 },           { MPI_LONG, "long", 0, (int)sizeof(long) },
+    { MPI_UNSIGNED, "unsigned", 0, 4 },
 };
 
 typedef struct {
@@ -52,8 +53,8 @@ typedef struct {
     const char *name;
 } op_t;
 
-static const op_t ops[] = {{MPI_SUM, "sum"}, {MPI_PROD, "prod"}, {MPI_MIN, "min"}, {MPI_MAX, "max"},
-                           {MPI_BAND, "band"}, {MPI_BOR, "bor"}, {MPI_BXOR, "bxor"}};
+static const op_t ops[] = { { MPI_SUM, "sum" },   { MPI_PROD, "prod" }, { MPI_MIN, "min" },  { MPI_MAX, "max" },
+                            { MPI_BAND, "band" }, { MPI_BOR, "bor" },   { MPI_BXOR, "bxor" } };
 
 /* the value rank r contributes at element i (small: sums and products stay exact; never
  * negative for unsigned types, so that min and max compare the same way here and in MPI) */
@@ -73,30 +74,45 @@ static long val(int r, size_t i, const op_t *op, const dtype_t *d)
 
 static long combine(const op_t *op, long a, long b)
 {
-    if (op->op == MPI_SUM) return a + b;
-    if (op->op == MPI_PROD) return a * b;
-    if (op->op == MPI_MIN) return b < a ? b : a;
-    if (op->op == MPI_MAX) return b > a ? b : a;
-    if (op->op == MPI_BAND) return a & b;
-    if (op->op == MPI_BOR) return a | b;
+    if (op->op == MPI_SUM)
+        return a + b;
+    if (op->op == MPI_PROD)
+        return a * b;
+    if (op->op == MPI_MIN)
+        return b < a ? b : a;
+    if (op->op == MPI_MAX)
+        return b > a ? b : a;
+    if (op->op == MPI_BAND)
+        return a & b;
+    if (op->op == MPI_BOR)
+        return a | b;
     return a ^ b;
 }
 
 static void put(const dtype_t *d, void *buf, size_t i, long v)
 {
-    if (d->dt == MPI_FLOAT) ((float *)buf)[i] = (float)v;
-    else if (d->dt == MPI_DOUBLE) ((double *)buf)[i] = (double)v;
-    else if (d->dt == MPI_INT) ((int *)buf)[i] = (int)v;
-    else if (d->dt == MPI_LONG) ((long *)buf)[i] = v;
-    else ((unsigned *)buf)[i] = (unsigned)v;
+    if (d->dt == MPI_FLOAT)
+        ((float *)buf)[i] = (float)v;
+    else if (d->dt == MPI_DOUBLE)
+        ((double *)buf)[i] = (double)v;
+    else if (d->dt == MPI_INT)
+        ((int *)buf)[i] = (int)v;
+    else if (d->dt == MPI_LONG)
+        ((long *)buf)[i] = v;
+    else
+        ((unsigned *)buf)[i] = (unsigned)v;
 }
 
 static long get(const dtype_t *d, const void *buf, size_t i)
 {
-    if (d->dt == MPI_FLOAT) return (long)((const float *)buf)[i];
-    if (d->dt == MPI_DOUBLE) return (long)((const double *)buf)[i];
-    if (d->dt == MPI_INT) return ((const int *)buf)[i];
-    if (d->dt == MPI_LONG) return ((const long *)buf)[i];
+    if (d->dt == MPI_FLOAT)
+        return (long)((const float *)buf)[i];
+    if (d->dt == MPI_DOUBLE)
+        return (long)((const double *)buf)[i];
+    if (d->dt == MPI_INT)
+        return ((const int *)buf)[i];
+    if (d->dt == MPI_LONG)
+        return ((const long *)buf)[i];
     return (long)((const unsigned *)buf)[i];
 }
 
@@ -122,7 +138,7 @@ static void check(int ok, MPI_Comm comm, const char *what)
 static void test_allreduce(MPI_Comm comm, const char *cname, size_t max_count)
 {
     int          rank, size;
-    const size_t counts[] = {0, 1, 7, 13, 1009, 65537, 1u << 20, 16u << 20};
+    const size_t counts[] = { 0, 1, 7, 13, 1009, 65537, 1u << 20, 16u << 20 };
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &size);
     for (size_t d = 0; d < sizeof(dtypes) / sizeof(dtypes[0]); d++) {
@@ -136,9 +152,9 @@ static void test_allreduce(MPI_Comm comm, const char *cname, size_t max_count)
                     continue;
                 }
                 for (int inplace = 0; inplace <= 1; inplace++) {
-                    char  *in = malloc(n * (size_t)dtypes[d].size + 8), *out = malloc(n * (size_t)dtypes[d].size + 8);
-                    int    ok = 1;
-                    char   what[200];
+                    char *in = malloc(n * (size_t)dtypes[d].size + 8), *out = malloc(n * (size_t)dtypes[d].size + 8);
+                    int   ok = 1;
+                    char  what[200];
                     for (size_t i = 0; i < n; i++) {
                         put(&dtypes[d], inplace ? out : in, i, val(rank, i, &ops[o], &dtypes[d]));
                     }
@@ -176,7 +192,7 @@ static void test_allreduce(MPI_Comm comm, const char *cname, size_t max_count)
 static void test_alltoall(MPI_Comm comm, const char *cname, size_t max_count)
 {
     int          rank, size;
-    const size_t counts[] = {0, 1, 13, 1000, 65536};
+    const size_t counts[] = { 0, 1, 13, 1000, 65536 };
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &size);
     for (size_t d = 0; d < 3; d++) {
@@ -191,7 +207,8 @@ static void test_alltoall(MPI_Comm comm, const char *cname, size_t max_count)
                 char  what[200];
                 for (int p = 0; p < size; p++) {
                     for (size_t i = 0; i < n; i++) {
-                        put(&dtypes[d], inplace ? out : in, (size_t)p * n + i, (long)((rank * 1000 + p * 10 + (long)i) % 100000));
+                        put(&dtypes[d], inplace ? out : in, (size_t)p * n + i,
+                            (long)((rank * 1000 + p * 10 + (long)i) % 100000));
                     }
                 }
                 {
@@ -205,7 +222,8 @@ static void test_alltoall(MPI_Comm comm, const char *cname, size_t max_count)
                 }
                 for (int p = 0; p < size && ok; p++) {
                     for (size_t i = 0; i < n && ok; i++) {
-                        ok = get(&dtypes[d], out, (size_t)p * n + i) == (long)((p * 1000 + rank * 10 + (long)i) % 100000);
+                        ok = get(&dtypes[d], out, (size_t)p * n + i) ==
+                             (long)((p * 1000 + rank * 10 + (long)i) % 100000);
                     }
                 }
                 snprintf(what, sizeof(what), "alltoall %s %s count %zu %s", cname, dtypes[d].name, n,
@@ -221,7 +239,7 @@ static void test_alltoall(MPI_Comm comm, const char *cname, size_t max_count)
 static void test_allgather_rsb(MPI_Comm comm, const char *cname, size_t max_count)
 {
     int          rank, size;
-    const size_t counts[] = {1, 13, 1000, 65536};
+    const size_t counts[] = { 1, 13, 1000, 65536 };
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &size);
     for (size_t d = 0; d < 3; d++) {
@@ -238,7 +256,8 @@ static void test_allgather_rsb(MPI_Comm comm, const char *cname, size_t max_coun
             for (int inplace = 0; inplace <= 1; inplace++) {
                 int ok = 1;
                 for (size_t i = 0; i < n; i++) {
-                    put(dt, inplace ? out : in, (inplace ? (size_t)rank * n : 0) + i, (long)((rank * 31 + (long)i) % 1000));
+                    put(dt, inplace ? out : in, (inplace ? (size_t)rank * n : 0) + i,
+                        (long)((rank * 31 + (long)i) % 1000));
                 }
                 {
                     void *din = inplace ? NULL : dev_copy(in, n * es), *dout = dev_copy(out, all * es);
@@ -253,7 +272,8 @@ static void test_allgather_rsb(MPI_Comm comm, const char *cname, size_t max_coun
                         ok = get(dt, out, (size_t)q * n + i) == (long)((q * 31 + (long)i) % 1000);
                     }
                 }
-                snprintf(what, sizeof(what), "allgather %s %s count %zu %s", cname, dt->name, n, inplace ? "in-place" : "");
+                snprintf(what, sizeof(what), "allgather %s %s count %zu %s", cname, dt->name, n,
+                         inplace ? "in-place" : "");
                 check(ok, comm, what);
             }
             /* reduce_scatter_block, sum: element j of block q from rank r is (r + q + j) % 50 */
@@ -306,11 +326,11 @@ static void test_persistent(MPI_Comm comm, const char *cname)
     char         what[200];
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &size);
-    a_in  = malloc(na * sizeof(float));
-    a_out = malloc(na * sizeof(float));
-    b     = malloc(nb * sizeof(float));
-    c_in  = malloc(nc * (size_t)size * sizeof(int));
-    c_out = malloc(nc * (size_t)size * sizeof(int));
+    a_in   = malloc(na * sizeof(float));
+    a_out  = malloc(na * sizeof(float));
+    b      = malloc(nb * sizeof(float));
+    c_in   = malloc(nc * (size_t)size * sizeof(int));
+    c_out  = malloc(nc * (size_t)size * sizeof(int));
     da_in  = dev_copy(a_in, na * sizeof(float));
     da_out = dev_copy(a_out, na * sizeof(float));
     db     = dev_copy(b, nb * sizeof(float));
@@ -321,10 +341,13 @@ static void test_persistent(MPI_Comm comm, const char *cname)
     GC3_ALLTOALL_INIT(dc_in, (int)nc, MPI_INT, dc_out, (int)nc, MPI_INT, comm, MPI_INFO_NULL, &req[2]);
     MPI_Wait(&req[0], MPI_STATUS_IGNORE); /* never started: returns at once */
     for (int it = 0; it < 3; it++) {
-        for (size_t i = 0; i < na; i++) a_in[i] = (float)((rank + 1) * (int)((i + (size_t)it) % 7));
-        for (size_t i = 0; i < nb; i++) b[i] = (float)((rank + 1) * (int)((i + 2 * (size_t)it) % 5));
+        for (size_t i = 0; i < na; i++)
+            a_in[i] = (float)((rank + 1) * (int)((i + (size_t)it) % 7));
+        for (size_t i = 0; i < nb; i++)
+            b[i] = (float)((rank + 1) * (int)((i + 2 * (size_t)it) % 5));
         for (int q = 0; q < size; q++) {
-            for (size_t i = 0; i < nc; i++) c_in[(size_t)q * nc + i] = rank * 100000 + q * 1000 + (int)(i % 1000) + it;
+            for (size_t i = 0; i < nc; i++)
+                c_in[(size_t)q * nc + i] = rank * 100000 + q * 1000 + (int)(i % 1000) + it;
         }
         dev_put(da_in, a_in, na * sizeof(float));
         dev_put(db, b, nb * sizeof(float));
@@ -335,7 +358,8 @@ static void test_persistent(MPI_Comm comm, const char *cname)
         } else { /* one at a time, the first polled with MPI_Test */
             MPI_Start(&req[0]);
             flag = 0;
-            while (!flag) MPI_Test(&req[0], &flag, MPI_STATUS_IGNORE);
+            while (!flag)
+                MPI_Test(&req[0], &flag, MPI_STATUS_IGNORE);
             MPI_Start(&req[1]);
             MPI_Start(&req[2]);
             MPI_Wait(&req[1], MPI_STATUS_IGNORE);
@@ -347,11 +371,13 @@ static void test_persistent(MPI_Comm comm, const char *cname)
             gc3_test_copy(1, c_out, dc_out, nc * (size_t)size * sizeof(int));
         }
         ok = 1;
-        for (size_t i = 0; i < na && ok; i++) ok = a_out[i] == (float)(size * (size + 1) / 2 * (int)((i + (size_t)it) % 7));
+        for (size_t i = 0; i < na && ok; i++)
+            ok = a_out[i] == (float)(size * (size + 1) / 2 * (int)((i + (size_t)it) % 7));
         snprintf(what, sizeof(what), "persistent allreduce %zu floats, start %d on %s", na, it + 1, cname);
         check(ok, comm, what);
         ok = 1;
-        for (size_t i = 0; i < nb && ok; i++) ok = b[i] == (float)(size * (size + 1) / 2 * (int)((i + 2 * (size_t)it) % 5));
+        for (size_t i = 0; i < nb && ok; i++)
+            ok = b[i] == (float)(size * (size + 1) / 2 * (int)((i + 2 * (size_t)it) % 5));
         snprintf(what, sizeof(what), "persistent allreduce %zu floats in place, start %d on %s", nb, it + 1, cname);
         check(ok, comm, what);
         ok = 1;
@@ -385,7 +411,7 @@ static void test_persistent(MPI_Comm comm, const char *cname)
 static void test_nonblocking(MPI_Comm comm, const char *cname)
 {
     int          rank, size, ok = 1;
-    const size_t n[4] = {5, 300000, 7, 1000};
+    const size_t n[4] = { 5, 300000, 7, 1000 };
     float       *in[4], *out[4];
     void        *din[4], *dout[4];
     MPI_Request  req[5];
@@ -423,9 +449,9 @@ static void test_nonblocking(MPI_Comm comm, const char *cname)
     check(ok, comm, what);
     /* polled to completion with MPI_Test while the host does something else */
     {
-        int   flag = 0;
-        long  spins = 0;
-        float *h = malloc(n[1] * sizeof(float) + 8);
+        int    flag  = 0;
+        long   spins = 0;
+        float *h     = malloc(n[1] * sizeof(float) + 8);
         void  *dh = dev_copy(in[1], n[1] * sizeof(float)), *dr = dev_copy(h, n[1] * sizeof(float));
         MPI_Iallreduce(dh, dr, (int)n[1], MPI_FLOAT, MPI_MAX, comm, &req[4]);
         while (!flag) {
@@ -448,6 +474,195 @@ static void test_nonblocking(MPI_Comm comm, const char *cname)
         }
         free(in[k]);
         free(out[k]);
+    }
+}
+
+/* MPI_Iallgather (in place and not) and MPI_Ireduce_scatter_block (sum, max) in flight together
+ * with an MPI_Iallreduce, completed by MPI_Waitall, then one polled with MPI_Test; then their
+ * persistent forms started three times with new data. Element i of rank r's block: ag_val. */
+static int ag_val(int r, size_t i, int salt)
+{
+    return (int)(((long)r * 7919 + (long)i * 31 + salt) % 100003);
+}
+
+static int rsb_ok(const int *out, int rank, int size, size_t n, int salt, int max)
+{
+    for (size_t i = 0; i < n; i++) {
+        long want = max ? -1 : 0;
+        for (int r = 0; r < size; r++) {
+            long v = ag_val(r, (size_t)rank * n + i, salt);
+            want   = max ? (v > want ? v : want) : want + v;
+        }
+        if (out[i] != (int)want) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static int ag_ok(const int *out, int size, size_t n, int salt)
+{
+    for (int q = 0; q < size; q++) {
+        for (size_t i = 0; i < n; i++) {
+            if (out[(size_t)q * n + i] != ag_val(q, i, salt)) {
+                return 0;
+            }
+        }
+    }
+    return 1;
+}
+
+static void test_nb_allgather_rsb(MPI_Comm comm, const char *cname)
+{
+    enum { AG, AG_INPLACE, RSB_SUM, RSB_MAX, AR, NCALL };
+    const size_t n[NCALL] = { 1000, 13, 777, 5001, 4099 };
+    int          rank, size, ok, *in[NCALL], *out[NCALL];
+    void        *din[NCALL], *dout[NCALL];
+    MPI_Request  req[NCALL];
+    char         what[200];
+
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    for (int round = 0; round < 2; round++) { /* cold (plans set up meanwhile), then warm */
+        for (int k = 0; k < NCALL; k++) {
+            size_t all = n[k] * (size_t)size;
+            in[k]      = malloc(all * sizeof(int) + 8);
+            out[k]     = malloc(all * sizeof(int) + 8);
+            for (size_t i = 0; i < all; i++) {
+                in[k][i]  = ag_val(rank, k == AG || k == AR ? i % n[k] : i, k + round);
+                out[k][i] = -7;
+            }
+            if (k == AG_INPLACE) {
+                for (size_t i = 0; i < n[k]; i++) {
+                    out[k][(size_t)rank * n[k] + i] = ag_val(rank, i, k + round);
+                }
+            }
+            din[k]  = dev_copy(in[k], all * sizeof(int));
+            dout[k] = dev_copy(out[k], all * sizeof(int));
+        }
+        MPI_Iallgather(din[AG], (int)n[AG], MPI_INT, dout[AG], (int)n[AG], MPI_INT, comm, &req[AG]);
+        MPI_Iallreduce(din[AR], dout[AR], (int)n[AR], MPI_INT, MPI_SUM, comm, &req[AR]);
+        MPI_Ireduce_scatter_block(din[RSB_SUM], dout[RSB_SUM], (int)n[RSB_SUM], MPI_INT, MPI_SUM, comm, &req[RSB_SUM]);
+        MPI_Iallgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, dout[AG_INPLACE], (int)n[AG_INPLACE], MPI_INT, comm,
+                       &req[AG_INPLACE]);
+        MPI_Ireduce_scatter_block(din[RSB_MAX], dout[RSB_MAX], (int)n[RSB_MAX], MPI_INT, MPI_MAX, comm, &req[RSB_MAX]);
+        MPI_Waitall(NCALL, req, MPI_STATUSES_IGNORE);
+        for (int k = 0; k < NCALL; k++) {
+            dev_back(out[k], dout[k], n[k] * (size_t)size * sizeof(int));
+            dev_back(in[k], din[k], 0);
+        }
+        ok = ag_ok(out[AG], size, n[AG], AG + round);
+        snprintf(what, sizeof(what), "iallgather %zu ints on %s (round %d)", n[AG], cname, round);
+        check(ok, comm, what);
+        ok = ag_ok(out[AG_INPLACE], size, n[AG_INPLACE], AG_INPLACE + round);
+        snprintf(what, sizeof(what), "iallgather %zu ints in place on %s (round %d)", n[AG_INPLACE], cname, round);
+        check(ok, comm, what);
+        ok = rsb_ok(out[RSB_SUM], rank, size, n[RSB_SUM], RSB_SUM + round, 0);
+        snprintf(what, sizeof(what), "ireduce_scatter_block sum %zu ints on %s (round %d)", n[RSB_SUM], cname, round);
+        check(ok, comm, what);
+        ok = rsb_ok(out[RSB_MAX], rank, size, n[RSB_MAX], RSB_MAX + round, 1);
+        snprintf(what, sizeof(what), "ireduce_scatter_block max %zu ints on %s (round %d)", n[RSB_MAX], cname, round);
+        check(ok, comm, what);
+        ok = 1;
+        for (size_t i = 0; i < n[AR] && ok; i++) {
+            long want = 0;
+            for (int r = 0; r < size; r++) {
+                want += ag_val(r, i, AR + round);
+            }
+            ok = out[AR][i] == (int)want;
+        }
+        snprintf(what, sizeof(what), "iallreduce in flight with them on %s (round %d)", cname, round);
+        check(ok, comm, what);
+        for (int k = 0; k < NCALL; k++) {
+            free(in[k]);
+            free(out[k]);
+        }
+    }
+    /* one polled with MPI_Test */
+    {
+        size_t m = 65536, all = m * (size_t)size;
+        int   *h = malloc(m * sizeof(int)), *r = malloc(all * sizeof(int)), flag = 0;
+        void  *dh, *dr;
+        for (size_t i = 0; i < m; i++) {
+            h[i] = ag_val(rank, i, 9);
+        }
+        dh = dev_copy(h, m * sizeof(int));
+        dr = dev_copy(r, all * sizeof(int));
+        MPI_Iallgather(dh, (int)m, MPI_INT, dr, (int)m, MPI_INT, comm, &req[0]);
+        while (!flag) {
+            MPI_Test(&req[0], &flag, MPI_STATUS_IGNORE);
+        }
+        dev_back(r, dr, all * sizeof(int));
+        dev_back(h, dh, 0);
+        snprintf(what, sizeof(what), "iallgather %zu ints completed by MPI_Test on %s", m, cname);
+        check(ag_ok(r, size, m, 9), comm, what);
+        free(h);
+        free(r);
+    }
+    /* persistent: allgather (out of place, in place), reduce_scatter_block (sum) */
+    {
+        const size_t m   = 2049;
+        size_t       all = m * (size_t)size;
+        int        *ain = malloc(m * sizeof(int)), *aout = malloc(all * sizeof(int)), *bout = malloc(all * sizeof(int));
+        int        *cin = malloc(all * sizeof(int)), *cout = malloc(m * sizeof(int));
+        void       *dain = dev_copy(ain, m * sizeof(int)), *daout = dev_copy(aout, all * sizeof(int));
+        void       *dbout = dev_copy(bout, all * sizeof(int)), *dcin = dev_copy(cin, all * sizeof(int));
+        void       *dcout = dev_copy(cout, m * sizeof(int));
+        MPI_Request p[3];
+        GC3_ALLGATHER_INIT(dain, (int)m, MPI_INT, daout, (int)m, MPI_INT, comm, MPI_INFO_NULL, &p[0]);
+        GC3_ALLGATHER_INIT(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, dbout, (int)m, MPI_INT, comm, MPI_INFO_NULL, &p[1]);
+        GC3_REDUCE_SCATTER_BLOCK_INIT(dcin, dcout, (int)m, MPI_INT, MPI_SUM, comm, MPI_INFO_NULL, &p[2]);
+        for (int it = 0; it < 3; it++) {
+            for (size_t i = 0; i < m; i++) {
+                ain[i]                     = ag_val(rank, i, 20 + it);
+                bout[(size_t)rank * m + i] = ag_val(rank, i, 30 + it);
+            }
+            for (size_t i = 0; i < all; i++) {
+                cin[i] = ag_val(rank, i, 40 + it);
+            }
+            dev_put(dain, ain, m * sizeof(int));
+            dev_put(dbout, bout, all * sizeof(int));
+            dev_put(dcin, cin, all * sizeof(int));
+            if (it < 2) {
+                MPI_Startall(3, p);
+                MPI_Waitall(3, p, MPI_STATUSES_IGNORE);
+            } else {
+                int flag = 0;
+                MPI_Start(&p[2]);
+                while (!flag) {
+                    MPI_Test(&p[2], &flag, MPI_STATUS_IGNORE);
+                }
+                MPI_Start(&p[1]);
+                MPI_Start(&p[0]);
+                MPI_Waitall(2, p, MPI_STATUSES_IGNORE);
+            }
+            if (on_device) {
+                gc3_test_copy(1, aout, daout, all * sizeof(int));
+                gc3_test_copy(1, bout, dbout, all * sizeof(int));
+                gc3_test_copy(1, cout, dcout, m * sizeof(int));
+            }
+            snprintf(what, sizeof(what), "persistent allgather %zu ints, start %d on %s", m, it + 1, cname);
+            check(ag_ok(aout, size, m, 20 + it), comm, what);
+            snprintf(what, sizeof(what), "persistent allgather %zu ints in place, start %d on %s", m, it + 1, cname);
+            check(ag_ok(bout, size, m, 30 + it), comm, what);
+            snprintf(what, sizeof(what), "persistent reduce_scatter_block %zu ints, start %d on %s", m, it + 1, cname);
+            check(rsb_ok(cout, rank, size, m, 40 + it, 0), comm, what);
+        }
+        for (int k = 0; k < 3; k++) {
+            MPI_Request_free(&p[k]);
+        }
+        if (on_device) {
+            gc3_test_free(1, dain);
+            gc3_test_free(1, daout);
+            gc3_test_free(1, dbout);
+            gc3_test_free(1, dcin);
+            gc3_test_free(1, dcout);
+        }
+        free(ain);
+        free(aout);
+        free(bout);
+        free(cin);
+        free(cout);
     }
 }
 
@@ -477,8 +692,8 @@ static void test_stream_order(MPI_Comm comm, const char *cname)
             }
         }
     }
-    snprintf(what, sizeof(what), "allreduce of 64 MB written by cudaMemset on the default stream just before the call, on %s",
-             cname);
+    snprintf(what, sizeof(what),
+             "allreduce of 64 MB written by cudaMemset on the default stream just before the call, on %s", cname);
     check(ok && h != NULL && d != NULL && r != NULL, comm, what);
     gc3_test_free(1, d);
     gc3_test_free(1, r);
@@ -522,7 +737,7 @@ int main(int argc, char **argv)
     }
     MPI_Comm_dup(MPI_COMM_WORLD, &dup);
     MPI_Comm_split(MPI_COMM_WORLD, world_rank < (size + 1) / 2 + 1 ? 0 : 1, world_rank, &uneven); /* e.g. 8 -> 5 + 3 */
-    MPI_Comm_split(MPI_COMM_WORLD, world_rank % 2, size - world_rank, &parity);              /* reversed order */
+    MPI_Comm_split(MPI_COMM_WORLD, world_rank % 2, size - world_rank, &parity);                   /* reversed order */
     test_allreduce(MPI_COMM_WORLD, "world", max_count);
     test_allreduce(dup, "dup", max_count / 16);
     test_allreduce(uneven, "uneven split", max_count / 16);
@@ -533,6 +748,8 @@ int main(int argc, char **argv)
     test_allgather_rsb(MPI_COMM_WORLD, "world", max_count);
     test_nonblocking(MPI_COMM_WORLD, "world");
     test_nonblocking(parity, "parity split");
+    test_nb_allgather_rsb(MPI_COMM_WORLD, "world");
+    test_nb_allgather_rsb(parity, "parity split");
     test_persistent(MPI_COMM_WORLD, "world");
     test_persistent(uneven, "uneven split");
     test_allgather_rsb(uneven, "uneven split", max_count / 16);

@@ -6,7 +6,8 @@
  *   test_crossed crossed [--device] [--max-count N]
  *       on new communicators (cold: the first call on each sets up gc3) and again on the same ones
  *       (warm: plans exist), in both orders (even ranks A then B, odd ranks B then A, and the
- *       reverse): MPI_Iallreduce pairs, MPI_Ialltoall pairs (counts 1 .. N), a blocking
+ *       reverse): MPI_Iallreduce pairs, MPI_Ialltoall, MPI_Iallgather, MPI_Ireduce_scatter_block,
+ *       MPI_Ibcast and MPI_Ireduce pairs (counts 1 .. N), a blocking
  *       MPI_Allreduce on one communicator while an MPI_Iallreduce on the other is in flight, and
  *       persistent MPIX_Allreduce_init / MPIX_Alltoall_init whose inits and starts are crossed
  *   test_crossed threads [--device] [--max-count N] [--calls N]
@@ -50,10 +51,17 @@ static MPI_Comm new_comm(const char *name)
 
 /* ---------------------------------------------------------------- one checked call */
 
-/* allreduce: n floats, sum; alltoall: n int32 per peer */
+/* The kinds of call (call_t.a2a): allreduce: n floats, sum; alltoall: n int32 per peer; allgather:
+ * n int32 per rank; reduce_scatter_block: n floats per rank, sum. */
+enum { K_ALLREDUCE, K_ALLTOALL, K_ALLGATHER, K_RSB, K_BCAST, K_REDUCE };
+static const char *const kind_name[] = {
+    "allreduce", "alltoall", "allgather", "reduce_scatter_block", "bcast", "reduce"
+};
+/* bcast: n int32 from the last rank; reduce: n floats, sum, to the last rank */
+#define ROOT(c) ((c)->np - 1)
 typedef struct {
-    int         a2a;
-    size_t      n, elems; /* elements per buffer */
+    int         a2a;            /* the kind (K_*) */
+    size_t      n, elems, outs; /* elements per rank, of the input and of the output buffer */
     int         salt, me, np;
     void       *hin, *hout, *din, *dout;
     MPI_Request req;
@@ -79,8 +87,11 @@ static void call_fill(call_t *c, MPI_Comm comm, int a2a, size_t n, int salt)
         MPI_Comm_size(comm, &c->np);
         c->a2a   = a2a;
         c->n     = n;
-        c->elems = a2a ? n * (size_t)c->np : n;
-        bytes    = c->elems * 4;
+        c->elems = a2a == K_ALLTOALL || a2a == K_RSB ? n * (size_t)c->np : n;
+        c->outs  = a2a == K_ALLTOALL || a2a == K_ALLGATHER ? n * (size_t)c->np
+                   : a2a == K_REDUCE && c->me != ROOT(c)   ? 0 /* no result there */
+                                                           : n;
+        bytes    = (c->elems > c->outs ? c->elems : c->outs) * 4;
         c->hin   = malloc(bytes + 4);
         c->hout  = malloc(bytes + 4);
         c->din   = on_device ? gc3_test_alloc(1, bytes) : c->hin;
@@ -92,43 +103,70 @@ static void call_fill(call_t *c, MPI_Comm comm, int a2a, size_t n, int salt)
     }
     c->salt = salt;
     for (size_t k = 0; k < c->elems; k++) {
-        if (a2a) {
+        if (a2a == K_ALLTOALL) {
             ((int32_t *)c->hin)[k] = a2a_in(c->me, (int)(k / n), k % n, salt);
+        } else if (a2a == K_ALLGATHER) {
+            ((int32_t *)c->hin)[k] = a2a_in(c->me, 0, k, salt);
         } else {
             ((float *)c->hin)[k] = ar_in(c->me, k, salt);
         }
     }
-    memset(c->hout, 0xA5, c->elems * 4);
+    memset(c->hout, 0xA5, c->outs * 4);
+    for (size_t k = 0; a2a == K_BCAST && c->me == ROOT(c) && k < n; k++) {
+        ((int32_t *)c->hout)[k] = a2a_in(c->me, 0, k, salt); /* the root's buffer: its input */
+    }
     if (on_device) {
         gc3_test_copy(1, c->din, c->hin, c->elems * 4);
-        gc3_test_copy(1, c->dout, c->hout, c->elems * 4);
+        gc3_test_copy(1, c->dout, c->hout, c->outs * 4);
     }
 }
 
 static int call_start(call_t *c, MPI_Comm comm)
 {
-    if (c->a2a) {
+    switch (c->a2a) {
+    case K_ALLTOALL:
         return MPI_Ialltoall(c->din, (int)c->n, MPI_INT32_T, c->dout, (int)c->n, MPI_INT32_T, comm, &c->req);
+    case K_ALLGATHER:
+        return MPI_Iallgather(c->din, (int)c->n, MPI_INT32_T, c->dout, (int)c->n, MPI_INT32_T, comm, &c->req);
+    case K_RSB:
+        return MPI_Ireduce_scatter_block(c->din, c->dout, (int)c->n, MPI_FLOAT, MPI_SUM, comm, &c->req);
+    case K_BCAST:
+        return MPI_Ibcast(c->dout, (int)c->n, MPI_INT32_T, ROOT(c), comm, &c->req);
+    case K_REDUCE:
+        return MPI_Ireduce(c->din, c->me == ROOT(c) ? c->dout : NULL, (int)c->n, MPI_FLOAT, MPI_SUM, ROOT(c), comm,
+                           &c->req);
+    default:
+        return MPI_Iallreduce(c->din, c->dout, (int)c->n, MPI_FLOAT, MPI_SUM, comm, &c->req);
     }
-    return MPI_Iallreduce(c->din, c->dout, (int)c->n, MPI_FLOAT, MPI_SUM, comm, &c->req);
 }
 
 /* The result against the host computation; what: for the first wrong element's report. */
 static int call_right(call_t *c, const char *what)
 {
+    const int tri = c->np * (c->np + 1) / 2;
     if (on_device) {
-        gc3_test_copy(1, c->hout, c->dout, c->elems * 4);
+        gc3_test_copy(1, c->hout, c->dout, c->outs * 4);
     }
-    for (size_t k = 0; k < c->elems; k++) {
+    for (size_t k = 0; k < c->outs; k++) {
         int ok;
-        if (c->a2a) {
+        switch (c->a2a) {
+        case K_ALLTOALL:
             ok = ((int32_t *)c->hout)[k] == a2a_in((int)(k / c->n), c->me, k % c->n, c->salt);
-        } else {
-            ok = ((float *)c->hout)[k] == (float)(c->np * (c->np + 1) / 2 * (int)((k + (size_t)c->salt) % 13));
+            break;
+        case K_ALLGATHER:
+            ok = ((int32_t *)c->hout)[k] == a2a_in((int)(k / c->n), 0, k % c->n, c->salt);
+            break;
+        case K_BCAST:
+            ok = ((int32_t *)c->hout)[k] == a2a_in(ROOT(c), 0, k, c->salt);
+            break;
+        case K_RSB: /* this rank's block of every rank's input, summed */
+            ok = ((float *)c->hout)[k] == (float)(tri * (int)(((size_t)c->me * c->n + k + (size_t)c->salt) % 13));
+            break;
+        default:
+            ok = ((float *)c->hout)[k] == (float)(tri * (int)((k + (size_t)c->salt) % 13));
         }
         if (!ok) {
-            fprintf(stderr, "rank %d: %s: %s of %zu, element %zu wrong\n", rank, what, c->a2a ? "alltoall" : "allreduce",
-                    c->n, k);
+            fprintf(stderr, "rank %d: %s: %s of %zu, element %zu wrong\n", rank, what, kind_name[c->a2a], c->n, k);
             return 0;
         }
     }
@@ -178,8 +216,8 @@ static void call_free(call_t *c)
 
 /* ---------------------------------------------------------------- scenarios */
 
-static const size_t ar_sizes[] = {1, 7, 1000, 65537, 300001, 1048576, 4194304};
-static const size_t a2a_sizes[] = {1, 100, 4096, 100003, 1048576};
+static const size_t ar_sizes[]  = { 1, 7, 1000, 65537, 300001, 1048576, 4194304 };
+static const size_t a2a_sizes[] = { 1, 100, 4096, 100003, 1048576 };
 
 static int nsizes(const size_t *s, size_t n)
 {
@@ -199,7 +237,7 @@ static int a_first(int order)
 /* One nonblocking call on each of A and B, started in crossed orders, then MPI_Waitall. */
 static int crossed_pair(MPI_Comm A, MPI_Comm B, int a2a, size_t n, int order, int salt, const char *what)
 {
-    call_t      ca = {0}, cb = {0};
+    call_t      ca = { 0 }, cb = { 0 };
     MPI_Request r[2];
     int         ok = 1;
 
@@ -225,7 +263,7 @@ static int crossed_pair(MPI_Comm A, MPI_Comm B, int a2a, size_t n, int order, in
  * A first; the others make the blocking call first. */
 static int blocking_while_nb(MPI_Comm A, MPI_Comm B, size_t n, int order, int salt, const char *what)
 {
-    call_t ca = {0}, cb = {0};
+    call_t ca = { 0 }, cb = { 0 };
     int    ok = 1;
 
     call_fill(&ca, A, 0, n, salt);
@@ -250,10 +288,10 @@ static int blocking_while_nb(MPI_Comm A, MPI_Comm B, size_t n, int order, int sa
 static int persistent_crossed(MPI_Comm A, MPI_Comm B, size_t n, int order, int salt, const char *what)
 {
 #if defined(OPEN_MPI) && OPEN_MPI
-    call_t      c[4] = {{0}}; /* A allreduce, A alltoall, B allreduce, B alltoall */
+    call_t      c[4] = { { 0 } }; /* A allreduce, A alltoall, B allreduce, B alltoall */
     MPI_Request r[4];
-    MPI_Comm    comm[4] = {A, A, B, B};
-    int         ok = 1, seq[4];
+    MPI_Comm    comm[4] = { A, A, B, B };
+    int         ok      = 1, seq[4];
 
     for (int k = 0; k < 4; k++) {
         seq[k] = a_first(order) ? k : (k + 2) % 4; /* A's two first, or B's */
@@ -263,8 +301,8 @@ static int persistent_crossed(MPI_Comm A, MPI_Comm B, size_t n, int order, int s
         int k = seq[j];
         ok &= (k % 2 ? GC3_ALLTOALL_INIT(c[k].din, (int)c[k].n, MPI_INT32_T, c[k].dout, (int)c[k].n, MPI_INT32_T,
                                          comm[k], MPI_INFO_NULL, &r[k])
-                     : GC3_ALLREDUCE_INIT(c[k].din, c[k].dout, (int)c[k].n, MPI_FLOAT, MPI_SUM, comm[k],
-                                          MPI_INFO_NULL, &r[k])) == MPI_SUCCESS;
+                     : GC3_ALLREDUCE_INIT(c[k].din, c[k].dout, (int)c[k].n, MPI_FLOAT, MPI_SUM, comm[k], MPI_INFO_NULL,
+                                          &r[k])) == MPI_SUCCESS;
     }
     for (int round = 0; round < 3 && ok; round++) {
         for (int k = 0; k < 4; k++) {
@@ -298,10 +336,30 @@ static int ar_pair(MPI_Comm A, MPI_Comm B, size_t n, int order, int salt, const 
 
 static int a2a_pair(MPI_Comm A, MPI_Comm B, size_t n, int order, int salt, const char *what)
 {
-    return crossed_pair(A, B, 1, n, order, salt, what);
+    return crossed_pair(A, B, K_ALLTOALL, n, order, salt, what);
 }
 
-static const size_t pers_sizes[] = {1000, 65537};
+static int ag_pair(MPI_Comm A, MPI_Comm B, size_t n, int order, int salt, const char *what)
+{
+    return crossed_pair(A, B, K_ALLGATHER, n, order, salt, what);
+}
+
+static int rsb_pair(MPI_Comm A, MPI_Comm B, size_t n, int order, int salt, const char *what)
+{
+    return crossed_pair(A, B, K_RSB, n, order, salt, what);
+}
+
+static int bc_pair(MPI_Comm A, MPI_Comm B, size_t n, int order, int salt, const char *what)
+{
+    return crossed_pair(A, B, K_BCAST, n, order, salt, what);
+}
+
+static int rd_pair(MPI_Comm A, MPI_Comm B, size_t n, int order, int salt, const char *what)
+{
+    return crossed_pair(A, B, K_REDUCE, n, order, salt, what);
+}
+
+static const size_t pers_sizes[] = { 1000, 65537 };
 
 typedef struct {
     const char   *prefix, *title;
@@ -311,12 +369,17 @@ typedef struct {
 } scenario_t;
 
 static const scenario_t scenarios[] = {
-    {"ar", "crossed MPI_Iallreduce", ar_sizes, sizeof(ar_sizes) / sizeof(*ar_sizes), ar_pair},
-    {"a2a", "crossed MPI_Ialltoall (n per peer)", a2a_sizes, sizeof(a2a_sizes) / sizeof(*a2a_sizes), a2a_pair},
-    {"bnb", "MPI_Allreduce on B while an MPI_Iallreduce on A is in flight", ar_sizes,
-     sizeof(ar_sizes) / sizeof(*ar_sizes), blocking_while_nb},
-    {"pers", "persistent MPIX_Allreduce_init/MPIX_Alltoall_init, inits and starts crossed, 3 rounds", pers_sizes,
-     sizeof(pers_sizes) / sizeof(*pers_sizes), persistent_crossed},
+    { "ar", "crossed MPI_Iallreduce", ar_sizes, sizeof(ar_sizes) / sizeof(*ar_sizes), ar_pair },
+    { "a2a", "crossed MPI_Ialltoall (n per peer)", a2a_sizes, sizeof(a2a_sizes) / sizeof(*a2a_sizes), a2a_pair },
+    { "ag", "crossed MPI_Iallgather (n per rank)", a2a_sizes, sizeof(a2a_sizes) / sizeof(*a2a_sizes), ag_pair },
+    { "rsb", "crossed MPI_Ireduce_scatter_block (n per rank)", a2a_sizes, sizeof(a2a_sizes) / sizeof(*a2a_sizes),
+      rsb_pair },
+    { "bc", "crossed MPI_Ibcast from the last rank", a2a_sizes, sizeof(a2a_sizes) / sizeof(*a2a_sizes), bc_pair },
+    { "rd", "crossed MPI_Ireduce to the last rank", ar_sizes, sizeof(ar_sizes) / sizeof(*ar_sizes), rd_pair },
+    { "bnb", "MPI_Allreduce on B while an MPI_Iallreduce on A is in flight", ar_sizes,
+      sizeof(ar_sizes) / sizeof(*ar_sizes), blocking_while_nb },
+    { "pers", "persistent MPIX_Allreduce_init/MPIX_Alltoall_init, inits and starts crossed, 3 rounds", pers_sizes,
+      sizeof(pers_sizes) / sizeof(*pers_sizes), persistent_crossed },
 };
 
 /* Every scenario on new communicators (cold: the first call on each, and the first of each size
@@ -338,11 +401,13 @@ static void run_crossed(void)
             for (int warm = 0; warm < 2; warm++) {
                 int ok = n > 0;
                 for (int k = 0; k < n; k++) {
-                    snprintf(what, sizeof(what), "%s, %s, %s, n = %zu", x->title, warm ? "warm" : "cold", ord, x->sizes[k]);
+                    snprintf(what, sizeof(what), "%s, %s, %s, n = %zu", x->title, warm ? "warm" : "cold", ord,
+                             x->sizes[k]);
                     ok &= x->run(A, B, x->sizes[k], order, k + warm, what);
                 }
                 snprintf(what, sizeof(what), "%s on two communicators, %s, %s, n = %zu..%zu: all right", x->title,
-                         warm ? "warm" : "cold (the first call on each)", ord, x->sizes[0], n > 0 ? x->sizes[n - 1] : 0);
+                         warm ? "warm" : "cold (the first call on each)", ord, x->sizes[0],
+                         n > 0 ? x->sizes[n - 1] : 0);
                 check(ok, what);
             }
             MPI_Comm_free(&A);
@@ -366,11 +431,12 @@ static void *thread_main(void *p)
     int           na2a = nsizes(a2a_sizes, sizeof(a2a_sizes) / sizeof(*a2a_sizes));
     char          what[96];
 #ifdef GC3_HAVE_CUDA
-    if (on_device) cudaSetDevice(a->device); /* the current device is per thread */
+    if (on_device)
+        cudaSetDevice(a->device); /* the current device is per thread */
 #endif
     snprintf(what, sizeof(what), "thread %d", a->id);
     held_frees = &a->held;
-    a->ok = 1;
+    a->ok      = 1;
     /* cold: the first calls on this thread's communicators, crossed */
     a->ok &= crossed_pair(a->A, a->B, 0, 1000, a->id % 2, a->id, what);
     a->ok &= crossed_pair(a->A, a->B, 1, 100, (a->id + 1) % 2, a->id, what);
@@ -399,7 +465,8 @@ static void run_threads(int calls, int provided)
         return;
     }
 #ifdef GC3_HAVE_CUDA
-    if (on_device) cudaGetDevice(&device);
+    if (on_device)
+        cudaGetDevice(&device);
 #endif
     for (int t = 0; t < NT; t++) {
         snprintf(name, sizeof(name), "th%d.A", t);
@@ -410,16 +477,20 @@ static void run_threads(int calls, int provided)
         memset(&a[t].held, 0, sizeof(a[t].held));
     }
     t0 = gc3_test_now();
-    for (int t = 0; t < NT; t++) pthread_create(&th[t], NULL, thread_main, &a[t]);
+    for (int t = 0; t < NT; t++)
+        pthread_create(&th[t], NULL, thread_main, &a[t]);
     for (int t = 0; t < NT; t++) {
         pthread_join(th[t], NULL);
         ok &= a[t].ok;
     }
-    snprintf(what, sizeof(what), "%d threads, each driving its own two communicators through crossed calls (cold, "
-             "blocking while nonblocking, %d warm rounds): all right (%.1f s)", NT, calls, gc3_test_now() - t0);
+    snprintf(what, sizeof(what),
+             "%d threads, each driving its own two communicators through crossed calls (cold, "
+             "blocking while nonblocking, %d warm rounds): all right (%.1f s)",
+             NT, calls, gc3_test_now() - t0);
     check(ok, what);
     for (int t = 0; t < NT; t++) {
-        for (size_t k = 0; k < a[t].held.n; k++) gc3_test_free(1, a[t].held.p[k]);
+        for (size_t k = 0; k < a[t].held.n; k++)
+            gc3_test_free(1, a[t].held.p[k]);
         free(a[t].held.p);
         MPI_Comm_free(&a[t].A);
         MPI_Comm_free(&a[t].B);
@@ -433,7 +504,7 @@ static void skip_one(const char *label, int warm, double timeout)
 {
     char     name[64], what[256], msg[MPI_MAX_ERROR_STRING] = "";
     MPI_Comm A, B;
-    call_t   ca = {0}, cb = {0};
+    call_t   ca = { 0 }, cb = { 0 };
     int      ok = 1, len = 0, rcb = MPI_SUCCESS;
     size_t   n = 1000;
     double   t0, dt;
@@ -445,8 +516,10 @@ static void skip_one(const char *label, int warm, double timeout)
     call_fill(&ca, A, 0, n, 1);
     call_fill(&cb, B, 0, n, 2);
     if (warm) { /* plans of both first, with everybody */
-        ok &= MPI_Allreduce(ca.din, ca.dout, (int)n, MPI_FLOAT, MPI_SUM, A) == MPI_SUCCESS && call_right(&ca, "warm-up");
-        ok &= MPI_Allreduce(cb.din, cb.dout, (int)n, MPI_FLOAT, MPI_SUM, B) == MPI_SUCCESS && call_right(&cb, "warm-up");
+        ok &=
+            MPI_Allreduce(ca.din, ca.dout, (int)n, MPI_FLOAT, MPI_SUM, A) == MPI_SUCCESS && call_right(&ca, "warm-up");
+        ok &=
+            MPI_Allreduce(cb.din, cb.dout, (int)n, MPI_FLOAT, MPI_SUM, B) == MPI_SUCCESS && call_right(&cb, "warm-up");
         call_fill(&ca, A, 0, n, 3);
     }
     t0 = gc3_test_now();
@@ -477,8 +550,10 @@ static void skip_one(const char *label, int warm, double timeout)
         ok &= rcb != MPI_SUCCESS && dt <= timeout + 30;
     }
     ok = ok && call_right(&ca, "the call on A");
-    snprintf(what, sizeof(what), "%s: the call on A right everywhere; the call on B failed within coll_gc3_timeout "
-             "(+30 s) on every rank that made it", warm ? "warm" : "cold");
+    snprintf(what, sizeof(what),
+             "%s: the call on A right everywhere; the call on B failed within coll_gc3_timeout "
+             "(+30 s) on every rank that made it",
+             warm ? "warm" : "cold");
     check(ok, what);
     call_free(&ca);
     call_free(&cb);
@@ -488,8 +563,8 @@ static void skip_one(const char *label, int warm, double timeout)
 
 int main(int argc, char **argv)
 {
-    const char *mode = argc > 1 ? argv[1] : "";
-    const char *t = getenv("OMPI_MCA_coll_gc3_timeout");
+    const char *mode  = argc > 1 ? argv[1] : "";
+    const char *t     = getenv("OMPI_MCA_coll_gc3_timeout");
     int         calls = 30, provided = MPI_THREAD_SINGLE;
     double      timeout = 300;
 
@@ -497,13 +572,19 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     for (int i = 2; i < argc; i++) {
-        if (strcmp(argv[i], "--device") == 0) on_device = 1;
-        else if (strcmp(argv[i], "--max-count") == 0 && i + 1 < argc) max_count = (size_t)atol(argv[++i]);
-        else if (strcmp(argv[i], "--calls") == 0 && i + 1 < argc) calls = atoi(argv[++i]);
-        else if (strcmp(argv[i], "--timeout") == 0 && i + 1 < argc) timeout = atof(argv[++i]);
+        if (strcmp(argv[i], "--device") == 0)
+            on_device = 1;
+        else if (strcmp(argv[i], "--max-count") == 0 && i + 1 < argc)
+            max_count = (size_t)atol(argv[++i]);
+        else if (strcmp(argv[i], "--calls") == 0 && i + 1 < argc)
+            calls = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--timeout") == 0 && i + 1 < argc)
+            timeout = atof(argv[++i]);
     }
-    if (t != NULL) timeout = atof(t);
-    if (on_device) gc3_test_select_gpu(MPI_COMM_WORLD);
+    if (t != NULL)
+        timeout = atof(t);
+    if (on_device)
+        gc3_test_select_gpu(MPI_COMM_WORLD);
     if (strcmp(mode, "crossed") == 0) {
         run_crossed();
     } else if (strcmp(mode, "threads") == 0) {
@@ -512,11 +593,14 @@ int main(int argc, char **argv)
         skip_one("cold", 0, timeout);
         skip_one("warm", 1, timeout);
     } else {
-        if (rank == 0) fprintf(stderr, "usage: test_crossed crossed|threads|skip [--device] [--max-count N] [--calls N] [--timeout S]\n");
+        if (rank == 0)
+            fprintf(stderr,
+                    "usage: test_crossed crossed|threads|skip [--device] [--max-count N] [--calls N] [--timeout S]\n");
         MPI_Finalize();
         return 2;
     }
-    if (rank == 0) printf("test_crossed %s: %d passed, %d failed\n", mode, checks - failures, failures);
+    if (rank == 0)
+        printf("test_crossed %s: %d passed, %d failed\n", mode, checks - failures, failures);
     MPI_Finalize();
     return failures != 0;
 }

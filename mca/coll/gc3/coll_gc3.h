@@ -50,9 +50,10 @@ typedef enum {
 
 typedef struct mca_coll_gc3_component_t {
     mca_coll_base_component_t super;
-    int                       output; /* opal_output stream */
+    int                       output;             /* opal_output stream */
     MCA_COLL_GC3_PARAMS(MCA_COLL_GC3_PARAM_FIELD) /* coll_gc3_<name> (coll_gc3_params.h) */
-    gc3_rules_t              *rules;  /* loaded at the first selection */
+    bool         enable[GC3_COLL_COUNT];          /* coll_gc3_enable_<name> (the table's rows) */
+    gc3_rules_t *rules;                           /* loaded at the first selection */
 } mca_coll_gc3_component_t;
 
 OMPI_DECLSPEC extern mca_coll_gc3_component_t mca_coll_gc3_component;
@@ -64,11 +65,11 @@ uint64_t mca_coll_gc3_params_hash(uint64_t h);
  * MPI_COMM_WORLD for what each process finds alike (its rules); every rank at coll_gc3_verbose 3
  * and more. Messages of one rank's own state ("comm X rank N: ...") are said by that rank. */
 #define MCA_COLL_GC3_SAYS(comm) (mca_coll_gc3_component.verbose >= 3 || ompi_comm_rank(comm) == 0)
-#define mca_coll_gc3_verbose_once(level, comm, ...)                                                               \
-    do {                                                                                                          \
-        if (MCA_COLL_GC3_SAYS(comm)) {                                                                            \
-            opal_output_verbose((level), mca_coll_gc3_component.output, __VA_ARGS__);                             \
-        }                                                                                                         \
+#define mca_coll_gc3_verbose_once(level, comm, ...)                                                                    \
+    do {                                                                                                               \
+        if (MCA_COLL_GC3_SAYS(comm)) {                                                                                 \
+            opal_output_verbose((level), mca_coll_gc3_component.output, __VA_ARGS__);                                  \
+        }                                                                                                              \
     } while (0)
 #define MCA_COLL_GC3_JOB_SAYS() (mca_coll_gc3_component.verbose >= 3 || OPAL_PROC_MY_NAME.vpid == 0)
 
@@ -83,8 +84,8 @@ static inline int mca_coll_gc3_no_prev(struct ompi_communicator_t *comm, const c
 #define MCA_COLL_GC3_NO_PREV(comm, name) mca_coll_gc3_no_prev((comm), #name)
 
 /* The previous module's function for one intercepted collective, retained while gc3 is enabled. */
-#define MCA_COLL_GC3_PREV_FIELDS(name, type, ...)    \
-    mca_coll_base_module_##type##_fn_t prev_##name; \
+#define MCA_COLL_GC3_PREV_FIELDS(name, type, ...)                                                                      \
+    mca_coll_base_module_##type##_fn_t prev_##name;                                                                    \
     mca_coll_base_module_t            *prev_##name##_module;
 /* gc3's function for it, mca_coll_gc3_<name>, declared with Open MPI's type of it */
 #define MCA_COLL_GC3_DECLARE(name, type, ...) __typeof__(*(mca_coll_base_module_##type##_fn_t)NULL) mca_coll_gc3_##name;
@@ -100,12 +101,13 @@ static inline int mca_coll_gc3_no_prev(struct ompi_communicator_t *comm, const c
 #define MCA_COLL_GC3_TAG_SETUP (-5)
 #define MCA_COLL_GC3_TAG_DATA  (-6)
 
-/* A plan slot: one (backend, collective, rule, in place) of a communicator. */
-enum { MCA_COLL_GC3_SLOT_NEW, MCA_COLL_GC3_SLOT_BUILDING, MCA_COLL_GC3_SLOT_READY, MCA_COLL_GC3_SLOT_FAILED };
+/* A plan entry: one (backend, collective, rule, in place) of a communicator. */
+enum { MCA_COLL_GC3_ENTRY_NEW, MCA_COLL_GC3_ENTRY_BUILDING, MCA_COLL_GC3_ENTRY_READY, MCA_COLL_GC3_ENTRY_FAILED };
 typedef struct {
     int               backend, coll, rule, inplace; /* the key: the rule that matched the call */
-    int               state;     /* MCA_COLL_GC3_SLOT_* */
-    int               busy;      /* a call runs on the plan (coll_gc3_request.c: mca_coll_gc3_slot_take) */
+    int               root;      /* ... and a rooted collective's root (a rooted plan is compiled for one); -1 */
+    int               state;     /* MCA_COLL_GC3_ENTRY_* */
+    int               busy;      /* a call runs on the plan (coll_gc3_request.c: mca_coll_gc3_entry_take) */
     int               nb_seen;   /* a nonblocking call used it (reported once) */
     int               fail_call; /* the ranks called with different sizes or modes: the call fails */
     size_t            bytes;     /* the call that made it (for messages) */
@@ -115,7 +117,7 @@ typedef struct {
     const char       *zc_said_why;
     gc3_ir_program_t *program;
     gc3_plan_t       *plan;
-} mca_coll_gc3_plan_slot_t;
+} mca_coll_gc3_plan_entry_t;
 
 struct mca_coll_gc3_request_t;
 struct mca_coll_gc3_xchg_t;
@@ -134,16 +136,17 @@ enum {
 };
 typedef struct mca_coll_gc3_task_t {
     struct mca_coll_gc3_task_t    *next;
-    int                            ahead;    /* a persistent init: only the plan's set-up */
+    int                            ahead; /* a persistent init: only the plan's set-up */
     int                            blocking;
     int                            coll, inplace, device;
+    int                            root; /* a rooted collective's (bcast, reduce), else -1 */
     gc3_backend_t                  backend;
     size_t                         bytes;
     gc3_call_t                     call;
-    mca_coll_gc3_plan_slot_t      *slot;
-    struct mca_coll_gc3_request_t *req;      /* nonblocking and persistent calls */
-    struct mca_coll_gc3_hsx_t     *hsx;      /* STAGED */
-    volatile int                   state;    /* MCA_COLL_GC3_TASK_* */
+    mca_coll_gc3_plan_entry_t     *entry;
+    struct mca_coll_gc3_request_t *req;   /* nonblocking and persistent calls */
+    struct mca_coll_gc3_hsx_t     *hsx;   /* STAGED */
+    volatile int                   state; /* MCA_COLL_GC3_TASK_* */
     int                            rc;
 } mca_coll_gc3_task_t;
 
@@ -151,70 +154,69 @@ typedef struct mca_coll_gc3_task_t {
  * them (every rank the same): an executor (the communicator's shape and settings), a plan. */
 enum { MCA_COLL_GC3_JOB_EXEC, MCA_COLL_GC3_JOB_PLAN };
 typedef struct {
-    int                       kind, backend;
-    mca_coll_gc3_plan_slot_t *slot;
+    int                        kind, backend;
+    mca_coll_gc3_plan_entry_t *entry;
 } mca_coll_gc3_job_t;
 
 typedef struct mca_coll_gc3_module_t {
     mca_coll_base_module_t super;
     MCA_COLL_GC3_INTERCEPTED(MCA_COLL_GC3_PREV_FIELDS)
     struct ompi_communicator_t *comm;
-    pthread_mutex_t             lock;    /* everything below that calls and progress change */
+    pthread_mutex_t             lock; /* everything below that calls and progress change */
     gc3_exec_t                 *exec[MCA_COLL_GC3_NBACKEND];
-    int                         exec_state[MCA_COLL_GC3_NBACKEND]; /* 0 not set up, 1 ready, -1 unusable,
+    int                         exec_state[MCA_COLL_GC3_NBACKEND];    /* 0 not set up, 1 ready, -1 unusable,
                                                                     * 2 being set up */
     char                        exec_why[MCA_COLL_GC3_NBACKEND][160]; /* unusable: why */
-    int                         device;  /* CUDA device of this rank's executor, -1 unknown */
-    int                         nodes, gpus;                       /* shape of the communicator */
-    int                        *node;    /* per rank: its node (pseudo-nodes counted as nodes) */
-    int                         unusable; /* the ranks could not agree on a call (an erroneous program
+    int                         device;      /* CUDA device of this rank's executor, -1 unknown */
+    int                         nodes, gpus; /* shape of the communicator */
+    int                        *node;        /* per rank: its node (pseudo-nodes counted as nodes) */
+    int                         unusable;    /* the ranks could not agree on a call (an erroneous program
                                            * left an exchange pending): every later call fails */
-    int                         regular; /* nodes of `gpus` consecutive ranks each (hierarchical plans fit) */
-    gc3_link_t                  link[MCA_COLL_GC3_NBACKEND];       /* link class seen by each backend */
+    int                         regular;     /* nodes of `gpus` consecutive ranks each (hierarchical plans fit) */
+    gc3_link_t                  link[MCA_COLL_GC3_NBACKEND];         /* link class seen by each backend */
     int                         block_budget[MCA_COLL_GC3_NBACKEND]; /* thread blocks per rank a plan may have
                                                                        * (the same on every rank) */
-    int                         gpu_share; /* cuda: thread blocks this rank's GPU runs at once for it (INT_MAX: no limit known) */
-    int                         net_direct[MCA_COLL_GC3_NBACKEND]; /* between nodes: the direct (GPUDirect) path, agreed */
-    char                        net_why[MCA_COLL_GC3_NBACKEND][192]; /* which path and why (verbose) */
-    char                        nic[256];  /* cuda, several nodes (or verbose 2): the NIC nearest this rank's GPU */
-    uint64_t                    gpu_mem;   /* cuda: this rank's GPU memory (0: unknown) */
-    uint64_t                    mem_peak;  /* device bytes its plans held at most together (coll_gc3_verbose) */
-    int                         mem_plans; /* plans it built */
-    int                         mem_rank;  /* this rank in it, and its name, when the last plan was built (the
+    int      gpu_share; /* cuda: thread blocks this rank's GPU runs at once for it (INT_MAX: no limit known) */
+    int      net_direct[MCA_COLL_GC3_NBACKEND];   /* between nodes: the direct (GPUDirect) path, agreed */
+    char     net_why[MCA_COLL_GC3_NBACKEND][192]; /* which path and why (verbose) */
+    char     nic[256];  /* cuda, several nodes (or verbose 2): the NIC nearest this rank's GPU */
+    uint64_t gpu_mem;   /* cuda: this rank's GPU memory (0: unknown) */
+    uint64_t mem_peak;  /* device bytes its plans held at most together (coll_gc3_verbose) */
+    int      mem_plans; /* plans it built */
+    int      mem_rank;  /* this rank in it, and its name, when the last plan was built (the
                                             * module may be destroyed after the communicator) */
-    char                        mem_name[MPI_MAX_OBJECT_NAME];
-    mca_coll_gc3_plan_slot_t  **slots;
-    int                         nslots, slots_cap;
+    char     mem_name[MPI_MAX_OBJECT_NAME];
+    mca_coll_gc3_plan_entry_t **entries;
+    int                         nentries, entries_cap;
     int                         pool_busy[MCA_COLL_GC3_NBACKEND]; /* a call runs on a plan of the backend's FIFO
                                                                    * pool (coll_gc3_fifo_pool) */
     uint64_t                    mem_pool[MCA_COLL_GC3_NBACKEND];  /* the pool's bytes counted in mem_peak */
     /* the pipeline (coll_gc3_request.c) */
-    mca_coll_gc3_task_t        *head, *tail;  /* waiting, in call order */
-    mca_coll_gc3_task_t        *running;      /* started */
-    int                         active;       /* on the progress list */
-    int                         staged_seen;  /* per collective (bit): a call without a plan was reported */
+    mca_coll_gc3_task_t *head, *tail; /* waiting, in call order */
+    mca_coll_gc3_task_t *running;     /* started */
+    int                  active;      /* on the progress list */
+    int                  staged_seen; /* per collective (bit): a call without a plan was reported */
     /* the set-up (coll_gc3_setup.c) */
-    mca_coll_gc3_job_t         *jobs;         /* to do, in order; jobs[0] is under way when `phase` is set */
-    int                         njobs, jobs_cap;
-    int                         phase;        /* of jobs[0] (coll_gc3_setup.c), 0: none */
-    void                       *xreq;         /* gc3's own exchange of that phase: its handle, */
-    char                       *xsend, *xrecv; /* this rank's record and everybody's */
-    gc3_prep_t                 *prep;         /* the runtime's preparation of that plan */
-    gc3_diag_t                  diag;         /* of the job under way */
-    int                         job_proto, job_channels, job_instances; /* the plan's, for its line */
-    char                        job_narrow[96];
-    char                        job_copied[80]; /* an in-place program serving an out-of-place call */
+    mca_coll_gc3_job_t *jobs; /* to do, in order; jobs[0] is under way when `phase` is set */
+    int                 njobs, jobs_cap;
+    int                 phase;                                  /* of jobs[0] (coll_gc3_setup.c), 0: none */
+    void               *xreq;                                   /* gc3's own exchange of that phase: its handle, */
+    char               *xsend, *xrecv;                          /* this rank's record and everybody's */
+    gc3_prep_t         *prep;                                   /* the runtime's preparation of that plan */
+    gc3_diag_t          diag;                                   /* of the job under way */
+    int                 job_proto, job_channels, job_instances; /* the plan's, for its line */
+    char                job_narrow[96];
+    char                job_copied[80]; /* an in-place program serving an out-of-place call */
     /* gc3's set-up exchanges (coll_gc3_oob.c): one pending at a time, numbered */
     struct mca_coll_gc3_xchg_t *oob_pending;
-    double                      oob_posted;   /* when it was posted (monotonic seconds) */
+    double                      oob_posted; /* when it was posted (monotonic seconds) */
     uint32_t                    oob_seq;
 } mca_coll_gc3_module_t;
 
 OBJ_CLASS_DECLARATION(mca_coll_gc3_module_t);
 
-
 /* coll_gc3_module.c */
-int mca_coll_gc3_init_query(bool enable_progress_threads, bool enable_mpi_threads);
+int                     mca_coll_gc3_init_query(bool enable_progress_threads, bool enable_mpi_threads);
 mca_coll_base_module_t *mca_coll_gc3_comm_query(struct ompi_communicator_t *comm, int *priority);
 /* gc3's function of every intercepted collective (coll_gc3_<collective>.c, coll_gc3_fallback.c) */
 MCA_COLL_GC3_INTERCEPTED(MCA_COLL_GC3_DECLARE)
@@ -225,7 +227,7 @@ int mca_coll_gc3_map_op(struct ompi_op_t *op, gc3_op_t *out);
 
 /* coll_gc3_dispatch.c: which way a call goes. Memory is asked of libgpuir (gc3_topo.h: the CUDA
  * driver, loaded at run time); the component asks CUDA nothing itself. */
-gc3_mem_t mca_coll_gc3_classify(const void *ptr, int *device_p); /* (says once whether there is a driver) */
+gc3_mem_t mca_coll_gc3_classify(const void *ptr, int *device_p);         /* (says once whether there is a driver) */
 int       mca_coll_gc3_memcpy(void *dst, const void *src, size_t bytes); /* any memory */
 /* Which backend would run these buffers (-1: none; gc3 passes the call on). */
 int mca_coll_gc3_pick_backend(mca_coll_gc3_module_t *m, const void *sbuf, const void *rbuf, const char *coll,
@@ -247,11 +249,54 @@ typedef struct {
     int         backend; /* the gc3_backend_t that would run it; -1: none */
     gc3_dtype_t dtype;
     gc3_op_t    op;
-    size_t      count;   /* the runtime's count: elements (reductions), bytes per rank's segment (the others) */
-    size_t      bytes;   /* the call's size as the rules count it */
+    size_t      count; /* the runtime's count: elements (reductions), bytes per rank's segment (the others) */
+    size_t      bytes; /* the call's size as the rules count it */
+    int         root;  /* a rooted collective's root (bcast, reduce), else -1 */
 } mca_coll_gc3_args_t;
+/* Which buffers make a call one on device buffers (what the previous module must not see). */
+typedef enum {
+    MCA_COLL_GC3_BUFS_BOTH,      /* the send or the receive buffer */
+    MCA_COLL_GC3_BUFS_ONE,       /* the single buffer (bcast: given as the receive buffer) */
+    MCA_COLL_GC3_BUFS_ROOT_RECV, /* the send buffer, or the receive buffer at the root (reduce, gather) */
+    MCA_COLL_GC3_BUFS_ROOT_SEND  /* the send buffer at the root, or the receive buffer (scatter) */
+} mca_coll_gc3_bufs_t;
+int mca_coll_gc3_device_call(mca_coll_gc3_bufs_t bufs, const void *sbuf, const void *rbuf, int root,
+                             struct ompi_communicator_t *comm);
+
+/* The component's table: one row per collective gc3 runs (coll_gc3_dispatch.c). Its
+ * coll_gc3_enable_<name> parameter (registration, help text, settings hash: coll_gc3_component.c),
+ * the enable check and the list of what gc3 runs in the passed-on messages come from it. Its
+ * functions are mca_coll_gc3_<name>, mca_coll_gc3_i<name> and mca_coll_gc3_<name>_init
+ * (coll_gc3_<name>.c), installed from MCA_COLL_GC3_INTERCEPTED (coll_gc3_colls.h). */
+typedef struct {
+    gc3_coll_t          coll; /* the IR's collective: rules, programs, plans (rooted or not: its descriptor) */
+    const char         *name; /* the coll interface's and MPI's (lower case): "reduce_scatter_block" */
+    mca_coll_gc3_bufs_t bufs; /* which buffers decide that a call is on device buffers (staged when passed on) */
+    const char         *when; /* what the enable parameter's help adds (NULL: nothing) */
+} mca_coll_gc3_coll_t;
+extern const mca_coll_gc3_coll_t mca_coll_gc3_colls[];
+extern const int                 mca_coll_gc3_ncolls;
+/* The row of coll (NULL: gc3 does not run it). */
+const mca_coll_gc3_coll_t *mca_coll_gc3_coll(gc3_coll_t coll);
+/* "allreduce, alltoall, allgather and reduce_scatter_block": what gc3 runs, for messages. */
+const char *mca_coll_gc3_colls_text(void);
+/* A call `name` that gc3 passes on: 1 when it is to be staged (it is on device buffers, bufs
+ * saying which decide, and coll_gc3_fallback stages); 0 with *rc_p set: OMPI_SUCCESS to give it to
+ * the previous module as it is (host buffers, coll_gc3_fallback=pass), or the error to return. */
+int mca_coll_gc3_staged(mca_coll_gc3_bufs_t bufs, const void *sbuf, const void *rbuf, int root,
+                        struct ompi_communicator_t *comm, const char *name, int *rc_p);
+/* The same for a call of a row's collective (its buffers and name). */
+int mca_coll_gc3_stage_coll(gc3_coll_t coll, const void *sbuf, const void *rbuf, int root,
+                            struct ompi_communicator_t *comm, int *rc_p);
+
 /* A call gc3 passes on: says so and why at coll_gc3_verbose 2 (the communicator's rank 0); 0. */
 int mca_coll_gc3_passed_on(struct ompi_communicator_t *comm, const char *coll, const char *why);
+/* The same for a collective gc3 does not run ("gc3 runs allreduce, ... only"). */
+int mca_coll_gc3_passed_on_not_run(struct ompi_communicator_t *comm, const char *coll);
+/* coll_gc3_fallback.c: a nonblocking call `name` on device buffers (device) that gc3 does not run
+ * runs as its blocking form, completed at once: 1 (said at verbose 2); 0 when it goes to the
+ * previous module as it is (host buffers, coll_gc3_fallback=pass). */
+int mca_coll_gc3_nb_as_blocking(struct ompi_communicator_t *comm, const char *name, int device);
 /* What every collective gc3 runs needs (a backend for the buffers, the collective enabled, a count
  * above 0): 1, or 0 after saying why not. */
 int mca_coll_gc3_args_usable(const mca_coll_gc3_module_t *m, const mca_coll_gc3_args_t *a, const char *call,
@@ -268,8 +313,7 @@ int mca_coll_gc3_try_run(mca_coll_gc3_module_t *m, gc3_coll_t coll, const mca_co
 int mca_coll_gc3_try_start(mca_coll_gc3_module_t *m, gc3_coll_t coll, const mca_coll_gc3_args_t *a, const void *sbuf,
                            void *rbuf, ompi_request_t **request, int *rc, struct mca_coll_gc3_request_t *reuse);
 /* Set up (in the pipeline, without waiting) the plan a call of these buffers would use. */
-void mca_coll_gc3_plan_ahead(mca_coll_gc3_module_t *m, gc3_coll_t coll, const mca_coll_gc3_args_t *a,
-                             const void *sbuf);
+void mca_coll_gc3_plan_ahead(mca_coll_gc3_module_t *m, gc3_coll_t coll, const mca_coll_gc3_args_t *a, const void *sbuf);
 
 /* How a start of a persistent request runs its call (coll_gc3_<collective>.c). */
 typedef struct {
@@ -291,13 +335,14 @@ typedef struct mca_coll_gc3_request_t {
     int                         scount, rcount;
     struct ompi_datatype_t     *sdtype, *rdtype;
     struct ompi_op_t           *op;
+    int                         root; /* a rooted collective's, else -1 */
 } mca_coll_gc3_request_t;
 OBJ_CLASS_DECLARATION(mca_coll_gc3_request_t);
 
 /* A persistent request of coll on m, inactive and complete, its call to be filled in. */
 mca_coll_gc3_request_t *mca_coll_gc3_request_persistent(mca_coll_gc3_module_t *m, int coll);
-void mca_coll_gc3_quiesce(mca_coll_gc3_module_t *m); /* until nothing of m is queued or running */
-int  mca_coll_gc3_progress(void);
+void                    mca_coll_gc3_quiesce(mca_coll_gc3_module_t *m); /* until nothing of m is queued or running */
+int                     mca_coll_gc3_progress(void);
 /* coll_gc3_report.c: messages kept whole. *text (NULL, or a string of this function: freed) becomes
  * the new text, NULL when out of host memory (MCA_COLL_GC3_TEXT says so then). Text of a known bound
  * goes into the module's fixed arrays with gc3_snprintf_cut, which marks a cut one. */
@@ -310,10 +355,10 @@ void mca_coll_gc3_set_text(char **text, const char *fmt, ...) __attribute__((for
 void mca_coll_gc3_report_failure(mca_coll_gc3_module_t *m, const char *call, const char *why);
 /* Verbose 2: whether the plan's last call left data in place (zero-copy) and for how many peers, or why
  * not; said when it changes. */
-void mca_coll_gc3_report_zc(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_slot_t *s);
-/* A call of slot s starts on its GPU (verbose 1 the first time blocks exceed this rank's share), ends. */
-void mca_coll_gc3_blocks_take(mca_coll_gc3_module_t *m, const mca_coll_gc3_plan_slot_t *s);
-void mca_coll_gc3_blocks_give(const mca_coll_gc3_plan_slot_t *s);
+void mca_coll_gc3_report_zc(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_entry_t *s);
+/* A call of plan entry s starts on its GPU (verbose 1 the first time blocks exceed this rank's share), ends. */
+void mca_coll_gc3_blocks_take(mca_coll_gc3_module_t *m, const mca_coll_gc3_plan_entry_t *s);
+void mca_coll_gc3_blocks_give(const mca_coll_gc3_plan_entry_t *s);
 
 /* coll_gc3_persistent.c: a persistent request of a collective gc3 runs, its call bound (the
  * datatypes and op retained); then, *request set, the plan its starts will use set up ahead when
@@ -325,25 +370,25 @@ int mca_coll_gc3_persistent(mca_coll_gc3_module_t *m, gc3_coll_t coll, const mca
 
 /* coll_gc3_setup.c: the set-up, in phases none of which waits for another rank (m->lock held). */
 void mca_coll_gc3_setup_exec(mca_coll_gc3_module_t *m, gc3_backend_t backend); /* queue its job (once) */
-/* The plan slot of a call (a new one is queued for set-up), or NULL when no rule matches (*why). */
-mca_coll_gc3_plan_slot_t *mca_coll_gc3_slot(mca_coll_gc3_module_t *m, int coll, size_t bytes, int inplace,
-                                            gc3_backend_t backend, char *why, size_t why_len);
+/* The plan entry of a call (a new one is queued for set-up), or NULL when no rule matches (*why). */
+mca_coll_gc3_plan_entry_t *mca_coll_gc3_entry(mca_coll_gc3_module_t *m, int coll, int root, size_t bytes, int inplace,
+                                              gc3_backend_t backend, char *why, size_t why_len);
 /* Advance the job under way (and start the next); 1 when something changed. A phase whose
  * exchange exceeds coll_gc3_timeout makes the communicator unusable (reported). */
 int  mca_coll_gc3_setup_advance(mca_coll_gc3_module_t *m);
 void mca_coll_gc3_setup_fini(mca_coll_gc3_module_t *m);
-/* coll_gc3_select.c: the rules (loaded once per process) and a call's plan slot, found or made
- * (a new one is MCA_COLL_GC3_SLOT_NEW), or NULL when no rule matches (*why). */
-gc3_rules_t              *mca_coll_gc3_rules(void);
-mca_coll_gc3_plan_slot_t *mca_coll_gc3_slot_lookup(mca_coll_gc3_module_t *m, int coll, size_t bytes, int inplace,
-                                                   gc3_backend_t backend, char *why, size_t why_len);
+/* coll_gc3_select.c: the rules (loaded once per process) and a call's plan entry, found or made
+ * (a new one is MCA_COLL_GC3_ENTRY_NEW), or NULL when no rule matches (*why). */
+gc3_rules_t               *mca_coll_gc3_rules(void);
+mca_coll_gc3_plan_entry_t *mca_coll_gc3_entry_lookup(mca_coll_gc3_module_t *m, int coll, int root, size_t bytes,
+                                                     int inplace, gc3_backend_t backend, char *why, size_t why_len);
 /* coll_gc3_agree.c: a phase's exchange of this rank's record m->xsend (bytes; freed here) into
  * m->xrecv (every rank's): 0 when posted; release: m->xrecv once read (or the exchange's, pending). */
 int  mca_coll_gc3_agree_post(mca_coll_gc3_module_t *m, size_t bytes);
 void mca_coll_gc3_agree_release(mca_coll_gc3_module_t *m);
 /* What every rank says before gc3 uses something collectively: whether it is ready, a hash of
  * what it built (plans, settings: different only when the ranks' settings are), and for a
- * plan's creation the key of the call (collective, bytes, in place, backend: different only in
+ * plan's creation the key of the call (collective, bytes, in place, backend, root: different only in
  * an erroneous program). */
 typedef struct {
     uint64_t ok, hash, key;
@@ -360,10 +405,10 @@ void mca_coll_gc3_shape_done(mca_coll_gc3_module_t *m, gc3_backend_t backend);
 /* coll_gc3_plan.c: AGREE, post this rank's card of s (0 when posted); agreed: the verdict, and the
  * runtime's preparation posted (1) or the plan's end (0); prepared: 0 while the preparation goes
  * on, then CONNECT's card posted (1) or not (-1); connected: CONNECT's verdict, the plan's end. */
-int  mca_coll_gc3_plan_post(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_slot_t *s);
-int  mca_coll_gc3_plan_agreed(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_slot_t *s);
-int  mca_coll_gc3_plan_prepared(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_slot_t *s);
-void mca_coll_gc3_plan_connected(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_slot_t *s);
+int  mca_coll_gc3_plan_post(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_entry_t *s);
+int  mca_coll_gc3_plan_agreed(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_entry_t *s);
+int  mca_coll_gc3_plan_prepared(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_entry_t *s);
+void mca_coll_gc3_plan_connected(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_entry_t *s);
 /* Memory: the process's budget for gc3 (coll_gc3_memory_budget or its default). */
 uint64_t mca_coll_gc3_budget(const mca_coll_gc3_module_t *m, int backend);
 /* The first verbose line of a nonblocking or persistent call on a plan or without one. */
@@ -375,21 +420,35 @@ int    mca_coll_gc3_oob_iallgather(void *ctx, const void *send, void *recv, size
 int    mca_coll_gc3_oob_test(void *ctx, void *req);
 double mca_coll_gc3_now(void); /* monotonic seconds */
 /* The host-staged exchange: a call gc3 takes but has no plan for, on host copies of its buffers,
- * every rank's data sent to every other rank (allreduce: reduced in rank order, the same result
+ * every rank's data (block q of an input of one block per rank: to rank q) sent to every other rank
+ * (a reducing collective: reduced in rank order, the same result
  * everywhere). start: OMPI_SUCCESS when posted; test: 1 with *rc when over (timeout included). */
 int mca_coll_gc3_hsx_start(mca_coll_gc3_module_t *m, mca_coll_gc3_task_t *t);
 int mca_coll_gc3_hsx_test(mca_coll_gc3_module_t *m, mca_coll_gc3_task_t *t, int *rc);
 
-/* coll_gc3_stage.c: device buffers copied through host memory around a call passed on */
+/* coll_gc3_stage.c: a call passed on with its device buffers copied through host memory, written
+ * once for every signature: describe the call's buffers, mca_coll_gc3_stage_in, call the previous
+ * module with each buffer's base, mca_coll_gc3_stage_out. */
 typedef struct {
-    void *user;   /* the caller's pointer */
-    char *mem;    /* host copy (NULL when the user's buffer is host memory) */
-    char *base;   /* what to give the previous module: mem shifted by the datatype's lower bound */
+    void                   *user; /* the caller's pointer (host memory, NULL, MPI_IN_PLACE: not copied) */
+    struct ompi_datatype_t *dt;
+    size_t                  count; /* elements of dt it spans */
+    int                     in;    /* copied in before the call (an input; or an output whose gaps must stay) */
+    int                     out;   /* copied back after a successful call */
+    char                   *mem;   /* the host copy (NULL: none) */
+    char                   *base;  /* what to give the previous module: the copy shifted by dt's lower bound, or user */
 } mca_coll_gc3_stage_t;
-/* Host copy of count elements of dt at user (copied in when copy_in); s->base is what to pass on. */
-int mca_coll_gc3_stage_in(mca_coll_gc3_stage_t *s, void *user, struct ompi_datatype_t *dt, size_t count, int copy_in);
-/* Copy back (when copy_out and rc is success) and free; returns rc or the copy's error. */
-int mca_coll_gc3_stage_out(mca_coll_gc3_stage_t *s, struct ompi_datatype_t *dt, size_t count, int copy_out, int rc);
+/* Host copies of the n buffers' device memory (copied in where b[i].in); always followed by
+ * mca_coll_gc3_stage_out, which copies back (where b[i].out and rc is success), frees and returns rc
+ * or the copy's error. */
+static inline mca_coll_gc3_stage_t mca_coll_gc3_stage_buf(void *user, struct ompi_datatype_t *dt, size_t count, int in,
+                                                          int out)
+{
+    mca_coll_gc3_stage_t b = { user, dt, count, in, out, NULL, (char *)user };
+    return b;
+}
+int mca_coll_gc3_stage_in(mca_coll_gc3_stage_t *b, int n);
+int mca_coll_gc3_stage_out(mca_coll_gc3_stage_t *b, int n, int rc);
 
 END_C_DECLS
 

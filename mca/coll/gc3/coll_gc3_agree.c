@@ -77,12 +77,12 @@ uint64_t mca_coll_gc3_settings_hash(void)
     h = mca_coll_gc3_params_hash(h);
     for (int i = 0; R != NULL && i < R->n; i++) {
         const gc3_rule_t *r   = &R->rules[i];
-        int64_t           v[] = {r->coll, r->nodes_lo, r->nodes_hi, r->gpus_lo, r->gpus_hi, r->link,
-                                 (int64_t)r->bytes_lo, (int64_t)r->bytes_hi, r->proto, r->proto_set, r->channels,
-                                 r->instances, r->chunks_per_peer, r->ranks, r->inplace_ok, r->outofplace_ok,
-                                 r->program != NULL};
-        h = gc3_fnv1a(h, r->algo, strlen(r->algo) + 1);
-        h = gc3_fnv1a(h, v, sizeof(v));
+        int64_t           v[] = { r->coll,          r->nodes_lo,          r->nodes_hi,          r->gpus_lo, r->gpus_hi,
+                                  r->link,          (int64_t)r->bytes_lo, (int64_t)r->bytes_hi, r->proto,   r->proto_set,
+                                  r->channels,      r->instances,         r->chunks_per_peer,   r->ranks,   r->inplace_ok,
+                                  r->outofplace_ok, r->program != NULL };
+        h                     = gc3_fnv1a(h, r->algo, strlen(r->algo) + 1);
+        h                     = gc3_fnv1a(h, v, sizeof(v));
     }
     return h;
 }

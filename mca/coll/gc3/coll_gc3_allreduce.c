@@ -15,14 +15,16 @@ static int gc3_allreduce_args(mca_coll_gc3_module_t *m, const void *sbuf, void *
     size_t dsize = 0;
 
     memset(a, 0, sizeof(*a));
+    a->root    = -1;
     a->backend = mca_coll_gc3_pick_backend(m, sbuf, rbuf, name, &a->device);
     if (!mca_coll_gc3_args_usable(m, a, name, GC3_COLL_ALLREDUCE, count)) {
         return 0;
     }
-    if (!mca_coll_gc3_map_dtype(dtype, &a->dtype) || !mca_coll_gc3_map_op(op, &a->op) || !gc3_op_valid(a->op, a->dtype)) {
+    if (!mca_coll_gc3_map_dtype(dtype, &a->dtype) || !mca_coll_gc3_map_op(op, &a->op) ||
+        !gc3_op_valid(a->op, a->dtype)) {
         char why[160];
         gc3_snprintf_cut(why, sizeof(why), "datatype %s with this op: a user-defined or unsupported op or datatype",
-                 dtype->name);
+                         dtype->name);
         return mca_coll_gc3_passed_on(m->comm, name, why);
     }
     ompi_datatype_type_size(dtype, &dsize);
@@ -35,19 +37,14 @@ static int gc3_allreduce_args(mca_coll_gc3_module_t *m, const void *sbuf, void *
 static int gc3_allreduce_staged(mca_coll_gc3_module_t *m, const void *sbuf, void *rbuf, int count,
                                 struct ompi_datatype_t *dtype, struct ompi_op_t *op)
 {
-    mca_coll_gc3_stage_t s, r;
+    mca_coll_gc3_stage_t b[2] = { mca_coll_gc3_stage_buf((void *)sbuf, dtype, (size_t)count, 1, 0),
+                                  mca_coll_gc3_stage_buf(rbuf, dtype, (size_t)count, sbuf == MPI_IN_PLACE, 1) };
     int                  rc;
 
-    rc = mca_coll_gc3_stage_in(&s, (void *)sbuf, dtype, (size_t)count, 1);
-    if (rc == OMPI_SUCCESS) {
-        rc = mca_coll_gc3_stage_in(&r, rbuf, dtype, (size_t)count, sbuf == MPI_IN_PLACE);
-        if (rc == OMPI_SUCCESS) {
-            rc = m->prev_allreduce(sbuf == MPI_IN_PLACE ? MPI_IN_PLACE : s.base, r.base, count, dtype, op, m->comm,
-                                   m->prev_allreduce_module);
-        }
-        rc = mca_coll_gc3_stage_out(&r, dtype, (size_t)count, 1, rc);
+    if ((rc = mca_coll_gc3_stage_in(b, 2)) == OMPI_SUCCESS) {
+        rc = m->prev_allreduce(b[0].base, b[1].base, count, dtype, op, m->comm, m->prev_allreduce_module);
     }
-    return mca_coll_gc3_stage_out(&s, dtype, (size_t)count, 0, rc);
+    return mca_coll_gc3_stage_out(b, 2, rc);
 }
 
 int mca_coll_gc3_allreduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype, struct ompi_op_t *op,
@@ -65,7 +62,7 @@ int mca_coll_gc3_allreduce(const void *sbuf, void *rbuf, int count, struct ompi_
         return rc;
     }
     rc = OMPI_SUCCESS;
-    if (a.device && mca_coll_gc3_stage_call(comm, "allreduce", &rc)) {
+    if (mca_coll_gc3_stage_coll(GC3_COLL_ALLREDUCE, sbuf, rbuf, -1, comm, &rc)) {
         return gc3_allreduce_staged(m, sbuf, rbuf, count, dtype, op);
     }
     return rc != OMPI_SUCCESS ? rc : m->prev_allreduce(sbuf, rbuf, count, dtype, op, comm, m->prev_allreduce_module);
@@ -115,7 +112,8 @@ static int gc3_allreduce_start_blocking(mca_coll_gc3_request_t *r)
     return mca_coll_gc3_allreduce(r->sbuf, r->rbuf, r->rcount, r->rdtype, r->op, r->module->comm, &r->module->super);
 }
 
-static const mca_coll_gc3_pcoll_t gc3_allreduce_persistent = {gc3_allreduce_start_on_plan, gc3_allreduce_start_blocking};
+static const mca_coll_gc3_pcoll_t gc3_allreduce_persistent = { gc3_allreduce_start_on_plan,
+                                                               gc3_allreduce_start_blocking };
 
 int mca_coll_gc3_allreduce_init(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
                                 struct ompi_op_t *op, struct ompi_communicator_t *comm, struct ompi_info_t *info,
@@ -129,8 +127,7 @@ int mca_coll_gc3_allreduce_init(const void *sbuf, void *rbuf, int count, struct 
         if (m->prev_allreduce_init == NULL) {
             return MCA_COLL_GC3_NO_PREV(comm, allreduce_init);
         }
-        return m->prev_allreduce_init(sbuf, rbuf, count, dtype, op, comm, info, request,
-                                      m->prev_allreduce_init_module);
+        return m->prev_allreduce_init(sbuf, rbuf, count, dtype, op, comm, info, request, m->prev_allreduce_init_module);
     }
     return mca_coll_gc3_persistent(m, GC3_COLL_ALLREDUCE, &gc3_allreduce_persistent, sbuf, rbuf, 0, NULL, count, dtype,
                                    op, gc3_runs, &a, request);

@@ -16,6 +16,7 @@ static int gc3_alltoall_args(mca_coll_gc3_module_t *m, const void *sbuf, int *sc
     size_t ssize = 0, rsize = 0;
 
     memset(a, 0, sizeof(*a));
+    a->root    = -1;
     a->backend = mca_coll_gc3_pick_backend(m, sbuf, rbuf, name, &a->device);
     if (sbuf == MPI_IN_PLACE) {
         *scount = rcount;
@@ -27,7 +28,8 @@ static int gc3_alltoall_args(mca_coll_gc3_module_t *m, const void *sbuf, int *sc
     ompi_datatype_type_size(rdtype, &rsize);
     ompi_datatype_type_size(*sdtype, &ssize);
     if (!ompi_datatype_is_contiguous_memory_layout(*sdtype, *scount) ||
-        !ompi_datatype_is_contiguous_memory_layout(rdtype, rcount) || ssize * (size_t)*scount != rsize * (size_t)rcount) {
+        !ompi_datatype_is_contiguous_memory_layout(rdtype, rcount) ||
+        ssize * (size_t)*scount != rsize * (size_t)rcount) {
         return mca_coll_gc3_passed_on(m->comm, name, "non-contiguous datatypes, or send and receive sizes differ");
     }
     a->dtype = GC3_DT_UINT8; /* moved as bytes */
@@ -41,20 +43,15 @@ static int gc3_alltoall_args(mca_coll_gc3_module_t *m, const void *sbuf, int *sc
 static int gc3_alltoall_staged(mca_coll_gc3_module_t *m, const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
                                void *rbuf, int rcount, struct ompi_datatype_t *rdtype)
 {
-    size_t               n = (size_t)ompi_comm_size(m->comm);
-    mca_coll_gc3_stage_t s, r;
+    size_t               n    = (size_t)ompi_comm_size(m->comm);
+    mca_coll_gc3_stage_t b[2] = { mca_coll_gc3_stage_buf((void *)sbuf, sdtype, (size_t)scount * n, 1, 0),
+                                  mca_coll_gc3_stage_buf(rbuf, rdtype, (size_t)rcount * n, sbuf == MPI_IN_PLACE, 1) };
     int                  rc;
 
-    rc = mca_coll_gc3_stage_in(&s, (void *)sbuf, sdtype, (size_t)scount * n, 1);
-    if (rc == OMPI_SUCCESS) {
-        rc = mca_coll_gc3_stage_in(&r, rbuf, rdtype, (size_t)rcount * n, sbuf == MPI_IN_PLACE);
-        if (rc == OMPI_SUCCESS) {
-            rc = m->prev_alltoall(sbuf == MPI_IN_PLACE ? MPI_IN_PLACE : s.base, scount, sdtype, r.base, rcount, rdtype,
-                                  m->comm, m->prev_alltoall_module);
-        }
-        rc = mca_coll_gc3_stage_out(&r, rdtype, (size_t)rcount * n, 1, rc);
+    if ((rc = mca_coll_gc3_stage_in(b, 2)) == OMPI_SUCCESS) {
+        rc = m->prev_alltoall(b[0].base, scount, sdtype, b[1].base, rcount, rdtype, m->comm, m->prev_alltoall_module);
     }
-    return mca_coll_gc3_stage_out(&s, sdtype, (size_t)scount * n, 0, rc);
+    return mca_coll_gc3_stage_out(b, 2, rc);
 }
 
 int mca_coll_gc3_alltoall(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf, int rcount,
@@ -73,11 +70,12 @@ int mca_coll_gc3_alltoall(const void *sbuf, int scount, struct ompi_datatype_t *
         return rc;
     }
     rc = OMPI_SUCCESS;
-    if (a.device && mca_coll_gc3_stage_call(comm, "alltoall", &rc)) {
+    if (mca_coll_gc3_stage_coll(GC3_COLL_ALLTOALL, sbuf, rbuf, -1, comm, &rc)) {
         return gc3_alltoall_staged(m, sbuf, scount, sdtype, rbuf, rcount, rdtype);
     }
-    return rc != OMPI_SUCCESS ? rc
-                              : m->prev_alltoall(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, m->prev_alltoall_module);
+    return rc != OMPI_SUCCESS
+               ? rc
+               : m->prev_alltoall(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, m->prev_alltoall_module);
 }
 
 /* As MPI_Iallreduce (coll_gc3_allreduce.c): the pipeline, or the blocking call on device buffers
@@ -124,7 +122,7 @@ static int gc3_alltoall_start_blocking(mca_coll_gc3_request_t *r)
                                  &r->module->super);
 }
 
-static const mca_coll_gc3_pcoll_t gc3_alltoall_persistent = {gc3_alltoall_start_on_plan, gc3_alltoall_start_blocking};
+static const mca_coll_gc3_pcoll_t gc3_alltoall_persistent = { gc3_alltoall_start_on_plan, gc3_alltoall_start_blocking };
 
 int mca_coll_gc3_alltoall_init(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf, int rcount,
                                struct ompi_datatype_t *rdtype, struct ompi_communicator_t *comm,

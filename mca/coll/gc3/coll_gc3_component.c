@@ -40,16 +40,21 @@ mca_coll_gc3_component_t mca_coll_gc3_component = {
 };
 
 /* the named values of the enumerated parameters (ompi_info lists the names) */
-static const mca_base_var_enum_value_t mca_coll_gc3_backend_values[] = {
-    {MCA_COLL_GC3_BACKEND_AUTO, "auto"}, {MCA_COLL_GC3_BACKEND_CUDA, "cuda"}, {MCA_COLL_GC3_BACKEND_HOST, "host"},
-    {0, NULL}};
-static const mca_base_var_enum_value_t mca_coll_gc3_net_path_values[] = {
-    {GC3_NET_PATH_AUTO, "auto"}, {GC3_NET_PATH_GPUDIRECT, "gpudirect"}, {GC3_NET_PATH_STAGED, "staged"}, {0, NULL}};
+static const mca_base_var_enum_value_t mca_coll_gc3_backend_values[]   = { { MCA_COLL_GC3_BACKEND_AUTO, "auto" },
+                                                                           { MCA_COLL_GC3_BACKEND_CUDA, "cuda" },
+                                                                           { MCA_COLL_GC3_BACKEND_HOST, "host" },
+                                                                           { 0, NULL } };
+static const mca_base_var_enum_value_t mca_coll_gc3_net_path_values[]  = { { GC3_NET_PATH_AUTO, "auto" },
+                                                                           { GC3_NET_PATH_GPUDIRECT, "gpudirect" },
+                                                                           { GC3_NET_PATH_STAGED, "staged" },
+                                                                           { 0, NULL } };
 static const mca_base_var_enum_value_t mca_coll_gc3_zero_copy_values[] = {
-    {MCA_COLL_GC3_ZC_AUTO, "auto"}, {MCA_COLL_GC3_ZC_ON, "on"}, {MCA_COLL_GC3_ZC_OFF, "off"}, {0, NULL}};
-static const mca_base_var_enum_value_t mca_coll_gc3_fallback_values[] = {
-    {MCA_COLL_GC3_FALLBACK_STAGE, "stage"}, {MCA_COLL_GC3_FALLBACK_PASS, "pass"},
-    {MCA_COLL_GC3_FALLBACK_ERROR, "error"}, {0, NULL}};
+    { MCA_COLL_GC3_ZC_AUTO, "auto" }, { MCA_COLL_GC3_ZC_ON, "on" }, { MCA_COLL_GC3_ZC_OFF, "off" }, { 0, NULL }
+};
+static const mca_base_var_enum_value_t mca_coll_gc3_fallback_values[] = { { MCA_COLL_GC3_FALLBACK_STAGE, "stage" },
+                                                                          { MCA_COLL_GC3_FALLBACK_PASS, "pass" },
+                                                                          { MCA_COLL_GC3_FALLBACK_ERROR, "error" },
+                                                                          { 0, NULL } };
 
 /* One parameter (values: its named values, or NULL). */
 static void mca_coll_gc3_register_param(const char *name, const char *help, mca_base_var_type_t type,
@@ -63,34 +68,57 @@ static void mca_coll_gc3_register_param(const char *name, const char *help, mca_
         snprintf(enum_name, sizeof(enum_name), "coll_gc3_%s_values", name);
         mca_base_var_enum_create(enum_name, values, &e);
     }
-    (void)mca_base_component_var_register(&mca_coll_gc3_component.super.collm_version, name, help, type, e, 0, 0,
-                                          level, scope, storage);
+    (void)mca_base_component_var_register(&mca_coll_gc3_component.super.collm_version, name, help, type, e, 0, 0, level,
+                                          scope, storage);
     if (e != NULL) {
         OBJ_RELEASE(e);
     }
 }
 
 /* Each parameter of the table, from its default. */
-#define GC3_PARAM_REGISTER(name, ctype, vtype, def, level, scope, hash, values, help)                               \
-    mca_coll_gc3_component.name = def;                                                                             \
-    mca_coll_gc3_register_param(#name, help, MCA_BASE_VAR_TYPE_##vtype, values, OPAL_INFO_LVL_##level,             \
+#define GC3_PARAM_REGISTER(name, ctype, vtype, def, level, scope, hash, values, help)                                  \
+    mca_coll_gc3_component.name = def;                                                                                 \
+    mca_coll_gc3_register_param(#name, help, MCA_BASE_VAR_TYPE_##vtype, values, OPAL_INFO_LVL_##level,                 \
                                 MCA_BASE_VAR_SCOPE_##scope, &mca_coll_gc3_component.name);
+
+/* coll_gc3_enable_<name> of each row of the component's table (mca_coll_gc3_colls), in the settings hash */
+static void mca_coll_gc3_register_enable(void)
+{
+    static char help[GC3_COLL_COUNT][192]; /* (kept: the variable system may refer to them) */
+
+    for (int i = 0; i < mca_coll_gc3_ncolls; i++) {
+        const mca_coll_gc3_coll_t *c = &mca_coll_gc3_colls[i];
+        char                       name[64];
+        snprintf(name, sizeof(name), "enable_%s", c->name);
+        snprintf(help[c->coll], sizeof(help[c->coll]),
+                 "Run MPI_%c%s with gc3%s%s (false: always pass it on, device buffers staged)", c->name[0] - 'a' + 'A',
+                 c->name + 1, c->when != NULL ? ", " : "", c->when != NULL ? c->when : "");
+        mca_coll_gc3_component.enable[c->coll] = true;
+        mca_coll_gc3_register_param(name, help[c->coll], MCA_BASE_VAR_TYPE_BOOL, NULL, OPAL_INFO_LVL_6,
+                                    MCA_BASE_VAR_SCOPE_READONLY, &mca_coll_gc3_component.enable[c->coll]);
+    }
+}
 
 static int mca_coll_gc3_register(void)
 {
     MCA_COLL_GC3_PARAMS(GC3_PARAM_REGISTER)
+    mca_coll_gc3_register_enable();
     return OMPI_SUCCESS;
 }
 
-#define GC3_PARAM_HASH(name, ctype, vtype, def, level, scope, hash, ...) \
-    if (hash) {                                                          \
-        long v = (long)mca_coll_gc3_component.name;                      \
-        h      = gc3_fnv1a(h, &v, sizeof(v));                            \
+#define GC3_PARAM_HASH(name, ctype, vtype, def, level, scope, hash, ...)                                               \
+    if (hash) {                                                                                                        \
+        long v = (long)mca_coll_gc3_component.name;                                                                    \
+        h      = gc3_fnv1a(h, &v, sizeof(v));                                                                          \
     }
 
 uint64_t mca_coll_gc3_params_hash(uint64_t h)
 {
     MCA_COLL_GC3_PARAMS(GC3_PARAM_HASH)
+    for (int i = 0; i < mca_coll_gc3_ncolls; i++) {
+        long v = (long)mca_coll_gc3_component.enable[mca_coll_gc3_colls[i].coll];
+        h      = gc3_fnv1a(h, &v, sizeof(v));
+    }
     return h;
 }
 
@@ -165,7 +193,7 @@ static void mca_coll_gc3_say_not_a_number(const char *name, mca_base_var_type_t 
  * a boolean), else NULL. */
 static const char *mca_coll_gc3_not_a_value(const char *name, const mca_base_var_enum_value_t *values)
 {
-    static const char *const bools[] = {"t", "true", "enabled", "yes", "y", "f", "false", "disabled", "no", "n"};
+    static const char *const bools[] = { "t", "true", "enabled", "yes", "y", "f", "false", "disabled", "no", "n" };
     char                     env[96], *end = NULL;
     const char              *v;
     long                     n;
@@ -214,37 +242,47 @@ static void mca_coll_gc3_say_not_a_value(const char *name, const mca_base_var_en
     free(names);
 }
 
-#define GC3_PARAM_VALUE(name, ctype, vtype, def, level, scope, hash, values, help)                              \
-    if ((values != NULL || MCA_BASE_VAR_TYPE_##vtype == MCA_BASE_VAR_TYPE_BOOL) &&                             \
-        (text = mca_coll_gc3_not_a_value(#name, values)) != NULL) {                                            \
-        c->name = def;                                                                                         \
-        mca_coll_gc3_say_not_a_value(#name, values, text, (int)GC3_PARAM_NUM(def));                            \
+#define GC3_PARAM_VALUE(name, ctype, vtype, def, level, scope, hash, values, help)                                     \
+    if ((values != NULL || MCA_BASE_VAR_TYPE_##vtype == MCA_BASE_VAR_TYPE_BOOL) &&                                     \
+        (text = mca_coll_gc3_not_a_value(#name, values)) != NULL) {                                                    \
+        c->name = def;                                                                                                 \
+        mca_coll_gc3_say_not_a_value(#name, values, text, (int)GC3_PARAM_NUM(def));                                    \
     }
 
-#define GC3_PARAM_IS_NUMBER(vtype)                                                                          \
-    (MCA_BASE_VAR_TYPE_##vtype == MCA_BASE_VAR_TYPE_INT || MCA_BASE_VAR_TYPE_##vtype == MCA_BASE_VAR_TYPE_LONG || \
+#define GC3_PARAM_IS_NUMBER(vtype)                                                                                     \
+    (MCA_BASE_VAR_TYPE_##vtype == MCA_BASE_VAR_TYPE_INT || MCA_BASE_VAR_TYPE_##vtype == MCA_BASE_VAR_TYPE_LONG ||      \
      MCA_BASE_VAR_TYPE_##vtype == MCA_BASE_VAR_TYPE_DOUBLE)
-#define GC3_PARAM_NUMBER(name, ctype, vtype, def, level, scope, hash, values, help)                             \
-    if (GC3_PARAM_IS_NUMBER(vtype) && values == NULL &&                                                        \
-        (text = mca_coll_gc3_not_a_number(#name, MCA_BASE_VAR_TYPE_##vtype)) != NULL) {                        \
-        c->name = def;                                                                                         \
-        mca_coll_gc3_say_not_a_number(#name, MCA_BASE_VAR_TYPE_##vtype, text, GC3_PARAM_NUM(def));            \
+#define GC3_PARAM_NUMBER(name, ctype, vtype, def, level, scope, hash, values, help)                                    \
+    if (GC3_PARAM_IS_NUMBER(vtype) && values == NULL &&                                                                \
+        (text = mca_coll_gc3_not_a_number(#name, MCA_BASE_VAR_TYPE_##vtype)) != NULL) {                                \
+        c->name = def;                                                                                                 \
+        mca_coll_gc3_say_not_a_number(#name, MCA_BASE_VAR_TYPE_##vtype, text, GC3_PARAM_NUM(def));                     \
     }
 
 /* A parameter's value as a number (strings: 0, never asked), and as text for the verbose 2 list. */
-static double gc3_num_str(const char *s) { (void)s; return 0; }
-static double gc3_num(double v) { return v; }
-#define GC3_PARAM_NUM(v) _Generic((v), char *: gc3_num_str, const char *: gc3_num_str, default: gc3_num)(v)
-static char *gc3_param_text(const char *s) { return gc3_strdup_printf("'%s'", s ? s : ""); }
+static double gc3_num_str(const char *s)
+{
+    (void)s;
+    return 0;
+}
+static double gc3_num(double v)
+{
+    return v;
+}
+#define GC3_PARAM_NUM(v) _Generic((v), char * : gc3_num_str, const char * : gc3_num_str, default : gc3_num)(v)
+static char *gc3_param_text(const char *s)
+{
+    return gc3_strdup_printf("'%s'", s ? s : "");
+}
 static char *gc3_param_num_str(double v)
 {
     char num[32];
     gc3_param_num_text(num, sizeof(num), v);
     return gc3_strdup_printf("%s", num);
 }
-#define GC3_PARAM_LIST(name, ...)                                                                               \
-    v = _Generic((c->name), char *: gc3_param_text, default: gc3_param_num_str)(c->name);                      \
-    ok = ok && v != NULL && gc3_str_appendf(&line, " %s=%s", #name, v) == GC3_OK;                               \
+#define GC3_PARAM_LIST(name, ...)                                                                                      \
+    v  = _Generic((c->name), char  *: gc3_param_text, default : gc3_param_num_str)(c->name);                           \
+    ok = ok && v != NULL && gc3_str_appendf(&line, " %s=%s", #name, v) == GC3_OK;                                      \
     free(v);
 
 /* At verbose 2: every parameter as gc3 uses it (after the checks below), said by the job's first
@@ -257,6 +295,10 @@ static void mca_coll_gc3_list_params(void)
 
     if (c->verbose >= 2 && MCA_COLL_GC3_JOB_SAYS()) {
         MCA_COLL_GC3_PARAMS(GC3_PARAM_LIST)
+        for (int i = 0; i < mca_coll_gc3_ncolls; i++) {
+            ok = ok && gc3_str_appendf(&line, " enable_%s=%d", mca_coll_gc3_colls[i].name,
+                                       (int)c->enable[mca_coll_gc3_colls[i].coll]) == GC3_OK;
+        }
         opal_output(0, "coll:gc3: parameters in use:%s", ok ? line : " (out of host memory)");
     }
     free(line);
@@ -275,6 +317,14 @@ static void mca_coll_gc3_check_params(void)
         c->verbose = 0;
     }
     MCA_COLL_GC3_PARAMS(GC3_PARAM_NUMBER)
+    for (int i = 0; i < mca_coll_gc3_ncolls; i++) {
+        char name[64];
+        snprintf(name, sizeof(name), "enable_%s", mca_coll_gc3_colls[i].name);
+        if ((text = mca_coll_gc3_not_a_value(name, NULL)) != NULL) {
+            c->enable[mca_coll_gc3_colls[i].coll] = true;
+            mca_coll_gc3_say_not_a_value(name, NULL, text, 1);
+        }
+    }
     MCA_COLL_GC3_PARAMS(GC3_PARAM_VALUE)
 
     if (c->fifo_slots < 2 || c->fifo_slots > 1024) {
@@ -284,7 +334,8 @@ static void mca_coll_gc3_check_params(void)
     }
     if (c->slot_bytes != 0 && (c->slot_bytes < 4096 || c->slot_bytes > (1 << 30))) {
         gc3_param_say("coll:gc3: coll_gc3_slot_bytes=%d is outside 4096..1073741824 (0: the backend's default): "
-                    "using the default", c->slot_bytes);
+                      "using the default",
+                      c->slot_bytes);
         c->slot_bytes = 0;
     }
     if (!(c->timeout >= 0)) { /* negative or NaN */
@@ -293,7 +344,7 @@ static void mca_coll_gc3_check_params(void)
     }
     if (c->resident_us < 0) {
         gc3_param_say("coll:gc3: coll_gc3_resident_us=%d is negative: using %d (0 launches a kernel per call)",
-                    c->resident_us, GC3_RESIDENT_US_DEFAULT);
+                      c->resident_us, GC3_RESIDENT_US_DEFAULT);
         c->resident_us = GC3_RESIDENT_US_DEFAULT;
     }
     if (c->reg_cache < 1 || c->reg_cache > GC3_REG_ENTRIES_MAX) {
@@ -312,7 +363,7 @@ static void mca_coll_gc3_check_params(void)
     }
     if (c->plan_fifo_bytes < 0) {
         gc3_param_say("coll:gc3: coll_gc3_plan_fifo_bytes=%ld is negative: using %ld (0: no cap)", c->plan_fifo_bytes,
-                    (long)GC3_PLAN_FIFO_BYTES_DEFAULT);
+                      (long)GC3_PLAN_FIFO_BYTES_DEFAULT);
         c->plan_fifo_bytes = GC3_PLAN_FIFO_BYTES_DEFAULT;
     }
     if (c->memory_budget < 0) {

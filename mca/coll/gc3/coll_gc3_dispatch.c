@@ -7,15 +7,90 @@
 #include "coll_gc3.h"
 #include "opal/util/output.h"
 
+/* The component's table: the collectives gc3 runs (mca_coll_gc3_coll_t, coll_gc3.h). A collective
+ * gc3 runs is a descriptor of libgpuir (gc3_coll_desc), its generators and rules, and a row here
+ * with its functions in coll_gc3_<name>.c. */
+/* clang-format off */
+const mca_coll_gc3_coll_t mca_coll_gc3_colls[] = {
+    /* coll                    name                    device buffers               enable's help adds */
+    {GC3_COLL_ALLREDUCE,      "allreduce",            MCA_COLL_GC3_BUFS_BOTH,      NULL},
+    {GC3_COLL_ALLTOALL,       "alltoall",             MCA_COLL_GC3_BUFS_BOTH,      NULL},
+    {GC3_COLL_ALLGATHER,      "allgather",            MCA_COLL_GC3_BUFS_BOTH,      NULL},
+    {GC3_COLL_REDUCE_SCATTER, "reduce_scatter_block", MCA_COLL_GC3_BUFS_BOTH,      "out of place"},
+    {GC3_COLL_BCAST,          "bcast",                MCA_COLL_GC3_BUFS_ONE,       NULL},
+    {GC3_COLL_REDUCE,         "reduce",               MCA_COLL_GC3_BUFS_ROOT_RECV, NULL},
+};
+/* clang-format on */
+const int mca_coll_gc3_ncolls = (int)(sizeof(mca_coll_gc3_colls) / sizeof(mca_coll_gc3_colls[0]));
+
+const mca_coll_gc3_coll_t *mca_coll_gc3_coll(gc3_coll_t coll)
+{
+    for (int i = 0; i < mca_coll_gc3_ncolls; i++) {
+        if (mca_coll_gc3_colls[i].coll == coll) {
+            return &mca_coll_gc3_colls[i];
+        }
+    }
+    return NULL;
+}
+
+const char *mca_coll_gc3_colls_text(void)
+{
+    static char text[256]; /* made once, at the component's open (mca_coll_gc3_register) */
+
+    if (text[0] == '\0') {
+        for (int i = 0; i < mca_coll_gc3_ncolls; i++) {
+            size_t len = strlen(text);
+            snprintf(text + len, sizeof(text) - len, "%s%s",
+                     i == 0                         ? ""
+                     : i == mca_coll_gc3_ncolls - 1 ? " and "
+                                                    : ", ",
+                     mca_coll_gc3_colls[i].name);
+        }
+    }
+    return text;
+}
+
+int mca_coll_gc3_staged(mca_coll_gc3_bufs_t bufs, const void *sbuf, const void *rbuf, int root,
+                        struct ompi_communicator_t *comm, const char *name, int *rc_p)
+{
+    *rc_p = OMPI_SUCCESS;
+    return mca_coll_gc3_device_call(bufs, sbuf, rbuf, root, comm) && mca_coll_gc3_stage_call(comm, name, rc_p);
+}
+
+int mca_coll_gc3_stage_coll(gc3_coll_t coll, const void *sbuf, const void *rbuf, int root,
+                            struct ompi_communicator_t *comm, int *rc_p)
+{
+    const mca_coll_gc3_coll_t *c = mca_coll_gc3_coll(coll);
+
+    return mca_coll_gc3_staged(c->bufs, sbuf, rbuf, root, comm, c->name, rc_p);
+}
+
+int mca_coll_gc3_device_call(mca_coll_gc3_bufs_t bufs, const void *sbuf, const void *rbuf, int root,
+                             struct ompi_communicator_t *comm)
+{
+    const int at_root = root >= 0 && ompi_comm_rank(comm) == root;
+
+    switch (bufs) {
+    case MCA_COLL_GC3_BUFS_ONE:
+        return mca_coll_gc3_is_device(rbuf);
+    case MCA_COLL_GC3_BUFS_ROOT_RECV:
+        return mca_coll_gc3_is_device(sbuf) || (at_root && mca_coll_gc3_is_device(rbuf));
+    case MCA_COLL_GC3_BUFS_ROOT_SEND:
+        return (at_root && mca_coll_gc3_is_device(sbuf)) || mca_coll_gc3_is_device(rbuf);
+    default:
+        return mca_coll_gc3_is_device(sbuf) || mca_coll_gc3_is_device(rbuf);
+    }
+}
+
 gc3_mem_t mca_coll_gc3_classify(const void *ptr, int *device_p)
 {
     static int told; /* (a race only repeats the line) */
     if (!told) {
         told = 1;
         if (MCA_COLL_GC3_JOB_SAYS())
-        opal_output_verbose(2, mca_coll_gc3_component.output, "coll:gc3: CUDA driver %s",
-                            gc3_mem_driver() ? "loaded: device buffers are recognised"
-                                             : "not available: every buffer is host memory");
+            opal_output_verbose(2, mca_coll_gc3_component.output, "coll:gc3: CUDA driver %s",
+                                gc3_mem_driver() ? "loaded: device buffers are recognised"
+                                                 : "not available: every buffer is host memory");
     }
     *device_p = -1;
     return ptr == MPI_IN_PLACE ? GC3_MEM_HOST : gc3_mem_classify(ptr, device_p);
@@ -61,7 +136,7 @@ static void mca_coll_gc3_host_buffers_said(struct ompi_communicator_t *comm, con
 int mca_coll_gc3_pick_backend(mca_coll_gc3_module_t *m, const void *sbuf, const void *rbuf, const char *coll,
                               int *device_buffers_p)
 {
-    int                dev_s = -1, dev_r = -1;
+    int       dev_s = -1, dev_r = -1;
     gc3_mem_t ks = sbuf == MPI_IN_PLACE ? GC3_MEM_HOST : mca_coll_gc3_classify(sbuf, &dev_s);
     gc3_mem_t kr = mca_coll_gc3_classify(rbuf, &dev_r);
 
@@ -79,9 +154,10 @@ int mca_coll_gc3_pick_backend(mca_coll_gc3_module_t *m, const void *sbuf, const 
         return -1;
     }
     if (mca_coll_gc3_component.backend == MCA_COLL_GC3_BACKEND_HOST || !gc3_exec_backend_available(GC3_BACKEND_CUDA)) {
-        mca_coll_gc3_passed_on(m->comm, coll, mca_coll_gc3_component.backend == MCA_COLL_GC3_BACKEND_HOST
-                                                  ? "device buffers, and coll_gc3_backend is host"
-                                                  : "device buffers, and gc3 was built without CUDA");
+        mca_coll_gc3_passed_on(m->comm, coll,
+                               mca_coll_gc3_component.backend == MCA_COLL_GC3_BACKEND_HOST
+                                   ? "device buffers, and coll_gc3_backend is host"
+                                   : "device buffers, and gc3 was built without CUDA");
         return -1;
     }
     if (ks == GC3_MEM_MANAGED || kr == GC3_MEM_MANAGED) {
@@ -92,8 +168,8 @@ int mca_coll_gc3_pick_backend(mca_coll_gc3_module_t *m, const void *sbuf, const 
         (sbuf != MPI_IN_PLACE && dev_s != dev_r) || (m->device >= 0 && dev_r != m->device)) {
         opal_output_verbose(2, mca_coll_gc3_component.output,
                             "coll:gc3: comm %s rank %d: %s passed on: buffers on devices %d/%d (this rank uses %d), "
-                            "or host and device mixed", m->comm->c_name, ompi_comm_rank(m->comm), coll, dev_s, dev_r,
-                            m->device);
+                            "or host and device mixed",
+                            m->comm->c_name, ompi_comm_rank(m->comm), coll, dev_s, dev_r, m->device);
         return -1;
     }
     return GC3_BACKEND_CUDA;
@@ -106,19 +182,24 @@ int mca_coll_gc3_passed_on(struct ompi_communicator_t *comm, const char *coll, c
     return 0;
 }
 
+int mca_coll_gc3_passed_on_not_run(struct ompi_communicator_t *comm, const char *coll)
+{
+    char why[320];
+
+    gc3_snprintf_cut(why, sizeof(why), "gc3 runs %s only", mca_coll_gc3_colls_text());
+    return mca_coll_gc3_passed_on(comm, coll, why);
+}
+
 int mca_coll_gc3_args_usable(const mca_coll_gc3_module_t *m, const mca_coll_gc3_args_t *a, const char *call,
                              gc3_coll_t coll, long count)
 {
-    const mca_coll_gc3_component_t *c = &mca_coll_gc3_component;
-    const int enabled = coll == GC3_COLL_ALLREDUCE ? c->enable_allreduce : coll == GC3_COLL_ALLTOALL ? c->enable_alltoall
-                        : coll == GC3_COLL_ALLGATHER ? c->enable_allgather : c->enable_reduce_scatter_block;
-    char      why[96];
+    char why[96];
 
     if (a->backend < 0) {
         return 0; /* (said by mca_coll_gc3_pick_backend) */
     }
-    if (!enabled) {
-        gc3_snprintf_cut(why, sizeof(why), "coll_gc3_enable_%s is false", gc3_coll_desc(coll)->mpi_name);
+    if (!mca_coll_gc3_component.enable[coll]) {
+        gc3_snprintf_cut(why, sizeof(why), "coll_gc3_enable_%s is false", mca_coll_gc3_coll(coll)->name);
         return mca_coll_gc3_passed_on(m->comm, call, why);
     }
     if (count <= 0) {
@@ -143,12 +224,13 @@ int mca_coll_gc3_stage_call(struct ompi_communicator_t *comm, const char *coll, 
 {
     switch (mca_coll_gc3_component.fallback) {
     case MCA_COLL_GC3_FALLBACK_PASS:
-        mca_coll_gc3_verbose_once(2, comm,
-                                  "coll:gc3: %s on device buffers: passed on as they are (coll_gc3_fallback=pass)", coll);
+        mca_coll_gc3_verbose_once(
+            2, comm, "coll:gc3: %s on device buffers: passed on as they are (coll_gc3_fallback=pass)", coll);
         *rc_p = OMPI_SUCCESS;
         return 0;
     case MCA_COLL_GC3_FALLBACK_ERROR:
-        opal_output(0, "coll:gc3: comm %s rank %d: %s on device buffers is not run by gc3 (set coll_gc3_verbose=2 "
+        opal_output(0,
+                    "coll:gc3: comm %s rank %d: %s on device buffers is not run by gc3 (set coll_gc3_verbose=2 "
                     "for why) and coll_gc3_fallback=error: the call fails",
                     comm->c_name, ompi_comm_rank(comm), coll);
         *rc_p = MPI_ERR_UNSUPPORTED_OPERATION; /* an MPI class: Open MPI returns it as it is */

@@ -1,18 +1,20 @@
 /* coll/gc3: the collectives gc3 passes on (coll_gc3_colls.h). With host buffers they go straight
  * to the previous module; with device buffers (which that module would dereference and crash on)
- * every buffer is copied through host memory around the call (coll_gc3_stage.c), or as
- * coll_gc3_fallback says. The nonblocking forms run as these blocking forms on device buffers. */
+ * every buffer is copied through host memory around the call (mca_coll_gc3_stage_in/out,
+ * coll_gc3_stage.c), or as coll_gc3_fallback says. Each function describes its buffers and calls
+ * the previous module between the two. The nonblocking forms run as these blocking forms on device
+ * buffers. */
 #include "coll_gc3.h"
 #include "opal/util/output.h"
 #include "ompi/datatype/ompi_datatype.h"
 
-#define GC3_PREV_OR_FAIL(m, comm, name)                \
-    do {                                               \
-        if ((m)->prev_##name == NULL) {                \
-            return MCA_COLL_GC3_NO_PREV(comm, name);   \
-        }                                              \
-        (void)mca_coll_gc3_passed_on((comm), #name, "gc3 runs allreduce, alltoall, allgather and "  \
-                                     "reduce_scatter_block only");                                \
+/* No previous module's function: fail the call (said at verbose 1); else say why gc3 passes it on. */
+#define GC3_PREV_OR_FAIL(m, comm, name)                                                                                \
+    do {                                                                                                               \
+        if ((m)->prev_##name == NULL) {                                                                                \
+            return MCA_COLL_GC3_NO_PREV(comm, name);                                                                   \
+        }                                                                                                              \
+        (void)mca_coll_gc3_passed_on_not_run((comm), #name);                                                           \
     } while (0)
 
 /* elements of dt spanned by a vector of counts at displacements */
@@ -36,184 +38,121 @@ static int gc3_sum(const int *counts, int n)
     return s;
 }
 
-
-int mca_coll_gc3_bcast(void *buf, int count, struct ompi_datatype_t *dt, int root, struct ompi_communicator_t *comm,
-                       mca_coll_base_module_t *module)
-{
-    mca_coll_gc3_module_t *m = (mca_coll_gc3_module_t *)module;
-    mca_coll_gc3_stage_t   b;
-    int                    rc, me = ompi_comm_rank(comm);
-
-    GC3_PREV_OR_FAIL(m, comm, bcast);
-    rc = OMPI_SUCCESS;
-    if (!MCA_COLL_GC3_DEV_BUF || !mca_coll_gc3_stage_call(comm, "bcast", &rc)) {
-        return rc != OMPI_SUCCESS ? rc : m->prev_bcast(buf, count, dt, root, comm, m->prev_bcast_module);
-    }
-    rc = mca_coll_gc3_stage_in(&b, buf, dt, (size_t)count, me == root);
-    if (rc == OMPI_SUCCESS) {
-        rc = m->prev_bcast(b.base, count, dt, root, comm, m->prev_bcast_module);
-    }
-    return mca_coll_gc3_stage_out(&b, dt, (size_t)count, me != root, rc);
-}
-
-int mca_coll_gc3_reduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dt, struct ompi_op_t *op,
-                        int root, struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
-{
-    mca_coll_gc3_module_t *m = (mca_coll_gc3_module_t *)module;
-    mca_coll_gc3_stage_t   s, r;
-    int                    rc, me = ompi_comm_rank(comm), inplace = sbuf == MPI_IN_PLACE;
-
-    GC3_PREV_OR_FAIL(m, comm, reduce);
-    rc = OMPI_SUCCESS;
-    if (!MCA_COLL_GC3_DEV_ROOT_RECV || !mca_coll_gc3_stage_call(comm, "reduce", &rc)) {
-        return rc != OMPI_SUCCESS ? rc : m->prev_reduce(sbuf, rbuf, count, dt, op, root, comm, m->prev_reduce_module);
-    }
-    rc = mca_coll_gc3_stage_in(&s, (void *)sbuf, dt, (size_t)count, 1);
-    if (rc == OMPI_SUCCESS) {
-        rc = mca_coll_gc3_stage_in(&r, me == root ? rbuf : NULL, dt, (size_t)count, inplace);
-        if (rc == OMPI_SUCCESS) {
-            rc = m->prev_reduce(inplace ? MPI_IN_PLACE : s.base, me == root ? r.base : rbuf, count, dt, op, root, comm,
-                                m->prev_reduce_module);
-        }
-        rc = mca_coll_gc3_stage_out(&r, dt, (size_t)count, 1, rc);
-    }
-    return mca_coll_gc3_stage_out(&s, dt, (size_t)count, 0, rc);
-}
-
 int mca_coll_gc3_allgatherv(const void *sbuf, int scount, struct ompi_datatype_t *sdt, void *rbuf, const int *rcounts,
                             const int *displs, struct ompi_datatype_t *rdt, struct ompi_communicator_t *comm,
                             mca_coll_base_module_t *module)
 {
     mca_coll_gc3_module_t *m = (mca_coll_gc3_module_t *)module;
-    mca_coll_gc3_stage_t   s, r;
-    size_t                 span = gc3_vspan(rcounts, displs, ompi_comm_size(comm));
-    int                    rc, inplace = sbuf == MPI_IN_PLACE;
+    int                    rc;
+    /* the receive buffer copied in even out of place: the gaps between the blocks must come back unchanged */
+    mca_coll_gc3_stage_t b[2] = { mca_coll_gc3_stage_buf((void *)sbuf, sdt, (size_t)scount, 1, 0),
+                                  mca_coll_gc3_stage_buf(rbuf, rdt, gc3_vspan(rcounts, displs, ompi_comm_size(comm)), 1,
+                                                         1) };
 
     GC3_PREV_OR_FAIL(m, comm, allgatherv);
-    rc = OMPI_SUCCESS;
-    if (!MCA_COLL_GC3_DEV_BOTH || !mca_coll_gc3_stage_call(comm, "allgatherv", &rc)) {
-        return rc != OMPI_SUCCESS ? rc : m->prev_allgatherv(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, comm, m->prev_allgatherv_module);
+    if (!mca_coll_gc3_staged(MCA_COLL_GC3_BUFS_BOTH, sbuf, rbuf, -1, comm, "allgatherv", &rc)) {
+        return rc != OMPI_SUCCESS
+                   ? rc
+                   : m->prev_allgatherv(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, comm, m->prev_allgatherv_module);
     }
-    rc = mca_coll_gc3_stage_in(&s, (void *)sbuf, sdt, (size_t)scount, 1);
-    if (rc == OMPI_SUCCESS) {
-        /* copied in even out of place: the gaps between the blocks must come back unchanged */
-        rc = mca_coll_gc3_stage_in(&r, rbuf, rdt, span, 1);
-        if (rc == OMPI_SUCCESS) {
-            rc = m->prev_allgatherv(inplace ? MPI_IN_PLACE : s.base, scount, sdt, r.base, rcounts, displs, rdt, comm,
-                                    m->prev_allgatherv_module);
-        }
-        rc = mca_coll_gc3_stage_out(&r, rdt, span, 1, rc);
+    if ((rc = mca_coll_gc3_stage_in(b, 2)) == OMPI_SUCCESS) {
+        rc = m->prev_allgatherv(b[0].base, scount, sdt, b[1].base, rcounts, displs, rdt, comm,
+                                m->prev_allgatherv_module);
     }
-    return mca_coll_gc3_stage_out(&s, sdt, (size_t)scount, 0, rc);
+    return mca_coll_gc3_stage_out(b, 2, rc);
 }
 
 int mca_coll_gc3_gather(const void *sbuf, int scount, struct ompi_datatype_t *sdt, void *rbuf, int rcount,
                         struct ompi_datatype_t *rdt, int root, struct ompi_communicator_t *comm,
                         mca_coll_base_module_t *module)
 {
-    mca_coll_gc3_module_t *m = (mca_coll_gc3_module_t *)module;
-    mca_coll_gc3_stage_t   s, r;
-    int                    rc, me = ompi_comm_rank(comm), inplace = sbuf == MPI_IN_PLACE;
-    size_t                 n = me == root ? (size_t)rcount * (size_t)ompi_comm_size(comm) : 0;
+    mca_coll_gc3_module_t *m    = (mca_coll_gc3_module_t *)module;
+    int                    me   = ompi_comm_rank(comm), rc;
+    size_t                 n    = me == root ? (size_t)rcount * (size_t)ompi_comm_size(comm) : 0;
+    mca_coll_gc3_stage_t   b[2] = { mca_coll_gc3_stage_buf((void *)sbuf, sdt, (size_t)scount, 1, 0),
+                                    mca_coll_gc3_stage_buf(me == root ? rbuf : NULL, rdt, n, sbuf == MPI_IN_PLACE, 1) };
 
     GC3_PREV_OR_FAIL(m, comm, gather);
-    rc = OMPI_SUCCESS;
-    if (!MCA_COLL_GC3_DEV_ROOT_RECV || !mca_coll_gc3_stage_call(comm, "gather", &rc)) {
-        return rc != OMPI_SUCCESS ? rc : m->prev_gather(sbuf, scount, sdt, rbuf, rcount, rdt, root, comm, m->prev_gather_module);
+    if (!mca_coll_gc3_staged(MCA_COLL_GC3_BUFS_ROOT_RECV, sbuf, rbuf, root, comm, "gather", &rc)) {
+        return rc != OMPI_SUCCESS
+                   ? rc
+                   : m->prev_gather(sbuf, scount, sdt, rbuf, rcount, rdt, root, comm, m->prev_gather_module);
     }
-    rc = mca_coll_gc3_stage_in(&s, (void *)sbuf, sdt, (size_t)scount, 1);
-    if (rc == OMPI_SUCCESS) {
-        rc = mca_coll_gc3_stage_in(&r, me == root ? rbuf : NULL, rdt, n, inplace);
-        if (rc == OMPI_SUCCESS) {
-            rc = m->prev_gather(inplace ? MPI_IN_PLACE : s.base, scount, sdt, me == root ? r.base : rbuf, rcount, rdt,
-                                root, comm, m->prev_gather_module);
-        }
-        rc = mca_coll_gc3_stage_out(&r, rdt, n, 1, rc);
+    if ((rc = mca_coll_gc3_stage_in(b, 2)) == OMPI_SUCCESS) {
+        rc = m->prev_gather(b[0].base, scount, sdt, me == root ? b[1].base : rbuf, rcount, rdt, root, comm,
+                            m->prev_gather_module);
     }
-    return mca_coll_gc3_stage_out(&s, sdt, (size_t)scount, 0, rc);
+    return mca_coll_gc3_stage_out(b, 2, rc);
 }
 
 int mca_coll_gc3_scatter(const void *sbuf, int scount, struct ompi_datatype_t *sdt, void *rbuf, int rcount,
                          struct ompi_datatype_t *rdt, int root, struct ompi_communicator_t *comm,
                          mca_coll_base_module_t *module)
 {
-    mca_coll_gc3_module_t *m = (mca_coll_gc3_module_t *)module;
-    mca_coll_gc3_stage_t   s, r;
-    int                    rc, me = ompi_comm_rank(comm), inplace = rbuf == MPI_IN_PLACE;
-    size_t                 n = me == root ? (size_t)scount * (size_t)ompi_comm_size(comm) : 0;
+    mca_coll_gc3_module_t *m    = (mca_coll_gc3_module_t *)module;
+    int                    me   = ompi_comm_rank(comm), rc;
+    size_t                 n    = me == root ? (size_t)scount * (size_t)ompi_comm_size(comm) : 0;
+    mca_coll_gc3_stage_t   b[2] = { mca_coll_gc3_stage_buf(me == root ? (void *)sbuf : NULL, sdt, n, 1, 0),
+                                    mca_coll_gc3_stage_buf(rbuf, rdt, (size_t)rcount, 0, 1) };
 
     GC3_PREV_OR_FAIL(m, comm, scatter);
-    rc = OMPI_SUCCESS;
-    if (!MCA_COLL_GC3_DEV_ROOT_SEND || !mca_coll_gc3_stage_call(comm, "scatter", &rc)) {
-        return rc != OMPI_SUCCESS ? rc : m->prev_scatter(sbuf, scount, sdt, rbuf, rcount, rdt, root, comm, m->prev_scatter_module);
+    if (!mca_coll_gc3_staged(MCA_COLL_GC3_BUFS_ROOT_SEND, sbuf, rbuf, root, comm, "scatter", &rc)) {
+        return rc != OMPI_SUCCESS
+                   ? rc
+                   : m->prev_scatter(sbuf, scount, sdt, rbuf, rcount, rdt, root, comm, m->prev_scatter_module);
     }
-    rc = mca_coll_gc3_stage_in(&s, me == root ? (void *)sbuf : NULL, sdt, n, 1);
-    if (rc == OMPI_SUCCESS) {
-        rc = mca_coll_gc3_stage_in(&r, rbuf, rdt, (size_t)rcount, 0);
-        if (rc == OMPI_SUCCESS) {
-            rc = m->prev_scatter(me == root ? s.base : sbuf, scount, sdt, inplace ? MPI_IN_PLACE : r.base, rcount, rdt,
-                                 root, comm, m->prev_scatter_module);
-        }
-        rc = mca_coll_gc3_stage_out(&r, rdt, (size_t)rcount, 1, rc);
+    if ((rc = mca_coll_gc3_stage_in(b, 2)) == OMPI_SUCCESS) {
+        rc = m->prev_scatter(me == root ? b[0].base : sbuf, scount, sdt, b[1].base, rcount, rdt, root, comm,
+                             m->prev_scatter_module);
     }
-    return mca_coll_gc3_stage_out(&s, sdt, n, 0, rc);
+    return mca_coll_gc3_stage_out(b, 2, rc);
 }
 
 int mca_coll_gc3_gatherv(const void *sbuf, int scount, struct ompi_datatype_t *sdt, void *rbuf, const int *rcounts,
                          const int *displs, struct ompi_datatype_t *rdt, int root, struct ompi_communicator_t *comm,
                          mca_coll_base_module_t *module)
 {
-    mca_coll_gc3_module_t *m = (mca_coll_gc3_module_t *)module;
-    mca_coll_gc3_stage_t   s, r;
-    int                    rc, me = ompi_comm_rank(comm), inplace = sbuf == MPI_IN_PLACE;
+    mca_coll_gc3_module_t *m    = (mca_coll_gc3_module_t *)module;
+    int                    me   = ompi_comm_rank(comm), rc;
     size_t                 span = me == root ? gc3_vspan(rcounts, displs, ompi_comm_size(comm)) : 0;
+    /* at the root, copied in: its own block in place, and the gaps come back unchanged */
+    mca_coll_gc3_stage_t b[2] = { mca_coll_gc3_stage_buf((void *)sbuf, sdt, (size_t)scount, 1, 0),
+                                  mca_coll_gc3_stage_buf(me == root ? rbuf : NULL, rdt, span, 1, 1) };
 
     GC3_PREV_OR_FAIL(m, comm, gatherv);
-    rc = OMPI_SUCCESS;
-    if (!MCA_COLL_GC3_DEV_ROOT_RECV || !mca_coll_gc3_stage_call(comm, "gatherv", &rc)) {
-        return rc != OMPI_SUCCESS ? rc
-                                  : m->prev_gatherv(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, root, comm,
-                                                    m->prev_gatherv_module);
+    if (!mca_coll_gc3_staged(MCA_COLL_GC3_BUFS_ROOT_RECV, sbuf, rbuf, root, comm, "gatherv", &rc)) {
+        return rc != OMPI_SUCCESS
+                   ? rc
+                   : m->prev_gatherv(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, root, comm, m->prev_gatherv_module);
     }
-    rc = mca_coll_gc3_stage_in(&s, (void *)sbuf, sdt, (size_t)scount, 1);
-    if (rc == OMPI_SUCCESS) {
-        /* at the root, copied in: its own block in place, and the gaps come back unchanged */
-        rc = mca_coll_gc3_stage_in(&r, me == root ? rbuf : NULL, rdt, span, 1);
-        if (rc == OMPI_SUCCESS) {
-            rc = m->prev_gatherv(inplace ? MPI_IN_PLACE : s.base, scount, sdt, me == root ? r.base : rbuf, rcounts,
-                                 displs, rdt, root, comm, m->prev_gatherv_module);
-        }
-        rc = mca_coll_gc3_stage_out(&r, rdt, span, 1, rc);
+    if ((rc = mca_coll_gc3_stage_in(b, 2)) == OMPI_SUCCESS) {
+        rc = m->prev_gatherv(b[0].base, scount, sdt, me == root ? b[1].base : rbuf, rcounts, displs, rdt, root, comm,
+                             m->prev_gatherv_module);
     }
-    return mca_coll_gc3_stage_out(&s, sdt, (size_t)scount, 0, rc);
+    return mca_coll_gc3_stage_out(b, 2, rc);
 }
 
 int mca_coll_gc3_scatterv(const void *sbuf, const int *scounts, const int *displs, struct ompi_datatype_t *sdt,
                           void *rbuf, int rcount, struct ompi_datatype_t *rdt, int root,
                           struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
 {
-    mca_coll_gc3_module_t *m = (mca_coll_gc3_module_t *)module;
-    mca_coll_gc3_stage_t   s, r;
-    int                    rc, me = ompi_comm_rank(comm), inplace = rbuf == MPI_IN_PLACE;
+    mca_coll_gc3_module_t *m    = (mca_coll_gc3_module_t *)module;
+    int                    me   = ompi_comm_rank(comm), rc;
     size_t                 span = me == root ? gc3_vspan(scounts, displs, ompi_comm_size(comm)) : 0;
+    mca_coll_gc3_stage_t   b[2] = { mca_coll_gc3_stage_buf(me == root ? (void *)sbuf : NULL, sdt, span, 1, 0),
+                                    mca_coll_gc3_stage_buf(rbuf, rdt, (size_t)rcount, 0, 1) };
 
     GC3_PREV_OR_FAIL(m, comm, scatterv);
-    rc = OMPI_SUCCESS;
-    if (!MCA_COLL_GC3_DEV_ROOT_SEND || !mca_coll_gc3_stage_call(comm, "scatterv", &rc)) {
+    if (!mca_coll_gc3_staged(MCA_COLL_GC3_BUFS_ROOT_SEND, sbuf, rbuf, root, comm, "scatterv", &rc)) {
         return rc != OMPI_SUCCESS ? rc
                                   : m->prev_scatterv(sbuf, scounts, displs, sdt, rbuf, rcount, rdt, root, comm,
                                                      m->prev_scatterv_module);
     }
-    rc = mca_coll_gc3_stage_in(&s, me == root ? (void *)sbuf : NULL, sdt, span, 1);
-    if (rc == OMPI_SUCCESS) {
-        rc = mca_coll_gc3_stage_in(&r, rbuf, rdt, (size_t)rcount, 0);
-        if (rc == OMPI_SUCCESS) {
-            rc = m->prev_scatterv(me == root ? s.base : sbuf, scounts, displs, sdt, inplace ? MPI_IN_PLACE : r.base,
-                                  rcount, rdt, root, comm, m->prev_scatterv_module);
-        }
-        rc = mca_coll_gc3_stage_out(&r, rdt, (size_t)rcount, 1, rc);
+    if ((rc = mca_coll_gc3_stage_in(b, 2)) == OMPI_SUCCESS) {
+        rc = m->prev_scatterv(me == root ? b[0].base : sbuf, scounts, displs, sdt, b[1].base, rcount, rdt, root, comm,
+                              m->prev_scatterv_module);
     }
-    return mca_coll_gc3_stage_out(&s, sdt, span, 0, rc);
+    return mca_coll_gc3_stage_out(b, 2, rc);
 }
 
 int mca_coll_gc3_alltoallv(const void *sbuf, const int *scounts, const int *sdispls, struct ompi_datatype_t *sdt,
@@ -221,80 +160,84 @@ int mca_coll_gc3_alltoallv(const void *sbuf, const int *scounts, const int *sdis
                            struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
 {
     mca_coll_gc3_module_t *m = (mca_coll_gc3_module_t *)module;
-    mca_coll_gc3_stage_t   s, r;
-    int                    rc, n = ompi_comm_size(comm), inplace = sbuf == MPI_IN_PLACE;
-    size_t                 sspan = inplace ? 0 : gc3_vspan(scounts, sdispls, n), rspan = gc3_vspan(rcounts, rdispls, n);
+    int                    rc, n = ompi_comm_size(comm);
+    /* the receive buffer copied in: the gaps between the blocks come back unchanged */
+    mca_coll_gc3_stage_t b[2] = {
+        mca_coll_gc3_stage_buf((void *)sbuf, sdt, sbuf == MPI_IN_PLACE ? 0 : gc3_vspan(scounts, sdispls, n), 1, 0),
+        mca_coll_gc3_stage_buf(rbuf, rdt, gc3_vspan(rcounts, rdispls, n), 1, 1)
+    };
 
     GC3_PREV_OR_FAIL(m, comm, alltoallv);
-    rc = OMPI_SUCCESS;
-    if (!MCA_COLL_GC3_DEV_BOTH || !mca_coll_gc3_stage_call(comm, "alltoallv", &rc)) {
-        return rc != OMPI_SUCCESS ? rc : m->prev_alltoallv(sbuf, scounts, sdispls, sdt, rbuf, rcounts, rdispls, rdt, comm, m->prev_alltoallv_module);
+    if (!mca_coll_gc3_staged(MCA_COLL_GC3_BUFS_BOTH, sbuf, rbuf, -1, comm, "alltoallv", &rc)) {
+        return rc != OMPI_SUCCESS ? rc
+                                  : m->prev_alltoallv(sbuf, scounts, sdispls, sdt, rbuf, rcounts, rdispls, rdt, comm,
+                                                      m->prev_alltoallv_module);
     }
-    rc = mca_coll_gc3_stage_in(&s, (void *)sbuf, sdt, sspan, 1);
-    if (rc == OMPI_SUCCESS) {
-        rc = mca_coll_gc3_stage_in(&r, rbuf, rdt, rspan, 1); /* gaps between the blocks come back unchanged */
-        if (rc == OMPI_SUCCESS) {
-            rc = m->prev_alltoallv(inplace ? MPI_IN_PLACE : s.base, scounts, sdispls, sdt, r.base, rcounts, rdispls, rdt,
-                                   comm, m->prev_alltoallv_module);
-        }
-        rc = mca_coll_gc3_stage_out(&r, rdt, rspan, 1, rc);
+    if ((rc = mca_coll_gc3_stage_in(b, 2)) == OMPI_SUCCESS) {
+        rc = m->prev_alltoallv(b[0].base, scounts, sdispls, sdt, b[1].base, rcounts, rdispls, rdt, comm,
+                               m->prev_alltoallv_module);
     }
-    return mca_coll_gc3_stage_out(&s, sdt, sspan, 0, rc);
+    return mca_coll_gc3_stage_out(b, 2, rc);
 }
 
 int mca_coll_gc3_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts, struct ompi_datatype_t *dt,
                                 struct ompi_op_t *op, struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
 {
     mca_coll_gc3_module_t *m = (mca_coll_gc3_module_t *)module;
-    mca_coll_gc3_stage_t   s, r;
     int                    rc, inplace = sbuf == MPI_IN_PLACE;
-    size_t                 all = (size_t)gc3_sum(rcounts, ompi_comm_size(comm));
-    size_t                 mine = (size_t)rcounts[ompi_comm_rank(comm)], rn = inplace ? all : mine;
+    size_t                 all  = (size_t)gc3_sum(rcounts, ompi_comm_size(comm));
+    size_t                 mine = (size_t)rcounts[ompi_comm_rank(comm)];
+    mca_coll_gc3_stage_t   b[2] = { mca_coll_gc3_stage_buf((void *)sbuf, dt, all, 1, 0),
+                                    mca_coll_gc3_stage_buf(rbuf, dt, inplace ? all : mine, inplace, 1) };
 
     GC3_PREV_OR_FAIL(m, comm, reduce_scatter);
-    rc = OMPI_SUCCESS;
-    if (!MCA_COLL_GC3_DEV_BOTH || !mca_coll_gc3_stage_call(comm, "reduce_scatter", &rc)) {
-        return rc != OMPI_SUCCESS ? rc : m->prev_reduce_scatter(sbuf, rbuf, rcounts, dt, op, comm, m->prev_reduce_scatter_module);
+    if (!mca_coll_gc3_staged(MCA_COLL_GC3_BUFS_BOTH, sbuf, rbuf, -1, comm, "reduce_scatter", &rc)) {
+        return rc != OMPI_SUCCESS
+                   ? rc
+                   : m->prev_reduce_scatter(sbuf, rbuf, rcounts, dt, op, comm, m->prev_reduce_scatter_module);
     }
-    rc = mca_coll_gc3_stage_in(&s, (void *)sbuf, dt, all, 1);
-    if (rc == OMPI_SUCCESS) {
-        rc = mca_coll_gc3_stage_in(&r, rbuf, dt, rn, inplace);
-        if (rc == OMPI_SUCCESS) {
-            rc = m->prev_reduce_scatter(inplace ? MPI_IN_PLACE : s.base, r.base, rcounts, dt, op, comm,
-                                        m->prev_reduce_scatter_module);
-        }
-        rc = mca_coll_gc3_stage_out(&r, dt, mine, 1, rc);
+    if ((rc = mca_coll_gc3_stage_in(b, 2)) == OMPI_SUCCESS) {
+        rc = m->prev_reduce_scatter(b[0].base, b[1].base, rcounts, dt, op, comm, m->prev_reduce_scatter_module);
     }
-    return mca_coll_gc3_stage_out(&s, dt, all, 0, rc);
+    b[1].count = mine; /* in place too, only this rank's block is the result */
+    return mca_coll_gc3_stage_out(b, 2, rc);
 }
 
-/* scan and exscan share a signature and the same staging */
-#define GC3_SCAN_LIKE(name)                                                                                     \
-    int mca_coll_gc3_##name(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dt,                \
-                            struct ompi_op_t *op, struct ompi_communicator_t *comm, mca_coll_base_module_t *module) \
-    {                                                                                                           \
-        mca_coll_gc3_module_t *m = (mca_coll_gc3_module_t *)module;                                             \
-        mca_coll_gc3_stage_t   s, r;                                                                            \
-        int                    rc, inplace = sbuf == MPI_IN_PLACE;                                              \
-        GC3_PREV_OR_FAIL(m, comm, name);                                                                        \
-        rc = OMPI_SUCCESS;                                                                                      \
-        if (!MCA_COLL_GC3_DEV_BOTH || !mca_coll_gc3_stage_call(comm, #name, &rc)) {                                     \
-            return rc != OMPI_SUCCESS ? rc : m->prev_##name(sbuf, rbuf, count, dt, op, comm, m->prev_##name##_module); \
-        }                                                                                                       \
-        rc = mca_coll_gc3_stage_in(&s, (void *)sbuf, dt, (size_t)count, 1);                                     \
-        if (rc == OMPI_SUCCESS) {                                                                               \
-            rc = mca_coll_gc3_stage_in(&r, rbuf, dt, (size_t)count, inplace);                                   \
-            if (rc == OMPI_SUCCESS) {                                                                           \
-                rc = m->prev_##name(inplace ? MPI_IN_PLACE : s.base, r.base, count, dt, op, comm,               \
-                                    m->prev_##name##_module);                                                   \
-            }                                                                                                   \
-            rc = mca_coll_gc3_stage_out(&r, dt, (size_t)count, 1, rc);                                          \
-        }                                                                                                       \
-        return mca_coll_gc3_stage_out(&s, dt, (size_t)count, 0, rc);                                            \
-    }
+int mca_coll_gc3_scan(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dt, struct ompi_op_t *op,
+                      struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
+{
+    mca_coll_gc3_module_t *m = (mca_coll_gc3_module_t *)module;
+    int                    rc;
+    mca_coll_gc3_stage_t   b[2] = { mca_coll_gc3_stage_buf((void *)sbuf, dt, (size_t)count, 1, 0),
+                                    mca_coll_gc3_stage_buf(rbuf, dt, (size_t)count, sbuf == MPI_IN_PLACE, 1) };
 
-GC3_SCAN_LIKE(scan)
-GC3_SCAN_LIKE(exscan)
+    GC3_PREV_OR_FAIL(m, comm, scan);
+    if (!mca_coll_gc3_staged(MCA_COLL_GC3_BUFS_BOTH, sbuf, rbuf, -1, comm, "scan", &rc)) {
+        return rc != OMPI_SUCCESS ? rc : m->prev_scan(sbuf, rbuf, count, dt, op, comm, m->prev_scan_module);
+    }
+    if ((rc = mca_coll_gc3_stage_in(b, 2)) == OMPI_SUCCESS) {
+        rc = m->prev_scan(b[0].base, b[1].base, count, dt, op, comm, m->prev_scan_module);
+    }
+    return mca_coll_gc3_stage_out(b, 2, rc);
+}
+
+int mca_coll_gc3_exscan(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dt, struct ompi_op_t *op,
+                        struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
+{
+    mca_coll_gc3_module_t *m = (mca_coll_gc3_module_t *)module;
+    int                    rc;
+    mca_coll_gc3_stage_t   b[2] = { mca_coll_gc3_stage_buf((void *)sbuf, dt, (size_t)count, 1, 0),
+                                    mca_coll_gc3_stage_buf(rbuf, dt, (size_t)count, sbuf == MPI_IN_PLACE, 1) };
+
+    GC3_PREV_OR_FAIL(m, comm, exscan);
+    if (!mca_coll_gc3_staged(MCA_COLL_GC3_BUFS_BOTH, sbuf, rbuf, -1, comm, "exscan", &rc)) {
+        return rc != OMPI_SUCCESS ? rc : m->prev_exscan(sbuf, rbuf, count, dt, op, comm, m->prev_exscan_module);
+    }
+    if ((rc = mca_coll_gc3_stage_in(b, 2)) == OMPI_SUCCESS) {
+        rc = m->prev_exscan(b[0].base, b[1].base, count, dt, op, comm, m->prev_exscan_module);
+    }
+    return mca_coll_gc3_stage_out(b, 2, rc);
+}
 
 /* Bytes [0, end) that blocks of counts[q] x types[q] at byte displacements displs[q] reach; -1
  * when one starts before the buffer (a negative displacement or lower bound: not staged). */
@@ -322,41 +265,44 @@ static long gc3_wspan(const int *counts, const int *idispls, const MPI_Aint *adi
     return end;
 }
 
+/* A block before the buffer's start (a negative displacement or lower bound) cannot be staged. */
+static int gc3_unstageable(struct ompi_communicator_t *comm, const char *name)
+{
+    opal_output(0,
+                "coll:gc3: comm %s rank %d: %s on device buffers with a block before the buffer's start (negative "
+                "displacement or lower bound) cannot be staged: the call fails",
+                comm->c_name, ompi_comm_rank(comm), name);
+    return MPI_ERR_UNSUPPORTED_OPERATION;
+}
+
+/* staged as bytes from the buffer's start: the displacements stay valid; the receive buffer's gaps
+ * come back unchanged */
 int mca_coll_gc3_alltoallw(const void *sbuf, const int *scounts, const int *sdispls,
                            struct ompi_datatype_t *const *sdts, void *rbuf, const int *rcounts, const int *rdispls,
                            struct ompi_datatype_t *const *rdts, struct ompi_communicator_t *comm,
                            mca_coll_base_module_t *module)
 {
     mca_coll_gc3_module_t *m = (mca_coll_gc3_module_t *)module;
-    mca_coll_gc3_stage_t   s, r;
-    int                    rc, n = ompi_comm_size(comm), inplace = sbuf == MPI_IN_PLACE;
-    long                   sspan = inplace ? 0 : gc3_wspan(scounts, sdispls, NULL, sdts, n),
-                           rspan = gc3_wspan(rcounts, rdispls, NULL, rdts, n);
+    int                    rc, n = ompi_comm_size(comm);
+    long                   sspan = sbuf == MPI_IN_PLACE ? 0 : gc3_wspan(scounts, sdispls, NULL, sdts, n),
+         rspan                   = gc3_wspan(rcounts, rdispls, NULL, rdts, n);
+    mca_coll_gc3_stage_t b[2]    = { mca_coll_gc3_stage_buf((void *)sbuf, MPI_BYTE, (size_t)sspan, 1, 0),
+                                     mca_coll_gc3_stage_buf(rbuf, MPI_BYTE, (size_t)rspan, 1, 1) };
 
     GC3_PREV_OR_FAIL(m, comm, alltoallw);
-    rc = OMPI_SUCCESS;
-    if (!MCA_COLL_GC3_DEV_BOTH || !mca_coll_gc3_stage_call(comm, "alltoallw", &rc)) {
+    if (!mca_coll_gc3_staged(MCA_COLL_GC3_BUFS_BOTH, sbuf, rbuf, -1, comm, "alltoallw", &rc)) {
         return rc != OMPI_SUCCESS ? rc
                                   : m->prev_alltoallw(sbuf, scounts, sdispls, sdts, rbuf, rcounts, rdispls, rdts, comm,
                                                       m->prev_alltoallw_module);
     }
     if (sspan < 0 || rspan < 0) {
-        opal_output(0, "coll:gc3: comm %s rank %d: alltoallw on device buffers with a block before the buffer's "
-                    "start (negative displacement or lower bound) cannot be staged: the call fails",
-                    comm->c_name, ompi_comm_rank(comm));
-        return MPI_ERR_UNSUPPORTED_OPERATION;
+        return gc3_unstageable(comm, "alltoallw");
     }
-    /* staged as bytes from the buffer's start: the displacements stay valid */
-    rc = mca_coll_gc3_stage_in(&s, (void *)sbuf, MPI_BYTE, (size_t)sspan, 1);
-    if (rc == OMPI_SUCCESS) {
-        rc = mca_coll_gc3_stage_in(&r, rbuf, MPI_BYTE, (size_t)rspan, 1); /* gaps come back unchanged */
-        if (rc == OMPI_SUCCESS) {
-            rc = m->prev_alltoallw(inplace ? MPI_IN_PLACE : s.base, scounts, sdispls, sdts, r.base, rcounts, rdispls,
-                                   rdts, comm, m->prev_alltoallw_module);
-        }
-        rc = mca_coll_gc3_stage_out(&r, MPI_BYTE, (size_t)rspan, 1, rc);
+    if ((rc = mca_coll_gc3_stage_in(b, 2)) == OMPI_SUCCESS) {
+        rc = m->prev_alltoallw(b[0].base, scounts, sdispls, sdts, b[1].base, rcounts, rdispls, rdts, comm,
+                               m->prev_alltoallw_module);
     }
-    return mca_coll_gc3_stage_out(&s, MPI_BYTE, (size_t)sspan, 0, rc);
+    return mca_coll_gc3_stage_out(b, 2, rc);
 }
 
 /* ---------------------------------------------------------------- neighbourhood collectives
@@ -388,72 +334,106 @@ static int gc3_neighbors(struct ompi_communicator_t *comm, int *in, int *out)
     }
 }
 
-/* the common frame: pass on host buffers; otherwise stage send (sspan) and receive (rspan,
- * copied in too: what lies between the blocks comes back unchanged) around `call` */
-#define GC3_NEIGHBOR_STAGED(name, sdt_, sspan_, rdt_, rspan_, pass, call)                                        \
-    do {                                                                                                        \
-        mca_coll_gc3_module_t *m = (mca_coll_gc3_module_t *)module;                                              \
-        mca_coll_gc3_stage_t   s, r;                                                                             \
-        int                    in, out, rc;                                                                      \
-        GC3_PREV_OR_FAIL(m, comm, name);                                                                         \
-        rc = OMPI_SUCCESS;                                                                                       \
-        if (!MCA_COLL_GC3_DEV_BOTH || !mca_coll_gc3_stage_call(comm, #name, &rc)) {                                     \
-            return rc != OMPI_SUCCESS ? rc : (pass);                                                             \
-        }                                                                                                        \
-        if ((rc = gc3_neighbors(comm, &in, &out)) != MPI_SUCCESS) {                                              \
-            return rc;                                                                                           \
-        }                                                                                                        \
-        {                                                                                                        \
-            long sspan = (sspan_), rspan = (rspan_);                                                             \
-            if (sspan < 0 || rspan < 0) {                                                                        \
-                opal_output(0, "coll:gc3: comm %s rank %d: " #name " on device buffers with a block before the " \
-                            "buffer's start cannot be staged: the call fails", comm->c_name,                     \
-                            ompi_comm_rank(comm));                                                               \
-                return MPI_ERR_UNSUPPORTED_OPERATION;                                                            \
-            }                                                                                                    \
-            rc = mca_coll_gc3_stage_in(&s, (void *)sbuf, (sdt_), (size_t)sspan, 1);                              \
-            if (rc == OMPI_SUCCESS) {                                                                            \
-                rc = mca_coll_gc3_stage_in(&r, rbuf, (rdt_), (size_t)rspan, 1);                                  \
-                if (rc == OMPI_SUCCESS) {                                                                        \
-                    rc = (call);                                                                                 \
-                }                                                                                                \
-                rc = mca_coll_gc3_stage_out(&r, (rdt_), (size_t)rspan, 1, rc);                                   \
-            }                                                                                                    \
-            return mca_coll_gc3_stage_out(&s, (sdt_), (size_t)sspan, 0, rc);                                     \
-        }                                                                                                        \
-    } while (0)
+/* Each stages its send (sspan) and receive buffer (rspan, copied in too: what lies between the
+ * blocks comes back unchanged), one block per out- or in-neighbour. */
 
 int mca_coll_gc3_neighbor_allgather(const void *sbuf, int scount, struct ompi_datatype_t *sdt, void *rbuf, int rcount,
                                     struct ompi_datatype_t *rdt, struct ompi_communicator_t *comm,
                                     mca_coll_base_module_t *module)
 {
-    GC3_NEIGHBOR_STAGED(neighbor_allgather, sdt, (long)scount, rdt, (long)in * rcount,
-                        m->prev_neighbor_allgather(sbuf, scount, sdt, rbuf, rcount, rdt, comm,
-                                                   m->prev_neighbor_allgather_module),
-                        m->prev_neighbor_allgather(s.base, scount, sdt, r.base, rcount, rdt, comm,
-                                                   m->prev_neighbor_allgather_module));
+    mca_coll_gc3_module_t *m = (mca_coll_gc3_module_t *)module;
+    int                    in, out, rc;
+    long                   sspan, rspan;
+
+    GC3_PREV_OR_FAIL(m, comm, neighbor_allgather);
+    if (!mca_coll_gc3_staged(MCA_COLL_GC3_BUFS_BOTH, sbuf, rbuf, -1, comm, "neighbor_allgather", &rc)) {
+        return rc != OMPI_SUCCESS ? rc
+                                  : m->prev_neighbor_allgather(sbuf, scount, sdt, rbuf, rcount, rdt, comm,
+                                                               m->prev_neighbor_allgather_module);
+    }
+    if ((rc = gc3_neighbors(comm, &in, &out)) != MPI_SUCCESS) {
+        return rc;
+    }
+    sspan = (long)scount;
+    rspan = (long)in * rcount;
+    if (sspan < 0 || rspan < 0) {
+        return gc3_unstageable(comm, "neighbor_allgather");
+    }
+    {
+        mca_coll_gc3_stage_t b[2] = { mca_coll_gc3_stage_buf((void *)sbuf, sdt, (size_t)sspan, 1, 0),
+                                      mca_coll_gc3_stage_buf(rbuf, rdt, (size_t)rspan, 1, 1) };
+        if ((rc = mca_coll_gc3_stage_in(b, 2)) == OMPI_SUCCESS) {
+            rc = m->prev_neighbor_allgather(b[0].base, scount, sdt, b[1].base, rcount, rdt, comm,
+                                            m->prev_neighbor_allgather_module);
+        }
+        return mca_coll_gc3_stage_out(b, 2, rc);
+    }
 }
 
 int mca_coll_gc3_neighbor_allgatherv(const void *sbuf, int scount, struct ompi_datatype_t *sdt, void *rbuf,
                                      const int *rcounts, const int *displs, struct ompi_datatype_t *rdt,
                                      struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
 {
-    GC3_NEIGHBOR_STAGED(neighbor_allgatherv, sdt, (long)scount, rdt, (long)gc3_vspan(rcounts, displs, in),
-                        m->prev_neighbor_allgatherv(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, comm,
-                                                    m->prev_neighbor_allgatherv_module),
-                        m->prev_neighbor_allgatherv(s.base, scount, sdt, r.base, rcounts, displs, rdt, comm,
-                                                    m->prev_neighbor_allgatherv_module));
+    mca_coll_gc3_module_t *m = (mca_coll_gc3_module_t *)module;
+    int                    in, out, rc;
+    long                   sspan, rspan;
+
+    GC3_PREV_OR_FAIL(m, comm, neighbor_allgatherv);
+    if (!mca_coll_gc3_staged(MCA_COLL_GC3_BUFS_BOTH, sbuf, rbuf, -1, comm, "neighbor_allgatherv", &rc)) {
+        return rc != OMPI_SUCCESS ? rc
+                                  : m->prev_neighbor_allgatherv(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, comm,
+                                                                m->prev_neighbor_allgatherv_module);
+    }
+    if ((rc = gc3_neighbors(comm, &in, &out)) != MPI_SUCCESS) {
+        return rc;
+    }
+    sspan = (long)scount;
+    rspan = (long)gc3_vspan(rcounts, displs, in);
+    if (sspan < 0 || rspan < 0) {
+        return gc3_unstageable(comm, "neighbor_allgatherv");
+    }
+    {
+        mca_coll_gc3_stage_t b[2] = { mca_coll_gc3_stage_buf((void *)sbuf, sdt, (size_t)sspan, 1, 0),
+                                      mca_coll_gc3_stage_buf(rbuf, rdt, (size_t)rspan, 1, 1) };
+        if ((rc = mca_coll_gc3_stage_in(b, 2)) == OMPI_SUCCESS) {
+            rc = m->prev_neighbor_allgatherv(b[0].base, scount, sdt, b[1].base, rcounts, displs, rdt, comm,
+                                             m->prev_neighbor_allgatherv_module);
+        }
+        return mca_coll_gc3_stage_out(b, 2, rc);
+    }
 }
 
 int mca_coll_gc3_neighbor_alltoall(const void *sbuf, int scount, struct ompi_datatype_t *sdt, void *rbuf, int rcount,
                                    struct ompi_datatype_t *rdt, struct ompi_communicator_t *comm,
                                    mca_coll_base_module_t *module)
 {
-    GC3_NEIGHBOR_STAGED(neighbor_alltoall, sdt, (long)out * scount, rdt, (long)in * rcount,
-                        m->prev_neighbor_alltoall(sbuf, scount, sdt, rbuf, rcount, rdt, comm,
-                                                  m->prev_neighbor_alltoall_module),
-                        m->prev_neighbor_alltoall(s.base, scount, sdt, r.base, rcount, rdt, comm,
-                                                  m->prev_neighbor_alltoall_module));
+    mca_coll_gc3_module_t *m = (mca_coll_gc3_module_t *)module;
+    int                    in, out, rc;
+    long                   sspan, rspan;
+
+    GC3_PREV_OR_FAIL(m, comm, neighbor_alltoall);
+    if (!mca_coll_gc3_staged(MCA_COLL_GC3_BUFS_BOTH, sbuf, rbuf, -1, comm, "neighbor_alltoall", &rc)) {
+        return rc != OMPI_SUCCESS ? rc
+                                  : m->prev_neighbor_alltoall(sbuf, scount, sdt, rbuf, rcount, rdt, comm,
+                                                              m->prev_neighbor_alltoall_module);
+    }
+    if ((rc = gc3_neighbors(comm, &in, &out)) != MPI_SUCCESS) {
+        return rc;
+    }
+    sspan = (long)out * scount;
+    rspan = (long)in * rcount;
+    if (sspan < 0 || rspan < 0) {
+        return gc3_unstageable(comm, "neighbor_alltoall");
+    }
+    {
+        mca_coll_gc3_stage_t b[2] = { mca_coll_gc3_stage_buf((void *)sbuf, sdt, (size_t)sspan, 1, 0),
+                                      mca_coll_gc3_stage_buf(rbuf, rdt, (size_t)rspan, 1, 1) };
+        if ((rc = mca_coll_gc3_stage_in(b, 2)) == OMPI_SUCCESS) {
+            rc = m->prev_neighbor_alltoall(b[0].base, scount, sdt, b[1].base, rcount, rdt, comm,
+                                           m->prev_neighbor_alltoall_module);
+        }
+        return mca_coll_gc3_stage_out(b, 2, rc);
+    }
 }
 
 int mca_coll_gc3_neighbor_alltoallv(const void *sbuf, const int *scounts, const int *sdispls,
@@ -461,37 +441,76 @@ int mca_coll_gc3_neighbor_alltoallv(const void *sbuf, const int *scounts, const 
                                     struct ompi_datatype_t *rdt, struct ompi_communicator_t *comm,
                                     mca_coll_base_module_t *module)
 {
-    GC3_NEIGHBOR_STAGED(neighbor_alltoallv, sdt, (long)gc3_vspan(scounts, sdispls, out), rdt,
-                        (long)gc3_vspan(rcounts, rdispls, in),
-                        m->prev_neighbor_alltoallv(sbuf, scounts, sdispls, sdt, rbuf, rcounts, rdispls, rdt, comm,
-                                                   m->prev_neighbor_alltoallv_module),
-                        m->prev_neighbor_alltoallv(s.base, scounts, sdispls, sdt, r.base, rcounts, rdispls, rdt, comm,
-                                                   m->prev_neighbor_alltoallv_module));
+    mca_coll_gc3_module_t *m = (mca_coll_gc3_module_t *)module;
+    int                    in, out, rc;
+    long                   sspan, rspan;
+
+    GC3_PREV_OR_FAIL(m, comm, neighbor_alltoallv);
+    if (!mca_coll_gc3_staged(MCA_COLL_GC3_BUFS_BOTH, sbuf, rbuf, -1, comm, "neighbor_alltoallv", &rc)) {
+        return rc != OMPI_SUCCESS ? rc
+                                  : m->prev_neighbor_alltoallv(sbuf, scounts, sdispls, sdt, rbuf, rcounts, rdispls, rdt,
+                                                               comm, m->prev_neighbor_alltoallv_module);
+    }
+    if ((rc = gc3_neighbors(comm, &in, &out)) != MPI_SUCCESS) {
+        return rc;
+    }
+    sspan = (long)gc3_vspan(scounts, sdispls, out);
+    rspan = (long)gc3_vspan(rcounts, rdispls, in);
+    if (sspan < 0 || rspan < 0) {
+        return gc3_unstageable(comm, "neighbor_alltoallv");
+    }
+    {
+        mca_coll_gc3_stage_t b[2] = { mca_coll_gc3_stage_buf((void *)sbuf, sdt, (size_t)sspan, 1, 0),
+                                      mca_coll_gc3_stage_buf(rbuf, rdt, (size_t)rspan, 1, 1) };
+        if ((rc = mca_coll_gc3_stage_in(b, 2)) == OMPI_SUCCESS) {
+            rc = m->prev_neighbor_alltoallv(b[0].base, scounts, sdispls, sdt, b[1].base, rcounts, rdispls, rdt, comm,
+                                            m->prev_neighbor_alltoallv_module);
+        }
+        return mca_coll_gc3_stage_out(b, 2, rc);
+    }
 }
 
-/* staged as bytes from the buffer's start (the byte displacements stay valid) */
 int mca_coll_gc3_neighbor_alltoallw(const void *sbuf, const int *scounts, const MPI_Aint *sdispls,
                                     struct ompi_datatype_t *const *sdts, void *rbuf, const int *rcounts,
                                     const MPI_Aint *rdispls, struct ompi_datatype_t *const *rdts,
                                     struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
 {
-    GC3_NEIGHBOR_STAGED(neighbor_alltoallw, MPI_BYTE, gc3_wspan(scounts, NULL, sdispls, sdts, out), MPI_BYTE,
-                        gc3_wspan(rcounts, NULL, rdispls, rdts, in),
-                        m->prev_neighbor_alltoallw(sbuf, scounts, sdispls, sdts, rbuf, rcounts, rdispls, rdts, comm,
-                                                   m->prev_neighbor_alltoallw_module),
-                        m->prev_neighbor_alltoallw(s.base, scounts, sdispls, sdts, r.base, rcounts, rdispls, rdts,
-                                                   comm, m->prev_neighbor_alltoallw_module));
+    mca_coll_gc3_module_t *m = (mca_coll_gc3_module_t *)module;
+    int                    in, out, rc;
+    long                   sspan, rspan;
+
+    GC3_PREV_OR_FAIL(m, comm, neighbor_alltoallw);
+    if (!mca_coll_gc3_staged(MCA_COLL_GC3_BUFS_BOTH, sbuf, rbuf, -1, comm, "neighbor_alltoallw", &rc)) {
+        return rc != OMPI_SUCCESS ? rc
+                                  : m->prev_neighbor_alltoallw(sbuf, scounts, sdispls, sdts, rbuf, rcounts, rdispls,
+                                                               rdts, comm, m->prev_neighbor_alltoallw_module);
+    }
+    if ((rc = gc3_neighbors(comm, &in, &out)) != MPI_SUCCESS) {
+        return rc;
+    }
+    sspan = gc3_wspan(scounts, NULL, sdispls, sdts, out);
+    rspan = gc3_wspan(rcounts, NULL, rdispls, rdts, in);
+    if (sspan < 0 || rspan < 0) {
+        return gc3_unstageable(comm, "neighbor_alltoallw");
+    }
+    {
+        mca_coll_gc3_stage_t b[2] = { mca_coll_gc3_stage_buf((void *)sbuf, MPI_BYTE, (size_t)sspan, 1, 0),
+                                      mca_coll_gc3_stage_buf(rbuf, MPI_BYTE, (size_t)rspan, 1, 1) };
+        if ((rc = mca_coll_gc3_stage_in(b, 2)) == OMPI_SUCCESS) {
+            rc = m->prev_neighbor_alltoallw(b[0].base, scounts, sdispls, sdts, b[1].base, rcounts, rdispls, rdts, comm,
+                                            m->prev_neighbor_alltoallw_module);
+        }
+        return mca_coll_gc3_stage_out(b, 2, rc);
+    }
 }
 
 /* ---------------------------------------------------------------- nonblocking forms
  * The previous module's nonblocking collectives (libnbc) are not CUDA-aware either. On device
  * buffers the call runs as its blocking counterpart (staged, or run by gc3 where it takes it, or
  * per coll_gc3_fallback) and returns a request that is already complete. With
- * coll_gc3_fallback=pass, or on host buffers, the previous module gets the call as it is. The
- * functions are generated from MCA_COLL_GC3_STAGED_NONBLOCKING (coll_gc3_colls.h). */
+ * coll_gc3_fallback=pass, or on host buffers, the previous module gets the call as it is. */
 
-/* 1 when the nonblocking call `name` on (some) device buffers runs as its blocking form. */
-static int gc3_nb_blocking(struct ompi_communicator_t *comm, const char *name, int device)
+int mca_coll_gc3_nb_as_blocking(struct ompi_communicator_t *comm, const char *name, int device)
 {
     if (!device || mca_coll_gc3_component.fallback == MCA_COLL_GC3_FALLBACK_PASS) {
         return 0;
@@ -502,70 +521,241 @@ static int gc3_nb_blocking(struct ompi_communicator_t *comm, const char *name, i
     return 1;
 }
 
-/* The parameters of each kind of call before (comm, [request,] module), and the arguments they pass on. */
-#define GC3_SIG_bcast (void *buf, int count, struct ompi_datatype_t *dt, int root), (buf, count, dt, root)
-#define GC3_SIG_reduce                                                                                  \
-    (const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dt, struct ompi_op_t *op, int root), \
-        (sbuf, rbuf, count, dt, op, root)
-#define GC3_SIG_allgather                                                                            \
-    (const void *sbuf, int scount, struct ompi_datatype_t *sdt, void *rbuf, int rcount,              \
-     struct ompi_datatype_t *rdt),                                                                   \
-        (sbuf, scount, sdt, rbuf, rcount, rdt)
-#define GC3_SIG_alltoall GC3_SIG_allgather
-#define GC3_SIG_allgatherv                                                                            \
-    (const void *sbuf, int scount, struct ompi_datatype_t *sdt, void *rbuf, const int *rcounts,       \
-     const int *displs, struct ompi_datatype_t *rdt),                                                 \
-        (sbuf, scount, sdt, rbuf, rcounts, displs, rdt)
-#define GC3_SIG_gather                                                                               \
-    (const void *sbuf, int scount, struct ompi_datatype_t *sdt, void *rbuf, int rcount,              \
-     struct ompi_datatype_t *rdt, int root),                                                         \
-        (sbuf, scount, sdt, rbuf, rcount, rdt, root)
-#define GC3_SIG_scatter GC3_SIG_gather
-#define GC3_SIG_gatherv                                                                               \
-    (const void *sbuf, int scount, struct ompi_datatype_t *sdt, void *rbuf, const int *rcounts,       \
-     const int *displs, struct ompi_datatype_t *rdt, int root),                                       \
-        (sbuf, scount, sdt, rbuf, rcounts, displs, rdt, root)
-#define GC3_SIG_scatterv                                                                              \
-    (const void *sbuf, const int *scounts, const int *displs, struct ompi_datatype_t *sdt, void *rbuf, \
-     int rcount, struct ompi_datatype_t *rdt, int root),                                              \
-        (sbuf, scounts, displs, sdt, rbuf, rcount, rdt, root)
-#define GC3_SIG_alltoallv                                                                              \
-    (const void *sbuf, const int *scounts, const int *sdispls, struct ompi_datatype_t *sdt, void *rbuf, \
-     const int *rcounts, const int *rdispls, struct ompi_datatype_t *rdt),                             \
-        (sbuf, scounts, sdispls, sdt, rbuf, rcounts, rdispls, rdt)
-#define GC3_SIG_alltoallw                                                                             \
-    (const void *sbuf, const int *scounts, const int *sdispls, struct ompi_datatype_t *const *sdts,   \
-     void *rbuf, const int *rcounts, const int *rdispls, struct ompi_datatype_t *const *rdts),        \
-        (sbuf, scounts, sdispls, sdts, rbuf, rcounts, rdispls, rdts)
-#define GC3_SIG_neighbor_alltoallw                                                                    \
-    (const void *sbuf, const int *scounts, const MPI_Aint *sdispls, struct ompi_datatype_t *const *sdts, \
-     void *rbuf, const int *rcounts, const MPI_Aint *rdispls, struct ompi_datatype_t *const *rdts),   \
-        (sbuf, scounts, sdispls, sdts, rbuf, rcounts, rdispls, rdts)
-#define GC3_SIG_reduce_scatter_block                                                                  \
-    (const void *sbuf, void *rbuf, int rcount, struct ompi_datatype_t *dt, struct ompi_op_t *op),     \
-        (sbuf, rbuf, rcount, dt, op)
-#define GC3_SIG_reduce_scatter                                                                        \
-    (const void *sbuf, void *rbuf, const int *rcounts, struct ompi_datatype_t *dt, struct ompi_op_t *op), \
-        (sbuf, rbuf, rcounts, dt, op)
-#define GC3_SIG_scan                                                                                  \
-    (const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dt, struct ompi_op_t *op),      \
-        (sbuf, rbuf, count, dt, op)
+int mca_coll_gc3_iallgatherv(const void *sbuf, int scount, struct ompi_datatype_t *sdt, void *rbuf, const int *rcounts,
+                             const int *displs, struct ompi_datatype_t *rdt, struct ompi_communicator_t *comm,
+                             ompi_request_t **request, mca_coll_base_module_t *module)
+{
+    mca_coll_gc3_module_t *m = (mca_coll_gc3_module_t *)module;
 
-#define GC3_UNPAREN(...)     __VA_ARGS__
-#define GC3_APPLY(macro, ...) macro(__VA_ARGS__)
-#define GC3_NB_STAGED(name, type, blocking, dev, sig) \
-    GC3_APPLY(GC3_NB_STAGED_FN, name, blocking, MCA_COLL_GC3_DEV_##dev, GC3_SIG_##sig)
-#define GC3_NB_STAGED_FN(name, blocking, device, params, args)                                                  \
-    int mca_coll_gc3_##name(GC3_UNPAREN params, struct ompi_communicator_t *comm, ompi_request_t **request,      \
-                            mca_coll_base_module_t *module)                                                     \
-    {                                                                                                           \
-        mca_coll_gc3_module_t *m = (mca_coll_gc3_module_t *)module;                                             \
-        if (gc3_nb_blocking(comm, #name, (device))) {                                                           \
-            *request = &ompi_request_empty;                                                                     \
-            return mca_coll_gc3_##blocking(GC3_UNPAREN args, comm, module);                                     \
-        }                                                                                                       \
-        GC3_PREV_OR_FAIL(m, comm, name);                                                                        \
-        return m->prev_##name(GC3_UNPAREN args, comm, request, m->prev_##name##_module);                        \
+    if (mca_coll_gc3_nb_as_blocking(comm, "iallgatherv",
+                                    mca_coll_gc3_device_call(MCA_COLL_GC3_BUFS_BOTH, sbuf, rbuf, -1, comm))) {
+        *request = &ompi_request_empty;
+        return mca_coll_gc3_allgatherv(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, comm, module);
     }
+    GC3_PREV_OR_FAIL(m, comm, iallgatherv);
+    return m->prev_iallgatherv(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, comm, request,
+                               m->prev_iallgatherv_module);
+}
 
-MCA_COLL_GC3_STAGED_NONBLOCKING(GC3_NB_STAGED)
+int mca_coll_gc3_igather(const void *sbuf, int scount, struct ompi_datatype_t *sdt, void *rbuf, int rcount,
+                         struct ompi_datatype_t *rdt, int root, struct ompi_communicator_t *comm,
+                         ompi_request_t **request, mca_coll_base_module_t *module)
+{
+    mca_coll_gc3_module_t *m = (mca_coll_gc3_module_t *)module;
+
+    if (mca_coll_gc3_nb_as_blocking(comm, "igather",
+                                    mca_coll_gc3_device_call(MCA_COLL_GC3_BUFS_ROOT_RECV, sbuf, rbuf, root, comm))) {
+        *request = &ompi_request_empty;
+        return mca_coll_gc3_gather(sbuf, scount, sdt, rbuf, rcount, rdt, root, comm, module);
+    }
+    GC3_PREV_OR_FAIL(m, comm, igather);
+    return m->prev_igather(sbuf, scount, sdt, rbuf, rcount, rdt, root, comm, request, m->prev_igather_module);
+}
+
+int mca_coll_gc3_igatherv(const void *sbuf, int scount, struct ompi_datatype_t *sdt, void *rbuf, const int *rcounts,
+                          const int *displs, struct ompi_datatype_t *rdt, int root, struct ompi_communicator_t *comm,
+                          ompi_request_t **request, mca_coll_base_module_t *module)
+{
+    mca_coll_gc3_module_t *m = (mca_coll_gc3_module_t *)module;
+
+    if (mca_coll_gc3_nb_as_blocking(comm, "igatherv",
+                                    mca_coll_gc3_device_call(MCA_COLL_GC3_BUFS_ROOT_RECV, sbuf, rbuf, root, comm))) {
+        *request = &ompi_request_empty;
+        return mca_coll_gc3_gatherv(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, root, comm, module);
+    }
+    GC3_PREV_OR_FAIL(m, comm, igatherv);
+    return m->prev_igatherv(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, root, comm, request,
+                            m->prev_igatherv_module);
+}
+
+int mca_coll_gc3_iscatter(const void *sbuf, int scount, struct ompi_datatype_t *sdt, void *rbuf, int rcount,
+                          struct ompi_datatype_t *rdt, int root, struct ompi_communicator_t *comm,
+                          ompi_request_t **request, mca_coll_base_module_t *module)
+{
+    mca_coll_gc3_module_t *m = (mca_coll_gc3_module_t *)module;
+
+    if (mca_coll_gc3_nb_as_blocking(comm, "iscatter",
+                                    mca_coll_gc3_device_call(MCA_COLL_GC3_BUFS_ROOT_SEND, sbuf, rbuf, root, comm))) {
+        *request = &ompi_request_empty;
+        return mca_coll_gc3_scatter(sbuf, scount, sdt, rbuf, rcount, rdt, root, comm, module);
+    }
+    GC3_PREV_OR_FAIL(m, comm, iscatter);
+    return m->prev_iscatter(sbuf, scount, sdt, rbuf, rcount, rdt, root, comm, request, m->prev_iscatter_module);
+}
+
+int mca_coll_gc3_iscatterv(const void *sbuf, const int *scounts, const int *displs, struct ompi_datatype_t *sdt,
+                           void *rbuf, int rcount, struct ompi_datatype_t *rdt, int root,
+                           struct ompi_communicator_t *comm, ompi_request_t **request, mca_coll_base_module_t *module)
+{
+    mca_coll_gc3_module_t *m = (mca_coll_gc3_module_t *)module;
+
+    if (mca_coll_gc3_nb_as_blocking(comm, "iscatterv",
+                                    mca_coll_gc3_device_call(MCA_COLL_GC3_BUFS_ROOT_SEND, sbuf, rbuf, root, comm))) {
+        *request = &ompi_request_empty;
+        return mca_coll_gc3_scatterv(sbuf, scounts, displs, sdt, rbuf, rcount, rdt, root, comm, module);
+    }
+    GC3_PREV_OR_FAIL(m, comm, iscatterv);
+    return m->prev_iscatterv(sbuf, scounts, displs, sdt, rbuf, rcount, rdt, root, comm, request,
+                             m->prev_iscatterv_module);
+}
+
+int mca_coll_gc3_ialltoallv(const void *sbuf, const int *scounts, const int *sdispls, struct ompi_datatype_t *sdt,
+                            void *rbuf, const int *rcounts, const int *rdispls, struct ompi_datatype_t *rdt,
+                            struct ompi_communicator_t *comm, ompi_request_t **request, mca_coll_base_module_t *module)
+{
+    mca_coll_gc3_module_t *m = (mca_coll_gc3_module_t *)module;
+
+    if (mca_coll_gc3_nb_as_blocking(comm, "ialltoallv",
+                                    mca_coll_gc3_device_call(MCA_COLL_GC3_BUFS_BOTH, sbuf, rbuf, -1, comm))) {
+        *request = &ompi_request_empty;
+        return mca_coll_gc3_alltoallv(sbuf, scounts, sdispls, sdt, rbuf, rcounts, rdispls, rdt, comm, module);
+    }
+    GC3_PREV_OR_FAIL(m, comm, ialltoallv);
+    return m->prev_ialltoallv(sbuf, scounts, sdispls, sdt, rbuf, rcounts, rdispls, rdt, comm, request,
+                              m->prev_ialltoallv_module);
+}
+
+int mca_coll_gc3_ialltoallw(const void *sbuf, const int *scounts, const int *sdispls,
+                            struct ompi_datatype_t *const *sdts, void *rbuf, const int *rcounts, const int *rdispls,
+                            struct ompi_datatype_t *const *rdts, struct ompi_communicator_t *comm,
+                            ompi_request_t **request, mca_coll_base_module_t *module)
+{
+    mca_coll_gc3_module_t *m = (mca_coll_gc3_module_t *)module;
+
+    if (mca_coll_gc3_nb_as_blocking(comm, "ialltoallw",
+                                    mca_coll_gc3_device_call(MCA_COLL_GC3_BUFS_BOTH, sbuf, rbuf, -1, comm))) {
+        *request = &ompi_request_empty;
+        return mca_coll_gc3_alltoallw(sbuf, scounts, sdispls, sdts, rbuf, rcounts, rdispls, rdts, comm, module);
+    }
+    GC3_PREV_OR_FAIL(m, comm, ialltoallw);
+    return m->prev_ialltoallw(sbuf, scounts, sdispls, sdts, rbuf, rcounts, rdispls, rdts, comm, request,
+                              m->prev_ialltoallw_module);
+}
+
+int mca_coll_gc3_ireduce_scatter(const void *sbuf, void *rbuf, const int *rcounts, struct ompi_datatype_t *dt,
+                                 struct ompi_op_t *op, struct ompi_communicator_t *comm, ompi_request_t **request,
+                                 mca_coll_base_module_t *module)
+{
+    mca_coll_gc3_module_t *m = (mca_coll_gc3_module_t *)module;
+
+    if (mca_coll_gc3_nb_as_blocking(comm, "ireduce_scatter",
+                                    mca_coll_gc3_device_call(MCA_COLL_GC3_BUFS_BOTH, sbuf, rbuf, -1, comm))) {
+        *request = &ompi_request_empty;
+        return mca_coll_gc3_reduce_scatter(sbuf, rbuf, rcounts, dt, op, comm, module);
+    }
+    GC3_PREV_OR_FAIL(m, comm, ireduce_scatter);
+    return m->prev_ireduce_scatter(sbuf, rbuf, rcounts, dt, op, comm, request, m->prev_ireduce_scatter_module);
+}
+
+int mca_coll_gc3_iscan(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dt, struct ompi_op_t *op,
+                       struct ompi_communicator_t *comm, ompi_request_t **request, mca_coll_base_module_t *module)
+{
+    mca_coll_gc3_module_t *m = (mca_coll_gc3_module_t *)module;
+
+    if (mca_coll_gc3_nb_as_blocking(comm, "iscan",
+                                    mca_coll_gc3_device_call(MCA_COLL_GC3_BUFS_BOTH, sbuf, rbuf, -1, comm))) {
+        *request = &ompi_request_empty;
+        return mca_coll_gc3_scan(sbuf, rbuf, count, dt, op, comm, module);
+    }
+    GC3_PREV_OR_FAIL(m, comm, iscan);
+    return m->prev_iscan(sbuf, rbuf, count, dt, op, comm, request, m->prev_iscan_module);
+}
+
+int mca_coll_gc3_iexscan(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dt, struct ompi_op_t *op,
+                         struct ompi_communicator_t *comm, ompi_request_t **request, mca_coll_base_module_t *module)
+{
+    mca_coll_gc3_module_t *m = (mca_coll_gc3_module_t *)module;
+
+    if (mca_coll_gc3_nb_as_blocking(comm, "iexscan",
+                                    mca_coll_gc3_device_call(MCA_COLL_GC3_BUFS_BOTH, sbuf, rbuf, -1, comm))) {
+        *request = &ompi_request_empty;
+        return mca_coll_gc3_exscan(sbuf, rbuf, count, dt, op, comm, module);
+    }
+    GC3_PREV_OR_FAIL(m, comm, iexscan);
+    return m->prev_iexscan(sbuf, rbuf, count, dt, op, comm, request, m->prev_iexscan_module);
+}
+
+int mca_coll_gc3_ineighbor_allgather(const void *sbuf, int scount, struct ompi_datatype_t *sdt, void *rbuf, int rcount,
+                                     struct ompi_datatype_t *rdt, struct ompi_communicator_t *comm,
+                                     ompi_request_t **request, mca_coll_base_module_t *module)
+{
+    mca_coll_gc3_module_t *m = (mca_coll_gc3_module_t *)module;
+
+    if (mca_coll_gc3_nb_as_blocking(comm, "ineighbor_allgather",
+                                    mca_coll_gc3_device_call(MCA_COLL_GC3_BUFS_BOTH, sbuf, rbuf, -1, comm))) {
+        *request = &ompi_request_empty;
+        return mca_coll_gc3_neighbor_allgather(sbuf, scount, sdt, rbuf, rcount, rdt, comm, module);
+    }
+    GC3_PREV_OR_FAIL(m, comm, ineighbor_allgather);
+    return m->prev_ineighbor_allgather(sbuf, scount, sdt, rbuf, rcount, rdt, comm, request,
+                                       m->prev_ineighbor_allgather_module);
+}
+
+int mca_coll_gc3_ineighbor_allgatherv(const void *sbuf, int scount, struct ompi_datatype_t *sdt, void *rbuf,
+                                      const int *rcounts, const int *displs, struct ompi_datatype_t *rdt,
+                                      struct ompi_communicator_t *comm, ompi_request_t **request,
+                                      mca_coll_base_module_t *module)
+{
+    mca_coll_gc3_module_t *m = (mca_coll_gc3_module_t *)module;
+
+    if (mca_coll_gc3_nb_as_blocking(comm, "ineighbor_allgatherv",
+                                    mca_coll_gc3_device_call(MCA_COLL_GC3_BUFS_BOTH, sbuf, rbuf, -1, comm))) {
+        *request = &ompi_request_empty;
+        return mca_coll_gc3_neighbor_allgatherv(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, comm, module);
+    }
+    GC3_PREV_OR_FAIL(m, comm, ineighbor_allgatherv);
+    return m->prev_ineighbor_allgatherv(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, comm, request,
+                                        m->prev_ineighbor_allgatherv_module);
+}
+
+int mca_coll_gc3_ineighbor_alltoall(const void *sbuf, int scount, struct ompi_datatype_t *sdt, void *rbuf, int rcount,
+                                    struct ompi_datatype_t *rdt, struct ompi_communicator_t *comm,
+                                    ompi_request_t **request, mca_coll_base_module_t *module)
+{
+    mca_coll_gc3_module_t *m = (mca_coll_gc3_module_t *)module;
+
+    if (mca_coll_gc3_nb_as_blocking(comm, "ineighbor_alltoall",
+                                    mca_coll_gc3_device_call(MCA_COLL_GC3_BUFS_BOTH, sbuf, rbuf, -1, comm))) {
+        *request = &ompi_request_empty;
+        return mca_coll_gc3_neighbor_alltoall(sbuf, scount, sdt, rbuf, rcount, rdt, comm, module);
+    }
+    GC3_PREV_OR_FAIL(m, comm, ineighbor_alltoall);
+    return m->prev_ineighbor_alltoall(sbuf, scount, sdt, rbuf, rcount, rdt, comm, request,
+                                      m->prev_ineighbor_alltoall_module);
+}
+
+int mca_coll_gc3_ineighbor_alltoallv(const void *sbuf, const int *scounts, const int *sdispls,
+                                     struct ompi_datatype_t *sdt, void *rbuf, const int *rcounts, const int *rdispls,
+                                     struct ompi_datatype_t *rdt, struct ompi_communicator_t *comm,
+                                     ompi_request_t **request, mca_coll_base_module_t *module)
+{
+    mca_coll_gc3_module_t *m = (mca_coll_gc3_module_t *)module;
+
+    if (mca_coll_gc3_nb_as_blocking(comm, "ineighbor_alltoallv",
+                                    mca_coll_gc3_device_call(MCA_COLL_GC3_BUFS_BOTH, sbuf, rbuf, -1, comm))) {
+        *request = &ompi_request_empty;
+        return mca_coll_gc3_neighbor_alltoallv(sbuf, scounts, sdispls, sdt, rbuf, rcounts, rdispls, rdt, comm, module);
+    }
+    GC3_PREV_OR_FAIL(m, comm, ineighbor_alltoallv);
+    return m->prev_ineighbor_alltoallv(sbuf, scounts, sdispls, sdt, rbuf, rcounts, rdispls, rdt, comm, request,
+                                       m->prev_ineighbor_alltoallv_module);
+}
+
+int mca_coll_gc3_ineighbor_alltoallw(const void *sbuf, const int *scounts, const MPI_Aint *sdispls,
+                                     struct ompi_datatype_t *const *sdts, void *rbuf, const int *rcounts,
+                                     const MPI_Aint *rdispls, struct ompi_datatype_t *const *rdts,
+                                     struct ompi_communicator_t *comm, ompi_request_t **request,
+                                     mca_coll_base_module_t *module)
+{
+    mca_coll_gc3_module_t *m = (mca_coll_gc3_module_t *)module;
+
+    if (mca_coll_gc3_nb_as_blocking(comm, "ineighbor_alltoallw",
+                                    mca_coll_gc3_device_call(MCA_COLL_GC3_BUFS_BOTH, sbuf, rbuf, -1, comm))) {
+        *request = &ompi_request_empty;
+        return mca_coll_gc3_neighbor_alltoallw(sbuf, scounts, sdispls, sdts, rbuf, rcounts, rdispls, rdts, comm,
+                                               module);
+    }
+    GC3_PREV_OR_FAIL(m, comm, ineighbor_alltoallw);
+    return m->prev_ineighbor_alltoallw(sbuf, scounts, sdispls, sdts, rbuf, rcounts, rdispls, rdts, comm, request,
+                                       m->prev_ineighbor_alltoallw_module);
+}

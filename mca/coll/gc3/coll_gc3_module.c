@@ -19,7 +19,6 @@
 #include "ompi/request/request.h"
 #include "ompi/datatype/ompi_datatype.h"
 
-
 static void mca_coll_gc3_module_construct(mca_coll_gc3_module_t *m)
 {
     memset((char *)m + sizeof(m->super), 0, sizeof(*m) - sizeof(m->super));
@@ -29,10 +28,10 @@ static void mca_coll_gc3_module_construct(mca_coll_gc3_module_t *m)
     gc3_diag_init(&m->diag);
 }
 
-#define GC3_RELEASE_PREV(name, ...)                  \
-    if (m->prev_##name##_module != NULL) {           \
-        OBJ_RELEASE(m->prev_##name##_module);        \
-        m->prev_##name##_module = NULL;              \
+#define GC3_RELEASE_PREV(name, ...)                                                                                    \
+    if (m->prev_##name##_module != NULL) {                                                                             \
+        OBJ_RELEASE(m->prev_##name##_module);                                                                          \
+        m->prev_##name##_module = NULL;                                                                                \
     }
 
 static void mca_coll_gc3_module_destruct(mca_coll_gc3_module_t *m)
@@ -41,13 +40,13 @@ static void mca_coll_gc3_module_destruct(mca_coll_gc3_module_t *m)
         mca_coll_gc3_quiesce(m); /* no call may outlive its plan */
     }
     mca_coll_gc3_setup_fini(m);
-    for (int i = 0; i < m->nslots; i++) {
-        gc3_plan_destroy(m->slots[i]->plan);
-        gc3_ir_program_destroy(m->slots[i]->program);
-        free(m->slots[i]->why);
-        free(m->slots[i]);
+    for (int i = 0; i < m->nentries; i++) {
+        gc3_plan_destroy(m->entries[i]->plan);
+        gc3_ir_program_destroy(m->entries[i]->program);
+        free(m->entries[i]->why);
+        free(m->entries[i]);
     }
-    free(m->slots);
+    free(m->entries);
     for (int b = 0; b < MCA_COLL_GC3_NBACKEND; b++) {
         gc3_exec_destroy(m->exec[b]);
     }
@@ -57,11 +56,13 @@ static void mca_coll_gc3_module_destruct(mca_coll_gc3_module_t *m)
         gc3_mem_held_t h;
         char           a[32], b[32], c[32];
         gc3_mem_held(&h);
-        opal_output_verbose(1, mca_coll_gc3_component.output,
-                            "coll:gc3: comm %s freed: its %d plan(s) took %s per rank; gc3 now holds %s in this process "
-                            "(%lld region(s), %lld peer mapping(s)), %s waiting to be freed", m->mem_name,
-                            m->mem_plans, gc3_mem_format(m->mem_peak, a, sizeof(a)), gc3_mem_format(h.device, b, sizeof(b)),
-                            (long long)h.regions, (long long)h.mappings, gc3_mem_format(h.deferred, c, sizeof(c)));
+        opal_output_verbose(
+            1, mca_coll_gc3_component.output,
+            "coll:gc3: comm %s freed: its %d plan(s) took %s per rank; gc3 now holds %s in this process "
+            "(%lld region(s), %lld peer mapping(s)), %s waiting to be freed",
+            m->mem_name, m->mem_plans, gc3_mem_format(m->mem_peak, a, sizeof(a)),
+            gc3_mem_format(h.device, b, sizeof(b)), (long long)h.regions, (long long)h.mappings,
+            gc3_mem_format(h.deferred, c, sizeof(c)));
     }
     free(m->node);
     MCA_COLL_GC3_INTERCEPTED(GC3_RELEASE_PREV)
@@ -71,11 +72,11 @@ static void mca_coll_gc3_module_destruct(mca_coll_gc3_module_t *m)
 OBJ_CLASS_INSTANCE(mca_coll_gc3_module_t, mca_coll_base_module_t, mca_coll_gc3_module_construct,
                    mca_coll_gc3_module_destruct);
 
-#define GC3_SAVE_PREV(name, ...)                                                                   \
-    m->prev_##name          = comm->c_coll->coll_##name;                                           \
-    m->prev_##name##_module = comm->c_coll->coll_##name##_module;                                  \
-    if (m->prev_##name##_module != NULL) {                                                         \
-        OBJ_RETAIN(m->prev_##name##_module);                                                       \
+#define GC3_SAVE_PREV(name, ...)                                                                                       \
+    m->prev_##name          = comm->c_coll->coll_##name;                                                               \
+    m->prev_##name##_module = comm->c_coll->coll_##name##_module;                                                      \
+    if (m->prev_##name##_module != NULL) {                                                                             \
+        OBJ_RETAIN(m->prev_##name##_module);                                                                           \
     }
 
 static int mca_coll_gc3_module_enable(mca_coll_base_module_t *module, struct ompi_communicator_t *comm)
@@ -124,12 +125,12 @@ static int gc3_component_of(void (*f)(void), char *name, size_t len)
  * to which component, and how to enable it. */
 static void gc3_say_if_outranked(void)
 {
-    static int                 said;
+    static int                  said;
     struct ompi_communicator_t *world = &ompi_mpi_comm_world.comm;
     mca_coll_base_module_t     *winner;
     char                        name[64] = "another coll component", prio[112] = "";
 
-    int                         alltoall_gc3;
+    int alltoall_gc3;
 
     if (said || mca_coll_gc3_component.verbose < 1 || mca_coll_gc3_component.priority < 0 || world->c_coll == NULL ||
         (winner = world->c_coll->coll_allreduce_module) == NULL || ompi_comm_size(world) < 2) {
@@ -142,16 +143,18 @@ static void gc3_say_if_outranked(void)
     alltoall_gc3 = world->c_coll->coll_alltoall_module != NULL &&
                    world->c_coll->coll_alltoall_module->coll_module_enable == mca_coll_gc3_module_enable;
     if (gc3_component_of((void (*)(void))world->c_coll->coll_allreduce, name, sizeof(name))) {
-        const int  *value = NULL;
-        int         idx   = mca_base_var_find("ompi", "coll", name, "priority");
+        const int *value = NULL;
+        int        idx   = mca_base_var_find("ompi", "coll", name, "priority");
         if (idx >= 0 && mca_base_var_get_value(idx, &value, NULL, NULL) == OPAL_SUCCESS && value != NULL) {
             gc3_snprintf_cut(prio, sizeof(prio), " (coll_%s_priority %d)", name, *value);
         }
     }
-    opal_output(0, "coll:gc3: gc3 is loaded but runs %s on MPI_COMM_WORLD: its priority (coll_gc3_priority %d) "
+    opal_output(0,
+                "coll:gc3: gc3 is loaded but runs %s on MPI_COMM_WORLD: its priority (coll_gc3_priority %d) "
                 "is below that of %s%s, which Open MPI gives %s to. To use gc3, raise it above, e.g. "
-                "--mca coll_gc3_priority 90", alltoall_gc3 ? "no MPI_Allreduce" : "nothing",
-                mca_coll_gc3_component.priority, name, prio, alltoall_gc3 ? "MPI_Allreduce" : "the collectives");
+                "--mca coll_gc3_priority 90",
+                alltoall_gc3 ? "no MPI_Allreduce" : "nothing", mca_coll_gc3_component.priority, name, prio,
+                alltoall_gc3 ? "MPI_Allreduce" : "the collectives");
 }
 
 mca_coll_base_module_t *mca_coll_gc3_comm_query(struct ompi_communicator_t *comm, int *priority)
@@ -168,8 +171,8 @@ mca_coll_base_module_t *mca_coll_gc3_comm_query(struct ompi_communicator_t *comm
     if (m == NULL) {
         return NULL;
     }
-    *priority                          = mca_coll_gc3_component.priority;
-    m->super.coll_module_enable        = mca_coll_gc3_module_enable;
+    *priority                   = mca_coll_gc3_component.priority;
+    m->super.coll_module_enable = mca_coll_gc3_module_enable;
     MCA_COLL_GC3_INTERCEPTED(GC3_INSTALL)
     opal_output_verbose(3, mca_coll_gc3_component.output, "coll:gc3: comm %s: query, priority %d", comm->c_name,
                         *priority);

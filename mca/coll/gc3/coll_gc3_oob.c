@@ -41,8 +41,8 @@ typedef struct {
 
 typedef struct mca_coll_gc3_xchg_t {
     mca_coll_gc3_module_t *m;
-    char                  *buf;   /* every rank's block: header + bytes */
-    void                  *recv;  /* the caller's: bytes per rank */
+    char                  *buf;  /* every rank's block: header + bytes */
+    void                  *recv; /* the caller's: bytes per rank */
     size_t                 bytes, block;
     int                    n, rank, step; /* ring steps done */
     uint32_t               seq;
@@ -135,7 +135,8 @@ int mca_coll_gc3_oob_test(void *ctx, void *req)
         mca_coll_gc3_xhdr_t h;
         memcpy(&h, x->buf + (size_t)q * x->block, sizeof(h));
         if (h.seq != x->seq || h.bytes != x->bytes) {
-            opal_output(0, "coll:gc3: comm %s rank %d: gc3's set-up exchange %u (%zu bytes per rank) met rank %d's "
+            opal_output(0,
+                        "coll:gc3: comm %s rank %d: gc3's set-up exchange %u (%zu bytes per rank) met rank %d's "
                         "exchange %u (%u bytes): the ranks' calls on this communicator went apart (an erroneous "
                         "program, or a rank that gave an exchange up after coll_gc3_timeout)",
                         m->comm->c_name, x->rank, x->seq, x->bytes, q, h.seq, h.bytes);
@@ -156,12 +157,12 @@ int mca_coll_gc3_oob_test(void *ctx, void *req)
 #define MCA_COLL_GC3_HSX_PIECE ((size_t)1 << 30) /* bytes per message */
 
 typedef struct mca_coll_gc3_hsx_t {
-    char            *mine;  /* allreduce: this rank's contribution; alltoall: its n blocks */
-    char            *all;   /* n blocks received (this rank's copied) */
-    size_t           B;     /* bytes per block */
+    char            *mine; /* this rank's input: one block, or n (an input of one segment per rank) */
+    char            *all;  /* n blocks received (this rank's copied) */
+    size_t           B;    /* bytes per block */
     int              nreq;
     ompi_request_t **reqs;
-    int             *peer;  /* of each request */
+    int             *peer; /* of each request */
     double           t0;
 } mca_coll_gc3_hsx_t;
 
@@ -188,16 +189,20 @@ static void mca_coll_gc3_hsx_free(mca_coll_gc3_hsx_t *h)
 
 int mca_coll_gc3_hsx_start(mca_coll_gc3_module_t *m, mca_coll_gc3_task_t *t)
 {
-    int                 n = ompi_comm_size(m->comm), me = ompi_comm_rank(m->comm), rc = OMPI_SUCCESS;
-    mca_coll_gc3_hsx_t *h = calloc(1, sizeof(*h));
-    const char         *in = t->call.sendbuf != NULL ? t->call.sendbuf : t->call.recvbuf;
-    int                 a2a = t->coll == GC3_COLL_ALLTOALL;
-    size_t              pieces;
+    int                    n = ompi_comm_size(m->comm), me = ompi_comm_rank(m->comm), rc = OMPI_SUCCESS;
+    mca_coll_gc3_hsx_t    *h   = calloc(1, sizeof(*h));
+    const gc3_coll_desc_t *d   = gc3_coll_desc((gc3_coll_t)t->coll);
+    const char            *in  = t->call.sendbuf != NULL ? t->call.sendbuf : t->call.recvbuf;
+    int                    a2a = d->in_per_rank; /* block q of the input goes to rank q */
+    size_t                 pieces;
 
     if (h == NULL) {
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
-    h->B    = a2a ? t->call.count : t->call.count * gc3_dtype_size(t->call.dtype);
+    h->B = t->call.count * gc3_dtype_size(t->call.dtype); /* (bytes as UINT8 where gc3 moves bytes) */
+    if (t->call.sendbuf == NULL && d->inplace_inner == GC3_BUF_INPUT && d->inplace_slice) {
+        in = (const char *)t->call.recvbuf + (size_t)me * h->B; /* allgather in place: this rank's block */
+    }
     pieces  = (h->B + MCA_COLL_GC3_HSX_PIECE - 1) / MCA_COLL_GC3_HSX_PIECE;
     h->mine = malloc((a2a ? (size_t)n : 1) * h->B + 1);
     h->all  = malloc((size_t)n * h->B + 1);
@@ -208,21 +213,30 @@ int mca_coll_gc3_hsx_start(mca_coll_gc3_module_t *m, mca_coll_gc3_task_t *t)
         mca_coll_gc3_hsx_free(h);
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
-    rc = mca_coll_gc3_hsx_copy(t, h->mine, in, (a2a ? (size_t)n : 1) * h->B);
-    if (rc != OMPI_SUCCESS) {
-        mca_coll_gc3_hsx_free(h);
-        return rc;
+    /* a bcast's non-root has no input (its buffer is the output); the others all have one */
+    if (!(t->coll == GC3_COLL_BCAST && me != t->root)) {
+        rc = mca_coll_gc3_hsx_copy(t, h->mine, in, (a2a ? (size_t)n : 1) * h->B);
+        if (rc != OMPI_SUCCESS) {
+            mca_coll_gc3_hsx_free(h);
+            return rc;
+        }
+        memcpy(h->all + (size_t)me * h->B, h->mine + (a2a ? (size_t)me * h->B : 0), h->B);
     }
-    memcpy(h->all + (size_t)me * h->B, h->mine + (a2a ? (size_t)me * h->B : 0), h->B);
     for (int q = 0; q < n && rc == OMPI_SUCCESS; q++) {
         const char *src = h->mine + (a2a ? (size_t)q * h->B : 0);
+        /* rooted: a bcast's root sends to every rank, a reduce's ranks send to the root; else all to all */
+        const int send = !d->rooted || (d->reduces ? q == t->root : me == t->root);
+        const int recv = !d->rooted || (d->reduces ? me == t->root : q == t->root);
         for (size_t off = 0; q != me && off < h->B && rc == OMPI_SUCCESS; off += MCA_COLL_GC3_HSX_PIECE) {
             size_t len = h->B - off < MCA_COLL_GC3_HSX_PIECE ? h->B - off : MCA_COLL_GC3_HSX_PIECE;
-            h->peer[h->nreq] = h->peer[h->nreq + 1] = q;
-            rc = MCA_PML_CALL(irecv(h->all + (size_t)q * h->B + off, len, MPI_BYTE, q, MCA_COLL_GC3_TAG_DATA, m->comm,
-                                    &h->reqs[h->nreq]));
-            h->nreq += rc == OMPI_SUCCESS;
-            if (rc == OMPI_SUCCESS) {
+            if (recv) {
+                h->peer[h->nreq] = q;
+                rc = MCA_PML_CALL(irecv(h->all + (size_t)q * h->B + off, len, MPI_BYTE, q, MCA_COLL_GC3_TAG_DATA,
+                                        m->comm, &h->reqs[h->nreq]));
+                h->nreq += rc == OMPI_SUCCESS;
+            }
+            if (send && rc == OMPI_SUCCESS) {
+                h->peer[h->nreq] = q;
                 rc = MCA_PML_CALL(isend(src + off, len, MPI_BYTE, q, MCA_COLL_GC3_TAG_DATA, MCA_PML_BASE_SEND_STANDARD,
                                         m->comm, &h->reqs[h->nreq]));
                 h->nreq += rc == OMPI_SUCCESS;
@@ -239,9 +253,10 @@ int mca_coll_gc3_hsx_start(mca_coll_gc3_module_t *m, mca_coll_gc3_task_t *t)
 
 int mca_coll_gc3_hsx_test(mca_coll_gc3_module_t *m, mca_coll_gc3_task_t *t, int *rc)
 {
-    mca_coll_gc3_hsx_t *h = t->hsx;
-    int                 n = ompi_comm_size(m->comm), err = 0;
-    double              timeout = mca_coll_gc3_component.timeout;
+    mca_coll_gc3_hsx_t    *h = t->hsx;
+    const gc3_coll_desc_t *d = gc3_coll_desc((gc3_coll_t)t->coll);
+    int                    n = ompi_comm_size(m->comm), err = 0;
+    double                 timeout = mca_coll_gc3_component.timeout;
 
     for (int i = 0; i < h->nreq; i++) {
         if (!REQUEST_COMPLETE(h->reqs[i])) {
@@ -249,9 +264,10 @@ int mca_coll_gc3_hsx_test(mca_coll_gc3_module_t *m, mca_coll_gc3_task_t *t, int 
             if (timeout <= 0 || mca_coll_gc3_now() - h->t0 <= timeout) {
                 return 0;
             }
-            mca_coll_gc3_set_text(&why, "timeout after %.1f s waiting for rank %d in the host-staged exchange (the "
-                                  "call has no gc3 plan); gc3 fails every later call on this communicator", timeout,
-                                  h->peer[i]);
+            mca_coll_gc3_set_text(&why,
+                                  "timeout after %.1f s waiting for rank %d in the host-staged exchange (the "
+                                  "call has no gc3 plan); gc3 fails every later call on this communicator",
+                                  timeout, h->peer[i]);
             mca_coll_gc3_report_failure(m, gc3_coll_desc(t->coll)->mpi_name, MCA_COLL_GC3_TEXT(why));
             free(why);
             m->unusable = 1;
@@ -265,7 +281,14 @@ int mca_coll_gc3_hsx_test(mca_coll_gc3_module_t *m, mca_coll_gc3_task_t *t, int 
         ompi_request_free(&h->reqs[i]);
     }
     *rc = err ? OMPI_ERROR : OMPI_SUCCESS;
-    if (*rc == OMPI_SUCCESS && t->coll == GC3_COLL_ALLREDUCE) {
+    if (*rc == OMPI_SUCCESS && d->rooted && ompi_comm_rank(m->comm) != t->root) {
+        /* a reduce's non-root has no result; a bcast's gets the root's block */
+        if (!d->reduces) {
+            *rc = mca_coll_gc3_hsx_copy(t, t->call.recvbuf, h->all + (size_t)t->root * h->B, h->B);
+        }
+    } else if (*rc == OMPI_SUCCESS && d->rooted && !d->reduces) {
+        /* a bcast's root: its buffer is the result already */
+    } else if (*rc == OMPI_SUCCESS && d->reduces) {
         /* in rank order on every rank: the same result everywhere */
         for (int q = 1; q < n && *rc == OMPI_SUCCESS; q++) {
             *rc = gc3_reduce_host(t->call.dtype, t->call.op, h->all, h->all + (size_t)q * h->B, t->call.count) == GC3_OK
@@ -273,7 +296,8 @@ int mca_coll_gc3_hsx_test(mca_coll_gc3_module_t *m, mca_coll_gc3_task_t *t, int 
                       : OMPI_ERROR;
         }
         if (*rc == OMPI_SUCCESS) {
-            *rc = mca_coll_gc3_hsx_copy(t, t->call.recvbuf, h->all, h->B);
+            *rc = mca_coll_gc3_hsx_copy(t, t->call.recvbuf, h->all, h->B); /* one block: allreduce's, or this
+                                                                          * rank's of reduce_scatter */
         }
     } else if (*rc == OMPI_SUCCESS) {
         *rc = mca_coll_gc3_hsx_copy(t, t->call.recvbuf, h->all, (size_t)n * h->B);

@@ -54,10 +54,14 @@ int mca_coll_gc3_persistent(mca_coll_gc3_module_t *m, gc3_coll_t coll, const mca
     r->sdtype          = sdtype;
     r->rdtype          = rdtype;
     r->op              = op;
+    r->root            = a->root;
     /* the user may free them before the request (MPI allows it): keep them */
-    if (sdtype != NULL) OBJ_RETAIN(sdtype);
-    if (rdtype != NULL) OBJ_RETAIN(rdtype);
-    if (op != NULL) OBJ_RETAIN(op);
+    if (sdtype != NULL)
+        OBJ_RETAIN(sdtype);
+    if (rdtype != NULL)
+        OBJ_RETAIN(rdtype);
+    if (op != NULL)
+        OBJ_RETAIN(op);
     if (gc3_runs) {
         mca_coll_gc3_plan_ahead(m, coll, a, sbuf);
     }

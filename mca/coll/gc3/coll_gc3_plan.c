@@ -11,27 +11,29 @@
 
 /* The program of a plan (libgpuir: the rule's, for this communicator and the plan's calls),
  * verified, within the block budget. */
-static int gc3_plan_build(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_slot_t *s, const gc3_rule_t *rule)
+static int gc3_plan_build(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_entry_t *s, const gc3_rule_t *rule)
 {
     gc3_rule_made_t   made;
-    gc3_rule_target_t t = {.ranks      = ompi_comm_size(m->comm),
-                           /* hierarchical programs number ranks node-major: only when the nodes are
+    gc3_rule_target_t t  = { .ranks = ompi_comm_size(m->comm),
+                             /* hierarchical programs number ranks node-major: only when the nodes are
                             * consecutive blocks of equal size; otherwise a flat program (its
                             * connections between nodes go through UCX all the same) */
-                           .nodes      = m->regular ? m->nodes : 1,
-                           .inplace    = s->inplace,
-                           .slots      = mca_coll_gc3_component.fifo_slots,
-                           .max_blocks = m->block_budget[s->backend]};
+                             .nodes      = m->regular ? m->nodes : 1,
+                             .inplace    = s->inplace,
+                             .slots      = mca_coll_gc3_component.fifo_slots,
+                             .max_blocks = m->block_budget[s->backend] };
     int               ok = gc3_rule_program(rule, &t, &m->diag, &s->program, &made) == GC3_OK;
 
     m->job_narrow[0] = '\0';
     m->job_copied[0] = '\0';
     if (ok && made.narrowed) {
-        gc3_snprintf_cut(m->job_narrow, sizeof(m->job_narrow), " (narrowed from %d x %d to fit %d thread blocks per rank)",
-                 made.asked_channels, made.asked_instances, t.max_blocks);
+        gc3_snprintf_cut(m->job_narrow, sizeof(m->job_narrow),
+                         " (narrowed from %d x %d to fit %d thread blocks per rank)", made.asked_channels,
+                         made.asked_instances, t.max_blocks);
     }
     if (made.copied) {
-        gc3_snprintf_cut(m->job_copied, sizeof(m->job_copied), ", the input copied into place first (a program for in-place calls)");
+        gc3_snprintf_cut(m->job_copied, sizeof(m->job_copied),
+                         ", the input copied into place first (a program for in-place calls)");
     }
     m->job_proto     = made.proto;
     m->job_channels  = made.channels;
@@ -54,7 +56,7 @@ uint64_t mca_coll_gc3_budget(const mca_coll_gc3_module_t *m, int backend)
 #define GC3_PLAN_FIT_MIN   (1ull << 20)
 #define GC3_PLAN_FIT_WHOLE UINT64_MAX /* fits as it is */
 
-static int gc3_plan_fits(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_slot_t *s, uint64_t cap, uint64_t room,
+static int gc3_plan_fits(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_entry_t *s, uint64_t cap, uint64_t room,
                          uint64_t *need)
 {
     gc3_plan_mem_t mem;
@@ -70,12 +72,13 @@ static int gc3_plan_fits(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_slot_t *s, 
 
 /* The FIFO cap this rank can take the plan of s with: GC3_PLAN_FIT_WHOLE, a cap, or 0 (not within
  * the budget at all: diag says so). */
-static uint64_t gc3_plan_fit(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_slot_t *s)
+static uint64_t gc3_plan_fit(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_entry_t *s)
 {
     gc3_mem_held_t held;
-    const uint64_t budget = mca_coll_gc3_budget(m, s->backend), asked = (uint64_t)mca_coll_gc3_component.plan_fifo_bytes;
-    uint64_t       room, need = 0, whole = 0, cap;
-    char           a[32], b[32], c[32], d[32];
+    const uint64_t budget = mca_coll_gc3_budget(m, s->backend),
+                   asked  = (uint64_t)mca_coll_gc3_component.plan_fifo_bytes;
+    uint64_t room, need = 0, whole = 0, cap;
+    char     a[32], b[32], c[32], d[32];
 
     gc3_mem_held(&held);
     room = held.device + held.deferred < budget ? budget - held.device - held.deferred : 0;
@@ -87,15 +90,16 @@ static uint64_t gc3_plan_fit(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_slot_t 
             return cap;
         }
     }
-    gc3_diag_add(&m->diag, "over the memory budget: it needs %s (%s with the smallest FIFOs), gc3 holds %s of "
-                 "coll_gc3_memory_budget %s in this process: its calls are staged", gc3_mem_format(whole, a, sizeof(a)),
-                 gc3_mem_format(need, c, sizeof(c)), gc3_mem_format(held.device + held.deferred, b, sizeof(b)),
-                 gc3_mem_format(budget, d, sizeof(d)));
+    gc3_diag_add(&m->diag,
+                 "over the memory budget: it needs %s (%s with the smallest FIFOs), gc3 holds %s of "
+                 "coll_gc3_memory_budget %s in this process: its calls are staged",
+                 gc3_mem_format(whole, a, sizeof(a)), gc3_mem_format(need, c, sizeof(c)),
+                 gc3_mem_format(held.device + held.deferred, b, sizeof(b)), gc3_mem_format(budget, d, sizeof(d)));
     return 0;
 }
 
 /* Every rank's card says what it can take: the plan gets the smallest FIFO cap of them. */
-static void gc3_plan_fit_agreed(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_slot_t *s, const mca_coll_gc3_card_t *v)
+static void gc3_plan_fit_agreed(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_entry_t *s, const mca_coll_gc3_card_t *v)
 {
     uint64_t cap = GC3_PLAN_FIT_WHOLE;
 
@@ -105,13 +109,14 @@ static void gc3_plan_fit_agreed(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_slot
     s->program->fifo_cap = cap != GC3_PLAN_FIT_WHOLE ? cap : 0;
 }
 
-int mca_coll_gc3_plan_post(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_slot_t *s)
+int mca_coll_gc3_plan_post(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_entry_t *s)
 {
-    const gc3_rules_t   *R  = mca_coll_gc3_rules();
-    mca_coll_gc3_card_t *c  = calloc(1, sizeof(*c));
-    uint64_t             key[4] = {(uint64_t)s->coll, (uint64_t)s->bytes, (uint64_t)s->inplace, (uint64_t)s->backend};
-    const gc3_rule_t    *rule = &R->rules[s->rule];
-    int                  ok = gc3_plan_build(m, s, rule) && m->exec[s->backend] != NULL;
+    const gc3_rules_t   *R      = mca_coll_gc3_rules();
+    mca_coll_gc3_card_t *c      = calloc(1, sizeof(*c));
+    uint64_t             key[5] = { (uint64_t)s->coll, (uint64_t)s->bytes, (uint64_t)s->inplace, (uint64_t)s->backend,
+                                    (uint64_t)(int64_t)s->root }; /* the ranks' plans are for one call */
+    const gc3_rule_t    *rule   = &R->rules[s->rule];
+    int                  ok     = gc3_plan_build(m, s, rule) && m->exec[s->backend] != NULL;
     uint64_t             fit;
 
     if (ok && s->program->max_bytes == 0 && rule->bytes_hi != UINT64_MAX) {
@@ -141,11 +146,13 @@ static int gc3_plan_mem_text(const gc3_plan_mem_t *mem, uint64_t pool, char **li
     ok = gc3_str_appendf(line, "; memory %s (FIFOs %s", gc3_mem_format(gc3_plan_mem_device(mem), d, sizeof(d)),
                          gc3_mem_format(mem->fifo, f, sizeof(f))) == GC3_OK;
     if (ok && mem->pool > 0) {
-        ok = gc3_str_appendf(line, " + %s of the communicator's FIFO pool of %s", gc3_mem_format(mem->pool, p1, sizeof(p1)),
-                             gc3_mem_format(pool, p2, sizeof(p2))) == GC3_OK;
+        ok = gc3_str_appendf(line, " + %s of the communicator's FIFO pool of %s",
+                             gc3_mem_format(mem->pool, p1, sizeof(p1)), gc3_mem_format(pool, p2, sizeof(p2))) == GC3_OK;
     }
-    return ok && gc3_str_appendf(line, ": %d connection(s) x %d slots x %s; flags, scratch, LL staging, control %s, %s, "
-                                 "%s, %s)", mem->recv_conns, mem->slots, gc3_mem_format(mem->slot_bytes, sb, sizeof(sb)),
+    return ok && gc3_str_appendf(line,
+                                 ": %d connection(s) x %d slots x %s; flags, scratch, LL staging, control %s, %s, "
+                                 "%s, %s)",
+                                 mem->recv_conns, mem->slots, gc3_mem_format(mem->slot_bytes, sb, sizeof(sb)),
                                  gc3_mem_format(mem->flags, o, sizeof(o)), gc3_mem_format(mem->scratch, sc, sizeof(sc)),
                                  gc3_mem_format(mem->stage, st, sizeof(st)),
                                  gc3_mem_format(mem->control, ct, sizeof(ct))) == GC3_OK;
@@ -153,10 +160,10 @@ static int gc3_plan_mem_text(const gc3_plan_mem_t *mem, uint64_t pool, char **li
 
 /* The verbose line of a plan (level 1), used or not: built whole, however long (paths of program
  * files, reasons). */
-static void gc3_plan_line(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_slot_t *s, int ok, const gc3_plan_mem_t *pm)
+static void gc3_plan_line(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_entry_t *s, int ok, const gc3_plan_mem_t *pm)
 {
-    const gc3_rule_t *rule = &mca_coll_gc3_rules()->rules[s->rule];
-    const gc3_proto_t proto = (gc3_proto_t)m->job_proto;
+    const gc3_rule_t *rule     = &mca_coll_gc3_rules()->rules[s->rule];
+    const gc3_proto_t proto    = (gc3_proto_t)m->job_proto;
     char              net[512] = "", lo[32], hi[32], *line = NULL;
     int               fine;
 
@@ -218,7 +225,7 @@ static void gc3_plan_line(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_slot_t *s,
 }
 
 /* The end of a plan's set-up: ready, or not used (its calls run without it), or the call fails. */
-static void gc3_plan_end(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_slot_t *s, int ok, int line)
+static void gc3_plan_end(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_entry_t *s, int ok, int line)
 {
     gc3_plan_mem_t mem;
 
@@ -245,19 +252,21 @@ static void gc3_plan_end(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_slot_t *s, 
         s->program = NULL;
     }
     s->blocks = ok ? gc3_ir_widest_rank(s->program) : 0;
-    s->state  = ok ? MCA_COLL_GC3_SLOT_READY : MCA_COLL_GC3_SLOT_FAILED;
+    s->state  = ok ? MCA_COLL_GC3_ENTRY_READY : MCA_COLL_GC3_ENTRY_FAILED;
 }
 
 /* AGREE is done: the verdict, then the runtime's preparation (or the end). 1 when the job goes on. */
-int mca_coll_gc3_plan_agreed(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_slot_t *s)
+int mca_coll_gc3_plan_agreed(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_entry_t *s)
 {
     const mca_coll_gc3_card_t *v = (const mca_coll_gc3_card_t *)m->xrecv, *mine = &v[ompi_comm_rank(m->comm)];
     int                        peer, a = mca_coll_gc3_verdict(v, ompi_comm_size(m->comm), mine->hash, mine->key, &peer);
 
     if (a == MCA_COLL_GC3_AGREE_MISMATCH) {
-        opal_output(0, "coll:gc3: comm %s rank %d: %s of %zu bytes%s: rank %d called it with another size or "
-                    "mode (an erroneous program): the call fails", m->comm->c_name, ompi_comm_rank(m->comm),
-                    gc3_coll_desc(s->coll)->mpi_name, s->bytes, s->inplace ? " in place" : "", peer);
+        opal_output(0,
+                    "coll:gc3: comm %s rank %d: %s of %zu bytes%s: rank %d called it with another size or "
+                    "mode (an erroneous program): the call fails",
+                    m->comm->c_name, ompi_comm_rank(m->comm), gc3_coll_desc(s->coll)->mpi_name, s->bytes,
+                    s->inplace ? " in place" : "", peer);
         gc3_plan_end(m, s, 0, 0);
         s->fail_call = 1; /* the call that built it fails; a later, consistent call builds it again */
         return 0;
@@ -280,7 +289,7 @@ int mca_coll_gc3_plan_agreed(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_slot_t 
     return 1;
 }
 
-int mca_coll_gc3_plan_prepared(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_slot_t *s)
+int mca_coll_gc3_plan_prepared(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_entry_t *s)
 {
     gc3_status_t st = gc3_exec_prepare_test(m->prep, &m->diag, &s->plan);
 
@@ -296,7 +305,7 @@ int mca_coll_gc3_plan_prepared(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_slot_
     return mca_coll_gc3_agree_post(m, sizeof(mca_coll_gc3_card_t)) == 0 ? 1 : -1;
 }
 
-void mca_coll_gc3_plan_connected(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_slot_t *s)
+void mca_coll_gc3_plan_connected(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_entry_t *s)
 {
     const mca_coll_gc3_card_t *v  = (const mca_coll_gc3_card_t *)m->xrecv;
     int                        ok = 1;

@@ -1,66 +1,143 @@
-/* coll/gc3: MPI_Reduce_scatter_block. gc3 runs the blocking call out of place (MPI's in-place
- * result goes to the start of the buffer, the program's to this rank's block: those are passed on)
- * when the datatype and op are predefined ones it knows, on device memory of this rank's GPU (or
- * host memory with coll_gc3_backend=host), and a plan agreed by all ranks exists; otherwise the
- * previous module does (device buffers staged through host memory). MPI_Ireduce_scatter_block is
- * the blocking call on device buffers (coll_gc3_fallback.c). */
+/* coll/gc3: MPI_Reduce_scatter_block, in its blocking, nonblocking and persistent forms around one
+ * argument builder. gc3 runs it out of place (MPI's in-place result goes to the start of the buffer,
+ * the program's to this rank's block: those are passed on) when the datatype and op are predefined
+ * ones it knows, on device memory of this rank's GPU (or host memory with coll_gc3_backend=host),
+ * and a plan agreed by all ranks exists; otherwise the previous module does (device buffers staged
+ * through host memory). */
 #include <string.h>
 #include "coll_gc3.h"
 #include "opal/util/output.h"
 #include "ompi/datatype/ompi_datatype.h"
 
-/* The argument builder (mca_coll_gc3_args_t). */
+/* The argument builder (mca_coll_gc3_args_t); name: the MPI call, for messages. */
 static int gc3_reduce_scatter_block_args(mca_coll_gc3_module_t *m, const void *sbuf, void *rbuf, int rcount,
-                                         struct ompi_datatype_t *dt, struct ompi_op_t *op, mca_coll_gc3_args_t *a)
+                                         struct ompi_datatype_t *dt, struct ompi_op_t *op, const char *name,
+                                         mca_coll_gc3_args_t *a)
 {
     size_t dsize = 0;
 
     memset(a, 0, sizeof(*a));
-    a->backend = sbuf == MPI_IN_PLACE ? -1 : mca_coll_gc3_pick_backend(m, sbuf, rbuf, "reduce_scatter_block", &a->device);
+    a->root    = -1;
+    a->backend = mca_coll_gc3_pick_backend(m, sbuf, rbuf, name, &a->device);
     ompi_datatype_type_size(dt, &dsize);
     if (sbuf == MPI_IN_PLACE) {
         a->backend = -1;
-        return mca_coll_gc3_passed_on(m->comm, "reduce_scatter_block", "in place (gc3 runs it out of place)");
+        return mca_coll_gc3_passed_on(m->comm, name, "in place (gc3 runs it out of place)");
     }
-    if (!mca_coll_gc3_args_usable(m, a, "reduce_scatter_block", GC3_COLL_REDUCE_SCATTER, rcount)) {
+    if (!mca_coll_gc3_args_usable(m, a, name, GC3_COLL_REDUCE_SCATTER, rcount)) {
         return 0;
     }
     if (!mca_coll_gc3_map_dtype(dt, &a->dtype) || !mca_coll_gc3_map_op(op, &a->op) || !gc3_op_valid(a->op, a->dtype)) {
-        return mca_coll_gc3_passed_on(m->comm, "reduce_scatter_block", "a user-defined or unsupported op or datatype");
+        return mca_coll_gc3_passed_on(m->comm, name, "a user-defined or unsupported op or datatype");
     }
     a->count = (size_t)rcount;
     a->bytes = (size_t)rcount * (size_t)ompi_comm_size(m->comm) * dsize;
     return 1;
 }
 
+/* The previous module's reduce_scatter_block with the device buffers copied through host memory. */
+static int gc3_reduce_scatter_block_staged(mca_coll_gc3_module_t *m, const void *sbuf, void *rbuf, int rcount,
+                                           struct ompi_datatype_t *dt, struct ompi_op_t *op)
+{
+    int                  rc, inplace = sbuf == MPI_IN_PLACE;
+    size_t               all  = (size_t)rcount * (size_t)ompi_comm_size(m->comm);
+    mca_coll_gc3_stage_t b[2] = { mca_coll_gc3_stage_buf((void *)sbuf, dt, all, 1, 0),
+                                  mca_coll_gc3_stage_buf(rbuf, dt, inplace ? all : (size_t)rcount, inplace, 1) };
+
+    if ((rc = mca_coll_gc3_stage_in(b, 2)) == OMPI_SUCCESS) {
+        rc = m->prev_reduce_scatter_block(b[0].base, b[1].base, rcount, dt, op, m->comm,
+                                          m->prev_reduce_scatter_block_module);
+    }
+    b[1].count = (size_t)rcount; /* in place too, only this rank's block is the result */
+    return mca_coll_gc3_stage_out(b, 2, rc);
+}
+
 int mca_coll_gc3_reduce_scatter_block(const void *sbuf, void *rbuf, int rcount, struct ompi_datatype_t *dt,
-                                      struct ompi_op_t *op, struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
+                                      struct ompi_op_t *op, struct ompi_communicator_t *comm,
+                                      mca_coll_base_module_t *module)
 {
     mca_coll_gc3_module_t *m = (mca_coll_gc3_module_t *)module;
-    mca_coll_gc3_stage_t   s, r;
-    int                    rc, inplace = sbuf == MPI_IN_PLACE;
-    size_t                 all = (size_t)rcount * (size_t)ompi_comm_size(comm), rn = inplace ? all : (size_t)rcount;
     mca_coll_gc3_args_t    a;
+    int                    rc;
 
     if (m->prev_reduce_scatter_block == NULL) {
         return MCA_COLL_GC3_NO_PREV(comm, reduce_scatter_block);
     }
-    if (gc3_reduce_scatter_block_args(m, sbuf, rbuf, rcount, dt, op, &a) &&
+    if (gc3_reduce_scatter_block_args(m, sbuf, rbuf, rcount, dt, op, "reduce_scatter_block", &a) &&
         mca_coll_gc3_try_run(m, GC3_COLL_REDUCE_SCATTER, &a, sbuf, rbuf, &rc)) {
         return rc;
     }
     rc = OMPI_SUCCESS;
-    if (!MCA_COLL_GC3_DEV_BOTH || !mca_coll_gc3_stage_call(comm, "reduce_scatter_block", &rc)) {
-        return rc != OMPI_SUCCESS ? rc : m->prev_reduce_scatter_block(sbuf, rbuf, rcount, dt, op, comm, m->prev_reduce_scatter_block_module);
+    if (mca_coll_gc3_stage_coll(GC3_COLL_REDUCE_SCATTER, sbuf, rbuf, -1, comm, &rc)) {
+        return gc3_reduce_scatter_block_staged(m, sbuf, rbuf, rcount, dt, op);
     }
-    rc = mca_coll_gc3_stage_in(&s, (void *)sbuf, dt, all, 1);
-    if (rc == OMPI_SUCCESS) {
-        rc = mca_coll_gc3_stage_in(&r, rbuf, dt, rn, inplace);
-        if (rc == OMPI_SUCCESS) {
-            rc = m->prev_reduce_scatter_block(inplace ? MPI_IN_PLACE : s.base, r.base, rcount, dt, op, comm,
-                                              m->prev_reduce_scatter_block_module);
+    return rc != OMPI_SUCCESS
+               ? rc
+               : m->prev_reduce_scatter_block(sbuf, rbuf, rcount, dt, op, comm, m->prev_reduce_scatter_block_module);
+}
+
+/* As MPI_Iallreduce (coll_gc3_allreduce.c): the pipeline, or the blocking call on device buffers
+ * gc3 does not take, or the previous module. */
+int mca_coll_gc3_ireduce_scatter_block(const void *sbuf, void *rbuf, int rcount, struct ompi_datatype_t *dt,
+                                       struct ompi_op_t *op, struct ompi_communicator_t *comm, ompi_request_t **request,
+                                       mca_coll_base_module_t *module)
+{
+    mca_coll_gc3_module_t *m = (mca_coll_gc3_module_t *)module;
+    mca_coll_gc3_args_t    a;
+    int                    rc;
+
+    if (gc3_reduce_scatter_block_args(m, sbuf, rbuf, rcount, dt, op, "ireduce_scatter_block", &a) &&
+        mca_coll_gc3_try_start(m, GC3_COLL_REDUCE_SCATTER, &a, sbuf, rbuf, request, &rc, NULL)) {
+        return rc;
+    }
+    if (mca_coll_gc3_nb_as_blocking(comm, "ireduce_scatter_block", a.device)) {
+        *request = &ompi_request_empty;
+        return mca_coll_gc3_reduce_scatter_block(sbuf, rbuf, rcount, dt, op, comm, module);
+    }
+    if (m->prev_ireduce_scatter_block == NULL) {
+        return MCA_COLL_GC3_NO_PREV(comm, ireduce_scatter_block);
+    }
+    return m->prev_ireduce_scatter_block(sbuf, rbuf, rcount, dt, op, comm, request,
+                                         m->prev_ireduce_scatter_block_module);
+}
+
+/* ---------------------------------------------------------------- persistent (coll_gc3_persistent.c) */
+
+static int gc3_reduce_scatter_block_start_on_plan(mca_coll_gc3_request_t *r, int *rc)
+{
+    ompi_request_t     *req = &r->super;
+    mca_coll_gc3_args_t a;
+
+    return gc3_reduce_scatter_block_args(r->module, r->sbuf, r->rbuf, r->rcount, r->rdtype, r->op,
+                                         "reduce_scatter_block", &a) &&
+           mca_coll_gc3_try_start(r->module, GC3_COLL_REDUCE_SCATTER, &a, r->sbuf, r->rbuf, &req, rc, r);
+}
+
+static int gc3_reduce_scatter_block_start_blocking(mca_coll_gc3_request_t *r)
+{
+    return mca_coll_gc3_reduce_scatter_block(r->sbuf, r->rbuf, r->rcount, r->rdtype, r->op, r->module->comm,
+                                             &r->module->super);
+}
+
+static const mca_coll_gc3_pcoll_t gc3_reduce_scatter_block_persistent = { gc3_reduce_scatter_block_start_on_plan,
+                                                                          gc3_reduce_scatter_block_start_blocking };
+
+int mca_coll_gc3_reduce_scatter_block_init(const void *sbuf, void *rbuf, int rcount, struct ompi_datatype_t *dt,
+                                           struct ompi_op_t *op, struct ompi_communicator_t *comm,
+                                           struct ompi_info_t *info, ompi_request_t **request,
+                                           mca_coll_base_module_t *module)
+{
+    mca_coll_gc3_module_t *m = (mca_coll_gc3_module_t *)module;
+    mca_coll_gc3_args_t    a;
+    int gc3_runs = gc3_reduce_scatter_block_args(m, sbuf, rbuf, rcount, dt, op, "reduce_scatter_block_init", &a);
+
+    if (a.backend < 0 && !a.device) { /* host buffers gc3 does not run: the previous module's, untouched */
+        if (m->prev_reduce_scatter_block_init == NULL) {
+            return MCA_COLL_GC3_NO_PREV(comm, reduce_scatter_block_init);
         }
-        rc = mca_coll_gc3_stage_out(&r, dt, (size_t)rcount, 1, rc);
+        return m->prev_reduce_scatter_block_init(sbuf, rbuf, rcount, dt, op, comm, info, request,
+                                                 m->prev_reduce_scatter_block_init_module);
     }
-    return mca_coll_gc3_stage_out(&s, dt, all, 0, rc);
+    return mca_coll_gc3_persistent(m, GC3_COLL_REDUCE_SCATTER, &gc3_reduce_scatter_block_persistent, sbuf, rbuf, 0,
+                                   NULL, rcount, dt, op, gc3_runs, &a, request);
 }

@@ -22,7 +22,7 @@ void mca_coll_gc3_set_text(char **text, const char *fmt, ...)
  * only coll_gc3_timeout ends). */
 static int gc3_gpu_blocks, gc3_gpu_blocks_over;
 
-void mca_coll_gc3_blocks_take(mca_coll_gc3_module_t *m, const mca_coll_gc3_plan_slot_t *s)
+void mca_coll_gc3_blocks_take(mca_coll_gc3_module_t *m, const mca_coll_gc3_plan_entry_t *s)
 {
     int now;
     if (s->backend != GC3_BACKEND_CUDA) {
@@ -38,7 +38,7 @@ void mca_coll_gc3_blocks_take(mca_coll_gc3_module_t *m, const mca_coll_gc3_plan_
     }
 }
 
-void mca_coll_gc3_blocks_give(const mca_coll_gc3_plan_slot_t *s)
+void mca_coll_gc3_blocks_give(const mca_coll_gc3_plan_entry_t *s)
 {
     if (s->backend == GC3_BACKEND_CUDA) {
         __atomic_sub_fetch(&gc3_gpu_blocks, s->blocks, __ATOMIC_RELAXED);
@@ -55,7 +55,7 @@ void mca_coll_gc3_report_failure(mca_coll_gc3_module_t *m, const char *call, con
                     : "");
 }
 
-void mca_coll_gc3_report_zc(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_slot_t *s)
+void mca_coll_gc3_report_zc(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_entry_t *s)
 {
     const int   peers = gc3_plan_zc_peers(s->plan) | gc3_plan_zc_mode(s->plan) << 16;
     const char *why   = peers > 0 ? NULL : s->plan != NULL ? gc3_plan_zc_why(s->plan) : NULL;

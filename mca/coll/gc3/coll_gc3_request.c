@@ -28,7 +28,7 @@ static struct {
     pthread_mutex_t         lock;
     mca_coll_gc3_module_t **m;
     int                     n, cap;
-} gc3_active = {PTHREAD_MUTEX_INITIALIZER, NULL, 0, 0};
+} gc3_active = { PTHREAD_MUTEX_INITIALIZER, NULL, 0, 0 };
 
 /* ---------------------------------------------------------------- requests */
 
@@ -40,9 +40,12 @@ static int mca_coll_gc3_request_free(ompi_request_t **req)
         if (!REQUEST_COMPLETE(&r->super)) {
             return MPI_ERR_REQUEST; /* an active persistent request cannot be freed */
         }
-        if (r->sdtype != NULL) OBJ_RELEASE(r->sdtype);
-        if (r->rdtype != NULL) OBJ_RELEASE(r->rdtype);
-        if (r->op != NULL) OBJ_RELEASE(r->op);
+        if (r->sdtype != NULL)
+            OBJ_RELEASE(r->sdtype);
+        if (r->rdtype != NULL)
+            OBJ_RELEASE(r->rdtype);
+        if (r->op != NULL)
+            OBJ_RELEASE(r->op);
     }
     OMPI_REQUEST_FINI(*req);
     OBJ_RELEASE(*req); /* the caller's reference; the pipeline keeps its own until completion */
@@ -79,6 +82,7 @@ static mca_coll_gc3_request_t *mca_coll_gc3_request_new(mca_coll_gc3_module_t *m
     r->module                      = m;
     r->coll                        = coll;
     r->pcoll                       = NULL;
+    r->root                        = -1;
     memset(&r->task, 0, sizeof(r->task));
     r->sbuf = r->rbuf = NULL;
     r->scount = r->rcount = 0;
@@ -102,12 +106,13 @@ mca_coll_gc3_request_t *mca_coll_gc3_request_persistent(mca_coll_gc3_module_t *m
 static void mca_coll_gc3_complete(mca_coll_gc3_task_t *done)
 {
     while (done != NULL) {
-        mca_coll_gc3_task_t    *t = done;
-        mca_coll_gc3_request_t *r = t->req;
-        done                      = t->next;
-        t->next                   = NULL;
-        r->super.req_status.MPI_ERROR = t->rc == OMPI_SUCCESS ? MPI_SUCCESS
-                                        : t->rc == MPI_ERR_UNSUPPORTED_OPERATION ? t->rc : MPI_ERR_OTHER;
+        mca_coll_gc3_task_t    *t     = done;
+        mca_coll_gc3_request_t *r     = t->req;
+        done                          = t->next;
+        t->next                       = NULL;
+        r->super.req_status.MPI_ERROR = t->rc == OMPI_SUCCESS                    ? MPI_SUCCESS
+                                        : t->rc == MPI_ERR_UNSUPPORTED_OPERATION ? t->rc
+                                                                                 : MPI_ERR_OTHER;
         ompi_request_complete(&r->super, true);
         OBJ_RELEASE(r); /* the pipeline's reference */
     }
@@ -119,18 +124,19 @@ static void mca_coll_gc3_task_init(mca_coll_gc3_task_t *t, gc3_coll_t coll, cons
                                    const void *sbuf, void *rbuf)
 {
     memset(t, 0, sizeof(*t));
-    t->coll          = coll;
-    t->backend       = (gc3_backend_t)a->backend;
-    t->bytes         = a->bytes;
-    t->inplace       = sbuf == MPI_IN_PLACE;
-    t->device        = a->backend == GC3_BACKEND_CUDA;
-    t->call.sendbuf  = sbuf == MPI_IN_PLACE ? NULL : sbuf;
-    t->call.recvbuf  = rbuf;
-    t->call.count    = a->count;
-    t->call.dtype    = a->dtype;
-    t->call.op       = a->op;
-    t->call.stream   = NULL;
-    t->state         = MCA_COLL_GC3_TASK_QUEUED;
+    t->coll         = coll;
+    t->backend      = (gc3_backend_t)a->backend;
+    t->bytes        = a->bytes;
+    t->root         = a->root;
+    t->inplace      = sbuf == MPI_IN_PLACE;
+    t->device       = a->backend == GC3_BACKEND_CUDA;
+    t->call.sendbuf = sbuf == MPI_IN_PLACE ? NULL : sbuf;
+    t->call.recvbuf = rbuf;
+    t->call.count   = a->count;
+    t->call.dtype   = a->dtype;
+    t->call.op      = a->op;
+    t->call.stream  = NULL;
+    t->state        = MCA_COLL_GC3_TASK_QUEUED;
 }
 
 /* Does gc3 take a call of this size on m at all? Decided from the call and the settings alone. */
@@ -150,9 +156,10 @@ static int mca_coll_gc3_takes(mca_coll_gc3_module_t *m, int coll, size_t bytes)
 static int mca_coll_gc3_unusable(mca_coll_gc3_module_t *m, int coll)
 {
     if (m->unusable) {
-        opal_output(0, "coll:gc3: comm %s rank %d: %s fails: gc3 marked this communicator unusable after its ranks "
-                    "could not agree on an earlier call", m->comm->c_name, ompi_comm_rank(m->comm),
-                    gc3_coll_desc(coll)->mpi_name);
+        opal_output(0,
+                    "coll:gc3: comm %s rank %d: %s fails: gc3 marked this communicator unusable after its ranks "
+                    "could not agree on an earlier call",
+                    m->comm->c_name, ompi_comm_rank(m->comm), gc3_coll_desc(coll)->mpi_name);
     }
     return m->unusable;
 }
@@ -196,13 +203,14 @@ void mca_coll_gc3_report_nonblocking(mca_coll_gc3_module_t *m, const mca_coll_gc
     const char *kind = t->req != NULL && t->req->super.req_persistent ? "persistent" : "nonblocking";
     if (why == NULL) {
         mca_coll_gc3_verbose_once(1, m->comm,
-                            "coll:gc3: comm %s: %s %s runs on gc3's %s plan, completed by MPI progress",
-                            m->comm->c_name, kind, gc3_coll_desc(t->coll)->mpi_name, t->slot->program->name);
+                                  "coll:gc3: comm %s: %s %s runs on gc3's %s plan, completed by MPI progress",
+                                  m->comm->c_name, kind, gc3_coll_desc(t->coll)->mpi_name, t->entry->program->name);
     } else {
-        mca_coll_gc3_verbose_once(1, m->comm,
-                            "coll:gc3: comm %s: %s %s of %zu bytes has no gc3 plan (%s): it runs on gc3's host-staged "
-                            "exchange, completed by MPI progress", m->comm->c_name, kind,
-                            gc3_coll_desc(t->coll)->mpi_name, t->bytes, why);
+        mca_coll_gc3_verbose_once(
+            1, m->comm,
+            "coll:gc3: comm %s: %s %s of %zu bytes has no gc3 plan (%s): it runs on gc3's host-staged "
+            "exchange, completed by MPI progress",
+            m->comm->c_name, kind, gc3_coll_desc(t->coll)->mpi_name, t->bytes, why);
     }
 }
 
@@ -227,10 +235,10 @@ static void mca_coll_gc3_no_plan(mca_coll_gc3_module_t *m, mca_coll_gc3_task_t *
         mca_coll_gc3_task_end(t, rc, done);
         return;
     }
-    if (t->slot != NULL ? !t->slot->nb_seen : !(m->staged_seen & (1 << t->coll))) {
+    if (t->entry != NULL ? !t->entry->nb_seen : !(m->staged_seen & (1 << t->coll))) {
         mca_coll_gc3_report_nonblocking(m, t, why); /* once per plan, or per collective */
-        if (t->slot != NULL) {
-            t->slot->nb_seen = 1;
+        if (t->entry != NULL) {
+            t->entry->nb_seen = 1;
         } else {
             m->staged_seen |= 1 << t->coll;
         }
@@ -241,26 +249,26 @@ static void mca_coll_gc3_no_plan(mca_coll_gc3_module_t *m, mca_coll_gc3_task_t *
         mca_coll_gc3_task_end(t, rc, done);
         return;
     }
-    t->state = MCA_COLL_GC3_TASK_STAGED;
-    t->next  = m->running;
+    t->state   = MCA_COLL_GC3_TASK_STAGED;
+    t->next    = m->running;
     m->running = t;
 }
 
 /* May a call start on the plan of s: no call runs on it, nor, when its slots are in the backend's
  * FIFO pool of the communicator (coll_gc3_fifo_pool), on another plan of that pool? Taken and given
  * back with m->lock held. */
-static int mca_coll_gc3_slot_free(const mca_coll_gc3_module_t *m, const mca_coll_gc3_plan_slot_t *s)
+static int mca_coll_gc3_entry_free(const mca_coll_gc3_module_t *m, const mca_coll_gc3_plan_entry_t *s)
 {
     return !s->busy && !(gc3_plan_pooled(s->plan) && m->pool_busy[s->backend]);
 }
 
-static void mca_coll_gc3_slot_take(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_slot_t *s)
+static void mca_coll_gc3_entry_take(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_entry_t *s)
 {
     s->busy = 1;
     m->pool_busy[s->backend] |= gc3_plan_pooled(s->plan);
 }
 
-static void mca_coll_gc3_slot_give(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_slot_t *s)
+static void mca_coll_gc3_entry_give(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_entry_t *s)
 {
     s->busy = 0;
     if (gc3_plan_pooled(s->plan)) {
@@ -270,34 +278,33 @@ static void mca_coll_gc3_slot_give(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_s
 
 enum { GC3_HEAD_WAITS, GC3_HEAD_ENDED, GC3_HEAD_READY };
 
-/* The head task whose plan slot is known: it waits (the plan is being set up, or an earlier call
+/* The head task whose plan entry is known: it waits (the plan is being set up, or an earlier call
  * runs on it), ended (off the queue: the call fails, or runs without a plan) or is ready. */
-static int mca_coll_gc3_head_on_slot(mca_coll_gc3_module_t *m, mca_coll_gc3_task_t *t, mca_coll_gc3_task_t **done)
+static int mca_coll_gc3_head_on_entry(mca_coll_gc3_module_t *m, mca_coll_gc3_task_t *t, mca_coll_gc3_task_t **done)
 {
-    mca_coll_gc3_plan_slot_t *s = t->slot;
+    mca_coll_gc3_plan_entry_t *s = t->entry;
 
-    if (s->state == MCA_COLL_GC3_SLOT_BUILDING) {
+    if (s->state == MCA_COLL_GC3_ENTRY_BUILDING) {
         return GC3_HEAD_WAITS;
     }
-    if (s->state == MCA_COLL_GC3_SLOT_FAILED && s->fail_call) {
+    if (s->state == MCA_COLL_GC3_ENTRY_FAILED && s->fail_call) {
         s->fail_call = 0; /* this call fails (the ranks differ on it); a consistent one builds it again */
-        s->state     = MCA_COLL_GC3_SLOT_NEW;
+        s->state     = MCA_COLL_GC3_ENTRY_NEW;
         mca_coll_gc3_pop(m);
         mca_coll_gc3_task_end(t, OMPI_ERROR, done); /* reported with the agreement */
         return GC3_HEAD_ENDED;
     }
-    if (s->state == MCA_COLL_GC3_SLOT_FAILED) {
+    if (s->state == MCA_COLL_GC3_ENTRY_FAILED) {
         mca_coll_gc3_no_plan(m, t, MCA_COLL_GC3_TEXT(s->why), done);
         return GC3_HEAD_ENDED;
     }
     /* an earlier call runs on this plan (or on another plan of its FIFO pool) */
-    return mca_coll_gc3_slot_free(m, s) ? GC3_HEAD_READY : GC3_HEAD_WAITS;
+    return mca_coll_gc3_entry_free(m, s) ? GC3_HEAD_READY : GC3_HEAD_WAITS;
 }
 
-/* Where the head task stands (GC3_HEAD_*): the communicator's shape first, then its plan slot.
- * *changed: its slot was found or made. */
-static int mca_coll_gc3_head(mca_coll_gc3_module_t *m, mca_coll_gc3_task_t *t, mca_coll_gc3_task_t **done,
-                             int *changed)
+/* Where the head task stands (GC3_HEAD_*): the communicator's shape first, then its plan entry.
+ * *changed: its plan entry was found or made. */
+static int mca_coll_gc3_head(mca_coll_gc3_module_t *m, mca_coll_gc3_task_t *t, mca_coll_gc3_task_t **done, int *changed)
 {
     const gc3_backend_t b = t->backend;
     char                why[MCA_COLL_GC3_WHY_BYTES];
@@ -315,10 +322,10 @@ static int mca_coll_gc3_head(mca_coll_gc3_module_t *m, mca_coll_gc3_task_t *t, m
         mca_coll_gc3_no_plan(m, t, m->exec_why[b][0] ? m->exec_why[b] : "no executor", done);
         return GC3_HEAD_ENDED;
     }
-    if (t->slot == NULL) {
-        t->slot  = mca_coll_gc3_slot(m, t->coll, t->bytes, t->inplace, b, why, sizeof(why));
+    if (t->entry == NULL) {
+        t->entry = mca_coll_gc3_entry(m, t->coll, t->root, t->bytes, t->inplace, b, why, sizeof(why));
         *changed = 1;
-        if (t->slot == NULL) {
+        if (t->entry == NULL) {
             mca_coll_gc3_no_plan(m, t, why, done);
             return GC3_HEAD_ENDED;
         }
@@ -328,16 +335,16 @@ static int mca_coll_gc3_head(mca_coll_gc3_module_t *m, mca_coll_gc3_task_t *t, m
         mca_coll_gc3_task_end(t, OMPI_SUCCESS, done);
         return GC3_HEAD_ENDED;
     }
-    return mca_coll_gc3_head_on_slot(m, t, done);
+    return mca_coll_gc3_head_on_entry(m, t, done);
 }
 
-/* A task off the queue, its plan taken (mca_coll_gc3_slot_take): a blocking one goes back to its caller, which
+/* A task off the queue, its plan taken (mca_coll_gc3_entry_take): a blocking one goes back to its caller, which
  * runs it; a nonblocking one starts. */
 static void mca_coll_gc3_start_on_plan(mca_coll_gc3_module_t *m, mca_coll_gc3_task_t *t, mca_coll_gc3_task_t **done)
 {
-    mca_coll_gc3_plan_slot_t *s = t->slot;
-    gc3_diag_t                diag;
-    gc3_status_t              st;
+    mca_coll_gc3_plan_entry_t *s = t->entry;
+    gc3_diag_t                 diag;
+    gc3_status_t               st;
 
     if (t->blocking) {
         t->state = MCA_COLL_GC3_TASK_GO;
@@ -351,7 +358,7 @@ static void mca_coll_gc3_start_on_plan(mca_coll_gc3_module_t *m, mca_coll_gc3_ta
         mca_coll_gc3_blocks_give(s);
         gc3_snprintf_cut(call, sizeof(call), "nonblocking %s", gc3_coll_desc(t->coll)->mpi_name);
         mca_coll_gc3_report_failure(m, call, diag.count ? diag.msgs[0] : gc3_status_string(st));
-        mca_coll_gc3_slot_give(m, s);
+        mca_coll_gc3_entry_give(m, s);
         mca_coll_gc3_task_end(t, OMPI_ERROR, done);
     } else {
         if (!s->nb_seen) {
@@ -380,7 +387,7 @@ static int mca_coll_gc3_start_queued(mca_coll_gc3_module_t *m, mca_coll_gc3_task
         changed = 1;
         if (head == GC3_HEAD_READY) {
             mca_coll_gc3_pop(m);
-            mca_coll_gc3_slot_take(m, t->slot);
+            mca_coll_gc3_entry_take(m, t->entry);
             mca_coll_gc3_start_on_plan(m, t, done);
         }
     }
@@ -390,7 +397,7 @@ static int mca_coll_gc3_start_queued(mca_coll_gc3_module_t *m, mca_coll_gc3_task
 /* Test what runs; 1 when something ended. */
 static int mca_coll_gc3_test_running(mca_coll_gc3_module_t *m, mca_coll_gc3_task_t **done)
 {
-    mca_coll_gc3_task_t **pp = &m->running, *t;
+    mca_coll_gc3_task_t **pp      = &m->running, *t;
     int                   changed = 0;
 
     while ((t = *pp) != NULL) {
@@ -399,10 +406,10 @@ static int mca_coll_gc3_test_running(mca_coll_gc3_module_t *m, mca_coll_gc3_task
             gc3_diag_t   diag;
             gc3_status_t st;
             gc3_diag_init(&diag);
-            st = gc3_exec_test(t->slot->plan, &over, &diag);
+            st = gc3_exec_test(t->entry->plan, &over, &diag);
             if (over) {
-                mca_coll_gc3_slot_give(m, t->slot);
-                mca_coll_gc3_blocks_give(t->slot);
+                mca_coll_gc3_entry_give(m, t->entry);
+                mca_coll_gc3_blocks_give(t->entry);
                 if (st != GC3_OK) {
                     char call[64];
                     gc3_snprintf_cut(call, sizeof(call), "nonblocking %s", gc3_coll_desc(t->coll)->mpi_name);
@@ -572,8 +579,8 @@ void mca_coll_gc3_quiesce(mca_coll_gc3_module_t *m)
 
 /* ---------------------------------------------------------------- the calls */
 
-/* Run a blocking call on its plan (the caller took the plan: mca_coll_gc3_slot_take). */
-static int mca_coll_gc3_run(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_slot_t *s, const gc3_call_t *call)
+/* Run a blocking call on its plan (the caller took the plan: mca_coll_gc3_entry_take). */
+static int mca_coll_gc3_run(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_entry_t *s, const gc3_call_t *call)
 {
     gc3_diag_t   diag;
     gc3_status_t st;
@@ -585,13 +592,14 @@ static int mca_coll_gc3_run(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_slot_t *
     mca_coll_gc3_blocks_give(s);
     mca_coll_gc3_report_zc(m, s);
     if (st != GC3_OK) {
-        mca_coll_gc3_report_failure(m, gc3_coll_desc(s->coll)->mpi_name, diag.count ? diag.msgs[0] : gc3_status_string(st));
+        mca_coll_gc3_report_failure(m, gc3_coll_desc(s->coll)->mpi_name,
+                                    diag.count ? diag.msgs[0] : gc3_status_string(st));
         rc = OMPI_ERROR;
     }
     gc3_diag_cleanup(&diag);
     pthread_mutex_lock(&m->lock);
-    mca_coll_gc3_slot_give(m, s);
-    queued  = m->head != NULL;
+    mca_coll_gc3_entry_give(m, s);
+    queued = m->head != NULL;
     pthread_mutex_unlock(&m->lock);
     if (queued) {
         mca_coll_gc3_kick(m); /* a call queued behind it may start now */
@@ -619,18 +627,19 @@ int mca_coll_gc3_try_run(mca_coll_gc3_module_t *m, gc3_coll_t coll, const mca_co
     }
     if (m->head == NULL && m->exec_state[backend] == 1) {
         /* nothing queued before it and the shape is known: decided here (the common case) */
-        mca_coll_gc3_plan_slot_t *s = mca_coll_gc3_slot(m, coll, a->bytes, t.inplace, backend, why, sizeof(why));
-        if (s == NULL || (s->state == MCA_COLL_GC3_SLOT_FAILED && !s->fail_call)) {
+        mca_coll_gc3_plan_entry_t *s =
+            mca_coll_gc3_entry(m, coll, a->root, a->bytes, t.inplace, backend, why, sizeof(why));
+        if (s == NULL || (s->state == MCA_COLL_GC3_ENTRY_FAILED && !s->fail_call)) {
             pthread_mutex_unlock(&m->lock);
             return 0;
         }
-        if (s->state == MCA_COLL_GC3_SLOT_READY && mca_coll_gc3_slot_free(m, s)) {
-            mca_coll_gc3_slot_take(m, s);
+        if (s->state == MCA_COLL_GC3_ENTRY_READY && mca_coll_gc3_entry_free(m, s)) {
+            mca_coll_gc3_entry_take(m, s);
             pthread_mutex_unlock(&m->lock);
             *rc = mca_coll_gc3_run(m, s, &t.call);
             return 1;
         }
-        t.slot = s; /* being set up, or an earlier call runs on it (or on its FIFO pool) */
+        t.entry = s; /* being set up, or an earlier call runs on it (or on its FIFO pool) */
     }
     mca_coll_gc3_enqueue(m, &t);
     pthread_mutex_unlock(&m->lock);
@@ -645,7 +654,7 @@ int mca_coll_gc3_try_run(mca_coll_gc3_module_t *m, gc3_coll_t coll, const mca_co
     }
     switch (t.state) {
     case MCA_COLL_GC3_TASK_GO:
-        *rc = mca_coll_gc3_run(m, t.slot, &t.call);
+        *rc = mca_coll_gc3_run(m, t.entry, &t.call);
         return 1;
     case MCA_COLL_GC3_TASK_PASS:
         return 0;
@@ -687,8 +696,7 @@ int mca_coll_gc3_try_start(mca_coll_gc3_module_t *m, gc3_coll_t coll, const mca_
     return 1;
 }
 
-void mca_coll_gc3_plan_ahead(mca_coll_gc3_module_t *m, gc3_coll_t coll, const mca_coll_gc3_args_t *a,
-                             const void *sbuf)
+void mca_coll_gc3_plan_ahead(mca_coll_gc3_module_t *m, gc3_coll_t coll, const mca_coll_gc3_args_t *a, const void *sbuf)
 {
     mca_coll_gc3_task_t *t;
 

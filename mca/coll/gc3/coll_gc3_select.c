@@ -1,5 +1,5 @@
 /* coll/gc3: selection. Which rule runs a call (the rules, loaded once per process: a rules file or
- * the built-in ones, with the programs of an algorithm directory ahead), and the plan slot of a
+ * the built-in ones, with the programs of an algorithm directory ahead), and the plan entry of a
  * communicator that holds the plan of that rule. */
 #include <stdlib.h>
 #include <string.h>
@@ -48,7 +48,8 @@ static gc3_rules_t *mca_coll_gc3_rules_load(void)
         if (says) {
             opal_output_verbose(1, mca_coll_gc3_component.output,
                                 "coll:gc3: algorithm directory %s: %d program(s) read and verified (each runs on "
-                                "communicators of its rank count)", mca_coll_gc3_component.algorithm_dir, added);
+                                "communicators of its rank count)",
+                                mca_coll_gc3_component.algorithm_dir, added);
         }
         gc3_diag_cleanup(&diag);
     }
@@ -68,51 +69,63 @@ gc3_rules_t *mca_coll_gc3_rules(void)
     return R;
 }
 
-mca_coll_gc3_plan_slot_t *mca_coll_gc3_slot_lookup(mca_coll_gc3_module_t *m, int coll, size_t bytes, int inplace,
-                                            gc3_backend_t backend, char *why, size_t why_len)
+mca_coll_gc3_plan_entry_t *mca_coll_gc3_entry_lookup(mca_coll_gc3_module_t *m, int coll, int root, size_t bytes,
+                                                     int inplace, gc3_backend_t backend, char *why, size_t why_len)
 {
-    gc3_rules_t              *R = mca_coll_gc3_rules();
-    const gc3_rule_t         *rule;
-    mca_coll_gc3_plan_slot_t *s;
-    int                       idx;
+    gc3_rules_t               *R = mca_coll_gc3_rules();
+    const gc3_rule_t          *rule;
+    mca_coll_gc3_plan_entry_t *s;
+    int                        idx;
 
+    if (gc3_coll_desc((gc3_coll_t)coll)->rooted) {
+        /* the model has bcast and reduce (GC3_COLL_BCAST, GC3_COLL_REDUCE and their generators), but
+         * the rules select no program for them and the runtime does not run a rank without a buffer
+         * (a reduce's non-root): no plan, until both do */
+        gc3_snprintf_cut(why, why_len, "no rule selects a program for %s: gc3's rules have no rooted collective yet",
+                         gc3_coll_desc(coll)->mpi_name);
+        mca_coll_gc3_verbose_once(2, m->comm, "coll:gc3: comm %s: %s: no plan", m->comm->c_name, why);
+        return NULL;
+    }
     rule = R == NULL ? NULL
                      : gc3_rules_match_call(R, (gc3_coll_t)coll, m->nodes, m->gpus, m->link[backend], bytes,
                                             ompi_comm_size(m->comm), inplace);
     if (rule == NULL) {
-        gc3_snprintf_cut(why, why_len, "no rule of %s for %s of %zu bytes on %d node(s) x %d, %s", R ? R->source : "gc3",
-                 gc3_coll_desc(coll)->mpi_name, bytes, m->nodes, m->gpus, gc3_link_name(m->link[backend]));
+        gc3_snprintf_cut(why, why_len, "no rule of %s for %s of %zu bytes on %d node(s) x %d, %s",
+                         R ? R->source : "gc3", gc3_coll_desc(coll)->mpi_name, bytes, m->nodes, m->gpus,
+                         gc3_link_name(m->link[backend]));
         mca_coll_gc3_verbose_once(2, m->comm, "coll:gc3: comm %s: %s: no plan", m->comm->c_name, why);
         return NULL;
     }
     idx = (int)(rule - R->rules);
-    for (int i = 0; i < m->nslots; i++) {
-        s = m->slots[i];
-        if (s->backend == (int)backend && s->coll == coll && s->rule == idx && s->inplace == inplace) {
+    for (int i = 0; i < m->nentries; i++) {
+        s = m->entries[i];
+        if (s->backend == (int)backend && s->coll == coll && s->rule == idx && s->inplace == inplace &&
+            s->root == root) {
             return s;
         }
     }
-    if (m->nslots == m->slots_cap) {
-        int                        ncap = m->slots_cap ? 2 * m->slots_cap : 8;
-        mca_coll_gc3_plan_slot_t **n    = realloc(m->slots, (size_t)ncap * sizeof(*n));
+    if (m->nentries == m->entries_cap) {
+        int                         ncap = m->entries_cap ? 2 * m->entries_cap : 8;
+        mca_coll_gc3_plan_entry_t **n    = realloc(m->entries, (size_t)ncap * sizeof(*n));
         if (n == NULL) {
             gc3_snprintf_cut(why, why_len, "out of host memory");
             return NULL;
         }
-        m->slots     = n;
-        m->slots_cap = ncap;
+        m->entries     = n;
+        m->entries_cap = ncap;
     }
     s = calloc(1, sizeof(*s));
     if (s == NULL) {
         gc3_snprintf_cut(why, why_len, "out of host memory");
         return NULL;
     }
-    m->slots[m->nslots++] = s;
-    s->backend = backend;
-    s->coll    = coll;
-    s->rule    = idx;
-    s->inplace = inplace;
-    s->bytes   = bytes;
-    s->state   = MCA_COLL_GC3_SLOT_NEW;
+    m->entries[m->nentries++] = s;
+    s->backend                = backend;
+    s->coll                   = coll;
+    s->rule                   = idx;
+    s->inplace                = inplace;
+    s->root                   = root;
+    s->bytes                  = bytes;
+    s->state                  = MCA_COLL_GC3_ENTRY_NEW;
     return s;
 }

@@ -43,8 +43,8 @@ static void gc3_setup_abandon(mca_coll_gc3_module_t *m, const char *call, const 
     m->oob_pending = NULL;
     for (int i = 0; i < m->njobs; i++) {
         if (m->jobs[i].kind == MCA_COLL_GC3_JOB_PLAN) {
-            m->jobs[i].slot->state = MCA_COLL_GC3_SLOT_FAILED;
-            mca_coll_gc3_set_text(&m->jobs[i].slot->why, "its set-up did not finish");
+            m->jobs[i].entry->state = MCA_COLL_GC3_ENTRY_FAILED;
+            mca_coll_gc3_set_text(&m->jobs[i].entry->why, "its set-up did not finish");
         } else if (m->exec_state[m->jobs[i].backend] == 2) {
             m->exec_state[m->jobs[i].backend] = -1;
             gc3_snprintf_cut(m->exec_why[m->jobs[i].backend], sizeof(m->exec_why[0]), "its set-up did not finish");
@@ -57,18 +57,22 @@ static void gc3_setup_abandon(mca_coll_gc3_module_t *m, const char *call, const 
 /* What the job under way waits for, for the error record. */
 static void gc3_setup_waiting(mca_coll_gc3_module_t *m, char *buf, size_t len)
 {
-    const mca_coll_gc3_job_t *j = &m->jobs[0];
-    const char *coll = j->kind == MCA_COLL_GC3_JOB_PLAN ? gc3_coll_desc(j->slot->coll)->mpi_name : "";
+    const mca_coll_gc3_job_t *j    = &m->jobs[0];
+    const char               *coll = j->kind == MCA_COLL_GC3_JOB_PLAN ? gc3_coll_desc(j->entry->coll)->mpi_name : "";
     switch (m->phase) {
     case GC3_PHASE_SHAPE:
-        gc3_snprintf_cut(buf, len, "the exchange of the communicator's shape and settings (the first call gc3 runs on it "
-                 "with the %s backend)", j->backend == GC3_BACKEND_CUDA ? "cuda" : "host");
+        gc3_snprintf_cut(buf, len,
+                         "the exchange of the communicator's shape and settings (the first call gc3 runs on it "
+                         "with the %s backend)",
+                         j->backend == GC3_BACKEND_CUDA ? "cuda" : "host");
         break;
     case GC3_PHASE_AGREE:
-        gc3_snprintf_cut(buf, len, "the agreement on the %s plan (the call of %zu bytes that needs it)", coll, j->slot->bytes);
+        gc3_snprintf_cut(buf, len, "the agreement on the %s plan (the call of %zu bytes that needs it)", coll,
+                         j->entry->bytes);
         break;
     case GC3_PHASE_PREPARE:
-        gc3_snprintf_cut(buf, len, "%s of the %s plan", m->prep != NULL ? gc3_exec_prepare_waiting(m->prep) : "?", coll);
+        gc3_snprintf_cut(buf, len, "%s of the %s plan", m->prep != NULL ? gc3_exec_prepare_waiting(m->prep) : "?",
+                         coll);
         break;
     default:
         gc3_snprintf_cut(buf, len, "the agreement on the connections of the %s plan", coll);
@@ -80,14 +84,14 @@ static void gc3_setup_waiting(mca_coll_gc3_module_t *m, char *buf, size_t len)
 static const char *gc3_setup_call(const mca_coll_gc3_module_t *m)
 {
     if (m->njobs > 0 && m->jobs[0].kind == MCA_COLL_GC3_JOB_PLAN) {
-        return gc3_coll_desc(m->jobs[0].slot->coll)->mpi_name;
+        return gc3_coll_desc(m->jobs[0].entry->coll)->mpi_name;
     }
     return m->head != NULL ? gc3_coll_desc(m->head->coll)->mpi_name : "the set-up";
 }
 
 /* ---------------------------------------------------------------- the jobs */
 
-static void gc3_job_push(mca_coll_gc3_module_t *m, int kind, int backend, mca_coll_gc3_plan_slot_t *s)
+static void gc3_job_push(mca_coll_gc3_module_t *m, int kind, int backend, mca_coll_gc3_plan_entry_t *s)
 {
     if (m->njobs == m->jobs_cap) {
         int                 ncap = m->jobs_cap ? 2 * m->jobs_cap : 8;
@@ -97,7 +101,7 @@ static void gc3_job_push(mca_coll_gc3_module_t *m, int kind, int backend, mca_co
             gc3_setup_abandon(m, kind == MCA_COLL_GC3_JOB_PLAN ? gc3_coll_desc(s->coll)->mpi_name : "the set-up",
                               "out of host memory for gc3's set-up");
             if (s != NULL) {
-                s->state = MCA_COLL_GC3_SLOT_FAILED;
+                s->state = MCA_COLL_GC3_ENTRY_FAILED;
             }
             return;
         }
@@ -106,7 +110,7 @@ static void gc3_job_push(mca_coll_gc3_module_t *m, int kind, int backend, mca_co
     }
     m->jobs[m->njobs].kind    = kind;
     m->jobs[m->njobs].backend = backend;
-    m->jobs[m->njobs].slot    = s;
+    m->jobs[m->njobs].entry   = s;
     m->njobs++;
 }
 
@@ -118,14 +122,14 @@ void mca_coll_gc3_setup_exec(mca_coll_gc3_module_t *m, gc3_backend_t backend)
     }
 }
 
-mca_coll_gc3_plan_slot_t *mca_coll_gc3_slot(mca_coll_gc3_module_t *m, int coll, size_t bytes, int inplace,
-                                            gc3_backend_t backend, char *why, size_t why_len)
+mca_coll_gc3_plan_entry_t *mca_coll_gc3_entry(mca_coll_gc3_module_t *m, int coll, int root, size_t bytes, int inplace,
+                                              gc3_backend_t backend, char *why, size_t why_len)
 {
-    mca_coll_gc3_plan_slot_t *s = mca_coll_gc3_slot_lookup(m, coll, bytes, inplace, backend, why, why_len);
+    mca_coll_gc3_plan_entry_t *s = mca_coll_gc3_entry_lookup(m, coll, root, bytes, inplace, backend, why, why_len);
 
-    if (s != NULL && s->state == MCA_COLL_GC3_SLOT_NEW) { /* new, or built before and given up (the call failed) */
+    if (s != NULL && s->state == MCA_COLL_GC3_ENTRY_NEW) { /* new, or built before and given up (the call failed) */
         s->bytes = bytes;
-        s->state = MCA_COLL_GC3_SLOT_BUILDING;
+        s->state = MCA_COLL_GC3_ENTRY_BUILDING;
         gc3_job_push(m, MCA_COLL_GC3_JOB_PLAN, backend, s);
     }
     return s;
@@ -144,10 +148,11 @@ static void gc3_job_start(mca_coll_gc3_module_t *m)
         rc       = mca_coll_gc3_shape_post(m, (gc3_backend_t)j->backend);
     } else {
         m->phase = GC3_PHASE_AGREE;
-        rc       = mca_coll_gc3_plan_post(m, j->slot);
+        rc       = mca_coll_gc3_plan_post(m, j->entry);
     }
     if (rc != 0) {
-        gc3_setup_abandon(m, gc3_setup_call(m), "gc3's set-up exchange could not be started (out of host memory, or "
+        gc3_setup_abandon(m, gc3_setup_call(m),
+                          "gc3's set-up exchange could not be started (out of host memory, or "
                           "point-to-point messages failed)");
     }
 }
@@ -168,7 +173,7 @@ static int gc3_phase_ready(mca_coll_gc3_module_t *m)
     int    rc;
 
     if (m->phase == GC3_PHASE_PREPARE) {
-        rc = mca_coll_gc3_plan_prepared(m, m->jobs[0].slot);
+        rc = mca_coll_gc3_plan_prepared(m, m->jobs[0].entry);
         if (rc != 0) {
             m->phase = GC3_PHASE_CONNECT;
             if (rc < 0) {
@@ -184,7 +189,8 @@ static int gc3_phase_ready(mca_coll_gc3_module_t *m)
         }
         if (rc < 0) {
             m->xreq = NULL;
-            gc3_setup_abandon(m, gc3_setup_call(m), "gc3's set-up exchange failed; gc3 fails every later call on "
+            gc3_setup_abandon(m, gc3_setup_call(m),
+                              "gc3's set-up exchange failed; gc3 fails every later call on "
                               "this communicator");
             return 0;
         }
@@ -192,8 +198,10 @@ static int gc3_phase_ready(mca_coll_gc3_module_t *m)
     if (m->oob_pending != NULL && timeout > 0 && mca_coll_gc3_now() - m->oob_posted > timeout) {
         char what[512], *why = NULL;
         gc3_setup_waiting(m, what, sizeof(what));
-        mca_coll_gc3_set_text(&why, "timeout after %.1f s waiting for the other ranks to join %s; gc3 fails every "
-                              "later call on this communicator", timeout, what);
+        mca_coll_gc3_set_text(&why,
+                              "timeout after %.1f s waiting for the other ranks to join %s; gc3 fails every "
+                              "later call on this communicator",
+                              timeout, what);
         gc3_setup_abandon(m, gc3_setup_call(m), MCA_COLL_GC3_TEXT(why));
         free(why);
     }
@@ -209,7 +217,7 @@ int mca_coll_gc3_setup_advance(mca_coll_gc3_module_t *m)
         return 1;
     }
     while (m->njobs > 0 && !m->unusable) {
-        mca_coll_gc3_job_t *j = &m->jobs[0];
+        mca_coll_gc3_job_t *j     = &m->jobs[0];
         int                 phase = m->phase;
         if (phase == GC3_PHASE_NONE) {
             gc3_job_start(m);
@@ -226,7 +234,7 @@ int mca_coll_gc3_setup_advance(mca_coll_gc3_module_t *m)
             gc3_job_pop(m);
             break;
         case GC3_PHASE_AGREE:
-            if (mca_coll_gc3_plan_agreed(m, j->slot)) {
+            if (mca_coll_gc3_plan_agreed(m, j->entry)) {
                 mca_coll_gc3_agree_release(m);
                 m->phase = GC3_PHASE_PREPARE;
             } else {
@@ -234,7 +242,7 @@ int mca_coll_gc3_setup_advance(mca_coll_gc3_module_t *m)
             }
             break;
         default: /* CONNECT */
-            mca_coll_gc3_plan_connected(m, j->slot);
+            mca_coll_gc3_plan_connected(m, j->entry);
             gc3_job_pop(m);
             break;
         }

@@ -15,9 +15,9 @@
 /* what every rank says about itself before the first plan of a backend */
 typedef struct {
     char           host[64];
-    gc3_gpu_info_t gpu;      /* cuda: this rank's GPU (device -1: none) */
+    gc3_gpu_info_t gpu; /* cuda: this rank's GPU (device -1: none) */
     int32_t        max_blocks, exec_ok;
-    int32_t        net_why;  /* gc3_net_reason_t: the inter-node path this rank can take */
+    int32_t        net_why; /* gc3_net_reason_t: the inter-node path this rank can take */
     int32_t        pad;
     uint64_t       settings; /* mca_coll_gc3_settings_hash */
 } gc3_shape_card_t;
@@ -41,8 +41,8 @@ static void gc3_exec_params(mca_coll_gc3_module_t *m, gc3_backend_t backend, gc3
     ep->fifo_pool       = mca_coll_gc3_component.fifo_pool;
     ep->zero_copy       = mca_coll_gc3_component.zero_copy == MCA_COLL_GC3_ZC_ON ||
                     (mca_coll_gc3_component.zero_copy == MCA_COLL_GC3_ZC_AUTO && backend == GC3_BACKEND_CUDA);
-    ep->reg_entries     = mca_coll_gc3_component.reg_cache;
-    ep->tile_bytes      = (uint64_t)mca_coll_gc3_component.tile_bytes;
+    ep->reg_entries = mca_coll_gc3_component.reg_cache;
+    ep->tile_bytes  = (uint64_t)mca_coll_gc3_component.tile_bytes;
     if (mca_coll_gc3_component.slot_bytes > 0) {
         ep->slot_bytes = (size_t)mca_coll_gc3_component.slot_bytes;
     }
@@ -53,9 +53,9 @@ static void gc3_exec_params(mca_coll_gc3_module_t *m, gc3_backend_t backend, gc3
 static gc3_net_reason_t gc3_shape_net_can(gc3_backend_t backend)
 {
     gc3_net_path_t asked = (gc3_net_path_t)mca_coll_gc3_component.net_path;
-    int            ucx   = !gc3_exec_net_available()                                  ? -1
+    int            ucx   = !gc3_exec_net_available()                                     ? -1
                            : backend == GC3_BACKEND_CUDA && asked != GC3_NET_PATH_STAGED ? gc3_exec_net_cuda_memory()
-                                                                                       : 0;
+                                                                                         : 0;
     return gc3_net_path_choose(asked, backend, ucx);
 }
 
@@ -80,8 +80,10 @@ static void gc3_shape_net_path(mca_coll_gc3_module_t *m, gc3_backend_t backend, 
         gc3_snprintf_cut(m->net_why[backend], sizeof(m->net_why[0]), "%s path: rank %d: %s", path, who, why);
     }
     if (mca_coll_gc3_component.net_path == GC3_NET_PATH_GPUDIRECT && !m->net_direct[backend]) {
-        opal_output(0, "coll:gc3: comm %s rank %d: coll_gc3_net_path=gpudirect not possible (%s): the connections "
-                    "between nodes are host-staged", m->comm->c_name, ompi_comm_rank(m->comm), m->net_why[backend]);
+        opal_output(0,
+                    "coll:gc3: comm %s rank %d: coll_gc3_net_path=gpudirect not possible (%s): the connections "
+                    "between nodes are host-staged",
+                    m->comm->c_name, ompi_comm_rank(m->comm), m->net_why[backend]);
     }
 }
 
@@ -186,15 +188,15 @@ static int gc3_shape_budget(mca_coll_gc3_module_t *m, gc3_backend_t backend, con
         budget = all[r].max_blocks / share < budget ? all[r].max_blocks / share : budget;
         if (share > 1 && !all[r].gpu.mps && !mca_coll_gc3_component.shared_gpu && !refuse) {
             refuse = 1;
-            gc3_snprintf_cut(m->exec_why[backend], sizeof(m->exec_why[0]), "ranks %d and %d share GPU %s without MPS", first,
-                     second, all[r].gpu.pci);
+            gc3_snprintf_cut(m->exec_why[backend], sizeof(m->exec_why[0]), "ranks %d and %d share GPU %s without MPS",
+                             first, second, all[r].gpu.pci);
             mca_coll_gc3_verbose_once(1, m->comm,
-                                "coll:gc3: comm %s: ranks %d and %d share GPU %s of %s without MPS: their "
-                                "kernels would take turns on it (milliseconds a call), so gc3 does not run "
-                                "on this communicator's device buffers: they are staged through host "
-                                "memory. Start the MPS daemon (nvidia-cuda-mps-control -d) or set "
-                                "coll_gc3_shared_gpu to run gc3 there",
-                                m->comm->c_name, first, second, all[r].gpu.pci, all[r].host);
+                                      "coll:gc3: comm %s: ranks %d and %d share GPU %s of %s without MPS: their "
+                                      "kernels would take turns on it (milliseconds a call), so gc3 does not run "
+                                      "on this communicator's device buffers: they are staged through host "
+                                      "memory. Start the MPS daemon (nvidia-cuda-mps-control -d) or set "
+                                      "coll_gc3_shared_gpu to run gc3 there",
+                                      m->comm->c_name, first, second, all[r].gpu.pci, all[r].host);
         }
     }
     m->gpu_share = backend == GC3_BACKEND_CUDA ? budget : m->gpu_share;
@@ -222,9 +224,10 @@ static void gc3_shape_say_skipped(mca_coll_gc3_module_t *m)
     for (int i = 0; R != NULL && i < R->n && mca_coll_gc3_component.verbose >= 1; i++) {
         const gc3_rule_t *r = &R->rules[i];
         if (r->xml != NULL && r->ranks != n) {
-            mca_coll_gc3_verbose_once(1, m->comm, "coll:gc3: comm %s: algorithm directory program %s skipped: "
-                                      "written for %d ranks, the communicator has %d", m->comm->c_name, r->xml,
-                                      r->ranks, n);
+            mca_coll_gc3_verbose_once(1, m->comm,
+                                      "coll:gc3: comm %s: algorithm directory program %s skipped: "
+                                      "written for %d ranks, the communicator has %d",
+                                      m->comm->c_name, r->xml, r->ranks, n);
         }
     }
 }
@@ -237,12 +240,13 @@ void mca_coll_gc3_shape_done(mca_coll_gc3_module_t *m, gc3_backend_t backend)
 
     for (int r = 0; r < n && ok; r++) {
         if (all[r].settings != mine->settings) {
-            mca_coll_gc3_warn_disagree(m, "the selection settings (rules file, algorithm directory or coll_gc3 parameters)", r);
+            mca_coll_gc3_warn_disagree(
+                m, "the selection settings (rules file, algorithm directory or coll_gc3 parameters)", r);
             gc3_snprintf_cut(m->exec_why[backend], sizeof(m->exec_why[0]), "the ranks' selection settings differ");
             ok = 0;
         } else if (!all[r].exec_ok) {
             gc3_snprintf_cut(m->exec_why[backend], sizeof(m->exec_why[0]), "rank %d has no %s executor", r,
-                     backend == GC3_BACKEND_CUDA ? "cuda" : "host");
+                             backend == GC3_BACKEND_CUDA ? "cuda" : "host");
             ok = 0;
         }
     }

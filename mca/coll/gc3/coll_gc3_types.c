@@ -9,16 +9,23 @@ int mca_coll_gc3_map_dtype(struct ompi_datatype_t *dt, gc3_dtype_t *out)
         MPI_Datatype mpi;
         gc3_dtype_t  gc3;
     } table[] = {
-        {MPI_FLOAT, GC3_DT_FLOAT32},         {MPI_DOUBLE, GC3_DT_FLOAT64},
-        {MPI_INT, GC3_DT_INT32},             {MPI_UNSIGNED, GC3_DT_UINT32},
-        {MPI_INT32_T, GC3_DT_INT32},         {MPI_UINT32_T, GC3_DT_UINT32},
-        {MPI_INT64_T, GC3_DT_INT64},         {MPI_UINT64_T, GC3_DT_UINT64},
-        {MPI_LONG_LONG_INT, GC3_DT_INT64},   {MPI_UNSIGNED_LONG_LONG, GC3_DT_UINT64},
-        {MPI_INT8_T, GC3_DT_INT8},           {MPI_UINT8_T, GC3_DT_UINT8},
-        {MPI_SIGNED_CHAR, GC3_DT_INT8},      {MPI_UNSIGNED_CHAR, GC3_DT_UINT8},
-        {MPI_CHAR, GC3_DT_INT8},
-        {MPI_LONG, sizeof(long) == 8 ? GC3_DT_INT64 : GC3_DT_INT32},
-        {MPI_UNSIGNED_LONG, sizeof(long) == 8 ? GC3_DT_UINT64 : GC3_DT_UINT32},
+        { MPI_FLOAT, GC3_DT_FLOAT32 },
+        { MPI_DOUBLE, GC3_DT_FLOAT64 },
+        { MPI_INT, GC3_DT_INT32 },
+        { MPI_UNSIGNED, GC3_DT_UINT32 },
+        { MPI_INT32_T, GC3_DT_INT32 },
+        { MPI_UINT32_T, GC3_DT_UINT32 },
+        { MPI_INT64_T, GC3_DT_INT64 },
+        { MPI_UINT64_T, GC3_DT_UINT64 },
+        { MPI_LONG_LONG_INT, GC3_DT_INT64 },
+        { MPI_UNSIGNED_LONG_LONG, GC3_DT_UINT64 },
+        { MPI_INT8_T, GC3_DT_INT8 },
+        { MPI_UINT8_T, GC3_DT_UINT8 },
+        { MPI_SIGNED_CHAR, GC3_DT_INT8 },
+        { MPI_UNSIGNED_CHAR, GC3_DT_UINT8 },
+        { MPI_CHAR, GC3_DT_INT8 },
+        { MPI_LONG, sizeof(long) == 8 ? GC3_DT_INT64 : GC3_DT_INT32 },
+        { MPI_UNSIGNED_LONG, sizeof(long) == 8 ? GC3_DT_UINT64 : GC3_DT_UINT32 },
     };
     for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
         if (dt == table[i].mpi) {
@@ -35,8 +42,8 @@ int mca_coll_gc3_map_op(struct ompi_op_t *op, gc3_op_t *out)
         MPI_Op   mpi;
         gc3_op_t gc3;
     } table[] = {
-        {MPI_SUM, GC3_OP_SUM},   {MPI_PROD, GC3_OP_PROD}, {MPI_MIN, GC3_OP_MIN}, {MPI_MAX, GC3_OP_MAX},
-        {MPI_BAND, GC3_OP_BAND}, {MPI_BOR, GC3_OP_BOR},   {MPI_BXOR, GC3_OP_BXOR},
+        { MPI_SUM, GC3_OP_SUM },   { MPI_PROD, GC3_OP_PROD }, { MPI_MIN, GC3_OP_MIN },   { MPI_MAX, GC3_OP_MAX },
+        { MPI_BAND, GC3_OP_BAND }, { MPI_BOR, GC3_OP_BOR },   { MPI_BXOR, GC3_OP_BXOR },
     };
     for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
         if (op == table[i].mpi) {
