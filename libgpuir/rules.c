@@ -627,6 +627,29 @@ static gc3_status_t gc3_rule_generated_program(const gc3_rule_t *rule, const gc3
     return st;
 }
 
+/* A rooted collective's program for both kinds of call where it verifies in both: the root's call may
+ * be in place (MPI_IN_PLACE at a reduce's root) while the other ranks, which cannot know it, must
+ * prepare the same plan (the component keys it out of place). The root then calls in place or not. */
+static void gc3_rule_both_kinds(gc3_ir_program_t *p, const gc3_rule_target_t *t)
+{
+    gc3_verify_opts_t vo;
+    gc3_diag_t        quiet;
+    const int         inplace = p->inplace, outofplace = p->outofplace;
+
+    if (!gc3_coll_desc(p->coll)->rooted || (inplace && outofplace)) {
+        return;
+    }
+    gc3_verify_opts_default(&vo);
+    vo.slots = t->slots > 0 ? t->slots : GC3_FIFO_SLOTS_DEFAULT;
+    gc3_diag_init(&quiet);
+    p->inplace = p->outofplace = 1;
+    if (gc3_verify(p, &vo, &quiet) != GC3_OK) {
+        p->inplace    = inplace;
+        p->outofplace = outofplace;
+    }
+    gc3_diag_cleanup(&quiet);
+}
+
 gc3_status_t gc3_rule_program(const gc3_rule_t *rule, const gc3_rule_target_t *target, gc3_diag_t *diag,
                               gc3_ir_program_t **program_p, gc3_rule_made_t *made)
 {
@@ -641,6 +664,7 @@ gc3_status_t gc3_rule_program(const gc3_rule_t *rule, const gc3_rule_target_t *t
                                                       : gc3_rule_generated_program(rule, target, diag, program_p, made);
         if (st == GC3_OK) {
             (*program_p)->no_zc = rule->no_zc;
+            gc3_rule_both_kinds(*program_p, target);
         }
         return st;
     }

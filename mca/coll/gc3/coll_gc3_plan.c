@@ -20,6 +20,7 @@ static int gc3_plan_build(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_entry_t *s
                             * connections between nodes go through UCX all the same) */
                              .nodes      = m->regular ? m->nodes : 1,
                              .inplace    = s->inplace,
+                             .root       = s->root,
                              .slots      = mca_coll_gc3_component.fifo_slots,
                              .max_blocks = m->block_budget[s->backend] };
     int               ok = gc3_rule_program(rule, &t, &m->diag, &s->program, &made) == GC3_OK;

@@ -128,7 +128,9 @@ static void mca_coll_gc3_task_init(mca_coll_gc3_task_t *t, gc3_coll_t coll, cons
     t->backend      = (gc3_backend_t)a->backend;
     t->bytes        = a->bytes;
     t->root         = a->root;
-    t->inplace      = sbuf == MPI_IN_PLACE;
+    /* the plan's kind, the same on every rank: a rooted collective's other ranks cannot know whether the
+     * root calls in place (reduce: its programs serve both kinds, gc3_rule_program), bcast is one buffer */
+    t->inplace      = gc3_coll_desc(coll)->rooted ? coll == GC3_COLL_BCAST : sbuf == MPI_IN_PLACE;
     t->device       = a->backend == GC3_BACKEND_CUDA;
     t->call.sendbuf = sbuf == MPI_IN_PLACE ? NULL : sbuf;
     t->call.recvbuf = rbuf;

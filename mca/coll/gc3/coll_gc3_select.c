@@ -77,18 +77,9 @@ mca_coll_gc3_plan_entry_t *mca_coll_gc3_entry_lookup(mca_coll_gc3_module_t *m, i
     mca_coll_gc3_plan_entry_t *s;
     int                        idx;
 
-    if (gc3_coll_desc((gc3_coll_t)coll)->rooted) {
-        /* the model has bcast and reduce (GC3_COLL_BCAST, GC3_COLL_REDUCE and their generators), but
-         * the rules select no program for them and the runtime does not run a rank without a buffer
-         * (a reduce's non-root): no plan, until both do */
-        gc3_snprintf_cut(why, why_len, "no rule selects a program for %s: gc3's rules have no rooted collective yet",
-                         gc3_coll_desc(coll)->mpi_name);
-        mca_coll_gc3_verbose_once(2, m->comm, "coll:gc3: comm %s: %s: no plan", m->comm->c_name, why);
-        return NULL;
-    }
     rule = R == NULL ? NULL
-                     : gc3_rules_match_call(R, (gc3_coll_t)coll, m->nodes, m->gpus, m->link[backend], bytes,
-                                            ompi_comm_size(m->comm), inplace);
+                     : gc3_rules_match_root(R, (gc3_coll_t)coll, m->nodes, m->gpus, m->link[backend], bytes,
+                                            ompi_comm_size(m->comm), inplace, root);
     if (rule == NULL) {
         gc3_snprintf_cut(why, why_len, "no rule of %s for %s of %zu bytes on %d node(s) x %d, %s",
                          R ? R->source : "gc3", gc3_coll_desc(coll)->mpi_name, bytes, m->nodes, m->gpus,
