@@ -195,7 +195,8 @@ struct gc3_plan {
     gc3_rt_conn_t      *conn;                  /* per block */
     char               *net;                   /* inter-node FIFOs (layout.net_bytes), NULL when none */
     char               *net_slots;             /* direct: their slots (layout.net_slot_bytes, mem_alloc) */
-    void               *net_state;             /* net_ucx.c's */
+    const struct gc3_rt_net *transport;        /* between nodes (crosses_nodes): chosen at its preparation */
+    void               *net_state;             /* the transport's (net_ucx.c's) */
     int                 crosses_nodes;         /* some connection of the program joins two nodes */
     int                 fused_runs;            /* gc3_flat_fuse's count for this rank */
     int                 id;                    /* in the executor */
