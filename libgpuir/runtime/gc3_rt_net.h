@@ -46,7 +46,7 @@
  * failed: nonzero when a connection of the plan failed; the record says which (GC3_WAIT_WHAT_NET).
  * describe: the plan's connections in words (gc3_plan_net_describe). */
 typedef struct gc3_rt_net_setup gc3_rt_net_setup_t; /* (each transport's own, in its file) */
-typedef struct gc3_rt_net {
+struct gc3_rt_net {
     const char *name;
     gc3_status_t (*setup_post)(gc3_plan_t *p, int ok, gc3_diag_t *diag, gc3_rt_net_setup_t **ns_p);
     gc3_status_t (*setup_test)(gc3_rt_net_setup_t *ns, const gc3_rt_layout_t *layouts, gc3_diag_t *diag);
@@ -57,7 +57,7 @@ typedef struct gc3_rt_net {
     void (*call_end)(gc3_plan_t *p);
     int (*failed)(const gc3_plan_t *p, gc3_rt_error_t *e);
     void (*describe)(const gc3_plan_t *p, char *buf, size_t len);
-} gc3_rt_net_t;
+};
 
 #ifdef GC3_HAVE_UCX
 extern const gc3_rt_net_t gc3_rt_net_ucx;

@@ -19,7 +19,7 @@ static uint64_t gc3_rt_layout_net_slots_bytes(int slots, uint64_t slot_stride)
 /* An inter-node connection: its block in the net region, and where its slots are (in that block,
  * host-staged; in the slot region, direct). */
 static int64_t gc3_rt_layout_net_conn_place(gc3_rt_layout_t *L, int slots, uint64_t slot_stride, int64_t *slots_off,
-                                     uint64_t *noff, uint64_t *soff)
+                                            uint64_t *noff, uint64_t *soff)
 {
     int64_t at = (int64_t)*noff;
     if (L->net_direct) {
@@ -74,7 +74,8 @@ gc3_status_t gc3_rt_layout_compute(const gc3_flat_program_t *f, int rank, int sl
         L->fifo_off[t] = L->slot_off[t] = L->head_off[t] = L->net_recv_off[t] = L->net_send_off[t] = -1;
         L->net_recv_slots[t] = L->net_send_slots[t] = -1;
         if (recv && node != NULL && node[me->recv] != node[rank]) {
-            L->net_recv_off[t] = gc3_rt_layout_net_conn_place(L, slots, slot_stride, &L->net_recv_slots[t], &noff, &soff);
+            L->net_recv_off[t] =
+                gc3_rt_layout_net_conn_place(L, slots, slot_stride, &L->net_recv_slots[t], &noff, &soff);
         } else if (recv && pooled) {
             L->fifo_off[t] = (int64_t)off; /* the tail line here, the slots in the pool */
             off += GC3_RT_LINE;
@@ -86,7 +87,8 @@ gc3_status_t gc3_rt_layout_compute(const gc3_flat_program_t *f, int rank, int sl
             off += GC3_RT_LINE + fifo_slots;
         }
         if (send && node != NULL && node[me->send] != node[rank]) {
-            L->net_send_off[t] = gc3_rt_layout_net_conn_place(L, slots, slot_stride, &L->net_send_slots[t], &noff, &soff);
+            L->net_send_off[t] =
+                gc3_rt_layout_net_conn_place(L, slots, slot_stride, &L->net_send_slots[t], &noff, &soff);
         } else if (send) {
             L->head_off[t] = (int64_t)off;
             off += GC3_RT_LINE;
