@@ -17,6 +17,8 @@ typedef struct {
     const char *why;        /* why not, when the buffer cannot be shared with the node's other processes */
 } gc3_rt_reg_info_t;
 
+typedef struct gc3_rt_net gc3_rt_net_t; /* a network transport (gc3_rt_net.h) */
+
 typedef struct gc3_rt_backend {
     const char *name;
     /* this rank's shared region (zeroed), and a handle peers can open */
@@ -195,7 +197,8 @@ struct gc3_plan {
     gc3_rt_conn_t      *conn;                  /* per block */
     char               *net;                   /* inter-node FIFOs (layout.net_bytes), NULL when none */
     char               *net_slots;             /* direct: their slots (layout.net_slot_bytes, mem_alloc) */
-    void               *net_state;             /* net_ucx.c's */
+    const gc3_rt_net_t *transport;             /* between nodes (crosses_nodes): chosen at its preparation */
+    void               *net_state;             /* the transport's (net_ucx.c's) */
     int                 crosses_nodes;         /* some connection of the program joins two nodes */
     int                 fused_runs;            /* gc3_flat_fuse's count for this rank */
     int                 id;                    /* in the executor */

@@ -96,8 +96,8 @@ typedef struct {
 /* One inter-node connection's block in the net region: tail line, per-slot message lengths,
  * slots (host-staged), head line (the block's last). */
 #define GC3_RT_NET_LENS_OFF   GC3_RT_LINE
-uint64_t gc3_rt_net_lens_bytes(int slots);
-#define GC3_RT_NET_SLOTS_OFF(slots) (GC3_RT_LINE + gc3_rt_net_lens_bytes(slots))
+uint64_t gc3_rt_layout_net_lens_bytes(int slots);
+#define GC3_RT_NET_SLOTS_OFF(slots) (GC3_RT_LINE + gc3_rt_layout_net_lens_bytes(slots))
 #define GC3_RT_NET_HEAD_OFF(L) ((L)->net_conn_bytes - GC3_RT_LINE)
 
 /* What one IR thread block needs for a call; filled by the executor, read by the core. */

@@ -5,26 +5,26 @@
 #include "gc3_rt_internal.h"
 #include "gc3_runtime.h"
 
-uint64_t gc3_rt_net_lens_bytes(int slots)
+uint64_t gc3_rt_layout_net_lens_bytes(int slots)
 {
     return gc3_rt_round((uint64_t)slots * 8, GC3_RT_LINE);
 }
 
 /* the slots of one inter-node connection */
-static uint64_t gc3_rt_net_slots_bytes(int slots, uint64_t slot_stride)
+static uint64_t gc3_rt_layout_net_slots_bytes(int slots, uint64_t slot_stride)
 {
     return gc3_rt_round((uint64_t)slots * slot_stride, GC3_RT_LINE);
 }
 
 /* An inter-node connection: its block in the net region, and where its slots are (in that block,
  * host-staged; in the slot region, direct). */
-static int64_t gc3_rt_net_conn_place(gc3_rt_layout_t *L, int slots, uint64_t slot_stride, int64_t *slots_off,
-                                     uint64_t *noff, uint64_t *soff)
+static int64_t gc3_rt_layout_net_conn_place(gc3_rt_layout_t *L, int slots, uint64_t slot_stride, int64_t *slots_off,
+                                            uint64_t *noff, uint64_t *soff)
 {
     int64_t at = (int64_t)*noff;
     if (L->net_direct) {
         *slots_off = (int64_t)*soff;
-        *soff += gc3_rt_net_slots_bytes(slots, slot_stride);
+        *soff += gc3_rt_layout_net_slots_bytes(slots, slot_stride);
     } else {
         *slots_off = at + (int64_t)GC3_RT_NET_SLOTS_OFF(slots);
     }
@@ -53,8 +53,8 @@ gc3_status_t gc3_rt_layout_compute(const gc3_flat_program_t *f, int rank, int sl
     L->net_direct     = net_direct;
     L->pooled         = pooled;
     /* tail line, lengths, the slots (host-staged only), head line */
-    L->net_conn_bytes = GC3_RT_LINE + gc3_rt_net_lens_bytes(slots) +
-                        (net_direct ? 0 : gc3_rt_net_slots_bytes(slots, slot_stride)) + GC3_RT_LINE;
+    L->net_conn_bytes = GC3_RT_LINE + gc3_rt_layout_net_lens_bytes(slots) +
+                        (net_direct ? 0 : gc3_rt_layout_net_slots_bytes(slots, slot_stride)) + GC3_RT_LINE;
     if (L->sem_off == NULL || L->loops_off == NULL || L->fifo_off == NULL || L->slot_off == NULL || L->head_off == NULL ||
         L->net_recv_off == NULL || L->net_send_off == NULL || L->net_recv_slots == NULL || L->net_send_slots == NULL) {
         gc3_rt_layout_free(L);
@@ -74,7 +74,8 @@ gc3_status_t gc3_rt_layout_compute(const gc3_flat_program_t *f, int rank, int sl
         L->fifo_off[t] = L->slot_off[t] = L->head_off[t] = L->net_recv_off[t] = L->net_send_off[t] = -1;
         L->net_recv_slots[t] = L->net_send_slots[t] = -1;
         if (recv && node != NULL && node[me->recv] != node[rank]) {
-            L->net_recv_off[t] = gc3_rt_net_conn_place(L, slots, slot_stride, &L->net_recv_slots[t], &noff, &soff);
+            L->net_recv_off[t] =
+                gc3_rt_layout_net_conn_place(L, slots, slot_stride, &L->net_recv_slots[t], &noff, &soff);
         } else if (recv && pooled) {
             L->fifo_off[t] = (int64_t)off; /* the tail line here, the slots in the pool */
             off += GC3_RT_LINE;
@@ -86,7 +87,8 @@ gc3_status_t gc3_rt_layout_compute(const gc3_flat_program_t *f, int rank, int sl
             off += GC3_RT_LINE + fifo_slots;
         }
         if (send && node != NULL && node[me->send] != node[rank]) {
-            L->net_send_off[t] = gc3_rt_net_conn_place(L, slots, slot_stride, &L->net_send_slots[t], &noff, &soff);
+            L->net_send_off[t] =
+                gc3_rt_layout_net_conn_place(L, slots, slot_stride, &L->net_send_slots[t], &noff, &soff);
         } else if (send) {
             L->head_off[t] = (int64_t)off;
             off += GC3_RT_LINE;

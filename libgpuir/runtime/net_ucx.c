@@ -121,11 +121,6 @@ static struct {
     gc3_net_plan_t *plans;
 } gc3_net = {PTHREAD_MUTEX_INITIALIZER, 0, 0, 0, 0, 0, NULL, NULL, NULL, NULL};
 
-int gc3_rt_net_available(void)
-{
-    return 1;
-}
-
 /* ---------------------------------------------------------------- errors */
 
 static void gc3_net_link_fail(gc3_net_plan_t *np, const gc3_net_link_t *l, int why)
@@ -566,7 +561,7 @@ static gc3_status_t gc3_net_register(void *addr, size_t len, ucs_memory_type_t m
     return GC3_OK;
 }
 
-gc3_status_t gc3_rt_net_setup_post(gc3_plan_t *p, int ok, gc3_diag_t *diag, gc3_rt_net_setup_t **ns_p)
+static gc3_status_t gc3_net_setup_post(gc3_plan_t *p, int ok, gc3_diag_t *diag, gc3_rt_net_setup_t **ns_p)
 {
     gc3_rt_net_setup_t *ns = calloc(1, sizeof(*ns));
     gc3_net_card_t     *mine;
@@ -740,7 +735,7 @@ static gc3_status_t gc3_net_setup_links(gc3_rt_net_setup_t *ns, const gc3_rt_lay
     return status;
 }
 
-gc3_status_t gc3_rt_net_setup_test(gc3_rt_net_setup_t *ns, const gc3_rt_layout_t *layouts, gc3_diag_t *diag)
+static gc3_status_t gc3_net_setup_test(gc3_rt_net_setup_t *ns, const gc3_rt_layout_t *layouts, gc3_diag_t *diag)
 {
     gc3_status_t status = gc3_rt_xchg_test(ns->p->exec, &ns->x, diag);
 
@@ -758,17 +753,17 @@ gc3_status_t gc3_rt_net_setup_test(gc3_rt_net_setup_t *ns, const gc3_rt_layout_t
     return gc3_net_setup_end(ns, status);
 }
 
-const char *gc3_rt_net_setup_waiting(const gc3_rt_net_setup_t *ns)
+static const char *gc3_net_setup_waiting(const gc3_rt_net_setup_t *ns)
 {
     return ns->x.what;
 }
 
-void gc3_rt_net_setup_abandon(gc3_rt_net_setup_t *ns)
+static void gc3_net_setup_abandon(gc3_rt_net_setup_t *ns)
 {
     (void)gc3_net_setup_end(ns, GC3_ERR_TIMEOUT); /* the pending exchange keeps its buffers */
 }
 
-void gc3_rt_net_teardown(gc3_plan_t *p)
+static void gc3_net_teardown(gc3_plan_t *p)
 {
     gc3_net_plan_t *np = p->net_state, **pp;
     struct timespec t0, t;
@@ -820,19 +815,19 @@ void gc3_rt_net_teardown(gc3_plan_t *p)
     pthread_mutex_unlock(&gc3_net.lock);
 }
 
-void gc3_rt_net_call_begin(gc3_plan_t *p)
+static void gc3_net_call_begin(gc3_plan_t *p)
 {
     (void)p;
     __atomic_add_fetch(&gc3_net.active, 1, __ATOMIC_ACQ_REL);
 }
 
-void gc3_rt_net_call_end(gc3_plan_t *p)
+static void gc3_net_call_end(gc3_plan_t *p)
 {
     (void)p;
     __atomic_sub_fetch(&gc3_net.active, 1, __ATOMIC_ACQ_REL);
 }
 
-int gc3_rt_net_failed(const gc3_plan_t *p, gc3_rt_error_t *e)
+static int gc3_net_failed(const gc3_plan_t *p, gc3_rt_error_t *e)
 {
     gc3_net_plan_t *np = p->net_state;
     int             f  = 0;
@@ -848,7 +843,7 @@ int gc3_rt_net_failed(const gc3_plan_t *p, gc3_rt_error_t *e)
     return f;
 }
 
-void gc3_rt_net_describe(const gc3_plan_t *p, char *buf, size_t len)
+static void gc3_net_describe(const gc3_plan_t *p, char *buf, size_t len)
 {
     const gc3_net_plan_t *np = p->net_state;
     int                   out = 0, in = 0;
@@ -873,72 +868,26 @@ void gc3_rt_net_describe(const gc3_plan_t *p, char *buf, size_t len)
              p->exec->params.backend == GC3_BACKEND_CUDA ? "pinned host memory mapped into the GPU" : "host memory");
 }
 
-#else /* no UCX */
+/* ---------------------------------------------------------------- the transport (gc3_rt_net.h) */
 
-int gc3_rt_net_available(void)
-{
-    return 0;
-}
+const gc3_rt_net_t gc3_rt_net_ucx = {
+    .name          = "ucx",
+    .setup_post    = gc3_net_setup_post,
+    .setup_test    = gc3_net_setup_test,
+    .setup_waiting = gc3_net_setup_waiting,
+    .setup_abandon = gc3_net_setup_abandon,
+    .teardown      = gc3_net_teardown,
+    .call_begin    = gc3_net_call_begin,
+    .call_end      = gc3_net_call_end,
+    .failed        = gc3_net_failed,
+    .describe      = gc3_net_describe,
+};
+
+#else /* no UCX: no transport (gc3_rt_net_choose gives none: plans that cross nodes are refused) */
 
 int gc3_exec_net_cuda_memory(void)
 {
     return -1;
-}
-
-gc3_status_t gc3_rt_net_setup_post(gc3_plan_t *p, int ok, gc3_diag_t *diag, gc3_rt_net_setup_t **ns_p)
-{
-    (void)p;
-    (void)ok;
-    *ns_p = NULL;
-    gc3_diag_add(diag, "net: this library was built without UCX");
-    return GC3_ERR_UNSUPPORTED;
-}
-
-gc3_status_t gc3_rt_net_setup_test(gc3_rt_net_setup_t *ns, const gc3_rt_layout_t *layouts, gc3_diag_t *diag)
-{
-    (void)ns;
-    (void)layouts;
-    (void)diag;
-    return GC3_ERR_UNSUPPORTED;
-}
-
-const char *gc3_rt_net_setup_waiting(const gc3_rt_net_setup_t *ns)
-{
-    (void)ns;
-    return "nothing";
-}
-
-void gc3_rt_net_setup_abandon(gc3_rt_net_setup_t *ns)
-{
-    (void)ns;
-}
-
-void gc3_rt_net_teardown(gc3_plan_t *p)
-{
-    (void)p;
-}
-
-void gc3_rt_net_call_begin(gc3_plan_t *p)
-{
-    (void)p;
-}
-
-void gc3_rt_net_call_end(gc3_plan_t *p)
-{
-    (void)p;
-}
-
-int gc3_rt_net_failed(const gc3_plan_t *p, gc3_rt_error_t *e)
-{
-    (void)p;
-    (void)e;
-    return 0;
-}
-
-void gc3_rt_net_describe(const gc3_plan_t *p, char *buf, size_t len)
-{
-    (void)p;
-    snprintf(buf, len, "no inter-node transport (built without UCX)");
 }
 
 #endif

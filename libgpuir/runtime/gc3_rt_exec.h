@@ -1,0 +1,49 @@
+/* gc3 / libgpuir internal: what the executor's files give each other. The executor is split by
+ * concern (doc/design/runtime.md):
+ *   executor.c  the executor (parameters, creation, backends) and the plan's queries
+ *   pool.c      the FIFO pool (params.fifo_pool): the regions of slots shared by pooled plans
+ *   memory.c    memory accounting: what gc3 holds (gc3_rt_held_*, gc3_mem_held) and a plan's record
+ *   prepare.c   preparing a plan (layout, regions, exchanges, connections) and destroying it
+ *   calls.c     the calls (start, test, wait, run): tiling, contexts, zero-copy per call
+ * The structures (gc3_exec, gc3_plan) are in gc3_rt_backend.h, the network transports' table in
+ * gc3_rt_net.h. */
+#ifndef GC3_RT_EXEC_H
+#define GC3_RT_EXEC_H
+
+#include "gc3_rt_backend.h"
+
+/* Is rank q on another node than the plan's rank? */
+static inline int gc3_plan_remote(const gc3_plan_t *p, int q)
+{
+    const int *node = p->exec->node;
+    return node != NULL && q >= 0 && node[q] != node[p->rank];
+}
+
+/* ---- the FIFO pool (pool.c) ---- */
+/* one reference fewer on a pool (NULL: none); the last one closes it (p: the plan that held it last,
+ * NULL: the executor) */
+void gc3_pool_unref(gc3_exec_t *e, gc3_plan_t *p, gc3_rt_pool_t *pool);
+/* a pool with one reference: this rank's new one (own), or a peer's mapped from its handle */
+gc3_status_t gc3_pool_new(gc3_plan_t *p, int own, const char handle[GC3_RT_HANDLE_BYTES], size_t bytes, uint64_t gen,
+                          gc3_rt_pool_t **pool_p, gc3_diag_t *diag);
+/* does the plan use rank q's pool; does any pooled plan of the executor (takes pool_lock) */
+int gc3_plan_pool_uses(const gc3_plan_t *p, int q);
+int gc3_exec_pool_used(gc3_exec_t *e, int q);
+/* the plan's connections moved to the executor's current pools; every plan not in flight moved */
+void gc3_plan_pool_move(gc3_plan_t *p);
+void gc3_exec_pool_move_all(gc3_exec_t *e);
+/* does a plan of this program take its slots from the pool */
+int gc3_plan_takes_pool(const gc3_exec_params_t *ep, int proto, const gc3_flat_program_t *f, const int *node);
+/* the plan off the executor's list of pooled plans, its references given back */
+void gc3_plan_pool_leave(gc3_plan_t *p);
+
+/* ---- memory accounting (memory.c; gc3_rt_held_add and gc3_rt_plan_mem: gc3_rt_backend.h) ---- */
+/* the plan's scratch freed (and no longer counted) */
+void gc3_plan_scratch_free(gc3_plan_t *p);
+/* the region's part of a plan's record (its layout L on this rank) */
+void gc3_plan_mem_layout(gc3_plan_mem_t *m, const gc3_rt_layout_t *L, int ntbs, int slots, uint64_t payload,
+                         uint64_t stride);
+/* LL staging per buffer, for slots of this payload */
+size_t gc3_plan_stage_bytes(uint64_t payload);
+
+#endif

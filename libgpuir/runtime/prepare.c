@@ -1,0 +1,929 @@
+/* gc3 / libgpuir: preparing a plan (collective over the executor's ranks: the flat program, the slot
+ * geometry, the layout and this rank's region; the exchange of handles, the peers' regions mapped;
+ * the connections; between nodes, the transport's setup), its estimate without preparing it, and its
+ * end (gc3_plan_destroy). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "gc3_rt_exec.h"
+#include "gc3_rt_net.h"
+
+static int gc3_flat_crosses_nodes(const gc3_flat_program_t *f, const int *node)
+{
+    const gc3_flat_rank_t *ranks = gc3_flat_ranks(f);
+    const gc3_flat_tb_t   *tbs   = gc3_flat_tbs(f);
+    if (node == NULL) {
+        return 0;
+    }
+    for (int r = 0; r < f->nranks; r++) {
+        for (int t = 0; t < ranks[r].ntbs; t++) {
+            const gc3_flat_tb_t *b = &tbs[ranks[r].tb_begin + t];
+            if ((b->send >= 0 && node[b->send] != node[r]) || (b->recv >= 0 && node[b->recv] != node[r])) {
+                return 1;
+            }
+        }
+    }
+    return 0;
+}
+
+/* chunks per segment of the input and output buffers */
+static void gc3_plan_segments(const gc3_flat_program_t *f, int *k_in, int *k_out)
+{
+    const gc3_flat_rank_t *r0 = &gc3_flat_ranks(f)[0];
+    *k_in                     = r0->i_chunks / gc3_coll_segments((gc3_coll_t)f->coll, GC3_BUF_INPUT, f->nranks);
+    *k_out                    = r0->o_chunks / gc3_coll_segments((gc3_coll_t)f->coll, GC3_BUF_OUTPUT, f->nranks);
+}
+
+void gc3_plan_destroy(gc3_plan_t *p)
+{
+    if (p == NULL) {
+        return;
+    }
+    if (p->in_flight && !p->pending) {
+        (void)p->exec->be->wait(p);
+        if (p->crosses_nodes) {
+            p->transport->call_end(p);
+        }
+    }
+    if (p->net_state != NULL) {
+        p->transport->teardown(p);
+    }
+    if (p->net != NULL) {
+        p->exec->be->host_free(p, p->net, p->layout.net_bytes);
+        gc3_rt_held_add(GC3_RT_HELD_PINNED, -(int64_t)p->layout.net_bytes);
+    }
+    if (p->net_slots != NULL) {
+        p->exec->be->mem_free(p, p->net_slots, p->layout.net_slot_bytes);
+        gc3_rt_held_add(GC3_RT_HELD_DEVICE, -(int64_t)p->layout.net_slot_bytes);
+    }
+    if (p->peer_region != NULL) {
+        for (int r = 0; r < p->nranks; r++) {
+            if (p->peer_region[r] != NULL && r != p->rank) {
+                p->exec->be->region_close(p, p->peer_region[r], p->peer_bytes[r], 0);
+                gc3_rt_held_add(GC3_RT_HELD_MAPPED, -(int64_t)p->peer_bytes[r]);
+                gc3_rt_held_add(GC3_RT_HELD_MAPPINGS, -1);
+            }
+        }
+    }
+    if (p->region != NULL) {
+        p->exec->be->region_close(p, p->region, p->layout.bytes, 1);
+        gc3_rt_held_add(GC3_RT_HELD_DEVICE, -(int64_t)p->layout.bytes);
+        gc3_rt_held_add(GC3_RT_HELD_REGIONS, -1);
+    }
+    gc3_plan_pool_leave(p);
+    gc3_plan_scratch_free(p);
+    if (p->stage != NULL) {
+        p->exec->be->mem_free(p, p->stage, p->mem.stage);
+        gc3_rt_held_add(GC3_RT_HELD_DEVICE, -(int64_t)p->mem.stage);
+    }
+    if (p->exec->be->plan_cleanup != NULL) {
+        p->exec->be->plan_cleanup(p);
+    }
+    gc3_rt_layout_free(&p->layout);
+    free(p->peer_region);
+    free(p->peer_bytes);
+    free(p->pool);
+    free(p->send_slot_off);
+    free(p->recv_slot_off);
+    free(p->tb_nsteps);
+    free(p->sem_base);
+    free(p->loops_base);
+    free(p->send_base);
+    free(p->recv_base);
+    free(p->nsend);
+    free(p->nrecv);
+    free(p->tbs_ctx);
+    free(p->conn);
+    gc3_flat_destroy(p->flat);
+    free(p);
+}
+
+/* The blocks' contexts, what stays the same for every call of the plan (gc3_exec_start sets the rest). */
+static void gc3_plan_ctx_init(gc3_plan_t *p)
+{
+    for (int t = 0; t < p->ntbs; t++) {
+        gc3_rt_tb_t         *x  = &p->tbs_ctx[t];
+        const gc3_flat_tb_t *tb = &p->tbs[t];
+        memset(x, 0, sizeof(*x));
+        x->rank        = p->rank;
+        x->tb          = t;
+        x->nsteps      = tb->nsteps;
+        x->chan        = tb->chan;
+        x->send_peer   = tb->send;
+        x->recv_peer   = tb->recv;
+        x->steps       = &gc3_flat_steps(p->flat)[tb->step_begin];
+        x->proto       = p->proto;
+        x->send_tail   = p->conn[t].send_tail;
+        x->send_slots  = p->conn[t].send_slots;
+        x->send_head   = p->conn[t].send_head;
+        x->send_lens   = p->conn[t].send_lens;
+        x->recv_tail   = p->conn[t].recv_tail;
+        x->recv_slots  = p->conn[t].recv_slots;
+        x->recv_head   = p->conn[t].recv_head;
+        x->recv_remote = p->conn[t].recv_remote;
+        x->pooled      = p->pooled;
+        x->region      = p->region;
+        x->sem_off     = p->sem_off;
+        x->loops_off   = p->loops_off;
+        x->sem_base    = p->sem_base;
+        x->loops_base  = p->loops_base;
+        x->tb_nsteps   = p->tb_nsteps;
+        x->ntbs        = p->ntbs;
+        x->k[0]        = p->k_in;
+        x->k[1]        = p->k_out;
+        x->s_chunks    = gc3_flat_ranks(p->flat)[p->rank].s_chunks;
+        x->slots       = p->exec->params.slots;
+        x->slot_stride = p->slot_stride;
+        x->timeout_s   = p->exec->params.timeout_s;
+        x->zc_table    = gc3_reg_table(p->exec->reg, &x->zc_entries);
+        x->zc_slocal   = gc3_reg_local(p->exec->reg, tb->send);
+        x->zc_rlocal   = gc3_reg_local(p->exec->reg, tb->recv);
+        x->zc_slocal   = x->zc_slocal < 64 ? x->zc_slocal : -1;
+    }
+}
+
+/* The most receiving connections a rank of the program has (the FIFO cap divides among them). */
+static int gc3_flat_max_recv(const gc3_flat_program_t *f)
+{
+    const gc3_flat_rank_t *ranks = gc3_flat_ranks(f);
+    int                    most  = 0;
+    for (int r = 0; r < f->nranks; r++) {
+        int n = 0;
+        for (int t = 0; t < ranks[r].ntbs; t++) {
+            n += gc3_flat_peer_sender(f, r, t) >= 0;
+        }
+        most = n > most ? n : most;
+    }
+    return most;
+}
+
+/* A plan's slot payload, the same on every rank (from the program and the executor's parameters,
+ * which the ranks agreed on): what the largest call of the program (max_bytes) moves in one message,
+ * at most params.slot_bytes, and within params.fifo_bytes over the connections of the rank that
+ * receives on most. A smaller slot only means more loops for a larger call, never a wrong one. */
+/* The bytes of a chunk of the largest call of the program (max_bytes), k chunks per segment, with a
+ * vector of rounding; 0 when the program has no largest call. */
+static uint64_t gc3_plan_chunk_bytes(const gc3_ir_program_t *prog, const gc3_flat_program_t *f, int k)
+{
+    const int si = gc3_coll_segments((gc3_coll_t)f->coll, GC3_BUF_INPUT, f->nranks),
+              so = gc3_coll_segments((gc3_coll_t)f->coll, GC3_BUF_OUTPUT, f->nranks), segs = si > so ? si : so;
+    uint64_t seg;
+
+    if (prog->max_bytes == 0) {
+        return 0;
+    }
+    seg = (prog->max_bytes + (uint64_t)segs - 1) / (uint64_t)segs;
+    return gc3_rt_round((seg + (uint64_t)k - 1) / (uint64_t)k, 16) + 16;
+}
+
+static uint64_t gc3_plan_slot_payload(const gc3_exec_params_t *ep, const gc3_ir_program_t *prog,
+                                      const gc3_flat_program_t *f, int cnt_max, int k)
+{
+    uint64_t payload = (uint64_t)ep->slot_bytes / 16 * 16, chunk = gc3_plan_chunk_bytes(prog, f, k),
+             fifo = prog->fifo_cap > 0 && (ep->fifo_bytes == 0 || prog->fifo_cap < ep->fifo_bytes) ? prog->fifo_cap
+                                                                                                   : ep->fifo_bytes;
+    int conns     = gc3_flat_max_recv(f);
+
+    if (chunk > 0) {
+        uint64_t need = (uint64_t)cnt_max * chunk;
+        need          = need < 256 ? 256 : need;
+        payload       = need < payload ? need : payload;
+    }
+    if (fifo > 0 && conns > 0) {
+        uint64_t cap = fifo / ((uint64_t)conns * (uint64_t)ep->slots) / 16 * 16;
+        cap          = cap > GC3_RT_SIMPLE_HDR + GC3_SLOT_MIN_BYTES ? cap - GC3_RT_SIMPLE_HDR : GC3_SLOT_MIN_BYTES;
+        payload      = cap < payload ? cap : payload;
+    }
+    return payload;
+}
+
+/* The slot stride of a payload: LL, lines of twice the header and payload; Simple, the signature's
+ * line, then the payload, slots starting on lines. */
+static uint64_t gc3_plan_slot_stride(int proto, uint64_t payload)
+{
+    return proto == GC3_PROTO_LL ? 2 * (payload + GC3_RT_MSG_HDR)
+                                 : gc3_rt_round(payload + GC3_RT_SIMPLE_HDR, GC3_RT_LINE);
+}
+
+enum { GC3_PREP_HANDLES, GC3_PREP_MAPPED, GC3_PREP_NET };
+
+struct gc3_prep {
+    gc3_plan_t         *p;
+    gc3_rt_layout_t    *layouts; /* of every rank this one talks to (and its own) */
+    int                 phase, ok, unlinked;
+    gc3_rt_xchg_t       x;   /* the exchange of the phase */
+    gc3_rt_net_setup_t *net; /* GC3_PREP_NET */
+    /* the FIFO pool (params.fifo_pool): until the executor makes them current, the pools this
+     * preparation made (this rank's, when its plan needs more than the current one) and mapped (per
+     * rank: a peer's new one) */
+    gc3_rt_pool_t  *pool_new;
+    gc3_rt_pool_t **pool_peer;
+};
+
+/* what every rank says in the first two exchanges: whether it is ready, and its region's handle;
+ * in the first, also its FIFO pool after this preparation (gen 0: none) */
+typedef struct {
+    int32_t  ok, pad;
+    char     handle[GC3_RT_HANDLE_BYTES];
+    uint64_t pool_gen, pool_bytes;
+    char     pool_handle[GC3_RT_HANDLE_BYTES];
+    char     reg_board[64]; /* zero-copy: this rank's board ("" none) */
+} gc3_prep_card_t;
+
+/* The plan's chunks and slots: its segments per rank, its largest step, a slot's payload and stride. */
+static gc3_status_t gc3_prep_geometry(gc3_exec_t *exec, const gc3_ir_program_t *program, gc3_plan_t *p,
+                                      gc3_diag_t *diag)
+{
+    gc3_plan_segments(p->flat, &p->k_in, &p->k_out);
+    if (p->k_in < 1 || p->k_out < 1) {
+        gc3_diag_add(diag, "executor: program '%s' has fewer chunks than ranks", program->name);
+        return GC3_ERR_INVALID_PARAM;
+    }
+    p->cnt_max = 1;
+    for (int i = 0; i < p->flat->nsteps; i++) {
+        int c      = gc3_flat_steps(p->flat)[i].cnt;
+        p->cnt_max = c > p->cnt_max ? c : p->cnt_max;
+    }
+    p->slot_payload =
+        gc3_plan_slot_payload(&exec->params, program, p->flat, p->cnt_max, p->k_in > p->k_out ? p->k_in : p->k_out);
+    p->slot_stride = gc3_plan_slot_stride(p->proto, p->slot_payload);
+    return GC3_OK;
+}
+
+/* This rank's thread blocks: their tables, and the sends and receives of each, which need a partner. */
+static gc3_status_t gc3_prep_blocks(gc3_exec_t *exec, const gc3_ir_program_t *program, gc3_plan_t *p, gc3_diag_t *diag)
+{
+    const int R = exec->params.nranks, rank = exec->params.rank;
+
+    p->tb_nsteps     = calloc((size_t)p->ntbs + 1, sizeof(int32_t));
+    p->sem_base      = calloc((size_t)p->ntbs + 1, sizeof(uint64_t));
+    p->loops_base    = calloc((size_t)p->ntbs + 1, sizeof(uint64_t));
+    p->send_base     = calloc((size_t)p->ntbs + 1, sizeof(uint64_t));
+    p->recv_base     = calloc((size_t)p->ntbs + 1, sizeof(uint64_t));
+    p->nsend         = calloc((size_t)p->ntbs + 1, sizeof(int));
+    p->nrecv         = calloc((size_t)p->ntbs + 1, sizeof(int));
+    p->tbs_ctx       = calloc((size_t)p->ntbs + 1, sizeof(gc3_rt_tb_t));
+    p->peer_region   = calloc((size_t)R, sizeof(char *));
+    p->peer_bytes    = calloc((size_t)R, sizeof(size_t));
+    p->send_slot_off = malloc(((size_t)p->ntbs + 1) * sizeof(int64_t));
+    p->recv_slot_off = malloc(((size_t)p->ntbs + 1) * sizeof(int64_t));
+    p->pool          = p->pooled ? calloc(2 * (size_t)R, sizeof(gc3_rt_pool_t *)) : NULL; /* (2nd half: moves) */
+    if (p->tb_nsteps == NULL || p->sem_base == NULL || p->loops_base == NULL || p->send_base == NULL ||
+        p->recv_base == NULL || p->nsend == NULL || p->nrecv == NULL || p->tbs_ctx == NULL || p->peer_region == NULL ||
+        p->peer_bytes == NULL || p->send_slot_off == NULL || p->recv_slot_off == NULL ||
+        (p->pooled && p->pool == NULL)) {
+        return GC3_ERR_NO_MEMORY;
+    }
+    for (int t = 0; t < p->ntbs; t++) {
+        const gc3_flat_step_t *st = &gc3_flat_steps(p->flat)[p->tbs[t].step_begin];
+        p->tb_nsteps[t]           = p->tbs[t].nsteps;
+        p->send_slot_off[t] = p->recv_slot_off[t] = -1;
+        for (int s = 0; s < p->tbs[t].nsteps; s++) {
+            p->nsend[t] += (gc3_step_flags((gc3_step_type_t)st[s].type) & GC3_STEP_F_SEND) != 0;
+            p->nrecv[t] += (gc3_step_flags((gc3_step_type_t)st[s].type) & GC3_STEP_F_RECV) != 0;
+        }
+        if ((p->nsend[t] && gc3_flat_peer_receiver(p->flat, rank, t) < 0) ||
+            (p->nrecv[t] && gc3_flat_peer_sender(p->flat, rank, t) < 0)) {
+            gc3_diag_add(diag,
+                         "executor: rank %d tb %d of '%s' has no partner block on the other end of its "
+                         "connection (run the verifier)",
+                         rank, t, program->name);
+            return GC3_ERR_VERIFY;
+        }
+    }
+    return GC3_OK;
+}
+
+/* The layout of every rank this one talks to (its own is computed already). */
+static gc3_status_t gc3_prep_peer_layouts(gc3_exec_t *exec, gc3_plan_t *p, gc3_rt_layout_t *layouts)
+{
+    gc3_status_t status = GC3_OK;
+
+    for (int t = 0; t < p->ntbs && status == GC3_OK; t++) {
+        int peers[2] = { p->tbs[t].send, p->tbs[t].recv };
+        for (int k = 0; k < 2 && status == GC3_OK; k++) {
+            if (peers[k] >= 0 && layouts[peers[k]].sem_off == NULL) {
+                status = gc3_rt_layout_compute(p->flat, peers[k], exec->params.slots, p->slot_stride, exec->node,
+                                               exec->params.net_direct, p->pooled, &layouts[peers[k]]);
+            }
+        }
+    }
+    return status;
+}
+
+/* Zero-copy: every rank's sends marked (this plan runs only this rank's; the others' tell whether every
+ * message of a call can be left in place: zero-copy mode), and this rank's count. */
+static void gc3_zc_prep(gc3_plan_t *p)
+{
+    const gc3_flat_tb_t   *tbs     = gc3_flat_tbs(p->flat);
+    const gc3_flat_step_t *steps   = gc3_flat_steps(p->flat);
+    int                    full[2] = { p->flat->outofplace, p->flat->inplace };
+
+    (void)gc3_flat_zc_mark(p->flat, -1, 1, NULL);
+    memset(&p->zc_stats, 0, sizeof(p->zc_stats));
+    for (int t = 0; t < p->flat->ntbs; t++) {
+        for (int s = 0; s < tbs[t].nsteps; s++) {
+            const gc3_flat_step_t *st = &steps[tbs[t].step_begin + s];
+            if (!(gc3_step_flags((gc3_step_type_t)st->type) & GC3_STEP_F_SEND)) {
+                continue;
+            }
+            full[0] = full[0] && (st->zc & GC3_FLAT_ZC_OOP);
+            full[1] = full[1] && (st->zc & GC3_FLAT_ZC_IP);
+            if (tbs[t].rank == p->rank) {
+                p->zc_stats.sends++;
+                p->zc_stats.oop += (st->zc & GC3_FLAT_ZC_OOP) != 0;
+                p->zc_stats.ip += (st->zc & GC3_FLAT_ZC_IP) != 0;
+                p->zc_stats.homed += (st->zc & GC3_FLAT_ZC_HOMED) != 0;
+            }
+        }
+    }
+    /* zero-copy mode (decided at the second exchange, when the ranks know each other's boards): every
+     * message in place, no scratch (its copies would grow with the tile), a collective whose every rank
+     * waits for every other in each call (the agreement's words are read before they change) */
+    for (int k = 0; k < 2; k++) {
+        /* (not a rooted collective's: its root and other ranks may make different kinds of call) */
+        p->zc_agree[k] = full[k] && !p->uses_scratch && p->flat->coll != GC3_COLL_CUSTOM &&
+                         !gc3_coll_desc((gc3_coll_t)p->flat->coll)->rooted && p->id < GC3_REG_AGREE_PLANS;
+    }
+}
+
+/* This rank's part before any exchange: the flat program, its layout and region. */
+static gc3_status_t gc3_prep_local(gc3_exec_t *exec, const gc3_ir_program_t *program, gc3_plan_t *p,
+                                   gc3_rt_layout_t *layouts, gc3_diag_t *diag)
+{
+    const gc3_flat_rank_t *me;
+    gc3_status_t           status;
+    int                    rank = exec->params.rank;
+
+    status = gc3_flat_create(program, &p->flat);
+    if (status != GC3_OK) {
+        gc3_diag_add(diag, "executor: program '%s' is malformed (run the verifier)", program->name);
+        return status;
+    }
+    if (exec->params.fuse) {
+        p->fused_runs = gc3_flat_fuse(p->flat, rank, GC3_RT_FUSE_MAX);
+    }
+    me       = &gc3_flat_ranks(p->flat)[rank];
+    p->ntbs  = me->ntbs;
+    p->tbs   = &gc3_flat_tbs(p->flat)[me->tb_begin];
+    p->proto = gc3_proto_runs_as(program->proto); /* LL128: Simple */
+    for (int r = 0; r < p->flat->nranks; r++) {
+        p->uses_scratch |= gc3_flat_ranks(p->flat)[r].s_chunks > 0;
+    }
+    if (exec->params.zero_copy && p->proto == GC3_PROTO_SIMPLE && !program->no_zc) {
+        gc3_zc_prep(p);
+    }
+    p->pooled = gc3_plan_takes_pool(&exec->params, p->proto, p->flat, exec->node);
+    status    = gc3_prep_geometry(exec, program, p, diag);
+    if (status != GC3_OK) {
+        return status;
+    }
+    status = gc3_prep_blocks(exec, program, p, diag);
+    if (status != GC3_OK) {
+        return status;
+    }
+    status = gc3_rt_layout_compute(p->flat, rank, exec->params.slots, p->slot_stride, exec->node,
+                                   exec->params.net_direct, p->pooled, &p->layout);
+    if (status != GC3_OK) {
+        return status;
+    }
+    gc3_plan_mem_layout(&p->mem, &p->layout, p->ntbs, exec->params.slots, p->slot_payload, p->slot_stride);
+    p->sem_off       = p->layout.sem_off;
+    p->loops_off     = p->layout.loops_off;
+    p->crosses_nodes = gc3_flat_crosses_nodes(p->flat, exec->node);
+    p->transport     = p->crosses_nodes ? gc3_rt_net_choose(&exec->params) : NULL;
+    if (p->crosses_nodes && p->transport == NULL) {
+        gc3_diag_add(diag,
+                     "executor: program '%s' connects ranks on different nodes, and this library was built "
+                     "without UCX (the inter-node transport)",
+                     program->name);
+        return GC3_ERR_UNSUPPORTED;
+    }
+    status = gc3_prep_peer_layouts(exec, p, layouts);
+    if (status != GC3_OK) {
+        return status;
+    }
+    status = exec->be->region_create(p, p->layout.bytes, &p->region, p->handle, diag);
+    if (status == GC3_OK) {
+        gc3_rt_held_add(GC3_RT_HELD_DEVICE, (int64_t)p->layout.bytes);
+        gc3_rt_held_add(GC3_RT_HELD_REGIONS, 1);
+    }
+    return status;
+}
+
+/* With params.fifo_pool: room for the peers' new pools, and this rank's new pool when the plan needs
+ * more than the current one has. */
+static gc3_status_t gc3_prep_pool(gc3_prep_t *x, gc3_diag_t *diag)
+{
+    gc3_plan_t *p = x->p;
+    gc3_exec_t *e = p->exec;
+
+    if (e->pool == NULL) {
+        return GC3_OK;
+    }
+    if ((x->pool_peer = calloc((size_t)p->nranks, sizeof(*x->pool_peer))) == NULL) {
+        return GC3_ERR_NO_MEMORY;
+    }
+    if (!p->pooled || p->layout.pool_bytes <= gc3_exec_pool_bytes(e)) {
+        return GC3_OK;
+    }
+    return gc3_pool_new(p, 1, NULL, p->layout.pool_bytes, e->pool[p->rank] != NULL ? e->pool[p->rank]->gen + 1 : 1,
+                        &x->pool_new, diag);
+}
+
+/* The peers' pools this rank maps anew (their cards of the first exchange): every new pool of a peer on
+ * the node. Those of a peer this plan or another pooled plan of the executor sends to (they move
+ * there) must map; the others are mapped too when they can be, because a later plan may send to that
+ * peer and the pool's name may not outlive this preparation (the host backend unlinks it at its end,
+ * so that a crash leaves no segment behind). One that cannot be mapped (GPUs without peer access) is
+ * left to the plan that needs it, which fails then as it would have. */
+static gc3_status_t gc3_prep_map_pools(gc3_prep_t *x, gc3_diag_t *diag)
+{
+    gc3_plan_t  *p      = x->p;
+    gc3_exec_t  *e      = p->exec;
+    gc3_status_t status = GC3_OK;
+
+    for (int q = 0; q < p->nranks && status == GC3_OK && e->pool != NULL; q++) {
+        const gc3_prep_card_t *c = (const gc3_prep_card_t *)(x->x.recv + (size_t)q * x->x.bytes);
+        if (q == p->rank || gc3_plan_remote(p, q) || c->pool_gen == 0 ||
+            (e->pool[q] != NULL && e->pool[q]->gen == c->pool_gen)) {
+            continue;
+        }
+        const int          must = gc3_plan_pool_uses(p, q) || gc3_exec_pool_used(e, q);
+        const gc3_status_t st = gc3_pool_new(p, 0, c->pool_handle, (size_t)c->pool_bytes, c->pool_gen, &x->pool_peer[q],
+                                             must ? diag : NULL);
+        status                = must ? st : GC3_OK;
+    }
+    return status;
+}
+
+/* Every rank mapped what it needs: the pools this preparation made and mapped become the executor's
+ * (the old ones lose its reference), and its pooled plans not in flight move to them. */
+static void gc3_prep_pool_install(gc3_prep_t *x)
+{
+    gc3_exec_t    *e = x->p->exec;
+    gc3_rt_pool_t *old;
+    int            changed = 0;
+
+    pthread_mutex_lock(&e->pool_lock);
+    for (int q = 0; q < x->p->nranks && e->pool != NULL; q++) {
+        gc3_rt_pool_t *n = q == x->p->rank ? x->pool_new : x->pool_peer[q];
+        if (n != NULL) {
+            old        = e->pool[q];
+            e->pool[q] = n;
+            gc3_pool_unref(e, x->p, old);
+            changed = 1;
+        }
+        x->pool_peer[q] = NULL;
+    }
+    x->pool_new = NULL;
+    if (changed) {
+        e->pool_epoch++;
+        gc3_exec_pool_move_all(e);
+    }
+    pthread_mutex_unlock(&e->pool_lock);
+}
+
+/* The peers of this node this rank talks to: their regions mapped. */
+static gc3_status_t gc3_prep_map(gc3_prep_t *x, gc3_diag_t *diag)
+{
+    gc3_plan_t  *p      = x->p;
+    gc3_status_t status = GC3_OK;
+
+    p->peer_region[p->rank] = p->region;
+    p->peer_bytes[p->rank]  = p->layout.bytes;
+    if (p->exec->reg != NULL) {
+        const char **names = calloc((size_t)p->nranks, sizeof(char *));
+        for (int q = 0; names != NULL && q < p->nranks; q++) {
+            const gc3_prep_card_t *c = (const gc3_prep_card_t *)(x->x.recv + (size_t)q * x->x.bytes);
+            names[q]                 = memchr(c->reg_board, '\0', sizeof(c->reg_board)) != NULL ? c->reg_board : NULL;
+        }
+        if (names != NULL) {
+            gc3_reg_connect(p->exec, names);
+        }
+        free(names);
+    }
+    for (int q = 0; q < p->nranks && status == GC3_OK; q++) {
+        const gc3_prep_card_t *c = (const gc3_prep_card_t *)(x->x.recv + (size_t)q * x->x.bytes);
+        if (q != p->rank && x->layouts[q].sem_off != NULL && !gc3_plan_remote(p, q)) {
+            p->peer_bytes[q] = x->layouts[q].bytes;
+            status           = p->exec->be->region_open(p, c->handle, p->peer_bytes[q], &p->peer_region[q], diag);
+            if (status == GC3_OK) {
+                p->mem.mapped += p->peer_bytes[q];
+                gc3_rt_held_add(GC3_RT_HELD_MAPPED, (int64_t)p->peer_bytes[q]);
+                gc3_rt_held_add(GC3_RT_HELD_MAPPINGS, 1);
+            }
+        }
+    }
+    return status == GC3_OK ? gc3_prep_map_pools(x, diag) : status;
+}
+
+/* The region the inter-node slots' offsets are in (gc3_rt_layout_t) */
+static char *gc3_plan_net_slots(const gc3_plan_t *p)
+{
+    return p->layout.net_direct ? p->net_slots : p->net;
+}
+
+/* A pooled plan's slots in the executor's pools: each one it uses is there and holds what the plan's
+ * layout of its owner needs (the ranks made and mapped them alike), then the connections point there. */
+static gc3_status_t gc3_prep_connect_pools(gc3_plan_t *p, const gc3_rt_layout_t *layouts, gc3_diag_t *diag)
+{
+    for (int q = 0; q < p->nranks; q++) {
+        const gc3_rt_pool_t *pool = p->exec->pool[q];
+        const size_t         need = q == p->rank ? p->layout.pool_bytes : layouts[q].pool_bytes;
+        if (gc3_plan_pool_uses(p, q) && (pool == NULL || pool->bytes < need)) {
+            gc3_diag_add(diag, "executor: rank %d: the FIFO pool of rank %d has %zu bytes, the plan needs %zu there",
+                         p->rank, q, pool != NULL ? pool->bytes : 0, need);
+            return GC3_ERR_INVALID_PARAM;
+        }
+    }
+    gc3_plan_pool_move(p);
+    return GC3_OK;
+}
+
+/* Where each block's connections are (every rank mapped what it needs). */
+static gc3_status_t gc3_prep_connect(gc3_prep_t *x, gc3_diag_t *diag)
+{
+    gc3_plan_t            *p       = x->p;
+    gc3_exec_t            *exec    = p->exec;
+    const gc3_rt_layout_t *layouts = x->layouts;
+    gc3_status_t           status  = GC3_OK;
+    int                    rank    = p->rank;
+
+    if (p->crosses_nodes && p->layout.net_bytes > 0) {
+        status = exec->be->host_alloc(p, p->layout.net_bytes, &p->net);
+        if (status != GC3_OK) {
+            gc3_diag_add(diag, "executor: cannot allocate %zu bytes of host memory for the inter-node connections",
+                         p->layout.net_bytes);
+            return status;
+        }
+        p->mem.pinned += p->layout.net_bytes;
+        gc3_rt_held_add(GC3_RT_HELD_PINNED, (int64_t)p->layout.net_bytes);
+    }
+    if (p->crosses_nodes && p->layout.net_slot_bytes > 0) {
+        /* direct: the slots in the backend's memory (cuda: the GPU's), where the proxy moves them from and to */
+        status = exec->be->mem_alloc(p, p->layout.net_slot_bytes, &p->net_slots);
+        if (status != GC3_OK) {
+            gc3_diag_add(diag, "executor: cannot allocate %zu bytes of %s memory for the inter-node slots",
+                         p->layout.net_slot_bytes, exec->be->name);
+            return status;
+        }
+        gc3_rt_held_add(GC3_RT_HELD_DEVICE, (int64_t)p->layout.net_slot_bytes);
+    }
+    p->conn = calloc((size_t)p->ntbs + 1, sizeof(gc3_rt_conn_t));
+    if (p->conn == NULL) {
+        return GC3_ERR_NO_MEMORY;
+    }
+    for (int t = 0; t < p->ntbs; t++) {
+        const gc3_flat_tb_t *tb = &p->tbs[t];
+        gc3_rt_conn_t       *c  = &p->conn[t];
+        if (p->nsend[t]) {
+            int u = gc3_flat_peer_receiver(p->flat, rank, t);
+            if (gc3_plan_remote(p, tb->send)) {
+                char *b       = p->net + p->layout.net_send_off[t];
+                c->send_tail  = (uint64_t *)b;
+                c->send_lens  = (uint64_t *)(b + GC3_RT_NET_LENS_OFF);
+                c->send_slots = gc3_plan_net_slots(p) + p->layout.net_send_slots[t];
+                c->send_head  = (uint64_t *)(b + GC3_RT_NET_HEAD_OFF(&p->layout));
+            } else {
+                c->send_tail = (uint64_t *)(p->peer_region[tb->send] + layouts[tb->send].fifo_off[u]);
+                c->send_head = (uint64_t *)(p->region + p->layout.head_off[t]);
+                if (p->pooled) {
+                    p->send_slot_off[t] = layouts[tb->send].slot_off[u]; /* (gc3_plan_pool_move) */
+                } else {
+                    c->send_slots = p->peer_region[tb->send] + layouts[tb->send].slot_off[u];
+                }
+            }
+        }
+        if (p->nrecv[t]) {
+            int u = gc3_flat_peer_sender(p->flat, rank, t);
+            if (gc3_plan_remote(p, tb->recv)) {
+                char *b        = p->net + p->layout.net_recv_off[t];
+                c->recv_tail   = (uint64_t *)b;
+                c->recv_slots  = gc3_plan_net_slots(p) + p->layout.net_recv_slots[t];
+                c->recv_head   = (uint64_t *)(b + GC3_RT_NET_HEAD_OFF(&p->layout));
+                c->recv_remote = 1;
+            } else {
+                c->recv_tail = (uint64_t *)(p->region + p->layout.fifo_off[t]);
+                c->recv_head = (uint64_t *)(p->peer_region[tb->recv] + layouts[tb->recv].head_off[u]);
+                if (p->pooled) {
+                    p->recv_slot_off[t] = p->layout.slot_off[t];
+                } else {
+                    c->recv_slots = p->region + p->layout.slot_off[t];
+                }
+            }
+        }
+    }
+    return status == GC3_OK && p->pooled ? gc3_prep_connect_pools(p, layouts, diag) : status;
+}
+
+/* This rank's card of the phase, and the exchange posted (a failure to post ends the preparation). */
+static gc3_status_t gc3_prep_post_card(gc3_prep_t *x, const char *what, int with_handle, gc3_diag_t *diag)
+{
+    gc3_prep_card_t *mine;
+    gc3_status_t     status = gc3_rt_xchg_alloc(&x->x, with_handle ? sizeof(*mine) : 8, x->p->nranks, what);
+    if (status != GC3_OK) {
+        return status;
+    }
+    mine      = (gc3_prep_card_t *)x->x.send;
+    mine->ok  = x->ok;
+    mine->pad = !with_handle && gc3_reg_connected(x->p->exec->reg); /* (the second exchange: zero-copy mode) */
+    if (with_handle) {
+        const gc3_exec_t    *e    = x->p->exec;
+        const gc3_rt_pool_t *pool = x->pool_new != NULL ? x->pool_new : e->pool != NULL ? e->pool[x->p->rank] : NULL;
+        memcpy(mine->handle, x->p->handle, GC3_RT_HANDLE_BYTES);
+        snprintf(mine->reg_board, sizeof(mine->reg_board), "%s", gc3_reg_board_name(e->reg));
+        if (pool != NULL) {
+            mine->pool_gen   = pool->gen;
+            mine->pool_bytes = pool->bytes;
+            memcpy(mine->pool_handle, pool->handle, GC3_RT_HANDLE_BYTES);
+        }
+    }
+    return gc3_rt_xchg_post(x->p->exec, &x->x, diag);
+}
+
+/* The first rank that said it is not ready in the exchange just done (-1: all are). */
+static int gc3_prep_not_ready(const gc3_prep_t *x)
+{
+    for (int q = 0; q < x->p->nranks; q++) {
+        if (!((const gc3_prep_card_t *)(x->x.recv + (size_t)q * x->x.bytes))->ok) {
+            return q;
+        }
+    }
+    return -1;
+}
+
+/* The name of this rank's region goes (the peers that map it did, or never will). */
+static void gc3_prep_unlink(gc3_prep_t *x)
+{
+    if (x->p->region != NULL && !x->unlinked) {
+        x->p->exec->be->region_unlink(x->p, x->p->handle);
+    }
+    if (x->pool_new != NULL && !x->unlinked) {
+        x->p->exec->be->region_unlink(x->p, x->pool_new->handle);
+    }
+    if (x->phase == GC3_PREP_MAPPED) {
+        gc3_reg_unlink(x->p->exec->reg); /* every rank opened the boards it could (the first exchange) */
+    }
+    x->unlinked = 1;
+}
+
+static void gc3_prep_free(gc3_prep_t *x, int keep_plan)
+{
+    gc3_prep_unlink(x);
+    if (x->layouts != NULL) {
+        for (int q = 0; q < x->p->nranks; q++) {
+            gc3_rt_layout_free(&x->layouts[q]);
+        }
+        free(x->layouts);
+    }
+    gc3_rt_xchg_release(&x->x);
+    /* pools made or mapped for a preparation that failed before they became the executor's */
+    gc3_pool_unref(x->p->exec, x->p, x->pool_new);
+    for (int q = 0; x->pool_peer != NULL && q < x->p->nranks; q++) {
+        gc3_pool_unref(x->p->exec, x->p, x->pool_peer[q]);
+    }
+    free(x->pool_peer);
+    if (!keep_plan) {
+        gc3_plan_destroy(x->p);
+    }
+    free(x);
+}
+
+gc3_status_t gc3_exec_prepare_post(gc3_exec_t *exec, const gc3_ir_program_t *program, gc3_diag_t *diag,
+                                   gc3_prep_t **prep_p)
+{
+    gc3_prep_t  *x;
+    gc3_status_t status;
+    int          R = exec->params.nranks;
+
+    *prep_p = NULL;
+    if (program->ngpus != R) {
+        /* the same on every rank (they pass the same program): nobody posts */
+        gc3_diag_add(diag, "executor: program '%s' is for %d ranks, the executor has %d", program->name, program->ngpus,
+                     R);
+        return GC3_ERR_INVALID_PARAM;
+    }
+    x = calloc(1, sizeof(*x));
+    if (x == NULL || (x->p = calloc(1, sizeof(*x->p))) == NULL ||
+        (x->layouts = calloc((size_t)R, sizeof(*x->layouts))) == NULL) {
+        if (x != NULL) {
+            free(x->p);
+        }
+        free(x);
+        return GC3_ERR_NO_MEMORY; /* the others time out in the exchange */
+    }
+    if (exec->params.zero_copy && !exec->reg_tried) {
+        gc3_diag_t rd;
+        exec->reg_tried = 1;
+        gc3_diag_init(&rd);
+        if (gc3_reg_create(exec, &rd, &exec->reg) != GC3_OK || exec->reg == NULL) {
+            snprintf(exec->reg_why, sizeof(exec->reg_why), "%s",
+                     rd.count ? rd.msgs[0] : "the backend cannot share callers' buffers");
+        }
+        gc3_diag_cleanup(&rd);
+    }
+    x->p->exec   = exec;
+    x->p->rank   = exec->params.rank;
+    x->p->nranks = R;
+    x->p->id     = ++exec->next_id;
+    /* whatever fails here, this rank still says so in the exchange: every rank fails alike */
+    x->ok  = gc3_prep_local(exec, program, x->p, x->layouts, diag) == GC3_OK && gc3_prep_pool(x, diag) == GC3_OK;
+    status = gc3_prep_post_card(x, "the exchange of connection handles", 1, diag);
+    if (status != GC3_OK) {
+        gc3_prep_free(x, 0);
+        return status;
+    }
+    x->phase = GC3_PREP_HANDLES;
+    *prep_p  = x;
+    return GC3_OK;
+}
+
+gc3_status_t gc3_exec_prepare_test(gc3_prep_t *x, gc3_diag_t *diag, gc3_plan_t **plan_p)
+{
+    gc3_plan_t  *p = x->p;
+    gc3_status_t status;
+    int          q;
+
+    *plan_p = NULL;
+    if (x->phase == GC3_PREP_NET) {
+        status = p->transport->setup_test(x->net, x->layouts, diag);
+        if (status == GC3_IN_PROGRESS) {
+            return status;
+        }
+        x->net = NULL;
+        goto done;
+    }
+    status = gc3_rt_xchg_test(p->exec, &x->x, diag);
+    if (status == GC3_IN_PROGRESS) {
+        return status;
+    }
+    q = status == GC3_OK ? gc3_prep_not_ready(x) : -1;
+    if (x->phase == GC3_PREP_MAPPED) {
+        gc3_prep_unlink(x); /* everybody mapped what they need (or failed): the names can go */
+    }
+    if (status == GC3_OK && q >= 0) {
+        if (q != p->rank) { /* this rank's own reason is in diag already */
+            gc3_diag_add(diag, "executor: rank %d could not %s (its own output says why)", q,
+                         x->phase == GC3_PREP_HANDLES ? "prepare its part of the plan" : "map its peers' memory");
+        }
+        status = GC3_ERR_IO;
+    }
+    if (status != GC3_OK) {
+        goto done;
+    }
+    if (x->phase == GC3_PREP_HANDLES) {
+        x->ok = gc3_prep_map(x, diag) == GC3_OK; /* with the handles just exchanged */
+        gc3_rt_xchg_release(&x->x);
+        status = gc3_prep_post_card(x, "the other ranks' mapping of the connections", 0, diag);
+        if (status != GC3_OK) {
+            goto done;
+        }
+        x->phase = GC3_PREP_MAPPED;
+        return GC3_IN_PROGRESS;
+    }
+    /* GC3_PREP_MAPPED: zero-copy mode only where every rank has every board of the node */
+    for (int r = 0; r < p->nranks; r++) {
+        if (!((const gc3_prep_card_t *)(x->x.recv + (size_t)r * x->x.bytes))->pad || p->crosses_nodes) {
+            p->zc_agree[0] = p->zc_agree[1] = 0;
+        }
+    }
+    gc3_rt_xchg_release(&x->x);
+    gc3_prep_pool_install(x);
+    status = gc3_prep_connect(x, diag);
+    if (p->crosses_nodes) {
+        /* collective: every rank takes part, whatever happened here (it then fails with the others) */
+        gc3_status_t ns = p->transport->setup_post(p, status == GC3_OK, diag, &x->net);
+        status          = status == GC3_OK ? ns : status;
+        if (x->net != NULL) {
+            x->phase = GC3_PREP_NET;
+            return GC3_IN_PROGRESS;
+        }
+    }
+done:
+    if (status == GC3_OK) {
+        gc3_plan_ctx_init(p);
+        p->exec->nplans++;
+        if (p->pooled) {
+            p->pool_next   = p->exec->plans;
+            p->exec->plans = p;
+        }
+        *plan_p = p;
+    }
+    gc3_prep_free(x, status == GC3_OK);
+    return status;
+}
+
+const char *gc3_exec_prepare_waiting(const gc3_prep_t *x)
+{
+    return x->phase == GC3_PREP_NET ? x->p->transport->setup_waiting(x->net) : x->x.what;
+}
+
+void gc3_exec_prepare_abandon(gc3_prep_t *x)
+{
+    if (x == NULL) {
+        return;
+    }
+    if (x->net != NULL) {
+        x->p->transport->setup_abandon(x->net);
+    }
+    gc3_prep_free(x, 0); /* the pending exchange keeps its buffers */
+}
+
+gc3_status_t gc3_exec_prepare(gc3_exec_t *exec, const gc3_ir_program_t *program, gc3_diag_t *diag, gc3_plan_t **plan_p)
+{
+    gc3_prep_t     *x;
+    gc3_status_t    status  = gc3_exec_prepare_post(exec, program, diag, &x);
+    double          timeout = exec->params.timeout_s;
+    struct timespec t0, t, ts = { 0, 20000 };
+    const char     *what = NULL;
+
+    *plan_p = NULL;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    while (status == GC3_OK || status == GC3_IN_PROGRESS) {
+        if (what != gc3_exec_prepare_waiting(x)) { /* a new exchange: its own time */
+            what = gc3_exec_prepare_waiting(x);
+            clock_gettime(CLOCK_MONOTONIC, &t0);
+        }
+        status = gc3_exec_prepare_test(x, diag, plan_p);
+        if (status != GC3_IN_PROGRESS) {
+            return status;
+        }
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        if (timeout > 0 && (double)(t.tv_sec - t0.tv_sec) + (double)(t.tv_nsec - t0.tv_nsec) * 1e-9 > timeout) {
+            gc3_diag_add(diag, "executor: rank %d: timeout after %.1f s waiting for %s", exec->params.rank, timeout,
+                         gc3_exec_prepare_waiting(x));
+            gc3_exec_prepare_abandon(x);
+            return GC3_ERR_TIMEOUT;
+        }
+        nanosleep(&ts, NULL);
+    }
+    return status;
+}
+
+gc3_status_t gc3_plan_estimate(const gc3_exec_params_t *ep, const gc3_ir_program_t *program, gc3_diag_t *diag,
+                               gc3_plan_mem_t *m)
+{
+    gc3_flat_program_t    *f = NULL;
+    gc3_rt_layout_t        L;
+    const gc3_flat_rank_t *me;
+    gc3_status_t           status;
+    int                    k_in, k_out, k, cnt_max = 1, proto = gc3_proto_runs_as(program->proto);
+    uint64_t               payload, stride, chunk;
+
+    memset(m, 0, sizeof(*m));
+    memset(&L, 0, sizeof(L));
+    if (program->ngpus != ep->nranks || ep->rank < 0 || ep->rank >= ep->nranks || ep->slots < 2) {
+        gc3_diag_add(diag, "estimate: program '%s' is for %d ranks, the parameters say rank %d of %d (%d slots)",
+                     program->name, program->ngpus, ep->rank, ep->nranks, ep->slots);
+        return GC3_ERR_INVALID_PARAM;
+    }
+    if ((status = gc3_flat_create(program, &f)) != GC3_OK) {
+        gc3_diag_add(diag, "estimate: program '%s' is malformed (run the verifier)", program->name);
+        return status;
+    }
+    if (ep->fuse) {
+        (void)gc3_flat_fuse(f, ep->rank, GC3_RT_FUSE_MAX); /* as gc3_prep_local */
+    }
+    gc3_plan_segments(f, &k_in, &k_out);
+    k = k_in > k_out ? k_in : k_out;
+    for (int i = 0; i < f->nsteps; i++) {
+        cnt_max = gc3_flat_steps(f)[i].cnt > cnt_max ? gc3_flat_steps(f)[i].cnt : cnt_max;
+    }
+    if (k < 1) {
+        gc3_diag_add(diag, "estimate: program '%s' has fewer chunks than ranks", program->name);
+        gc3_flat_destroy(f);
+        return GC3_ERR_INVALID_PARAM;
+    }
+    payload = gc3_plan_slot_payload(ep, program, f, cnt_max, k);
+    stride  = gc3_plan_slot_stride(proto, payload);
+    chunk   = gc3_plan_chunk_bytes(program, f, k);
+    me      = &gc3_flat_ranks(f)[ep->rank];
+    status  = gc3_rt_layout_compute(f, ep->rank, ep->slots, stride, ep->node, ep->net_direct,
+                                    gc3_plan_takes_pool(ep, proto, f, ep->node), &L);
+    if (status == GC3_OK) {
+        /* the largest call's tile (a chunk, or what a slot carries of it), window copies */
+        uint64_t tile = payload / (uint64_t)cnt_max / 16 * 16;
+        tile          = chunk > 0 && chunk < tile ? chunk : tile;
+        gc3_plan_mem_layout(m, &L, me->ntbs, ep->slots, payload, stride);
+        m->scratch = me->s_chunks > 0 ? (uint64_t)me->s_chunks * tile * GC3_RT_WINDOW : 0;
+        m->stage =
+            proto == GC3_PROTO_LL ? gc3_plan_stage_bytes(payload) * 2 * (uint64_t)(me->ntbs > 0 ? me->ntbs : 1) : 0;
+        m->pinned = L.net_bytes;
+#ifdef GC3_HAVE_CUDA
+        if (ep->backend == GC3_BACKEND_CUDA && gc3_rt_backend_cuda.mem_estimate != NULL) {
+            gc3_rt_backend_cuda.mem_estimate(f, me->ntbs, m);
+        }
+#endif
+        gc3_rt_layout_free(&L);
+    }
+    gc3_flat_destroy(f);
+    return status;
+}
+
+gc3_status_t gc3_exec_estimate(const gc3_exec_t *exec, const gc3_ir_program_t *program, gc3_diag_t *diag,
+                               gc3_plan_mem_t *mem)
+{
+    return gc3_plan_estimate(&exec->params, program, diag, mem);
+}
