@@ -5,16 +5,61 @@
  * non-roots pass a NULL receive buffer), on MPI_COMM_WORLD, an uneven split and a parity split in
  * reversed order; then several MPI_Ibcast/MPI_Ireduce in flight together with an MPI_Iallreduce, one
  * polled with MPI_Test, and persistent MPI[X]_Bcast_init/MPI[X]_Reduce_init started three times with
- * new data. Run with --mca coll_gc3_priority 90 --mca coll_gc3_backend host. The last line is
- * "test_rooted: N ranks: P passed, F failed". */
+ * new data. Run with --mca coll_gc3_priority 90 --mca coll_gc3_backend host. Options: --device
+ * (every buffer passed to MPI is device memory, filled from and read back into the host arrays the
+ * checks use; the rank's GPU is its rank on the node modulo the GPUs). The last line is
+ * "test_rooted: N ranks: P passed, F failed" ("test_rooted: N ranks, device buffers: ..." with
+ * --device). */
 #include <mpi.h>
 #include "gc3_mpi_compat.h" /* GC3_BCAST_INIT, GC3_REDUCE_INIT */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "gc3_mpi_util.h"
 
-static int world_rank, failures, checks;
+static int world_rank, failures, checks, on_device;
+
+/* With --device the MPI calls get device buffers: dev_buf gives a device buffer of `bytes` holding a
+ * copy of `host` (fill) or garbage; dev_put and dev_get copy to and from it, dev_free frees it.
+ * Without, the host array itself and no copies. */
+static void *dev_buf(void *host, size_t bytes, int fill)
+{
+    void *d;
+    if (!on_device) {
+        return host;
+    }
+    d = gc3_test_alloc(1, bytes);
+    if (d == NULL) {
+        fprintf(stderr, "rank %d: cannot allocate %zu bytes on the device\n", world_rank, bytes);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    if (fill) {
+        gc3_test_copy(1, d, host, bytes);
+    }
+    return d;
+}
+
+static void dev_put(void *dev, const void *host, size_t bytes)
+{
+    if (on_device) {
+        gc3_test_copy(1, dev, host, bytes);
+    }
+}
+
+static void dev_get(void *host, const void *dev, size_t bytes)
+{
+    if (on_device) {
+        gc3_test_copy(1, host, dev, bytes);
+    }
+}
+
+static void dev_free(void *dev)
+{
+    if (on_device) {
+        gc3_test_free(1, dev);
+    }
+}
 
 typedef struct {
     MPI_Datatype dt;
@@ -187,6 +232,7 @@ static int one_reduce(MPI_Comm comm, const dtype_t *d, const op_t *op, int root,
     int         rank, size, ok = 1;
     size_t      es = (size_t)d->size;
     char       *in, *out;
+    void       *din, *dout;
     MPI_Request req;
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &size);
@@ -195,9 +241,11 @@ static int one_reduce(MPI_Comm comm, const dtype_t *d, const op_t *op, int root,
     for (size_t i = 0; i < n; i++) {
         put(d, inplace && rank == root ? out : in, i, val(rank, i, op, d, salt));
     }
+    din  = dev_buf(in, n * es, !(inplace && rank == root));
+    dout = dev_buf(out, n * es, inplace && rank == root);
     {
-        const void *s = inplace && rank == root ? MPI_IN_PLACE : in;
-        void       *r = rank == root ? out : NULL; /* MPI lets the non-roots pass no receive buffer */
+        const void *s = inplace && rank == root ? MPI_IN_PLACE : din;
+        void       *r = rank == root ? dout : NULL; /* MPI lets the non-roots pass no receive buffer */
         if (form == 0) {
             MPI_Reduce(s, r, (int)n, d->dt, op->op, root, comm);
         } else {
@@ -205,6 +253,14 @@ static int one_reduce(MPI_Comm comm, const dtype_t *d, const op_t *op, int root,
             wait_form(form, &req);
         }
     }
+    if (rank == root) {
+        dev_get(out, dout, n * es);
+    }
+    if (!inplace) {
+        dev_get(in, din, n * es);
+    }
+    dev_free(din);
+    dev_free(dout);
     for (size_t i = 0; rank == root && i < n && ok; i++) {
         ok = get(d, out, i) == reduced(size, i, op, d, salt);
         if (!ok) {
@@ -225,6 +281,7 @@ static int one_bcast(MPI_Comm comm, const dtype_t *d, int root, size_t n, int fo
     int         rank, ok = 1;
     size_t      es = (size_t)d->size;
     char       *buf;
+    void       *dbuf;
     MPI_Request req;
     const op_t *sum = &ops[0];
     MPI_Comm_rank(comm, &rank);
@@ -232,12 +289,15 @@ static int one_bcast(MPI_Comm comm, const dtype_t *d, int root, size_t n, int fo
     for (size_t i = 0; i < n; i++) {
         put(d, buf, i, rank == root ? val(root, i, sum, d, salt) : 99);
     }
+    dbuf = dev_buf(buf, n * es, 1);
     if (form == 0) {
-        MPI_Bcast(buf, (int)n, d->dt, root, comm);
+        MPI_Bcast(dbuf, (int)n, d->dt, root, comm);
     } else {
-        MPI_Ibcast(buf, (int)n, d->dt, root, comm, &req);
+        MPI_Ibcast(dbuf, (int)n, d->dt, root, comm, &req);
         wait_form(form, &req);
     }
+    dev_get(buf, dbuf, n * es);
+    dev_free(dbuf);
     for (size_t i = 0; i < n && ok; i++) {
         ok = get(d, buf, i) == val(root, i, sum, d, salt);
     }
@@ -292,6 +352,7 @@ static void test_in_flight(MPI_Comm comm, const char *cname)
     int          rank, size, ok = 1;
     const size_t n = 3001;
     int32_t     *b[NB], *rin[NB], *rout[NB], *ain, *aout;
+    void        *db[NB], *drin[NB], *drout[NB], *dain, *daout;
     MPI_Request  req[2 * NB + 1];
     char         what[200];
     MPI_Comm_rank(comm, &rank);
@@ -301,6 +362,8 @@ static void test_in_flight(MPI_Comm comm, const char *cname)
     for (size_t i = 0; i < n; i++) {
         ain[i] = (int32_t)(rank + (int)i);
     }
+    dain  = dev_buf(ain, n * sizeof(int32_t), 1);
+    daout = dev_buf(aout, n * sizeof(int32_t), 0);
     for (int k = 0; k < NB; k++) {
         int root = (k * 2 + 1) % size;
         b[k]     = malloc(n * sizeof(int32_t));
@@ -310,15 +373,28 @@ static void test_in_flight(MPI_Comm comm, const char *cname)
             b[k][i]   = rank == root ? (int32_t)(k * 100000 + (int)i) : -1;
             rin[k][i] = (int32_t)((rank + 1) * (k + 1) + (int)(i % 97));
         }
-        MPI_Ibcast(b[k], (int)n, MPI_INT32_T, root, comm, &req[2 * k]);
-        MPI_Ireduce(rin[k], rank == root ? rout[k] : NULL, (int)n, MPI_INT32_T, MPI_SUM, root, comm, &req[2 * k + 1]);
+        db[k]    = dev_buf(b[k], n * sizeof(int32_t), 1);
+        drin[k]  = dev_buf(rin[k], n * sizeof(int32_t), 1);
+        drout[k] = dev_buf(rout[k], n * sizeof(int32_t), 0);
+        MPI_Ibcast(db[k], (int)n, MPI_INT32_T, root, comm, &req[2 * k]);
+        MPI_Ireduce(drin[k], rank == root ? drout[k] : NULL, (int)n, MPI_INT32_T, MPI_SUM, root, comm, &req[2 * k + 1]);
         if (k == 1) {
-            MPI_Iallreduce(ain, aout, (int)n, MPI_INT32_T, MPI_SUM, comm, &req[2 * NB]);
+            MPI_Iallreduce(dain, daout, (int)n, MPI_INT32_T, MPI_SUM, comm, &req[2 * NB]);
         }
     }
     MPI_Waitall(2 * NB + 1, req, MPI_STATUSES_IGNORE);
+    dev_get(aout, daout, n * sizeof(int32_t));
+    dev_free(dain);
+    dev_free(daout);
     for (int k = 0; k < NB; k++) {
         int root = (k * 2 + 1) % size;
+        dev_get(b[k], db[k], n * sizeof(int32_t));
+        if (rank == root) {
+            dev_get(rout[k], drout[k], n * sizeof(int32_t));
+        }
+        dev_free(db[k]);
+        dev_free(drin[k]);
+        dev_free(drout[k]);
         for (size_t i = 0; i < n && ok; i++) {
             int32_t want = 0;
             for (int r = 0; r < size; r++) {
@@ -351,11 +427,14 @@ static void test_persistent(MPI_Comm comm, const char *cname)
     for (int root = 0; root < size; root++) {
         double     *b = malloc(n * sizeof(double)), *in = malloc(n * sizeof(double)), *out = malloc(n * sizeof(double));
         int64_t    *ip = malloc(n * sizeof(int64_t)), *iin = malloc(n * sizeof(int64_t));
+        void       *db = dev_buf(b, n * sizeof(double), 0), *din = dev_buf(in, n * sizeof(double), 0);
+        void       *dout = dev_buf(out, n * sizeof(double), 0), *dip = dev_buf(ip, n * sizeof(int64_t), 0);
+        void       *diin = dev_buf(iin, n * sizeof(int64_t), 0);
         MPI_Request p[3];
-        GC3_BCAST_INIT(b, (int)n, MPI_DOUBLE, root, comm, MPI_INFO_NULL, &p[0]);
-        GC3_REDUCE_INIT(in, rank == root ? out : NULL, (int)n, MPI_DOUBLE, MPI_MAX, root, comm, MPI_INFO_NULL, &p[1]);
-        GC3_REDUCE_INIT(rank == root ? MPI_IN_PLACE : iin, rank == root ? ip : NULL, (int)n, MPI_INT64_T, MPI_SUM, root,
-                        comm, MPI_INFO_NULL, &p[2]);
+        GC3_BCAST_INIT(db, (int)n, MPI_DOUBLE, root, comm, MPI_INFO_NULL, &p[0]);
+        GC3_REDUCE_INIT(din, rank == root ? dout : NULL, (int)n, MPI_DOUBLE, MPI_MAX, root, comm, MPI_INFO_NULL, &p[1]);
+        GC3_REDUCE_INIT(rank == root ? MPI_IN_PLACE : diin, rank == root ? dip : NULL, (int)n, MPI_INT64_T, MPI_SUM,
+                        root, comm, MPI_INFO_NULL, &p[2]);
         for (int it = 0; it < 3; it++) {
             int ok = 1;
             for (size_t i = 0; i < n; i++) {
@@ -365,6 +444,12 @@ static void test_persistent(MPI_Comm comm, const char *cname)
                 if (rank == root) {
                     ip[i] = iin[i];
                 }
+            }
+            dev_put(db, b, n * sizeof(double));
+            dev_put(din, in, n * sizeof(double));
+            dev_put(diin, iin, n * sizeof(int64_t));
+            if (rank == root) {
+                dev_put(dip, ip, n * sizeof(int64_t));
             }
             if (it < 2) {
                 MPI_Startall(3, p);
@@ -379,6 +464,11 @@ static void test_persistent(MPI_Comm comm, const char *cname)
                 MPI_Start(&p[2]);
                 MPI_Wait(&p[2], MPI_STATUS_IGNORE);
                 MPI_Wait(&p[0], MPI_STATUS_IGNORE);
+            }
+            dev_get(b, db, n * sizeof(double));
+            if (rank == root) {
+                dev_get(out, dout, n * sizeof(double));
+                dev_get(ip, dip, n * sizeof(int64_t));
             }
             for (size_t i = 0; i < n && ok; i++) {
                 double  mx  = 0;
@@ -398,6 +488,11 @@ static void test_persistent(MPI_Comm comm, const char *cname)
         for (int k = 0; k < 3; k++) {
             MPI_Request_free(&p[k]);
         }
+        dev_free(db);
+        dev_free(din);
+        dev_free(dout);
+        dev_free(dip);
+        dev_free(diin);
         free(b);
         free(in);
         free(out);
@@ -414,6 +509,26 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--device") == 0) {
+            on_device = 1;
+        }
+    }
+#ifndef GC3_HAVE_CUDA
+    if (on_device) {
+        fprintf(stderr, "test_rooted: --device needs a build with CUDA\n");
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+#endif
+    if (on_device) {
+        char where[256];
+        gc3_test_select_gpu(MPI_COMM_WORLD);
+        gc3_test_describe_gpus(MPI_COMM_WORLD, where, sizeof(where));
+        if (world_rank == 0) {
+            printf("test_rooted: ranks on GPUs: %s\n", where);
+            fflush(stdout);
+        }
+    }
     MPI_Comm_split(MPI_COMM_WORLD, world_rank < (size + 1) / 2 + 1 ? 0 : 1, world_rank, &uneven);
     MPI_Comm_split(MPI_COMM_WORLD, world_rank % 2, size - world_rank, &parity); /* reversed order */
     MPI_Comm_set_name(uneven, "uneven");
@@ -428,7 +543,8 @@ int main(int argc, char **argv)
     MPI_Comm_free(&uneven);
     MPI_Comm_free(&parity);
     if (world_rank == 0) {
-        printf("test_rooted: %d ranks: %d passed, %d failed\n", size, checks - failures, failures);
+        printf("test_rooted: %d ranks%s: %d passed, %d failed\n", size, on_device ? ", device buffers" : "",
+               checks - failures, failures);
     }
     MPI_Finalize();
     return failures != 0;
