@@ -952,6 +952,11 @@ int main(int argc, char **argv)
                 ok = rc == 0;
                 gc3_test_copy(on_device, ho, mr, total * sizeof(float));
                 ok = ok && check_result(c, count, ho);
+                gc3_test_copy(on_device, ho, ms, total * sizeof(float)); /* the send buffer: read only */
+                if (ok && memcmp(ho, h, total * sizeof(float)) != 0) {
+                    fprintf(stderr, "gc3_bench: rank %d: the send buffer changed\n", rank);
+                    ok = 0;
+                }
                 if (ok && alt.on) { /* the last alternate call's result too */
                     size_t atotal = alt.a2a ? alt.count * (size_t)nranks : alt.count;
                     float *ha     = malloc(atotal * sizeof(float));

@@ -665,6 +665,18 @@ gc3_status_t gc3_rule_program(const gc3_rule_t *rule, const gc3_rule_target_t *t
         if (st == GC3_OK) {
             (*program_p)->no_zc = rule->no_zc;
             gc3_rule_both_kinds(*program_p, target);
+            if (rule->program != NULL && (*program_p)->coll == GC3_COLL_REDUCE &&
+                !((*program_p)->inplace && (*program_p)->outofplace)) {
+                /* a file's reduce program, for the component's calls (keyed out of place on every rank):
+                 * every rank refuses it alike (the root alone would fail an in-place call, the others
+                 * wait); the generators' out-of-place reduce programs serve both kinds */
+                gc3_diag_add(diag, "%s: a reduce program must serve in-place and out-of-place calls alike (the "
+                             "other ranks cannot know whether the root calls in place); this one verifies in "
+                             "one kind only", rule->where);
+                gc3_ir_program_destroy(*program_p);
+                *program_p = NULL;
+                return GC3_ERR_UNSUPPORTED;
+            }
         }
         return st;
     }

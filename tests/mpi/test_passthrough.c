@@ -130,6 +130,25 @@ int main(int argc, char **argv)
         MPI_Type_free(&strided);
         calls += 2;
     }
+    {
+        /* a contiguous datatype whose data starts 16 bytes past the buffer (its true lower bound):
+         * bcast moves the 4 ints there and leaves the 4 before them alone */
+        int          blen = 4, b[8];
+        MPI_Aint     disp = 4 * sizeof(int);
+        MPI_Datatype past;
+        MPI_Type_create_hindexed(1, &blen, &disp, MPI_INT, &past);
+        MPI_Type_commit(&past);
+        for (int i = 0; i < 8; i++) {
+            b[i] = rank == 0 ? 100 + i : -1;
+        }
+        MPI_Bcast(b, 1, past, 0, MPI_COMM_WORLD);
+        for (int i = 0; i < 8; i++) {
+            EXPECT(b[i] == (i >= 4 || rank == 0 ? 100 + i : -1), "bcast of a datatype starting past the buffer: "
+                   "element %d is %d", i, b[i]);
+        }
+        MPI_Type_free(&past);
+        calls += 1;
+    }
     MPI_Allreduce(&failures, &all_fail, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (rank == 0) {
         printf("test_passthrough: %d ranks, gc3 %s, %d collective calls per rank through coll/gc3's delegation: %s\n",

@@ -412,6 +412,51 @@ static void test_rules(void)
         gc3_rules_destroy(R);
         gc3_diag_cleanup(&diag);
     }
+    {
+        /* the component keys every reduce call out of place on every rank (the root alone knows whether
+         * it calls in place): a directory's in-place reduce program serves it as its copy-first form,
+         * which serves in-place calls too, and so does the generator's out-of-place program (a program
+         * serving one kind only is refused alike on every rank: gc3_rule_program) */
+        char              dir[] = "/tmp/gc3_rooted_XXXXXX", path[512];
+        gc3_ir_program_t *p     = gen("reduce_ring", 4, 1, 1, 1, 1, GC3_PROTO_SIMPLE);
+        int               added = 0;
+        CHECK(mkdtemp(dir) != NULL, "mkdtemp");
+        snprintf(path, sizeof(path), "%s/reduce4_root1_inplace.xml", dir);
+        if (p != NULL) {
+            CHECK_OK(gc3_ir_write_file(p, path, &diag));
+        }
+        CHECK_OK(gc3_rules_parse(gc3_rules_builtin_text(), "built-in", &diag, &R));
+        CHECK_OK(gc3_rules_add_xml_dir(R, dir, &diag, &added));
+        r = gc3_rules_match_root(R, GC3_COLL_REDUCE, 1, 4, GC3_LINK_NVLINK, 1 << 20, 4, 0, 1);
+        CHECK(added == 1 && r && r->xml != NULL, "the file's rule (%d added)", added);
+        if (r != NULL && r->xml != NULL) {
+            gc3_rule_target_t t = { .ranks = 4, .nodes = 1, .inplace = 0, .slots = 4, .max_blocks = 64, .root = 1 };
+            gc3_rule_made_t   made;
+            gc3_ir_program_t *q = NULL;
+            CHECK(gc3_rule_program(r, &t, &diag, &q, &made) == GC3_OK && q && made.copied && q->inplace &&
+                      q->outofplace,
+                  "an in-place reduce file serves both kinds: %s", diag.count ? diag.msgs[diag.count - 1] : "");
+            if (q != NULL) {
+                gc3_oracle_check(q, GC3_DT_FLOAT32, GC3_OP_SUM, (size_t)q->nchunksperloop, 0, 4);
+                gc3_oracle_check(q, GC3_DT_FLOAT32, GC3_OP_SUM, (size_t)q->nchunksperloop, 1, 4);
+            }
+            gc3_ir_program_destroy(q);
+        }
+        r = gc3_rules_match_root(R, GC3_COLL_REDUCE, 1, 4, GC3_LINK_NVLINK, 1 << 20, 4, 0, 2);
+        if (r != NULL) {
+            gc3_rule_target_t t = { .ranks = 4, .nodes = 1, .inplace = 0, .slots = 4, .max_blocks = 64, .root = 2 };
+            gc3_rule_made_t   made;
+            gc3_ir_program_t *q = NULL;
+            CHECK(gc3_rule_program(r, &t, &diag, &q, &made) == GC3_OK && q && q->inplace && q->outofplace,
+                  "the generator's reduce serves both kinds: %s", diag.count ? diag.msgs[diag.count - 1] : "");
+            gc3_ir_program_destroy(q);
+        }
+        unlink(path);
+        rmdir(dir);
+        gc3_ir_program_destroy(p);
+        gc3_rules_destroy(R);
+        gc3_diag_cleanup(&diag);
+    }
 }
 
 /* Zero-copy marking (what the runtime and the zero-copy reference run use): a reduce's non-root

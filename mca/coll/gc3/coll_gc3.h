@@ -224,6 +224,7 @@ MCA_COLL_GC3_INTERCEPTED(MCA_COLL_GC3_DECLARE)
 
 /* coll_gc3_types.c */
 int mca_coll_gc3_map_dtype(struct ompi_datatype_t *dt, gc3_dtype_t *out);
+int mca_coll_gc3_dt_bytes(struct ompi_datatype_t *dt, int count);
 int mca_coll_gc3_map_op(struct ompi_op_t *op, gc3_op_t *out);
 
 /* coll_gc3_dispatch.c: which way a call goes. Memory is asked of libgpuir (gc3_topo.h: the CUDA

@@ -28,8 +28,8 @@ static int gc3_allgather_args(mca_coll_gc3_module_t *m, const void *sbuf, int sc
     if (!mca_coll_gc3_args_usable(m, a, name, GC3_COLL_ALLGATHER, rcount)) {
         return 0;
     }
-    if (!ompi_datatype_is_contiguous_memory_layout(rdt, rcount * (int)n) ||
-        !(inplace || ompi_datatype_is_contiguous_memory_layout(sdt, scount)) || ssize != rsize * (size_t)rcount) {
+    if (!mca_coll_gc3_dt_bytes(rdt, rcount * (int)n) || !(inplace || mca_coll_gc3_dt_bytes(sdt, scount)) ||
+        ssize != rsize * (size_t)rcount) {
         return mca_coll_gc3_passed_on(m->comm, name, "non-contiguous datatypes, or send and receive sizes differ");
     }
     a->dtype = GC3_DT_UINT8; /* moved as bytes */

@@ -27,8 +27,7 @@ static int gc3_alltoall_args(mca_coll_gc3_module_t *m, const void *sbuf, int *sc
     }
     ompi_datatype_type_size(rdtype, &rsize);
     ompi_datatype_type_size(*sdtype, &ssize);
-    if (!ompi_datatype_is_contiguous_memory_layout(*sdtype, *scount) ||
-        !ompi_datatype_is_contiguous_memory_layout(rdtype, rcount) ||
+    if (!mca_coll_gc3_dt_bytes(*sdtype, *scount) || !mca_coll_gc3_dt_bytes(rdtype, rcount) ||
         ssize * (size_t)*scount != rsize * (size_t)rcount) {
         return mca_coll_gc3_passed_on(m->comm, name, "non-contiguous datatypes, or send and receive sizes differ");
     }

@@ -21,8 +21,9 @@ static int gc3_bcast_args(mca_coll_gc3_module_t *m, void *buf, int count, struct
     if (!mca_coll_gc3_args_usable(m, a, name, GC3_COLL_BCAST, count)) {
         return 0;
     }
-    if (!ompi_datatype_is_contiguous_memory_layout(dt, count)) {
-        return mca_coll_gc3_passed_on(m->comm, name, "a non-contiguous datatype");
+    if (!mca_coll_gc3_dt_bytes(dt, count)) {
+        return mca_coll_gc3_passed_on(m->comm, name,
+                                      "a non-contiguous datatype, or one whose data starts past the buffer");
     }
     ompi_datatype_type_size(dt, &dsize);
     a->dtype = GC3_DT_UINT8; /* moved as bytes */

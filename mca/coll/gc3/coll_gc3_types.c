@@ -2,6 +2,7 @@
  * predefined MPI handles to libgpuir's dtype/op table). The handles of mpi.h are the
  * addresses of Open MPI's predefined objects, so comparing pointers is exact. */
 #include "coll_gc3.h"
+#include "ompi/datatype/ompi_datatype.h"
 
 int mca_coll_gc3_map_dtype(struct ompi_datatype_t *dt, gc3_dtype_t *out)
 {
@@ -52,4 +53,16 @@ int mca_coll_gc3_map_op(struct ompi_op_t *op, gc3_op_t *out)
         }
     }
     return 0;
+}
+
+/* count elements of dt are bytes gc3 can move as they are: contiguous, starting at the buffer (a
+ * contiguous derived datatype may begin past it: its true lower bound) */
+int mca_coll_gc3_dt_bytes(struct ompi_datatype_t *dt, int count)
+{
+    ptrdiff_t lb = 0, extent = 0;
+    if (!ompi_datatype_is_contiguous_memory_layout(dt, count)) {
+        return 0;
+    }
+    ompi_datatype_get_true_extent(dt, &lb, &extent);
+    return lb == 0;
 }
