@@ -236,6 +236,29 @@ static inline void gc3_test_describe_gpus(MPI_Comm comm, char *out, size_t len)
 #endif
 }
 
+/* A test's --device: stop where the build has no CUDA; else give each rank its GPU and print, on
+ * rank 0 of comm, "TEST: ranks on GPUs: ..." (the gpu tests' harness reads it). */
+static inline void gc3_test_device_setup(const char *test, int on_device, MPI_Comm comm)
+{
+    int rank = 0;
+    MPI_Comm_rank(comm, &rank);
+#ifndef GC3_HAVE_CUDA
+    if (on_device) {
+        fprintf(stderr, "%s: --device needs a build with CUDA\n", test);
+        MPI_Abort(comm, 2);
+    }
+#endif
+    if (on_device) {
+        char where[256];
+        gc3_test_select_gpu(comm);
+        gc3_test_describe_gpus(comm, where, sizeof(where));
+        if (rank == 0) {
+            printf("%s: ranks on GPUs: %s\n", test, where);
+            fflush(stdout);
+        }
+    }
+}
+
 /* Executor parameters for this rank of `comm` (which must outlive the executor); with the
  * cuda backend, the GPU of its rank on the node. */
 static inline void gc3_mpi_exec_params(gc3_exec_params_t *ep, gc3_backend_t backend, MPI_Comm *comm)

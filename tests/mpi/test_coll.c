@@ -720,21 +720,7 @@ int main(int argc, char **argv)
             on_device = 1;
         }
     }
-#ifndef GC3_HAVE_CUDA
-    if (on_device) {
-        fprintf(stderr, "test_coll: --device needs a build with CUDA\n");
-        MPI_Abort(MPI_COMM_WORLD, 2);
-    }
-#endif
-    if (on_device) {
-        char where[256];
-        gc3_test_select_gpu(MPI_COMM_WORLD);
-        gc3_test_describe_gpus(MPI_COMM_WORLD, where, sizeof(where));
-        if (world_rank == 0) {
-            printf("test_coll: ranks on GPUs: %s\n", where);
-            fflush(stdout);
-        }
-    }
+    gc3_test_device_setup("test_coll", on_device, MPI_COMM_WORLD);
     MPI_Comm_dup(MPI_COMM_WORLD, &dup);
     MPI_Comm_split(MPI_COMM_WORLD, world_rank < (size + 1) / 2 + 1 ? 0 : 1, world_rank, &uneven); /* e.g. 8 -> 5 + 3 */
     MPI_Comm_split(MPI_COMM_WORLD, world_rank % 2, size - world_rank, &parity);                   /* reversed order */
