@@ -67,9 +67,9 @@ typedef struct gc3_reg_open {
 
 typedef struct {
     uint64_t        gen; /* the generation mapped (or failed, GC3_REG_FAILED set); 0: none */
-    uint64_t        mapped, size;
+    uint64_t        size;
     uint64_t        base; /* where it is in the peer's process */
-    gc3_reg_open_t *open; /* the process's mapping it uses */
+    gc3_reg_open_t *open; /* the process's mapping it uses (where it is mapped here) */
 } gc3_reg_theirs_t;
 
 struct gc3_reg {
@@ -368,19 +368,18 @@ static void gc3_reg_unmap(gc3_exec_t *e, gc3_reg_t *g, int l, int i)
 static void gc3_reg_map(gc3_exec_t *e, gc3_reg_t *g, int l, int i, uint64_t gen, uint64_t base, uint64_t size,
                         const char handle[GC3_RT_HANDLE_BYTES])
 {
-    gc3_reg_theirs_t *t      = &g->theirs[(size_t)l * (size_t)g->entries + (size_t)i];
-    uint64_t         *ak     = &gc3_reg_acks(g->board, g->entries)[(size_t)l * (size_t)g->entries + (size_t)i];
-    gc3_reg_open_t   *o      = gc3_reg_open_get(e, handle, size);
+    gc3_reg_theirs_t *t  = &g->theirs[(size_t)l * (size_t)g->entries + (size_t)i];
+    uint64_t         *ak = &gc3_reg_acks(g->board, g->entries)[(size_t)l * (size_t)g->entries + (size_t)i];
+    gc3_reg_open_t   *o  = gc3_reg_open_get(e, handle, size);
 
     t->gen = gen | GC3_REG_FAILED;
     if (o != NULL) {
         gc3_rt_zc_entry_t z = { base, size, (uint64_t)(uintptr_t)o->mapped, gen };
         if (e->be->mem_write(&g->table[(size_t)l * (size_t)g->entries + (size_t)i], &z, sizeof(z)) == GC3_OK) {
-            t->gen    = gen;
-            t->mapped = (uint64_t)(uintptr_t)o->mapped;
-            t->size   = size;
-            t->base   = base;
-            t->open   = o;
+            t->gen  = gen;
+            t->size = size;
+            t->base = base;
+            t->open = o;
         } else {
             gc3_reg_open_put(e, o);
         }
