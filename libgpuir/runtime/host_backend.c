@@ -472,6 +472,13 @@ static gc3_status_t gc3_host_reg_query(gc3_exec_t *e, const void *ptr, size_t by
     return status;
 }
 
+/* The guard after a peer's registration as this process maps it (gc3_host_reg_open): one page. */
+static uint64_t gc3_host_guard_bytes(void)
+{
+    const long page = sysconf(_SC_PAGESIZE);
+    return page > 0 ? (uint64_t)page : 4096;
+}
+
 static gc3_status_t gc3_host_reg_handle(gc3_exec_t *e, gc3_rt_reg_info_t *q, char handle[GC3_RT_HANDLE_BYTES])
 {
     gc3_host_reg_handle_t h;
@@ -511,11 +518,19 @@ static gc3_status_t gc3_host_reg_open(gc3_exec_t *e, const char handle[GC3_RT_HA
         close(fd); /* another file by now */
         return GC3_ERR_IO;
     }
-    m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)h.offset);
-    close(fd);
+    /* a page no one may touch after the mapping: a read past a peer's registration faults here as it
+     * does on a GPU (a peer's buffer often ends where its mapping ends) instead of reading what follows */
+    m = mmap(NULL, size + gc3_host_guard_bytes(), PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (m == MAP_FAILED) {
+        close(fd);
+        return GC3_ERR_NO_MEMORY;
+    }
+    if (mmap(m, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, (off_t)h.offset) == MAP_FAILED) {
+        munmap(m, size + gc3_host_guard_bytes());
+        close(fd);
         return GC3_ERR_IO;
     }
+    close(fd);
     *mapped_p = m;
     return GC3_OK;
 }
@@ -523,7 +538,7 @@ static gc3_status_t gc3_host_reg_open(gc3_exec_t *e, const char handle[GC3_RT_HA
 static void gc3_host_reg_close(gc3_exec_t *e, char *mapped, uint64_t size)
 {
     (void)e;
-    munmap(mapped, size);
+    munmap(mapped, size + gc3_host_guard_bytes());
 }
 
 const gc3_rt_backend_t gc3_rt_backend_host = {

@@ -555,10 +555,14 @@ GC3_DEV static GC3_CORE_INLINE uint32_t gc3_core_zc_out(const gc3_rt_tb_t *t, in
     return t->zc_id[b];
 }
 
+/* Where a zero-copy message of no bytes is: nowhere, an address no process maps (the receiver reads up
+ * to the message's extent only; were it to read more, it would fault at once, on a GPU as on the host). */
+#define GC3_CORE_ZC_NOWHERE ((char *)(uintptr_t)4096)
+
 /* Leader: a zero-copy message's place here (the sender's buffer as this rank mapped it); 0 when the
  * header names a registration this rank has not mapped, or an address outside it (the call then
  * fails: the sender's view of what this rank mapped and this rank's table disagree). A message of no
- * bytes has no place: the end of the table (never read). */
+ * bytes has no place (GC3_CORE_ZC_NOWHERE). */
 GC3_DEV static char *gc3_core_zc_in(const gc3_rt_tb_t *t, uint64_t id1, uint64_t va, uint64_t extent)
 {
     const gc3_rt_zc_entry_t *e;
@@ -567,7 +571,7 @@ GC3_DEV static char *gc3_core_zc_in(const gc3_rt_tb_t *t, uint64_t id1, uint64_t
     }
     e = &t->zc_table[(uint64_t)t->zc_rlocal * (uint64_t)t->zc_entries + (id1 - 1)];
     if (extent == 0) {
-        return (char *)(e + 1);
+        return GC3_CORE_ZC_NOWHERE;
     }
     {
         const uint64_t base = GC3_LOAD_VOLATILE(&e->base), size = GC3_LOAD_VOLATILE(&e->size),
@@ -579,10 +583,10 @@ GC3_DEV static char *gc3_core_zc_in(const gc3_rt_tb_t *t, uint64_t id1, uint64_t
     }
 }
 
-/* Leader, Simple: wait for the message and read its header; *zin_p: zero-copy, where the message is.
- * 1 when the call failed. */
+/* Leader, Simple: wait for the message and read its header; *zin_p: zero-copy, where the message is,
+ * and *zext_p how many of its bytes exist there. 1 when the call failed. */
 GC3_DEV static GC3_CORE_INLINE int gc3_core_simple_head(gc3_rt_tb_t *t, int s, int l, const gc3_core_pos_t *pos,
-                                                         char **zin_p)
+                                                         char **zin_p, uint64_t *zext_p)
 {
     const volatile uint64_t *h;
     uint64_t                 sig, id1;
@@ -599,7 +603,8 @@ GC3_DEV static GC3_CORE_INLINE int gc3_core_simple_head(gc3_rt_tb_t *t, int s, i
     }
     if ((id1 = h[GC3_HDR_ZC]) != 0) {
         const uint64_t va = h[GC3_HDR_VA];
-        *zin_p            = gc3_core_zc_in(t, id1, va, h[GC3_HDR_EXTENT]);
+        *zext_p           = h[GC3_HDR_EXTENT];
+        *zin_p            = gc3_core_zc_in(t, id1, va, *zext_p);
         if (*zin_p == 0) {
             gc3_core_fail(t, s, l, GC3_WAIT_WHAT_ZC, -1, -1, id1, va);
             return 1;
@@ -617,14 +622,14 @@ GC3_DEV static GC3_CORE_INLINE int gc3_core_step_simple(gc3_rt_tb_t *t, int s, i
     const uint64_t         bytes = (uint64_t)(st->cnt > 0 ? st->cnt : 0) * t->T * (uint64_t)t->dsize;
     char                  *zin = 0, *va = 0, *in = 0, *out = 0;
     char                  *slot = send ? t->send_slots + (uint64_t)pos->sslot * t->slot_stride : 0;
-    uint64_t               extent = 0;
+    uint64_t               extent = 0, zext = 0, upto = bytes;
     uint32_t               zout   = 0;
     int                    failed = 0;
 
     if (GC3_LEADER) {
         failed = gc3_core_wait_deps(t, s, l);
         if (!failed && recv) {
-            failed = gc3_core_simple_head(t, s, l, pos, &zin);
+            failed = gc3_core_simple_head(t, s, l, pos, &zin, &zext);
         }
         if (!failed && send && pos->sent == 0 && t->handover && t->pooled && t->send_lens == 0) {
             /* the first message into a pool another plan used last: the receiver has started this call, so
@@ -652,9 +657,15 @@ GC3_DEV static GC3_CORE_INLINE int gc3_core_step_simple(gc3_rt_tb_t *t, int s, i
     }
     zin  = (char *)(uintptr_t)GC3_SHARE_U64((uint64_t)(uintptr_t)zin);
     zout = (uint32_t)GC3_SHARE_INT((int)zout);
-    in   = zin ? zin : recv ? t->recv_slots + (uint64_t)pos->rslot * t->slot_stride + GC3_RT_SIMPLE_HDR : 0;
-    out  = send && !zout ? slot + GC3_RT_SIMPLE_HDR : 0;
-    gc3_core_move_range(t, s, l, in, out, 0, bytes);
+    if (zin) {
+        /* in the sender's buffer only what exists of the message may be read: past its extent (chunks past
+         * the count, where this rank's end of the step, scratch, takes whole tiles) is the end of the
+         * sender's allocation, or nothing (GC3_CORE_ZC_NOWHERE); those elements are past the count */
+        upto = GC3_SHARE_U64(zext < bytes ? zext : bytes);
+    }
+    in  = zin ? zin : recv ? t->recv_slots + (uint64_t)pos->rslot * t->slot_stride + GC3_RT_SIMPLE_HDR : 0;
+    out = send && !zout ? slot + GC3_RT_SIMPLE_HDR : 0;
+    gc3_core_move_range(t, s, l, in, out, 0, upto);
     if (l == 0 && GC3_LEADER) {
         GC3_STAMP(t, GC3_TRACE_AT(s, GC3_TRACE_MOVED));
     }

@@ -99,7 +99,11 @@ static int tbuf_alloc(tbuf_t *b, size_t bytes, char *at)
     b->alloc = bytes + 64;
     switch (kind) {
     case K_SHM: {
-        int fd;
+        const size_t page = (size_t)sysconf(_SC_PAGESIZE);
+        int          fd;
+        /* the buffer ends where its mapping ends: a peer that read past it (past its registration) would
+         * fault on the page gc3's host backend keeps unmapped after each mapping of a peer */
+        b->alloc = (bytes + page - 1) / page * page + (bytes == 0 ? page : 0);
         snprintf(b->shm, sizeof(b->shm), "/gc3-test-zc-%d-%d", (int)getpid(), serial++);
         fd = shm_open(b->shm, O_CREAT | O_EXCL | O_RDWR, 0600);
         if (fd < 0 || ftruncate(fd, (off_t)b->alloc) != 0) {
@@ -170,7 +174,7 @@ static int tbuf_alloc(tbuf_t *b, size_t bytes, char *at)
     if (b->base == NULL) {
         return 0;
     }
-    b->p = b->base + (kind == K_CUDA_OFFSET ? (1u << 20) + 256 : 0);
+    b->p = b->base + (kind == K_CUDA_OFFSET ? (1u << 20) + 256 : kind == K_SHM ? b->alloc - bytes : 0);
     return 1;
 }
 
