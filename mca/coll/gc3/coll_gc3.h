@@ -207,7 +207,6 @@ typedef struct mca_coll_gc3_module_t {
     int                 job_proto, job_channels, job_instances; /* the plan's, for its line */
     char                job_narrow[96];
     char                job_copied[80]; /* an in-place program serving an out-of-place call */
-    int                 job_zc_off;     /* zero-copy auto left the plan's file program to the FIFOs */
     /* gc3's set-up exchanges (coll_gc3_oob.c): one pending at a time, numbered */
     struct mca_coll_gc3_xchg_t *oob_pending;
     double                      oob_posted; /* when it was posted (monotonic seconds) */

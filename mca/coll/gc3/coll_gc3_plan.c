@@ -36,15 +36,6 @@ static int gc3_plan_build(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_entry_t *s
         gc3_snprintf_cut(m->job_copied, sizeof(m->job_copied),
                          ", the input copied into place first (a program for in-place calls)");
     }
-    /* zero-copy auto leaves an algorithm file's program to the FIFOs: with one of MSCCL's corpus
-     * (allreduce-allpairs-2n-simple-32tb.xml, MPI_Allreduce on device buffers of several communicators)
-     * the kernel made an illegal memory access on 2 x H200 and on one H200 through MPS, not understood
-     * yet; coll_gc3_zero_copy on runs them zero-copy all the same */
-    m->job_zc_off = ok && rule->xml != NULL && mca_coll_gc3_component.zero_copy == MCA_COLL_GC3_ZC_AUTO &&
-                    s->backend == GC3_BACKEND_CUDA && !s->program->no_zc;
-    if (m->job_zc_off) {
-        s->program->no_zc = 1;
-    }
     m->job_proto     = made.proto;
     m->job_channels  = made.channels;
     m->job_instances = made.instances;
@@ -217,11 +208,6 @@ static void gc3_plan_line(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_entry_t *s
         if (fine) {
             char zc[512];
             gc3_plan_zc_describe(s->plan, zc, sizeof(zc)); /* (a fixed set of words and numbers) */
-            if (m->job_zc_off) {
-                gc3_snprintf_cut(zc, sizeof(zc),
-                                 "zero-copy: not used with an algorithm file's program unless "
-                                 "coll_gc3_zero_copy is on (coll_gc3(7), LIMITATIONS)");
-            }
             if (zc[0] != '\0') {
                 fine = gc3_str_appendf(&line, "; %s", zc) == GC3_OK;
             }
