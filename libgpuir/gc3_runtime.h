@@ -117,6 +117,7 @@ typedef struct {
     uint64_t      tile_bytes;   /* Simple plans without scratch: a step moves at most this many bytes per loop (its
                                  * message in slot-sized pieces: slots only pace it); LL and scratch: one slot's payload.
                                  * 0: GC3_TILE_BYTES_DEFAULT. Every rank passes the same value */
+    int           breakdown;    /* record when each call passes each phase (gc3_exec_times); 0 (default): not */
     const int    *node;         /* per rank: its node (NULL: all on one node); copied at creation.
                                  * Connections between nodes go through UCX (the proxy thread), the
                                  * others through CUDA IPC or shared memory. */
@@ -216,6 +217,26 @@ typedef struct {
 
 /* Run one call to completion (start + wait). Collective: every rank calls with the same count. */
 gc3_status_t gc3_exec_run(gc3_plan_t *plan, const gc3_call_t *call, gc3_diag_t *diag);
+
+/* When the plan's last call passed each phase (gc3_exec_params.breakdown on). On the host's clock
+ * (CLOCK_MONOTONIC, ns): gc3_exec_start entered (start), the call ordered after the caller's stream
+ * (ordered; cuda: after the work queued on the legacy default stream before it), handed to the backend
+ * (posted: in the resident kernel's mailbox, or launched), its completion seen (seen); on the host
+ * backend (same_clock 1) also when its first block took it (picked) and its last one ended
+ * (exchanged). Summed over the plan's calls: the backend's own time from taking a call to its
+ * exchange done (exchange_ns, cuda: the GPU's clock; its end is marked after the completion flag so
+ * that marking costs the call nothing, and a call whose mark had not arrived when its completion was
+ * seen counts with the next call) and how many calls that sum holds. 0 where not recorded. */
+typedef struct {
+    uint64_t start, ordered, posted, seen;
+    uint64_t picked, exchanged;
+    int      same_clock;
+    uint64_t exchange_ns, exchanges;
+} gc3_exec_times_t;
+/* 1 with the last call's times in *times; 0 when breakdown is off or no call completed since it started. */
+int gc3_exec_times(const gc3_plan_t *plan, gc3_exec_times_t *times);
+/* The host clock of gc3_exec_times_t (CLOCK_MONOTONIC, ns). */
+uint64_t gc3_exec_now_ns(void);
 /* Nonblocking: start, then test or wait. At most one call per plan in flight, and with
  * params.fifo_pool at most one call of all pooled plans of the executor (gc3_plan_pooled). */
 gc3_status_t gc3_exec_start(gc3_plan_t *plan, const gc3_call_t *call, gc3_diag_t *diag);

@@ -284,10 +284,33 @@ static gc3_status_t gc3_call_go(gc3_plan_t *p, const gc3_call_t *c, int big, gc3
     return gc3_call_launch(p, c, diag);
 }
 
+uint64_t gc3_exec_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+int gc3_exec_times(const gc3_plan_t *p, gc3_exec_times_t *times)
+{
+    if (!p->exec->params.breakdown || p->times.start == 0 || p->times.seen == 0) {
+        return 0;
+    }
+    *times = p->times;
+    return 1;
+}
+
 static gc3_status_t gc3_call_start(gc3_plan_t *p, const gc3_call_t *c, gc3_diag_t *diag)
 {
-    const int    kind   = c->sendbuf == NULL;
-    gc3_status_t status = gc3_call_check(p, c, diag);
+    const int    kind = c->sendbuf == NULL;
+    gc3_status_t status;
+
+    if (p->exec->params.breakdown) {
+        /* (the sums stay: exchange_ns, exchanges) */
+        p->times.ordered = p->times.posted = p->times.seen = p->times.picked = p->times.exchanged = 0;
+        p->times.start                                                                            = gc3_exec_now_ns();
+    }
+    status = gc3_call_check(p, c, diag);
 
     if (status != GC3_OK || c->count == 0) {
         return status; /* (nothing to move: every rank returns at once) */
@@ -295,11 +318,9 @@ static gc3_status_t gc3_call_start(gc3_plan_t *p, const gc3_call_t *c, gc3_diag_
     gc3_call_zc(p, c);
     if (p->zc_agree[kind]) {
         /* zero-copy mode if every rank of the node is ready: launched once all said (gc3_exec_test) */
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
         p->call    = *c;
         p->pending = 1;
-        p->pend_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+        p->pend_ns = gc3_exec_now_ns();
         gc3_reg_agree_post(p->exec->reg, p->id, ++p->zc_seq, p->zc_ready);
     } else if ((status = gc3_call_go(p, c, 0, diag)) != GC3_OK) {
         gc3_call_zc_end(p);
@@ -317,15 +338,12 @@ static gc3_status_t gc3_call_start(gc3_plan_t *p, const gc3_call_t *c, gc3_diag_
  * then launched (GC3_OK), or the error of its launch, or a timeout naming the rank that never said. */
 static gc3_status_t gc3_call_agreed(gc3_plan_t *p, gc3_diag_t *diag)
 {
-    int             all = 0, missing = -1;
-    gc3_status_t    status = gc3_reg_agree_test(p->exec->reg, p->id, p->zc_seq, &all, &missing);
-    struct timespec ts;
+    int          all = 0, missing = -1;
+    gc3_status_t status = gc3_reg_agree_test(p->exec->reg, p->id, p->zc_seq, &all, &missing);
 
     if (status == GC3_IN_PROGRESS) {
-        clock_gettime(CLOCK_MONOTONIC, &ts);
         if (p->exec->params.timeout_s > 0 &&
-            (double)((uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec - p->pend_ns) * 1e-9 >
-                p->exec->params.timeout_s) {
+            (double)(gc3_exec_now_ns() - p->pend_ns) * 1e-9 > p->exec->params.timeout_s) {
             gc3_diag_add(diag, "timeout after %.1f s: rank %d waited for rank %d to start the call (zero-copy mode)",
                          p->exec->params.timeout_s, p->rank, gc3_reg_rank_of(p->exec->reg, missing));
             return GC3_ERR_TIMEOUT;
@@ -359,6 +377,9 @@ gc3_status_t gc3_exec_start(gc3_plan_t *p, const gc3_call_t *c, gc3_diag_t *diag
 /* After a call: advance the bases, or turn the error record into a message. */
 static gc3_status_t gc3_exec_finish(gc3_plan_t *p, gc3_status_t status, gc3_diag_t *diag)
 {
+    if (p->exec->params.breakdown) {
+        p->times.seen = gc3_exec_now_ns();
+    }
     p->in_flight = 0;
     p->pending   = 0;
     gc3_call_zc_end(p);

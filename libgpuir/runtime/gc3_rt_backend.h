@@ -185,6 +185,8 @@ struct gc3_plan {
     uint64_t           *sem_base, *loops_base, *send_base, *recv_base;
     int                *nsend, *nrecv;         /* sending / receiving steps per block */
     gc3_rt_tb_t        *tbs_ctx;               /* per block, for the call in flight */
+    gc3_exec_times_t     times;                 /* params.breakdown: the call's phases (the backend fills
+                                                * ordered, posted, picked, exchanged) */
     char               *scratch;
     size_t              scratch_bytes;
     char               *stage;                 /* LL staging: 2 per block */

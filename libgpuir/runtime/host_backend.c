@@ -18,13 +18,6 @@
 
 /* ---------------------------------------------------------------- primitives for the core */
 
-static inline uint64_t gc3_host_now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static inline void gc3_host_pause(uint64_t polls)
 {
     if (polls < 64) {
@@ -47,7 +40,7 @@ static inline void gc3_host_pause(uint64_t polls)
 #define GC3_STORE_REL_LOCAL(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
 #define GC3_STORE_POST(p, v)   __atomic_store_n((p), (v), __ATOMIC_RELEASE)
 #define GC3_FENCE_DATA()       __atomic_thread_fence(__ATOMIC_RELEASE)
-#define GC3_NOW_NS()           gc3_host_now_ns()
+#define GC3_NOW_NS()              gc3_exec_now_ns()
 #define GC3_PAUSE(n)           gc3_host_pause(n)
 #define GC3_SHARE_INT(x)       (x)
 #define GC3_SHARE_U64(x)       (x)
@@ -145,7 +138,7 @@ static inline int gc3_be_ll_load(gc3_rt_tb_t *t, char *dst, const char *lines, u
                 return -1;
             }
             if ((++polls & 1023) == 0) {
-                uint64_t now = gc3_host_now_ns();
+                uint64_t now = gc3_exec_now_ns();
                 if (start == 0) {
                     start = now;
                 } else if (t->timeout_s > 0 && (double)(now - start) * 1e-9 > t->timeout_s) {
@@ -303,8 +296,15 @@ static void *gc3_host_thread(void *arg)
 
     free(arg);
     gc3_host_ends = s->ends != NULL ? &s->ends[t] : NULL;
+    if (t == 0 && p->exec->params.breakdown) {
+        p->times.picked = gc3_exec_now_ns(); /* (the caller reads it after the last block counted in) */
+    }
     if (gc3_core_run(&p->tbs_ctx[t]) != 0) {
         __atomic_store_n(&s->failed, 1, __ATOMIC_RELEASE);
+    }
+    if (p->exec->params.breakdown) {
+        /* each block as it ends: the last one's stays (its count below orders it before the caller's read) */
+        __atomic_store_n(&p->times.exchanged, gc3_exec_now_ns(), __ATOMIC_RELAXED);
     }
     __atomic_add_fetch(&s->done, 1, __ATOMIC_ACQ_REL);
     return NULL;
@@ -317,6 +317,10 @@ static gc3_status_t gc3_host_start(gc3_plan_t *p, void *stream, gc3_diag_t *diag
     (void)stream;
     if (s == NULL) {
         return GC3_ERR_NO_MEMORY;
+    }
+    if (p->exec->params.breakdown) {
+        p->times.ordered    = gc3_exec_now_ns(); /* (no stream to wait for) */
+        p->times.same_clock = 1;
     }
     memset(&s->err, 0, sizeof(s->err));
     s->abort_flag = 0;
@@ -355,6 +359,9 @@ static gc3_status_t gc3_host_start(gc3_plan_t *p, void *stream, gc3_diag_t *diag
         }
         s->nthreads++;
     }
+    if (p->exec->params.breakdown) {
+        p->times.posted = gc3_exec_now_ns();
+    }
     return GC3_OK;
 }
 
@@ -363,6 +370,10 @@ static gc3_status_t gc3_host_join(gc3_plan_t *p)
     gc3_host_state_t *s = p->be_state;
     for (int t = 0; t < s->nthreads; t++) {
         pthread_join(s->threads[t], NULL);
+    }
+    if (s->nthreads > 0 && p->exec->params.breakdown && p->times.exchanged >= p->times.picked) {
+        p->times.exchange_ns += p->times.exchanged - p->times.picked;
+        p->times.exchanges++;
     }
     s->nthreads = 0;
     return __atomic_load_n(&s->failed, __ATOMIC_ACQUIRE) ? GC3_ERR_TIMEOUT : GC3_OK;

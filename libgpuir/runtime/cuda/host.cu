@@ -37,6 +37,8 @@ typedef struct {
     uint64_t        *h_mail, *d_mail;     /* host-mapped mailbox, GC3_CUDA_MAIL_WORDS lines */
     volatile uint64_t *h_exited;          /* host-mapped: the last call a resident kernel took */
     uint64_t        *d_exited;
+    volatile uint64_t *h_marks; /* host-mapped: the GPU's clock when the call was taken, ended */
+    uint64_t          *d_marks;
     uint64_t        *d_go;                /* in d_plan: the relay word, then the relayed descriptor */
     int              res_alive;   /* a resident kernel was launched and not yet seen to end */
     int              posted;      /* the call in flight went to the mailbox */
@@ -49,6 +51,8 @@ typedef struct {
      * each step of its first loop and at its end; printed to stderr when it completes */
     long             trace_call, calls;
     int              trace_stride, tracing;
+    int              breakdown;         /* params.breakdown: the kernel marks when it took and ended each call */
+    int              marks_open;        /* the marks of the last call posted are not taken yet */
     uint64_t        *h_trace, *d_trace; /* d_trace device memory, copied to h_trace at the end: a store to
                                          * host memory would delay the next release by a PCIe round trip */
     uint64_t         trace_host[3]; /* host clock: start entered, launch returned, completion seen */
@@ -64,7 +68,8 @@ typedef struct {
 typedef enum { GC3_CUDA_FREE_DEVICE, GC3_CUDA_FREE_HOST, GC3_CUDA_FREE_IPC } gc3_cuda_free_kind_t;
 
 /* A plan's host-mapped words (h_err): the error record, the abort flag (+32), the end flag (+64),
- * the resident kernel's last call (+96), and its mailbox on a 128-byte line of its own. */
+ * the resident kernel's last call (+96), the call's marks (+104, +112: params.breakdown), and its
+ * mailbox on a 128-byte line of its own. */
 #define GC3_CUDA_MAIL_OFF     ((sizeof(gc3_rt_error_t) + 128 + 127) / 128 * 128)
 #define GC3_CUDA_MAPPED_BYTES (GC3_CUDA_MAIL_OFF + GC3_CUDA_MAIL_WORDS * 8)
 
@@ -351,12 +356,15 @@ static gc3_cuda_state_t *gc3_cuda_state(gc3_plan_t *p, gc3_diag_t *diag)
     s->d_done  = (uint64_t *)((char *)s->d_err + sizeof(gc3_rt_error_t) + 64);
     s->h_exited = (volatile uint64_t *)((char *)s->h_err + sizeof(gc3_rt_error_t) + 96);
     s->d_exited = (uint64_t *)((char *)s->d_err + sizeof(gc3_rt_error_t) + 96);
+    s->h_marks  = (volatile uint64_t *)((char *)s->h_err + sizeof(gc3_rt_error_t) + 104);
+    s->d_marks  = (uint64_t *)((char *)s->d_err + sizeof(gc3_rt_error_t) + 104);
     s->h_mail   = (uint64_t *)((char *)s->h_err + GC3_CUDA_MAIL_OFF);
     s->d_mail   = (uint64_t *)((char *)s->d_err + GC3_CUDA_MAIL_OFF);
     memset(s->h_err, 0, GC3_CUDA_MAPPED_BYTES);
     p->err        = s->h_err;
     p->abort_flag = s->h_abort;
     s->threads    = p->exec->params.threads_per_block > 0 ? p->exec->params.threads_per_block : 512;
+    s->breakdown  = p->exec->params.breakdown;
     s->max_blocks = gc3_cuda_max_blocks(p->exec);
     return s;
 }
@@ -507,7 +515,20 @@ static void gc3_cuda_device_ctx(const gc3_plan_t *p, const gc3_cuda_state_t *s, 
     }
 }
 
-static uint64_t gc3_cuda_host_ns(void);
+/* params.breakdown: the kernel's marks of the last call posted into the plan's sums, once its last
+ * block's mark is there (it follows the completion flag); a call without them is not counted. */
+static void gc3_cuda_marks_take(gc3_plan_t *p, gc3_cuda_state_t *s)
+{
+    const uint64_t taken = s->h_marks[0], ended = s->h_marks[1];
+    if (!s->marks_open || ended == 0) {
+        return;
+    }
+    if (taken != 0 && ended >= taken) {
+        p->times.exchange_ns += ended - taken;
+        p->times.exchanges++;
+    }
+    s->marks_open = 0;
+}
 
 /* The stamps of a traced call, relative to the first block's start (stderr). */
 static void gc3_cuda_trace_print(const gc3_plan_t *p, const gc3_cuda_state_t *s)
@@ -630,6 +651,7 @@ static gc3_cuda_done_t gc3_cuda_done_args(const gc3_cuda_state_t *s, uint64_t se
     d.count = s->d_count;
     d.flag  = s->d_done;
     d.seq   = seq;
+    d.marks = s->breakdown ? s->d_marks : NULL;
     return d;
 }
 
@@ -816,10 +838,16 @@ static gc3_status_t gc3_cuda_launch_locked(gc3_plan_t *p, gc3_cuda_state_t *s, c
     s->calls++;
     s->tracing = s->trace_call > 0 && s->calls == s->trace_call && s->h_trace != NULL;
     if (s->tracing) {
-        s->trace_host[0] = gc3_cuda_host_ns();
+        s->trace_host[0] = gc3_exec_now_ns();
     }
     if ((status = gc3_cuda_after_legacy(p, s, st, resident, diag)) != GC3_OK) {
         return status;
+    }
+    if (s->breakdown) {
+        p->times.ordered = gc3_exec_now_ns();
+        gc3_cuda_marks_take(p, s); /* (the last call's, if they came after its completion was seen) */
+        s->h_marks[0] = s->h_marks[1] = 0;
+        s->marks_open                 = 1;
     }
     s->posted = 0;
     if (p->ntbs <= 0) {
@@ -846,9 +874,12 @@ static gc3_status_t gc3_cuda_launch_locked(gc3_plan_t *p, gc3_cuda_state_t *s, c
          * a resident kernel, its end */
         status = gc3_cuda_check(cudaEventRecord(s->done, st), "cudaEventRecord", diag);
     }
-    s->queried_ns = gc3_cuda_host_ns();
+    s->queried_ns = gc3_exec_now_ns();
     if (s->tracing) {
-        s->trace_host[1] = gc3_cuda_host_ns();
+        s->trace_host[1] = gc3_exec_now_ns();
+    }
+    if (s->breakdown) {
+        p->times.posted = s->queried_ns;
     }
     return status;
 }
@@ -866,7 +897,7 @@ static gc3_status_t gc3_cuda_relaunch(gc3_plan_t *p, gc3_cuda_state_t *s)
     pthread_mutex_unlock(&gc3_cuda_launch_lock);
     s->posted     = 0;
     s->res_alive  = status == GC3_OK;
-    s->queried_ns = gc3_cuda_host_ns();
+    s->queried_ns = gc3_exec_now_ns();
     return status;
 }
 
@@ -891,7 +922,7 @@ static gc3_status_t gc3_cuda_test(gc3_plan_t *p, int *done_p)
     cudaError_t       e = cudaSuccess;
 
     if (s->expect == 0 || __atomic_load_n(s->h_done, __ATOMIC_ACQUIRE) < s->expect) {
-        uint64_t now = gc3_cuda_host_ns();
+        uint64_t now = gc3_exec_now_ns();
         if (gc3_cuda_missed(p, s, &e)) {
             *done_p = 0;
             return GC3_OK;
@@ -920,6 +951,9 @@ static gc3_status_t gc3_cuda_test(gc3_plan_t *p, int *done_p)
         }
     }
     *done_p = 1;
+    if (s->breakdown && e == cudaSuccess) {
+        gc3_cuda_marks_take(p, s);
+    }
     if (s->counted) {
         __atomic_store_n(&s->counted, 0, __ATOMIC_RELEASE);
         gc3_cuda_call_ended();
@@ -934,7 +968,7 @@ static gc3_status_t gc3_cuda_test(gc3_plan_t *p, int *done_p)
         return GC3_ERR_IO;
     }
     if (s->tracing) {
-        s->trace_host[2] = gc3_cuda_host_ns();
+        s->trace_host[2] = gc3_exec_now_ns();
         s->tracing       = 0;
         /* (a resident kernel is still running: its stamps were written before it counted in) */
         if ((s->res_alive || cudaEventSynchronize(s->done) == cudaSuccess) &&
@@ -946,13 +980,6 @@ static gc3_status_t gc3_cuda_test(gc3_plan_t *p, int *done_p)
     return s->h_err->set || *s->h_abort ? GC3_ERR_TIMEOUT : GC3_OK;
 }
 
-static uint64_t gc3_cuda_host_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /* Poll the completion event: spin for the first 200 us (a short collective ends well within
  * it, and any sleep costs tens of microseconds of timer slack), then yield, then sleep, so a
  * long call does not hold a core. */
@@ -960,10 +987,10 @@ static gc3_status_t gc3_cuda_wait(gc3_plan_t *p)
 {
     int             done = 0;
     gc3_status_t    st;
-    uint64_t        t0 = gc3_cuda_host_ns();
+    uint64_t        t0 = gc3_exec_now_ns();
     struct timespec ts = {0, 50000};
     while ((st = gc3_cuda_test(p, &done)) == GC3_OK && !done) {
-        uint64_t waited = gc3_cuda_host_ns() - t0;
+        uint64_t waited = gc3_exec_now_ns() - t0;
         if (waited > 2000000) {
             nanosleep(&ts, NULL);
         } else if (waited > 200000) {

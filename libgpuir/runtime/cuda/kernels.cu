@@ -85,8 +85,22 @@ __device__ static void gc3_cuda_leave(const gc3_cuda_done_t &d)
         unsigned long long n;
         asm volatile("atom.acq_rel.gpu.global.add.u64 %0, [%1], %2;" : "=l"(n) : "l"(d.count), "l"(1ull) : "memory");
         if (n + 1 == d.seq * gridDim.x) {
+            const uint64_t now = d.marks != NULL ? gc3_dev_now() : 0;
             gc3_dev_st_rel(d.flag, d.seq);
+            if (d.marks != NULL) {
+                /* after the flag: a store into host memory before it would hold its release back by a
+                 * PCIe round trip; the host takes it when it is there (gc3_cuda_marks_take) */
+                ((volatile uint64_t *)d.marks)[1] = now;
+            }
         }
+    }
+}
+
+/* Block 0: the call was taken now (a plan recording its calls' phases; its count-in carries it). */
+__device__ static inline void gc3_cuda_mark_taken(const gc3_cuda_done_t &d)
+{
+    if (d.marks != NULL && blockIdx.x == 0 && threadIdx.x == 0) {
+        ((volatile uint64_t *)d.marks)[0] = gc3_dev_now();
     }
 }
 
@@ -94,6 +108,7 @@ __device__ static void gc3_cuda_leave(const gc3_cuda_done_t &d)
 __global__ void gc3_interp_kernel(const gc3_rt_tb_t *ctxs, const gc3_cuda_done_t done)
 {
     __shared__ gc3_cuda_shared_t sh;
+    gc3_cuda_mark_taken(done);
     gc3_cuda_enter(&sh, &ctxs[blockIdx.x], NULL, NULL);
     (void)gc3_core_run(&sh.t);
     gc3_cuda_leave(done);
@@ -272,6 +287,7 @@ __device__ static void gc3_cuda_resident(gc3_cuda_shared_t *sh, const gc3_cuda_r
             t->zc_peers[1] = gc3_mail_u64(w, GC3_MAIL_ZC_PEERS_OUT);
         }
         done.seq++;
+        gc3_cuda_mark_taken(done);
         __syncthreads();
         failed = gc3_dev_share_int(gc3_core_run(t) != 0);
     }
@@ -284,6 +300,7 @@ template <int N> __global__ void gc3_interp_kernel_args(const __grid_constant__ 
 {
     __shared__ gc3_cuda_shared_t sh;
     int                          failed;
+    gc3_cuda_mark_taken(a.done);
     gc3_cuda_enter(&sh, &a.tb[blockIdx.x], a.sem_base, a.loops_base);
     failed = gc3_dev_share_int(gc3_core_run(&sh.t) != 0);
     if (a.res.mail == NULL) {

@@ -158,6 +158,28 @@ typedef struct {
     mca_coll_gc3_plan_entry_t *entry;
 } mca_coll_gc3_job_t;
 
+/* coll_gc3_breakdown: the phases of a run of blocking calls of one collective, size and kind, summed
+ * (microseconds) until the run ends (coll_gc3_report.c). */
+enum {
+    MCA_COLL_GC3_PH_FIND,    /* entry to plan found: buffers' kinds, datatype, rules, plan cache */
+    MCA_COLL_GC3_PH_START,   /* plan found to the runtime's start */
+    MCA_COLL_GC3_PH_ORDER,   /* ordered after the caller's stream (cuda: the legacy default stream's work) */
+    MCA_COLL_GC3_PH_POST,    /* posted: the resident kernel's mailbox written, or a kernel launched */
+    MCA_COLL_GC3_PH_FLIGHT,  /* posted to completion seen */
+    MCA_COLL_GC3_PH_TO_PICK, /* of which posted to taken (host backend: one clock) */
+    MCA_COLL_GC3_PH_TO_SEEN, /* of which exchange done to completion seen (host backend) */
+    MCA_COLL_GC3_PH_RETURN,  /* completion seen to the return to MPI */
+    MCA_COLL_GC3_PH_TOTAL,
+    MCA_COLL_GC3_PH_N
+};
+typedef struct {
+    int      coll, inplace, same_clock;
+    size_t   bytes;
+    uint64_t calls;
+    double   us[MCA_COLL_GC3_PH_N];
+    uint64_t ex_ns[2], ex_n[2]; /* the plan's sums of its exchanges (gc3_exec_times_t) at the run's start, now */
+} mca_coll_gc3_breakdown_t;
+
 typedef struct mca_coll_gc3_module_t {
     mca_coll_base_module_t super;
     MCA_COLL_GC3_INTERCEPTED(MCA_COLL_GC3_PREV_FIELDS)
@@ -186,6 +208,7 @@ typedef struct mca_coll_gc3_module_t {
     int      mem_rank;  /* this rank in it, and its name, when the last plan was built (the
                                             * module may be destroyed after the communicator) */
     char     mem_name[MPI_MAX_OBJECT_NAME];
+    mca_coll_gc3_breakdown_t    bd; /* coll_gc3_breakdown: the run of calls being summed */
     mca_coll_gc3_plan_entry_t **entries;
     int                         nentries, entries_cap;
     int                         pool_busy[MCA_COLL_GC3_NBACKEND]; /* a call runs on a plan of the backend's FIFO
@@ -253,6 +276,7 @@ typedef struct {
     size_t      count; /* the runtime's count: elements (reductions), bytes per rank's segment (the others) */
     size_t      bytes; /* the call's size as the rules count it */
     int         root;  /* a rooted collective's root (bcast, reduce), else -1 */
+    uint64_t    entry_ns; /* coll_gc3_breakdown: when the call entered gc3 (mca_coll_gc3_breakdown_now) */
 } mca_coll_gc3_args_t;
 /* Which buffers make a call one on device buffers (what the previous module must not see). */
 typedef enum {
@@ -357,6 +381,15 @@ void mca_coll_gc3_report_failure(mca_coll_gc3_module_t *m, const char *call, con
 /* Verbose 2: whether the plan's last call left data in place (zero-copy) and for how many peers, or why
  * not; said when it changes. */
 void mca_coll_gc3_report_zc(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_entry_t *s);
+/* coll_gc3_breakdown: the host's clock now (ns), 0 when it is off */
+uint64_t mca_coll_gc3_breakdown_now(void);
+/* coll_gc3_breakdown: a blocking call that ran on plan s (entered at a->entry_ns, its plan found at
+ * found_ns) returns now: its phases are added to the run of its collective, size and kind; a call of
+ * another one first ends the run (printed, rank 0) */
+void mca_coll_gc3_breakdown_add(mca_coll_gc3_module_t *m, const mca_coll_gc3_plan_entry_t *s,
+                                const mca_coll_gc3_args_t *a, uint64_t found_ns);
+/* the run being summed ends (printed by rank 0 of the communicator) */
+void mca_coll_gc3_breakdown_flush(mca_coll_gc3_module_t *m);
 /* A call of plan entry s starts on its GPU (verbose 1 the first time blocks exceed this rank's share), ends. */
 void mca_coll_gc3_blocks_take(mca_coll_gc3_module_t *m, const mca_coll_gc3_plan_entry_t *s);
 void mca_coll_gc3_blocks_give(const mca_coll_gc3_plan_entry_t *s);

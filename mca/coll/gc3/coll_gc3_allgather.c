@@ -17,6 +17,7 @@ static int gc3_allgather_args(mca_coll_gc3_module_t *m, const void *sbuf, int sc
     int    inplace = sbuf == MPI_IN_PLACE;
 
     memset(a, 0, sizeof(*a));
+    a->entry_ns = mca_coll_gc3_breakdown_now();
     a->root    = -1;
     a->backend = mca_coll_gc3_pick_backend(m, sbuf, rbuf, name, &a->device);
     ompi_datatype_type_size(rdt, &rsize);

@@ -15,6 +15,7 @@ static int gc3_allreduce_args(mca_coll_gc3_module_t *m, const void *sbuf, void *
     size_t dsize = 0;
 
     memset(a, 0, sizeof(*a));
+    a->entry_ns = mca_coll_gc3_breakdown_now();
     a->root    = -1;
     a->backend = mca_coll_gc3_pick_backend(m, sbuf, rbuf, name, &a->device);
     if (!mca_coll_gc3_args_usable(m, a, name, GC3_COLL_ALLREDUCE, count)) {

@@ -16,6 +16,7 @@ static int gc3_alltoall_args(mca_coll_gc3_module_t *m, const void *sbuf, int *sc
     size_t ssize = 0, rsize = 0;
 
     memset(a, 0, sizeof(*a));
+    a->entry_ns = mca_coll_gc3_breakdown_now();
     a->root    = -1;
     a->backend = mca_coll_gc3_pick_backend(m, sbuf, rbuf, name, &a->device);
     if (sbuf == MPI_IN_PLACE) {

@@ -16,6 +16,7 @@ static int gc3_bcast_args(mca_coll_gc3_module_t *m, void *buf, int count, struct
     size_t dsize = 0;
 
     memset(a, 0, sizeof(*a));
+    a->entry_ns = mca_coll_gc3_breakdown_now();
     a->root    = root;
     a->backend = mca_coll_gc3_pick_backend(m, MPI_IN_PLACE, buf, name, &a->device);
     if (!mca_coll_gc3_args_usable(m, a, name, GC3_COLL_BCAST, count)) {

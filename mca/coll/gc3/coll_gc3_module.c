@@ -39,6 +39,7 @@ static void mca_coll_gc3_module_destruct(mca_coll_gc3_module_t *m)
     if (m->comm != NULL) {
         mca_coll_gc3_quiesce(m); /* no call may outlive its plan */
     }
+    mca_coll_gc3_breakdown_flush(m);
     mca_coll_gc3_setup_fini(m);
     for (int i = 0; i < m->nentries; i++) {
         gc3_plan_destroy(m->entries[i]->plan);

@@ -23,6 +23,13 @@
       "staged and why, and the parameters in use; 3 every communicator gc3 is queried for and enabled on, and every "  \
       "rank says what rank 0 "                                                                                         \
       "says for all (below 3, a line every rank would print alike comes from rank 0 only)")                            \
+    X(breakdown, bool, BOOL, false, 6, LOCAL, 0, NULL,                                                                 \
+      "Rank 0 of each communicator prints, for each run of blocking calls gc3 ran of one collective, size and kind "   \
+      "(in place or not), the mean time of each phase of a call in microseconds: entry to plan found, to the "         \
+      "runtime's start, ordered after the caller's stream, posted to the GPU, posted to completion seen (of it, the "  \
+      "GPU's time from taking the call to its exchange done), completion seen to the return. Calls that waited (for "  \
+      "a plan's set-up or another call) are not counted. Costs a few clock reads and two stores to host-mapped "       \
+      "memory per call. false: off")                                                                                   \
     X(backend, int, INT, MCA_COLL_GC3_BACKEND_AUTO, 6, READONLY, 1, mca_coll_gc3_backend_values,                       \
       "Where gc3 runs collectives: auto (device buffers on the GPU, host buffers passed on), cuda (the same), "        \
       "host (also runs host buffers itself with the host backend; device buffers are then staged). The host "          \

@@ -24,6 +24,7 @@ static int gc3_reduce_args(mca_coll_gc3_module_t *m, const void *sbuf, void *rbu
     size_t dsize = 0;
 
     memset(a, 0, sizeof(*a));
+    a->entry_ns = mca_coll_gc3_breakdown_now();
     a->root = root;
     /* a non-root's memory is its send buffer's (its receive buffer is not significant) */
     a->backend =

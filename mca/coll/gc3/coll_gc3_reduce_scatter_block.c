@@ -17,6 +17,7 @@ static int gc3_reduce_scatter_block_args(mca_coll_gc3_module_t *m, const void *s
     size_t dsize = 0;
 
     memset(a, 0, sizeof(*a));
+    a->entry_ns = mca_coll_gc3_breakdown_now();
     a->root    = -1;
     a->backend = mca_coll_gc3_pick_backend(m, sbuf, rbuf, name, &a->device);
     ompi_datatype_type_size(dt, &dsize);

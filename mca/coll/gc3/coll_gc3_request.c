@@ -636,9 +636,11 @@ int mca_coll_gc3_try_run(mca_coll_gc3_module_t *m, gc3_coll_t coll, const mca_co
             return 0;
         }
         if (s->state == MCA_COLL_GC3_ENTRY_READY && mca_coll_gc3_entry_free(m, s)) {
+            const uint64_t found = mca_coll_gc3_breakdown_now();
             mca_coll_gc3_entry_take(m, s);
             pthread_mutex_unlock(&m->lock);
             *rc = mca_coll_gc3_run(m, s, &t.call);
+            mca_coll_gc3_breakdown_add(m, s, a, found);
             return 1;
         }
         t.entry = s; /* being set up, or an earlier call runs on it (or on its FIFO pool) */
@@ -656,7 +658,7 @@ int mca_coll_gc3_try_run(mca_coll_gc3_module_t *m, gc3_coll_t coll, const mca_co
     }
     switch (t.state) {
     case MCA_COLL_GC3_TASK_GO:
-        *rc = mca_coll_gc3_run(m, t.entry, &t.call);
+        *rc = mca_coll_gc3_run(m, t.entry, &t.call); /* (waited: not in coll_gc3_breakdown's runs) */
         return 1;
     case MCA_COLL_GC3_TASK_PASS:
         return 0;

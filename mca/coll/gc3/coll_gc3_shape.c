@@ -35,6 +35,7 @@ static void gc3_exec_params(mca_coll_gc3_module_t *m, gc3_backend_t backend, gc3
     ep->resident_us     = mca_coll_gc3_component.resident_us;
     ep->fuse            = mca_coll_gc3_component.fuse;
     ep->wait_legacy     = mca_coll_gc3_component.wait_default_stream;
+    ep->breakdown       = mca_coll_gc3_component.breakdown;
     ep->slots           = mca_coll_gc3_component.fifo_slots;
     ep->device          = m->device >= 0 ? m->device : 0;
     ep->fifo_bytes      = (uint64_t)mca_coll_gc3_component.plan_fifo_bytes;
