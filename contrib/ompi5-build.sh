@@ -112,8 +112,19 @@ if [ $cuda = 1 ]; then
         [ -f "$ucx/include/ucp/api/ucp.h" ] ||
             die "--cuda: the UCX in $ucx has no include/ucp/api/ucp.h (a UCX installation with its headers is needed; GC3_OMPI5_UCX, else GC3_UCX_CUDA)"
         ucx_lib=""
-        for d in "$ucx/lib" "$ucx/lib64"; do [ -e "$d/libucp.so" ] && { ucx_lib=$d; break; }; done
-        [ -n "$ucx_lib" ] || die "--cuda: the UCX in $ucx has no lib/libucp.so nor lib64/libucp.so"
+        for d in "$ucx/lib" "$ucx/lib64"; do [ -e "$d/libucp.so.0" ] && { ucx_lib=$d; break; }; done
+        [ -n "$ucx_lib" ] || die "--cuda: the UCX in $ucx has no lib/libucp.so.0 nor lib64/libucp.so.0"
+        link_lib=$ucx_lib
+        if [ ! -e "$ucx_lib/libucp.so" ]; then
+            # only the run-time names (libucp.so.0, ...): the link-time ones in a folder of links
+            link_lib=$cache/$name-ucx-lib
+            mkdir -p "$link_lib" || die "cannot create $link_lib (set GC3_OMPI5_CACHE)"
+            for l in ucp uct ucs ucm; do
+                [ -e "$ucx_lib/lib$l.so.0" ] || die "--cuda: the UCX in $ucx has no $ucx_lib/lib$l.so.0"
+                ln -sfn "$ucx_lib/lib$l.so.0" "$link_lib/lib$l.so"
+            done
+            say "--cuda: $ucx_lib has no libucp.so: linking through $link_lib"
+        fi
         if [ -f "$ucx_lib/ucx/libuct_cuda.so" ]; then
             say "--cuda: UCX $ucx, built with CUDA ($ucx_lib/ucx/libuct_cuda.so)"
         else
@@ -121,7 +132,7 @@ if [ $cuda = 1 ]; then
         fi
         # its own folders only (ucx_USE_PKG_CONFIG=0: a relocated UCX, such as the libucx wheel's,
         # keeps a ucx.pc naming the folder it was built in); its lib in the run path
-        gpu_flags+=(--with-ucx="$ucx" --with-ucx-libdir="$ucx_lib" ucx_USE_PKG_CONFIG=0
+        gpu_flags+=(--with-ucx="$ucx" --with-ucx-libdir="$link_lib" ucx_USE_PKG_CONFIG=0
                     LDFLAGS="-Wl,-rpath,$ucx_lib")
     else
         say "--cuda: no UCX built with CUDA given (GC3_OMPI5_UCX and GC3_UCX_CUDA are unset): configuring against the system's UCX, if any; Debian's libucx0 has no CUDA transports, so device buffers' point-to-point will not work with this build (good only to check that it builds)"
