@@ -14,9 +14,12 @@
  *             NCCL_WIN_COLL_SYMMETRIC; NCCL >= 2.27; nccl-tests -R 2)
  *   staged    cudaMemcpy to pinned host memory, the MPI call on host buffers, cudaMemcpy back:
  *             what a user of a non-CUDA-aware MPI has to write
- *   ompi      (host buffers) the same MPI call on a duplicate of MPI_COMM_WORLD made with the info
- *             key ompi_comm_coll_preference=^gc3, on which Open MPI leaves coll/gc3 out: Open MPI's
- *             own collective (tuned, ...) on the same buffers, what the call costs without gc3
+ *   ompi      the same MPI call on a duplicate of MPI_COMM_WORLD made with the info key
+ *             ompi_comm_coll_preference=^gc3, on which Open MPI leaves coll/gc3 out: Open MPI's own
+ *             collective (tuned, ...) on the same buffers, what the call costs without gc3. Host
+ *             buffers; device buffers only where Open MPI says it is CUDA-aware
+ *             (MPIX_Query_cuda_support(), every rank: its own device path, coll/cuda and UCX), else
+ *             not measured, saying why (a stock Open MPI crashes on device pointers)
  *
  * Usage (one rank per GPU; see usage() for the options).
  *
@@ -46,6 +49,7 @@
 #include <cuda_runtime_api.h>
 #endif
 #include "gc3_mpi_util.h"
+#include "gc3_mpi_compat.h"
 
 enum { M_GC3, M_NCCL, M_NCCL_REG, M_NCCL_SYM, M_STAGED, M_OMPI, M_COUNT };
 /* The collectives (-t); the rooted ones have their root at rank BENCH_ROOT. */
@@ -622,9 +626,10 @@ static void usage(FILE *out)
           "                         nccl-sym  NCCL on ncclMemAlloc buffers in symmetric windows (>= 2.27)\n"
           "                         staged    through pinned host memory: copy, the MPI call on host buffers, copy\n"
           "                                   (device buffers)\n"
-          "                         ompi      Open MPI's own collective on the same host buffers, on a communicator\n"
-          "                                   gc3 is left out of (info ompi_comm_coll_preference=^gc3): what the\n"
-          "                                   call costs without gc3 (host buffers)\n"
+          "                         ompi      Open MPI's own collective on the same buffers, on a communicator gc3\n"
+          "                                   is left out of (info ompi_comm_coll_preference=^gc3): what the call\n"
+          "                                   costs without gc3 (host buffers; device buffers where this Open MPI\n"
+          "                                   is CUDA-aware, MPIX_Query_cuda_support(), else not measured)\n"
           "                       a method that cannot run is skipped with a line saying why (NCCL takes one\n"
           "                       rank per GPU: ranks that share one do not measure NCCL)\n"
           "  --staged-max         skip the staged path above this size\n"
@@ -649,6 +654,7 @@ int main(int argc, char **argv)
     size_t      minb = 4, maxb = 64u << 20, staged_max = SIZE_MAX;
     int         validate = 0, iters_opt = -1, warm_opt = -1, use[M_COUNT], a2a, c, failed = 0, multinode, node_size;
     int         is_gc3, methods_given = 0;
+    const char *ompi_aware = ""; /* -d cuda: what Open MPI said of its CUDA-awareness */
     const char *label[M_COUNT];
     char        why[M_COUNT][512], column[512], other[160];
     MPI_Comm    node;
@@ -739,14 +745,24 @@ int main(int argc, char **argv)
     for (int m = M_NCCL; m < M_COUNT && alt.on; m++) {
         if (use[m]) die("--alternate runs with --methods gc3 only");
     }
-    /* staged copies device buffers through host memory; on host buffers the comparison is Open MPI's
-     * own collective (ompi): each where it says something, the other said not measured */
-    if (on_device ? use[M_OMPI] : use[M_STAGED]) {
-        snprintf(why[on_device ? M_OMPI : M_STAGED], sizeof(why[0]), "%s",
-                 on_device ? "device buffers: Open MPI's own collectives are not CUDA-aware; the staged column "
-                             "copies them through host memory"
-                           : "host buffers: nothing to stage; the ompi column is Open MPI's own collective on them");
-        use[on_device ? M_OMPI : M_STAGED] = 0;
+    /* staged copies device buffers through host memory (on host buffers there is nothing to stage);
+     * ompi is Open MPI's own collective on the same buffers: on device buffers only where Open MPI
+     * says it is CUDA-aware, on every rank (a stock one crashes on device pointers) */
+    if (!on_device && use[M_STAGED]) {
+        snprintf(why[M_STAGED], sizeof(why[0]), "%s",
+                 "host buffers: nothing to stage; the ompi column is Open MPI's own collective on them");
+        use[M_STAGED] = 0;
+    }
+    if (on_device && use[M_OMPI]) {
+        int mine = gc3_mpi_cuda_aware(&ompi_aware), all = 0;
+        MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
+        if (!all) {
+            snprintf(why[M_OMPI], sizeof(why[0]),
+                     "device buffers, and %s: its own collectives would crash on them; the staged column copies "
+                     "them through host memory",
+                     mine ? "the Open MPI of another rank is not CUDA-aware" : ompi_aware);
+            use[M_OMPI] = 0;
+        }
     }
     if (on_device) {
         need_gpu();
@@ -833,11 +849,12 @@ int main(int argc, char **argv)
                validate ? "validation on" : "validation off");
         printf("# gc3 column: %s\n", column);
         if (use[M_OMPI]) {
-            printf("# ompi column: Open MPI's own collective on the same host buffers (%s), on a communicator "
-                   "that leaves coll/gc3 out (info ompi_comm_coll_preference=^gc3)\n", other);
+            printf("# ompi column: Open MPI's own collective on the same %s buffers (%s%s%s), on a communicator "
+                   "that leaves coll/gc3 out (info ompi_comm_coll_preference=^gc3)\n",
+                   on_device ? "device" : "host", other, on_device ? "; " : "", on_device ? ompi_aware : "");
         }
         for (int m = M_STAGED; m <= M_OMPI; m++) {
-            if (why[m][0] != '\0' && (methods_given || m == M_STAGED)) {
+            if (why[m][0] != '\0' && (methods_given || m == M_STAGED || on_device)) {
                 printf("# %s: not measured (%s)\n", method_names[m], why[m]);
             }
         }

@@ -4,15 +4,25 @@
 # backend: no GPU needed).
 #     contrib/ci-ompi5.sh              # ctest -L mpi
 #     contrib/ci-ompi5.sh -R coll      # other ctest arguments instead of -L mpi
-# Environment: GC3_BUILD_OMPI5 (build folder, default ./build-ompi5), GC3_CONFIGURE_FLAGS (extra
-# configure flags), and those of ompi5-build.sh (GC3_OMPI5_VERSION, GC3_OMPI5_CACHE, ...).
+#     contrib/ci-ompi5.sh --cuda -L gpu   # against the CUDA-aware build (ompi5-build.sh --cuda),
+#                                         # gc3 built with CUDA in ./build-ompi5-cuda (GPU machine)
+# Environment: GC3_BUILD_OMPI5 (build folder, default ./build-ompi5, --cuda: ./build-ompi5-cuda),
+# GC3_CONFIGURE_FLAGS (extra configure flags), and those of ompi5-build.sh (GC3_OMPI5_VERSION,
+# GC3_OMPI5_CACHE, GC3_OMPI5_CUDA, GC3_OMPI5_UCX, ...).
 # It fails, saying why, when Open MPI 5.0 can be neither found in the cache nor built.
 set -euo pipefail
 case "${1:-}" in -h|--help) sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "$0"; exit 0;; esac
 src=$(cd "$(dirname "$0")/.." && pwd)
-ompi=$("$src/contrib/ompi5-build.sh" | tail -n 1)
+cuda=()
+suffix=""
+if [ "${1:-}" = --cuda ]; then
+    cuda=(--cuda)
+    suffix=-cuda
+    shift
+fi
+ompi=$("$src/contrib/ompi5-build.sh" "${cuda[@]}" | tail -n 1)
 [ -x "$ompi/bin/mpicc" ] || { echo "ci-ompi5: error: no Open MPI 5.0 installation ($ompi)" >&2; exit 1; }
-build=${GC3_BUILD_OMPI5:-$src/build-ompi5}
+build=${GC3_BUILD_OMPI5:-$src/build-ompi5$suffix}
 # a build folder configured for another Open MPI is started afresh
 if [ -f "$build/config.status" ] && ! grep -qF "$ompi/bin/mpicc" "$build/config.status"; then
     rm -rf "$build"

@@ -27,4 +27,25 @@
 #error "this MPI has neither MPI_Allreduce_init (MPI-4) nor Open MPI's MPIX_Allreduce_init (pcollreq)"
 #endif
 
+/* Whether this MPI takes device buffers itself (CUDA-aware), as Open MPI says at run time:
+ * MPIX_Query_cuda_support() of its CUDA extension (5.0: 1 only where its CUDA accelerator
+ * component runs, so not without a GPU driver). *why: the answer in words. A stock Open MPI crashes
+ * on device pointers in point-to-point and in its own collectives: ask before giving it any. */
+static inline int gc3_mpi_cuda_aware(const char **why)
+{
+#if defined(MPIX_CUDA_AWARE_SUPPORT)
+    if (MPIX_Query_cuda_support()) {
+        *why = "this Open MPI is CUDA-aware (MPIX_Query_cuda_support() is 1)";
+        return 1;
+    }
+    *why = MPIX_CUDA_AWARE_SUPPORT
+               ? "this Open MPI was built with CUDA but is not CUDA-aware in this process "
+                 "(MPIX_Query_cuda_support() is 0)"
+               : "this Open MPI is not CUDA-aware (built without CUDA: MPIX_Query_cuda_support() is 0)";
+#else
+    *why = "this MPI is not known to be CUDA-aware (mpi-ext.h has no MPIX_Query_cuda_support)";
+#endif
+    return 0;
+}
+
 #endif /* GC3_MPI_COMPAT_H */

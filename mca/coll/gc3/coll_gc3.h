@@ -41,11 +41,13 @@ typedef enum { MCA_COLL_GC3_BACKEND_AUTO, MCA_COLL_GC3_BACKEND_CUDA, MCA_COLL_GC
 /* coll_gc3_zero_copy */
 typedef enum { MCA_COLL_GC3_ZC_AUTO, MCA_COLL_GC3_ZC_ON, MCA_COLL_GC3_ZC_OFF } mca_coll_gc3_zero_copy_t;
 
-/* coll_gc3_fallback: what happens to a call on device buffers that gc3 does not run itself */
+/* coll_gc3_fallback: what happens to a call on device buffers that gc3 does not run itself. Code
+ * asks mca_coll_gc3_fallback() (stage, pass or error), never the parameter: auto is resolved there. */
 typedef enum {
     MCA_COLL_GC3_FALLBACK_STAGE, /* copy the buffers through host memory around the previous module */
     MCA_COLL_GC3_FALLBACK_PASS,  /* give the previous module the device buffers (it must be CUDA-aware) */
-    MCA_COLL_GC3_FALLBACK_ERROR  /* fail the call, naming it */
+    MCA_COLL_GC3_FALLBACK_ERROR, /* fail the call, naming it */
+    MCA_COLL_GC3_FALLBACK_AUTO   /* pass where Open MPI says it is CUDA-aware, else stage */
 } mca_coll_gc3_fallback_t;
 
 typedef struct mca_coll_gc3_component_t {
@@ -259,6 +261,11 @@ int mca_coll_gc3_pick_backend(mca_coll_gc3_module_t *m, const void *sbuf, const 
 /* Is ptr memory the previous module must not see (device or managed; or anything, with the
  * coll_gc3_stage_host test feature)? */
 int mca_coll_gc3_is_device(const void *ptr);
+/* coll_gc3_fallback as it applies to a call on device buffers that gc3 does not run: stage, pass
+ * (the previous module gets the buffers as they are) or error; auto resolved here, and only here
+ * (pass where this Open MPI says it is CUDA-aware, MPIX_Query_cuda_support, else stage; for a
+ * nonblocking call auto's pass is stage: it runs as its blocking form). Said once at verbose 1. */
+mca_coll_gc3_fallback_t mca_coll_gc3_fallback(struct ompi_communicator_t *comm, int nonblocking);
 /* A call on device buffers that gc3 does not run: 1 when it is to be staged through host memory;
  * 0 when it is not (coll_gc3_fallback): *rc_p is then OMPI_SUCCESS to give the previous module the
  * buffers as they are, or the error to return (reported). */

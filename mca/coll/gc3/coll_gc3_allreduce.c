@@ -86,7 +86,7 @@ int mca_coll_gc3_iallreduce(const void *sbuf, void *rbuf, int count, struct ompi
         mca_coll_gc3_try_start(m, GC3_COLL_ALLREDUCE, &a, sbuf, rbuf, request, &rc, NULL)) {
         return rc;
     }
-    if (a.device && mca_coll_gc3_component.fallback != MCA_COLL_GC3_FALLBACK_PASS) {
+    if (a.device && mca_coll_gc3_fallback(comm, 1) != MCA_COLL_GC3_FALLBACK_PASS) {
         rc       = mca_coll_gc3_allreduce(sbuf, rbuf, count, dtype, op, comm, module);
         *request = &ompi_request_empty;
         return rc;

@@ -92,7 +92,7 @@ int mca_coll_gc3_ialltoall(const void *sbuf, int scount, struct ompi_datatype_t 
         mca_coll_gc3_try_start(m, GC3_COLL_ALLTOALL, &a, sbuf, rbuf, request, &rc, NULL)) {
         return rc;
     }
-    if (a.device && mca_coll_gc3_component.fallback != MCA_COLL_GC3_FALLBACK_PASS) {
+    if (a.device && mca_coll_gc3_fallback(comm, 1) != MCA_COLL_GC3_FALLBACK_PASS) {
         rc       = mca_coll_gc3_alltoall(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, module);
         *request = &ompi_request_empty;
         return rc;

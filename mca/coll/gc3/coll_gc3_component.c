@@ -51,7 +51,8 @@ static const mca_base_var_enum_value_t mca_coll_gc3_net_path_values[]  = { { GC3
 static const mca_base_var_enum_value_t mca_coll_gc3_zero_copy_values[] = {
     { MCA_COLL_GC3_ZC_AUTO, "auto" }, { MCA_COLL_GC3_ZC_ON, "on" }, { MCA_COLL_GC3_ZC_OFF, "off" }, { 0, NULL }
 };
-static const mca_base_var_enum_value_t mca_coll_gc3_fallback_values[] = { { MCA_COLL_GC3_FALLBACK_STAGE, "stage" },
+static const mca_base_var_enum_value_t mca_coll_gc3_fallback_values[] = { { MCA_COLL_GC3_FALLBACK_AUTO, "auto" },
+                                                                          { MCA_COLL_GC3_FALLBACK_STAGE, "stage" },
                                                                           { MCA_COLL_GC3_FALLBACK_PASS, "pass" },
                                                                           { MCA_COLL_GC3_FALLBACK_ERROR, "error" },
                                                                           { 0, NULL } };

@@ -6,6 +6,9 @@
 #include <string.h>
 #include "coll_gc3.h"
 #include "opal/util/output.h"
+#if defined(OPEN_MPI) && OPEN_MPI
+#include "mpi-ext.h" /* MPIX_Query_cuda_support, where Open MPI has its CUDA extension */
+#endif
 
 /* The component's table: the collectives gc3 runs (mca_coll_gc3_coll_t, coll_gc3.h). A collective
  * gc3 runs is a descriptor of libgpuir (gc3_coll_desc), its generators and rules, and a row here
@@ -220,12 +223,85 @@ int mca_coll_gc3_is_device(const void *ptr)
     return mca_coll_gc3_classify(ptr, &dev) != GC3_MEM_HOST;
 }
 
+/* Whether this Open MPI takes device buffers itself (CUDA-aware), as it says in this process:
+ * MPIX_Query_cuda_support() of its CUDA extension (mpi-ext.h), asked at run time, not at build
+ * time (5.0: 1 when its CUDA accelerator component is in use, so not without a driver; 4.1: built
+ * with CUDA and opal_cuda_support true). *why: how it said so. */
+static int mca_coll_gc3_ompi_cuda_aware(const char **why)
+{
+#if defined(MPIX_CUDA_AWARE_SUPPORT)
+    if (MPIX_Query_cuda_support()) {
+        *why = "this Open MPI is CUDA-aware (MPIX_Query_cuda_support() is 1)";
+        return 1;
+    }
+    *why = MPIX_CUDA_AWARE_SUPPORT
+               ? "this Open MPI was built with CUDA but is not CUDA-aware in this process "
+                 "(MPIX_Query_cuda_support() is 0; 5.0: no CUDA driver; 4.1: opal_cuda_support false)"
+               : "this Open MPI is not CUDA-aware (built without CUDA: MPIX_Query_cuda_support() is 0)";
+#else
+    *why = "this Open MPI is not CUDA-aware as far as gc3 can tell (its mpi-ext.h has no MPIX_Query_cuda_support)";
+#endif
+    return 0;
+}
+
+/* coll_gc3_fallback as it applies: the parameter, or for auto what this Open MPI says (asked once
+ * per process; the first call that asks says which and why at verbose 1, where the process is
+ * rank 0 of the call's communicator, every rank at verbose 3). */
+mca_coll_gc3_fallback_t mca_coll_gc3_fallback(struct ompi_communicator_t *comm, int nonblocking)
+{
+    static int                     said;
+    static mca_coll_gc3_fallback_t resolved = MCA_COLL_GC3_FALLBACK_AUTO; /* (a race only asks twice) */
+    const mca_coll_gc3_fallback_t  set      = (mca_coll_gc3_fallback_t)mca_coll_gc3_component.fallback;
+    const char                    *why      = NULL;
+
+    if (set != MCA_COLL_GC3_FALLBACK_AUTO) {
+        resolved = set;
+    } else if (resolved == MCA_COLL_GC3_FALLBACK_AUTO) {
+        resolved = mca_coll_gc3_ompi_cuda_aware(&why) ? MCA_COLL_GC3_FALLBACK_PASS : MCA_COLL_GC3_FALLBACK_STAGE;
+    }
+    if (!said && mca_coll_gc3_component.verbose >= 1 && MCA_COLL_GC3_SAYS(comm)) {
+        said = 1;
+        if (set != MCA_COLL_GC3_FALLBACK_AUTO) {
+            opal_output_verbose(1, mca_coll_gc3_component.output,
+                                "coll:gc3: device buffers of calls gc3 does not run are %s (coll_gc3_fallback %s)",
+                                set == MCA_COLL_GC3_FALLBACK_PASS    ? "passed on to Open MPI's next coll component"
+                                : set == MCA_COLL_GC3_FALLBACK_ERROR ? "refused: such calls fail"
+                                                                     : "staged through host memory",
+                                set == MCA_COLL_GC3_FALLBACK_PASS    ? "pass"
+                                : set == MCA_COLL_GC3_FALLBACK_ERROR ? "error"
+                                                                     : "stage");
+        } else {
+            if (why == NULL) {
+                (void)mca_coll_gc3_ompi_cuda_aware(&why);
+            }
+            opal_output_verbose(1, mca_coll_gc3_component.output,
+                                "coll:gc3: coll_gc3_fallback auto: %s, so device buffers of calls gc3 does not run "
+                                "are %s",
+                                why,
+                                resolved == MCA_COLL_GC3_FALLBACK_PASS
+                                    ? "passed on to Open MPI's next coll component (blocking calls; a nonblocking "
+                                      "one runs as its blocking form, as Open MPI's nonblocking collectives take no "
+                                      "device buffers)"
+                                    : "staged through host memory (--mca coll_gc3_fallback pass would give them to "
+                                      "Open MPI as they are: only for a CUDA-aware Open MPI)");
+        }
+    }
+    /* auto's pass is for blocking calls: Open MPI's nonblocking collectives (libnbc) are not
+     * CUDA-aware even in a CUDA-aware build, so such a call runs as its blocking form */
+    return set == MCA_COLL_GC3_FALLBACK_AUTO && nonblocking && resolved == MCA_COLL_GC3_FALLBACK_PASS
+               ? MCA_COLL_GC3_FALLBACK_STAGE
+               : resolved;
+}
+
 int mca_coll_gc3_stage_call(struct ompi_communicator_t *comm, const char *coll, int *rc_p)
 {
-    switch (mca_coll_gc3_component.fallback) {
+    const int auto_set = mca_coll_gc3_component.fallback == MCA_COLL_GC3_FALLBACK_AUTO;
+
+    switch (mca_coll_gc3_fallback(comm, 0)) {
     case MCA_COLL_GC3_FALLBACK_PASS:
-        mca_coll_gc3_verbose_once(
-            2, comm, "coll:gc3: %s on device buffers: passed on as they are (coll_gc3_fallback=pass)", coll);
+        mca_coll_gc3_verbose_once(2, comm,
+                                  "coll:gc3: %s on device buffers: passed on as they are (coll_gc3_fallback=%s)", coll,
+                                  auto_set ? "auto: a CUDA-aware Open MPI" : "pass");
         *rc_p = OMPI_SUCCESS;
         return 0;
     case MCA_COLL_GC3_FALLBACK_ERROR:

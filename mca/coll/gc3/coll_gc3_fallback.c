@@ -512,7 +512,7 @@ int mca_coll_gc3_neighbor_alltoallw(const void *sbuf, const int *scounts, const 
 
 int mca_coll_gc3_nb_as_blocking(struct ompi_communicator_t *comm, const char *name, int device)
 {
-    if (!device || mca_coll_gc3_component.fallback == MCA_COLL_GC3_FALLBACK_PASS) {
+    if (!device || mca_coll_gc3_fallback(comm, 1) == MCA_COLL_GC3_FALLBACK_PASS) {
         return 0;
     }
     mca_coll_gc3_verbose_once(2, comm,

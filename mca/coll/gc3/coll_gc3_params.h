@@ -131,12 +131,13 @@
       "(without it the processes' kernels take turns on the GPU, about 2.4 ms an 8-byte allreduce with two "           \
       "ranks on an H200, so their device buffers are staged through host memory; verbose 1 says so); true "            \
       "runs gc3 anyway")                                                                                               \
-    X(fallback, int, INT, MCA_COLL_GC3_FALLBACK_STAGE, 6, READONLY, 1, mca_coll_gc3_fallback_values,                   \
+    X(fallback, int, INT, MCA_COLL_GC3_FALLBACK_AUTO, 6, READONLY, 1, mca_coll_gc3_fallback_values,                    \
       "What happens to a call on device buffers that gc3 does not run itself (another collective, a "                  \
-      "user-defined datatype or op, managed memory, no plan): stage (copy the buffers through host memory "            \
-      "around the previous coll module: correct on any Open MPI), pass (give that module the device "                  \
-      "buffers: only for a CUDA-aware Open MPI), error (fail the call with MPI_ERR_UNSUPPORTED_OPERATION, "            \
-      "naming it: to be sure nothing runs slowly unnoticed)")                                                          \
+      "user-defined datatype or op, managed memory, no plan): auto (pass where this Open MPI says it is CUDA-aware, "  \
+      "MPIX_Query_cuda_support(), nonblocking calls then run as their blocking form; stage otherwise; verbose 1 "      \
+      "says which and why), stage (copy the buffers through host memory around the previous coll module: correct "     \
+      "on any Open MPI), pass (give that module the device buffers: only for a CUDA-aware Open MPI), error (fail "     \
+      "the call with MPI_ERR_UNSUPPORTED_OPERATION, naming it: to be sure nothing runs slowly unnoticed)")             \
     X(pseudo_nodes, int, INT, 0, 9, READONLY, 1, NULL,                                                                 \
       "Test and demo feature: split the ranks of each host into pseudo-nodes of this many consecutive ranks, so "      \
       "that gc3 treats them as separate nodes (connections between them through UCX and the proxy thread, "            \

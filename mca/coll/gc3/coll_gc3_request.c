@@ -232,7 +232,7 @@ static void mca_coll_gc3_no_plan(mca_coll_gc3_module_t *m, mca_coll_gc3_task_t *
         t->state = MCA_COLL_GC3_TASK_PASS;
         return;
     }
-    if (t->device && mca_coll_gc3_component.fallback == MCA_COLL_GC3_FALLBACK_ERROR) {
+    if (t->device && mca_coll_gc3_fallback(m->comm, 1) == MCA_COLL_GC3_FALLBACK_ERROR) {
         (void)mca_coll_gc3_stage_call(m->comm, gc3_coll_desc(t->coll)->mpi_name, &rc); /* reports it */
         mca_coll_gc3_task_end(t, rc, done);
         return;
