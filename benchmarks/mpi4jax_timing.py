@@ -34,10 +34,13 @@ ap.add_argument("--sizes", default="8,1M", help="comma-separated message sizes i
 ap.add_argument("--iters", type=int, default=200, help="timed calls per size and way (default 200)")
 ap.add_argument("--warmup", type=int, default=20, help="untimed calls first (default 20)")
 ap.add_argument("--host", action="store_true", help="JAX arrays on the CPU (checks the script without a GPU)")
+ap.add_argument("--per-jit", type=int, default=0, metavar="K",
+                help="also time K allreduces inside one jitted call (lax.fori_loop), per allreduce: what a "
+                     "time-step loop inside jax.jit pays (0: not; default 0)")
 args = ap.parse_args()
 sizes = [parse_bytes(s) for s in args.sizes.split(",")]
 
-os.environ["MPI4JAX_USE_CUDA_MPI"] = "1"
+os.environ.setdefault("MPI4JAX_USE_CUDA_MPI", "1")  # (0: mpi4jax copies through host memory itself)
 os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
 if args.host:
     os.environ["JAX_PLATFORMS"] = "cpu"
@@ -56,6 +59,12 @@ dev = devices[comm.Split_type(MPI.COMM_TYPE_SHARED).Get_rank() % len(devices)]
 @jax.jit
 def through_mpi(x):
     return mpi4jax.allreduce(x, op=MPI.SUM, comm=comm)
+
+
+@jax.jit
+def through_mpi_loop(x):
+    # K allreduces in one call; each averages, so the values stay those of the first
+    return jax.lax.fori_loop(0, args.per_jit, lambda i, y: mpi4jax.allreduce(y, op=MPI.SUM, comm=comm) / size, x)
 
 
 def staged(x):
@@ -79,8 +88,9 @@ def per_call_us(fn, x):
 if rank == 0:
     print(f"# mpi4jax {mpi4jax.__version__}, jax {jax.__version__}: {size} ranks, arrays on {dev.platform} "
           f"({dev.device_kind}); float32 sum; {args.iters} calls per size and way", flush=True)
-    print("| call | size | through gc3 (us) | staged (us) | staged / gc3 |")
-    print("|---|---|---|---|---|", flush=True)
+    loop = f" | {args.per_jit} per jit call (us each) | staged / that" if args.per_jit > 0 else ""
+    print(f"| call | size | through gc3 (us) | staged (us) | staged / gc3{loop} |")
+    print("|---|---|---|---|---|" + ("---|---|" if args.per_jit > 0 else ""), flush=True)
 wrong = 0
 for b in sizes:
     n = max(b // 4, 1)
@@ -94,7 +104,14 @@ for b in sizes:
         break
     t_gc3 = per_call_us(through_mpi, x)
     t_staged = per_call_us(staged, x)
+    loop = ""
+    if args.per_jit > 0:
+        if not np.allclose(np.asarray(through_mpi_loop(x)), want / size):
+            wrong += 1
+            print(f"rank {rank}: WRONG result {args.per_jit} per jit call, {show_bytes(b)}", flush=True)
+        t_loop = per_call_us(through_mpi_loop, x) / args.per_jit
+        loop = f" | {t_loop:.1f} | {t_staged / t_loop:.2f}x"
     if rank == 0:
-        print(f"| mpi4jax allreduce | {show_bytes(n * 4)} | {t_gc3:.1f} | {t_staged:.1f} | {t_staged / t_gc3:.2f}x |",
+        print(f"| mpi4jax allreduce | {show_bytes(n * 4)} | {t_gc3:.1f} | {t_staged:.1f} | {t_staged / t_gc3:.2f}x{loop} |",
               flush=True)
 sys.exit(1 if comm.allreduce(wrong, op=MPI.SUM) else 0)
