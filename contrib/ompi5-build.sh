@@ -114,17 +114,16 @@ if [ $cuda = 1 ]; then
         ucx_lib=""
         for d in "$ucx/lib" "$ucx/lib64"; do [ -e "$d/libucp.so.0" ] && { ucx_lib=$d; break; }; done
         [ -n "$ucx_lib" ] || die "--cuda: the UCX in $ucx has no lib/libucp.so.0 nor lib64/libucp.so.0"
-        link_lib=$ucx_lib
-        if [ ! -e "$ucx_lib/libucp.so" ]; then
-            # only the run-time names (libucp.so.0, ...): the link-time ones in a folder of links
-            link_lib=$cache/$name-ucx-lib
-            mkdir -p "$link_lib" || die "cannot create $link_lib (set GC3_OMPI5_CACHE)"
-            for l in ucp uct ucs ucm; do
-                [ -e "$ucx_lib/lib$l.so.0" ] || die "--cuda: the UCX in $ucx has no $ucx_lib/lib$l.so.0"
-                ln -sfn "$ucx_lib/lib$l.so.0" "$link_lib/lib$l.so"
-            done
-            say "--cuda: $ucx_lib has no libucp.so: linking through $link_lib"
-        fi
+        # linked through a folder of links to its shared libraries only: a UCX may ship only the
+        # run-time names (libucp.so.0, ...), and its libtool archives (.la) may name the folder it was
+        # built in (the libucx wheel's do: libtool then failed in opal/mca/common/ucx on the GPU machine)
+        link_lib=$cache/$name-ucx-lib
+        rm -rf "$link_lib" && mkdir -p "$link_lib" || die "cannot create $link_lib (set GC3_OMPI5_CACHE)"
+        for l in ucp uct ucs ucm; do
+            [ -e "$ucx_lib/lib$l.so.0" ] || die "--cuda: the UCX in $ucx has no $ucx_lib/lib$l.so.0"
+            ln -sfn "$ucx_lib/lib$l.so.0" "$link_lib/lib$l.so"
+        done
+        say "--cuda: linking UCX through $link_lib (its shared libraries, without libtool archives)"
         if [ -f "$ucx_lib/ucx/libuct_cuda.so" ]; then
             say "--cuda: UCX $ucx, built with CUDA ($ucx_lib/ucx/libuct_cuda.so)"
         else
