@@ -52,10 +52,10 @@
 #include "gc3_mpi_compat.h"
 
 enum { M_GC3, M_NCCL, M_NCCL_REG, M_NCCL_SYM, M_STAGED, M_OMPI, M_COUNT };
-/* The collectives (-t); the rooted ones have their root at rank BENCH_ROOT. */
+/* The collectives (-t); the rooted ones have their root at rank bench_root (--root). */
 enum { C_ALLREDUCE, C_ALLTOALL, C_BCAST, C_REDUCE, C_COUNT };
 static const char *const coll_names[C_COUNT] = {"allreduce", "alltoall", "bcast", "reduce"};
-#define BENCH_ROOT 0
+static int               bench_root            = 0;
 static const char *const method_names[M_COUNT] = {"gc3", "nccl", "nccl-reg", "nccl-sym", "staged", "ompi"};
 #define IS_NCCL(m) ((m) == M_NCCL || (m) == M_NCCL_REG || (m) == M_NCCL_SYM)
 
@@ -512,8 +512,10 @@ static int mpi_call(int c, size_t count, void *s, void *r, MPI_Comm comm)
 {
     switch (c) {
     case C_ALLTOALL: return MPI_Alltoall(s, (int)count, MPI_FLOAT, r, (int)count, MPI_FLOAT, comm);
-    case C_BCAST: return MPI_Bcast(rank == BENCH_ROOT ? s : r, (int)count, MPI_FLOAT, BENCH_ROOT, comm);
-    case C_REDUCE: return MPI_Reduce(s, r, (int)count, MPI_FLOAT, MPI_SUM, BENCH_ROOT, comm);
+    case C_BCAST:
+        return MPI_Bcast(rank == bench_root ? s : r, (int)count, MPI_FLOAT, bench_root, comm);
+    case C_REDUCE:
+        return MPI_Reduce(s, r, (int)count, MPI_FLOAT, MPI_SUM, bench_root, comm);
     default: return MPI_Allreduce(s, r, (int)count, MPI_FLOAT, MPI_SUM, comm);
     }
 }
@@ -531,11 +533,11 @@ static int run_once(int m, int c, size_t count, void *s, void *r, void *hs, void
     case M_STAGED:
         /* copied in where the call reads the buffer, out where it writes it (bcast: the root's is read,
          * the others' written; reduce: every rank's read, the root's written) */
-        if (c != C_BCAST || rank == BENCH_ROOT) {
+        if (c != C_BCAST || rank == bench_root) {
             gc3_test_copy(on_device, hs, s, bytes);
         }
         rc = mpi_call(c, count, hs, hr, MPI_COMM_WORLD);
-        if (c == C_BCAST ? rank != BENCH_ROOT : c != C_REDUCE || rank == BENCH_ROOT) {
+        if (c == C_BCAST ? rank != bench_root : c != C_REDUCE || rank == bench_root) {
             gc3_test_copy(on_device, r, hr, bytes);
         }
         break;
@@ -546,9 +548,10 @@ static int run_once(int m, int c, size_t count, void *s, void *r, void *hs, void
         if (c == C_ALLREDUCE) {
             rc = nccl.all_reduce(s, r, count, BENCH_NCCL_FLOAT32, BENCH_NCCL_SUM, nccl.comm, stream);
         } else if (c == C_BCAST) { /* in place at the root, as MPI_Bcast */
-            rc = nccl.broadcast(s, rank == BENCH_ROOT ? s : r, count, BENCH_NCCL_FLOAT32, BENCH_ROOT, nccl.comm, stream);
+            rc =
+                nccl.broadcast(s, rank == bench_root ? s : r, count, BENCH_NCCL_FLOAT32, bench_root, nccl.comm, stream);
         } else if (c == C_REDUCE) {
-            rc = nccl.reduce(s, r, count, BENCH_NCCL_FLOAT32, BENCH_NCCL_SUM, BENCH_ROOT, nccl.comm, stream);
+            rc = nccl.reduce(s, r, count, BENCH_NCCL_FLOAT32, BENCH_NCCL_SUM, bench_root, nccl.comm, stream);
         } else if (nccl.all_to_all != NULL) {
             rc = nccl.all_to_all(s, r, count, BENCH_NCCL_FLOAT32, nccl.comm, stream);
         } else {
@@ -589,12 +592,12 @@ static float input_of(int q, size_t i)
  * buffer the call does not write (bcast: the root; reduce: all but the root) have nothing to check. */
 static int check_result(int c, size_t count, const float *out)
 {
-    if ((c == C_BCAST && rank == BENCH_ROOT) || (c == C_REDUCE && rank != BENCH_ROOT)) {
+    if ((c == C_BCAST && rank == bench_root) || (c == C_REDUCE && rank != bench_root)) {
         return 1;
     }
     for (size_t i = 0; i < (c == C_ALLTOALL ? count * (size_t)nranks : count); i++) {
         float want = c == C_ALLTOALL ? input_of((int)(i / count), (size_t)rank * count + i % count)
-                     : c == C_BCAST  ? input_of(BENCH_ROOT, i)
+                     : c == C_BCAST  ? input_of(bench_root, i)
                                      : (float)(nranks * (nranks + 1) / 2 * (int)(i % 13 + 1));
         if (out[i] != want) {
             fprintf(stderr, "gc3_bench: rank %d: element %zu is %g, want %g\n", rank, i, out[i], want);
@@ -606,12 +609,13 @@ static int check_result(int c, size_t count, const float *out)
 
 static void usage(FILE *out)
 {
-    fputs("usage: gc3_bench [-t allreduce|alltoall|bcast|reduce] [-d cuda|host] [-c] [-m MIN:MAX] [-i ITERS] [-x WARMUP]\n"
+    fputs("usage: gc3_bench [-t allreduce|alltoall|bcast|reduce] [-d cuda|host] [-c] [-m MIN:MAX] [-i ITERS] [-x "
+          "WARMUP]\n"
           "                 [--methods gc3,nccl,nccl-reg,nccl-sym,staged,ompi] [--staged-max BYTES] [--nccl-lib PATH]\n"
-          "                 [--csv FILE] [--alternate allreduce|alltoall:BYTES]\n"
+          "                 [--csv FILE] [--alternate allreduce|alltoall:BYTES] [--root R]\n"
           "  (under mpirun, one rank per GPU)\n"
           "  -t, --type           the collective (default allreduce; alltoall: -m is the bytes to each peer;\n"
-          "                       bcast, reduce: root 0)\n"
+          "                       bcast, reduce: the root is --root)\n"
           "  -d, --accelerator    cuda (default): device buffers (where CUDA sees no GPU it stops, saying so);\n"
           "                       host: host buffers (gc3 runs them with --mca coll_gc3_backend host: for CI)\n"
           "  -c, --validation     check each method's result against a host computation\n"
@@ -638,6 +642,7 @@ static void usage(FILE *out)
           "  --alternate          (with --methods gc3) before each call, an untimed call of that collective and\n"
           "                       size (alltoall: bytes to each peer): where it runs on another gc3 plan, each\n"
           "                       timed call follows another plan's call (what coll_gc3_fifo_pool's hand-over costs)\n"
+          "  --root               bcast, reduce: the root rank (default 0)\n"
           "  -h, --help           this text\n"
           "examples:\n"
           "  gc3-mpirun -np 4 gc3_bench -t allreduce -c -m 4:1G --staged-max 64M --csv allreduce.csv   # 4 GPUs\n"
@@ -724,6 +729,10 @@ int main(int argc, char **argv)
             nccl_path = v;
         } else if (!strcmp(o, "--csv")) {
             csv_path = v;
+        } else if (!strcmp(o, "--root")) {
+            bench_root = (int)strtol(v, &e, 10);
+            if (*e != '\0' || *v == '\0' || bench_root < 0)
+                die("--root takes a rank >= 0");
         } else if (!strcmp(o, "--alternate")) {
             const char *colon = strchr(v, ':');
             alt.on            = 1;
@@ -741,6 +750,8 @@ int main(int argc, char **argv)
     for (c = 0; c < C_COUNT && strcmp(coll, coll_names[c]) != 0; c++) {
     }
     if (c == C_COUNT) die("-t takes allreduce, alltoall, bcast or reduce");
+    if (bench_root >= nranks)
+        die("--root takes a rank of the job (below the number of ranks)");
     a2a = c == C_ALLTOALL;
     for (int m = M_NCCL; m < M_COUNT && alt.on; m++) {
         if (use[m]) die("--alternate runs with --methods gc3 only");
@@ -844,8 +855,12 @@ int main(int argc, char **argv)
     }
     if (rank == 0) {
         char ver[32];
-        printf("# gc3_bench %s, %d ranks, %s buffers, float32%s%s; %s\n", coll, nranks, on_device ? "device (cuda)" : "host",
-               c == C_ALLREDUCE || c == C_REDUCE ? " sum" : "", c == C_BCAST || c == C_REDUCE ? ", root 0" : "",
+        char root[32] = "";
+        if (c == C_BCAST || c == C_REDUCE) {
+            snprintf(root, sizeof(root), ", root %d", bench_root);
+        }
+        printf("# gc3_bench %s, %d ranks, %s buffers, float32%s%s; %s\n", coll, nranks,
+               on_device ? "device (cuda)" : "host", c == C_ALLREDUCE || c == C_REDUCE ? " sum" : "", root,
                validate ? "validation on" : "validation off");
         printf("# gc3 column: %s\n", column);
         if (use[M_OMPI]) {
