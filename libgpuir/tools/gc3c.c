@@ -1246,7 +1246,8 @@ static int cmd_simulate_rules(int argc, char **argv)
         }
         gc3_snprintf_cut(algo, sizeof(algo), "%s %s %dx%d (%s)", r->algo,
                          gc3_proto_name(gc3_proto_runs_as(pl->made.proto)), pl->made.channels, pl->made.instances,
-                         r->where);
+                         r->xml != NULL && strrchr(r->where, '/') != NULL ? strrchr(r->where, '/') + 1
+                                                                          : r->where); /* a file: its name */
         gc3_snprintf_cut(path, sizeof(path), "%s%s",
                          call.zc_mode      ? "zc mode"
                          : res.zc_msgs > 0 ? "zc"
