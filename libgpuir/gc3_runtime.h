@@ -293,6 +293,23 @@ uint64_t     gc3_exec_pool_need(const gc3_exec_t *exec, const gc3_plan_mem_t *me
  * params->fifo_pool, the slots it would take in the pool in `pool`. */
 gc3_status_t gc3_plan_estimate(const gc3_exec_params_t *params, const gc3_ir_program_t *program, gc3_diag_t *diag,
                                gc3_plan_mem_t *mem);
+/* What a call of `count` elements of dtype would run as on a plan of this program with these parameters
+ * (nothing allocated, no exchange), as gc3_exec_start computes it: the slot's payload, the tile and loops
+ * (zc_mode: in zero-copy mode, with params->zero_copy when every rank's buffers are registered: every
+ * message left in place, tiles up to params->tile_bytes; otherwise slot-sized tiles), whether the kernel
+ * stays resident (cuda). The cost model's view of a call (gc3c simulate --coll). */
+typedef struct {
+    uint64_t slot_payload; /* bytes a slot's message carries */
+    uint64_t tile;         /* T: elements a chunk moves per loop */
+    uint64_t chunks;       /* k: chunks per segment of the buffers */
+    int      loops;        /* L: loops of the call */
+    int      cnt_max;      /* chunks of the largest message */
+    int      blocks;       /* thread blocks of params->rank */
+    int      zc_mode;      /* zero-copy mode (large tiles) for this kind of call */
+    int      resident;     /* cuda: the call goes to a resident kernel (no launch) */
+} gc3_call_shape_t;
+gc3_status_t gc3_plan_call_shape(const gc3_exec_params_t *params, const gc3_ir_program_t *program, uint64_t count,
+                                 gc3_dtype_t dtype, int inplace, gc3_diag_t *diag, gc3_call_shape_t *shape);
 /* gc3_plan_estimate with the executor's parameters */
 gc3_status_t gc3_exec_estimate(const gc3_exec_t *exec, const gc3_ir_program_t *program, gc3_diag_t *diag,
                                gc3_plan_mem_t *mem);

@@ -1,5 +1,5 @@
-/* gc3 / libgpuir internal: the scheduling engine shared by the verifier (symbolic values),
- * the reference executor (real data) and the cost model (timed events).
+/* gc3 / libgpuir internal: the scheduling engine shared by the verifier (symbolic values) and the
+ * reference executor (real data). (The cost model has an engine of its own, in time order: cost.c.)
  *
  * It walks all thread blocks of all ranks of a flat program: a block's next step runs when
  * its dependency (same rank, same loop iteration) is done, its receive FIFO holds a message

@@ -63,29 +63,29 @@ static gc3_status_t gc3_call_check(const gc3_plan_t *p, const gc3_call_t *c, gc3
 
 /* The most bytes a step's message carries in one loop: a slot's payload; in zero-copy mode (big: every
  * message in place, only its header in the slot), params.tile_bytes, at least a slot. */
-static uint64_t gc3_plan_msg_max(const gc3_plan_t *p, int big)
+uint64_t gc3_rt_msg_max(const gc3_exec_params_t *ep, uint64_t slot_payload, int big)
 {
-    const uint64_t tile = p->exec->params.tile_bytes > 0 ? p->exec->params.tile_bytes : GC3_TILE_BYTES_DEFAULT;
-    return big && tile > p->slot_payload ? tile / 16 * 16 : p->slot_payload;
+    const uint64_t tile = ep->tile_bytes > 0 ? ep->tile_bytes : GC3_TILE_BYTES_DEFAULT;
+    return big && tile > slot_payload ? tile / 16 * 16 : slot_payload;
 }
 
-/* The tile T (elements a chunk moves per loop) of a call of count elements, k chunks per segment:
- * a step's message (cnt chunks of T elements) is at most gc3_plan_msg_max; T is a multiple of 16
- * bytes when it can be (aligned vector access), and not larger than a chunk needs. When the whole
- * chunk fits, T is rounded up, not down: down, a count that is not a multiple of 16 bytes per chunk
- * took a second loop for its last few elements (a whole round of steps). */
-static gc3_status_t gc3_call_tile(const gc3_plan_t *p, const gc3_call_t *c, uint64_t k, int big, uint64_t *T_p,
-                                  gc3_diag_t *diag)
+/* The tile T (elements a chunk moves per loop) of a call of count elements of dtype, k chunks per
+ * segment, messages of at most cnt_max chunks and msg_max bytes: T is a multiple of 16 bytes when it
+ * can be (aligned vector access), and not larger than a chunk needs. When the whole chunk fits, T is
+ * rounded up, not down: down, a count that is not a multiple of 16 bytes per chunk took a second loop
+ * for its last few elements (a whole round of steps). custom: a custom collective, whose chunks may
+ * move to other positions (no clipped chunks). */
+gc3_status_t gc3_rt_tile(uint64_t msg_max, int cnt_max, int custom, uint64_t count, uint64_t k, gc3_dtype_t dtype,
+                         uint64_t *T_p, gc3_diag_t *diag)
 {
-    const size_t   ds        = gc3_dtype_size(c->dtype);
+    const size_t   ds        = gc3_dtype_size(dtype);
     const uint64_t v16       = ds > 0 && ds < 16 ? 16 / ds : 1; /* elements in 16 bytes (a vector), at least 1 */
-    const uint64_t per_chunk = (c->count + k - 1) / k;
-    const uint64_t msg_max   = gc3_plan_msg_max(p, big);
-    uint64_t       T         = msg_max / (uint64_t)p->cnt_max / ds;
+    const uint64_t per_chunk = (count + k - 1) / k;
+    uint64_t       T         = msg_max / (uint64_t)cnt_max / ds;
 
     if (T >= per_chunk) {
         T = per_chunk;
-        if (T >= v16 && (uint64_t)p->cnt_max * gc3_rt_round(T, v16) * ds <= msg_max) {
+        if (T >= v16 && (uint64_t)cnt_max * gc3_rt_round(T, v16) * ds <= msg_max) {
             T = gc3_rt_round(T, v16);
         }
     }
@@ -94,22 +94,30 @@ static gc3_status_t gc3_call_tile(const gc3_plan_t *p, const gc3_call_t *c, uint
     }
     if (T == 0) {
         gc3_diag_add(diag, "executor: a message of at most %llu bytes cannot hold %d chunks of %s",
-                     (unsigned long long)msg_max, p->cnt_max, gc3_dtype_name(c->dtype));
+                     (unsigned long long)msg_max, cnt_max, gc3_dtype_name(dtype));
         return GC3_ERR_INVALID_PARAM;
     }
-    if (p->flat->coll == GC3_COLL_CUSTOM) {
+    if (custom) {
         /* a custom collective may move chunk m to another position: no clipped chunks allowed */
-        if (c->count % k != 0) {
+        if (count % k != 0) {
             gc3_diag_add(diag, "executor: custom collective '%d chunks per segment' needs a count divisible by %llu",
                          (int)k, (unsigned long long)k);
             return GC3_ERR_UNSUPPORTED;
         }
-        while ((c->count / k) % T != 0) {
+        while ((count / k) % T != 0) {
             T--;
         }
     }
     *T_p = T;
     return GC3_OK;
+}
+
+/* The tile of a call of this plan (gc3_rt_tile with the plan's slots, big: in zero-copy mode). */
+static gc3_status_t gc3_call_tile(const gc3_plan_t *p, const gc3_call_t *c, uint64_t k, int big, uint64_t *T_p,
+                                  gc3_diag_t *diag)
+{
+    return gc3_rt_tile(gc3_rt_msg_max(&p->exec->params, p->slot_payload, big), p->cnt_max,
+                       p->flat->coll == GC3_COLL_CUSTOM, c->count, k, c->dtype, T_p, diag);
 }
 
 /* The plan's private memory for a call: scratch (window copies of s_chunks chunks of tiles of T

@@ -19,6 +19,13 @@ static inline int gc3_plan_remote(const gc3_plan_t *p, int q)
     return node != NULL && q >= 0 && node[q] != node[p->rank];
 }
 
+/* ---- a call's tile (calls.c; also gc3_plan_call_shape, prepare.c) ---- */
+/* the most bytes a step's message carries in one loop (big: zero-copy mode) */
+uint64_t gc3_rt_msg_max(const gc3_exec_params_t *ep, uint64_t slot_payload, int big);
+/* the tile T of a call (elements a chunk moves per loop) */
+gc3_status_t gc3_rt_tile(uint64_t msg_max, int cnt_max, int custom, uint64_t count, uint64_t k, gc3_dtype_t dtype,
+                         uint64_t *T_p, gc3_diag_t *diag);
+
 /* ---- the FIFO pool (pool.c) ---- */
 /* one reference fewer on a pool (NULL: none); the last one closes it (p: the plan that held it last,
  * NULL: the executor) */

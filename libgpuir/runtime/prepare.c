@@ -312,39 +312,62 @@ static gc3_status_t gc3_prep_peer_layouts(gc3_exec_t *exec, gc3_plan_t *p, gc3_r
     return status;
 }
 
+/* Zero-copy mode for each kind of call (full[0] out of place, full[1] in place) of a flat program whose
+ * sends gc3_flat_zc_mark marked: every message in place, no scratch (its copies would grow with the
+ * tile), a collective whose every rank waits for every other in each call (the agreement's words are
+ * read before they change; not a rooted collective's: its root and other ranks may make different kinds
+ * of call). One node, plan ids within the agreement's board: the caller's part. */
+static void gc3_zc_full(const gc3_flat_program_t *f, int full[2])
+{
+    const gc3_flat_tb_t   *tbs     = gc3_flat_tbs(f);
+    const gc3_flat_step_t *steps   = gc3_flat_steps(f);
+    int                    scratch = 0;
+
+    full[0] = f->outofplace;
+    full[1] = f->inplace;
+    for (int r = 0; r < f->nranks; r++) {
+        scratch |= gc3_flat_ranks(f)[r].s_chunks > 0;
+    }
+    for (int t = 0; t < f->ntbs; t++) {
+        for (int s = 0; s < tbs[t].nsteps; s++) {
+            const gc3_flat_step_t *st = &steps[tbs[t].step_begin + s];
+            if (gc3_step_flags((gc3_step_type_t)st->type) & GC3_STEP_F_SEND) {
+                full[0] = full[0] && (st->zc & GC3_FLAT_ZC_OOP);
+                full[1] = full[1] && (st->zc & GC3_FLAT_ZC_IP);
+            }
+        }
+    }
+    for (int k = 0; k < 2; k++) {
+        full[k] = full[k] && !scratch && f->coll != GC3_COLL_CUSTOM && !gc3_coll_desc((gc3_coll_t)f->coll)->rooted;
+    }
+}
+
 /* Zero-copy: every rank's sends marked (this plan runs only this rank's; the others' tell whether every
  * message of a call can be left in place: zero-copy mode), and this rank's count. */
 static void gc3_zc_prep(gc3_plan_t *p)
 {
-    const gc3_flat_tb_t   *tbs     = gc3_flat_tbs(p->flat);
-    const gc3_flat_step_t *steps   = gc3_flat_steps(p->flat);
-    int                    full[2] = { p->flat->outofplace, p->flat->inplace };
+    const gc3_flat_tb_t   *tbs   = gc3_flat_tbs(p->flat);
+    const gc3_flat_step_t *steps = gc3_flat_steps(p->flat);
+    int                    full[2];
 
     (void)gc3_flat_zc_mark(p->flat, -1, 1, NULL);
     memset(&p->zc_stats, 0, sizeof(p->zc_stats));
     for (int t = 0; t < p->flat->ntbs; t++) {
         for (int s = 0; s < tbs[t].nsteps; s++) {
             const gc3_flat_step_t *st = &steps[tbs[t].step_begin + s];
-            if (!(gc3_step_flags((gc3_step_type_t)st->type) & GC3_STEP_F_SEND)) {
+            if (!(gc3_step_flags((gc3_step_type_t)st->type) & GC3_STEP_F_SEND) || tbs[t].rank != p->rank) {
                 continue;
             }
-            full[0] = full[0] && (st->zc & GC3_FLAT_ZC_OOP);
-            full[1] = full[1] && (st->zc & GC3_FLAT_ZC_IP);
-            if (tbs[t].rank == p->rank) {
-                p->zc_stats.sends++;
-                p->zc_stats.oop += (st->zc & GC3_FLAT_ZC_OOP) != 0;
-                p->zc_stats.ip += (st->zc & GC3_FLAT_ZC_IP) != 0;
-                p->zc_stats.homed += (st->zc & GC3_FLAT_ZC_HOMED) != 0;
-            }
+            p->zc_stats.sends++;
+            p->zc_stats.oop += (st->zc & GC3_FLAT_ZC_OOP) != 0;
+            p->zc_stats.ip += (st->zc & GC3_FLAT_ZC_IP) != 0;
+            p->zc_stats.homed += (st->zc & GC3_FLAT_ZC_HOMED) != 0;
         }
     }
-    /* zero-copy mode (decided at the second exchange, when the ranks know each other's boards): every
-     * message in place, no scratch (its copies would grow with the tile), a collective whose every rank
-     * waits for every other in each call (the agreement's words are read before they change) */
+    /* zero-copy mode (decided at the second exchange, when the ranks know each other's boards) */
+    gc3_zc_full(p->flat, full);
     for (int k = 0; k < 2; k++) {
-        /* (not a rooted collective's: its root and other ranks may make different kinds of call) */
-        p->zc_agree[k] = full[k] && !p->uses_scratch && p->flat->coll != GC3_COLL_CUSTOM &&
-                         !gc3_coll_desc((gc3_coll_t)p->flat->coll)->rooted && p->id < GC3_REG_AGREE_PLANS;
+        p->zc_agree[k] = full[k] && p->id < GC3_REG_AGREE_PLANS;
     }
 }
 
@@ -917,6 +940,55 @@ gc3_status_t gc3_plan_estimate(const gc3_exec_params_t *ep, const gc3_ir_program
         }
 #endif
         gc3_rt_layout_free(&L);
+    }
+    gc3_flat_destroy(f);
+    return status;
+}
+
+gc3_status_t gc3_plan_call_shape(const gc3_exec_params_t *ep, const gc3_ir_program_t *program, uint64_t count,
+                                 gc3_dtype_t dtype, int inplace, gc3_diag_t *diag, gc3_call_shape_t *shape)
+{
+    gc3_flat_program_t *f = NULL;
+    gc3_status_t        status;
+    int                 k_in, k_out, k, cnt_max = 1, proto = gc3_proto_runs_as(program->proto), full[2] = { 0, 0 };
+
+    memset(shape, 0, sizeof(*shape));
+    if (program->ngpus != ep->nranks || ep->rank < 0 || ep->rank >= ep->nranks || ep->slots < 2 ||
+        gc3_dtype_size(dtype) == 0) {
+        gc3_diag_add(diag, "call shape: program '%s' is for %d ranks, the parameters say rank %d of %d (%d slots)",
+                     program->name, program->ngpus, ep->rank, ep->nranks, ep->slots);
+        return GC3_ERR_INVALID_PARAM;
+    }
+    if ((status = gc3_flat_create(program, &f)) != GC3_OK) {
+        gc3_diag_add(diag, "call shape: program '%s' is malformed (run the verifier)", program->name);
+        return status;
+    }
+    gc3_plan_segments(f, &k_in, &k_out);
+    k = k_in > k_out ? k_in : k_out;
+    for (int i = 0; i < f->nsteps; i++) {
+        cnt_max = gc3_flat_steps(f)[i].cnt > cnt_max ? gc3_flat_steps(f)[i].cnt : cnt_max;
+    }
+    if (k < 1) {
+        gc3_diag_add(diag, "call shape: program '%s' has fewer chunks than ranks", program->name);
+        gc3_flat_destroy(f);
+        return GC3_ERR_INVALID_PARAM;
+    }
+    if (ep->zero_copy && proto == GC3_PROTO_SIMPLE && !program->no_zc && !gc3_flat_crosses_nodes(f, ep->node)) {
+        (void)gc3_flat_zc_mark(f, -1, 1, NULL); /* as gc3_zc_prep */
+        gc3_zc_full(f, full);
+    }
+    shape->slot_payload = gc3_plan_slot_payload(ep, program, f, cnt_max, k);
+    shape->chunks       = (uint64_t)k;
+    shape->cnt_max      = cnt_max;
+    shape->blocks       = gc3_flat_ranks(f)[ep->rank].ntbs;
+    shape->zc_mode      = full[inplace ? 1 : 0];
+    shape->resident     = ep->resident_us > 0 && shape->blocks > 0 && shape->blocks <= GC3_RESIDENT_MAX_BLOCKS &&
+                      !gc3_flat_crosses_nodes(f, ep->node);
+    status = count == 0 ? GC3_OK
+                        : gc3_rt_tile(gc3_rt_msg_max(ep, shape->slot_payload, shape->zc_mode), cnt_max,
+                                      f->coll == GC3_COLL_CUSTOM, count, (uint64_t)k, dtype, &shape->tile, diag);
+    if (status == GC3_OK && count > 0) {
+        shape->loops = (int)((count + (uint64_t)k * shape->tile - 1) / ((uint64_t)k * shape->tile));
     }
     gc3_flat_destroy(f);
     return status;

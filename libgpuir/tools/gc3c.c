@@ -9,17 +9,23 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include "gc3_cost.h"
 #include "gc3_refexec.h"
+#include "gc3_rules.h"
+#include "gc3_runtime.h"
 #include "gc3_verify.h"
 #include "gc3_algorithms.h"
 
-#define GC3C_MAX_SIM 8 /* algorithms compared in one simulate run */
+#define GC3C_MAX_SIM         8    /* algorithms compared in one simulate run */
+#define GC3C_MAX_PARAMS      64   /* --param options of one simulate run */
+#define GC3C_MAX_RULES       16   /* --rule lines of one simulate run */
 #define GC3C_RUN_CHUNK_ELEMS 1024 /* run's default count: elements per chunk (several: offsets inside a chunk count) */
 
+/* clang-format off */
 /* Each command's usage: `gc3c help` and `gc3c` print them all, `gc3c COMMAND --help` its own. */
 static const struct {
     const char *name, *text;
@@ -51,16 +57,32 @@ static const struct {
      "        list every rank, thread block and step.\n"},
     {"simulate",
      "  simulate [--nodes N] [--gpus G] [--nvlink BW] [--net BW] [--nvlink-lat T] [--net-lat T]\n"
-     "           [--staged BW] [--sizes MIN:MAX] FILE\n"
-     "        predict the time of FILE with the alpha-beta cost model on N nodes of G GPUs\n"
-     "        (default: 1 node of ngpus). BW like 360GB/s or 200Gb/s, T like 0.7us. Between nodes\n"
-     "        GPUDirect (the NIC moves GPU memory), or with --staged BW host-staged: each message\n"
-     "        copied GPU to pinned host memory and back at BW (PCIe) around the wire. A program for\n"
-     "        in-place calls only gets a second column: an out-of-place call (the copy counted).\n"
+     "           [--staged BW] [--sizes MIN:MAX] [--param NAME=VALUE]... FILE\n"
+     "        predict the time of FILE with the cost model on N nodes of G GPUs (default: 1 node of\n"
+     "        ngpus), every message through the FIFOs in tiles of 1 MiB. BW like 360GB/s or 200Gb/s, T\n"
+     "        like 0.7us. Between nodes GPUDirect (the NIC moves GPU memory), or with --staged BW\n"
+     "        host-staged: each message copied GPU to pinned host memory and back at BW (PCIe) around\n"
+     "        the wire. A program for in-place calls only gets a second column: an out-of-place call\n"
+     "        (the copy counted). --param NAME=VALUE sets one of the model's parameters (+X adds X).\n"
      "  simulate ... --algo ALGO[,ALGO...] [--ranks R] [--instances K] [--channels C]\n"
      "           [--chunks-per-peer K] [--proto P] [--slots S] [--root R] [--no-verify]\n"
      "        instead of FILE: generate ALGO for the described machine (verified up to 64 ranks).\n"
-     "        The machine is --nodes N x --gpus G; --ranks R (gen's option) is the same as --gpus R/N.\n"},
+     "        The machine is --nodes N x --gpus G; --ranks R (gen's option) is the same as --gpus R/N.\n"
+     "  simulate --coll COLL --gpus G [--nodes N] [--link nvlink|pcie|host] [--inplace] [--sizes MIN:MAX]\n"
+     "           [--rules FILE] [--rule LINE]... [--algorithm-dir DIR] [--zero-copy on|off]\n"
+     "           [--fifo-slots S] [--slot-bytes B] [--plan-fifo-bytes B] [--tile-bytes B] [--param NAME=VALUE]...\n"
+     "        what gc3 runs: per size (bytes as each rank passes them, alltoall: to each peer; float32),\n"
+     "        the algorithm of the rules (built-in, --rules FILE, --rule lines ahead of them, DIR's\n"
+     "        programs ahead of all, as coll_gc3_algorithm_dir), the call as the runtime runs it (its\n"
+     "        slots, tile and loops, zero-copy where the rule allows it; the options as the coll_gc3_\n"
+     "        parameters of those names, their defaults the runtime's; --zero-copy off: every message\n"
+     "        through the FIFOs) and the predicted time, the mean over the ranks as gc3_bench reports it.\n"
+     "  simulate --measured CSV [the options above] [--method M] [--exclude B[,B...]] [--tolerance PCT]\n"
+     "        the same for the sizes of a gc3_bench CSV (its collective and ranks unless given), against\n"
+     "        the times of its rows of method M (default gc3): the error per size and the largest (sizes\n"
+     "        in --exclude shown, not counted); exit status 1 when it is above PCT percent.\n"
+     "  simulate --params [--param NAME=VALUE]...\n"
+     "        the model's parameters: name, value, unit, what it is and where the value comes from.\n"},
     {"list",
      "  list\n"
      "        the algorithm generators and their collectives.\n"},
@@ -97,7 +119,11 @@ static const struct {
     {"show", "gc3c show ring4.xml"},
     {"simulate", "gc3c simulate --sizes 1K:1G ring4.xml   # predicted time per call (us)"},
     {"simulate", "gc3c simulate --algo ring,allpairs --gpus 8"},
+    {"simulate", "gc3c simulate --coll allreduce --gpus 4 --sizes 8:1G   # what gc3 runs on 4 GPUs"},
+    {"simulate", "gc3c simulate --measured doc/measurements/zero-copy-alltoall-4xh200.csv --tolerance 15"},
+    {"simulate", "gc3c simulate --params"},
 };
+/* clang-format on */
 
 static void usage(FILE *out, const char *cmd)
 {
@@ -804,6 +830,476 @@ done:
     return rc;
 }
 
+/* --param NAME=VALUE: one of the cost model's parameters (gc3_cost_params); 0 on a bad one, said. */
+static int set_param(gc3_machine_t *m, const char *spec)
+{
+    char         name[64];
+    const char  *eq = strchr(spec, '=');
+    gc3_status_t st;
+
+    if (eq == NULL || eq == spec || (size_t)(eq - spec) >= sizeof(name)) {
+        fprintf(stderr, "gc3c simulate: --param needs NAME=VALUE (got '%s'; --params lists them)\n", spec);
+        return 0;
+    }
+    memcpy(name, spec, (size_t)(eq - spec));
+    name[eq - spec] = '\0';
+    st              = gc3_machine_set(m, name, eq + 1);
+    if (st != GC3_OK) {
+        fprintf(stderr, "gc3c simulate: %s '%s' (--params lists them)\n",
+                st == GC3_ERR_INVALID_PARAM ? "no parameter named" : "bad value in", spec);
+        return 0;
+    }
+    return 1;
+}
+
+/* --params: the model's parameters, as set (defaults and --param), with their units and sources. */
+static void print_params(const gc3_machine_t *m)
+{
+    int                     n;
+    const gc3_cost_param_t *t = gc3_cost_params(&n);
+
+    printf("# the cost model's parameters (gc3c simulate --param NAME=VALUE sets one)\n");
+    printf("# %-16s %10s  %-7s %s [%s]\n", "name", "value", "unit", "what", "where the default comes from");
+    for (int i = 0; i < n; i++) {
+        const double v = *(const double *)((const char *)m + t[i].offset);
+        printf("%-18s %10.4g  %-7s %s [%s]\n", t[i].name, v, t[i].unit, t[i].what, t[i].from);
+    }
+}
+
+/* A gc3_bench CSV's rows of one method: collective, ranks, bytes, latency. */
+typedef struct {
+    uint64_t bytes;
+    double   us;
+} measured_t;
+
+static int read_measured(const char *path, const char *method, char *coll, size_t coll_len, long *ranks,
+                         measured_t **rows_p, int *n_p)
+{
+    FILE       *f = fopen(path, "r");
+    char        line[512];
+    measured_t *rows = NULL;
+    int         n = 0, cap = 0, lineno = 0;
+
+    *rows_p = NULL;
+    *n_p    = 0;
+    if (f == NULL) {
+        fprintf(stderr, "gc3c simulate: cannot open %s: %s\n", path, strerror(errno));
+        return 0;
+    }
+    while (fgets(line, sizeof(line), f) != NULL) {
+        char              *tok[8], *save = NULL;
+        int                k = 0;
+        unsigned long long b;
+        char              *end;
+        double             us;
+        lineno++;
+        if (lineno == 1 || line[0] == '#' || line[0] == '\n') {
+            continue; /* the header */
+        }
+        for (char *t = strtok_r(line, ",\n", &save); t != NULL && k < 8; t = strtok_r(NULL, ",\n", &save)) {
+            tok[k++] = t;
+        }
+        /* collective,ranks,bytes,method,latency_us,... */
+        if (k < 5) {
+            fprintf(stderr, "%s:%d: not a gc3_bench CSV row\n", path, lineno);
+            fclose(f);
+            free(rows);
+            return 0;
+        }
+        if (strcmp(tok[3], method) != 0) {
+            continue;
+        }
+        us = strtod(tok[4], &end);
+        if (!gc3_parse_bytes(tok[2], &b) || end == tok[4] || us <= 0) {
+            fprintf(stderr, "%s:%d: bad bytes or latency\n", path, lineno);
+            fclose(f);
+            free(rows);
+            return 0;
+        }
+        if (coll[0] == '\0') {
+            gc3_snprintf_cut(coll, coll_len, "%s", tok[0]);
+        }
+        if (*ranks == 0) {
+            *ranks = strtol(tok[1], NULL, 10);
+        }
+        if (n == cap) {
+            measured_t *r = realloc(rows, (size_t)(cap = cap ? 2 * cap : 32) * sizeof(*r));
+            if (r == NULL) {
+                fclose(f);
+                free(rows);
+                return 0;
+            }
+            rows = r;
+        }
+        rows[n].bytes = (uint64_t)b;
+        rows[n].us    = us;
+        n++;
+    }
+    fclose(f);
+    if (n == 0) {
+        fprintf(stderr, "gc3c simulate: %s has no rows of method %s\n", path, method);
+        free(rows);
+        return 0;
+    }
+    *rows_p = rows;
+    *n_p    = n;
+    return 1;
+}
+
+/* A plan of the rules, made once per rule (as the component keys them). */
+typedef struct {
+    const gc3_rule_t *rule;
+    gc3_ir_program_t *program;
+    gc3_rule_made_t   made;
+} sim_plan_t;
+
+#define GC3C_MAX_PLANS 64
+
+/* simulate --coll C [--measured CSV]: what gc3 runs, per size: the rules' algorithm, the runtime's
+ * geometry of the call (gc3_plan_call_shape) and the cost model's time; with a CSV, against it. */
+static int cmd_simulate_rules(int argc, char **argv)
+{
+    const char       *rules_file = NULL, *csv = NULL, *method = "gc3", *exclude = NULL, *algo_dir = NULL;
+    const char       *extra[GC3C_MAX_RULES]; /* --rule lines, ahead of the rules */
+    int               nextra       = 0;
+    char              collname[64] = "";
+    long              gpus = 0, nodes = 1, fifo_slots = GC3_FIFO_SLOTS_DEFAULT;
+    uint64_t          lo = 4, hi = 1ull << 28, slot_bytes = 0, plan_fifo = GC3_PLAN_FIFO_BYTES_DEFAULT, tile_bytes = 0;
+    int               zero_copy = 1, inplace = 0, rc = 0, nrows = 0, nplans = 0, counted = 0, want_params = 0;
+    double            tolerance = -1, worst = 0, sum = 0;
+    uint64_t          worst_at = 0;
+    gc3_link_t        link     = GC3_LINK_NVLINK;
+    gc3_coll_t        coll     = GC3_COLL_CUSTOM;
+    gc3_machine_t     m;
+    gc3_rules_t      *R    = NULL;
+    measured_t       *rows = NULL;
+    sim_plan_t        plans[GC3C_MAX_PLANS];
+    gc3_diag_t        diag;
+    gc3_exec_params_t ep;
+
+    gc3_machine_default(&m, 1, 1);
+    for (int i = 0; i < argc; i++) {
+        const char *o = argv[i];
+        long        v;
+        if (strcmp(o, "--params") == 0) {
+            want_params = 1;
+            continue;
+        }
+        if (strcmp(o, "--inplace") == 0) {
+            inplace = 1;
+            continue;
+        }
+        if (!need_arg(i, argc, o)) {
+            return 2;
+        }
+        i++;
+        if (strcmp(o, "--coll") == 0) {
+            gc3_snprintf_cut(collname, sizeof(collname), "%s", argv[i]);
+        } else if (strcmp(o, "--rules") == 0) {
+            rules_file = argv[i];
+        } else if (strcmp(o, "--algorithm-dir") == 0) {
+            algo_dir = argv[i];
+        } else if (strcmp(o, "--rule") == 0) {
+            if (nextra == GC3C_MAX_RULES) {
+                fprintf(stderr, "gc3c simulate: at most %d --rule\n", GC3C_MAX_RULES);
+                return 2;
+            }
+            extra[nextra++] = argv[i];
+        } else if (strcmp(o, "--measured") == 0) {
+            csv = argv[i];
+        } else if (strcmp(o, "--method") == 0) {
+            method = argv[i];
+        } else if (strcmp(o, "--exclude") == 0) {
+            exclude = argv[i];
+        } else if (strcmp(o, "--param") == 0) {
+            if (!set_param(&m, argv[i])) {
+                return 2;
+            }
+        } else if (strcmp(o, "--gpus") == 0 || strcmp(o, "--nodes") == 0 || strcmp(o, "--fifo-slots") == 0) {
+            if (!parse_int(argv[i], strcmp(o, "--fifo-slots") == 0 ? 2 : 1, GC3_IR_MAX_GPUS, &v)) {
+                fprintf(stderr, "gc3c simulate: %s needs a positive integer (got '%s')\n", o, argv[i]);
+                return 2;
+            }
+            *(strcmp(o, "--gpus") == 0 ? &gpus : strcmp(o, "--nodes") == 0 ? &nodes : &fifo_slots) = v;
+        } else if (strcmp(o, "--slot-bytes") == 0 || strcmp(o, "--plan-fifo-bytes") == 0 ||
+                   strcmp(o, "--tile-bytes") == 0) {
+            uint64_t b;
+            if (!parse_size(argv[i], &b)) {
+                fprintf(stderr, "gc3c simulate: %s needs bytes like 1M (got '%s')\n", o, argv[i]);
+                return 2;
+            }
+            *(strcmp(o, "--slot-bytes") == 0   ? &slot_bytes
+              : strcmp(o, "--tile-bytes") == 0 ? &tile_bytes
+                                               : &plan_fifo) = b;
+        } else if (strcmp(o, "--zero-copy") == 0) {
+            if (strcmp(argv[i], "on") != 0 && strcmp(argv[i], "off") != 0) {
+                fprintf(stderr, "gc3c simulate: --zero-copy is on or off\n");
+                return 2;
+            }
+            zero_copy = strcmp(argv[i], "on") == 0;
+        } else if (strcmp(o, "--link") == 0) {
+            link = strcmp(argv[i], "nvlink") == 0 ? GC3_LINK_NVLINK
+                   : strcmp(argv[i], "pcie") == 0 ? GC3_LINK_PCIE
+                   : strcmp(argv[i], "host") == 0 ? GC3_LINK_HOST
+                                                  : GC3_LINK_COUNT;
+            if (link == GC3_LINK_COUNT) {
+                fprintf(stderr, "gc3c simulate: --link is nvlink, pcie or host\n");
+                return 2;
+            }
+        } else if (strcmp(o, "--tolerance") == 0) {
+            char *end;
+            tolerance = strtod(argv[i], &end);
+            if (end == argv[i] || *end != '\0' || tolerance < 0) {
+                fprintf(stderr, "gc3c simulate: --tolerance needs a percentage (got '%s')\n", argv[i]);
+                return 2;
+            }
+        } else if (strcmp(o, "--sizes") == 0) {
+            char *colon = strchr(argv[i], ':');
+            if (colon == NULL || (*colon = '\0', !parse_size(argv[i], &lo)) || !parse_size(colon + 1, &hi) || lo == 0 ||
+                hi < lo) {
+                fprintf(stderr, "gc3c simulate: --sizes needs MIN:MAX like 4:256M\n");
+                return 2;
+            }
+        } else {
+            fprintf(stderr, "gc3c simulate: %s is not an option with --coll or --measured (gc3c simulate --help)\n", o);
+            return 2;
+        }
+    }
+    if (want_params) {
+        print_params(&m);
+        return 0;
+    }
+    if (csv != NULL && !read_measured(csv, method, collname, sizeof(collname), &gpus, &rows, &nrows)) {
+        return 1;
+    }
+    if (gc3_coll_from_name(collname, &coll) != GC3_OK || coll == GC3_COLL_CUSTOM || gpus < 1 || gpus % nodes != 0) {
+        fprintf(stderr, "gc3c simulate: --coll needs a collective (allreduce, alltoall, ...) and --gpus G "
+                        "(or a gc3_bench CSV with --measured)\n");
+        free(rows);
+        return 2;
+    }
+    gc3_diag_init(&diag);
+    {
+        /* the rules: --rule lines first (first match wins), then the file's or the built-in ones */
+        char        *text = NULL, *file_text = NULL;
+        const char  *base = gc3_rules_builtin_text();
+        gc3_status_t st   = GC3_OK;
+        if (rules_file != NULL) {
+            FILE *f = fopen(rules_file, "r");
+            long  len;
+            if (f == NULL || fseek(f, 0, SEEK_END) != 0 || (len = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0 ||
+                (file_text = calloc((size_t)len + 1, 1)) == NULL ||
+                fread(file_text, 1, (size_t)len, f) != (size_t)len) {
+                fprintf(stderr, "gc3c simulate: cannot read %s\n", rules_file);
+                st = GC3_ERR_IO;
+            }
+            if (f != NULL) {
+                fclose(f);
+            }
+            base = file_text;
+        }
+        if (st == GC3_OK) {
+            size_t len = strlen(base) + 1;
+            for (int k = 0; k < nextra; k++) {
+                len += strlen(extra[k]) + 1;
+            }
+            if ((text = malloc(len)) == NULL) {
+                st = GC3_ERR_NO_MEMORY;
+            }
+        }
+        if (st == GC3_OK) {
+            text[0] = '\0';
+            for (int k = 0; k < nextra; k++) {
+                strcat(text, extra[k]);
+                strcat(text, "\n");
+            }
+            strcat(text, base);
+            st = gc3_rules_parse(text,
+                                 nextra       ? "--rule lines and the rules"
+                                 : rules_file ? rules_file
+                                              : "built-in",
+                                 &diag, &R);
+        }
+        free(text);
+        free(file_text);
+        if (st == GC3_OK && algo_dir != NULL) { /* its programs ahead of the rules, as coll_gc3_algorithm_dir */
+            int added = 0;
+            st        = gc3_rules_add_xml_dir(R, algo_dir, &diag, &added);
+            gc3_diag_print(&diag, stderr, "");
+            gc3_diag_cleanup(&diag);
+            gc3_diag_init(&diag);
+        }
+        if (st != GC3_OK) {
+            gc3_diag_print(&diag, stderr, "");
+            gc3_diag_cleanup(&diag);
+            gc3_rules_destroy(R);
+            free(rows);
+            return 1;
+        }
+    }
+    m.nodes         = (int)nodes;
+    m.gpus_per_node = (int)(gpus / nodes);
+    gc3_exec_params_default(&ep, GC3_BACKEND_CUDA, 0, (int)gpus);
+    {
+        static int node_of[GC3_IR_MAX_GPUS]; /* node-major ranks (connections between nodes: no zero-copy) */
+        for (int r = 0; r < (int)gpus; r++) {
+            node_of[r] = r / (int)(gpus / nodes);
+        }
+        ep.node = nodes > 1 ? node_of : NULL;
+    }
+    ep.slots      = (int)fifo_slots;
+    ep.fifo_bytes = plan_fifo;
+    ep.tile_bytes = tile_bytes;
+    if (slot_bytes > 0) {
+        ep.slot_bytes = slot_bytes;
+    }
+    {
+        char a[32], b[32], c[32];
+        printf("# %s on %ld node%s x %ld GPU%s (%s), %s calls, rules: %s; runtime: %d slots of at most %s, plan FIFOs "
+               "%s%s, zero-copy %s\n",
+               gc3_coll_desc(coll)->mpi_name, nodes, nodes == 1 ? "" : "s", gpus / nodes, gpus / nodes == 1 ? "" : "s",
+               gc3_link_name(link), inplace ? "in-place" : "out-of-place", rules_file ? rules_file : "built-in",
+               ep.slots, gc3_mem_format(ep.slot_bytes, a, sizeof(a)), plan_fifo ? "capped at " : "without a cap",
+               plan_fifo ? gc3_mem_format(plan_fifo, b, sizeof(b)) : "",
+               zero_copy ? (snprintf(c, sizeof(c), "on (tiles up to %s)",
+                                     gc3_mem_format(tile_bytes ? tile_bytes : GC3_TILE_BYTES_DEFAULT, a, sizeof(a))),
+                            c)
+                         : "off");
+    }
+    printf("# bytes as each rank passes them (alltoall: to each peer), float32; times per call in us; path: fifo, "
+           "zero-copy (zc: messages in place; mode: large tiles), launched (not resident)%s\n",
+           csv ? "; error: (predicted - measured) / measured" : "");
+    printf("%12s  %-38s %-14s %6s %10s%s\n", "# bytes", "algorithm (rule)", "path", "loops", "predicted",
+           csv ? "   measured    error" : "");
+    for (int k = 0; csv ? k < nrows : (k == 0 || (uint64_t)1 << 62 >= lo); k++) {
+        const uint64_t per = csv ? rows[k].bytes : lo;
+        const int      segs =
+            gc3_coll_segments(coll, GC3_BUF_INPUT, (int)gpus) > gc3_coll_segments(coll, GC3_BUF_OUTPUT, (int)gpus)
+                     ? gc3_coll_segments(coll, GC3_BUF_INPUT, (int)gpus)
+                     : gc3_coll_segments(coll, GC3_BUF_OUTPUT, (int)gpus);
+        const uint64_t    bytes = per * (uint64_t)segs; /* as the component counts the call, and the model */
+        const gc3_rule_t *r;
+        sim_plan_t       *pl = NULL;
+        gc3_call_shape_t  shape;
+        gc3_cost_call_t   call;
+        gc3_cost_result_t res;
+        char              algo[96], path[40];
+        int               excluded = 0;
+
+        if (!csv && per > hi) {
+            break;
+        }
+        r = gc3_rules_match_root(R, coll, (int)nodes, (int)(gpus / nodes), link, bytes, (int)gpus, inplace,
+                                 gc3_coll_desc(coll)->rooted ? 0 : -1);
+        if (r == NULL) {
+            printf("%12" PRIu64 "  (no rule: passed on)\n", per);
+            goto next;
+        }
+        for (int i = 0; i < nplans; i++) {
+            pl = plans[i].rule == r ? &plans[i] : pl;
+        }
+        if (pl == NULL) {
+            gc3_rule_target_t t = { .ranks      = (int)gpus,
+                                    .nodes      = (int)nodes,
+                                    .inplace    = inplace,
+                                    .slots      = ep.slots,
+                                    .max_blocks = 1 << 20,
+                                    .root       = 0 };
+            if (nplans == GC3C_MAX_PLANS) {
+                fprintf(stderr, "gc3c simulate: more than %d rules\n", GC3C_MAX_PLANS);
+                rc = 1;
+                break;
+            }
+            pl          = &plans[nplans];
+            pl->rule    = r;
+            pl->program = NULL;
+            if (gc3_rule_program(r, &t, &diag, &pl->program, &pl->made) != GC3_OK) {
+                gc3_diag_print(&diag, stderr, "");
+                fprintf(stderr, "gc3c simulate: cannot make %s's program (%s)\n", r->algo, r->where);
+                rc = 1;
+                break;
+            }
+            if (pl->program->max_bytes == 0 && r->bytes_hi != UINT64_MAX) {
+                pl->program->max_bytes = r->bytes_hi; /* as the component does: its slots sized for it */
+            }
+            nplans++;
+        }
+        ep.zero_copy = zero_copy;
+        if (gc3_plan_call_shape(&ep, pl->program, per / 4 > 0 ? per / 4 : 1, GC3_DT_FLOAT32, inplace, &diag, &shape) !=
+            GC3_OK) {
+            gc3_diag_print(&diag, stderr, "");
+            rc = 1;
+            break;
+        }
+        gc3_cost_call_default(&call);
+        call.tile_bytes = shape.tile * 4;
+        call.loops      = shape.loops;
+        call.slots      = ep.slots;
+        call.zero_copy  = zero_copy && !pl->program->no_zc && gc3_proto_runs_as(pl->made.proto) == GC3_PROTO_SIMPLE;
+        call.zc_mode    = call.zero_copy && shape.zc_mode;
+        call.inplace    = inplace;
+        call.resident   = shape.resident;
+        if (gc3_cost_predict_call(pl->program, &m, &call, bytes, &diag, &res) != GC3_OK) {
+            gc3_diag_print(&diag, stderr, "");
+            rc = 1;
+            break;
+        }
+        gc3_snprintf_cut(algo, sizeof(algo), "%s %s %dx%d (%s)", r->algo,
+                         gc3_proto_name(gc3_proto_runs_as(pl->made.proto)), pl->made.channels, pl->made.instances,
+                         r->xml != NULL && strrchr(r->where, '/') != NULL ? strrchr(r->where, '/') + 1
+                                                                          : r->where); /* a file: its name */
+        gc3_snprintf_cut(path, sizeof(path), "%s%s",
+                         call.zc_mode      ? "zc mode"
+                         : res.zc_msgs > 0 ? "zc"
+                                           : "fifo",
+                         shape.resident ? "" : ",launched");
+        printf("%12" PRIu64 "  %-38s %-14s %6d %10.2f", per, algo, path, res.loops, res.time_us);
+        if (csv) {
+            const double err = (res.time_us - rows[k].us) / rows[k].us * 100.0;
+            if (exclude != NULL) {
+                char list[256], *save = NULL;
+                gc3_snprintf_cut(list, sizeof(list), "%s", exclude);
+                for (char *t = strtok_r(list, ",", &save); t != NULL; t = strtok_r(NULL, ",", &save)) {
+                    uint64_t b;
+                    excluded |= parse_size(t, &b) && b == per;
+                }
+            }
+            printf(" %10.2f %+7.1f%%%s", rows[k].us, err, excluded ? " (excluded)" : "");
+            if (!excluded) {
+                counted++;
+                sum += fabs(err);
+                if (fabs(err) > worst) {
+                    worst    = fabs(err);
+                    worst_at = per;
+                }
+            }
+        }
+        printf("\n");
+    next:
+        if (!csv) {
+            if (lo > UINT64_MAX / 2) {
+                break;
+            }
+            lo *= 2;
+        }
+    }
+    if (rc == 0 && csv && counted > 0) {
+        printf("# max |error| %.1f %% at %" PRIu64 " bytes, mean %.1f %%, over %d sizes", worst, worst_at,
+               sum / counted, counted);
+        if (tolerance >= 0) {
+            printf("; tolerance %.1f %%: %s", tolerance, worst <= tolerance ? "ok" : "EXCEEDED");
+            rc = worst <= tolerance ? 0 : 1;
+        }
+        printf("\n");
+    }
+    for (int i = 0; i < nplans; i++) {
+        gc3_ir_program_destroy(plans[i].program);
+    }
+    gc3_rules_destroy(R);
+    gc3_diag_cleanup(&diag);
+    free(rows);
+    return rc;
+}
 
 /* simulate: FILE, or --algo A[,B...] generated for the machine; with several, a table with
  * the best per size and the crossover sizes */
@@ -820,7 +1316,14 @@ static int cmd_simulate(int argc, char **argv)
     const char        *names[GC3C_MAX_SIM];
     int                nprogs = 0, rc = 0, nodes_given = 0, verify_given = 1, width[GC3C_MAX_SIM];
     char               path[96] = "GPUDirect";
+    const char        *param[GC3C_MAX_PARAMS];
+    int                nparam = 0;
 
+    for (int i = 0; i < argc; i++) {
+        if (strcmp(argv[i], "--coll") == 0 || strcmp(argv[i], "--measured") == 0 || strcmp(argv[i], "--params") == 0) {
+            return cmd_simulate_rules(argc, argv);
+        }
+    }
     gc3_algo_params_default(&ap, 0);
     for (int i = 0; i < argc; i++) {
         const char *o = argv[i];
@@ -851,6 +1354,12 @@ static int cmd_simulate(int argc, char **argv)
         i++;
         if (strcmp(o, "--algo") == 0) {
             algos = argv[i];
+        } else if (strcmp(o, "--param") == 0) {
+            if (nparam == GC3C_MAX_PARAMS) {
+                fprintf(stderr, "gc3c simulate: at most %d --param\n", GC3C_MAX_PARAMS);
+                return 2;
+            }
+            param[nparam++] = argv[i];
         } else if ((strcmp(o, "--ranks") == 0 && !parse_int(argv[i], 1, GC3_IR_MAX_GPUS, &ranks)) ||
                    (strcmp(o, "--nodes") == 0 && !parse_int(argv[i], 1, GC3_IR_MAX_GPUS, &nodes)) ||
                    (strcmp(o, "--gpus") == 0 && !parse_int(argv[i], 1, GC3_IR_MAX_GPUS, &gpus)) ||
@@ -869,7 +1378,8 @@ static int cmd_simulate(int argc, char **argv)
                 return 2;
             }
         } else if (strcmp(o, "--ranks") && strcmp(o, "--nodes") && strcmp(o, "--gpus") && strcmp(o, "--nvlink") &&
-                   strcmp(o, "--net") && strcmp(o, "--nvlink-lat") && strcmp(o, "--net-lat") && strcmp(o, "--staged")) {
+                   strcmp(o, "--net") && strcmp(o, "--nvlink-lat") && strcmp(o, "--net-lat") && strcmp(o, "--staged") &&
+                   strcmp(o, "--param")) {
             fprintf(stderr, "gc3c simulate: unknown option %s\n", o);
             return 2;
         }
@@ -950,6 +1460,12 @@ static int cmd_simulate(int argc, char **argv)
         }
     }
     gc3_machine_default(&m, (int)nodes, (int)gpus);
+    for (int k = 0; k < nparam; k++) {
+        if (!set_param(&m, param[k])) {
+            rc = 2;
+            goto out;
+        }
+    }
     if (nvbw > 0) m.intra_bw_GBps = nvbw;
     if (netbw > 0) m.net_bw_GBps = netbw;
     if (nvlat > 0) m.intra_alpha_us = nvlat;

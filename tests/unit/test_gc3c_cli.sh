@@ -150,7 +150,10 @@ check verify-warn-more 0 "extras.xml: warning: attribute fused of <step> appears
 check verify-warn-elem 0 "extras.xml:18: warning: unknown element <layout> inside <algo> ignored" -- \
     "$gc3c" verify "$tmp/extras.xml"
 rm -rf "$tmp"
-check simulate-algos 0 "crossover: allpairs -> ring" -- "$gc3c" simulate --algo ring,allpairs --gpus 8 --sizes 1K:64M
+# (a ring of one block per rank moves what one block can, 17 GB/s busbw measured on 4 x H200: with 8
+# channels it overtakes all-pairs)
+check simulate-algos 0 "crossover: allpairs -> ring" -- "$gc3c" simulate --algo ring,allpairs --gpus 8 --channels 8 \
+    --sizes 1K:64M
 check simulate-algo-needs-gpus 2 "--algo needs --gpus G" -- "$gc3c" simulate --algo ring
 info=$(dirname "$gc3c")/gc3_info
 check info-builtin 0 "allreduce              8388609-inf      ring channels=8 instances=4" -- "$info" --gpus 2
@@ -160,7 +163,7 @@ check info-builtin-4 0 "allreduce              0-128K           oneshot proto=LL
 check info-host 0 "allreduce              65537-inf        ring                           built-in:45" -- "$info" --link host
 # the multi-node table behind the built-in rules: hierarchical allreduce ahead of the ring at 2 nodes
 pred="$(dirname "$0")/../../contrib/gc3-predict-nodes"
-check predict-nodes 0 "| 1K | **21.7** | 28.1 | 37.3 | 49.3 |" -- "$pred" --gc3c "$gc3c" --sizes 1K:4K 2
+check predict-nodes 0 "| 1K | 96.7 | **94.9** | 148.7 | 151.8 |" -- "$pred" --gc3c "$gc3c" --sizes 1K:4K 2
 check predict-nodes-usage 2 "gc3c not found" -- "$pred" --gc3c /nonexistent 2
 check info-two-nodes 0 "allreduce              0-512K           hierarchical proto=LL          built-in:32" -- "$info" --nodes 2
 check info-print 0 "allreduce             1  *  nvlink  0-128K   allpairs" -- "$info" --print-builtin
@@ -219,5 +222,33 @@ check info-memory-old 0 "# total per rank: 120.7 MiB device (126611840 B exactly
 else
     echo "info-memory totals: not checked (this build has no CUDA backend, whose control and pinned memory they count)"
 fi
+# the cost model's view of what gc3 runs (the rules, the runtime's call), its parameters, and a CSV
+check simulate-params 0 "intra_bw_GBps" -- "$gc3c" simulate --params
+check simulate-param-set 0 "         5  us      the host's part" -- "$gc3c" simulate --params --param host_us=5
+check simulate-param-add 0 "       2.2  us      the last block's count-in" -- "$gc3c" simulate --params --param end_us=+1
+check simulate-param-unknown 2 "no parameter named 'nope=1'" -- "$gc3c" simulate --params --param nope=1
+check simulate-param-bad 2 "bad value in 'step_us=fast'" -- "$gc3c" simulate --params --param step_us=fast
+check simulate-param-file 0 "ring_allreduce_4.xml (us)" -- "$gc3c" simulate --sizes 1K:4K --param step_us=1 \
+    "$c/valid/ring_allreduce_4.xml"
+check simulate-coll 0 "oneshot LL 1x8 (built-in:" -- "$gc3c" simulate --coll allreduce --gpus 4 --sizes 8:8
+check simulate-coll-zc 0 "zc mode" -- "$gc3c" simulate --coll allreduce --gpus 4 --sizes 32M:32M
+check simulate-coll-fifo 0 "fifo" -- "$gc3c" simulate --coll allreduce --gpus 4 --sizes 32M:32M --zero-copy off
+check simulate-coll-launched 0 "fifo,launched" -- "$gc3c" simulate --coll allreduce --gpus 4 --sizes 256M:256M
+check simulate-coll-rule 0 "ring Simple 2x1 (--rule lines" -- "$gc3c" simulate --coll allreduce --gpus 4 --sizes 1M:1M \
+    --rule "allreduce 1 4 nvlink * ring channels=2"
+check simulate-coll-needs-gpus 2 "--coll needs a collective" -- "$gc3c" simulate --coll allreduce
+check simulate-coll-bad 2 "--coll needs a collective" -- "$gc3c" simulate --coll frobnicate --gpus 4
+check simulate-coll-bad-opt 2 "is not an option with --coll" -- "$gc3c" simulate --coll allreduce --gpus 4 --nvlink 1GB/s
+t=$(mktemp)
+printf 'collective,ranks,bytes,method,latency_us,algbw_GBps,busbw_GBps,valid\n' > "$t"
+printf 'alltoall,4,1024,gc3,12.0,0,0,yes\nalltoall,4,1024,nccl,20.0,0,0,yes\nalltoall,4,2048,gc3,1000.0,0,0,yes\n' >> "$t"
+check simulate-measured 0 "# max |error|" -- "$gc3c" simulate --measured "$t"
+check simulate-measured-coll 0 "# alltoall on 1 node x 4 GPUs" -- "$gc3c" simulate --measured "$t"
+check simulate-measured-tol 1 "EXCEEDED" -- "$gc3c" simulate --measured "$t" --tolerance 15
+check simulate-measured-excl 0 "(excluded)" -- "$gc3c" simulate --measured "$t" --exclude 2048 --tolerance 15
+check simulate-measured-method 0 "20.00" -- "$gc3c" simulate --measured "$t" --method nccl
+check simulate-measured-none 1 "has no rows of method staged" -- "$gc3c" simulate --measured "$t" --method staged
+check simulate-measured-missing 1 "cannot open" -- "$gc3c" simulate --measured /nonexistent.csv
+rm -f "$t"
 echo "gc3c cli: $pass passed, $fail failed"
 [ $fail = 0 ]

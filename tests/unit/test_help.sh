@@ -42,6 +42,8 @@ for t in GC3_COMPONENT_DIR GC3_PRIORITY "--mca mca_base_component_path" "--mca c
     has gc3-mpirun "$t"
 done
 hasnt gc3-mpirun "mpirun (Open MPI)"   # mpirun's own help
+check gc3-cost-check "$s/contrib/gc3-cost-check"
+check gc3-cost-fit "$s/contrib/gc3-cost-fit"
 check quickstart.sh "$s/contrib/quickstart.sh"
 check run-tests.sh "$s/contrib/run-tests.sh"
 has run-tests.sh "after CTest's summary how many"
