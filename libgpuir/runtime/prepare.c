@@ -885,6 +885,38 @@ gc3_status_t gc3_exec_prepare(gc3_exec_t *exec, const gc3_ir_program_t *program,
     return status;
 }
 
+/* The flat form of this rank's program for an estimate (what: the caller, for messages), fused as
+ * gc3_prep_local fuses it when fuse, with its segments' chunk count k and its largest step's chunks. */
+static gc3_status_t gc3_plan_flat_sized(const gc3_exec_params_t *ep, const gc3_ir_program_t *program, int fuse,
+                                        const char *what, gc3_diag_t *diag, gc3_flat_program_t **f_p, int *k_p,
+                                        int *cnt_max_p)
+{
+    gc3_flat_program_t *f = NULL;
+    gc3_status_t        status;
+    int                 k_in, k_out, cnt_max = 1;
+
+    if ((status = gc3_flat_create(program, &f)) != GC3_OK) {
+        gc3_diag_add(diag, "%s: program '%s' is malformed (run the verifier)", what, program->name);
+        return status;
+    }
+    if (fuse) {
+        (void)gc3_flat_fuse(f, ep->rank, GC3_RT_FUSE_MAX); /* as gc3_prep_local */
+    }
+    gc3_plan_segments(f, &k_in, &k_out);
+    for (int i = 0; i < f->nsteps; i++) {
+        cnt_max = gc3_flat_steps(f)[i].cnt > cnt_max ? gc3_flat_steps(f)[i].cnt : cnt_max;
+    }
+    if ((k_in > k_out ? k_in : k_out) < 1) {
+        gc3_diag_add(diag, "%s: program '%s' has fewer chunks than ranks", what, program->name);
+        gc3_flat_destroy(f);
+        return GC3_ERR_INVALID_PARAM;
+    }
+    *f_p       = f;
+    *k_p       = k_in > k_out ? k_in : k_out;
+    *cnt_max_p = cnt_max;
+    return GC3_OK;
+}
+
 gc3_status_t gc3_plan_estimate(const gc3_exec_params_t *ep, const gc3_ir_program_t *program, gc3_diag_t *diag,
                                gc3_plan_mem_t *m)
 {
@@ -892,7 +924,7 @@ gc3_status_t gc3_plan_estimate(const gc3_exec_params_t *ep, const gc3_ir_program
     gc3_rt_layout_t        L;
     const gc3_flat_rank_t *me;
     gc3_status_t           status;
-    int                    k_in, k_out, k, cnt_max = 1, proto = gc3_proto_runs_as(program->proto);
+    int                    k, cnt_max = 1, proto = gc3_proto_runs_as(program->proto);
     uint64_t               payload, stride, chunk;
 
     memset(m, 0, sizeof(*m));
@@ -902,22 +934,8 @@ gc3_status_t gc3_plan_estimate(const gc3_exec_params_t *ep, const gc3_ir_program
                      program->name, program->ngpus, ep->rank, ep->nranks, ep->slots);
         return GC3_ERR_INVALID_PARAM;
     }
-    if ((status = gc3_flat_create(program, &f)) != GC3_OK) {
-        gc3_diag_add(diag, "estimate: program '%s' is malformed (run the verifier)", program->name);
+    if ((status = gc3_plan_flat_sized(ep, program, ep->fuse, "estimate", diag, &f, &k, &cnt_max)) != GC3_OK) {
         return status;
-    }
-    if (ep->fuse) {
-        (void)gc3_flat_fuse(f, ep->rank, GC3_RT_FUSE_MAX); /* as gc3_prep_local */
-    }
-    gc3_plan_segments(f, &k_in, &k_out);
-    k = k_in > k_out ? k_in : k_out;
-    for (int i = 0; i < f->nsteps; i++) {
-        cnt_max = gc3_flat_steps(f)[i].cnt > cnt_max ? gc3_flat_steps(f)[i].cnt : cnt_max;
-    }
-    if (k < 1) {
-        gc3_diag_add(diag, "estimate: program '%s' has fewer chunks than ranks", program->name);
-        gc3_flat_destroy(f);
-        return GC3_ERR_INVALID_PARAM;
     }
     payload = gc3_plan_slot_payload(ep, program, f, cnt_max, k);
     stride  = gc3_plan_slot_stride(proto, payload);
@@ -950,7 +968,7 @@ gc3_status_t gc3_plan_call_shape(const gc3_exec_params_t *ep, const gc3_ir_progr
 {
     gc3_flat_program_t *f = NULL;
     gc3_status_t        status;
-    int                 k_in, k_out, k, cnt_max = 1, proto = gc3_proto_runs_as(program->proto), full[2] = { 0, 0 };
+    int                 k, cnt_max = 1, proto = gc3_proto_runs_as(program->proto), full[2] = { 0, 0 };
 
     memset(shape, 0, sizeof(*shape));
     if (program->ngpus != ep->nranks || ep->rank < 0 || ep->rank >= ep->nranks || ep->slots < 2 ||
@@ -959,19 +977,8 @@ gc3_status_t gc3_plan_call_shape(const gc3_exec_params_t *ep, const gc3_ir_progr
                      program->name, program->ngpus, ep->rank, ep->nranks, ep->slots);
         return GC3_ERR_INVALID_PARAM;
     }
-    if ((status = gc3_flat_create(program, &f)) != GC3_OK) {
-        gc3_diag_add(diag, "call shape: program '%s' is malformed (run the verifier)", program->name);
+    if ((status = gc3_plan_flat_sized(ep, program, 0, "call shape", diag, &f, &k, &cnt_max)) != GC3_OK) {
         return status;
-    }
-    gc3_plan_segments(f, &k_in, &k_out);
-    k = k_in > k_out ? k_in : k_out;
-    for (int i = 0; i < f->nsteps; i++) {
-        cnt_max = gc3_flat_steps(f)[i].cnt > cnt_max ? gc3_flat_steps(f)[i].cnt : cnt_max;
-    }
-    if (k < 1) {
-        gc3_diag_add(diag, "call shape: program '%s' has fewer chunks than ranks", program->name);
-        gc3_flat_destroy(f);
-        return GC3_ERR_INVALID_PARAM;
     }
     if (ep->zero_copy && proto == GC3_PROTO_SIMPLE && !program->no_zc && !gc3_flat_crosses_nodes(f, ep->node)) {
         (void)gc3_flat_zc_mark(f, -1, 1, NULL); /* as gc3_zc_prep */
