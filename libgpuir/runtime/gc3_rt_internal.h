@@ -101,6 +101,12 @@ uint64_t gc3_rt_layout_net_lens_bytes(int slots);
 #define GC3_RT_NET_HEAD_OFF(L) ((L)->net_conn_bytes - GC3_RT_LINE)
 
 /* What one IR thread block needs for a call; filled by the executor, read by the core. */
+/* The rank's abort flag: GC3_RT_ABORT_SET once a failure was recorded (gc3_rt_error_t) or the host
+ * aborted the call; GC3_RT_ABORT_LL_TIMEOUT when a thread's LL load timed out, which stops the other
+ * blocks at once and leaves the record of where to its block's leader (gc3_core_fail). */
+#define GC3_RT_ABORT_SET        1
+#define GC3_RT_ABORT_LL_TIMEOUT 2
+
 typedef struct {
     /* program */
     int32_t                rank, tb, nsteps, chan, send_peer, recv_peer;
@@ -154,7 +160,7 @@ typedef struct {
     uint64_t               sig;          /* this call's signature, first word of every message */
     char                  *stage_in, *stage_out; /* LL staging (slot payload bytes each) */
     double                 timeout_s;
-    volatile int32_t      *abort_flag;
+    volatile int32_t        *abort_flag; /* nonzero: the rank's call stops (GC3_RT_ABORT_*) */
     gc3_rt_error_t        *err;
     uint64_t              *trace;        /* cuda, GC3_CUDA_TRACE: this block's clock stamps (NULL: off):
                                           * GC3_TRACE_AT(s, phase) for each step of the first loop, after

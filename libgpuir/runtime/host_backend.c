@@ -350,7 +350,7 @@ static gc3_status_t gc3_host_start(gc3_plan_t *p, void *stream, gc3_diag_t *diag
         if (rc != 0) {
             free(j);
             gc3_diag_add(diag, "host backend: cannot start a thread for block %d: %s", t, strerror(rc));
-            s->abort_flag = 1;
+            s->abort_flag = GC3_RT_ABORT_SET;
             for (int u = 0; u < s->nthreads; u++) {
                 pthread_join(s->threads[u], NULL);
             }

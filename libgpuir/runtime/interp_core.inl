@@ -67,12 +67,14 @@ GC3_DEV static inline uint64_t *gc3_core_u64(char *region, int64_t off)
     return (uint64_t *)(region + off);
 }
 
-/* Leader only: record the first failure of the rank and raise the abort flag. */
+/* Leader only: record the first failure of the rank and raise the abort flag (also after an LL load's
+ * timeout raised it without a record: GC3_RT_ABORT_LL_TIMEOUT). */
 GC3_DEV static void gc3_core_fail(gc3_rt_tb_t *t, int step, int loop, int what, int dep_tb, int dep_step,
                                   uint64_t expected, uint64_t seen)
 {
-    gc3_rt_error_t *e = t->err;
-    if (*t->abort_flag == 0) {
+    gc3_rt_error_t *e     = t->err;
+    const int32_t   abort = *t->abort_flag;
+    if (abort == 0 || (abort == GC3_RT_ABORT_LL_TIMEOUT && !e->set)) {
         e->rank     = t->rank;
         e->tb       = t->tb;
         e->step     = step;
@@ -89,7 +91,7 @@ GC3_DEV static void gc3_core_fail(gc3_rt_tb_t *t, int step, int loop, int what, 
         e->seen     = seen;
         e->set      = 1;
     }
-    *t->abort_flag = 1;
+    *t->abort_flag = GC3_RT_ABORT_SET;
 }
 
 /* Leader only: wait until *p >= target. 0 when reached, -1 on abort or timeout. */

@@ -141,7 +141,7 @@ static void gc3_net_link_fail(gc3_net_plan_t *np, const gc3_net_link_t *l, int w
     /* the blocks of a call under way stop at their next poll of the abort flag */
     if (p->err != NULL && p->abort_flag != NULL && *p->abort_flag == 0) {
         *p->err = np->err;
-        __atomic_store_n((int32_t *)p->abort_flag, 1, __ATOMIC_RELEASE);
+        __atomic_store_n((int32_t *)p->abort_flag, GC3_RT_ABORT_SET, __ATOMIC_RELEASE);
     }
 }
 

@@ -337,8 +337,8 @@ __device__ static int gc3_be_ll_load(gc3_rt_tb_t *t, char *dst, const char *line
                 if (start == 0) {
                     start = now;
                 } else if (t->timeout_s > 0 && (double)(now - start) * 1e-9 > t->timeout_s) {
-                    rc = -2;
-                    *t->abort_flag = 1;
+                    rc             = -2;
+                    *t->abort_flag = GC3_RT_ABORT_LL_TIMEOUT; /* the leader records where (gc3_core_fail) */
                     break;
                 }
             }
