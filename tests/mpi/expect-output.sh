@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Run a command; pass when it succeeds and its output (stdout + stderr) contains every pattern
 # (and none of the patterns written !PATTERN; a pattern written #N:PATTERN must be on exactly N
-# lines: a message said once, not once per rank).
+# lines: a message said once, not once per rank). On failure the whole output is kept in
+# ./expect-output-failed.XXXXXX.log (the test's folder), whose name it prints.
 # Usage: expect-output.sh PATTERN [PATTERN...] -- COMMAND [ARGS...]
 set -u
 pats=()
@@ -25,5 +26,10 @@ for p in "${pats[@]}"; do
         echo "$out" | grep -qF -- "$p" || { echo "FAIL: output lacks: $p"; fail=1; }
     fi
 done
+if [ $fail -ne 0 ]; then
+    # the whole output (the tail above may lack the line that says why): a file in the test's folder
+    keep=$(mktemp "${PWD}/expect-output-failed.XXXXXX.log" 2>/dev/null) && printf '%s\n' "$out" > "$keep" &&
+        echo "expect-output: the whole output ($(echo "$out" | wc -l) lines) is in $keep"
+fi
 if [ $fail -eq 0 ]; then echo "expect-output: 1 passed, 0 failed"; else echo "expect-output: 0 passed, 1 failed"; fi
 exit $fail
