@@ -22,9 +22,24 @@ if [ "${1:-}" = --cuda ]; then
 fi
 ompi=$("$src/contrib/ompi5-build.sh" "${cuda[@]}" | tail -n 1)
 [ -x "$ompi/bin/mpicc" ] || { echo "ci-ompi5: error: no Open MPI 5.0 installation ($ompi)" >&2; exit 1; }
+# --cuda: gc3 is built against the UCX that Open MPI was built with (its configure line, in the
+# build's stamp), so that one process loads one UCX: linked against the system's, gc3's tests failed
+# to link, the CUDA UCX's libuct needing symbols of its own libucs
+if [ ${#cuda[@]} -gt 0 ] && [ -f "$ompi/.gc3-complete" ]; then
+    ucx=$(tr ' ' '\n' <"$ompi/.gc3-complete" | sed -n 's/^--with-ucx=//p' | tail -n 1)
+    ucx_lib=$(tr ' ' '\n' <"$ompi/.gc3-complete" | sed -n 's/^--with-ucx-libdir=//p' | tail -n 1)
+    if [ -n "$ucx" ] && [ -n "$ucx_lib" ]; then
+        [ -e "$ucx_lib/libucp.so" ] ||
+            { echo "ci-ompi5: error: $ucx_lib/libucp.so is gone (contrib/ompi5-build.sh --cuda makes it): build Open MPI again" >&2; exit 1; }
+        export CPPFLAGS="-I$ucx/include ${CPPFLAGS:-}"
+        export LDFLAGS="-L$ucx_lib -Wl,-rpath,$(dirname "$(readlink -f "$ucx_lib/libucp.so")") ${LDFLAGS:-}"
+        echo "ci-ompi5: gc3 built against Open MPI's UCX, $ucx" >&2
+    fi
+fi
 build=${GC3_BUILD_OMPI5:-$src/build-ompi5$suffix}
-# a build folder configured for another Open MPI is started afresh
-if [ -f "$build/config.status" ] && ! grep -qF "$ompi/bin/mpicc" "$build/config.status"; then
+# a build folder configured for another Open MPI (or another UCX) is started afresh
+if [ -f "$build/config.status" ] && { ! grep -qF "$ompi/bin/mpicc" "$build/config.status" ||
+    { [ -n "${ucx:-}" ] && ! grep -qF -- "-I$ucx/include" "$build/config.status"; }; }; then
     rm -rf "$build"
 fi
 args=("$@")
