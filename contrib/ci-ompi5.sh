@@ -37,11 +37,12 @@ if [ ${#cuda[@]} -gt 0 ] && [ -f "$ompi/.gc3-complete" ]; then
     fi
 fi
 build=${GC3_BUILD_OMPI5:-$src/build-ompi5$suffix}
-# a build folder configured for another Open MPI (or another UCX) is started afresh
+# a build folder configured for another Open MPI (or another UCX: its .gc3-ucx) is started afresh
 if [ -f "$build/config.status" ] && { ! grep -qF "$ompi/bin/mpicc" "$build/config.status" ||
-    { [ -n "${ucx:-}" ] && ! grep -qF -- "-I$ucx/include" "$build/config.status"; }; }; then
+    [ "$(cat "$build/.gc3-ucx" 2>/dev/null)" != "${ucx:-}" ]; }; then
     rm -rf "$build"
 fi
+mkdir -p "$build" && echo "${ucx:-}" >"$build/.gc3-ucx"
 args=("$@")
 [ ${#args[@]} -gt 0 ] || args=(-L mpi)
 GC3_BUILD=$build GC3_PREFIX=$build/_install \

@@ -139,7 +139,9 @@ static void gc3_net_link_fail(gc3_net_plan_t *np, const gc3_net_link_t *l, int w
     np->err.seen = (uint64_t)why; /* 1: endpoint error, 2: a transfer could not start */
     np->failed   = 1;
     /* the blocks of a call under way stop at their next poll of the abort flag */
-    if (p->err != NULL && p->abort_flag != NULL && *p->abort_flag == 0) {
+    if (p->err != NULL && p->abort_flag != NULL &&
+        (*p->abort_flag == 0 || (*p->abort_flag == GC3_RT_ABORT_LL_TIMEOUT && !p->err->set))) {
+        /* (an LL load's timeout not yet recorded: the failed endpoint is the cause) */
         *p->err = np->err;
         __atomic_store_n((int32_t *)p->abort_flag, GC3_RT_ABORT_SET, __ATOMIC_RELEASE);
     }
