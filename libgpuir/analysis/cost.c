@@ -5,6 +5,7 @@
 #include <string.h>
 #include <strings.h>
 #include "gc3_cost.h"
+#include "gc3_evheap.h"
 
 #define P(field) offsetof(gc3_machine_t, field)
 
@@ -262,12 +263,6 @@ typedef struct {
 } gc3_costflow_t;
 
 typedef struct {
-    double t;
-    long   seq;
-    int    g;
-} gc3_costev_t;
-
-typedef struct {
     const gc3_flat_program_t *flat;
     const gc3_flat_tb_t      *tbs;
     const gc3_flat_step_t    *steps;
@@ -285,9 +280,7 @@ typedef struct {
     gc3_costflow_t           *flows;
     int                       nflows, cap_flows;
     double                    now;
-    gc3_costev_t             *heap;
-    int                       nheap, cap_heap;
-    long                      evseq;
+    gc3_evheap_t              heap; /* the blocks' next events, by time */
     int                       msgs, zc_msgs, finished, oom;
 } gc3_costsim_t;
 
@@ -307,57 +300,9 @@ static double gc3_cost_per_byte(double GBps)
 
 static void gc3_cost_push(gc3_costsim_t *x, int g, double t)
 {
-    gc3_costev_t e;
-    int          i;
-
-    if (x->nheap == x->cap_heap) {
-        int           ncap = x->cap_heap ? 2 * x->cap_heap : 256;
-        gc3_costev_t *n    = realloc(x->heap, (size_t)ncap * sizeof(*n));
-        if (n == NULL) {
-            x->oom = 1;
-            return;
-        }
-        x->heap     = n;
-        x->cap_heap = ncap;
+    if (gc3_evheap_push(&x->heap, g, t) != GC3_OK) {
+        x->oom = 1;
     }
-    e.t   = t;
-    e.seq = x->evseq++;
-    e.g   = g;
-    for (i = x->nheap++; i > 0;) {
-        const int p = (i - 1) / 2;
-        if (x->heap[p].t < e.t || (x->heap[p].t == e.t && x->heap[p].seq < e.seq)) {
-            break;
-        }
-        x->heap[i] = x->heap[p];
-        i          = p;
-    }
-    x->heap[i] = e;
-}
-
-static gc3_costev_t gc3_cost_pop(gc3_costsim_t *x)
-{
-    gc3_costev_t top = x->heap[0], last = x->heap[--x->nheap];
-    int          i = 0, n = x->nheap;
-
-    while (n > 0) {
-        int c = 2 * i + 1;
-        if (c >= n) {
-            break;
-        }
-        if (c + 1 < n && (x->heap[c + 1].t < x->heap[c].t ||
-                          (x->heap[c + 1].t == x->heap[c].t && x->heap[c + 1].seq < x->heap[c].seq))) {
-            c++;
-        }
-        if (last.t < x->heap[c].t || (last.t == x->heap[c].t && last.seq < x->heap[c].seq)) {
-            break;
-        }
-        x->heap[i] = x->heap[c];
-        i          = c;
-    }
-    if (n > 0) {
-        x->heap[i] = last;
-    }
-    return top;
 }
 
 /* The block tries its next step at t (once in the queue at a time: a later try replaces none). */
@@ -770,16 +715,16 @@ static gc3_status_t gc3_cost_run(gc3_costsim_t *x, gc3_diag_t *diag)
     while (!x->oom) {
         double tf;
         int    f = gc3_cost_next_flow(x, &tf);
-        if (f >= 0 && (x->nheap == 0 || tf <= x->heap[0].t)) {
+        if (f >= 0 && (x->heap.n == 0 || tf <= x->heap.items[0].key)) {
             const int node = x->flows[f].node, g = x->flows[f].g;
             gc3_cost_advance(x, tf);
             x->flows[f] = x->flows[--x->nflows];
             gc3_cost_share(x, node);
             gc3_cost_step_end(x, g);
-        } else if (x->nheap > 0) {
-            gc3_costev_t e = gc3_cost_pop(x);
-            gc3_cost_advance(x, e.t);
-            gc3_cost_event(x, e.g);
+        } else if (x->heap.n > 0) {
+            const gc3_evheap_item_t e = gc3_evheap_pop(&x->heap);
+            gc3_cost_advance(x, e.key);
+            gc3_cost_event(x, e.id);
         } else {
             break;
         }
@@ -985,7 +930,7 @@ out:
     free(x.port_bw);
     free(x.net_port);
     free(x.flows);
-    free(x.heap);
+    gc3_evheap_free(&x.heap);
     gc3_flat_destroy(flat);
     return status;
 }

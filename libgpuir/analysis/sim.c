@@ -1,6 +1,7 @@
 /* gc3 / libgpuir: the scheduling engine (see gc3_sim.h). */
 #include <stdlib.h>
 #include <string.h>
+#include "gc3_evheap.h"
 #include "gc3_sim.h"
 
 enum { GC3_WAIT_NONE, GC3_WAIT_DEP, GC3_WAIT_RECV, GC3_WAIT_SEND };
@@ -23,12 +24,6 @@ typedef struct {
 } gc3_sim_tb_t;
 
 typedef struct {
-    double key;
-    long   seq;
-    int    gtb;
-} gc3_sim_heap_item_t;
-
-typedef struct {
     const gc3_flat_program_t *flat;
     const gc3_flat_tb_t      *tbs;
     const gc3_flat_step_t    *steps;
@@ -40,9 +35,7 @@ typedef struct {
     gc3_sim_tb_t             *tb;
     gc3_sim_conn_t           *conns;
     int                       nconns;
-    gc3_sim_heap_item_t      *heap;
-    int                       heap_n;
-    long                      seq;
+    gc3_evheap_t              heap; /* the blocks that may run, by priority (room for every block) */
 } gc3_sim_t;
 
 static int gc3_sim_local(const gc3_sim_t *sim, int gtb)
@@ -52,56 +45,20 @@ static int gc3_sim_local(const gc3_sim_t *sim, int gtb)
 
 static void gc3_sim_heap_push(gc3_sim_t *sim, int gtb)
 {
-    gc3_sim_heap_item_t it;
-    int                 i;
-
     if (sim->tb[gtb].queued) {
         return;
     }
     sim->tb[gtb].queued = 1;
-    it.key = sim->ops->priority ? sim->ops->priority(sim->ctx, gtb) : 0.0;
-    it.seq = sim->seq++;
-    it.gtb = gtb;
-    i      = sim->heap_n++;
-    while (i > 0) {
-        int p = (i - 1) / 2;
-        const gc3_sim_heap_item_t *q = &sim->heap[p];
-        if (q->key < it.key || (q->key == it.key && q->seq < it.seq)) {
-            break;
-        }
-        sim->heap[i] = *q;
-        i            = p;
-    }
-    sim->heap[i] = it;
+    /* (a block is queued once: the heap's room for every block is enough, the push cannot fail) */
+    (void)gc3_evheap_push(&sim->heap, gtb, sim->ops->priority ? sim->ops->priority(sim->ctx, gtb) : 0.0);
 }
 
 static int gc3_sim_heap_pop(gc3_sim_t *sim)
 {
-    gc3_sim_heap_item_t top = sim->heap[0], last;
-    int                 i = 0, n;
+    const int gtb = gc3_evheap_pop(&sim->heap).id;
 
-    last = sim->heap[--sim->heap_n];
-    n    = sim->heap_n;
-    while (n > 0) {
-        int c = 2 * i + 1;
-        if (c >= n) {
-            break;
-        }
-        if (c + 1 < n && (sim->heap[c + 1].key < sim->heap[c].key ||
-                          (sim->heap[c + 1].key == sim->heap[c].key && sim->heap[c + 1].seq < sim->heap[c].seq))) {
-            c++;
-        }
-        if (last.key < sim->heap[c].key || (last.key == sim->heap[c].key && last.seq < sim->heap[c].seq)) {
-            break;
-        }
-        sim->heap[i] = sim->heap[c];
-        i            = c;
-    }
-    if (n > 0) {
-        sim->heap[i] = last;
-    }
-    sim->tb[top.gtb].queued = 0;
-    return top.gtb;
+    sim->tb[gtb].queued = 0;
+    return gtb;
 }
 
 static gc3_status_t gc3_sim_add_waiter(gc3_sim_t *sim, int target, int waiter)
@@ -417,8 +374,7 @@ gc3_status_t gc3_sim_run(const gc3_flat_program_t *flat, const gc3_sim_params_t 
     sim.ctx    = ctx;
     sim.diag   = diag;
     sim.tb     = calloc((size_t)(flat->ntbs > 0 ? flat->ntbs : 1), sizeof(*sim.tb));
-    sim.heap   = calloc((size_t)(flat->ntbs > 0 ? flat->ntbs : 1), sizeof(*sim.heap));
-    if (sim.tb == NULL || sim.heap == NULL) {
+    if (sim.tb == NULL || gc3_evheap_init(&sim.heap, flat->ntbs) != GC3_OK) {
         status = GC3_ERR_NO_MEMORY;
         goto out;
     }
@@ -433,7 +389,7 @@ gc3_status_t gc3_sim_run(const gc3_flat_program_t *flat, const gc3_sim_params_t 
             gc3_sim_heap_push(&sim, g);
         }
     }
-    while (sim.heap_n > 0) {
+    while (sim.heap.n > 0) {
         int g = gc3_sim_heap_pop(&sim);
         while (sim.tb[g].loop < params->nloops) {
             int r = gc3_sim_try_step(&sim, g, &status);
@@ -490,7 +446,7 @@ out:
         }
     }
     free(sim.tb);
-    free(sim.heap);
+    gc3_evheap_free(&sim.heap);
     return status;
 }
 
