@@ -165,6 +165,17 @@ static int parse_size(const char *s, uint64_t *v)
     return 1;
 }
 
+/* MIN:MAX (each as parse_size takes it), 0 < MIN <= MAX; 0 when it is not (arg is cut at its colon) */
+static int parse_size_range(char *arg, uint64_t *lo, uint64_t *hi)
+{
+    char *colon = strchr(arg, ':');
+    if (colon == NULL) {
+        return 0;
+    }
+    *colon = '\0';
+    return parse_size(arg, lo) && parse_size(colon + 1, hi) && *lo > 0 && *hi >= *lo;
+}
+
 static int need_arg(int i, int argc, const char *opt)
 {
     if (i + 1 >= argc) {
@@ -1054,9 +1065,7 @@ static int cmd_simulate_rules(int argc, char **argv)
                 return 2;
             }
         } else if (strcmp(o, "--sizes") == 0) {
-            char *colon = strchr(argv[i], ':');
-            if (colon == NULL || (*colon = '\0', !parse_size(argv[i], &lo)) || !parse_size(colon + 1, &hi) || lo == 0 ||
-                hi < lo) {
+            if (!parse_size_range(argv[i], &lo, &hi)) {
                 fprintf(stderr, "gc3c simulate: --sizes needs MIN:MAX like 4:256M\n");
                 return 2;
             }
@@ -1371,9 +1380,7 @@ static int cmd_simulate(int argc, char **argv)
             fprintf(stderr, "gc3c simulate: bad value '%s' for %s\n", argv[i], o);
             return 2;
         } else if (strcmp(o, "--sizes") == 0) {
-            char *colon = strchr(argv[i], ':');
-            if (colon == NULL || (*colon = '\0', !parse_size(argv[i], &lo)) || !parse_size(colon + 1, &hi) || lo == 0 ||
-                hi < lo) {
+            if (!parse_size_range(argv[i], &lo, &hi)) {
                 fprintf(stderr, "gc3c simulate: --sizes needs MIN:MAX like 1K:1G\n");
                 return 2;
             }
