@@ -326,16 +326,28 @@ static void test_rules(void)
     if (R == NULL) {
         return;
     }
+    /* 4 GPUs on NVLink: the measured rows (gc3-autotune on 4 x H200) */
     r = gc3_rules_match_call(R, GC3_COLL_BCAST, 1, 4, GC3_LINK_NVLINK, 131072, 4, 0);
-    CHECK(r && strcmp(r->algo, "bcast_direct") == 0 && r->proto == GC3_PROTO_LL, "bcast 128K: %s", r ? r->algo : "-");
+    CHECK(r && strcmp(r->algo, "bcast_direct") == 0 && r->proto != GC3_PROTO_LL && r->instances == 4 && r->no_zc,
+          "bcast 4 GPUs 128K: %s", r ? r->algo : "-");
+    r = gc3_rules_match_call(R, GC3_COLL_BCAST, 1, 4, GC3_LINK_NVLINK, 128, 4, 0);
+    CHECK(r && strcmp(r->algo, "bcast_direct") == 0 && r->proto == GC3_PROTO_LL, "bcast 4 GPUs 128: %s",
+          r ? r->algo : "-");
+    r = gc3_rules_match_call(R, GC3_COLL_REDUCE, 1, 4, GC3_LINK_NVLINK, 1u << 30, 4, 0);
+    CHECK(r && strcmp(r->algo, "reduce_ring") == 0 && r->channels == 16 && r->instances == 4 && r->no_zc,
+          "reduce 4 GPUs 1G");
+    /* other shapes: the generic rows */
+    r = gc3_rules_match_call(R, GC3_COLL_BCAST, 1, 8, GC3_LINK_NVLINK, 131072, 8, 0);
+    CHECK(r && strcmp(r->algo, "bcast_direct") == 0 && r->proto == GC3_PROTO_LL, "bcast 8 GPUs 128K: %s",
+          r ? r->algo : "-");
     r = gc3_rules_match_call(R, GC3_COLL_BCAST, 1, 8, GC3_LINK_NVLINK, 131073, 8, 1);
     CHECK(r && strcmp(r->algo, "bcast_ring") == 0 && r->channels == 2, "bcast 128K+1: %s", r ? r->algo : "-");
     r = gc3_rules_match_call(R, GC3_COLL_REDUCE, 1, 3, GC3_LINK_HOST, 65536, 3, 0);
     CHECK(r && strcmp(r->algo, "reduce_direct") == 0, "reduce host 64K: %s", r ? r->algo : "-");
     r = gc3_rules_match_call(R, GC3_COLL_REDUCE, 1, 3, GC3_LINK_HOST, 65537, 3, 0);
     CHECK(r && strcmp(r->algo, "reduce_ring") == 0, "reduce host 64K+1: %s", r ? r->algo : "-");
-    r = gc3_rules_match_call(R, GC3_COLL_REDUCE, 1, 4, GC3_LINK_NVLINK, 1u << 30, 4, 0);
-    CHECK(r && strcmp(r->algo, "reduce_ring") == 0 && r->channels == 8 && r->instances == 4, "reduce 1G");
+    r = gc3_rules_match_call(R, GC3_COLL_REDUCE, 1, 8, GC3_LINK_NVLINK, 1u << 30, 8, 0);
+    CHECK(r && strcmp(r->algo, "reduce_ring") == 0 && r->channels == 8 && r->instances == 4, "reduce 8 GPUs 1G");
     CHECK(gc3_rules_match_call(R, GC3_COLL_BCAST, 2, 4, GC3_LINK_NVLINK, 8, 8, 0) == NULL, "no bcast rule for 2 nodes");
     if (r != NULL) {
         /* the rule's program for a call's root, and a root the communicator does not have */
@@ -396,7 +408,7 @@ static void test_rules(void)
         r = gc3_rules_match_root(R, GC3_COLL_BCAST, 1, 4, GC3_LINK_NVLINK, 1 << 20, 4, 0, 1);
         CHECK(r && r->xml != NULL && r->root == 1, "root 1: the file's rule");
         r = gc3_rules_match_root(R, GC3_COLL_BCAST, 1, 4, GC3_LINK_NVLINK, 1 << 20, 4, 0, 2);
-        CHECK(r && r->xml == NULL && strcmp(r->algo, "bcast_ring") == 0, "root 2: a generator's rule");
+        CHECK(r && r->xml == NULL && strcmp(r->algo, "bcast_direct") == 0, "root 2: a generator's rule");
         r = gc3_rules_match_root(R, GC3_COLL_BCAST, 1, 4, GC3_LINK_NVLINK, 1 << 20, 4, 0, 1);
         if (r != NULL) {
             gc3_rule_target_t t = { .ranks = 4, .nodes = 1, .inplace = 0, .slots = 4, .max_blocks = 64, .root = 2 };
