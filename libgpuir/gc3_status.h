@@ -12,7 +12,7 @@
 #include <stdio.h>
 
 typedef enum {
-    GC3_IN_PROGRESS       = 1,  /* not an error: a nonblocking operation is still under way */
+    GC3_IN_PROGRESS       = 1, /* not an error: a nonblocking operation is still under way */
     GC3_OK                = 0,
     GC3_ERR_INVALID_PARAM = -1, /* caller passed something unusable */
     GC3_ERR_NO_MEMORY     = -2,
@@ -22,7 +22,8 @@ typedef enum {
     GC3_ERR_DEADLOCK      = -6, /* program can block forever */
     GC3_ERR_UNSUPPORTED   = -7, /* valid request this build/program cannot serve */
     GC3_ERR_TIMEOUT       = -8,
-    GC3_ERR_MISMATCH      = -9  /* results differ from the expected ones */
+    GC3_ERR_MISMATCH      = -9, /* results differ from the expected ones */
+    GC3_ERR_IN_USE        = -10 /* a place this process maps already (CUDA IPC: "already mapped") */
 } gc3_status_t;
 
 const char *gc3_status_string(gc3_status_t status);

@@ -20,6 +20,8 @@ const char *gc3_status_string(gc3_status_t status)
     case GC3_ERR_UNSUPPORTED:   return "unsupported";
     case GC3_ERR_TIMEOUT:       return "timeout";
     case GC3_ERR_MISMATCH:      return "results mismatch";
+    case GC3_ERR_IN_USE:
+        return "already mapped";
     }
     return "unknown status";
 }

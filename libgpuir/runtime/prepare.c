@@ -207,6 +207,9 @@ static uint64_t gc3_plan_slot_stride(int proto, uint64_t payload)
 }
 
 enum { GC3_PREP_HANDLES, GC3_PREP_MAPPED, GC3_PREP_NET };
+/* what a rank says in the second exchange: mapped everything, or not; or not, only because a peer's
+ * memory was refused as already mapped (then every rank allocates anew, up to GC3_PREP_RETRIES times) */
+enum { GC3_PREP_NOT_READY = 0, GC3_PREP_READY = 1, GC3_PREP_REFUSED = 2, GC3_PREP_RETRIES = 3 };
 
 struct gc3_prep {
     gc3_plan_t         *p;
@@ -219,6 +222,12 @@ struct gc3_prep {
      * rank: a peer's new one) */
     gc3_rt_pool_t  *pool_new;
     gc3_rt_pool_t **pool_peer;
+    /* a peer's memory refused as already mapped (GC3_ERR_IN_USE): this rank's allocations of the
+     * attempts before, held until the preparation ends so that the new ones land elsewhere */
+    int            refused, retries;
+    char           refused_why[256];
+    char          *old_region[GC3_PREP_RETRIES];
+    gc3_rt_pool_t *old_pool[GC3_PREP_RETRIES];
 };
 
 /* what every rank says in the first two exchanges: whether it is ready, and its region's handle;
@@ -508,6 +517,28 @@ static void gc3_prep_pool_install(gc3_prep_t *x)
     pthread_mutex_unlock(&e->pool_lock);
 }
 
+/* A test of gc3_prep_retry where no library holds stale mappings (CI's host backend): with
+ * GC3_TEST_REFUSE_MAP=R:N in the environment, rank R of every executor refuses its first N opens of
+ * a peer's region (of this process, counted across executors) as already mapped. */
+static int gc3_prep_refuse_test(const gc3_plan_t *p, int q, gc3_diag_t *diag)
+{
+    static int left = -1, rank = -1;
+    if (left < 0) {
+        const char *v = getenv("GC3_TEST_REFUSE_MAP");
+        left          = 0;
+        if (v != NULL && sscanf(v, "%d:%d", &rank, &left) != 2) {
+            left = 0;
+        }
+    }
+    if (left == 0 || p->rank != rank) {
+        return 0;
+    }
+    left--;
+    gc3_diag_add(diag, "executor: rank %d's region refused as already mapped (GC3_TEST_REFUSE_MAP)", q);
+    fprintf(stderr, "gc3: GC3_TEST_REFUSE_MAP: rank %d refuses rank %d's region as already mapped\n", p->rank, q);
+    return 1;
+}
+
 /* The peers of this node this rank talks to: their regions mapped. */
 static gc3_status_t gc3_prep_map(gc3_prep_t *x, gc3_diag_t *diag)
 {
@@ -531,7 +562,9 @@ static gc3_status_t gc3_prep_map(gc3_prep_t *x, gc3_diag_t *diag)
         const gc3_prep_card_t *c = (const gc3_prep_card_t *)(x->x.recv + (size_t)q * x->x.bytes);
         if (q != p->rank && x->layouts[q].sem_off != NULL && !gc3_plan_remote(p, q)) {
             p->peer_bytes[q] = x->layouts[q].bytes;
-            status           = p->exec->be->region_open(p, c->handle, p->peer_bytes[q], &p->peer_region[q], diag);
+            status           = gc3_prep_refuse_test(p, q, diag)
+                                   ? GC3_ERR_IN_USE
+                                   : p->exec->be->region_open(p, c->handle, p->peer_bytes[q], &p->peer_region[q], diag);
             if (status == GC3_OK) {
                 p->mem.mapped += p->peer_bytes[q];
                 gc3_rt_held_add(GC3_RT_HELD_MAPPED, (int64_t)p->peer_bytes[q]);
@@ -539,7 +572,61 @@ static gc3_status_t gc3_prep_map(gc3_prep_t *x, gc3_diag_t *diag)
             }
         }
     }
-    return status == GC3_OK ? gc3_prep_map_pools(x, diag) : status;
+    status     = status == GC3_OK ? gc3_prep_map_pools(x, diag) : status;
+    x->refused = status == GC3_ERR_IN_USE;
+    return status;
+}
+
+static gc3_status_t gc3_prep_post_card(gc3_prep_t *x, const char *what, int with_handle, gc3_diag_t *diag);
+
+/* Unmap what gc3_prep_map mapped of the peers (their memory is made anew). */
+static void gc3_prep_unmap(gc3_prep_t *x)
+{
+    gc3_plan_t *p = x->p;
+    for (int q = 0; q < p->nranks; q++) {
+        if (q != p->rank && p->peer_region[q] != NULL) {
+            p->exec->be->region_close(p, p->peer_region[q], p->peer_bytes[q], 0);
+            p->mem.mapped -= p->peer_bytes[q];
+            gc3_rt_held_add(GC3_RT_HELD_MAPPED, -(int64_t)p->peer_bytes[q]);
+            gc3_rt_held_add(GC3_RT_HELD_MAPPINGS, -1);
+        }
+        p->peer_region[q] = NULL;
+        if (x->pool_peer != NULL) {
+            gc3_pool_unref(p->exec, p, x->pool_peer[q]);
+            x->pool_peer[q] = NULL;
+        }
+    }
+}
+
+/* Every rank mapped what it could and some peer's memory was refused as already mapped, nothing else
+ * failed (the same on every rank: they all read the same cards): each rank allocates its region (and
+ * its new pool) again while holding the old ones, so the new ones land at other places, and the
+ * handles are exchanged again. */
+static gc3_status_t gc3_prep_retry(gc3_prep_t *x, gc3_diag_t *diag)
+{
+    gc3_plan_t  *p = x->p;
+    gc3_status_t status;
+
+    gc3_prep_unmap(x);
+    x->old_region[x->retries] = p->region;
+    p->region                 = NULL;
+    status                    = p->exec->be->region_create(p, p->layout.bytes, &p->region, p->handle, diag);
+    if (status == GC3_OK) {
+        gc3_rt_held_add(GC3_RT_HELD_DEVICE, (int64_t)p->layout.bytes);
+        gc3_rt_held_add(GC3_RT_HELD_REGIONS, 1);
+    }
+    if (status == GC3_OK && x->pool_new != NULL) {
+        gc3_rt_pool_t *old      = x->pool_new;
+        x->old_pool[x->retries] = old;
+        x->pool_new             = NULL;
+        status                  = gc3_pool_new(p, 1, NULL, old->bytes, old->gen, &x->pool_new, diag);
+    }
+    x->retries++;
+    x->refused  = 0;
+    x->unlinked = 0;
+    x->ok       = status == GC3_OK;
+    x->phase    = GC3_PREP_HANDLES;
+    return gc3_prep_post_card(x, "the exchange of connection handles (memory allocated again)", 1, diag);
 }
 
 /* The region the inter-node slots' offsets are in (gc3_rt_layout_t) */
@@ -650,7 +737,7 @@ static gc3_status_t gc3_prep_post_card(gc3_prep_t *x, const char *what, int with
         return status;
     }
     mine      = (gc3_prep_card_t *)x->x.send;
-    mine->ok  = x->ok;
+    mine->ok  = x->ok ? GC3_PREP_READY : x->refused ? GC3_PREP_REFUSED : GC3_PREP_NOT_READY;
     mine->pad = !with_handle && gc3_reg_connected(x->p->exec->reg); /* (the second exchange: zero-copy mode) */
     if (with_handle) {
         const gc3_exec_t    *e    = x->p->exec;
@@ -670,11 +757,22 @@ static gc3_status_t gc3_prep_post_card(gc3_prep_t *x, const char *what, int with
 static int gc3_prep_not_ready(const gc3_prep_t *x)
 {
     for (int q = 0; q < x->p->nranks; q++) {
-        if (!((const gc3_prep_card_t *)(x->x.recv + (size_t)q * x->x.bytes))->ok) {
+        if (((const gc3_prep_card_t *)(x->x.recv + (size_t)q * x->x.bytes))->ok != GC3_PREP_READY) {
             return q;
         }
     }
     return -1;
+}
+
+/* Whether every rank not ready said so only because a peer's memory was refused as already mapped */
+static int gc3_prep_only_refused(const gc3_prep_t *x)
+{
+    for (int q = 0; q < x->p->nranks; q++) {
+        if (((const gc3_prep_card_t *)(x->x.recv + (size_t)q * x->x.bytes))->ok == GC3_PREP_NOT_READY) {
+            return 0;
+        }
+    }
+    return 1;
 }
 
 /* The name of this rank's region goes (the peers that map it did, or never will). */
@@ -708,6 +806,14 @@ static void gc3_prep_free(gc3_prep_t *x, int keep_plan)
         gc3_pool_unref(x->p->exec, x->p, x->pool_peer[q]);
     }
     free(x->pool_peer);
+    for (int i = 0; i < x->retries; i++) {
+        if (x->old_region[i] != NULL) {
+            x->p->exec->be->region_close(x->p, x->old_region[i], x->p->layout.bytes, 1);
+            gc3_rt_held_add(GC3_RT_HELD_DEVICE, -(int64_t)x->p->layout.bytes);
+            gc3_rt_held_add(GC3_RT_HELD_REGIONS, -1);
+        }
+        gc3_pool_unref(x->p->exec, x->p, x->old_pool[i]);
+    }
     if (!keep_plan) {
         gc3_plan_destroy(x->p);
     }
@@ -786,6 +892,25 @@ gc3_status_t gc3_exec_prepare_test(gc3_prep_t *x, gc3_diag_t *diag, gc3_plan_t *
     if (x->phase == GC3_PREP_MAPPED) {
         gc3_prep_unlink(x); /* everybody mapped what they need (or failed): the names can go */
     }
+    if (status == GC3_OK && q >= 0 && x->phase == GC3_PREP_MAPPED && gc3_prep_only_refused(x) &&
+        x->retries < GC3_PREP_RETRIES) {
+        gc3_rt_xchg_release(&x->x);
+        status = gc3_prep_retry(x, diag);
+        if (status != GC3_OK) {
+            goto done;
+        }
+        return GC3_IN_PROGRESS;
+    }
+    if (status == GC3_OK && q >= 0 && x->phase == GC3_PREP_MAPPED && gc3_prep_only_refused(x)) {
+        gc3_diag_add(diag,
+                     "executor: rank %d could not map a peer's memory, allocated anew %d times: another library "
+                     "of that process still maps memory freed at those places (CUDA IPC's \"already mapped\"; in "
+                     "a CUDA-aware Open MPI 4.1 its smcuda cache, which --mca btl_smcuda_use_cuda_ipc 0 turns "
+                     "off)%s%s",
+                     q, x->retries, x->refused_why[0] ? ": " : "", x->refused_why);
+        status = GC3_ERR_IN_USE;
+        goto done;
+    }
     if (status == GC3_OK && q >= 0) {
         if (q != p->rank) { /* this rank's own reason is in diag already */
             gc3_diag_add(diag, "executor: rank %d could not %s (its own output says why)", q,
@@ -797,7 +922,19 @@ gc3_status_t gc3_exec_prepare_test(gc3_prep_t *x, gc3_diag_t *diag, gc3_plan_t *
         goto done;
     }
     if (x->phase == GC3_PREP_HANDLES) {
-        x->ok = gc3_prep_map(x, diag) == GC3_OK; /* with the handles just exchanged */
+        /* with the handles just exchanged; a refusal as already mapped is kept aside: the others may
+         * allocate anew (gc3_prep_retry), after which it is no failure */
+        gc3_diag_t md;
+        gc3_diag_init(&md);
+        x->ok = gc3_prep_map(x, &md) == GC3_OK;
+        if (x->refused) {
+            snprintf(x->refused_why, sizeof(x->refused_why), "%s", md.count ? md.msgs[0] : "already mapped");
+        } else {
+            for (int i = 0; i < md.count; i++) {
+                gc3_diag_add(diag, "%s", md.msgs[i]);
+            }
+        }
+        gc3_diag_cleanup(&md);
         gc3_rt_xchg_release(&x->x);
         status = gc3_prep_post_card(x, "the other ranks' mapping of the connections", 0, diag);
         if (status != GC3_OK) {

@@ -436,13 +436,24 @@ static gc3_status_t gc3_cuda_region_create(gc3_plan_t *p, size_t bytes, char **b
     return GC3_OK;
 }
 
+/* "already mapped" after gc3's own stale mappings went: another library of this process (a CUDA-aware
+ * Open MPI's smcuda or UCX's cuda_ipc cache) still maps memory the peer freed at that place, and the
+ * preparation asks the peers for new allocations (prepare.c: gc3_prep_retry) */
 static gc3_status_t gc3_cuda_region_open(gc3_plan_t *p, const char handle[GC3_RT_HANDLE_BYTES], size_t bytes, char **base_p,
                                          gc3_diag_t *diag)
 {
+    const cudaError_t e = gc3_cuda_ipc_open(handle, base_p);
     (void)p;
     (void)bytes;
-    return gc3_cuda_check(gc3_cuda_ipc_open(handle, base_p), "cudaIpcOpenMemHandle (are both GPUs in one node with peer access?)",
-                          diag);
+    if (e == cudaErrorAlreadyMapped) {
+        gc3_diag_add(diag,
+                     "cuda backend: cudaIpcOpenMemHandle: %s: another library of this process (a CUDA-aware Open "
+                     "MPI's CUDA IPC cache: smcuda's or UCX's cuda_ipc) still maps memory the peer freed at that "
+                     "place",
+                     cudaGetErrorString(e));
+        return GC3_ERR_IN_USE;
+    }
+    return gc3_cuda_check(e, "cudaIpcOpenMemHandle (are both GPUs in one node with peer access?)", diag);
 }
 
 static void gc3_cuda_region_unlink(gc3_plan_t *p, const char handle[GC3_RT_HANDLE_BYTES])
