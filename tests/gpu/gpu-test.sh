@@ -25,7 +25,7 @@
 #   --python M,...  a python3 with these modules (found one is exported as GC3_TEST_PYTHON); a module
 #                   M with a tests/gpu/provide-M.sh (mpi4jax) is built for it where it lacks one
 #                   (once, in $GC3_BUILD_DIR/python; PYTHONPATH then names it), or the test skipped
-#                   saying why
+#                   saying why; with mpi4py, its MPI must be the build's Open MPI (GC3_MPICC)
 #   --tool NAME     NAME on PATH
 #   --limit S       seconds before the command is killed (default 100; CTest's TIMEOUT is 120)
 #   --why TEXT      what the GPUs are needed for, added to the skip line
@@ -34,7 +34,8 @@
 # are rewritten to the plan that runs: narrowed to the thread blocks per rank of a shared GPU
 # (gc3c gen --max-blocks), or left out, saying so, where the GPUs' link class is not LINK.
 #
-# Environment: GC3_BUILD_DIR (the build folder; required), GC3_GPU_PROBE (default
+# Environment: GC3_BUILD_DIR (the build folder; required), GC3_MPICC (the build's mpicc: which Open
+# MPI mpi4py must load), GC3_GPU_PROBE (default
 # "$GC3_BUILD_DIR/gc3_info --devices": the GPUs as gc3 sees them), GC3_GPU_TEST_DRYRUN=1 (print the
 # decision and the command instead of running it: tests/gpu/test-gpu-test.sh).
 set -u
@@ -333,6 +334,20 @@ if [ -n "$pymods" ]; then
         GC3_TEST_PYTHON=$(find_python "$(IFS=,; echo "${own[*]:-sys}")")
     fi
     [ -n "$GC3_TEST_PYTHON" ] || skip "a python3 with ${pymods//,/ and }"
+    # mpi4py binds the python to one Open MPI (the libmpi it loads): it must be the build's, whose
+    # mpirun starts the ranks (GC3_MPICC: the build's mpicc; mpi4py's MPI.Get_library_version(),
+    # asked without MPI_Init, names the one it loads here)
+    if [[ ,$pymods, == *,mpi4py,* ]] && [ -n "${GC3_MPICC:-}" ]; then
+        want=$("$GC3_MPICC" --showme:version 2>/dev/null | sed -n 's/.*Open MPI \([0-9][0-9a-z.]*\).*/\1/p')
+        have=$("$GC3_TEST_PYTHON" -c 'import mpi4py; mpi4py.rc.initialize = False; from mpi4py import MPI
+print(MPI.Get_library_version().splitlines()[0])' 2>/dev/null)
+        case "$have," in
+        "Open MPI v$want,"*) ;;
+        *) [ -z "$want" ] || skip "a python3 whose mpi4py uses this build's Open MPI $want ($GC3_TEST_PYTHON's mpi4py" \
+            "loads ${have:-an MPI it cannot name}); build one against it: MPICC=$GC3_MPICC $GC3_TEST_PYTHON -m pip" \
+            "install --no-binary mpi4py mpi4py" ;;
+        esac
+    fi
     for m in ${provided[@]+"${provided[@]}"}; do
         dir=$("$here/provide-$m.sh" "$GC3_TEST_PYTHON" "$B/python") || skip "$dir"
         [ -z "$dir" ] || PYTHONPATH=$dir${PYTHONPATH:+:$PYTHONPATH}

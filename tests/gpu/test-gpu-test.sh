@@ -114,7 +114,7 @@ if [ "$1" = -m ] && [ "$2" = pip ]; then
     exit 0
 fi
 [ "$1" = -c ] || exit 2
-case $2 in *print*) echo py312-fake; exit 0;; esac
+case $2 in *Get_library_version*) echo "${FAKE_MPI_LIB:-Open MPI v4.1.6, package: fake}"; exit 0;; *print*) echo py312-fake; exit 0;; esac
 for m in $(echo "$2" | sed -n 's/^import \([a-z0-9_., ]*\).*/\1/p' | tr ',' ' '); do
     case " $FAKE_PY_MODULES " in *" ${m%%.*} "*) continue;; esac
     found=0
@@ -143,6 +143,17 @@ ok "mpi4jax built again when its source is newer" eval 'test $rc = 0 && has "bui
 out=$(PATH=$T/pybin:$PATH FAKE_PY_MODULES="sys mpi4py jax mpi4jax" "$W" --np 1 --python mpi4py,jax,mpi4jax -- x 2>&1); rc=$?
 ok "the python's own mpi4jax: nothing built, PYTHONPATH unchanged" \
     eval 'test $rc = 0 && hasnt "building" && has "GC3_TEST_PYTHON=$T/pybin/python3 PYTHONPATH=${PYTHONPATH:-}"'
+# mpi4py must load the build's Open MPI (GC3_MPICC names it): another one skips the test, saying so
+printf '#!/bin/sh\necho "mpicc: Open MPI 5.0.7 (Language: C)"\n' >"$T/mpicc" && chmod +x "$T/mpicc"
+out=$(PATH=$T/pybin:$PATH FAKE_PY_MODULES="sys mpi4py cupy" GC3_MPICC=$T/mpicc "$W" --np 1 --python mpi4py,cupy -- x 2>&1); rc=$?
+ok "mpi4py of another Open MPI: skipped, naming both and how to build one" \
+    eval 'test $rc = 77 && has "SKIPPED: needs a python3 whose mpi4py uses this build'"'"'s Open MPI 5.0.7 ($T/pybin/python3'"'"'s mpi4py loads Open MPI v4.1.6, package: fake); build one against it: MPICC=$T/mpicc $T/pybin/python3 -m pip install --no-binary mpi4py mpi4py"'
+out=$(PATH=$T/pybin:$PATH FAKE_PY_MODULES="sys mpi4py cupy" FAKE_MPI_LIB="Open MPI v5.0.7, package: fake" GC3_MPICC=$T/mpicc \
+      "$W" --np 1 --python mpi4py,cupy -- x 2>&1); rc=$?
+ok "mpi4py of the build's Open MPI: run" eval 'test $rc = 0 && has "GC3_TEST_PYTHON=$T/pybin/python3"'
+out=$(PATH=$T/pybin:$PATH FAKE_PY_MODULES="sys mpi4py cupy" FAKE_MPI_LIB="Open MPI v5.0.70, package: fake" GC3_MPICC=$T/mpicc \
+      "$W" --np 1 --python mpi4py,cupy -- x 2>&1); rc=$?
+ok "mpi4py of Open MPI 5.0.70 is not 5.0.7's" test $rc = 77
 out=$("$W" --np 1 --tool gc3-no-such-tool -- x 2>&1); rc=$?
 ok "a missing tool: skipped" test $rc = 77 -a "$out" = "SKIPPED: needs gc3-no-such-tool on PATH"
 out=$(GC3_GPU_PROBE=false "$W" --np 2 -- $M -np 2 x 2>&1); rc=$?
