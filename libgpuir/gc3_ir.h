@@ -348,17 +348,28 @@ int          gc3_flat_nlocations(const gc3_flat_program_t *flat, int rank);
  * zero-copy sends). The same result on every rank for the same program. rank -1: every rank (one
  * analysis of the program's graph for all). Returns the number of send steps marked (for some kind of
  * call); stats (may be NULL) counts them over the ranks marked. */
+/* A send is also marked for the push form (doc/design/zero-copy.md, "Next: the push form"; the
+ * runtime does not push yet) when its sender may write its chunks straight into the destination of
+ * the receiving step at the send: that step only copies (recv, rcs) into chunks of the input or output
+ * in one segment, and every other step of the receiver that reads or writes them (in-place aliasing
+ * applied; an rrs counted as if homed) happens before the send or after the receiving step. */
 enum {
-    GC3_FLAT_ZC_OOP   = 1, /* out-of-place calls may send this step's data in place */
-    GC3_FLAT_ZC_IP    = 2, /* in-place calls may */
-    GC3_FLAT_ZC_HOMED = 4  /* an rrs made rrcs (its result kept in the output) */
+    GC3_FLAT_ZC_OOP      = 1, /* out-of-place calls may send this step's data in place */
+    GC3_FLAT_ZC_IP       = 2, /* in-place calls may */
+    GC3_FLAT_ZC_HOMED    = 4, /* an rrs made rrcs (its result kept in the output) */
+    GC3_FLAT_ZC_PUSH_OOP = 8, /* out-of-place calls may push this step's data to its receiver */
+    GC3_FLAT_ZC_PUSH_IP  = 16 /* in-place calls may */
 };
 #define GC3_ZC_MAX_STEPS 65536
 typedef struct {
-    int sends;    /* the rank's send steps */
-    int oop, ip;  /* of them, marked for out-of-place and in-place calls */
-    int homed;    /* rrs steps given a home */
+    int sends;             /* the rank's send steps */
+    int oop, ip;           /* of them, marked for out-of-place and in-place calls */
+    int homed;             /* rrs steps given a home */
+    int push_oop, push_ip; /* sends marked for the push form, out of place and in place */
 } gc3_zc_stats_t;
+/* The receiving step of each send step (global step indices; -1: none, or not a send): the k-th send
+ * of a connection is taken by the k-th receive of its peer block. match: nsteps ints. */
+void         gc3_flat_match_sends(const gc3_flat_program_t *flat, int *match);
 int          gc3_flat_zc_mark(gc3_flat_program_t *flat, int rank, int home_rrs, gc3_zc_stats_t *stats);
 /* The chunks of buffer `buf` a step sends, as the chunk range [*off_p, *off_p + cnt) of that buffer:
  * the source of s, the destination of rcs and rrcs; 0 for other steps (rrs: nothing has a place). */

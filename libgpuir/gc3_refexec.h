@@ -20,8 +20,12 @@ typedef struct {
      * given a home): a marked send leaves its data in place and its receiver reads it when it
      * receives; receives run as late as the program lets them (every other runnable step first), and
      * a marked send whose data changed before its receiver read it fails the run (GC3_ERR_VERIFY,
-     * "zero-copy hazard ..."). The outputs must equal the copying run's. 2: the same with every send of
-     * input or output chunks left in place, marked or not (tests: the check can fail). */
+     * "zero-copy hazard ..."). A send marked for the push form writes its chunks into its receiver's
+     * destination at once and the receiving step moves nothing; a step of that rank touching them
+     * before the receiving step ran fails the run alike. The outputs must equal the copying run's.
+     * 2: the same with every send of input or output chunks left in place, marked or not; 3: every send
+     * whose receiver copies into its input or output pushed, marked or not (tests: the checks can
+     * fail). */
     int         zero_copy;
 } gc3_refexec_args_t;
 

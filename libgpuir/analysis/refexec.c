@@ -11,7 +11,16 @@ typedef struct {
      * sent), and who sent it */
     char **zc;
     int    rank, tb, step;
+    int    pushed_to; /* pushed (zero_copy's push form): the global index of its receiving step, else -1 */
 } gc3_refmsg_t;
+
+/* A chunk pushed into a receiver's destination whose receiving step has not run yet: nobody else of
+ * that rank may touch it until then */
+typedef struct {
+    char *addr;
+    int   rank, recv;          /* the receiver and its receiving step (global index) */
+    int   from_rank, tb, step; /* the send that pushed it */
+} gc3_refpush_t;
 
 typedef struct {
     const gc3_flat_program_t *flat;
@@ -22,6 +31,10 @@ typedef struct {
     size_t                    chunk_bytes;
     gc3_diag_t               *diag;
     int                      *next;    /* zero_copy: per block, its next step (the schedule's priority) */
+    int                      *match;   /* zero_copy: per send step, its receiving step (global indices) */
+    int                      *step_tb; /* zero_copy: per step, its block (global index) */
+    gc3_refpush_t            *pend;    /* chunks pushed, not yet received */
+    int                       npend, cappend;
 } gc3_refctx_t;
 
 static void gc3_refmsg_free(void *ctx, void *msg)
@@ -84,6 +97,104 @@ static gc3_status_t gc3_ref_zc_note(gc3_refctx_t *x, const gc3_sim_step_t *sc, g
     return GC3_OK;
 }
 
+/* A send of a zero-copy run in the push form: its chunks written into the receiving step's destination
+ * now (marked for the call's kind; zero_copy 3: any send whose receiver copies into its input or
+ * output), each pending until that step runs. */
+static gc3_status_t gc3_ref_push(gc3_refctx_t *x, const gc3_sim_step_t *sc, gc3_refmsg_t *msg)
+{
+    const int              bit   = x->args->inplace ? GC3_FLAT_ZC_PUSH_IP : GC3_FLAT_ZC_PUSH_OOP;
+    const int              u     = x->match != NULL ? x->match[sc->tbinfo->step_begin + sc->step] : -1;
+    const gc3_flat_step_t *ru    = u >= 0 ? &gc3_flat_steps(x->flat)[u] : NULL;
+    const int              copes = ru != NULL && (ru->type == GC3_STEP_RECV || ru->type == GC3_STEP_RCS) &&
+                      (ru->dstbuf == GC3_BUF_INPUT || ru->dstbuf == GC3_BUF_OUTPUT);
+    gc3_sim_step_t su;
+
+    msg->pushed_to = -1;
+    if (ru == NULL || (x->args->zero_copy == 1 ? !(sc->st->zc & bit) : x->args->zero_copy != 3 || !copes)) {
+        return GC3_OK;
+    }
+    if (!copes) {
+        gc3_diag_add(x->diag,
+                     "rank %d tb %d step %d is marked to push its message, but its receiver does not copy it "
+                     "into its input or output",
+                     sc->rank, sc->tb, sc->step);
+        return GC3_ERR_VERIFY;
+    }
+    su        = *sc;
+    su.gtb    = x->step_tb[u];
+    su.tbinfo = &gc3_flat_tbs(x->flat)[su.gtb];
+    su.rank   = su.tbinfo->rank;
+    su.tb     = su.gtb - gc3_flat_ranks(x->flat)[su.rank].tb_begin;
+    su.step   = u - su.tbinfo->step_begin;
+    su.st     = ru;
+    for (int c = 0; c < msg->cnt; c++) {
+        char *dst = gc3_ref_addr(x, &su, ru->dstbuf, ru->dstoff + c);
+        if (dst == NULL) {
+            return GC3_ERR_VERIFY;
+        }
+        for (int i = 0; i < x->npend; i++) {
+            if (x->pend[i].addr == dst) {
+                gc3_diag_add(x->diag,
+                             "zero-copy hazard: rank %d tb %d step %d pushed into rank %d's chunk that rank %d "
+                             "tb %d step %d pushed before, not received yet",
+                             sc->rank, sc->tb, sc->step, su.rank, x->pend[i].from_rank, x->pend[i].tb, x->pend[i].step);
+                return GC3_ERR_VERIFY;
+            }
+        }
+        if (x->npend == x->cappend) {
+            gc3_refpush_t *n = realloc(x->pend, (size_t)(x->cappend * 2 + 16) * sizeof(*n));
+            if (n == NULL) {
+                return GC3_ERR_NO_MEMORY;
+            }
+            x->pend    = n;
+            x->cappend = x->cappend * 2 + 16;
+        }
+        memcpy(dst, msg->data + (size_t)c * x->chunk_bytes, x->chunk_bytes);
+        x->pend[x->npend++] = (gc3_refpush_t){ dst, su.rank, u, sc->rank, sc->tb, sc->step };
+    }
+    free(msg->zc); /* pushed: the sender's chunks need not stay */
+    msg->zc        = NULL;
+    msg->pushed_to = u;
+    return GC3_OK;
+}
+
+/* Before step sc runs: none of the chunks it reads or writes may be one pushed to its rank whose
+ * receiving step has not run (a step of the push's own receive excepted); that step's pushes end. */
+static gc3_status_t gc3_ref_push_check(gc3_refctx_t *x, const gc3_sim_step_t *sc)
+{
+    const gc3_flat_step_t *fs    = sc->st;
+    const unsigned         flags = gc3_step_flags((gc3_step_type_t)fs->type);
+    const int              me    = sc->tbinfo->step_begin + sc->step;
+
+    for (int i = 0; i < x->npend; i++) {
+        const gc3_refpush_t *e = &x->pend[i];
+        if (e->rank != sc->rank || e->recv == me) {
+            continue;
+        }
+        for (int c = 0; c < fs->cnt; c++) {
+            char *src = (flags & GC3_STEP_F_READ_SRC) ? gc3_ref_addr(x, sc, fs->srcbuf, fs->srcoff + c) : NULL;
+            char *dst = (flags & (GC3_STEP_F_WRITE_DST | GC3_STEP_F_READ_DST))
+                            ? gc3_ref_addr(x, sc, fs->dstbuf, fs->dstoff + c)
+                            : NULL;
+            if (src == e->addr || dst == e->addr) {
+                gc3_diag_add(x->diag,
+                             "zero-copy hazard: rank %d tb %d step %d pushed a chunk into rank %d, and rank %d tb "
+                             "%d step %d touched it before the receiving step ran",
+                             e->from_rank, e->tb, e->step, e->rank, sc->rank, sc->tb, sc->step);
+                return GC3_ERR_VERIFY;
+            }
+        }
+    }
+    for (int i = 0; i < x->npend;) {
+        if (x->pend[i].recv == me) {
+            x->pend[i] = x->pend[--x->npend];
+        } else {
+            i++;
+        }
+    }
+    return GC3_OK;
+}
+
 /* zero_copy's schedule: a block whose next step receives runs after every other runnable one */
 static double gc3_ref_priority(void *ctx, int gtb)
 {
@@ -117,6 +228,16 @@ static gc3_status_t gc3_ref_exec(void *ctx, const gc3_sim_step_t *sc, void *in, 
     if (x->next != NULL) {
         const gc3_flat_tb_t *b = sc->tbinfo;
         x->next[sc->gtb]       = sc->step + 1 < b->nsteps ? sc->step + 1 : 0;
+        if ((status = gc3_ref_push_check(x, sc)) != GC3_OK) {
+            gc3_refmsg_free(x, msg);
+            return status;
+        }
+    }
+    if (msg != NULL && msg->pushed_to >= 0 && msg->pushed_to != sc->tbinfo->step_begin + sc->step) {
+        gc3_diag_add(x->diag, "rank %d tb %d step %d received a message pushed for another step", sc->rank, sc->tb,
+                     sc->step);
+        gc3_refmsg_free(x, msg);
+        return GC3_ERR_VERIFY;
     }
     if (msg != NULL && msg->zc != NULL) {
         /* the receiver reads the sender's chunks now: they must still be what was sent */
@@ -159,7 +280,11 @@ static gc3_status_t gc3_ref_exec(void *ctx, const gc3_sim_step_t *sc, void *in, 
         switch (fs->type) {
         case GC3_STEP_SEND: memcpy(val + (size_t)c * cb, src, cb); break;
         case GC3_STEP_RECV:
-        case GC3_STEP_RCS:  memcpy(dst, val + (size_t)c * cb, cb); break;
+        case GC3_STEP_RCS:
+            if (msg->pushed_to < 0) { /* (pushed: its sender wrote it there) */
+                memcpy(dst, val + (size_t)c * cb, cb);
+            }
+            break;
         case GC3_STEP_RRC:
         case GC3_STEP_RRS:
         case GC3_STEP_RRCS:
@@ -198,6 +323,9 @@ static gc3_status_t gc3_ref_exec(void *ctx, const gc3_sim_step_t *sc, void *in, 
             msg->zc   = NULL;
         }
         status = gc3_ref_zc_note(x, sc, msg);
+        if (status == GC3_OK) {
+            status = gc3_ref_push(x, sc, msg);
+        }
         if (status != GC3_OK) {
             gc3_refmsg_free(x, msg);
             return status;
@@ -249,9 +377,19 @@ gc3_status_t gc3_refexec_run(const gc3_ir_program_t *p, const gc3_refexec_args_t
         for (int r = 0; r < p->ngpus; r++) {
             (void)gc3_flat_zc_mark(flat, r, 1, NULL);
         }
-        x.next = calloc((size_t)flat->ntbs + 1, sizeof(int));
+        x.next    = calloc((size_t)flat->ntbs + 1, sizeof(int));
+        x.match   = malloc(((size_t)flat->nsteps + 1) * sizeof(int));
+        x.step_tb = malloc(((size_t)flat->nsteps + 1) * sizeof(int));
+        if (x.match != NULL && x.step_tb != NULL) {
+            gc3_flat_match_sends(flat, x.match);
+            for (int t = 0; t < flat->ntbs; t++) {
+                for (int s = 0; s < gc3_flat_tbs(flat)[t].nsteps; s++) {
+                    x.step_tb[gc3_flat_tbs(flat)[t].step_begin + s] = t;
+                }
+            }
+        }
     }
-    if (x.scratch == NULL || (args->zero_copy && x.next == NULL)) {
+    if (x.scratch == NULL || (args->zero_copy && (x.next == NULL || x.match == NULL || x.step_tb == NULL))) {
         status = GC3_ERR_NO_MEMORY;
         goto out;
     }
@@ -271,6 +409,9 @@ out:
     }
     free(x.scratch);
     free(x.next);
+    free(x.match);
+    free(x.step_tb);
+    free(x.pend);
     gc3_flat_destroy(flat);
     return status;
 }

@@ -105,7 +105,7 @@ static int gc3_zc_csr(int n, int m, const int *key, const int *val, int **off_p,
 }
 
 /* The k-th send of each connection matched with the k-th receive of its peer block. */
-static void gc3_zc_match(const gc3_flat_program_t *f, int *match)
+void gc3_flat_match_sends(const gc3_flat_program_t *f, int *match)
 {
     const gc3_flat_rank_t *ranks = gc3_flat_ranks(f);
     const gc3_flat_tb_t   *tbs   = gc3_flat_tbs(f);
@@ -161,7 +161,7 @@ static int gc3_zc_graph_build(const gc3_flat_program_t *f, gc3_zc_graph_t *g)
                 g->rank[tbs[t].step_begin + s] = tbs[t].rank;
             }
         }
-        gc3_zc_match(f, g->match);
+        gc3_flat_match_sends(f, g->match);
         gc3_zc_edges(f, from, to, &m, g->match);
         rc = gc3_zc_csr(g->n, m, from, to, &g->succ_off, &g->succ) == 0 &&
                      gc3_zc_csr(g->n, m, to, from, &g->pred_off, &g->pred) == 0
@@ -255,6 +255,57 @@ static int gc3_zc_send_ok(gc3_zc_graph_t *g, int rank, int inplace, int v)
                 if (w != v && gc3_zc_touches(f, rank, inplace, &steps[w], loc, 1) && g->seen_b[w] != g->stamp_b &&
                     g->seen_f[w] != g->stamp_f) {
                     return 0; /* a write neither before the send nor after the receive */
+                }
+            }
+        }
+    }
+    return 1;
+}
+
+/* Does step st of `rank` access `loc` (read or write), or would it write it homed (an rrs of an input or
+ * output chunk may become rrcs into the output chunk of the same index on its own rank's marking,
+ * which another rank's marking does not see)? */
+static int gc3_zc_accesses(const gc3_flat_program_t *f, int rank, int inplace, const gc3_flat_step_t *st, int loc)
+{
+    if (gc3_zc_touches(f, rank, inplace, st, loc, 1) || gc3_zc_touches(f, rank, inplace, st, loc, 0)) {
+        return 1;
+    }
+    if (st->type == GC3_STEP_RRS && (st->srcbuf == GC3_BUF_INPUT || st->srcbuf == GC3_BUF_OUTPUT)) {
+        for (int c = 0; c < st->cnt; c++) {
+            if (gc3_flat_location(f, rank, inplace, GC3_BUF_OUTPUT, st->srcoff + c) == loc) {
+                return 1;
+            }
+        }
+    }
+    return 0;
+}
+
+/* Send step v (its receive match[v] marked forward, the steps before v backward): may its sender write
+ * the chunks into the receiving step's destination at v, in calls of kind `inplace`? */
+static int gc3_zc_push_ok(gc3_zc_graph_t *g, int inplace, int v)
+{
+    const gc3_flat_program_t *f     = g->f;
+    const gc3_flat_tb_t      *tbs   = gc3_flat_tbs(f);
+    const gc3_flat_step_t    *steps = gc3_flat_steps(f);
+    const int                 u = g->match[v], q = g->rank[u];
+    const gc3_flat_step_t    *ru = &steps[u];
+    const gc3_flat_rank_t    *r  = &gc3_flat_ranks(f)[q];
+
+    if ((ru->type != GC3_STEP_RECV && ru->type != GC3_STEP_RCS) || ru->cnt != steps[v].cnt ||
+        !gc3_zc_contiguous(f, q, ru->dstbuf, ru->dstoff, ru->cnt)) {
+        return 0;
+    }
+    for (int c = 0; c < ru->cnt; c++) {
+        const int loc = gc3_flat_location(f, q, inplace, ru->dstbuf, ru->dstoff + c);
+        if (loc < 0 || loc >= r->i_chunks + r->o_chunks) {
+            return 0;
+        }
+        for (int t = r->tb_begin; t < r->tb_begin + r->ntbs; t++) {
+            for (int s = 0; s < tbs[t].nsteps; s++) {
+                const int w = tbs[t].step_begin + s;
+                if (w != u && g->seen_b[w] != g->stamp_b && g->seen_f[w] != g->stamp_f &&
+                    gc3_zc_accesses(f, q, inplace, &steps[w], loc)) {
+                    return 0; /* an access of the destination neither before the send nor after the receive */
                 }
             }
         }
@@ -417,6 +468,14 @@ static int gc3_zc_mark_rank(gc3_zc_graph_t *g, int rank, int home_rrs, gc3_zc_st
                 bits |= GC3_FLAT_ZC_IP;
                 stats->ip++;
             }
+            if (f->outofplace && gc3_zc_push_ok(g, 0, v)) {
+                bits |= GC3_FLAT_ZC_PUSH_OOP;
+                stats->push_oop++;
+            }
+            if (f->inplace && gc3_zc_push_ok(g, 1, v)) {
+                bits |= GC3_FLAT_ZC_PUSH_IP;
+                stats->push_ip++;
+            }
             step->zc = bits;
             marked += (bits & (GC3_FLAT_ZC_OOP | GC3_FLAT_ZC_IP)) != 0;
         }
@@ -429,7 +488,7 @@ int gc3_flat_zc_mark(gc3_flat_program_t *f, int rank, int home_rrs, gc3_zc_stats
     const gc3_flat_tb_t *tbs   = gc3_flat_tbs(f);
     gc3_flat_step_t     *steps = (gc3_flat_step_t *)((char *)f + f->steps_off);
     const int            lo = rank < 0 ? 0 : rank, hi = rank < 0 ? f->nranks : rank + 1;
-    gc3_zc_stats_t       st = { 0, 0, 0, 0 };
+    gc3_zc_stats_t       st = { 0 };
     gc3_zc_graph_t       g;
     int                  marked = 0;
 
@@ -441,11 +500,13 @@ int gc3_flat_zc_mark(gc3_flat_program_t *f, int rank, int home_rrs, gc3_zc_stats
     }
     if (f->nsteps <= GC3_ZC_MAX_STEPS && f->proto != GC3_PROTO_LL && gc3_zc_graph_build(f, &g) == 0) {
         for (int r = lo; r < hi; r++) {
-            gc3_zc_stats_t one = { 0, 0, 0, 0 };
+            gc3_zc_stats_t one = { 0 };
             marked += gc3_zc_mark_rank(&g, r, home_rrs, &one);
             st.oop += one.oop;
             st.ip += one.ip;
             st.homed += one.homed;
+            st.push_oop += one.push_oop;
+            st.push_ip += one.push_ip;
         }
         gc3_zc_graph_free(&g);
     }

@@ -12,7 +12,7 @@
 static gc3_zc_stats_t mark_all(const gc3_ir_program_t *p)
 {
     gc3_flat_program_t *f   = NULL;
-    gc3_zc_stats_t      sum = { 0, 0, 0, 0 };
+    gc3_zc_stats_t      sum = { 0 };
 
     CHECK_OK(gc3_flat_create(p, &f));
     for (int r = 0; f != NULL && r < p->ngpus; r++) {
@@ -22,6 +22,8 @@ static gc3_zc_stats_t mark_all(const gc3_ir_program_t *p)
         sum.oop += st.oop;
         sum.ip += st.ip;
         sum.homed += st.homed;
+        sum.push_oop += st.push_oop;
+        sum.push_ip += st.push_ip;
     }
     gc3_flat_destroy(f);
     return sum;
@@ -87,7 +89,106 @@ static void test_known(void)
     p  = gen("allpairs", 4, 0, 1, 1);
     st = mark_all(p);
     CHECK(st.oop == st.sends, "allpairs out of place: %d of %d sends marked", st.oop, st.sends);
+    /* the push form: the sends whose receiver only copies (the allgather half), never a reduction's */
+    CHECK(st.push_oop == st.sends / 2 && st.push_ip == 0, "allpairs: %d of %d sends pushed", st.push_oop, st.sends);
     gc3_ir_program_destroy(p);
+}
+
+/* An empty allreduce program of 2 ranks of one chunk each (input, output, scratch), Simple, for the
+ * hand-written hazards below; in place or out of place. */
+static gc3_ir_program_t *tiny(const char *name, int inplace)
+{
+    gc3_ir_program_t *p = NULL;
+    CHECK_OK(gc3_ir_program_create(name, GC3_COLL_ALLREDUCE, 2, 1, &p));
+    if (p == NULL) {
+        return NULL;
+    }
+    p->inplace    = inplace;
+    p->outofplace = !inplace;
+    p->proto      = GC3_PROTO_SIMPLE;
+    p->nchannels  = 1;
+    for (int r = 0; r < 2; r++) {
+        p->gpus[r].i_chunks = 1;
+        p->gpus[r].o_chunks = 1;
+        p->gpus[r].s_chunks = 1;
+    }
+    return p;
+}
+
+/* Which sends may push (the push form: the sender writes into the receiver's destination at the send):
+ * every one whose receiver copies into its input or output, where nothing else there touches it in
+ * between; no reduction's. */
+static void test_known_push(void)
+{
+    struct {
+        const char *algo;
+        int         inplace, R;
+        int         num, den; /* pushed: sends * num / den */
+    } known[] = {
+        { "direct", 0, 4, 1, 1 },         /* alltoall out of place: every send into the output */
+        { "direct", 1, 4, 0, 1 },         /* in place: through scratch */
+        { "allgather_ring", 0, 4, 1, 1 }, /* allgather: every forward */
+        { "allgather_ring", 1, 5, 1, 1 }, { "bcast_ring", 0, 4, 1, 1 },          /* the chain */
+        { "bcast_direct", 1, 3, 1, 1 },   { "ring", 0, 4, 1, 2 },                /* allreduce: the allgather half */
+        { "ring", 1, 8, 1, 2 },           { "reduce_scatter_ring", 0, 4, 0, 1 }, /* reductions only */
+        { "reduce_ring", 0, 4, 0, 1 },    { "reduce_direct", 0, 4, 0, 1 },
+    };
+    for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++) {
+        gc3_ir_program_t *p = gen(known[i].algo, known[i].R, known[i].inplace, 2, 1);
+        gc3_zc_stats_t    st;
+        int               pushed;
+        if (p == NULL) {
+            continue;
+        }
+        st     = mark_all(p);
+        pushed = known[i].inplace ? st.push_ip : st.push_oop;
+        CHECK(pushed == st.sends * known[i].num / known[i].den && (known[i].inplace ? st.push_oop : st.push_ip) == 0,
+              "%s R=%d %s: %d of %d sends pushed", known[i].algo, known[i].R,
+              known[i].inplace ? "in place" : "out of place", pushed, st.sends);
+        gc3_ir_program_destroy(p);
+    }
+}
+
+/* A push that races with the receiver's read of its destination: not marked, and the unchecked push
+ * (zero_copy 3) of the reference executor catches it. */
+static void test_push_hazard(void)
+{
+    gc3_ir_program_t *p = NULL;
+    gc3_ir_tb_t      *tb;
+    gc3_zc_stats_t    st;
+    gc3_diag_t        diag;
+
+    gc3_diag_init(&diag);
+    if ((p = tiny("push_hazard", 0)) == NULL) {
+        return;
+    }
+    /* rank 0 sends its input chunk to rank 1's output chunk 0 and receives rank 1's into scratch; rank
+     * 1's other block sends that same output chunk, in no order with the receive */
+    CHECK_OK(gc3_ir_add_tb(p, 0, 1, -1, 0, &tb));
+    CHECK_OK(gc3_ir_add_step(tb, GC3_STEP_SEND, GC3_BUF_INPUT, 0, GC3_BUF_NONE, -1, 1, -1, -1, NULL));
+    CHECK_OK(gc3_ir_add_tb(p, 0, -1, 1, 0, &tb));
+    CHECK_OK(gc3_ir_add_step(tb, GC3_STEP_RECV, GC3_BUF_NONE, -1, GC3_BUF_SCRATCH, 0, 1, -1, -1, NULL));
+    CHECK_OK(gc3_ir_add_tb(p, 1, -1, 0, 0, &tb));
+    CHECK_OK(gc3_ir_add_step(tb, GC3_STEP_RECV, GC3_BUF_NONE, -1, GC3_BUF_OUTPUT, 0, 1, -1, -1, NULL));
+    CHECK_OK(gc3_ir_add_tb(p, 1, 0, -1, 0, &tb));
+    CHECK_OK(gc3_ir_add_step(tb, GC3_STEP_SEND, GC3_BUF_OUTPUT, 0, GC3_BUF_NONE, -1, 1, -1, -1, NULL));
+    gc3_ir_update_hasdep(p);
+    st = mark_all(p);
+    CHECK(st.sends == 2 && st.push_oop == 0, "racing push: %d of %d marked", st.push_oop, st.sends);
+    {
+        int32_t            in[2][4] = { { 1, 2, 3, 4 }, { 10, 20, 30, 40 } }, out[2][4] = { { 0 }, { 0 } };
+        void              *i[2] = { in[0], in[1] }, *o[2] = { out[0], out[1] };
+        gc3_refexec_args_t args = { GC3_DT_INT32, GC3_OP_SUM, 4, 0, 8, 1 };
+        gc3_status_t       s    = gc3_refexec_run(p, &args, i, o, &diag);
+        CHECK(s == GC3_OK, "the marked run: %s (%s)", gc3_status_string(s), diag.count ? diag.msgs[0] : "");
+        args.zero_copy = 3;
+        s              = gc3_refexec_run(p, &args, i, o, &diag);
+        CHECK(s == GC3_ERR_VERIFY && gc3_diag_contains(&diag, "touched it before the receiving step ran"),
+              "unchecked push of a racing send: %s (%s)", gc3_status_string(s),
+              diag.count ? diag.msgs[diag.count - 1] : "");
+    }
+    gc3_ir_program_destroy(p);
+    gc3_diag_cleanup(&diag);
 }
 
 /* A program whose send races with a later write of the same chunk must not be marked, and the
@@ -103,18 +204,8 @@ static void test_hazard(void)
     gc3_diag_t        diag;
 
     gc3_diag_init(&diag);
-    CHECK_OK(gc3_ir_program_create("hazard", GC3_COLL_ALLREDUCE, 2, 1, &p));
-    if (p == NULL) {
+    if ((p = tiny("hazard", 1)) == NULL) {
         return;
-    }
-    p->inplace    = 1;
-    p->outofplace = 0;
-    p->proto      = GC3_PROTO_SIMPLE;
-    p->nchannels  = 1;
-    for (int r = 0; r < 2; r++) {
-        p->gpus[r].i_chunks = 1;
-        p->gpus[r].o_chunks = 1;
-        p->gpus[r].s_chunks = 1;
     }
     /* rank r: tb 0 sends output (= input) chunk 0 to the peer, tb 1 receives the peer's into scratch
      * and reduces it into output chunk 0: the reduction may run before the peer read our chunk */
@@ -224,7 +315,9 @@ static void test_files(void)
 int main(void)
 {
     test_known();
+    test_known_push();
     test_hazard();
+    test_push_hazard();
     test_builtin();
     test_files();
     gc3_ir_xml_cleanup();
