@@ -165,18 +165,19 @@ static gc3_status_t gc3_ref_push_check(gc3_refctx_t *x, const gc3_sim_step_t *sc
     const gc3_flat_step_t *fs    = sc->st;
     const unsigned         flags = gc3_step_flags((gc3_step_type_t)fs->type);
     const int              me    = sc->tbinfo->step_begin + sc->step;
+    int                    here  = 0; /* a push to this rank for another step is pending */
 
     for (int i = 0; i < x->npend; i++) {
-        const gc3_refpush_t *e = &x->pend[i];
-        if (e->rank != sc->rank || e->recv == me) {
-            continue;
-        }
-        for (int c = 0; c < fs->cnt; c++) {
-            char *src = (flags & GC3_STEP_F_READ_SRC) ? gc3_ref_addr(x, sc, fs->srcbuf, fs->srcoff + c) : NULL;
-            char *dst = (flags & (GC3_STEP_F_WRITE_DST | GC3_STEP_F_READ_DST))
-                            ? gc3_ref_addr(x, sc, fs->dstbuf, fs->dstoff + c)
-                            : NULL;
-            if (src == e->addr || dst == e->addr) {
+        here = here || (x->pend[i].rank == sc->rank && x->pend[i].recv != me);
+    }
+    for (int c = 0; c < fs->cnt && here; c++) {
+        char *src = (flags & GC3_STEP_F_READ_SRC) ? gc3_ref_addr(x, sc, fs->srcbuf, fs->srcoff + c) : NULL;
+        char *dst = (flags & (GC3_STEP_F_WRITE_DST | GC3_STEP_F_READ_DST))
+                        ? gc3_ref_addr(x, sc, fs->dstbuf, fs->dstoff + c)
+                        : NULL;
+        for (int i = 0; i < x->npend; i++) {
+            const gc3_refpush_t *e = &x->pend[i];
+            if (e->rank == sc->rank && e->recv != me && (src == e->addr || dst == e->addr)) {
                 gc3_diag_add(x->diag,
                              "zero-copy hazard: rank %d tb %d step %d pushed a chunk into rank %d, and rank %d tb "
                              "%d step %d touched it before the receiving step ran",
