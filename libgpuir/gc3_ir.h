@@ -352,7 +352,9 @@ int          gc3_flat_nlocations(const gc3_flat_program_t *flat, int rank);
  * runtime does not push yet) when its sender may write its chunks straight into the destination of
  * the receiving step at the send: that step only copies (recv, rcs) into chunks of the input or output
  * in one segment, and every other step of the receiver that reads or writes them (in-place aliasing
- * applied; an rrs counted as if homed) happens before the send or after the receiving step. */
+ * applied; an rrs counted as if homed) happens before the send or after the receiving step; one that
+ * sends them from where they are (where they may be left for their reader) has its reader before the
+ * send too. */
 enum {
     GC3_FLAT_ZC_OOP      = 1, /* out-of-place calls may send this step's data in place */
     GC3_FLAT_ZC_IP       = 2, /* in-place calls may */

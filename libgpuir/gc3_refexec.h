@@ -25,7 +25,9 @@ typedef struct {
      * before the receiving step ran fails the run alike. The outputs must equal the copying run's.
      * 2: the same with every send of input or output chunks left in place, marked or not; 3: every send
      * whose receiver copies into its input or output pushed, marked or not (tests: the checks can
-     * fail). */
+     * fail). These checks follow one schedule (receives last): a hazard another order would show may
+     * pass, and a pulled chunk overwritten with the same value is not seen; the marking itself reasons
+     * on every order (gc3_flat_zc_mark). */
     int         zero_copy;
 } gc3_refexec_args_t;
 

@@ -280,6 +280,30 @@ static int gc3_zc_accesses(const gc3_flat_program_t *f, int rank, int inplace, c
     return 0;
 }
 
+/* Does step st of `rank` send `loc` from where it is, so that it may be left there for its reader (a send
+ * or rcs/rrcs of it, marked or not: another rank's marking is not known here; an rrs of an input or
+ * output chunk, which its rank may home into the output chunk of the same index)? */
+static int gc3_zc_sends_loc(const gc3_flat_program_t *f, int rank, int inplace, const gc3_flat_step_t *st, int loc)
+{
+    int buf, off;
+    if (gc3_flat_sent_chunks(st, &buf, &off)) {
+        for (int c = 0; c < st->cnt; c++) {
+            if (gc3_flat_location(f, rank, inplace, buf, off + c) == loc) {
+                return 1;
+            }
+        }
+        return 0;
+    }
+    if (st->type == GC3_STEP_RRS && (st->srcbuf == GC3_BUF_INPUT || st->srcbuf == GC3_BUF_OUTPUT)) {
+        for (int c = 0; c < st->cnt; c++) {
+            if (gc3_flat_location(f, rank, inplace, GC3_BUF_OUTPUT, st->srcoff + c) == loc) {
+                return 1;
+            }
+        }
+    }
+    return 0;
+}
+
 /* Send step v (its receive match[v] marked forward, the steps before v backward): may its sender write
  * the chunks into the receiving step's destination at v, in calls of kind `inplace`? */
 static int gc3_zc_push_ok(gc3_zc_graph_t *g, int inplace, int v)
@@ -303,9 +327,15 @@ static int gc3_zc_push_ok(gc3_zc_graph_t *g, int inplace, int v)
         for (int t = r->tb_begin; t < r->tb_begin + r->ntbs; t++) {
             for (int s = 0; s < tbs[t].nsteps; s++) {
                 const int w = tbs[t].step_begin + s;
-                if (w != u && g->seen_b[w] != g->stamp_b && g->seen_f[w] != g->stamp_f &&
-                    gc3_zc_accesses(f, q, inplace, &steps[w], loc)) {
+                if (w == u || g->seen_f[w] == g->stamp_f || !gc3_zc_accesses(f, q, inplace, &steps[w], loc)) {
+                    continue;
+                }
+                if (g->seen_b[w] != g->stamp_b) {
                     return 0; /* an access of the destination neither before the send nor after the receive */
+                }
+                if (gc3_zc_sends_loc(f, q, inplace, &steps[w], loc) &&
+                    (g->match[w] < 0 || g->seen_b[g->match[w]] != g->stamp_b)) {
+                    return 0; /* a send of it that may leave it in place: its reader is not before the push */
                 }
             }
         }

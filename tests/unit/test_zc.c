@@ -191,6 +191,73 @@ static void test_push_hazard(void)
     gc3_diag_cleanup(&diag);
 }
 
+/* A valid program (the verifier's race check passes) where a push would overwrite a chunk its rank
+ * sends in place before that send's reader read it: rank 1 sends output chunk 0 to rank 2, which reads
+ * it only after a token from rank 0; rank 0 pushes into that chunk after a token from rank 1 that
+ * follows the send, and before its own token to rank 2. The send of rank 0 must not be marked to push;
+ * the marked run (pulls and pushes) ends as the copying one. */
+static void test_push_after_pull(void)
+{
+    gc3_ir_program_t *p = NULL;
+    gc3_ir_tb_t      *tb;
+    gc3_zc_stats_t    st;
+    gc3_diag_t        diag;
+    /* rank, peer (send +, receive -), type, buffer, chunk, dep tb */
+    static const int steps[][6] = {
+        { 1, +2, GC3_STEP_SEND, GC3_BUF_OUTPUT, 0, -1 },  { 1, +0, GC3_STEP_SEND, GC3_BUF_INPUT, 1, 0 },
+        { 1, -2, GC3_STEP_RECV, GC3_BUF_SCRATCH, 1, -1 }, { 1, -0, GC3_STEP_RECV, GC3_BUF_OUTPUT, 0, 2 },
+        { 0, -1, GC3_STEP_RECV, GC3_BUF_SCRATCH, 0, -1 }, { 0, +1, GC3_STEP_SEND, GC3_BUF_INPUT, 0, 0 },
+        { 0, +2, GC3_STEP_SEND, GC3_BUF_INPUT, 1, 1 },    { 2, -0, GC3_STEP_RECV, GC3_BUF_SCRATCH, 1, -1 },
+        { 2, -1, GC3_STEP_RECV, GC3_BUF_SCRATCH, 0, 0 },  { 2, +1, GC3_STEP_SEND, GC3_BUF_SCRATCH, 0, 1 },
+    };
+
+    gc3_diag_init(&diag);
+    CHECK_OK(gc3_ir_program_create("push_after_pull", GC3_COLL_ALLREDUCE, 3, 2, &p));
+    if (p == NULL) {
+        return;
+    }
+    p->inplace    = 1;
+    p->outofplace = 0;
+    p->proto      = GC3_PROTO_SIMPLE;
+    p->nchannels  = 1;
+    for (int r = 0; r < 3; r++) {
+        p->gpus[r].i_chunks = p->gpus[r].o_chunks = p->gpus[r].s_chunks = 2;
+    }
+    /* one step per block; a receive from rank 0 is written -0: the sign is in steps[i][2] */
+    for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+        const int send = steps[i][2] == GC3_STEP_SEND, peer = steps[i][1] < 0 ? -steps[i][1] : steps[i][1];
+        CHECK_OK(gc3_ir_add_tb(p, steps[i][0], send ? peer : -1, send ? -1 : peer, 0, &tb));
+        CHECK_OK(gc3_ir_add_step(tb, (gc3_step_type_t)steps[i][2], send ? steps[i][3] : GC3_BUF_NONE,
+                                 send ? steps[i][4] : -1, send ? GC3_BUF_NONE : steps[i][3], send ? -1 : steps[i][4], 1,
+                                 steps[i][5], steps[i][5] >= 0 ? 0 : -1, NULL));
+    }
+    gc3_ir_update_hasdep(p);
+    st = mark_all(p);
+    CHECK(st.push_ip == 0, "a push over a chunk left in place for its reader: %d sends marked to push", st.push_ip);
+    {
+        /* not an allreduce: the copying run is the oracle */
+        int32_t out[2][3][8];
+        for (int k = 0; k < 2; k++) {
+            void              *io[3];
+            gc3_refexec_args_t args = { GC3_DT_INT32, GC3_OP_SUM, 4, 1, 8, k };
+            gc3_status_t       s;
+            for (int r = 0; r < 3; r++) {
+                for (int e = 0; e < 8; e++) {
+                    out[k][r][e] = 100 * r + e;
+                }
+                io[r] = out[k][r];
+            }
+            s = gc3_refexec_run(p, &args, io, io, &diag);
+            CHECK(s == GC3_OK, "push after pull, zero_copy %d: %s (%s)", k, gc3_status_string(s),
+                  diag.count ? diag.msgs[diag.count - 1] : "");
+        }
+        CHECK(memcmp(out[0], out[1], sizeof(out[0])) == 0,
+              "push after pull: the zero-copy run differs from the copying one");
+    }
+    gc3_ir_program_destroy(p);
+    gc3_diag_cleanup(&diag);
+}
+
 /* A program whose send races with a later write of the same chunk must not be marked, and the
  * unchecked marking (zero_copy 2) of the reference executor must catch the hazard. */
 static void test_hazard(void)
@@ -318,6 +385,7 @@ int main(void)
     test_known_push();
     test_hazard();
     test_push_hazard();
+    test_push_after_pull();
     test_builtin();
     test_files();
     gc3_ir_xml_cleanup();
