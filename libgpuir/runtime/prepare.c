@@ -2,6 +2,7 @@
  * geometry, the layout and this rank's region; the exchange of handles, the peers' regions mapped;
  * the connections; between nodes, the transport's setup), its estimate without preparing it, and its
  * end (gc3_plan_destroy). */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -517,23 +518,36 @@ static void gc3_prep_pool_install(gc3_prep_t *x)
     pthread_mutex_unlock(&e->pool_lock);
 }
 
-/* A test of gc3_prep_retry where no library holds stale mappings (CI's host backend): with
- * GC3_TEST_REFUSE_MAP=R:N in the environment, rank R of every executor refuses its first N opens of
- * a peer's region (of this process, counted across executors) as already mapped. */
+/* A test of gc3_prep_retry where no library holds stale mappings (any backend; CI runs it on the host
+ * backend): with GC3_TEST_REFUSE_MAP=R:N in the environment, rank R of every executor refuses its first
+ * N opens of a peer's region (of this process, counted across executors and threads) as already
+ * mapped. */
+static pthread_once_t gc3_refuse_once = PTHREAD_ONCE_INIT;
+static int            gc3_refuse_left, gc3_refuse_rank = -1;
+
+static void gc3_prep_refuse_read(void)
+{
+    const char *v = getenv("GC3_TEST_REFUSE_MAP");
+    if (v == NULL || sscanf(v, "%d:%d", &gc3_refuse_rank, &gc3_refuse_left) != 2) {
+        gc3_refuse_rank = -1;
+        gc3_refuse_left = 0;
+    }
+}
+
 static int gc3_prep_refuse_test(const gc3_plan_t *p, int q, gc3_diag_t *diag)
 {
-    static int left = -1, rank = -1;
-    if (left < 0) {
-        const char *v = getenv("GC3_TEST_REFUSE_MAP");
-        left          = 0;
-        if (v != NULL && sscanf(v, "%d:%d", &rank, &left) != 2) {
-            left = 0;
-        }
-    }
-    if (left == 0 || p->rank != rank) {
+    int n;
+
+    (void)pthread_once(&gc3_refuse_once, gc3_prep_refuse_read);
+    if (p->rank != gc3_refuse_rank) {
         return 0;
     }
-    left--;
+    do { /* one refusal of the N, whichever thread takes it */
+        n = __atomic_load_n(&gc3_refuse_left, __ATOMIC_RELAXED);
+        if (n <= 0) {
+            return 0;
+        }
+    } while (!__atomic_compare_exchange_n(&gc3_refuse_left, &n, n - 1, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
     gc3_diag_add(diag, "executor: rank %d's region refused as already mapped (GC3_TEST_REFUSE_MAP)", q);
     fprintf(stderr, "gc3: GC3_TEST_REFUSE_MAP: rank %d refuses rank %d's region as already mapped\n", p->rank, q);
     return 1;
@@ -622,7 +636,8 @@ static gc3_status_t gc3_prep_retry(gc3_prep_t *x, gc3_diag_t *diag)
         status                  = gc3_pool_new(p, 1, NULL, old->bytes, old->gen, &x->pool_new, diag);
     }
     x->retries++;
-    x->refused  = 0;
+    x->refused        = 0;
+    x->refused_why[0] = '\0';
     x->unlinked = 0;
     x->ok       = status == GC3_OK;
     x->phase    = GC3_PREP_HANDLES;
@@ -912,6 +927,9 @@ gc3_status_t gc3_exec_prepare_test(gc3_prep_t *x, gc3_diag_t *diag, gc3_plan_t *
         goto done;
     }
     if (status == GC3_OK && q >= 0) {
+        if (x->refused && x->refused_why[0]) {
+            gc3_diag_add(diag, "%s", x->refused_why); /* (kept aside for a retry that does not come) */
+        }
         if (q != p->rank) { /* this rank's own reason is in diag already */
             gc3_diag_add(diag, "executor: rank %d could not %s (its own output says why)", q,
                          x->phase == GC3_PREP_HANDLES ? "prepare its part of the plan" : "map its peers' memory");
