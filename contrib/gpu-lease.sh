@@ -42,8 +42,8 @@ version_of() { # an openmpi_X.Y.Z.orig.tar.* name: X.Y.Z
 
 # JOB: the job, in the copy of the tree; its GPU part under the lock
 job() {
-    local j=$1 t=$SECONDS rc tar ver
-    local sel=${GC3_LEASE_CTEST:--L gpu}
+    local j=$1 t=$SECONDS rc tar ver sel
+    read -r -a sel <<<"${GC3_LEASE_CTEST:--L gpu}" # (words: -R 'a|b' stays one regex)
     cd "$D/tree" || return 1
     say "$j: start"
     case $j in
@@ -51,8 +51,7 @@ job() {
         ./contrib/quickstart.sh --setup-only >"$L/stock-build.log" 2>&1
         rc=$?; say "stock: build rc=$rc ($((SECONDS - t)) s)"
         [ $rc = 0 ] || return 1
-        # shellcheck disable=SC2086
-        flock "$D/gpu.lock" bash -c "cd build && ctest $sel --output-on-failure" >"$L/stock-test.log" 2>&1
+        (cd build && flock "$D/gpu.lock" ctest "${sel[@]}" --output-on-failure) >"$L/stock-test.log" 2>&1
         rc=$?; say "stock: ctest rc=$rc ($((SECONDS - t)) s)"
         cp build/tests/expect-output-failed.* "$L/" 2>/dev/null ;;
     ompi5 | ompi41)
@@ -69,8 +68,7 @@ job() {
         [ $rc = 0 ] || return 1
         env "${env[@]}" contrib/ci-ompi5.sh --cuda -R gc3_lease_builds_only >"$L/$j-build.log" 2>&1
         say "$j: gc3 built ($((SECONDS - t)) s)"
-        # shellcheck disable=SC2086
-        flock "$D/gpu.lock" env "${env[@]}" contrib/ci-ompi5.sh --cuda $sel --output-on-failure >"$L/$j-test.log" 2>&1
+        flock "$D/gpu.lock" env "${env[@]}" contrib/ci-ompi5.sh --cuda "${sel[@]}" --output-on-failure >"$L/$j-test.log" 2>&1
         rc=$?; say "$j: ctest rc=$rc ($((SECONDS - t)) s)"
         mkdir -p "$L/$j-failed" && cp "build-$j-cuda"/tests/expect-output-failed.* "$L/$j-failed/" 2>/dev/null ;;
     *)
