@@ -262,46 +262,43 @@ static int gc3_zc_send_ok(gc3_zc_graph_t *g, int rank, int inplace, int v)
     return 1;
 }
 
-/* Does step st of `rank` access `loc` (read or write), or would it write it homed (an rrs of an input or
- * output chunk may become rrcs into the output chunk of the same index on its own rank's marking,
- * which another rank's marking does not see)? */
-static int gc3_zc_accesses(const gc3_flat_program_t *f, int rank, int inplace, const gc3_flat_step_t *st, int loc)
+/* Do chunks [off, off + cnt) of buf at `rank` include `loc` (in-place aliasing of the kind applied)? */
+static int gc3_zc_covers(const gc3_flat_program_t *f, int rank, int inplace, int buf, int off, int cnt, int loc)
 {
-    if (gc3_zc_touches(f, rank, inplace, st, loc, 1) || gc3_zc_touches(f, rank, inplace, st, loc, 0)) {
-        return 1;
-    }
-    if (st->type == GC3_STEP_RRS && (st->srcbuf == GC3_BUF_INPUT || st->srcbuf == GC3_BUF_OUTPUT)) {
-        for (int c = 0; c < st->cnt; c++) {
-            if (gc3_flat_location(f, rank, inplace, GC3_BUF_OUTPUT, st->srcoff + c) == loc) {
-                return 1;
-            }
+    for (int c = 0; c < cnt; c++) {
+        if (gc3_flat_location(f, rank, inplace, buf, off + c) == loc) {
+            return 1;
         }
     }
     return 0;
 }
 
+/* Would rrs step st of `rank` write `loc` homed (an rrs of an input or output chunk may become rrcs into
+ * the output chunk of the same index on its own rank's marking, which another rank's marking does not
+ * see)? */
+static int gc3_zc_may_home(const gc3_flat_program_t *f, int rank, int inplace, const gc3_flat_step_t *st, int loc)
+{
+    return st->type == GC3_STEP_RRS && (st->srcbuf == GC3_BUF_INPUT || st->srcbuf == GC3_BUF_OUTPUT) &&
+           gc3_zc_covers(f, rank, inplace, GC3_BUF_OUTPUT, st->srcoff, st->cnt, loc);
+}
+
+/* Does step st of `rank` access `loc` (read or write), or may it write it homed? */
+static int gc3_zc_accesses(const gc3_flat_program_t *f, int rank, int inplace, const gc3_flat_step_t *st, int loc)
+{
+    return gc3_zc_touches(f, rank, inplace, st, loc, 1) || gc3_zc_touches(f, rank, inplace, st, loc, 0) ||
+           gc3_zc_may_home(f, rank, inplace, st, loc);
+}
+
 /* Does step st of `rank` send `loc` from where it is, so that it may be left there for its reader (a send
- * or rcs/rrcs of it, marked or not: another rank's marking is not known here; an rrs of an input or
- * output chunk, which its rank may home into the output chunk of the same index)? */
+ * or rcs/rrcs of it, marked or not: another rank's marking is not known here; or an rrs that may home
+ * into it)? */
 static int gc3_zc_sends_loc(const gc3_flat_program_t *f, int rank, int inplace, const gc3_flat_step_t *st, int loc)
 {
     int buf, off;
     if (gc3_flat_sent_chunks(st, &buf, &off)) {
-        for (int c = 0; c < st->cnt; c++) {
-            if (gc3_flat_location(f, rank, inplace, buf, off + c) == loc) {
-                return 1;
-            }
-        }
-        return 0;
+        return gc3_zc_covers(f, rank, inplace, buf, off, st->cnt, loc);
     }
-    if (st->type == GC3_STEP_RRS && (st->srcbuf == GC3_BUF_INPUT || st->srcbuf == GC3_BUF_OUTPUT)) {
-        for (int c = 0; c < st->cnt; c++) {
-            if (gc3_flat_location(f, rank, inplace, GC3_BUF_OUTPUT, st->srcoff + c) == loc) {
-                return 1;
-            }
-        }
-    }
-    return 0;
+    return gc3_zc_may_home(f, rank, inplace, st, loc);
 }
 
 /* Send step v (its receive match[v] marked forward, the steps before v backward): may its sender write
