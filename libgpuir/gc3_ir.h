@@ -167,6 +167,9 @@ typedef struct gc3_ir_program {
     int            no_zc;         /* runtime: its plans copy every message through the FIFOs, whatever the
                                    * executor's zero_copy (a rule's zero_copy=off). Not in the file; in
                                    * gc3_ir_hash when set (the ranks agree on it) */
+    int            zc_pull;       /* runtime: its plans' zero-copy never pushes (a rule's zero_copy=pull),
+                                   * whatever the executor's zc_pull. Not in the file; in gc3_ir_hash when
+                                   * set */
     /* In the file, MSCCL's in-place form: the buffer that lives inside the other (allreduce,
      * alltoall, reduce_scatter: the output; allgather: the input) is given with 0 chunks and the
      * steps name the one that holds both, as msccl-tools writes in-place programs. The model always
@@ -280,6 +283,8 @@ typedef struct {
     int32_t fuse;     /* 0 from gc3_flat_create; gc3_flat_fuse: this step and the next `fuse` steps of
                        * its block run as one pass */
     int32_t zc;       /* 0 from gc3_flat_create; gc3_flat_zc_mark: GC3_FLAT_ZC_* bits */
+    int32_t push_buf; /* a send marked for the push form (GC3_FLAT_ZC_PUSH_*): the receiving step's */
+    int32_t push_off; /* destination, buffer (input or output) and first chunk; 0 otherwise */
 } gc3_flat_step_t;
 
 typedef struct {
@@ -348,13 +353,15 @@ int          gc3_flat_nlocations(const gc3_flat_program_t *flat, int rank);
  * zero-copy sends). The same result on every rank for the same program. rank -1: every rank (one
  * analysis of the program's graph for all). Returns the number of send steps marked (for some kind of
  * call); stats (may be NULL) counts them over the ranks marked. */
-/* A send is also marked for the push form (doc/design/zero-copy.md, "Next: the push form"; the
- * runtime does not push yet) when its sender may write its chunks straight into the destination of
- * the receiving step at the send: that step only copies (recv, rcs) into chunks of the input or output
- * in one segment, and every other step of the receiver that reads or writes them (in-place aliasing
- * applied; an rrs counted as if homed) happens before the send or after the receiving step; one that
- * sends them from where they are (where they may be left for their reader) has its reader before the
- * send too. */
+/* A send is also marked for the push form (doc/design/zero-copy.md, "The push form": in zero-copy
+ * mode the sender writes into the receiver's buffer) when its sender may write its chunks straight
+ * into the destination of the receiving step at the send: that step copies (recv, rcs) or reduces into
+ * (rrc, rrcs: the pushed chunks land where the result goes, and the step reduces them there with its
+ * operand, which must not be that place) chunks of the input or output in one segment, and every other
+ * step of the receiver that reads or writes them (in-place aliasing applied) happens before the send or after the receiving step; one that sends them
+ * from where they are (where they may be left for their reader) has its reader before the send too.
+ * Every rank's rrs steps are homed first (home_rrs), so a reduction's landing place is its home. Such
+ * a send's push_buf and push_off name where the receiver takes the chunks. */
 enum {
     GC3_FLAT_ZC_OOP      = 1, /* out-of-place calls may send this step's data in place */
     GC3_FLAT_ZC_IP       = 2, /* in-place calls may */

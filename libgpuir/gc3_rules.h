@@ -41,6 +41,7 @@ typedef struct {
     int         proto_set;
     int         channels, instances, chunks_per_peer;
     int         no_zc;          /* zero_copy=off: its plans copy every message through the FIFOs */
+    int         zc_pull;        /* zero_copy=pull: left in place, never pushed (the receivers read) */
     char       *where;          /* FILE:LINE (a program's rule: its file) */
     /* rules made from the XML programs of an algorithm directory (gc3_rules_add_xml_dir) */
     char       *xml;            /* the program's file; NULL for rules naming a generator */

@@ -112,6 +112,11 @@ typedef struct {
                                  * of copying it into the receiver's FIFO; the call then ends once its receivers read
                                  * it. Ranks need not agree (a message says how it came). 0: every byte through the
                                  * FIFOs (default) */
+    int           zc_pull;      /* zero_copy, in zero-copy mode: every receiver reads its messages from the sender's
+                                 * buffer. 0 (default): a send the program allows it for (gc3_flat_zc_mark's push
+                                 * form: ring allgather phases, all-to-all, bcast) writes its chunks straight into
+                                 * the receiver's buffer instead (NVLink writes are posted, reads round trips).
+                                 * Ranks need not agree */
     int           reg_entries;  /* zero_copy: buffers each rank keeps registered (0: GC3_REG_ENTRIES_DEFAULT); every
                                  * rank of the executor passes the same value */
     uint64_t      tile_bytes;   /* Simple plans without scratch: a step moves at most this many bytes per loop (its
@@ -173,6 +178,8 @@ void         gc3_plan_zc_describe(const gc3_plan_t *plan, char *buf, size_t len)
 int          gc3_plan_zc_peers(const gc3_plan_t *plan);
 /* 1 when the last call ran in zero-copy mode (every message of every rank in place, large tiles). */
 int          gc3_plan_zc_mode(const gc3_plan_t *plan);
+/* How many peers the last call pushed data to (zero-copy mode, the push form; 0: none). */
+int          gc3_plan_zc_pushed(const gc3_plan_t *plan);
 const char  *gc3_plan_zc_why(const gc3_plan_t *plan);
 gc3_status_t gc3_exec_create(const gc3_exec_params_t *params, gc3_diag_t *diag, gc3_exec_t **exec_p);
 /* How many thread blocks of one plan can run at once: cuda, what params.device holds co-resident

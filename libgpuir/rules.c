@@ -280,11 +280,12 @@ gc3_status_t gc3_rules_parse(const char *text, const char *name, gc3_diag_t *dia
             }
             *eq = '\0';
             if (strcmp(tok[i], "zero_copy") == 0) {
-                if (strcmp(eq + 1, "on") != 0 && strcmp(eq + 1, "off") != 0) {
-                    gc3_diag_add(diag, "%s: zero_copy must be on or off (found '%s')", where, eq + 1);
+                if (strcmp(eq + 1, "on") != 0 && strcmp(eq + 1, "off") != 0 && strcmp(eq + 1, "pull") != 0) {
+                    gc3_diag_add(diag, "%s: zero_copy must be on, pull or off (found '%s')", where, eq + 1);
                     errors++;
                 }
-                r.no_zc = strcmp(eq + 1, "off") == 0;
+                r.no_zc   = strcmp(eq + 1, "off") == 0;
+                r.zc_pull = strcmp(eq + 1, "pull") == 0;
                 continue;
             }
             if (strcmp(tok[i], "proto") == 0) {
@@ -676,7 +677,8 @@ gc3_status_t gc3_rule_program(const gc3_rule_t *rule, const gc3_rule_target_t *t
         const gc3_status_t st = rule->program != NULL ? gc3_rule_file_program(rule, target, diag, program_p, made)
                                                       : gc3_rule_generated_program(rule, target, diag, program_p, made);
         if (st == GC3_OK) {
-            (*program_p)->no_zc = rule->no_zc;
+            (*program_p)->no_zc   = rule->no_zc;
+            (*program_p)->zc_pull = rule->zc_pull;
             gc3_rule_both_kinds(*program_p, target);
             if (rule->program != NULL && (*program_p)->coll == GC3_COLL_REDUCE &&
                 !((*program_p)->inplace && (*program_p)->outofplace)) {

@@ -98,14 +98,16 @@ static gc3_status_t gc3_ref_zc_note(gc3_refctx_t *x, const gc3_sim_step_t *sc, g
 }
 
 /* A send of a zero-copy run in the push form: its chunks written into the receiving step's destination
- * now (marked for the call's kind; zero_copy 3: any send whose receiver copies into its input or
+ * now (marked for the call's kind; zero_copy 3: any send whose receiver copies or reduces into its input or
  * output), each pending until that step runs. */
 static gc3_status_t gc3_ref_push(gc3_refctx_t *x, const gc3_sim_step_t *sc, gc3_refmsg_t *msg)
 {
     const int              bit   = x->args->inplace ? GC3_FLAT_ZC_PUSH_IP : GC3_FLAT_ZC_PUSH_OOP;
     const int              u     = x->match != NULL ? x->match[sc->tbinfo->step_begin + sc->step] : -1;
     const gc3_flat_step_t *ru    = u >= 0 ? &gc3_flat_steps(x->flat)[u] : NULL;
-    const int              copes = ru != NULL && (ru->type == GC3_STEP_RECV || ru->type == GC3_STEP_RCS) &&
+    const int              copes = ru != NULL &&
+                      (ru->type == GC3_STEP_RECV || ru->type == GC3_STEP_RCS || ru->type == GC3_STEP_RRC ||
+                       ru->type == GC3_STEP_RRCS) &&
                       (ru->dstbuf == GC3_BUF_INPUT || ru->dstbuf == GC3_BUF_OUTPUT);
     gc3_sim_step_t su;
 
@@ -115,8 +117,8 @@ static gc3_status_t gc3_ref_push(gc3_refctx_t *x, const gc3_sim_step_t *sc, gc3_
     }
     if (!copes) {
         gc3_diag_add(x->diag,
-                     "rank %d tb %d step %d is marked to push its message, but its receiver does not copy it "
-                     "into its input or output",
+                     "rank %d tb %d step %d is marked to push its message, but its receiver does not copy or "
+                     "reduce it into its input or output",
                      sc->rank, sc->tb, sc->step);
         return GC3_ERR_VERIFY;
     }
@@ -289,6 +291,10 @@ static gc3_status_t gc3_ref_exec(void *ctx, const gc3_sim_step_t *sc, void *in, 
         case GC3_STEP_RRC:
         case GC3_STEP_RRS:
         case GC3_STEP_RRCS:
+            if (msg->pushed_to >= 0) {
+                /* pushed: the operand is what landed in the destination (whatever happened to it since) */
+                memcpy(val + (size_t)c * cb, dst, cb);
+            }
             status = gc3_reduce_host(x->args->dtype, x->args->op, val + (size_t)c * cb, src, cb / gc3_dtype_size(x->args->dtype));
             if (dst != NULL) {
                 memcpy(dst, val + (size_t)c * cb, cb);

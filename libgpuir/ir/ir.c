@@ -265,6 +265,7 @@ uint64_t gc3_ir_hash(const gc3_ir_program_t *p)
         int32_t root = p->root;
         h = gc3_fnv1a(gc3_fnv1a(h, "root", 4), &root, sizeof(root));
     }
+    h = p->zc_pull ? gc3_fnv1a(h, "zc_pull", 7) : h;
     return p->no_zc ? gc3_fnv1a(h, "no_zc", 5) : h;
 }
 

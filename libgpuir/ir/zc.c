@@ -273,32 +273,19 @@ static int gc3_zc_covers(const gc3_flat_program_t *f, int rank, int inplace, int
     return 0;
 }
 
-/* Would rrs step st of `rank` write `loc` homed (an rrs of an input or output chunk may become rrcs into
- * the output chunk of the same index on its own rank's marking, which another rank's marking does not
- * see)? */
-static int gc3_zc_may_home(const gc3_flat_program_t *f, int rank, int inplace, const gc3_flat_step_t *st, int loc)
-{
-    return st->type == GC3_STEP_RRS && (st->srcbuf == GC3_BUF_INPUT || st->srcbuf == GC3_BUF_OUTPUT) &&
-           gc3_zc_covers(f, rank, inplace, GC3_BUF_OUTPUT, st->srcoff, st->cnt, loc);
-}
-
-/* Does step st of `rank` access `loc` (read or write), or may it write it homed? */
+/* Does step st of `rank` access `loc` (read or write)? (Every rank's rrs steps were homed before the
+ * marking, gc3_flat_zc_mark: a homed one is an rrcs that writes its home, an rrs left writes nothing.) */
 static int gc3_zc_accesses(const gc3_flat_program_t *f, int rank, int inplace, const gc3_flat_step_t *st, int loc)
 {
-    return gc3_zc_touches(f, rank, inplace, st, loc, 1) || gc3_zc_touches(f, rank, inplace, st, loc, 0) ||
-           gc3_zc_may_home(f, rank, inplace, st, loc);
+    return gc3_zc_touches(f, rank, inplace, st, loc, 1) || gc3_zc_touches(f, rank, inplace, st, loc, 0);
 }
 
 /* Does step st of `rank` send `loc` from where it is, so that it may be left there for its reader (a send
- * or rcs/rrcs of it, marked or not: another rank's marking is not known here; or an rrs that may home
- * into it)? */
+ * or rcs/rrcs of it, marked or not: the marking of its rank may not be done yet)? */
 static int gc3_zc_sends_loc(const gc3_flat_program_t *f, int rank, int inplace, const gc3_flat_step_t *st, int loc)
 {
     int buf, off;
-    if (gc3_flat_sent_chunks(st, &buf, &off)) {
-        return gc3_zc_covers(f, rank, inplace, buf, off, st->cnt, loc);
-    }
-    return gc3_zc_may_home(f, rank, inplace, st, loc);
+    return gc3_flat_sent_chunks(st, &buf, &off) && gc3_zc_covers(f, rank, inplace, buf, off, st->cnt, loc);
 }
 
 /* Send step v (its receive match[v] marked forward, the steps before v backward): may its sender write
@@ -312,7 +299,9 @@ static int gc3_zc_push_ok(gc3_zc_graph_t *g, int inplace, int v)
     const gc3_flat_step_t    *ru = &steps[u];
     const gc3_flat_rank_t    *r  = &gc3_flat_ranks(f)[q];
 
-    if ((ru->type != GC3_STEP_RECV && ru->type != GC3_STEP_RCS) || ru->cnt != steps[v].cnt ||
+    const int reduces = ru->type == GC3_STEP_RRC || ru->type == GC3_STEP_RRCS;
+
+    if ((ru->type != GC3_STEP_RECV && ru->type != GC3_STEP_RCS && !reduces) || ru->cnt != steps[v].cnt ||
         !gc3_zc_contiguous(f, q, ru->dstbuf, ru->dstoff, ru->cnt)) {
         return 0;
     }
@@ -320,6 +309,9 @@ static int gc3_zc_push_ok(gc3_zc_graph_t *g, int inplace, int v)
         const int loc = gc3_flat_location(f, q, inplace, ru->dstbuf, ru->dstoff + c);
         if (loc < 0 || loc >= r->i_chunks + r->o_chunks) {
             return 0;
+        }
+        if (reduces && gc3_zc_covers(f, q, inplace, ru->srcbuf, ru->srcoff, ru->cnt, loc)) {
+            return 0; /* a reduction's landing place is its own operand (in place) */
         }
         for (int t = r->tb_begin; t < r->tb_begin + r->ntbs; t++) {
             for (int s = 0; s < tbs[t].nsteps; s++) {
@@ -468,7 +460,7 @@ static int gc3_zc_home_all(gc3_zc_graph_t *g, int rank)
 }
 
 /* One rank's marking on the program's graph g. */
-static int gc3_zc_mark_rank(gc3_zc_graph_t *g, int rank, int home_rrs, gc3_zc_stats_t *stats)
+static int gc3_zc_mark_rank(gc3_zc_graph_t *g, int rank, gc3_zc_stats_t *stats)
 {
     gc3_flat_program_t    *f      = (gc3_flat_program_t *)g->f;
     const gc3_flat_rank_t *r      = &gc3_flat_ranks(f)[rank];
@@ -476,7 +468,12 @@ static int gc3_zc_mark_rank(gc3_zc_graph_t *g, int rank, int home_rrs, gc3_zc_st
     gc3_flat_step_t       *steps  = (gc3_flat_step_t *)((char *)f + f->steps_off);
     int                    marked = 0;
 
-    stats->homed = home_rrs ? gc3_zc_home_all(g, rank) : 0;
+    /* (every rank's homes were given first, gc3_flat_zc_mark) */
+    for (int t = r->tb_begin; t < r->tb_begin + r->ntbs; t++) {
+        for (int s = 0; s < tbs[t].nsteps; s++) {
+            stats->homed += (steps[tbs[t].step_begin + s].zc & GC3_FLAT_ZC_HOMED) != 0;
+        }
+    }
     for (int t = r->tb_begin; t < r->tb_begin + r->ntbs; t++) {
         for (int s = 0; s < tbs[t].nsteps; s++) {
             const int        v    = tbs[t].step_begin + s;
@@ -503,7 +500,14 @@ static int gc3_zc_mark_rank(gc3_zc_graph_t *g, int rank, int home_rrs, gc3_zc_st
                 bits |= GC3_FLAT_ZC_PUSH_IP;
                 stats->push_ip++;
             }
-            step->zc = bits;
+            step->zc       = bits;
+            step->push_buf = 0;
+            step->push_off = 0;
+            if (bits & (GC3_FLAT_ZC_PUSH_OOP | GC3_FLAT_ZC_PUSH_IP)) {
+                const gc3_flat_step_t *u = &steps[g->match[v]]; /* (a recv or rcs into the input or output) */
+                step->push_buf           = u->dstbuf;
+                step->push_off           = u->dstoff;
+            }
             marked += (bits & (GC3_FLAT_ZC_OOP | GC3_FLAT_ZC_IP)) != 0;
         }
     }
@@ -521,14 +525,19 @@ int gc3_flat_zc_mark(gc3_flat_program_t *f, int rank, int home_rrs, gc3_zc_stats
 
     for (int t = 0; t < f->ntbs; t++) {
         for (int s = 0; s < tbs[t].nsteps && tbs[t].rank >= lo && tbs[t].rank < hi; s++) {
-            steps[tbs[t].step_begin + s].zc = 0;
+            steps[tbs[t].step_begin + s].zc &= GC3_FLAT_ZC_HOMED; /* (a home given before stays) */
             st.sends += (gc3_step_flags((gc3_step_type_t)steps[tbs[t].step_begin + s].type) & GC3_STEP_F_SEND) != 0;
         }
     }
     if (f->nsteps <= GC3_ZC_MAX_STEPS && f->proto != GC3_PROTO_LL && gc3_zc_graph_build(f, &g) == 0) {
+        /* every rank's homes first (a rank's depend on its own steps only): a push into a reduction lands
+         * in its destination, which for a homed rrs is its home */
+        for (int r = 0; r < f->nranks && home_rrs; r++) {
+            (void)gc3_zc_home_all(&g, r);
+        }
         for (int r = lo; r < hi; r++) {
             gc3_zc_stats_t one = { 0 };
-            marked += gc3_zc_mark_rank(&g, r, home_rrs, &one);
+            marked += gc3_zc_mark_rank(&g, r, &one);
             st.oop += one.oop;
             st.ip += one.ip;
             st.homed += one.homed;

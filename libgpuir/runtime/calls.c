@@ -270,6 +270,29 @@ static gc3_status_t gc3_call_launch(gc3_plan_t *p, const gc3_call_t *c, gc3_diag
     return status;
 }
 
+/* The push form (doc/design/zero-copy.md): in zero-copy mode, each block writes the chunks of its sends
+ * marked for it straight into its receiver's buffer, where this rank maps it (every rank posted its
+ * call's buffers with its agreement word); otherwise, with params.zc_pull, and in a plan of a rule's
+ * zero_copy=pull, nothing is pushed. */
+static void gc3_call_push(gc3_plan_t *p, int big)
+{
+    uint64_t to = 0; /* the peers pushed to (bit: index on the node) */
+
+    for (int t = 0; t < p->ntbs; t++) {
+        gc3_rt_tb_t *x = &p->tbs_ctx[t];
+        for (int b = 0; b < 2; b++) {
+            x->push[b] = big && !p->exec->params.zc_pull && !p->zc_pull && x->zc_slocal >= 0
+                             ? gc3_reg_push_dst(p->exec->reg, p->id, p->zc_seq, x->zc_slocal, b)
+                             : 0;
+            to |= x->push[b] != 0 ? 1ull << x->zc_slocal : 0;
+        }
+    }
+    p->zc_pushed_last = 0;
+    for (int q = 0; q < 64; q++) {
+        p->zc_pushed_last += (int)((to >> q) & 1);
+    }
+}
+
 /* The call's tile, memory and contexts, then its launch (big: in zero-copy mode, the large tile). */
 static gc3_status_t gc3_call_go(gc3_plan_t *p, const gc3_call_t *c, int big, gc3_diag_t *diag)
 {
@@ -289,6 +312,7 @@ static gc3_status_t gc3_call_go(gc3_plan_t *p, const gc3_call_t *c, int big, gc3
     p->zc_big = big;
     p->call_L = (int)((c->count + k * T - 1) / (k * T));
     gc3_call_contexts(p, c, T, p->call_L, window);
+    gc3_call_push(p, big);
     return gc3_call_launch(p, c, diag);
 }
 
@@ -329,7 +353,9 @@ static gc3_status_t gc3_call_start(gc3_plan_t *p, const gc3_call_t *c, gc3_diag_
         p->call    = *c;
         p->pending = 1;
         p->pend_ns = gc3_exec_now_ns();
-        gc3_reg_agree_post(p->exec->reg, p->id, ++p->zc_seq, p->zc_ready);
+        char *buf[2];
+        gc3_call_buffers(p, c, &buf[0], &buf[1]);
+        gc3_reg_agree_post(p->exec->reg, p->id, ++p->zc_seq, p->zc_ready, p->zc_held, buf);
     } else if ((status = gc3_call_go(p, c, 0, diag)) != GC3_OK) {
         gc3_call_zc_end(p);
         return status;

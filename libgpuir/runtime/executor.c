@@ -146,6 +146,11 @@ int gc3_plan_zc_mode(const gc3_plan_t *p)
     return p != NULL && p->zc_big;
 }
 
+int gc3_plan_zc_pushed(const gc3_plan_t *p)
+{
+    return p != NULL && p->zc_big ? p->zc_pushed_last : 0;
+}
+
 const char *gc3_plan_zc_why(const gc3_plan_t *p)
 {
     return p != NULL ? p->zc_why : NULL;

@@ -94,12 +94,17 @@ int          gc3_reg_rank_of(const gc3_reg_t *reg, int local);
  * those ranks (by their index on the node). */
 int          gc3_reg_connected(const gc3_reg_t *reg);
 uint64_t     gc3_reg_all_peers(const gc3_reg_t *reg);
-/* Zero-copy mode (reg.c's header): this rank's word for call `seq` of plan `plan` (< GC3_REG_AGREE_PLANS);
+/* Zero-copy mode (reg.c's header): this rank's word for call `seq` of plan `plan` (< GC3_REG_AGREE_PLANS),
+ * with the call's input and output (va) and their registrations (id + 1, 0: none);
  * GC3_IN_PROGRESS until every rank of the node posted its word for that call (*missing_p: the index on
  * the node of one that has not), then GC3_OK with *all_p: every rank was ready. */
 #define GC3_REG_AGREE_PLANS 256
-void         gc3_reg_agree_post(gc3_reg_t *reg, int plan, uint64_t seq, int ready);
+void gc3_reg_agree_post(gc3_reg_t *reg, int plan, uint64_t seq, int ready, const uint32_t id1[2], char *const va[2]);
 gc3_status_t gc3_reg_agree_test(gc3_reg_t *reg, int plan, uint64_t seq, int *all_p, int *missing_p);
+/* After gc3_reg_agree_test said every rank posted call `seq`: where the buffer b (0 input, 1 output) of
+ * the call of the rank at index `local` of the node is mapped here (the push form writes there), or 0
+ * (it gave none, or this rank does not map that registration's generation). */
+uint64_t                 gc3_reg_push_dst(gc3_reg_t *reg, int plan, uint64_t seq, int local, int b);
 const gc3_rt_zc_entry_t *gc3_reg_table(const gc3_reg_t *reg, int *entries_p);
 
 /* The process-wide count of what plans hold (gc3_mem_held), by kind; a backend counts the memory
@@ -231,6 +236,8 @@ struct gc3_plan {
     gc3_call_t          call;                  /* the pending call */
     uint32_t            zc_held[2];            /* registrations the call in flight holds (id + 1) */
     int                 zc_peers_last;         /* how many peers the last call could leave data in place for */
+    int                 zc_pushed_last;        /* how many of them it wrote into (zero-copy mode, the push form) */
+    int                 zc_pull;               /* the program's zc_pull: never push */
     const char         *zc_why;                /* why the last call left nothing in place (NULL: it did) */
     char                broken_why[512];
 };

@@ -157,6 +157,9 @@ typedef struct {
      * on the node of the block's send and receive peers (-1: another node; send: also from 64 on) */
     const gc3_rt_zc_entry_t *zc_table;
     int32_t                zc_entries, zc_slocal, zc_rlocal;
+    /* zero-copy mode, the push form (per call): where the block's receiver's input and output of the call
+     * are mapped here (0: not pushed); a send marked for it (GC3_FLAT_ZC_PUSH_*) writes its chunks there */
+    uint64_t                 push[2];
     uint64_t               sig;          /* this call's signature, first word of every message */
     char                  *stage_in, *stage_out; /* LL staging (slot payload bytes each) */
     double                 timeout_s;

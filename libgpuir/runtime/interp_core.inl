@@ -123,6 +123,18 @@ GC3_DEV static int gc3_core_wait(gc3_rt_tb_t *t, uint64_t *p, uint64_t target, i
     return 0;
 }
 
+/* Chunk c of an input or output buffer b that starts at base (this rank's, or its receiver's as mapped
+ * here), in loop l: its address and how many elements of it exist. */
+GC3_DEV static char *gc3_core_chunk_at(const gc3_rt_tb_t *t, char *base, int b, int c, int l, uint64_t *valid)
+{
+    /* no 64-bit division (measured on H200: 335 ns each, in the one thread doing control);
+     * allreduce buffers are one segment (c < k) */
+    uint32_t k = (uint32_t)t->k[b], seg = (uint32_t)c < k ? 0 : (uint32_t)c / k, m = (uint32_t)c - seg * k;
+    uint64_t pos = (uint64_t)l * k * t->T + m * t->T;
+    *valid       = pos < t->count ? (t->count - pos < t->T ? t->count - pos : t->T) : 0;
+    return base + (seg * t->count + pos) * (uint64_t)t->dsize;
+}
+
 /* Chunk c of buffer b in loop l: its address and how many elements of it exist. */
 GC3_DEV static char *gc3_core_chunk(const gc3_rt_tb_t *t, int b, int c, int l, uint64_t *valid)
 {
@@ -130,14 +142,8 @@ GC3_DEV static char *gc3_core_chunk(const gc3_rt_tb_t *t, int b, int c, int l, u
         uint64_t w = t->window > 0 ? (uint64_t)((uint32_t)l % GC3_RT_WINDOW) : 0;
         *valid     = t->T;
         return t->buf[b] + ((w * (uint64_t)t->s_chunks + (uint64_t)c) * t->T) * (uint64_t)t->dsize;
-    } else {
-        /* no 64-bit division (measured on H200: 335 ns each, in the one thread doing control);
-         * allreduce buffers are one segment (c < k) */
-        uint32_t k = (uint32_t)t->k[b], seg = (uint32_t)c < k ? 0 : (uint32_t)c / k, m = (uint32_t)c - seg * k;
-        uint64_t pos = (uint64_t)l * k * t->T + m * t->T;
-        *valid       = pos < t->count ? (t->count - pos < t->T ? t->count - pos : t->T) : 0;
-        return t->buf[b] + (seg * t->count + pos) * (uint64_t)t->dsize;
     }
+    return gc3_core_chunk_at(t, t->buf[b], b, c, l, valid);
 }
 
 /* Chunk c of a step in loop l: where it is read and written, and how many of its elements
@@ -246,10 +252,20 @@ GC3_DEV static void gc3_core_move_part(const gc3_rt_tb_t *t, int s, int c, int l
     msg_in  = msg_in ? msg_in + lo : 0;
     msg_out = msg_out ? msg_out + lo : 0;
     hi -= lo;
+    /* (msg_in 0 in a recv or rcs: the sender pushed the chunk into dst, gc3_core_step_simple) */
     switch (st->type) {
     case GC3_STEP_SEND: if (msg_out) gc3_be_copy(msg_out, src, hi); break;
-    case GC3_STEP_RECV: gc3_be_copy(dst, msg_in, hi); break;
-    case GC3_STEP_RCS:  gc3_be_copy2(dst, msg_out, msg_in, hi); break;
+    case GC3_STEP_RECV:
+        if (msg_in)
+            gc3_be_copy(dst, msg_in, hi);
+        break;
+    case GC3_STEP_RCS:
+        if (msg_in) {
+            gc3_be_copy2(dst, msg_out, msg_in, hi);
+        } else if (msg_out) {
+            gc3_be_copy(msg_out, dst, hi);
+        }
+        break;
     case GC3_STEP_RRC:  gc3_be_reduce3(t->dtype, t->op, dst, msg_in, src, hi / (uint64_t)t->dsize); break;
     case GC3_STEP_RRS:  gc3_be_reduce3(t->dtype, t->op, msg_out, msg_in, src, hi / (uint64_t)t->dsize); break;
     case GC3_STEP_RRCS:
@@ -528,8 +544,41 @@ GC3_DEV static GC3_CORE_INLINE int gc3_core_step(gc3_rt_tb_t *t, int s, int l, g
  * the data where it is and fills only the slot's header: where the message is (its registration and
  * its address there, and how many of its bytes exist); the receiver reads it from the sender's buffer.
  * The header line of a slot: the call's signature, zero or the registration + 1, the address, the
- * extent. A zero-copy message of no bytes (its chunks past the count) carries extent 0 and no address. */
+ * extent. A zero-copy message of no bytes (its chunks past the count) carries extent 0 and no address.
+ * Or, pushed (zero-copy mode, the step marked for the push form, gc3_rt_tb_t.push): the sender wrote the
+ * chunks into the receiving step's destination through its mapping of the receiver's buffer before the
+ * header, which says so (GC3_HDR_PUSHED); the receiver has nothing to move in (an rcs sends on from its
+ * destination; an rrc or rrcs reduces its operand into them where they are). */
 enum { GC3_HDR_SIG = 0, GC3_HDR_ZC = 1, GC3_HDR_VA = 2, GC3_HDR_EXTENT = 3 };
+#define GC3_HDR_PUSHED (~0ull) /* in GC3_HDR_ZC */
+
+/* Where step s pushes its chunks (zero-copy mode): the receiver's buffer as mapped here, or 0 (not
+ * pushed: the step is not marked for the push form in calls of this kind, or the receiver's buffer was
+ * not given). GC3_FLAT_ZC_PUSH_OOP and _IP are GC3_FLAT_ZC_OOP and _IP shifted by 3. */
+GC3_DEV static inline char *gc3_core_push_to(const gc3_rt_tb_t *t, const gc3_flat_step_t *st)
+{
+    const int b = st->push_buf;
+    if (!(st->zc & (t->zc_bit << 3)) || t->send_lens || (b != GC3_BUF_INPUT && b != GC3_BUF_OUTPUT)) {
+        return 0;
+    }
+    return (char *)(uintptr_t)t->push[b];
+}
+
+/* Bytes [0, upto) of step s's message in loop l, its chunks pushed into the receiver's buffer that
+ * starts at `to` (in: where byte 0 of the message arrived, or 0: pushed to this rank). Each chunk goes
+ * where the receiving step takes it, up to what exists of it there. */
+GC3_DEV static void gc3_core_push_range(const gc3_rt_tb_t *t, int s, int l, char *in, char *to, uint64_t upto)
+{
+    const gc3_flat_step_t *st   = &t->steps[s];
+    const uint64_t         tile = t->T * (uint64_t)t->dsize;
+    for (int c = 0; c < st->cnt && (uint64_t)c * tile < upto; c++) {
+        const uint64_t at = (uint64_t)c * tile;
+        uint64_t       n, lim = upto - at < tile ? upto - at : tile;
+        char          *dst = gc3_core_chunk_at(t, to, st->push_buf, st->push_off + c, l, &n);
+        n *= (uint64_t)t->dsize;
+        gc3_core_move_part(t, s, c, l, in ? in + at : 0, dst, 0, lim < n ? lim : n);
+    }
+}
 
 /* The registration (0 none, else id + 1) of the chunks step s sends in loop l in place, their address
  * and extent: marked for the call's kind, registered, mapped by the receiver on this node. */
@@ -586,9 +635,10 @@ GC3_DEV static char *gc3_core_zc_in(const gc3_rt_tb_t *t, uint64_t id1, uint64_t
 }
 
 /* Leader, Simple: wait for the message and read its header; *zin_p: zero-copy, where the message is,
- * and *zext_p how many of its bytes exist there. 1 when the call failed. */
+ * and *zext_p how many of its bytes exist there; *pushed_p: it was pushed into the step's destination.
+ * 1 when the call failed. */
 GC3_DEV static GC3_CORE_INLINE int gc3_core_simple_head(gc3_rt_tb_t *t, int s, int l, const gc3_core_pos_t *pos,
-                                                         char **zin_p, uint64_t *zext_p)
+                                                        char **zin_p, uint64_t *zext_p, int *pushed_p)
 {
     const volatile uint64_t *h;
     uint64_t                 sig, id1;
@@ -603,7 +653,16 @@ GC3_DEV static GC3_CORE_INLINE int gc3_core_simple_head(gc3_rt_tb_t *t, int s, i
         gc3_core_fail(t, s, l, GC3_WAIT_WHAT_MISMATCH, -1, -1, t->sig, sig);
         return 1;
     }
-    if ((id1 = h[GC3_HDR_ZC]) != 0) {
+    if ((id1 = h[GC3_HDR_ZC]) == GC3_HDR_PUSHED) {
+        /* only into a recv's, rcs's, rrc's or rrcs's destination (gc3_flat_zc_mark); anything else is a bug,
+         * not data */
+        const int ty = t->steps[s].type;
+        if (ty != GC3_STEP_RECV && ty != GC3_STEP_RCS && ty != GC3_STEP_RRC && ty != GC3_STEP_RRCS) {
+            gc3_core_fail(t, s, l, GC3_WAIT_WHAT_ZC, -1, -1, id1, t->steps[s].type);
+            return 1;
+        }
+        *pushed_p = 1;
+    } else if (id1 != 0) {
         const uint64_t va = h[GC3_HDR_VA];
         *zext_p           = h[GC3_HDR_EXTENT];
         *zin_p            = gc3_core_zc_in(t, id1, va, *zext_p);
@@ -622,16 +681,16 @@ GC3_DEV static GC3_CORE_INLINE int gc3_core_step_simple(gc3_rt_tb_t *t, int s, i
     const unsigned         flags = gc3_core_flags(st->type);
     const int              recv  = (flags & GC3_STEP_F_RECV) != 0, send = (flags & GC3_STEP_F_SEND) != 0;
     const uint64_t         bytes = (uint64_t)(st->cnt > 0 ? st->cnt : 0) * t->T * (uint64_t)t->dsize;
-    char                  *zin = 0, *va = 0, *in = 0, *out = 0;
+    char                  *zin = 0, *va = 0, *in = 0, *out = 0, *push = 0;
     char                  *slot = send ? t->send_slots + (uint64_t)pos->sslot * t->slot_stride : 0;
     uint64_t               extent = 0, zext = 0, upto = bytes;
     uint32_t               zout   = 0;
-    int                    failed = 0;
+    int                    failed = 0, pushed = 0;
 
     if (GC3_LEADER) {
         failed = gc3_core_wait_deps(t, s, l);
         if (!failed && recv) {
-            failed = gc3_core_simple_head(t, s, l, pos, &zin, &zext);
+            failed = gc3_core_simple_head(t, s, l, pos, &zin, &zext, &pushed);
         }
         if (!failed && send && pos->sent == 0 && t->handover && t->pooled && t->send_lens == 0) {
             /* the first message into a pool another plan used last: the receiver has started this call, so
@@ -643,16 +702,19 @@ GC3_DEV static GC3_CORE_INLINE int gc3_core_step_simple(gc3_rt_tb_t *t, int s, i
             uint64_t need = t->send_base + pos->sent + 1;
             need          = need > (uint64_t)t->slots ? need - (uint64_t)t->slots : 0;
             failed        = gc3_core_wait(t, t->send_head, need, s, l, GC3_WAIT_WHAT_SEND, -1, -1);
-            zout          = gc3_core_zc_out(t, s, l, &va, &extent);
+            push          = gc3_core_push_to(t, st);
+            zout          = push ? 0 : gc3_core_zc_out(t, s, l, &va, &extent);
             if (!zout) {
                 ((volatile uint64_t *)slot)[GC3_HDR_SIG] = t->sig; /* published with the data below */
-                ((volatile uint64_t *)slot)[GC3_HDR_ZC]  = 0;
+                ((volatile uint64_t *)slot)[GC3_HDR_ZC]  = push ? GC3_HDR_PUSHED : 0;
             }
         }
     }
     if (GC3_SHARE_INT(failed)) {
         return 1;
     }
+    push   = (char *)(uintptr_t)GC3_SHARE_U64((uint64_t)(uintptr_t)push);
+    pushed = GC3_SHARE_INT(pushed);
     if (l == 0 && GC3_LEADER) {
         GC3_STAMP(t, GC3_TRACE_AT(s, GC3_TRACE_WAITED));
         GC3_STAMP(t, GC3_TRACE_AT(s, GC3_TRACE_RECEIVED));
@@ -665,13 +727,23 @@ GC3_DEV static GC3_CORE_INLINE int gc3_core_step_simple(gc3_rt_tb_t *t, int s, i
          * sender's allocation, or nothing (GC3_CORE_ZC_NOWHERE); those elements are past the count */
         upto = GC3_SHARE_U64(zext < bytes ? zext : bytes);
     }
-    in  = zin ? zin : recv ? t->recv_slots + (uint64_t)pos->rslot * t->slot_stride + GC3_RT_SIMPLE_HDR : 0;
-    out = send && !zout ? slot + GC3_RT_SIMPLE_HDR : 0;
-    gc3_core_move_range(t, s, l, in, out, 0, upto);
+    in = zin ? zin : recv && !pushed ? t->recv_slots + (uint64_t)pos->rslot * t->slot_stride + GC3_RT_SIMPLE_HDR : 0;
+    if (pushed && (st->type == GC3_STEP_RRC || st->type == GC3_STEP_RRCS)) {
+        /* the pushed operand landed where the result goes (its chunks in one segment): reduced there */
+        uint64_t n;
+        in = gc3_core_chunk(t, st->dstbuf, st->dstoff, l, &n);
+    }
+    if (push) {
+        gc3_core_push_range(t, s, l, in, push, upto);
+    } else {
+        out = send && !zout ? slot + GC3_RT_SIMPLE_HDR : 0;
+        gc3_core_move_range(t, s, l, in, out, 0, upto);
+    }
     if (l == 0 && GC3_LEADER) {
         GC3_STAMP(t, GC3_TRACE_AT(s, GC3_TRACE_MOVED));
     }
-    GC3_SYNC(); /* every thread's loads of the slot (or the peer's buffer) returned, and its stores are done */
+    GC3_SYNC(); /* every thread's loads of the slot (or the peer's buffer) returned, and its stores (into the
+                 * slot, or pushed into the receiver's buffer) are done: the fence below publishes them */
     if (GC3_LEADER) {
         if (send) {
             if (zout) {

@@ -407,6 +407,7 @@ static gc3_status_t gc3_prep_local(gc3_exec_t *exec, const gc3_ir_program_t *pro
     if (exec->params.zero_copy && p->proto == GC3_PROTO_SIMPLE && !program->no_zc) {
         gc3_zc_prep(p);
     }
+    p->zc_pull = program->zc_pull;
     p->pooled = gc3_plan_takes_pool(&exec->params, p->proto, p->flat, exec->node);
     status    = gc3_prep_geometry(exec, program, p, diag);
     if (status != GC3_OK) {

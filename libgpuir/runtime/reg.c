@@ -11,11 +11,13 @@
  *            and a new one a new generation (never reused);
  *   acks     per peer and registration of that peer, the generation this rank mapped (or could not:
  *            the top bit), written once its table says where;
- *   agree    per plan (by its number, the same on every rank), two words: this rank's call of the plan
- *            (its number, odd and even calls apart) and whether all its buffers of that call are mapped
- *            by every other rank of the node. When every rank is ready, the call runs in zero-copy mode
- *            (gc3_plan_t.zc_agree: large tiles, every message in place); a rank reads the others' words
- *            of a call before it sends anything of it, so a word is never overwritten before it was read.
+ *   agree    per plan (by its number, the same on every rank), two records (odd and even calls apart):
+ *            this rank's call of the plan (its number) and whether all its buffers of that call are mapped
+ *            by every other rank of the node, written last; before it, the call's input and output
+ *            (registration, generation, address), where the push form writes. When every rank is ready,
+ *            the call runs in zero-copy mode (gc3_plan_t.zc_agree: large tiles, every message in place);
+ *            a rank reads the others' records of a call before it sends anything of it, so a record is
+ *            never overwritten before it was read.
  * A sender leaves a message in place only for a receiver that acknowledged the generation of the
  * registration it is in; everything else goes through the FIFOs. No rank waits for another here: a
  * registration a peer has not mapped yet is mapped at its next call or test, and used from then on.
@@ -153,15 +155,21 @@ static uint64_t *gc3_reg_acks(gc3_reg_board_t *b, int entries)
     return (uint64_t *)((char *)b + sizeof(*b) + (size_t)entries * sizeof(gc3_reg_export_t));
 }
 
+/* An agreement record: the word (seq << 1 | ready), then per buffer (input, output) its registration
+ * (id + 1, 0: none), that registration's generation and the buffer's address. */
+enum { GC3_REG_AGREE_WORD = 0, GC3_REG_AGREE_BUF = 1, GC3_REG_AGREE_WORDS = 8 };
+
 static size_t gc3_reg_board_bytes(int nlocal, int entries)
 {
     return sizeof(gc3_reg_board_t) + (size_t)entries * sizeof(gc3_reg_export_t) +
-           (size_t)nlocal * (size_t)entries * sizeof(uint64_t) + 2 * GC3_REG_AGREE_PLANS * sizeof(uint64_t);
+           (size_t)nlocal * (size_t)entries * sizeof(uint64_t) +
+           2 * GC3_REG_AGREE_PLANS * GC3_REG_AGREE_WORDS * sizeof(uint64_t);
 }
 
 static uint64_t *gc3_reg_agree(gc3_reg_board_t *b, int nlocal, int entries, int plan, uint64_t seq)
 {
-    return gc3_reg_acks(b, entries) + (size_t)nlocal * (size_t)entries + 2 * (size_t)plan + (seq & 1);
+    return gc3_reg_acks(b, entries) + (size_t)nlocal * (size_t)entries +
+           (2 * (size_t)plan + (seq & 1)) * GC3_REG_AGREE_WORDS;
 }
 
 int gc3_reg_connected(const gc3_reg_t *g)
@@ -183,10 +191,48 @@ uint64_t gc3_reg_all_peers(const gc3_reg_t *g)
     return m;
 }
 
-void gc3_reg_agree_post(gc3_reg_t *g, int plan, uint64_t seq, int ready)
+void gc3_reg_agree_post(gc3_reg_t *g, int plan, uint64_t seq, int ready, const uint32_t id1[2], char *const va[2])
 {
-    __atomic_store_n(gc3_reg_agree(g->board, g->nlocal, g->entries, plan, seq), seq << 1 | (uint64_t)(ready != 0),
-                     __ATOMIC_RELEASE);
+    uint64_t *a = gc3_reg_agree(g->board, g->nlocal, g->entries, plan, seq);
+
+    for (int b = 0; b < 2; b++) {
+        const int ok                     = id1[b] != 0 && id1[b] <= (uint32_t)g->entries;
+        a[GC3_REG_AGREE_BUF + 3 * b]     = ok ? id1[b] : 0;
+        a[GC3_REG_AGREE_BUF + 3 * b + 1] = ok ? g->mine[id1[b] - 1].gen : 0;
+        a[GC3_REG_AGREE_BUF + 3 * b + 2] = (uint64_t)(uintptr_t)va[b];
+    }
+    __atomic_store_n(&a[GC3_REG_AGREE_WORD], seq << 1 | (uint64_t)(ready != 0), __ATOMIC_RELEASE);
+}
+
+uint64_t gc3_reg_push_dst(gc3_reg_t *g, int plan, uint64_t seq, int local, int b)
+{
+    gc3_reg_board_t *pb = local >= 0 && local < g->nlocal && local != g->me ? g->peer[local] : NULL;
+    const uint64_t  *a;
+    uint64_t         id1, gen, va, at = 0;
+
+    if (pb == NULL || b < 0 || b > 1) {
+        return 0;
+    }
+    a = gc3_reg_agree(pb, g->nlocal, g->entries, plan, seq);
+    if (__atomic_load_n(&a[GC3_REG_AGREE_WORD], __ATOMIC_ACQUIRE) >> 1 != seq) {
+        return 0; /* (gc3_reg_agree_test saw it: not reached) */
+    }
+    id1 = a[GC3_REG_AGREE_BUF + 3 * b];
+    gen = a[GC3_REG_AGREE_BUF + 3 * b + 1];
+    va  = a[GC3_REG_AGREE_BUF + 3 * b + 2];
+    if (id1 == 0 || id1 > (uint64_t)g->entries || gen == 0) {
+        return 0;
+    }
+    pthread_mutex_lock(&gc3_reg_lock);
+    {
+        const gc3_reg_theirs_t *t = &g->theirs[(size_t)local * (size_t)g->entries + (id1 - 1)];
+        /* the generation the peer holds for its call, mapped here (it said ready: every rank mapped it) */
+        if (t->gen == gen && t->open != NULL && va >= t->base && va - t->base < t->size) {
+            at = (uint64_t)(uintptr_t)t->open->mapped + (va - t->base);
+        }
+    }
+    pthread_mutex_unlock(&gc3_reg_lock);
+    return at;
 }
 
 gc3_status_t gc3_reg_agree_test(gc3_reg_t *g, int plan, uint64_t seq, int *all_p, int *missing_p)

@@ -502,6 +502,8 @@ int main(int argc, char **argv)
                 if (ok && r->instances) ok = gc3_str_appendf(&algo, " instances=%d", r->instances) == GC3_OK;
                 if (ok && r->chunks_per_peer) ok = gc3_str_appendf(&algo, " chunks_per_peer=%d", r->chunks_per_peer) == GC3_OK;
                 if (ok && r->no_zc) ok = gc3_str_appendf(&algo, " zero_copy=off") == GC3_OK;
+                if (ok && r->zc_pull)
+                    ok = gc3_str_appendf(&algo, " zero_copy=pull") == GC3_OK;
                 if (!ok) {
                     free(algo);
                     algo = NULL; /* printed as "?" */

@@ -114,7 +114,7 @@ int main(void)
         CHECK(gc3_diag_contains(&diag, "bad:7: expected 'collective nodes gpus link bytes algorithm"), "line 7");
         CHECK(gc3_diag_contains(&diag, "bad:8: unknown algorithm 'superfast' (gc3c list names them)"), "line 8");
         CHECK(gc3_diag_contains(&diag, "bad:9: algorithm 'ring' is for allreduce, not alltoall"), "line 9");
-        CHECK(gc3_diag_contains(&diag, "bad:10: zero_copy must be on or off (found 'maybe')"), "line 10");
+        CHECK(gc3_diag_contains(&diag, "bad:10: zero_copy must be on, pull or off (found 'maybe')"), "line 10");
         CHECK(!gc3_diag_contains(&diag, "bad:1:"), "line 1 is fine");
     }
     {
@@ -124,16 +124,25 @@ int main(void)
         gc3_ir_program_t *p0 = NULL, *p1 = NULL;
         gc3_diag_cleanup(&diag);
         gc3_diag_init(&diag);
-        CHECK_OK(gc3_rules_parse("allreduce 1 * * 0-1M ring zero_copy=off\nallreduce 1 * * 1M-inf ring zero_copy=on\n",
+        gc3_ir_program_t *p2 = NULL;
+        CHECK_OK(gc3_rules_parse("allreduce 1 * * 0-1M ring zero_copy=off\nallreduce 1 * * 1M-4M ring zero_copy=on\n"
+                                 "allreduce 1 * * 4M-inf ring zero_copy=pull\n",
                                  "zc", &diag, &R));
         if (R != NULL) {
-            CHECK(R->rules[0].no_zc == 1 && R->rules[1].no_zc == 0, "zero_copy=off and on parsed");
+            CHECK(R->rules[0].no_zc == 1 && R->rules[1].no_zc == 0 && R->rules[2].no_zc == 0, "zero_copy parsed");
+            CHECK(R->rules[0].zc_pull == 0 && R->rules[1].zc_pull == 0 && R->rules[2].zc_pull == 1,
+                  "zero_copy=pull parsed");
             CHECK_OK(gc3_rule_program(&R->rules[0], &t, &diag, &p0, &made));
             CHECK_OK(gc3_rule_program(&R->rules[1], &t, &diag, &p1, &made));
+            CHECK_OK(gc3_rule_program(&R->rules[2], &t, &diag, &p2, &made));
             CHECK(p0 != NULL && p1 != NULL && p0->no_zc == 1 && p1->no_zc == 0 && gc3_ir_hash(p0) != gc3_ir_hash(p1),
                   "zero_copy=off reaches the program and its hash");
+            CHECK(p1 != NULL && p2 != NULL && p2->zc_pull == 1 && p1->zc_pull == 0 &&
+                      gc3_ir_hash(p1) != gc3_ir_hash(p2),
+                  "zero_copy=pull reaches the program and its hash");
             gc3_ir_program_destroy(p0);
             gc3_ir_program_destroy(p1);
+            gc3_ir_program_destroy(p2);
             gc3_rules_destroy(R);
             R = NULL;
         }

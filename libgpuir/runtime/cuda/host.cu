@@ -35,6 +35,7 @@ typedef struct {
     uint64_t         expect;      /* the end flag value of the call in flight, 0: no kernel (event only) */
     /* resident kernel (gc3_cuda_resident) */
     uint64_t        *h_mail, *d_mail;     /* host-mapped mailbox, GC3_CUDA_MAIL_WORDS lines */
+    uint64_t          *h_push, *d_push;     /* host-mapped push table of the resident kernel's calls */
     volatile uint64_t *h_exited;          /* host-mapped: the last call a resident kernel took */
     uint64_t        *d_exited;
     volatile uint64_t *h_marks; /* host-mapped: the GPU's clock when the call was taken, ended */
@@ -68,10 +69,11 @@ typedef struct {
 typedef enum { GC3_CUDA_FREE_DEVICE, GC3_CUDA_FREE_HOST, GC3_CUDA_FREE_IPC } gc3_cuda_free_kind_t;
 
 /* A plan's host-mapped words (h_err): the error record, the abort flag (+32), the end flag (+64),
- * the resident kernel's last call (+96), the call's marks (+104, +112: params.breakdown), and its
- * mailbox on a 128-byte line of its own. */
+ * the resident kernel's last call (+96), the call's marks (+104, +112: params.breakdown), its
+ * mailbox on a 128-byte line of its own, then the push table (two words per block). */
 #define GC3_CUDA_MAIL_OFF     ((sizeof(gc3_rt_error_t) + 128 + 127) / 128 * 128)
-#define GC3_CUDA_MAPPED_BYTES (GC3_CUDA_MAIL_OFF + GC3_CUDA_MAIL_WORDS * 8)
+#define GC3_CUDA_PUSH_OFF     ((GC3_CUDA_MAIL_OFF + GC3_CUDA_MAIL_WORDS * 8 + 127) / 128 * 128)
+#define GC3_CUDA_MAPPED_BYTES (GC3_CUDA_PUSH_OFF + GC3_RESIDENT_MAX_BLOCKS * 16)
 
 static pthread_mutex_t gc3_cuda_launch_lock = PTHREAD_MUTEX_INITIALIZER;
 static int             gc3_cuda_in_flight;        /* gc3 kernels queued or running (atomic) */
@@ -360,6 +362,8 @@ static gc3_cuda_state_t *gc3_cuda_state(gc3_plan_t *p, gc3_diag_t *diag)
     s->d_marks  = (uint64_t *)((char *)s->d_err + sizeof(gc3_rt_error_t) + 104);
     s->h_mail   = (uint64_t *)((char *)s->h_err + GC3_CUDA_MAIL_OFF);
     s->d_mail   = (uint64_t *)((char *)s->d_err + GC3_CUDA_MAIL_OFF);
+    s->h_push   = (uint64_t *)((char *)s->h_err + GC3_CUDA_PUSH_OFF);
+    s->d_push   = (uint64_t *)((char *)s->d_err + GC3_CUDA_PUSH_OFF);
     memset(s->h_err, 0, GC3_CUDA_MAPPED_BYTES);
     p->err        = s->h_err;
     p->abort_flag = s->h_abort;
@@ -687,6 +691,7 @@ template <int N> static void gc3_cuda_launch(const gc3_plan_t *p, const gc3_cuda
         a.res.go           = s->d_go;
         a.res.desc         = (uint32_t *)(s->d_go + GC3_RT_LINE / 8);
         a.res.exited       = s->d_exited;
+        a.res.push         = s->d_push;
         a.res.idle_ns      = (uint64_t)p->exec->params.resident_us * 1000u;
         a.res.trace        = s->d_trace;
         a.res.trace_stride = s->trace_stride;
@@ -732,6 +737,16 @@ static void gc3_cuda_post(const gc3_plan_t *p, gc3_cuda_state_t *s, uint64_t seq
     w[GC3_MAIL_FLAGS] = flags | (x->handover ? GC3_MAIL_F_HANDOVER : 0) | (uint32_t)(x->zc_bit & 3) << GC3_MAIL_F_ZC_SHIFT;
     w[GC3_MAIL_ZC_ID] = (x->zc_id[0] & 0xffff) | (x->zc_id[1] & 0xffff) << 16;
     w[GC3_MAIL_CHECK] = (uint32_t)p->sem_base[0];
+    for (int t = 0; t < p->ntbs && !(flags & GC3_MAIL_F_QUIT); t++) {
+        if (p->tbs_ctx[t].push[0] != 0 || p->tbs_ctx[t].push[1] != 0) {
+            w[GC3_MAIL_FLAGS] |= GC3_MAIL_F_PUSH;
+        }
+    }
+    for (int t = 0; t < p->ntbs && (w[GC3_MAIL_FLAGS] & GC3_MAIL_F_PUSH); t++) {
+        /* (before the mailbox's release stores; a resident plan has at most GC3_RESIDENT_MAX_BLOCKS blocks) */
+        s->h_push[2 * t]     = p->tbs_ctx[t].push[0];
+        s->h_push[2 * t + 1] = p->tbs_ctx[t].push[1];
+    }
     for (int i = 0; i < GC3_CUDA_MAIL_WORDS; i++) {
         /* one 8-byte store per line: the kernel sees a line old or new, never half */
         __atomic_store_n(&s->h_mail[i], (uint64_t)w[i] | (uint64_t)(uint32_t)seq << 32, __ATOMIC_RELEASE);

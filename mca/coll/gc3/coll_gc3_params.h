@@ -78,6 +78,11 @@
       "once the peers mapped it; memory that cannot be shared (managed, host, cudaMallocAsync's pools, cuMemCreate) "  \
       "goes through the FIFOs, per call (verbose 2 says which and why). auto: on GPUs; on: also on the host "          \
       "backend, for buffers in shared file mappings (tests); off: every byte through the FIFOs")                       \
+    X(zero_copy_push, bool, BOOL, true, 6, READONLY, 0, NULL,                                                          \
+      "Zero-copy mode (every rank's buffers of the call mapped by every other rank of the node): a send the "          \
+      "program allows it for (ring allgather phases, all-to-all, bcast) writes its chunks straight into the "          \
+      "receiver's buffer instead of leaving them for the receiver to read (NVLink writes are posted, reads are "       \
+      "round trips). false: every receiver reads. Ranks need not agree")                                               \
     X(reg_cache, int, INT, GC3_REG_ENTRIES_DEFAULT, 6, READONLY, 1, NULL,                                              \
       "Zero-copy: buffers (allocations) each rank keeps registered per communicator, 1.." GC3_STR(                     \
           GC3_REG_ENTRIES_MAX) "; the least recently used one that no call in flight holds goes when another is "      \

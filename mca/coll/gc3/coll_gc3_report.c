@@ -59,7 +59,7 @@ void mca_coll_gc3_report_failure(mca_coll_gc3_module_t *m, const char *call, con
 
 void mca_coll_gc3_report_zc(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_entry_t *s)
 {
-    const int   peers = gc3_plan_zc_peers(s->plan) | gc3_plan_zc_mode(s->plan) << 16;
+    const int peers = gc3_plan_zc_peers(s->plan) | gc3_plan_zc_mode(s->plan) << 16 | gc3_plan_zc_pushed(s->plan) << 20;
     const char *why   = peers > 0 ? NULL : s->plan != NULL ? gc3_plan_zc_why(s->plan) : NULL;
 
     if (mca_coll_gc3_component.verbose < 2 || (s->zc_said && s->zc_said_peers == peers && s->zc_said_why == why) ||
@@ -70,10 +70,15 @@ void mca_coll_gc3_report_zc(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_entry_t 
     s->zc_said_peers = peers;
     s->zc_said_why   = why;
     if (peers > 0) {
-        opal_output(0, "coll:gc3: comm %s rank %d: %s%s: zero-copy: data left in place for %d peer(s) of the node%s",
+        char pushed[80] = "";
+        if (peers >> 20) {
+            snprintf(pushed, sizeof(pushed), "; pushed: written into the buffers of %d of them", peers >> 20);
+        }
+        opal_output(0, "coll:gc3: comm %s rank %d: %s%s: zero-copy: data left in place for %d peer(s) of the node%s%s",
                     m->comm->c_name, ompi_comm_rank(m->comm), gc3_coll_desc(s->coll)->mpi_name,
                     s->inplace ? " (in place)" : "", peers & 0xffff,
-                    peers >> 16 ? " (zero-copy mode: every message in place, tiles up to coll_gc3_tile_bytes)" : "");
+                    peers >> 16 & 1 ? " (zero-copy mode: every message in place, tiles up to coll_gc3_tile_bytes)" : "",
+                    pushed);
     } else {
         opal_output(0, "coll:gc3: comm %s rank %d: %s%s: zero-copy not used, its data goes through the FIFOs: %s",
                     m->comm->c_name, ompi_comm_rank(m->comm), gc3_coll_desc(s->coll)->mpi_name,

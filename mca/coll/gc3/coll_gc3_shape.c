@@ -43,6 +43,7 @@ static void gc3_exec_params(mca_coll_gc3_module_t *m, gc3_backend_t backend, gc3
     ep->zero_copy       = mca_coll_gc3_component.zero_copy == MCA_COLL_GC3_ZC_ON ||
                     (mca_coll_gc3_component.zero_copy == MCA_COLL_GC3_ZC_AUTO && backend == GC3_BACKEND_CUDA);
     ep->reg_entries = mca_coll_gc3_component.reg_cache;
+    ep->zc_pull     = !mca_coll_gc3_component.zero_copy_push;
     ep->tile_bytes  = (uint64_t)mca_coll_gc3_component.tile_bytes;
     if (mca_coll_gc3_component.slot_bytes > 0) {
         ep->slot_bytes = (size_t)mca_coll_gc3_component.slot_bytes;
