@@ -104,6 +104,7 @@ typedef struct {
     int      zero_copy;  /* the program's sends that gc3_flat_zc_mark marks for this kind of call leave their
                           * data in place on the node (its rrs given a home, as the runtime does) */
     int      zc_mode;    /* zero-copy mode: the ranks agree before the call (zc_agree_us) */
+    int      push;       /* zc_mode: sends marked for the push form write into the receiver's buffer */
     int      inplace;    /* the kind of call (which marks apply) */
     int      resident;   /* 1 resident kernel, 0 launched per call, -1: by the blocks (resident_blocks) */
 } gc3_cost_call_t;

@@ -221,6 +221,7 @@ typedef struct {
     double arrival;      /* its tail (LL: its lines) seen by the receiver */
     double staged_bytes; /* host-staged between nodes: what the receiver reads from host memory */
     int    zc;           /* left in place: the receiver reads it from the sender's buffer */
+    int    pushed;       /* zero-copy mode, the push form: written into the receiving step's destination */
     int    held;         /* its sender's call ends only once the receiver took it (in place, to another node) */
     int    from;         /* the sender's rank */
     long   seq;          /* its number on the connection */
@@ -249,7 +250,7 @@ typedef struct {
     int    nwaiters, cap_waiters;
     /* the pass under way */
     double p_start, p_bytes, p_per_byte, p_nvl;
-    int    p_src, p_dst, p_zc_out, p_net;
+    int    p_src, p_dst, p_zc_out, p_push, p_net;
     int    p_phase; /* 1: to start, 2: a flow in flight, 3: ends at its own pace */
 } gc3_costblk_t;
 
@@ -454,7 +455,7 @@ static void gc3_cost_try(gc3_costsim_t *x, int g)
     const gc3_flat_step_t *fs;
     unsigned               flags;
     double                 ready = b->clock > x->now ? b->clock : x->now, t, bytes, per_byte = 0.0;
-    int                    dep_g = -1, moves, zc_out = 0, net = 0, src = -1, dst = -1;
+    int                    dep_g = -1, moves, zc_out = 0, push = 0, net = 0, src = -1, dst = -1;
     const int              node = tb->rank / m->gpus_per_node;
     const gc3_costmsg_t   *msg  = NULL;
     double                 nvl  = 0.0;
@@ -528,11 +529,16 @@ static void gc3_cost_try(gc3_costsim_t *x, int g)
     if (flags & GC3_STEP_F_SEND) {
         const int peer = tb->send;
         net            = node != peer / m->gpus_per_node;
-        zc_out         = !net && !x->ll && x->call->zero_copy &&
+        /* the push form: written into the receiver's buffer as into its slot (posted writes) */
+        push = !net && !x->ll && x->call->push &&
+               (fs->zc & (x->call->inplace ? GC3_FLAT_ZC_PUSH_IP : GC3_FLAT_ZC_PUSH_OOP)) != 0;
+        zc_out = !push && !net && !x->ll && x->call->zero_copy &&
                  (fs->zc & (x->call->inplace ? GC3_FLAT_ZC_IP : GC3_FLAT_ZC_OOP)) != 0;
     }
-    /* the pass over the data (none for a send whose data stays in place): what it does, per byte */
-    moves = fs->type != GC3_STEP_NOP && bytes > 0 && !(fs->type == GC3_STEP_SEND && zc_out);
+    /* the pass over the data (none for a send whose data stays in place, nor for a recv of a message pushed
+     * into its destination): what it does, per byte */
+    moves = fs->type != GC3_STEP_NOP && bytes > 0 && !(fs->type == GC3_STEP_SEND && zc_out) &&
+            !(fs->type == GC3_STEP_RECV && msg != NULL && msg->pushed);
     if (moves) {
         per_byte = gc3_cost_per_byte(m->local_bw_GBps);
         if (flags & GC3_STEP_F_REDUCE) {
@@ -574,6 +580,7 @@ static void gc3_cost_try(gc3_costsim_t *x, int g)
     b->p_src      = src;
     b->p_dst      = dst;
     b->p_zc_out   = zc_out;
+    b->p_push     = push;
     b->p_net      = net;
     b->p_phase    = 1;
     gc3_cost_try_at(x, g, t); /* the pass starts then (gc3_cost_event) */
@@ -634,7 +641,7 @@ static void gc3_cost_step_end(gc3_costsim_t *x, int g)
             x->b[c->sender].last_back = r;
         }
         x->msgs++;
-        x->zc_msgs += msg->zc;
+        x->zc_msgs += msg->zc || msg->pushed;
         c->head = (c->head + 1) % x->slots;
         c->count--;
     }
@@ -644,6 +651,7 @@ static void gc3_cost_step_end(gc3_costsim_t *x, int g)
         const int       staged = b->p_net && m->stage_bw_GBps > 0;
         gc3_costmsg_t  *out    = &c->ring[(c->head + c->count) % x->slots];
         out->zc                = b->p_zc_out;
+        out->pushed            = b->p_push;
         out->held              = b->p_zc_out || b->p_net;
         out->from              = tb->rank;
         out->seq               = b->sent++;

@@ -69,14 +69,15 @@ static const struct {
      "        instead of FILE: generate ALGO for the described machine (verified up to 64 ranks).\n"
      "        The machine is --nodes N x --gpus G; --ranks R (gen's option) is the same as --gpus R/N.\n"
      "  simulate --coll COLL --gpus G [--nodes N] [--link nvlink|pcie|host] [--inplace] [--sizes MIN:MAX]\n"
-     "           [--rules FILE] [--rule LINE]... [--algorithm-dir DIR] [--zero-copy on|off]\n"
+     "           [--rules FILE] [--rule LINE]... [--algorithm-dir DIR] [--zero-copy on|pull|off]\n"
      "           [--fifo-slots S] [--slot-bytes B] [--plan-fifo-bytes B] [--tile-bytes B] [--param NAME=VALUE]...\n"
      "        what gc3 runs: per size (bytes as each rank passes them, alltoall: to each peer; float32),\n"
      "        the algorithm of the rules (built-in, --rules FILE, --rule lines ahead of them, DIR's\n"
      "        programs ahead of all, as coll_gc3_algorithm_dir), the call as the runtime runs it (its\n"
      "        slots, tile and loops, zero-copy where the rule allows it; the options as the coll_gc3_\n"
-     "        parameters of those names, their defaults the runtime's; --zero-copy off: every message\n"
-     "        through the FIFOs) and the predicted time, the mean over the ranks as gc3_bench reports it.\n"
+     "        parameters of those names, their defaults the runtime's; --zero-copy pull: never pushed, as\n"
+     "        coll_gc3_zero_copy_push false; off: every message through the FIFOs) and the predicted time,\n"
+     "        the mean over the ranks as gc3_bench reports it.\n"
      "  simulate --measured CSV [the options above] [--method M] [--exclude B[,B...]] [--tolerance PCT]\n"
      "        the same for the sizes of a gc3_bench CSV (its collective and ranks unless given), against\n"
      "        the times of its rows of method M (default gc3): the error per size and the largest (sizes\n"
@@ -976,7 +977,7 @@ static int cmd_simulate_rules(int argc, char **argv)
     char              collname[64] = "";
     long              gpus = 0, nodes = 1, fifo_slots = GC3_FIFO_SLOTS_DEFAULT;
     uint64_t          lo = 4, hi = 1ull << 28, slot_bytes = 0, plan_fifo = GC3_PLAN_FIFO_BYTES_DEFAULT, tile_bytes = 0;
-    int               zero_copy = 1, inplace = 0, rc = 0, nrows = 0, nplans = 0, counted = 0, want_params = 0;
+    int zero_copy = 1, zc_pull = 0, inplace = 0, rc = 0, nrows = 0, nplans = 0, counted = 0, want_params = 0;
     double            tolerance = -1, worst = 0, sum = 0;
     uint64_t          worst_at = 0;
     gc3_link_t        link     = GC3_LINK_NVLINK;
@@ -1043,11 +1044,12 @@ static int cmd_simulate_rules(int argc, char **argv)
               : strcmp(o, "--tile-bytes") == 0 ? &tile_bytes
                                                : &plan_fifo) = b;
         } else if (strcmp(o, "--zero-copy") == 0) {
-            if (strcmp(argv[i], "on") != 0 && strcmp(argv[i], "off") != 0) {
-                fprintf(stderr, "gc3c simulate: --zero-copy is on or off\n");
+            if (strcmp(argv[i], "on") != 0 && strcmp(argv[i], "pull") != 0 && strcmp(argv[i], "off") != 0) {
+                fprintf(stderr, "gc3c simulate: --zero-copy is on, pull or off\n");
                 return 2;
             }
-            zero_copy = strcmp(argv[i], "on") == 0;
+            zero_copy = strcmp(argv[i], "off") != 0;
+            zc_pull   = strcmp(argv[i], "pull") == 0;
         } else if (strcmp(o, "--link") == 0) {
             link = strcmp(argv[i], "nvlink") == 0 ? GC3_LINK_NVLINK
                    : strcmp(argv[i], "pcie") == 0 ? GC3_LINK_PCIE
@@ -1170,7 +1172,7 @@ static int cmd_simulate_rules(int argc, char **argv)
                gc3_link_name(link), inplace ? "in-place" : "out-of-place", rules_file ? rules_file : "built-in",
                ep.slots, gc3_mem_format(ep.slot_bytes, a, sizeof(a)), plan_fifo ? "capped at " : "without a cap",
                plan_fifo ? gc3_mem_format(plan_fifo, b, sizeof(b)) : "",
-               zero_copy ? (snprintf(c, sizeof(c), "on (tiles up to %s)",
+               zero_copy ? (snprintf(c, sizeof(c), "%s (tiles up to %s)", zc_pull ? "on, never pushed" : "on",
                                      gc3_mem_format(tile_bytes ? tile_bytes : GC3_TILE_BYTES_DEFAULT, a, sizeof(a))),
                             c)
                          : "off");
@@ -1234,6 +1236,7 @@ static int cmd_simulate_rules(int argc, char **argv)
             nplans++;
         }
         ep.zero_copy = zero_copy;
+        ep.zc_pull   = zc_pull;
         if (gc3_plan_call_shape(&ep, pl->program, per / 4 > 0 ? per / 4 : 1, GC3_DT_FLOAT32, inplace, &diag, &shape) !=
             GC3_OK) {
             gc3_diag_print(&diag, stderr, "");
@@ -1246,6 +1249,7 @@ static int cmd_simulate_rules(int argc, char **argv)
         call.slots      = ep.slots;
         call.zero_copy  = zero_copy && !pl->program->no_zc && gc3_proto_runs_as(pl->made.proto) == GC3_PROTO_SIMPLE;
         call.zc_mode    = call.zero_copy && shape.zc_mode;
+        call.push       = call.zc_mode && !ep.zc_pull && !pl->program->zc_pull;
         call.inplace    = inplace;
         call.resident   = shape.resident;
         if (gc3_cost_predict_call(pl->program, &m, &call, bytes, &diag, &res) != GC3_OK) {
