@@ -504,7 +504,8 @@ static int gc3_zc_mark_rank(gc3_zc_graph_t *g, int rank, gc3_zc_stats_t *stats)
             step->push_buf = 0;
             step->push_off = 0;
             if (bits & (GC3_FLAT_ZC_PUSH_OOP | GC3_FLAT_ZC_PUSH_IP)) {
-                const gc3_flat_step_t *u = &steps[g->match[v]]; /* (a recv or rcs into the input or output) */
+                const gc3_flat_step_t *u =
+                    &steps[g->match[v]]; /* (a recv, rcs, rrc or rrcs into the input or output) */
                 step->push_buf           = u->dstbuf;
                 step->push_off           = u->dstoff;
             }

@@ -274,15 +274,21 @@ static gc3_status_t gc3_call_launch(gc3_plan_t *p, const gc3_call_t *c, gc3_diag
  * marked for it straight into its receiver's buffer, where this rank maps it (every rank posted its
  * call's buffers with its agreement word); otherwise, with params.zc_pull, and in a plan of a rule's
  * zero_copy=pull, nothing is pushed. */
-static void gc3_call_push(gc3_plan_t *p, int big)
+static void gc3_call_push(gc3_plan_t *p, const gc3_call_t *c, int big)
 {
-    uint64_t to = 0; /* the peers pushed to (bit: index on the node) */
+    const uint64_t sig = gc3_call_signature(c);
+    uint64_t       to  = 0; /* the peers pushed to (bit: index on the node) */
+    uint64_t       bytes[2];
 
+    for (int b = 0; b < 2; b++) { /* a receiver's buffer of this call (the same call on every rank: its signature) */
+        bytes[b] = c->count * gc3_dtype_size(c->dtype) *
+                   (uint64_t)gc3_coll_segments((gc3_coll_t)p->flat->coll, (gc3_buf_t)b, p->nranks);
+    }
     for (int t = 0; t < p->ntbs; t++) {
         gc3_rt_tb_t *x = &p->tbs_ctx[t];
         for (int b = 0; b < 2; b++) {
             x->push[b] = big && !p->exec->params.zc_pull && !p->zc_pull && x->zc_slocal >= 0
-                             ? gc3_reg_push_dst(p->exec->reg, p->id, p->zc_seq, x->zc_slocal, b)
+                             ? gc3_reg_push_dst(p->exec->reg, p->id, p->zc_seq, x->zc_slocal, b, sig, bytes[b])
                              : 0;
             to |= x->push[b] != 0 ? 1ull << x->zc_slocal : 0;
         }
@@ -312,7 +318,7 @@ static gc3_status_t gc3_call_go(gc3_plan_t *p, const gc3_call_t *c, int big, gc3
     p->zc_big = big;
     p->call_L = (int)((c->count + k * T - 1) / (k * T));
     gc3_call_contexts(p, c, T, p->call_L, window);
-    gc3_call_push(p, big);
+    gc3_call_push(p, c, big);
     return gc3_call_launch(p, c, diag);
 }
 
@@ -355,7 +361,7 @@ static gc3_status_t gc3_call_start(gc3_plan_t *p, const gc3_call_t *c, gc3_diag_
         p->pend_ns = gc3_exec_now_ns();
         char *buf[2];
         gc3_call_buffers(p, c, &buf[0], &buf[1]);
-        gc3_reg_agree_post(p->exec->reg, p->id, ++p->zc_seq, p->zc_ready, p->zc_held, buf);
+        gc3_reg_agree_post(p->exec->reg, p->id, ++p->zc_seq, p->zc_ready, p->zc_held, buf, gc3_call_signature(c));
     } else if ((status = gc3_call_go(p, c, 0, diag)) != GC3_OK) {
         gc3_call_zc_end(p);
         return status;
@@ -440,7 +446,7 @@ static gc3_status_t gc3_exec_finish(gc3_plan_t *p, gc3_status_t status, gc3_diag
         return GC3_OK;
     }
     if (p->err->set && (p->err->what == GC3_WAIT_WHAT_NET || p->err->what == GC3_WAIT_WHAT_MISMATCH ||
-                        p->err->what == GC3_WAIT_WHAT_ZC)) {
+                        p->err->what == GC3_WAIT_WHAT_ZC || p->err->what == GC3_WAIT_WHAT_PUSHED)) {
         gc3_rt_error_format(p->err, p->broken_why, sizeof(p->broken_why));
         gc3_diag_add(diag, "%s", p->broken_why);
         status = GC3_ERR_IO;

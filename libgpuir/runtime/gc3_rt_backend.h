@@ -99,12 +99,14 @@ uint64_t     gc3_reg_all_peers(const gc3_reg_t *reg);
  * GC3_IN_PROGRESS until every rank of the node posted its word for that call (*missing_p: the index on
  * the node of one that has not), then GC3_OK with *all_p: every rank was ready. */
 #define GC3_REG_AGREE_PLANS 256
-void gc3_reg_agree_post(gc3_reg_t *reg, int plan, uint64_t seq, int ready, const uint32_t id1[2], char *const va[2]);
+void gc3_reg_agree_post(gc3_reg_t *reg, int plan, uint64_t seq, int ready, const uint32_t id1[2], char *const va[2],
+                        uint64_t sig);
 gc3_status_t gc3_reg_agree_test(gc3_reg_t *reg, int plan, uint64_t seq, int *all_p, int *missing_p);
 /* After gc3_reg_agree_test said every rank posted call `seq`: where the buffer b (0 input, 1 output) of
  * the call of the rank at index `local` of the node is mapped here (the push form writes there), or 0
- * (it gave none, or this rank does not map that registration's generation). */
-uint64_t                 gc3_reg_push_dst(gc3_reg_t *reg, int plan, uint64_t seq, int local, int b);
+ * (it gave none, its call's signature is not sig, its `bytes` from there are not all in the
+ * registration, or this rank does not map that registration's generation). */
+uint64_t gc3_reg_push_dst(gc3_reg_t *reg, int plan, uint64_t seq, int local, int b, uint64_t sig, uint64_t bytes);
 const gc3_rt_zc_entry_t *gc3_reg_table(const gc3_reg_t *reg, int *entries_p);
 
 /* The process-wide count of what plans hold (gc3_mem_held), by kind; a backend counts the memory

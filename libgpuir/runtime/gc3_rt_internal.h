@@ -47,8 +47,18 @@ GC3_HD static inline uint64_t gc3_ll_sig(const uint32_t hdr[2])
     return (uint64_t)hdr[0] | (uint64_t)hdr[1] << 32;
 }
 
-enum { GC3_WAIT_WHAT_DEP = 1, GC3_WAIT_WHAT_RECV, GC3_WAIT_WHAT_SEND, GC3_WAIT_WHAT_WINDOW, GC3_WAIT_WHAT_NET,
-       GC3_WAIT_WHAT_MISMATCH, GC3_WAIT_WHAT_POOL, GC3_WAIT_WHAT_ZC };
+enum {
+    GC3_WAIT_WHAT_DEP = 1,
+    GC3_WAIT_WHAT_RECV,
+    GC3_WAIT_WHAT_SEND,
+    GC3_WAIT_WHAT_WINDOW,
+    GC3_WAIT_WHAT_NET,
+    GC3_WAIT_WHAT_MISMATCH,
+    GC3_WAIT_WHAT_POOL,
+    GC3_WAIT_WHAT_ZC,
+    GC3_WAIT_WHAT_START,
+    GC3_WAIT_WHAT_PUSHED
+};
 
 /* Zero-copy (doc/design/zero-copy.md): where a peer's registered buffer is mapped in this process, so
  * that a receiver reads a message left in place there: the peer's address range of the registration

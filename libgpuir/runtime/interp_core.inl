@@ -80,10 +80,11 @@ GC3_DEV static void gc3_core_fail(gc3_rt_tb_t *t, int step, int loop, int what, 
         e->step     = step;
         e->loop     = loop;
         e->what     = what;
-        e->peer     = what == GC3_WAIT_WHAT_SEND || what == GC3_WAIT_WHAT_POOL ? t->send_peer
-                      : what == GC3_WAIT_WHAT_RECV || what == GC3_WAIT_WHAT_MISMATCH || what == GC3_WAIT_WHAT_ZC
-                          ? t->recv_peer
-                          : -1;
+        e->peer = what == GC3_WAIT_WHAT_SEND || what == GC3_WAIT_WHAT_POOL || what == GC3_WAIT_WHAT_START ? t->send_peer
+                  : what == GC3_WAIT_WHAT_RECV || what == GC3_WAIT_WHAT_MISMATCH || what == GC3_WAIT_WHAT_ZC ||
+                          what == GC3_WAIT_WHAT_PUSHED
+                      ? t->recv_peer
+                      : -1;
         e->chan     = t->chan;
         e->dep_tb   = dep_tb;
         e->dep_step = dep_step;
@@ -347,6 +348,7 @@ typedef struct {
     uint64_t sent, received;
     uint32_t rslot, sslot;
     int      zc;
+    int      started; /* the receiver said it started this call (before the first push into its buffers) */
 } gc3_core_pos_t;
 
 /* Leader: before loop l reuses scratch (every `window` loops), nobody of the rank may still be in
@@ -658,7 +660,7 @@ GC3_DEV static GC3_CORE_INLINE int gc3_core_simple_head(gc3_rt_tb_t *t, int s, i
          * not data */
         const int ty = t->steps[s].type;
         if (ty != GC3_STEP_RECV && ty != GC3_STEP_RCS && ty != GC3_STEP_RRC && ty != GC3_STEP_RRCS) {
-            gc3_core_fail(t, s, l, GC3_WAIT_WHAT_ZC, -1, -1, id1, t->steps[s].type);
+            gc3_core_fail(t, s, l, GC3_WAIT_WHAT_PUSHED, -1, -1, (uint64_t)GC3_STEP_RECV, (uint64_t)ty);
             return 1;
         }
         *pushed_p = 1;
@@ -702,8 +704,14 @@ GC3_DEV static GC3_CORE_INLINE int gc3_core_step_simple(gc3_rt_tb_t *t, int s, i
             uint64_t need = t->send_base + pos->sent + 1;
             need          = need > (uint64_t)t->slots ? need - (uint64_t)t->slots : 0;
             failed        = gc3_core_wait(t, t->send_head, need, s, l, GC3_WAIT_WHAT_SEND, -1, -1);
-            push          = gc3_core_push_to(t, st);
-            zout          = push ? 0 : gc3_core_zc_out(t, s, l, &va, &extent);
+            push          = failed ? 0 : gc3_core_push_to(t, st);
+            if (push && !pos->started) {
+                /* the first push of the call: the receiver's kernel has started it, so whatever its stream
+                 * did to its buffers before the call is done (gc3_core_run: it says so first thing) */
+                failed       = gc3_core_wait(t, t->send_head + 1, t->send_base + 1, s, l, GC3_WAIT_WHAT_START, -1, -1);
+                pos->started = 1;
+            }
+            zout = push || failed ? 0 : gc3_core_zc_out(t, s, l, &va, &extent);
             if (!zout) {
                 ((volatile uint64_t *)slot)[GC3_HDR_SIG] = t->sig; /* published with the data below */
                 ((volatile uint64_t *)slot)[GC3_HDR_ZC]  = push ? GC3_HDR_PUSHED : 0;
@@ -781,14 +789,15 @@ GC3_DEV static GC3_CORE_INLINE int gc3_core_step_simple(gc3_rt_tb_t *t, int s, i
  * advance by what it sent and received (a resident kernel's next call starts there). */
 GC3_DEV static int gc3_core_run(gc3_rt_tb_t *t)
 {
-    gc3_core_pos_t pos    = {0, 0, t->recv_slot, t->send_slot, 0};
+    gc3_core_pos_t pos    = { 0, 0, t->recv_slot, t->send_slot, 0, 0 };
     int            failed = 0;
 
     if (GC3_LEADER) {
         GC3_STAMP(t, GC3_TRACE_START);
-        if (t->pooled && t->recv_head != 0 && !t->recv_remote) {
+        if ((t->pooled || t->zc_bit) && t->recv_head != 0 && !t->recv_remote) {
             /* the rank's calls before this one have ended: its pool's slots may take this call's messages
-             * (word 1 of the sender's head line; a sender waits for it after another plan's call) */
+             * (word 1 of the sender's head line; a sender waits for it after another plan's call); and what
+             * its stream did before the call is done, so a sender may push into its buffers (zero-copy) */
             GC3_STORE_POST(t->recv_head + 1, t->recv_base + 1);
         }
     }

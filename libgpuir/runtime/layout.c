@@ -145,6 +145,20 @@ void gc3_rt_error_format(const gc3_rt_error_t *e, char *buf, size_t len)
                  "registration cache: please report it)", e->rank, e->tb, e->step, e->loop, e->peer, e->chan,
                  (unsigned long long)e->expected - 1, (unsigned long long)e->seen);
         break;
+    case GC3_WAIT_WHAT_START:
+        gc3_snprintf_cut(buf, len,
+                         "rank %d tb %d step %d (loop %d) waited for rank %d (channel %d) to start this call before "
+                         "writing into its buffers (zero-copy, pushed): it said %llu, %llu needed",
+                         e->rank, e->tb, e->step, e->loop, e->peer, e->chan, (unsigned long long)e->seen,
+                         (unsigned long long)e->expected);
+        break;
+    case GC3_WAIT_WHAT_PUSHED:
+        snprintf(buf, len,
+                 "rank %d tb %d step %d (loop %d): rank %d (channel %d) pushed its message into this rank's "
+                 "buffer, but this step (type %llu) takes no pushed message (an internal error of gc3's zero-copy "
+                 "marking: please report it)",
+                 e->rank, e->tb, e->step, e->loop, e->peer, e->chan, (unsigned long long)e->seen);
+        break;
     case GC3_WAIT_WHAT_WINDOW:
         gc3_snprintf_cut(buf, len, "rank %d tb %d (loop %d) waited for tb %d of its rank to finish loop %llu (scratch window)",
                  e->rank, e->tb, e->loop, e->dep_tb, (unsigned long long)e->expected);

@@ -15,9 +15,10 @@
  *            this rank's call of the plan (its number) and whether all its buffers of that call are mapped
  *            by every other rank of the node, written last; before it, the call's input and output
  *            (registration, generation, address), where the push form writes. When every rank is ready,
- *            the call runs in zero-copy mode (gc3_plan_t.zc_agree: large tiles, every message in place);
- *            a rank reads the others' records of a call before it sends anything of it, so a record is
- *            never overwritten before it was read.
+ *            the call runs in zero-copy mode (gc3_plan_t.zc_agree: large tiles, every message left in
+ *            place or pushed); a rank reads the others' records of a call before it launches it, and posts
+ *            its next call's record only after this call ended (one call in flight per plan), which it
+ *            cannot before every rank posted this call's: a record is never overwritten before it was read.
  * A sender leaves a message in place only for a receiver that acknowledged the generation of the
  * registration it is in; everything else goes through the FIFOs. No rank waits for another here: a
  * registration a peer has not mapped yet is mapped at its next call or test, and used from then on.
@@ -156,8 +157,9 @@ static uint64_t *gc3_reg_acks(gc3_reg_board_t *b, int entries)
 }
 
 /* An agreement record: the word (seq << 1 | ready), then per buffer (input, output) its registration
- * (id + 1, 0: none), that registration's generation and the buffer's address. */
-enum { GC3_REG_AGREE_WORD = 0, GC3_REG_AGREE_BUF = 1, GC3_REG_AGREE_WORDS = 8 };
+ * (id + 1, 0: none), that registration's generation and the buffer's address, then the call's
+ * signature (count, datatype, op: a peer of another call is never pushed into). */
+enum { GC3_REG_AGREE_WORD = 0, GC3_REG_AGREE_BUF = 1, GC3_REG_AGREE_SIG = 7, GC3_REG_AGREE_WORDS = 8 };
 
 static size_t gc3_reg_board_bytes(int nlocal, int entries)
 {
@@ -191,7 +193,8 @@ uint64_t gc3_reg_all_peers(const gc3_reg_t *g)
     return m;
 }
 
-void gc3_reg_agree_post(gc3_reg_t *g, int plan, uint64_t seq, int ready, const uint32_t id1[2], char *const va[2])
+void gc3_reg_agree_post(gc3_reg_t *g, int plan, uint64_t seq, int ready, const uint32_t id1[2], char *const va[2],
+                        uint64_t sig)
 {
     uint64_t *a = gc3_reg_agree(g->board, g->nlocal, g->entries, plan, seq);
 
@@ -201,10 +204,11 @@ void gc3_reg_agree_post(gc3_reg_t *g, int plan, uint64_t seq, int ready, const u
         a[GC3_REG_AGREE_BUF + 3 * b + 1] = ok ? g->mine[id1[b] - 1].gen : 0;
         a[GC3_REG_AGREE_BUF + 3 * b + 2] = (uint64_t)(uintptr_t)va[b];
     }
+    a[GC3_REG_AGREE_SIG] = sig;
     __atomic_store_n(&a[GC3_REG_AGREE_WORD], seq << 1 | (uint64_t)(ready != 0), __ATOMIC_RELEASE);
 }
 
-uint64_t gc3_reg_push_dst(gc3_reg_t *g, int plan, uint64_t seq, int local, int b)
+uint64_t gc3_reg_push_dst(gc3_reg_t *g, int plan, uint64_t seq, int local, int b, uint64_t sig, uint64_t bytes)
 {
     gc3_reg_board_t *pb = local >= 0 && local < g->nlocal && local != g->me ? g->peer[local] : NULL;
     const uint64_t  *a;
@@ -220,14 +224,16 @@ uint64_t gc3_reg_push_dst(gc3_reg_t *g, int plan, uint64_t seq, int local, int b
     id1 = a[GC3_REG_AGREE_BUF + 3 * b];
     gen = a[GC3_REG_AGREE_BUF + 3 * b + 1];
     va  = a[GC3_REG_AGREE_BUF + 3 * b + 2];
-    if (id1 == 0 || id1 > (uint64_t)g->entries || gen == 0) {
-        return 0;
+    if (id1 == 0 || id1 > (uint64_t)g->entries || gen == 0 || a[GC3_REG_AGREE_SIG] != sig) {
+        return 0; /* (another call: its first message fails it, as any message of another call does) */
     }
     pthread_mutex_lock(&gc3_reg_lock);
     {
         const gc3_reg_theirs_t *t = &g->theirs[(size_t)local * (size_t)g->entries + (id1 - 1)];
-        /* the generation the peer holds for its call, mapped here (it said ready: every rank mapped it) */
-        if (t->gen == gen && t->open != NULL && va >= t->base && va - t->base < t->size) {
+        /* the generation the peer holds for its call, mapped here (it said ready: every rank mapped it), the
+         * whole buffer inside it */
+        if (t->gen == gen && t->open != NULL && va >= t->base && va - t->base < t->size &&
+            bytes <= t->size - (va - t->base)) {
             at = (uint64_t)(uintptr_t)t->open->mapped + (va - t->base);
         }
     }

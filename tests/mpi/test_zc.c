@@ -11,7 +11,10 @@
  *   managed      cudaMallocManaged       pinned       cudaMallocHost
  * Options: --alloc KIND (default shm), --rounds N (calls per buffer, default 3), --max-count N; --comms N
  * instead: N communicators each used on buffers of its own that are then freed, and no peer may keep
- * them mapped (host kinds: counted in /proc/self/maps).
+ * them mapped (host kinds: counted in /proc/self/maps); --late-write (device kinds): before each
+ * out-of-place call, a memset of the output queued on the legacy default stream behind 20 ms of host
+ * work, so that it runs after the call started on the host: the call must see it done (coll_gc3_wait_
+ * default_stream), and no peer's push may land before it.
  * Run with coll_gc3_verbose 2 to see whether each plan's calls left data in place, and why not. */
 #define _GNU_SOURCE
 #include <mpi.h>
@@ -29,7 +32,7 @@
 #include <cuda.h>
 #endif
 
-static int world_rank, failures, checks, rounds = 3;
+static int world_rank, failures, checks, rounds = 3, late_write;
 
 typedef enum { K_SHM, K_MALLOC, K_CUDA, K_CUDA_OFFSET, K_ASYNC, K_VMM, K_MANAGED, K_PINNED } kind_t;
 static const char *kind_names[] = { "shm", "malloc", "cuda", "cuda-offset", "async", "vmm", "managed", "pinned" };
@@ -334,6 +337,15 @@ static void call(coll_t c, const tbuf_t *in, const tbuf_t *out, size_t n, MPI_Co
     }
 }
 
+#ifdef GC3_HAVE_CUDA
+/* --late-write: host work the legacy stream waits for before the memset behind it */
+static void CUDART_CB late_write_wait(void *arg)
+{
+    (void)arg;
+    usleep(20000);
+}
+#endif
+
 /* `rounds` calls on the same buffers (new data each time), then the buffers freed and allocated again
  * (at the same address where the allocator gives it) and one more call. */
 static void test_blocking(coll_t c, size_t n, int inplace, MPI_Comm comm)
@@ -363,6 +375,12 @@ static void test_blocking(coll_t c, size_t n, int inplace, MPI_Comm comm)
         memset(h, 0x5a, nb * sizeof(int));
         fill(c, h, n, rank, size, k, inplace);
         put(inplace ? &out : &in, h, inplace ? out_elems(c, n, size) : in_elems(c, n, size));
+#ifdef GC3_HAVE_CUDA
+        if (late_write && !inplace) {
+            cudaLaunchHostFunc(0, late_write_wait, NULL);
+            cudaMemsetAsync(out.p, 0x7f, out_elems(c, n, size) * sizeof(int), 0);
+        }
+#endif
         call(c, &in, &out, n, comm, inplace);
         get(h, &out, out_elems(c, n, size));
         snprintf(what, sizeof(what), "%s count %zu %s %s round %d%s", coll_names[c], n,
@@ -570,8 +588,10 @@ int main(int argc, char **argv)
             max_count = strtoull(argv[++i], NULL, 10);
         } else if (strcmp(argv[i], "--comms") == 0 && i + 1 < argc) {
             ncomms = atoi(argv[++i]);
+        } else if (strcmp(argv[i], "--late-write") == 0) {
+            late_write = 1;
         } else {
-            fprintf(stderr, "usage: test_zc [--alloc KIND] [--rounds N] [--max-count N] [--comms N]\n");
+            fprintf(stderr, "usage: test_zc [--alloc KIND] [--rounds N] [--max-count N] [--comms N] [--late-write]\n");
             MPI_Abort(MPI_COMM_WORLD, 2);
         }
     }
@@ -589,6 +609,10 @@ int main(int argc, char **argv)
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
 #endif
+    if (late_write && !on_device()) {
+        fprintf(stderr, "test_zc: --late-write needs device buffers (--alloc cuda or cuda-offset)\n");
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
     if (ncomms > 0) {
         test_comms(ncomms, 256 * 1024);
         goto done;

@@ -285,7 +285,11 @@ __device__ static void gc3_cuda_resident(gc3_cuda_shared_t *sh, const gc3_cuda_r
             t->zc_id[1] = w[GC3_MAIL_ZC_ID] >> 16;
             t->zc_peers[0] = gc3_mail_u64(w, GC3_MAIL_ZC_PEERS_IN);
             t->zc_peers[1] = gc3_mail_u64(w, GC3_MAIL_ZC_PEERS_OUT);
-            /* (the host wrote the table before the mailbox, whose words this block saw) */
+            /* the host wrote the table before the mailbox, whose words this block saw: ordered at system scope
+             * (block 0 read the mailbox with volatile loads, the others took it through device memory) */
+            if (w[GC3_MAIL_FLAGS] & GC3_MAIL_F_PUSH) {
+                __threadfence_system();
+            }
             t->push[0] =
                 (w[GC3_MAIL_FLAGS] & GC3_MAIL_F_PUSH) ? ((const volatile uint64_t *)r->push)[2 * blockIdx.x] : 0;
             t->push[1] =
