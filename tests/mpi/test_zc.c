@@ -14,7 +14,9 @@
  * them mapped (host kinds: counted in /proc/self/maps); --late-write (device kinds): before each
  * out-of-place call, a memset of the output queued on the legacy default stream behind 20 ms of host
  * work, so that it runs after the call started on the host: the call must see it done (coll_gc3_wait_
- * default_stream), and no peer's push may land before it.
+ * default_stream), and no peer's push may land before it; --mismatch instead: rank 0 calls allreduce
+ * with half the others' count on buffers of exactly its size, after calls with matching counts made
+ * them zero-copy's: every rank gets an error, and no peer writes past rank 0's buffers.
  * Run with coll_gc3_verbose 2 to see whether each plan's calls left data in place, and why not. */
 #define _GNU_SOURCE
 #include <mpi.h>
@@ -401,6 +403,47 @@ static void test_blocking(coll_t c, size_t n, int inplace, MPI_Comm comm)
     free(h);
 }
 
+/* --mismatch: rank 0 passes half the others' count (an erroneous program) on buffers of exactly its
+ * size, registered and mapped by calls with matching counts before: nobody pushes into a rank of
+ * another call (the agreement records carry the calls' signatures), every rank gets an error. */
+static void test_mismatch(size_t n)
+{
+    int          rank, size, rc;
+    const size_t mine = world_rank == 0 ? n : 2 * n;
+    tbuf_t       in, out;
+    int         *h = malloc(2 * n * sizeof(int));
+    MPI_Comm     comm;
+    char         what[160];
+
+    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+    MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    if (h == NULL || !tbuf_alloc(&in, mine * sizeof(int), NULL) || !tbuf_alloc(&out, mine * sizeof(int), NULL)) {
+        fprintf(stderr, "rank %d: cannot allocate the buffers (%s)\n", world_rank, kind_names[kind]);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    for (int k = 0; k < rounds; k++) { /* matching counts: registered, then in zero-copy mode */
+        fill(C_ALLREDUCE, h, n, rank, size, k, 0);
+        put(&in, h, n);
+        rc = MPI_Allreduce(in.p, out.p, (int)n, MPI_INT, MPI_SUM, comm);
+        get(h, &out, n);
+        snprintf(what, sizeof(what), "allreduce count %zu %s round %d before the mismatch", n, kind_names[kind], k + 1);
+        check(rc == MPI_SUCCESS && right(C_ALLREDUCE, h, n, rank, size, k), what);
+    }
+    rc = MPI_Allreduce(in.p, out.p, (int)mine, MPI_INT, MPI_SUM, comm);
+    printf("rank %d: allreduce of %zu ints (rank 0: %zu, the others %zu) returned %d\n", world_rank, mine, n, 2 * n,
+           rc);
+    fflush(stdout);
+    MPI_Barrier(MPI_COMM_WORLD);
+    snprintf(what, sizeof(what), "mismatched counts on exact buffers (%zu against %zu): an error", n, 2 * n);
+    check(rc != MPI_SUCCESS, what);
+    MPI_Comm_free(&comm);
+    tbuf_free(&out, 0);
+    tbuf_free(&in, 0);
+    free(h);
+}
+
 /* Nonblocking allreduce and alltoall on two communicators, started in crossed order (even ranks a then b,
  * odd ranks b then a), then persistent ones: every round on the same buffers. */
 static void test_nonblocking(MPI_Comm a, MPI_Comm b, size_t n)
@@ -560,7 +603,7 @@ static void test_comms(int ncomms, size_t n)
 int main(int argc, char **argv)
 {
     size_t   max_count = 1u << 20;
-    int      size, ncomms = 0;
+    int      size, ncomms = 0, mismatch = 0;
     MPI_Comm dup;
 
     MPI_Init(&argc, &argv);
@@ -590,8 +633,12 @@ int main(int argc, char **argv)
             ncomms = atoi(argv[++i]);
         } else if (strcmp(argv[i], "--late-write") == 0) {
             late_write = 1;
+        } else if (strcmp(argv[i], "--mismatch") == 0) {
+            mismatch = 1;
         } else {
-            fprintf(stderr, "usage: test_zc [--alloc KIND] [--rounds N] [--max-count N] [--comms N] [--late-write]\n");
+            fprintf(
+                stderr,
+                "usage: test_zc [--alloc KIND] [--rounds N] [--max-count N] [--comms N] [--late-write] [--mismatch]\n");
             MPI_Abort(MPI_COMM_WORLD, 2);
         }
     }
@@ -615,6 +662,10 @@ int main(int argc, char **argv)
     }
     if (ncomms > 0) {
         test_comms(ncomms, 256 * 1024);
+        goto done;
+    }
+    if (mismatch) {
+        test_mismatch(1u << 18);
         goto done;
     }
     MPI_Comm_dup(MPI_COMM_WORLD, &dup);
