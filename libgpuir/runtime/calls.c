@@ -192,12 +192,18 @@ static void gc3_call_contexts(gc3_plan_t *p, const gc3_call_t *c, uint64_t T, in
     }
 }
 
+/* Bytes of the call's buffer b (0 input, 1 output) at a rank: its segments of `count` elements. */
+static uint64_t gc3_call_buf_bytes(const gc3_plan_t *p, const gc3_call_t *c, int b)
+{
+    return c->count * gc3_dtype_size(c->dtype) *
+           (uint64_t)gc3_coll_segments((gc3_coll_t)p->flat->coll, (gc3_buf_t)b, p->nranks);
+}
+
 /* Zero-copy for the call: which marking applies, this rank's registrations of its buffers (held until
  * the call ends) and the peers that mapped them, in every block's context. */
 static void gc3_call_zc(gc3_plan_t *p, const gc3_call_t *c)
 {
     const int      bit = c->sendbuf == NULL ? GC3_FLAT_ZC_IP : GC3_FLAT_ZC_OOP;
-    const size_t   ds  = gc3_dtype_size(c->dtype);
     const uint64_t nz  = c->sendbuf == NULL ? (uint64_t)p->zc_stats.ip : (uint64_t)p->zc_stats.oop;
     char          *buf[2];
     uint64_t       peers[2] = { 0, 0 };
@@ -215,15 +221,12 @@ static void gc3_call_zc(gc3_plan_t *p, const gc3_call_t *c)
     gc3_reg_progress(p->exec);
     gc3_call_buffers(p, c, &buf[0], &buf[1]);
     for (int b = 0; b < 2; b++) {
-        const size_t bytes =
-            c->count * ds * (size_t)gc3_coll_segments((gc3_coll_t)p->flat->coll, (gc3_buf_t)b, p->nranks);
-        const char *w = NULL;
+        const size_t bytes = (size_t)gc3_call_buf_bytes(p, c, b);
+        const char  *w     = NULL;
         p->zc_held[b]      = buf[b] != NULL ? gc3_reg_lookup(p->exec, buf[b], bytes, &peers[b], &w) : 0; /* NULL: no output */
         why           = why != NULL ? why : w;
     }
-    for (int q = 0; q < 64; q++) {
-        p->zc_peers_last += (int)(((peers[0] | peers[1]) >> q) & 1);
-    }
+    p->zc_peers_last = __builtin_popcountll(peers[0] | peers[1]);
     p->zc_why = p->zc_peers_last > 0 ? NULL : why;
     {
         const uint64_t all = gc3_reg_all_peers(p->exec->reg);
@@ -276,27 +279,29 @@ static gc3_status_t gc3_call_launch(gc3_plan_t *p, const gc3_call_t *c, gc3_diag
  * zero_copy=pull, nothing is pushed. */
 static void gc3_call_push(gc3_plan_t *p, const gc3_call_t *c, int big)
 {
-    const uint64_t sig = gc3_call_signature(c);
-    uint64_t       to  = 0; /* the peers pushed to (bit: index on the node) */
-    uint64_t       bytes[2];
+    const int      on  = big && !p->exec->params.zc_pull && !p->zc_pull;
+    const uint64_t sig = on ? gc3_call_signature(c) : 0;
+    uint64_t       to = 0, looked = 0; /* the peers pushed to, and looked up (bit: index on the node) */
+    uint64_t       dst[64][2];         /* per peer looked up: where its buffers are mapped here */
 
-    for (int b = 0; b < 2; b++) { /* a receiver's buffer of this call (the same call on every rank: its signature) */
-        bytes[b] = c->count * gc3_dtype_size(c->dtype) *
-                   (uint64_t)gc3_coll_segments((gc3_coll_t)p->flat->coll, (gc3_buf_t)b, p->nranks);
-    }
     for (int t = 0; t < p->ntbs; t++) {
         gc3_rt_tb_t *x = &p->tbs_ctx[t];
-        for (int b = 0; b < 2; b++) {
-            x->push[b] = big && !p->exec->params.zc_pull && !p->zc_pull && x->zc_slocal >= 0
-                             ? gc3_reg_push_dst(p->exec->reg, p->id, p->zc_seq, x->zc_slocal, b, sig, bytes[b])
-                             : 0;
-            to |= x->push[b] != 0 ? 1ull << x->zc_slocal : 0;
+        const int    q = x->zc_slocal; /* (-1, or below 64) */
+        if (!on || q < 0) {
+            x->push[0] = x->push[1] = 0;
+            continue;
         }
+        if (!((looked >> q) & 1)) {       /* once per peer, not per block: each lookup takes the cache's lock */
+            for (int b = 0; b < 2; b++) { /* (the same call on every rank: its signature) */
+                dst[q][b] = gc3_reg_push_dst(p->exec->reg, p->id, p->zc_seq, q, b, sig, gc3_call_buf_bytes(p, c, b));
+            }
+            looked |= 1ull << q;
+            to |= dst[q][0] != 0 || dst[q][1] != 0 ? 1ull << q : 0;
+        }
+        x->push[0] = dst[q][0];
+        x->push[1] = dst[q][1];
     }
-    p->zc_pushed_last = 0;
-    for (int q = 0; q < 64; q++) {
-        p->zc_pushed_last += (int)((to >> q) & 1);
-    }
+    p->zc_pushed_last = __builtin_popcountll(to);
 }
 
 /* The call's tile, memory and contexts, then its launch (big: in zero-copy mode, the large tile). */

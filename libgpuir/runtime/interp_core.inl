@@ -348,7 +348,7 @@ typedef struct {
     uint64_t sent, received;
     uint32_t rslot, sslot;
     int      zc;
-    int      started; /* the receiver said it started this call (before the first push into its buffers) */
+    int      started; /* the receiver said it started this call (gc3_core_wait_started) */
 } gc3_core_pos_t;
 
 /* Leader: before loop l reuses scratch (every `window` loops), nobody of the rank may still be in
@@ -554,6 +554,18 @@ GC3_DEV static GC3_CORE_INLINE int gc3_core_step(gc3_rt_tb_t *t, int s, int l, g
 enum { GC3_HDR_SIG = 0, GC3_HDR_ZC = 1, GC3_HDR_VA = 2, GC3_HDR_EXTENT = 3 };
 #define GC3_HDR_PUSHED (~0ull) /* in GC3_HDR_ZC */
 
+/* Leader, a sending block: wait until its receiving block said it started this call (gc3_core_run: it
+ * says so first thing, word 1 of the head line), once a call; `what` names the wait on a timeout. 1
+ * when the wait failed. */
+GC3_DEV static GC3_CORE_INLINE int gc3_core_wait_started(gc3_rt_tb_t *t, gc3_core_pos_t *pos, int s, int l, int what)
+{
+    if (pos->started) {
+        return 0;
+    }
+    pos->started = 1;
+    return gc3_core_wait(t, t->send_head + 1, t->send_base + 1, s, l, what, -1, -1);
+}
+
 /* Where step s pushes its chunks (zero-copy mode): the receiver's buffer as mapped here, or 0 (not
  * pushed: the step is not marked for the push form in calls of this kind, or the receiver's buffer was
  * not given). GC3_FLAT_ZC_PUSH_OOP and _IP are GC3_FLAT_ZC_OOP and _IP shifted by 3. */
@@ -696,8 +708,8 @@ GC3_DEV static GC3_CORE_INLINE int gc3_core_step_simple(gc3_rt_tb_t *t, int s, i
         }
         if (!failed && send && pos->sent == 0 && t->handover && t->pooled && t->send_lens == 0) {
             /* the first message into a pool another plan used last: the receiver has started this call, so
-             * it has read everything of the calls before (gc3_core_run: it says so first thing) */
-            failed = gc3_core_wait(t, t->send_head + 1, t->send_base + 1, s, l, GC3_WAIT_WHAT_POOL, -1, -1);
+             * it has read everything of the calls before */
+            failed = gc3_core_wait_started(t, pos, s, l, GC3_WAIT_WHAT_POOL);
         }
         if (!failed && send) {
             /* a free slot: the receiver consumed all but slots-1 of what we sent */
@@ -705,11 +717,10 @@ GC3_DEV static GC3_CORE_INLINE int gc3_core_step_simple(gc3_rt_tb_t *t, int s, i
             need          = need > (uint64_t)t->slots ? need - (uint64_t)t->slots : 0;
             failed        = gc3_core_wait(t, t->send_head, need, s, l, GC3_WAIT_WHAT_SEND, -1, -1);
             push          = failed ? 0 : gc3_core_push_to(t, st);
-            if (push && !pos->started) {
+            if (push) {
                 /* the first push of the call: the receiver's kernel has started it, so whatever its stream
-                 * did to its buffers before the call is done (gc3_core_run: it says so first thing) */
-                failed       = gc3_core_wait(t, t->send_head + 1, t->send_base + 1, s, l, GC3_WAIT_WHAT_START, -1, -1);
-                pos->started = 1;
+                 * did to its buffers before the call is done */
+                failed = gc3_core_wait_started(t, pos, s, l, GC3_WAIT_WHAT_START);
             }
             zout = push || failed ? 0 : gc3_core_zc_out(t, s, l, &va, &extent);
             if (!zout) {

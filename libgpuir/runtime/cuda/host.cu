@@ -737,10 +737,8 @@ static void gc3_cuda_post(const gc3_plan_t *p, gc3_cuda_state_t *s, uint64_t seq
     w[GC3_MAIL_FLAGS] = flags | (x->handover ? GC3_MAIL_F_HANDOVER : 0) | (uint32_t)(x->zc_bit & 3) << GC3_MAIL_F_ZC_SHIFT;
     w[GC3_MAIL_ZC_ID] = (x->zc_id[0] & 0xffff) | (x->zc_id[1] & 0xffff) << 16;
     w[GC3_MAIL_CHECK] = (uint32_t)p->sem_base[0];
-    for (int t = 0; t < p->ntbs && !(flags & GC3_MAIL_F_QUIT); t++) {
-        if (p->tbs_ctx[t].push[0] != 0 || p->tbs_ctx[t].push[1] != 0) {
-            w[GC3_MAIL_FLAGS] |= GC3_MAIL_F_PUSH;
-        }
+    if (p->zc_pushed_last > 0 && !(flags & GC3_MAIL_F_QUIT)) { /* some block of the call pushes (gc3_call_push) */
+        w[GC3_MAIL_FLAGS] |= GC3_MAIL_F_PUSH;
     }
     for (int t = 0; t < p->ntbs && (w[GC3_MAIL_FLAGS] & GC3_MAIL_F_PUSH); t++) {
         /* (before the mailbox's release stores; a resident plan has at most GC3_RESIDENT_MAX_BLOCKS blocks) */

@@ -287,13 +287,12 @@ __device__ static void gc3_cuda_resident(gc3_cuda_shared_t *sh, const gc3_cuda_r
             t->zc_peers[1] = gc3_mail_u64(w, GC3_MAIL_ZC_PEERS_OUT);
             /* the host wrote the table before the mailbox, whose words this block saw: ordered at system scope
              * (block 0 read the mailbox with volatile loads, the others took it through device memory) */
+            t->push[0] = t->push[1] = 0;
             if (w[GC3_MAIL_FLAGS] & GC3_MAIL_F_PUSH) {
                 __threadfence_system();
+                t->push[0] = ((const volatile uint64_t *)r->push)[2 * blockIdx.x];
+                t->push[1] = ((const volatile uint64_t *)r->push)[2 * blockIdx.x + 1];
             }
-            t->push[0] =
-                (w[GC3_MAIL_FLAGS] & GC3_MAIL_F_PUSH) ? ((const volatile uint64_t *)r->push)[2 * blockIdx.x] : 0;
-            t->push[1] =
-                (w[GC3_MAIL_FLAGS] & GC3_MAIL_F_PUSH) ? ((const volatile uint64_t *)r->push)[2 * blockIdx.x + 1] : 0;
         }
         done.seq++;
         gc3_cuda_mark_taken(done);
