@@ -221,16 +221,23 @@ static void gc3_cuda_stream_reap_locked(int device)
     }
 }
 
-static int gc3_cuda_stream_pop_locked(gc3_cuda_state_t *s)
+/* A pooled stream of the device, out of the pool, or NULL. */
+static cudaStream_t gc3_cuda_pool_take_locked(int device)
 {
     for (int i = gc3_cuda_pool_n - 1; i >= 0; i--) {
-        if (gc3_cuda_pool[i].device == s->device) {
-            s->own_stream    = gc3_cuda_pool[i].stream;
+        if (gc3_cuda_pool[i].device == device) {
+            cudaStream_t st  = gc3_cuda_pool[i].stream;
             gc3_cuda_pool[i] = gc3_cuda_pool[--gc3_cuda_pool_n];
-            return 1;
+            return st;
         }
     }
-    return 0;
+    return NULL;
+}
+
+static int gc3_cuda_stream_pop_locked(gc3_cuda_state_t *s)
+{
+    s->own_stream = gc3_cuda_pool_take_locked(s->device);
+    return s->own_stream != NULL;
 }
 
 static gc3_status_t gc3_cuda_stream_take_locked(gc3_cuda_state_t *s, gc3_diag_t *diag)
@@ -274,6 +281,47 @@ static void gc3_cuda_stream_done(gc3_cuda_state_t *s)
         gc3_cuda_stream_give_locked(s, 0);
         pthread_mutex_unlock(&gc3_cuda_launch_lock);
     }
+}
+
+/* Zero (src NULL) or fill from the host `bytes` of device memory of the current device, done when
+ * this returns, on a pooled non-blocking stream: never behind the caller's work on the legacy
+ * default stream. (cudaMemset returns at once and runs after that work: a plan region zeroed after
+ * a peer had already said in it that it started its first call, a deadlock seen with a kernel still
+ * running on the legacy stream; a pageable cudaMemcpy may return before its data is there.) */
+static gc3_status_t gc3_cuda_fill(void *dst, const void *src, size_t bytes, const char *what, gc3_diag_t *diag)
+{
+    cudaStream_t st  = NULL;
+    int          dev = -1;
+    gc3_status_t status;
+
+    cudaGetDevice(&dev);
+    pthread_mutex_lock(&gc3_cuda_launch_lock);
+    st = gc3_cuda_pool_take_locked(dev);
+    pthread_mutex_unlock(&gc3_cuda_launch_lock);
+    if (st == NULL) {
+        status = gc3_cuda_check(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking), "cudaStreamCreate", diag);
+        if (status != GC3_OK) {
+            return status;
+        }
+    }
+    status = gc3_cuda_check(src != NULL ? cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, st)
+                                        : cudaMemsetAsync(dst, 0, bytes, st),
+                            what, diag);
+    if (status == GC3_OK) {
+        status = gc3_cuda_check(cudaStreamSynchronize(st), what, diag);
+    }
+    pthread_mutex_lock(&gc3_cuda_launch_lock);
+    if (status == GC3_OK &&
+        gc3_cuda_grow((void **)&gc3_cuda_pool, &gc3_cuda_pool_cap, gc3_cuda_pool_n, sizeof(*gc3_cuda_pool))) {
+        gc3_cuda_pool[gc3_cuda_pool_n].stream   = st;
+        gc3_cuda_pool[gc3_cuda_pool_n++].device = dev;
+        st                                      = NULL;
+    }
+    pthread_mutex_unlock(&gc3_cuda_launch_lock);
+    if (st != NULL) {
+        cudaStreamDestroy(st);
+    }
+    return status;
 }
 
 /* What the backend allocates for a plan of nt blocks whose flat program has flat_bytes: the device
@@ -428,7 +476,7 @@ static gc3_status_t gc3_cuda_region_create(gc3_plan_t *p, size_t bytes, char **b
     }
     st = gc3_cuda_check(cudaMalloc((void **)base_p, bytes), "cudaMalloc(region)", diag);
     if (st == GC3_OK) {
-        st = gc3_cuda_check(cudaMemset(*base_p, 0, bytes), "cudaMemset(region)", diag);
+        st = gc3_cuda_fill(*base_p, NULL, bytes, "cudaMemsetAsync(region)", diag);
     }
     if (st == GC3_OK) {
         st = gc3_cuda_check(cudaIpcGetMemHandle(&h, *base_p), "cudaIpcGetMemHandle", diag);
@@ -481,7 +529,11 @@ static gc3_status_t gc3_cuda_mem_alloc(gc3_plan_t *p, size_t bytes, char **ptr_p
     if (cudaMalloc((void **)ptr_p, bytes + 64) != cudaSuccess) {
         return GC3_ERR_NO_MEMORY;
     }
-    cudaMemset(*ptr_p, 0, bytes + 64);
+    if (gc3_cuda_fill(*ptr_p, NULL, bytes + 64, "cudaMemsetAsync(scratch)", NULL) != GC3_OK) {
+        cudaFree(*ptr_p);
+        *ptr_p = NULL;
+        return GC3_ERR_IO;
+    }
     return GC3_OK;
 }
 
@@ -635,7 +687,7 @@ static gc3_status_t gc3_cuda_upload(gc3_plan_t *p, gc3_cuda_state_t *s, gc3_diag
     memcpy(h + off_ns, p->tb_nsteps, nt * 4);
     s->d_count = (unsigned long long *)(s->d_plan + off_count);
     s->d_go    = (uint64_t *)(s->d_plan + off_go); /* the relay word on its line, the descriptor on the next */
-    status = gc3_cuda_check(cudaMemcpy(s->d_plan, h, total, cudaMemcpyHostToDevice), "cudaMemcpy(plan)", diag);
+    status     = gc3_cuda_fill(s->d_plan, h, total, "cudaMemcpyAsync(plan)", diag);
     free(h);
     if (status != GC3_OK) {
         goto err_stage;
@@ -1068,7 +1120,7 @@ static void gc3_cuda_mem_estimate(const gc3_flat_program_t *flat, int ntbs, gc3_
 
 static gc3_status_t gc3_cuda_mem_write(void *dst, const void *src, size_t bytes)
 {
-    return gc3_cuda_check(cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice), "cudaMemcpy(zero-copy table)", NULL);
+    return gc3_cuda_fill(dst, src, bytes, "cudaMemcpyAsync(zero-copy table)", NULL);
 }
 
 /* ---------------------------------------------------------------- zero-copy (reg.c): CUDA IPC of callers' buffers */
