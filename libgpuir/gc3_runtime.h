@@ -64,6 +64,16 @@ typedef enum { GC3_BACKEND_HOST = 0, GC3_BACKEND_CUDA = 1 } gc3_backend_t;
                               * on it was slower than the steps on 4 x H200 (one-shot LL 64 KB: 43.7
                               * against 39.8 us; all-pairs Simple 1 MB: 92.0 against 71.6 us) */
 
+/* How a call on the GPU is ordered after the work queued on the legacy default stream before it, when
+ * it goes to a resident kernel (a launched call's stream always waits for an event recorded there). */
+typedef enum {
+    GC3_WAIT_LEGACY_OFF    = 0, /* not at all (the caller synchronized) */
+    GC3_WAIT_LEGACY_HOST   = 1, /* the host asks the stream whether it is idle, else waits for it (a driver
+                                 * query: about 2-2.7 us a call on H200) */
+    GC3_WAIT_LEGACY_DEVICE = 2  /* the stream writes the call's number after that work (a stream memory
+                                 * operation) and the kernel waits for it; the host does not wait */
+} gc3_wait_legacy_t;
+
 typedef struct {
     gc3_backend_t backend;
     int           rank, nranks;
@@ -82,9 +92,9 @@ typedef struct {
                                  * chunks after it run as one pass, for chunks of up to GC3_FUSE_BYTES
                                  * (gc3_flat_fuse; default 1, 0: step by step). The same result, elementwise. */
     int           wait_legacy;  /* cuda: a call first waits for the work queued on the legacy default stream
-                                 * before it (default 1). 0 skips that (a driver query, about 1.5 us a
-                                 * call on H200): the caller has synchronized whatever writes the
-                                 * buffers, as CUDA-aware MPI requires */
+                                 * before it (gc3_wait_legacy_t; default GC3_WAIT_LEGACY_HOST). OFF skips
+                                 * that: the caller has synchronized whatever writes the buffers, as
+                                 * CUDA-aware MPI requires */
     int           net_peer_errors; /* UCX endpoints report a dead peer at once (default 1); 0 lets UCX
                                     * use transports that cannot (shared memory): the timeout then
                                     * catches a dead peer */

@@ -23,7 +23,7 @@ void gc3_exec_params_default(gc3_exec_params_t *p, gc3_backend_t backend, int ra
     p->threads_per_block = 512;
     p->resident_us       = GC3_RESIDENT_US_DEFAULT;
     p->fuse              = 1;
-    p->wait_legacy       = 1;
+    p->wait_legacy       = GC3_WAIT_LEGACY_HOST;
     p->net_peer_errors   = 1;
     p->reg_entries       = GC3_REG_ENTRIES_DEFAULT;
     p->tile_bytes        = GC3_TILE_BYTES_DEFAULT;

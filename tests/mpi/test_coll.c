@@ -704,11 +704,57 @@ static void test_stream_order(MPI_Comm comm, const char *cname)
 #endif
 }
 
+/* The same for small calls, which go to a resident kernel: a 512 MB cudaMemset on the legacy stream,
+ * then one of the small input, then the call (right after a call that keeps the kernel resident), so
+ * the call is posted while that stream still runs; checked each round against the host's sum. Whether
+ * the host waits, the kernel waits, or the kernel gives up and the host launches it again
+ * (coll_gc3_wait_default_stream, coll_gc3_resident_us), the call must see the new values. */
+static void test_stream_order_small(MPI_Comm comm, const char *cname, int rounds)
+{
+#ifdef GC3_HAVE_CUDA
+    const size_t n = 1000, big = (size_t)512 << 20; /* an odd count: LL's partial lines */
+    int          size, ok      = 1;
+    int          h[1000];
+    void        *d = gc3_test_alloc(1, n * sizeof(int)), *r = gc3_test_alloc(1, n * sizeof(int)), *b = NULL;
+    char         what[200];
+
+    MPI_Comm_size(comm, &size);
+    cudaMalloc(&b, big);
+    cudaDeviceSynchronize();
+    for (int k = 1; k <= rounds && ok && b != NULL && d != NULL && r != NULL; k++) {
+        const unsigned v = (unsigned)(k % 100 + 1);
+        MPI_Allreduce(d, r, (int)n, MPI_INT, MPI_SUM, comm); /* the kernel stays resident */
+        cudaMemset(b, k, big);
+        cudaMemset(d, (int)v, n * sizeof(int));
+        MPI_Allreduce(d, r, (int)n, MPI_INT, MPI_SUM, comm);
+        cudaMemcpy(h, r, n * sizeof(int), cudaMemcpyDeviceToHost);
+        for (size_t i = 0; i < n && ok; i++) {
+            ok = h[i] == size * (int)(0x01010101u * v);
+            if (!ok) {
+                fprintf(stderr, "rank %d: round %d element %zu: got %#x want %#x\n", world_rank, k, i, (unsigned)h[i],
+                        (unsigned)(size * (int)(0x01010101u * v)));
+            }
+        }
+    }
+    snprintf(what, sizeof(what),
+             "%d small allreduces, each written by cudaMemset on the default stream behind 512 MB of it, on %s", rounds,
+             cname);
+    check(ok && b != NULL && d != NULL && r != NULL, comm, what);
+    cudaFree(b);
+    gc3_test_free(1, d);
+    gc3_test_free(1, r);
+#else
+    (void)comm;
+    (void)cname;
+    (void)rounds;
+#endif
+}
+
 int main(int argc, char **argv)
 {
     size_t   max_count = 16u << 20;
     MPI_Comm dup, uneven, parity;
-    int      size;
+    int      size, order_only = 0;
 
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
@@ -718,9 +764,30 @@ int main(int argc, char **argv)
             max_count = strtoull(argv[++i], NULL, 10);
         } else if (strcmp(argv[i], "--device") == 0) {
             on_device = 1;
+        } else if (strcmp(argv[i], "--stream-order-only") == 0) {
+            order_only = on_device = 1;
+        } else if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+            if (world_rank == 0) {
+                printf("usage: test_coll [--max-count N] [--device] [--stream-order-only]\n"
+                       "  every collective gc3 runs, in every form, on 4 communicators, against host sums\n"
+                       "  --device              device buffers (cuda), with the legacy-stream ordering checks\n"
+                       "  --stream-order-only   only those checks (device buffers)\n");
+            }
+            MPI_Finalize();
+            return 0;
         }
     }
     gc3_test_device_setup("test_coll", on_device, MPI_COMM_WORLD);
+    if (order_only) {
+        test_stream_order_small(MPI_COMM_WORLD, "world", 200);
+        test_stream_order(MPI_COMM_WORLD, "world");
+        if (world_rank == 0) {
+            printf("test_coll: %d ranks, device buffers, stream order: %d passed, %d failed\n", size, checks - failures,
+                   failures);
+        }
+        MPI_Finalize();
+        return failures != 0;
+    }
     MPI_Comm_dup(MPI_COMM_WORLD, &dup);
     MPI_Comm_split(MPI_COMM_WORLD, world_rank < (size + 1) / 2 + 1 ? 0 : 1, world_rank, &uneven); /* e.g. 8 -> 5 + 3 */
     MPI_Comm_split(MPI_COMM_WORLD, world_rank % 2, size - world_rank, &parity);                   /* reversed order */
@@ -740,6 +807,7 @@ int main(int argc, char **argv)
     test_persistent(uneven, "uneven split");
     test_allgather_rsb(uneven, "uneven split", max_count / 16);
     if (on_device) {
+        test_stream_order_small(MPI_COMM_WORLD, "world", 20);
         test_stream_order(MPI_COMM_WORLD, "world");
     }
     MPI_Comm_free(&dup);

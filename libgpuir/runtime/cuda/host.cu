@@ -2,6 +2,7 @@
  * exported with CUDA IPC; the peers open it once per plan), the launches of the kernels
  * (kernels.cu) or the resident kernel's mailbox, completion and errors, deferred frees; and the
  * backend's table (gc3_rt_backend_cuda). No device code here. */
+#include <cuda.h>
 #include <cuda_runtime.h>
 #include <stdint.h>
 #include <string.h>
@@ -41,6 +42,9 @@ typedef struct {
     volatile uint64_t *h_marks; /* host-mapped: the GPU's clock when the call was taken, ended */
     uint64_t          *d_marks;
     uint64_t        *d_go;                /* in d_plan: the relay word, then the relayed descriptor */
+    uint32_t          *d_legacy;            /* in d_plan: the last call the legacy default stream reached
+                                           * (params.wait_legacy GC3_WAIT_LEGACY_DEVICE) */
+    int                legacy_posted;       /* the call in flight was posted for its kernel to wait for that */
     int              res_alive;   /* a resident kernel was launched and not yet seen to end */
     int              posted;      /* the call in flight went to the mailbox */
     uint64_t         queried_ns;  /* when the event was last asked (a kernel that died never counts in) */
@@ -330,7 +334,7 @@ static void gc3_cuda_sizes(size_t flat_bytes, size_t nt, size_t *plan, size_t *c
 {
     size_t off_sem = flat_bytes, off_loops = off_sem + nt * 8, off_ns = off_loops + nt * 8,
            off_count = (off_ns + nt * 4 + 7) / 8 * 8, off_go = (off_count + 8 + GC3_RT_LINE - 1) / GC3_RT_LINE * GC3_RT_LINE;
-    *plan = off_go + 2 * GC3_RT_LINE;
+    *plan = off_go + 3 * GC3_RT_LINE; /* the relay word, the descriptor, the legacy stream's word */
     *call = nt > GC3_CUDA_ARGS_LARGE ? nt * (sizeof(gc3_rt_tb_t) + 16) : 0;
 }
 
@@ -686,7 +690,8 @@ static gc3_status_t gc3_cuda_upload(gc3_plan_t *p, gc3_cuda_state_t *s, gc3_diag
     memcpy(h + off_loops, p->loops_off, nt * 8);
     memcpy(h + off_ns, p->tb_nsteps, nt * 4);
     s->d_count = (unsigned long long *)(s->d_plan + off_count);
-    s->d_go    = (uint64_t *)(s->d_plan + off_go); /* the relay word on its line, the descriptor on the next */
+    s->d_go     = (uint64_t *)(s->d_plan + off_go); /* the relay word on its line, the descriptor on the next */
+    s->d_legacy = (uint32_t *)(s->d_plan + off_go + 2 * GC3_RT_LINE);
     status     = gc3_cuda_fill(s->d_plan, h, total, "cudaMemcpyAsync(plan)", diag);
     free(h);
     if (status != GC3_OK) {
@@ -742,6 +747,7 @@ template <int N> static void gc3_cuda_launch(const gc3_plan_t *p, const gc3_cuda
         a.res.mail         = (const uint2 *)s->d_mail;
         a.res.go           = s->d_go;
         a.res.desc         = (uint32_t *)(s->d_go + GC3_RT_LINE / 8);
+        a.res.legacy       = s->d_legacy;
         a.res.exited       = s->d_exited;
         a.res.push         = s->d_push;
         a.res.idle_ns      = (uint64_t)p->exec->params.resident_us * 1000u;
@@ -816,17 +822,46 @@ static void gc3_cuda_quit(gc3_plan_t *p)
     s->res_alive = 0;
 }
 
-/* The call sees what the caller queued on the legacy default stream before it (cudaMemcpy,
- * cudaMemset, kernels on stream 0): MPI users expect that finished. */
-static gc3_status_t gc3_cuda_after_legacy(const gc3_plan_t *p, gc3_cuda_state_t *s, cudaStream_t st, int resident,
-                                          gc3_diag_t *diag)
+/* cuStreamWriteValue32 of the driver (CUDA 12 ABI), or NULL where the driver does not give it. */
+typedef CUresult (*gc3_cuda_write32_fn)(CUstream, CUdeviceptr, cuuint32_t, unsigned int);
+static gc3_cuda_write32_fn gc3_cuda_write32;
+static pthread_once_t      gc3_cuda_write32_once = PTHREAD_ONCE_INIT;
+static void                gc3_cuda_write32_find(void)
 {
+    cudaDriverEntryPointQueryResult q  = cudaDriverEntryPointSymbolNotFound;
+    void                           *fn = NULL;
+    if (cudaGetDriverEntryPointByVersion("cuStreamWriteValue32", &fn, 12000, cudaEnableDefault, &q) == cudaSuccess &&
+        q == cudaDriverEntryPointSuccess) {
+        gc3_cuda_write32 = (gc3_cuda_write32_fn)fn;
+    }
+    (void)cudaGetLastError();
+}
+
+/* The call sees what the caller queued on the legacy default stream before it (cudaMemcpy,
+ * cudaMemset, kernels on stream 0): MPI users expect that finished. A call posted to the resident
+ * kernel (post): the host asks the legacy stream whether it is idle and else waits for it
+ * (GC3_WAIT_LEGACY_HOST), or it queues a write of the call's number behind that work, which the
+ * kernel waits for before it touches a buffer (GC3_WAIT_LEGACY_DEVICE: the host does not wait; where
+ * the driver has no stream memory operations, the host waits). A launched call: its stream waits for
+ * an event recorded on the legacy stream (one direction: later legacy work does not wait for it). */
+static gc3_status_t gc3_cuda_after_legacy(const gc3_plan_t *p, gc3_cuda_state_t *s, cudaStream_t st, int post,
+                                          uint64_t seq, gc3_diag_t *diag)
+{
+    const int    mode   = p->exec->params.wait_legacy;
     gc3_status_t status = GC3_OK;
 
-    if (!p->exec->params.wait_legacy) {
+    s->legacy_posted = 0;
+    if (mode == GC3_WAIT_LEGACY_OFF) {
         /* the caller synchronized what writes the buffers (coll_gc3_wait_default_stream false) */
-    } else if (resident) {
-        /* a resident kernel is already running, so the host waits for that work (usually there is none) */
+    } else if (post) {
+        if (mode == GC3_WAIT_LEGACY_DEVICE) {
+            pthread_once(&gc3_cuda_write32_once, gc3_cuda_write32_find);
+            if (gc3_cuda_write32 != NULL && gc3_cuda_write32(CU_STREAM_LEGACY, (CUdeviceptr)(uintptr_t)s->d_legacy,
+                                                             (cuuint32_t)seq, 0) == CUDA_SUCCESS) {
+                s->legacy_posted = 1;
+                return GC3_OK;
+            }
+        }
         cudaError_t e = cudaStreamQuery(cudaStreamLegacy);
         if (e == cudaErrorNotReady) {
             e = cudaEventRecord(s->after_legacy, cudaStreamLegacy);
@@ -834,7 +869,6 @@ static gc3_status_t gc3_cuda_after_legacy(const gc3_plan_t *p, gc3_cuda_state_t 
         }
         status = gc3_cuda_check(e, "waiting for the legacy default stream", diag);
     } else if (st == s->own_stream) {
-        /* one direction only: later legacy work does not wait for this kernel */
         status = gc3_cuda_check(cudaEventRecord(s->after_legacy, cudaStreamLegacy), "cudaEventRecord(legacy)", diag);
         if (status == GC3_OK) {
             status = gc3_cuda_check(cudaStreamWaitEvent(st, s->after_legacy, 0), "cudaStreamWaitEvent", diag);
@@ -905,6 +939,8 @@ static gc3_status_t gc3_cuda_launch_locked(gc3_plan_t *p, gc3_cuda_state_t *s, c
     gc3_status_t status;
     const int    resident = gc3_cuda_resident_ok(p, s, st);
     uint64_t     seq      = s->seq + 1;
+    /* the resident kernel is there (unless it ends right now: gc3_cuda_test relaunches then) */
+    const int post = p->ntbs > 0 && resident && s->res_alive && *s->h_exited != seq - 1;
 
     if (!resident && s->res_alive) {
         gc3_cuda_quit(p); /* a kernel on another stream: the resident one ends first */
@@ -916,7 +952,7 @@ static gc3_status_t gc3_cuda_launch_locked(gc3_plan_t *p, gc3_cuda_state_t *s, c
     if (s->tracing) {
         s->trace_host[0] = gc3_exec_now_ns();
     }
-    if ((status = gc3_cuda_after_legacy(p, s, st, resident, diag)) != GC3_OK) {
+    if ((status = gc3_cuda_after_legacy(p, s, st, post, seq, diag)) != GC3_OK) {
         return status;
     }
     if (s->breakdown) {
@@ -928,9 +964,8 @@ static gc3_status_t gc3_cuda_launch_locked(gc3_plan_t *p, gc3_cuda_state_t *s, c
     s->posted = 0;
     if (p->ntbs <= 0) {
         /* nothing to run: the event alone marks the call */
-    } else if (resident && s->res_alive && *s->h_exited != seq - 1) {
-        /* the resident kernel is there (unless it ends right now: gc3_cuda_test relaunches then) */
-        gc3_cuda_post(p, s, seq, s->tracing ? GC3_MAIL_F_TRACE : 0);
+    } else if (post) {
+        gc3_cuda_post(p, s, seq, (s->tracing ? GC3_MAIL_F_TRACE : 0) | (s->legacy_posted ? GC3_MAIL_F_LEGACY : 0));
         s->posted = 1;
     } else if (p->ntbs <= GC3_CUDA_ARGS_LARGE) {
         gc3_cuda_launch_sized(p, s, st, seq, resident);
@@ -965,8 +1000,12 @@ static gc3_status_t gc3_cuda_relaunch(gc3_plan_t *p, gc3_cuda_state_t *s)
 {
     gc3_status_t status;
     pthread_mutex_lock(&gc3_cuda_launch_lock);
-    gc3_cuda_launch_sized(p, s, s->own_stream, s->expect, 1);
-    status = gc3_cuda_check(cudaGetLastError(), "kernel launch", NULL);
+    /* the call was posted for the kernel to wait for the legacy stream's write: the new one's stream waits */
+    status = s->legacy_posted ? gc3_cuda_after_legacy(p, s, s->own_stream, 0, s->expect, NULL) : GC3_OK;
+    if (status == GC3_OK) {
+        gc3_cuda_launch_sized(p, s, s->own_stream, s->expect, 1);
+        status = gc3_cuda_check(cudaGetLastError(), "kernel launch", NULL);
+    }
     if (status == GC3_OK) {
         status = gc3_cuda_check(cudaEventRecord(s->done, s->own_stream), "cudaEventRecord", NULL);
     }

@@ -179,6 +179,23 @@ __device__ static int gc3_cuda_mail_wait(const gc3_cuda_resident_t *r, uint64_t 
     if (take) {
         uint32_t flags = __shfl_sync(0xffffffffu, x, GC3_MAIL_FLAGS), hc = __shfl_sync(0xffffffffu, x, GC3_MAIL_CHECK);
         take = (flags & GC3_MAIL_F_QUIT) == 0 && hc == check;
+        if (take && (flags & GC3_MAIL_F_LEGACY)) {
+            /* what the caller queued on the legacy default stream before the call has run (the stream wrote
+             * the call's number after it); waited for no longer than the idle time: the kernel then ends
+             * without the call, which the host launches again, its stream waiting for the legacy stream */
+            const uint64_t since = gc3_dev_now();
+            int            ok    = 1;
+            if (lane == 0) {
+                for (uint64_t polls = 1; (int32_t)(gc3_dev_ld_acq_u32(r->legacy) - (uint32_t)want) < 0; polls++) {
+                    if ((polls & 63) == 0 && gc3_dev_now() - since > r->idle_ns) {
+                        ok = 0;
+                        break;
+                    }
+                    gc3_dev_pause(polls);
+                }
+            }
+            take = __shfl_sync(0xffffffffu, ok, 0);
+        }
     }
     if (take) {
         if (lane < GC3_CUDA_MAIL_WORDS) {

@@ -16,6 +16,13 @@ __device__ static inline uint64_t gc3_dev_ld_acq(const uint64_t *p)
     return v;
 }
 
+__device__ static inline uint32_t gc3_dev_ld_acq_u32(const uint32_t *p)
+{
+    uint32_t v;
+    asm volatile("ld.acquire.sys.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+    return v;
+}
+
 __device__ static inline uint64_t gc3_dev_ld_acq_gpu(const uint64_t *p)
 {
     uint64_t v;

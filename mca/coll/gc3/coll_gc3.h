@@ -41,6 +41,15 @@ typedef enum { MCA_COLL_GC3_BACKEND_AUTO, MCA_COLL_GC3_BACKEND_CUDA, MCA_COLL_GC
 /* coll_gc3_zero_copy */
 typedef enum { MCA_COLL_GC3_ZC_AUTO, MCA_COLL_GC3_ZC_ON, MCA_COLL_GC3_ZC_OFF } mca_coll_gc3_zero_copy_t;
 
+/* coll_gc3_wait_default_stream: false and true keep their old numbers (the parameter was a bool);
+ * true is the measured best of host and device (mca_coll_gc3_wait_legacy) */
+typedef enum {
+    MCA_COLL_GC3_WAIT_FALSE,
+    MCA_COLL_GC3_WAIT_TRUE,
+    MCA_COLL_GC3_WAIT_HOST,
+    MCA_COLL_GC3_WAIT_DEVICE
+} mca_coll_gc3_wait_t;
+
 /* coll_gc3_fallback: what happens to a call on device buffers that gc3 does not run itself. Code
  * asks mca_coll_gc3_fallback() (stage, pass or error), never the parameter: auto is resolved there. */
 typedef enum {

@@ -51,6 +51,11 @@ static const mca_base_var_enum_value_t mca_coll_gc3_net_path_values[]  = { { GC3
 static const mca_base_var_enum_value_t mca_coll_gc3_zero_copy_values[] = {
     { MCA_COLL_GC3_ZC_AUTO, "auto" }, { MCA_COLL_GC3_ZC_ON, "on" }, { MCA_COLL_GC3_ZC_OFF, "off" }, { 0, NULL }
 };
+static const mca_base_var_enum_value_t mca_coll_gc3_wait_values[]     = { { MCA_COLL_GC3_WAIT_FALSE, "false" },
+                                                                          { MCA_COLL_GC3_WAIT_TRUE, "true" },
+                                                                          { MCA_COLL_GC3_WAIT_HOST, "host" },
+                                                                          { MCA_COLL_GC3_WAIT_DEVICE, "device" },
+                                                                          { 0, NULL } };
 static const mca_base_var_enum_value_t mca_coll_gc3_fallback_values[] = { { MCA_COLL_GC3_FALLBACK_AUTO, "auto" },
                                                                           { MCA_COLL_GC3_FALLBACK_STAGE, "stage" },
                                                                           { MCA_COLL_GC3_FALLBACK_PASS, "pass" },

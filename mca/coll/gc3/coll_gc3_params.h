@@ -126,11 +126,13 @@
       "elementwise), for chunks of up to " GC3_STR(                                                                    \
           GC3_FUSE_BYTES) " bytes (larger ones run step by step, "                                                     \
                           "faster there). false: step by step, as the program is written")                             \
-    X(wait_default_stream, bool, BOOL, true, 6, READONLY, 0, NULL,                                                     \
+    X(wait_default_stream, int, INT, MCA_COLL_GC3_WAIT_TRUE, 6, READONLY, 0, mca_coll_gc3_wait_values,                 \
       "GPUs: each call first waits for the work queued on the legacy default stream before it (cudaMemset, "           \
-      "kernels on stream 0, CuPy's default stream), so it reads what that work wrote. false skips that check "         \
-      "(about 1.5 us a call on H200): only for applications that synchronize the streams writing the buffers "         \
-      "before calling MPI, as CUDA-aware MPI requires")                                                                \
+      "kernels on stream 0, CuPy's default stream), so it reads what that work wrote. A call that goes to a resident " \
+      "kernel: host (the host asks the driver whether that stream is idle, else waits for it: 2-2.7 us a call on "     \
+      "H200) or device (the stream writes a word after that work, which the kernel waits for; the host does not "      \
+      "wait); true: the faster of the two as measured (host). false skips the ordering: only for applications that "   \
+      "synchronize the streams writing the buffers before calling MPI, as CUDA-aware MPI requires")                    \
     X(shared_gpu, bool, BOOL, false, 6, READONLY, 1, NULL,                                                             \
       "Ranks of a communicator that share a GPU: false runs gc3 there only when the GPU is shared through MPS "        \
       "(without it the processes' kernels take turns on the GPU, about 2.4 ms an 8-byte allreduce with two "           \

@@ -22,6 +22,19 @@ typedef struct {
     uint64_t       settings; /* mca_coll_gc3_settings_hash */
 } gc3_shape_card_t;
 
+/* coll_gc3_wait_default_stream as the runtime's gc3_wait_legacy_t (true: the measured best) */
+static int mca_coll_gc3_wait_legacy(void)
+{
+    switch (mca_coll_gc3_component.wait_default_stream) {
+    case MCA_COLL_GC3_WAIT_FALSE:
+        return GC3_WAIT_LEGACY_OFF;
+    case MCA_COLL_GC3_WAIT_DEVICE:
+        return GC3_WAIT_LEGACY_DEVICE;
+    default:
+        return GC3_WAIT_LEGACY_HOST;
+    }
+}
+
 static void gc3_exec_params(mca_coll_gc3_module_t *m, gc3_backend_t backend, gc3_exec_params_t *ep)
 {
     gc3_exec_params_default(ep, backend, ompi_comm_rank(m->comm), ompi_comm_size(m->comm));
@@ -34,7 +47,7 @@ static void gc3_exec_params(mca_coll_gc3_module_t *m, gc3_backend_t backend, gc3
     ep->timeout_s       = mca_coll_gc3_component.timeout;
     ep->resident_us     = mca_coll_gc3_component.resident_us;
     ep->fuse            = mca_coll_gc3_component.fuse;
-    ep->wait_legacy     = mca_coll_gc3_component.wait_default_stream;
+    ep->wait_legacy     = mca_coll_gc3_wait_legacy();
     ep->breakdown       = mca_coll_gc3_component.breakdown;
     ep->slots           = mca_coll_gc3_component.fifo_slots;
     ep->device          = m->device >= 0 ? m->device : 0;
