@@ -171,6 +171,7 @@ static void gc3_call_contexts(gc3_plan_t *p, const gc3_call_t *c, uint64_t T, in
         gc3_rt_tb_t *x          = &p->tbs_ctx[t];
         x->send_base            = p->send_base[t];
         x->recv_base            = p->recv_base[t];
+        x->head_seen            = 0;
         x->send_slot            = (uint32_t)(p->send_base[t] % (uint64_t)p->exec->params.slots);
         x->recv_slot            = (uint32_t)(p->recv_base[t] % (uint64_t)p->exec->params.slots);
         x->window               = window;

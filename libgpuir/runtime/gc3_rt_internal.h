@@ -139,6 +139,9 @@ typedef struct {
     uint64_t               send_base, recv_base; /* messages on the connections before this call
                                                   * (gc3_core_run advances them by the call's at its end) */
     uint32_t               send_slot, recv_slot; /* the bases modulo slots */
+    uint64_t               head_seen;            /* *send_head was at least this when last read (leader; 0 from the host
+                                          * at each call, kept by a resident kernel across its calls): a free
+                                          * slot it already shows is not waited for again */
     /* the rank's blocks: semaphores and loop counters (local region) */
     char                  *region;
     const int64_t         *sem_off, *loops_off;

@@ -36,7 +36,8 @@
  *                                then `valid` bytes of src and zeros up to `bytes`
  *   gc3_be_ll_load(t, dst, lines, valid, bytes, flag, &sig)
  *                                wait for every line's flag of such a message, unpack the first `valid`
- *                                bytes of its payload to dst and its signature; 0, -1 (abort) or -2 (timeout)
+ *                                bytes of its payload to dst and its signature; 0, -1 (abort) or -2 (timeout);
+ *                                the status and the signature the same in every thread of the block
  *
  * One IR thread block runs gc3_core_run: for each loop (tile) and step it waits for its
  * dependency, a message and a free slot, moves the data, then publishes. Every wait is
@@ -383,6 +384,24 @@ GC3_DEV static GC3_CORE_INLINE int gc3_core_wait_deps(gc3_rt_tb_t *t, int s, int
     return failed;
 }
 
+/* Leader, a sending block: wait for a free slot for its next message (the receiver consumed all but
+ * slots-1 of what it was sent). The head only grows, so what was seen once needs no second look. 1
+ * when the wait failed. */
+GC3_DEV static GC3_CORE_INLINE int gc3_core_wait_slot(gc3_rt_tb_t *t, const gc3_core_pos_t *pos, int s, int l)
+{
+    uint64_t need = t->send_base + pos->sent + 1;
+    int      failed;
+    need = need > (uint64_t)t->slots ? need - (uint64_t)t->slots : 0;
+    if (need <= t->head_seen) {
+        return 0;
+    }
+    failed = gc3_core_wait(t, t->send_head, need, s, l, GC3_WAIT_WHAT_SEND, -1, -1);
+    if (!failed) {
+        t->head_seen = need;
+    }
+    return failed;
+}
+
 /* Leader, LL: what step s of loop l waits for before it moves data: its dependencies, its message from
  * another node (the proxy moves whole messages, then the tail; on the node the lines' flags say it),
  * a free slot to send into. 1 when a wait failed. */
@@ -395,10 +414,7 @@ GC3_DEV static GC3_CORE_INLINE int gc3_core_step_wait(gc3_rt_tb_t *t, int s, int
         failed = gc3_core_wait(t, t->recv_tail, t->recv_base + pos->received + 1, s, l, GC3_WAIT_WHAT_RECV, -1, -1);
     }
     if (!failed && (flags & GC3_STEP_F_SEND)) {
-        /* a free slot: the receiver consumed all but slots-1 of what we sent */
-        uint64_t need = t->send_base + pos->sent + 1;
-        need          = need > (uint64_t)t->slots ? need - (uint64_t)t->slots : 0;
-        failed = gc3_core_wait(t, t->send_head, need, s, l, GC3_WAIT_WHAT_SEND, -1, -1);
+        failed = gc3_core_wait_slot(t, pos, s, l);
     }
     return failed;
 }
@@ -421,14 +437,17 @@ GC3_DEV static GC3_CORE_INLINE int gc3_core_step_recv(gc3_rt_tb_t *t, int s, int
     if (rc == -2 && GC3_LEADER) {
         gc3_core_fail(t, s, l, GC3_WAIT_WHAT_RECV, -1, -1, t->recv_base + pos->received + 1, 0);
     }
-    failed = GC3_SHARE_INT(rc != 0); /* every thread's rc: ll_load raised the abort flag on a timeout */
-    if (!failed && GC3_LEADER && h != t->sig) {
+    /* rc and h are the same in every thread (ll_load's contract), so no barrier is needed to agree */
+    failed = rc != 0; /* ll_load raised the abort flag on a timeout */
+    if (!failed && h != t->sig) {
         /* (a direct receive wrote the other call's data: this call fails, it returns no result) */
-        gc3_core_fail(t, s, l, GC3_WAIT_WHAT_MISMATCH, -1, -1, t->sig, h);
+        if (GC3_LEADER) {
+            gc3_core_fail(t, s, l, GC3_WAIT_WHAT_MISMATCH, -1, -1, t->sig, h);
+        }
         failed = 1;
     }
     *in_p = t->stage_in;
-    return GC3_SHARE_INT(failed);
+    return failed;
 }
 
 /* All threads, LL: the message of a step goes out, packed into the slot's lines, from the staging
@@ -712,11 +731,8 @@ GC3_DEV static GC3_CORE_INLINE int gc3_core_step_simple(gc3_rt_tb_t *t, int s, i
             failed = gc3_core_wait_started(t, pos, s, l, GC3_WAIT_WHAT_POOL);
         }
         if (!failed && send) {
-            /* a free slot: the receiver consumed all but slots-1 of what we sent */
-            uint64_t need = t->send_base + pos->sent + 1;
-            need          = need > (uint64_t)t->slots ? need - (uint64_t)t->slots : 0;
-            failed        = gc3_core_wait(t, t->send_head, need, s, l, GC3_WAIT_WHAT_SEND, -1, -1);
-            push          = failed ? 0 : gc3_core_push_to(t, st);
+            failed = gc3_core_wait_slot(t, pos, s, l);
+            push   = failed ? 0 : gc3_core_push_to(t, st);
             if (push) {
                 /* the first push of the call: the receiver's kernel has started it, so whatever its stream
                  * did to its buffers before the call is done */
@@ -824,7 +840,8 @@ GC3_DEV static int gc3_core_run(gc3_rt_tb_t *t)
                          ? gc3_core_step_simple(t, s, l, &pos)
                          : gc3_core_step(t, s, l, &pos);
         }
-        if (!failed && GC3_LEADER) {
+        if (!failed && GC3_LEADER && t->window > 0) {
+            /* (read only by gc3_core_wait_window, for loops of this call) */
             GC3_STORE_REL_LOCAL(gc3_core_u64(t->region, t->loops_off[t->tb]), t->loops_base[t->tb] + (uint64_t)l + 1);
         }
     }

@@ -213,13 +213,14 @@ check info-memory-pool 0 "# FIFO pool: 32.0 MiB, the largest slots of the 4 plan
 # (the totals count the CUDA backend's control and pinned memory: a build without CUDA has none; since
 # the 2-rank oneshot lost its local blocks, its plan needs no scratch or staging out of place; the push
 # form added a step's destination at its receiver (8 B a step) and the resident kernel's push table, 1 KiB
-# of pinned memory per plan)
+# of pinned memory per plan; the legacy stream's word of coll_gc3_wait_default_stream device, a 128-byte
+# line of control memory per plan)
 if grep -q '^#define GC3_HAVE_CUDA 1' "$(dirname "$gc3c")/config.h" 2>/dev/null; then
-check info-memory-pool-total 0 "# total per rank: 32.4 MiB device (33963648 B exactly), 7.5 KiB pinned host, 5 plan(s)" -- \
+check info-memory-pool-total 0 "# total per rank: 32.4 MiB device (33964288 B exactly), 7.5 KiB pinned host, 5 plan(s)" -- \
     "$info" --gpus 2 --memory "$use" --fifo-pool
-check info-memory 0 "# total per rank: 60.4 MiB device (63381120 B exactly), 7.5 KiB pinned host, 5 plan(s)" -- \
+check info-memory 0 "# total per rank: 60.4 MiB device (63381760 B exactly), 7.5 KiB pinned host, 5 plan(s)" -- \
     "$info" --gpus 2 --memory "$use" --no-fifo-pool
-check info-memory-old 0 "# total per rank: 120.8 MiB device (126616192 B exactly), 7.5 KiB pinned host, 5 plan(s)" -- \
+check info-memory-old 0 "# total per rank: 120.8 MiB device (126616832 B exactly), 7.5 KiB pinned host, 5 plan(s)" -- \
     "$info" --gpus 2 --memory "$use" --no-fifo-pool --fifo-slots 8 --plan-fifo-bytes 64M
 else
     echo "info-memory totals: not checked (this build has no CUDA backend, whose control and pinned memory they count)"
