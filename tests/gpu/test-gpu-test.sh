@@ -63,7 +63,7 @@ export CUDA_MPS_PIPE_DIRECTORY=$T/no-such-mps
 unset CUDA_VISIBLE_DEVICES OMPI_MCA_coll_gc3_timeout
 M=mpirun
 D4=("allreduce 0-128K bytes (cuda backend, 4 ranks, nvlink): oneshot LL, 1 channel(s) x 8 instance(s)"
-    "allreduce 128K-2M bytes (cuda backend, 4 ranks, nvlink): allpairs Simple, 1 channel(s) x 16 instance(s)"
+    "allreduce 128K-512K bytes (cuda backend, 4 ranks, nvlink): allpairs LL, 1 channel(s) x 16 instance(s)"
     "allreduce 2M-16M bytes (cuda backend, 4 ranks, nvlink): ring Simple, 16 channel(s) x 4 instance(s)"
     "alltoall 512K-2M bytes (cuda backend, 4 ranks, nvlink): direct Simple, 1 channel(s) x 8 instance(s)")
 D2=("allreduce 2M-8M bytes (cuda backend, 2 ranks, nvlink): ring Simple, 8 channel(s) x 4 instance(s)")
@@ -177,7 +177,7 @@ ok "1 GPU + MPS: 4 ranks run through MPS" eval 'test $rc = 0 && has "CUDA_MPS_PI
 ok "1 GPU + MPS: 4 ranks share 132 blocks: 33 per rank" has "4 per GPU through MPS ($T/build/gpu-mps/pipe); 33 thread blocks per rank"
 ok "1 GPU + MPS: one-shot 1 x 8 (32 blocks) fits 33" has "would check: ${D4[0]}"
 ok "1 GPU + MPS: all-pairs 1 x 16 (64 blocks) narrowed to 1 x 8" \
-    has "would check: allreduce 128K-2M bytes (cuda backend, 4 ranks, nvlink): allpairs Simple, 1 channel(s) x 8 instance(s) (narrowed from 1 x 16 to fit 33 thread blocks per rank)"
+    has "would check: allreduce 128K-512K bytes (cuda backend, 4 ranks, nvlink): allpairs LL, 1 channel(s) x 8 instance(s) (narrowed from 1 x 16 to fit 33 thread blocks per rank)"
 ok "1 GPU + MPS: ring 16 x 4 (64 blocks) narrowed to 16 x 2" \
     has "would check: allreduce 2M-16M bytes (cuda backend, 4 ranks, nvlink): ring Simple, 16 channel(s) x 2 instance(s) (narrowed from 16 x 4 to fit 33 thread blocks per rank)"
 ok "1 GPU + MPS: direct 1 x 8 (32 blocks) fits" has "would check: ${D4[3]}"

@@ -46,7 +46,11 @@ int main(void)
     r = gc3_rules_match(R, GC3_COLL_ALLREDUCE, 1, 4, GC3_LINK_NVLINK, 131072);
     CHECK(r && !strcmp(r->algo, "oneshot") && r->instances == 8, "4 GPUs: 128K: one-shot LL x8");
     r = gc3_rules_match(R, GC3_COLL_ALLREDUCE, 1, 4, GC3_LINK_NVLINK, 131073);
-    CHECK(r && !strcmp(r->algo, "allpairs") && !r->proto_set && r->instances == 16, "4 GPUs: 128K+1: all-pairs Simple x16");
+    CHECK(r && !strcmp(r->algo, "allpairs") && r->proto == GC3_PROTO_LL && r->instances == 16,
+          "4 GPUs: 128K+1: all-pairs LL x16");
+    r = gc3_rules_match(R, GC3_COLL_ALLREDUCE, 1, 4, GC3_LINK_NVLINK, 524289);
+    CHECK(r && !strcmp(r->algo, "allpairs") && !r->proto_set && r->instances == 16 && r->no_zc,
+          "4 GPUs: 512K+1: all-pairs Simple x16 through the FIFOs");
     r = gc3_rules_match(R, GC3_COLL_ALLREDUCE, 1, 4, GC3_LINK_NVLINK, 1 << 30);
     CHECK(r && !strcmp(r->algo, "ring") && r->channels == 16 && r->instances == 8, "4 GPUs: 1 GB: the 16x8 ring");
     r = gc3_rules_match(R, GC3_COLL_ALLREDUCE, 1, 4, GC3_LINK_NVLINK, 1 << 24);
