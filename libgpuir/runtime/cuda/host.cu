@@ -486,6 +486,8 @@ static gc3_status_t gc3_cuda_region_create(gc3_plan_t *p, size_t bytes, char **b
         st = gc3_cuda_check(cudaIpcGetMemHandle(&h, *base_p), "cudaIpcGetMemHandle", diag);
     }
     if (st != GC3_OK) {
+        gc3_cuda_release(GC3_CUDA_FREE_DEVICE, *base_p, 0); /* (NULL when cudaMalloc failed) */
+        *base_p = NULL;
         return st;
     }
     gc3_cuda_handle_make(handle, &h, (uint64_t)(uintptr_t)*base_p, bytes);
@@ -534,7 +536,7 @@ static gc3_status_t gc3_cuda_mem_alloc(gc3_plan_t *p, size_t bytes, char **ptr_p
         return GC3_ERR_NO_MEMORY;
     }
     if (gc3_cuda_fill(*ptr_p, NULL, bytes + 64, "cudaMemsetAsync(scratch)", NULL) != GC3_OK) {
-        cudaFree(*ptr_p);
+        gc3_cuda_release(GC3_CUDA_FREE_DEVICE, *ptr_p, 0); /* (cudaFree could wait for another call's kernel) */
         *ptr_p = NULL;
         return GC3_ERR_IO;
     }
@@ -822,19 +824,36 @@ static void gc3_cuda_quit(gc3_plan_t *p)
     s->res_alive = 0;
 }
 
-/* cuStreamWriteValue32 of the driver (CUDA 12 ABI), or NULL where the driver does not give it. */
-typedef CUresult (*gc3_cuda_write32_fn)(CUstream, CUdeviceptr, cuuint32_t, unsigned int);
-static gc3_cuda_write32_fn gc3_cuda_write32;
-static pthread_once_t      gc3_cuda_write32_once = PTHREAD_ONCE_INIT;
-static void                gc3_cuda_write32_find(void)
+/* The driver's stream memory operations (CUDA 12 ABI), NULL where the driver does not give them: the
+ * legacy stream writes a call's number (coll_gc3_wait_default_stream device); a relaunched call's
+ * stream waits for it. */
+typedef CUresult (*gc3_cuda_memop_fn)(CUstream, CUdeviceptr, cuuint32_t, unsigned int);
+static gc3_cuda_memop_fn gc3_cuda_write32, gc3_cuda_wait32;
+static pthread_once_t    gc3_cuda_memops_once = PTHREAD_ONCE_INIT;
+static int               gc3_cuda_memops_off; /* a write failed once: the host waits from then on */
+
+static gc3_cuda_memop_fn gc3_cuda_driver_fn(const char *name)
 {
-    cudaDriverEntryPointQueryResult q  = cudaDriverEntryPointSymbolNotFound;
-    void                           *fn = NULL;
-    if (cudaGetDriverEntryPointByVersion("cuStreamWriteValue32", &fn, 12000, cudaEnableDefault, &q) == cudaSuccess &&
-        q == cudaDriverEntryPointSuccess) {
-        gc3_cuda_write32 = (gc3_cuda_write32_fn)fn;
+    void *fn = NULL;
+#if CUDART_VERSION >= 12050
+    cudaDriverEntryPointQueryResult q = cudaDriverEntryPointSymbolNotFound;
+    if (cudaGetDriverEntryPointByVersion(name, &fn, 12000, cudaEnableDefault, &q) != cudaSuccess ||
+        q != cudaDriverEntryPointSuccess) {
+        fn = NULL;
     }
+#else
+    if (cudaGetDriverEntryPoint(name, &fn, cudaEnableDefault) != cudaSuccess) {
+        fn = NULL;
+    }
+#endif
     (void)cudaGetLastError();
+    return (gc3_cuda_memop_fn)fn;
+}
+
+static void gc3_cuda_memops_find(void)
+{
+    gc3_cuda_write32 = gc3_cuda_driver_fn("cuStreamWriteValue32");
+    gc3_cuda_wait32  = gc3_cuda_driver_fn("cuStreamWaitValue32");
 }
 
 /* The call sees what the caller queued on the legacy default stream before it (cudaMemcpy,
@@ -854,13 +873,14 @@ static gc3_status_t gc3_cuda_after_legacy(const gc3_plan_t *p, gc3_cuda_state_t 
     if (mode == GC3_WAIT_LEGACY_OFF) {
         /* the caller synchronized what writes the buffers (coll_gc3_wait_default_stream false) */
     } else if (post) {
-        if (mode == GC3_WAIT_LEGACY_DEVICE) {
-            pthread_once(&gc3_cuda_write32_once, gc3_cuda_write32_find);
+        if (mode == GC3_WAIT_LEGACY_DEVICE && !__atomic_load_n(&gc3_cuda_memops_off, __ATOMIC_RELAXED)) {
+            pthread_once(&gc3_cuda_memops_once, gc3_cuda_memops_find);
             if (gc3_cuda_write32 != NULL && gc3_cuda_write32(CU_STREAM_LEGACY, (CUdeviceptr)(uintptr_t)s->d_legacy,
                                                              (cuuint32_t)seq, 0) == CUDA_SUCCESS) {
                 s->legacy_posted = 1;
                 return GC3_OK;
             }
+            __atomic_store_n(&gc3_cuda_memops_off, 1, __ATOMIC_RELAXED); /* not tried again at every call */
         }
         cudaError_t e = cudaStreamQuery(cudaStreamLegacy);
         if (e == cudaErrorNotReady) {
@@ -940,7 +960,7 @@ static gc3_status_t gc3_cuda_launch_locked(gc3_plan_t *p, gc3_cuda_state_t *s, c
     const int    resident = gc3_cuda_resident_ok(p, s, st);
     uint64_t     seq      = s->seq + 1;
     /* the resident kernel is there (unless it ends right now: gc3_cuda_test relaunches then) */
-    const int post = p->ntbs > 0 && resident && s->res_alive && *s->h_exited != seq - 1;
+    int post = p->ntbs > 0 && resident && s->res_alive && *s->h_exited != seq - 1;
 
     if (!resident && s->res_alive) {
         gc3_cuda_quit(p); /* a kernel on another stream: the resident one ends first */
@@ -955,6 +975,8 @@ static gc3_status_t gc3_cuda_launch_locked(gc3_plan_t *p, gc3_cuda_state_t *s, c
     if ((status = gc3_cuda_after_legacy(p, s, st, post, seq, diag)) != GC3_OK) {
         return status;
     }
+    /* the host may have waited for the legacy stream longer than the kernel stays: launched then */
+    post = post && (s->legacy_posted || (s->res_alive && *s->h_exited != seq - 1));
     if (s->breakdown) {
         p->times.ordered = gc3_exec_now_ns();
         gc3_cuda_marks_take(p, s); /* (the last call's, if they came after its completion was seen) */
@@ -1000,8 +1022,19 @@ static gc3_status_t gc3_cuda_relaunch(gc3_plan_t *p, gc3_cuda_state_t *s)
 {
     gc3_status_t status;
     pthread_mutex_lock(&gc3_cuda_launch_lock);
-    /* the call was posted for the kernel to wait for the legacy stream's write: the new one's stream waits */
-    status = s->legacy_posted ? gc3_cuda_after_legacy(p, s, s->own_stream, 0, s->expect, NULL) : GC3_OK;
+    /* the call was posted for the kernel to wait for the legacy stream's write of its number: the new
+     * kernel's stream waits for that word (an event recorded now would also wait for legacy work queued
+     * after the call started, which may itself wait for the call) */
+    status = GC3_OK;
+    if (s->legacy_posted && gc3_cuda_wait32 != NULL) {
+        status = gc3_cuda_wait32(s->own_stream, (CUdeviceptr)(uintptr_t)s->d_legacy, (cuuint32_t)s->expect,
+                                 CU_STREAM_WAIT_VALUE_GEQ) == CUDA_SUCCESS
+                     ? GC3_OK
+                     : GC3_ERR_IO;
+    }
+    if (s->legacy_posted && (gc3_cuda_wait32 == NULL || status != GC3_OK)) {
+        status = gc3_cuda_after_legacy(p, s, s->own_stream, 0, s->expect, NULL);
+    }
     if (status == GC3_OK) {
         gc3_cuda_launch_sized(p, s, s->own_stream, s->expect, 1);
         status = gc3_cuda_check(cudaGetLastError(), "kernel launch", NULL);
