@@ -56,7 +56,8 @@ int main(void)
     r = gc3_rules_match(R, GC3_COLL_ALLREDUCE, 1, 4, GC3_LINK_NVLINK, 1 << 24);
     CHECK(r && !strcmp(r->algo, "ring") && r->channels == 16 && r->instances == 4, "4 GPUs: 16 MB: the 16x4 ring");
     r = gc3_rules_match(R, GC3_COLL_ALLTOALL, 1, 4, GC3_LINK_NVLINK, 1 << 20);
-    CHECK(r && !strcmp(r->algo, "direct") && r->instances == 8, "4 GPUs: alltoall 1 MB: direct x8");
+    CHECK(r && !strcmp(r->algo, "direct") && r->instances == 8 && r->no_zc,
+          "4 GPUs: alltoall 1 MB: direct x8 through the FIFOs");
     r = gc3_rules_match(R, GC3_COLL_ALLREDUCE, 1, 4, GC3_LINK_PCIE, 8);
     CHECK(r && !strcmp(r->algo, "allpairs"), "4 GPUs on PCIe: the generic rules");
     r = gc3_rules_match(R, GC3_COLL_ALLREDUCE, 1, 4, GC3_LINK_HOST, 1 << 20);
