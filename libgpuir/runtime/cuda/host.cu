@@ -41,7 +41,8 @@ typedef struct {
     uint64_t        *d_exited;
     volatile uint64_t *h_marks; /* host-mapped: the GPU's clock when the call was taken, ended */
     uint64_t          *d_marks;
-    uint64_t        *d_go;                /* in d_plan: the relay word, then the relayed descriptor */
+    uint64_t          *d_go;                /* in d_plan: the relay word (gc3_cuda_layout) */
+    uint32_t          *d_desc;              /* in d_plan: the relayed descriptor */
     uint32_t          *d_legacy;            /* in d_plan: the last call the legacy default stream reached
                                            * (params.wait_legacy GC3_WAIT_LEGACY_DEVICE) */
     int                legacy_posted;       /* the call in flight was posted for its kernel to wait for that */
@@ -189,6 +190,17 @@ static int                gc3_cuda_nholders, gc3_cuda_holders_cap;
 
 static gc3_status_t gc3_cuda_check(cudaError_t e, const char *what, gc3_diag_t *diag);
 
+/* A stream into the pool (1), or 0 when the pool cannot grow (the caller destroys it). */
+static int gc3_cuda_pool_put_locked(cudaStream_t st, int device)
+{
+    if (!gc3_cuda_grow((void **)&gc3_cuda_pool, &gc3_cuda_pool_cap, gc3_cuda_pool_n, sizeof(*gc3_cuda_pool))) {
+        return 0;
+    }
+    gc3_cuda_pool[gc3_cuda_pool_n].stream   = st;
+    gc3_cuda_pool[gc3_cuda_pool_n++].device = device;
+    return 1;
+}
+
 /* busy_out: a stream with work still queued is destroyed, not pooled (a plan's end: its kernel may
  * never end, a peer having died); otherwise it is pooled as it is (a later call on it waits for the
  * end of the kernel that just counted its blocks out, which takes no time). */
@@ -204,11 +216,8 @@ static void gc3_cuda_stream_give_locked(gc3_cuda_state_t *s, int busy_out)
         return;
     }
     if ((busy_out && cudaStreamQuery(s->own_stream) != cudaSuccess) ||
-        !gc3_cuda_grow((void **)&gc3_cuda_pool, &gc3_cuda_pool_cap, gc3_cuda_pool_n, sizeof(*gc3_cuda_pool))) {
+        !gc3_cuda_pool_put_locked(s->own_stream, s->device)) {
         cudaStreamDestroy(s->own_stream); /* a kernel that never ends (a peer died) stays out of the pool */
-    } else {
-        gc3_cuda_pool[gc3_cuda_pool_n].stream   = s->own_stream;
-        gc3_cuda_pool[gc3_cuda_pool_n++].device = s->device;
     }
     s->own_stream = NULL;
 }
@@ -315,27 +324,36 @@ static gc3_status_t gc3_cuda_fill(void *dst, const void *src, size_t bytes, cons
         status = gc3_cuda_check(cudaStreamSynchronize(st), what, diag);
     }
     pthread_mutex_lock(&gc3_cuda_launch_lock);
-    if (status == GC3_OK &&
-        gc3_cuda_grow((void **)&gc3_cuda_pool, &gc3_cuda_pool_cap, gc3_cuda_pool_n, sizeof(*gc3_cuda_pool))) {
-        gc3_cuda_pool[gc3_cuda_pool_n].stream   = st;
-        gc3_cuda_pool[gc3_cuda_pool_n++].device = dev;
-        st                                      = NULL;
-    }
+    const int pooled = status == GC3_OK && gc3_cuda_pool_put_locked(st, dev);
     pthread_mutex_unlock(&gc3_cuda_launch_lock);
-    if (st != NULL) {
+    if (!pooled) {
         cudaStreamDestroy(st);
     }
     return status;
 }
 
 /* What the backend allocates for a plan of nt blocks whose flat program has flat_bytes: the device
- * copy of the plan (*plan), the per-call contexts of large plans (*call, device and pinned). */
-static void gc3_cuda_sizes(size_t flat_bytes, size_t nt, size_t *plan, size_t *call)
+ * copy of the plan (plan bytes: the flat program, then at these offsets the semaphore and loop counter
+ * offsets, the steps per block, the block counter, and a line each for the relay word, the relayed
+ * descriptor and the legacy stream's word), the per-call contexts of large plans (call bytes, device
+ * and pinned). */
+typedef struct {
+    size_t sem, loops, ns, count, go, desc, legacy, plan, call;
+} gc3_cuda_layout_t;
+
+static gc3_cuda_layout_t gc3_cuda_layout(size_t flat_bytes, size_t nt)
 {
-    size_t off_sem = flat_bytes, off_loops = off_sem + nt * 8, off_ns = off_loops + nt * 8,
-           off_count = (off_ns + nt * 4 + 7) / 8 * 8, off_go = (off_count + 8 + GC3_RT_LINE - 1) / GC3_RT_LINE * GC3_RT_LINE;
-    *plan = off_go + 3 * GC3_RT_LINE; /* the relay word, the descriptor, the legacy stream's word */
-    *call = nt > GC3_CUDA_ARGS_LARGE ? nt * (sizeof(gc3_rt_tb_t) + 16) : 0;
+    gc3_cuda_layout_t l;
+    l.sem    = flat_bytes;
+    l.loops  = l.sem + nt * 8;
+    l.ns     = l.loops + nt * 8;
+    l.count  = (l.ns + nt * 4 + 7) / 8 * 8;
+    l.go     = (l.count + 8 + GC3_RT_LINE - 1) / GC3_RT_LINE * GC3_RT_LINE;
+    l.desc   = l.go + GC3_RT_LINE;
+    l.legacy = l.desc + GC3_RT_LINE;
+    l.plan   = l.legacy + GC3_RT_LINE;
+    l.call   = nt > GC3_CUDA_ARGS_LARGE ? nt * (sizeof(gc3_rt_tb_t) + 16) : 0;
+    return l;
 }
 
 static gc3_status_t gc3_cuda_check(cudaError_t e, const char *what, gc3_diag_t *diag)
@@ -570,16 +588,16 @@ static void gc3_cuda_host_free(gc3_plan_t *p, char *ptr, size_t bytes)
 /* The contexts as the device sees them: pointers into the host's plan moved to the device copy. */
 static void gc3_cuda_device_ctx(const gc3_plan_t *p, const gc3_cuda_state_t *s, gc3_rt_tb_t *c)
 {
-    size_t                    nt = (size_t)p->ntbs, off_sem = p->flat->bytes, off_loops = off_sem + nt * 8,
-           off_ns = off_loops + nt * 8;
+    const size_t              nt = (size_t)p->ntbs;
+    const gc3_cuda_layout_t   l  = gc3_cuda_layout(p->flat->bytes, nt);
     const gc3_flat_program_t *df = (const gc3_flat_program_t *)s->d_plan;
     for (int t = 0; t < p->ntbs; t++) {
         c[t]            = p->tbs_ctx[t];
         c[t].steps      = (const gc3_flat_step_t *)((const char *)df + p->flat->steps_off) +
                           (p->tbs_ctx[t].steps - gc3_flat_steps(p->flat));
-        c[t].sem_off    = (const int64_t *)(s->d_plan + off_sem);
-        c[t].loops_off  = (const int64_t *)(s->d_plan + off_loops);
-        c[t].tb_nsteps  = (const int32_t *)(s->d_plan + off_ns);
+        c[t].sem_off    = (const int64_t *)(s->d_plan + l.sem);
+        c[t].loops_off  = (const int64_t *)(s->d_plan + l.loops);
+        c[t].tb_nsteps  = (const int32_t *)(s->d_plan + l.ns);
         c[t].sem_base   = (const uint64_t *)(s->d_ctx != NULL ? (const char *)(s->d_ctx + nt) : NULL);
         c[t].loops_base = c[t].sem_base != NULL ? c[t].sem_base + nt : NULL;
         c[t].err        = s->d_err;
@@ -659,13 +677,11 @@ static void gc3_cuda_trace_print(const gc3_plan_t *p, const gc3_cuda_state_t *s)
  * per-call part). */
 static gc3_status_t gc3_cuda_upload(gc3_plan_t *p, gc3_cuda_state_t *s, gc3_diag_t *diag)
 {
-    size_t       nt = (size_t)p->ntbs, off_sem = p->flat->bytes, off_loops = off_sem + nt * 8,
-                 off_ns = off_loops + nt * 8, off_count = (off_ns + nt * 4 + 7) / 8 * 8,
-                 off_go = (off_count + 8 + GC3_RT_LINE - 1) / GC3_RT_LINE * GC3_RT_LINE, total, call;
+    const size_t            nt    = (size_t)p->ntbs;
+    const gc3_cuda_layout_t l     = gc3_cuda_layout(p->flat->bytes, nt);
+    const size_t            total = l.plan, call = l.call;
     char        *h = NULL;
     gc3_status_t status;
-
-    gc3_cuda_sizes(p->flat->bytes, nt, &total, &call);
 
     status = gc3_cuda_check(cudaMalloc((void **)&s->d_plan, total), "cudaMalloc(plan)", diag);
     if (status != GC3_OK) {
@@ -688,12 +704,13 @@ static gc3_status_t gc3_cuda_upload(gc3_plan_t *p, gc3_cuda_state_t *s, gc3_diag
         goto err_stage;
     }
     memcpy(h, p->flat, p->flat->bytes);
-    memcpy(h + off_sem, p->sem_off, nt * 8);
-    memcpy(h + off_loops, p->loops_off, nt * 8);
-    memcpy(h + off_ns, p->tb_nsteps, nt * 4);
-    s->d_count = (unsigned long long *)(s->d_plan + off_count);
-    s->d_go     = (uint64_t *)(s->d_plan + off_go); /* the relay word on its line, the descriptor on the next */
-    s->d_legacy = (uint32_t *)(s->d_plan + off_go + 2 * GC3_RT_LINE);
+    memcpy(h + l.sem, p->sem_off, nt * 8);
+    memcpy(h + l.loops, p->loops_off, nt * 8);
+    memcpy(h + l.ns, p->tb_nsteps, nt * 4);
+    s->d_count  = (unsigned long long *)(s->d_plan + l.count);
+    s->d_go     = (uint64_t *)(s->d_plan + l.go);
+    s->d_desc   = (uint32_t *)(s->d_plan + l.desc);
+    s->d_legacy = (uint32_t *)(s->d_plan + l.legacy);
     status     = gc3_cuda_fill(s->d_plan, h, total, "cudaMemcpyAsync(plan)", diag);
     free(h);
     if (status != GC3_OK) {
@@ -748,7 +765,7 @@ template <int N> static void gc3_cuda_launch(const gc3_plan_t *p, const gc3_cuda
     if (resident) {
         a.res.mail         = (const uint2 *)s->d_mail;
         a.res.go           = s->d_go;
-        a.res.desc         = (uint32_t *)(s->d_go + GC3_RT_LINE / 8);
+        a.res.desc         = s->d_desc;
         a.res.legacy       = s->d_legacy;
         a.res.exited       = s->d_exited;
         a.res.push         = s->d_push;
@@ -952,6 +969,12 @@ static gc3_status_t gc3_cuda_start(gc3_plan_t *p, void *stream, gc3_diag_t *diag
     return status;
 }
 
+/* The resident kernel is there to take call seq (unless it ends right now: gc3_cuda_test relaunches then). */
+static int gc3_cuda_kernel_there(const gc3_cuda_state_t *s, uint64_t seq)
+{
+    return s->res_alive && *s->h_exited != seq - 1;
+}
+
 /* One call under the launch lock: ordered after the legacy stream, then posted to the resident kernel,
  * or launched with its contexts as arguments, or with them copied first; the event marks its end. */
 static gc3_status_t gc3_cuda_launch_locked(gc3_plan_t *p, gc3_cuda_state_t *s, cudaStream_t st, gc3_diag_t *diag)
@@ -959,8 +982,7 @@ static gc3_status_t gc3_cuda_launch_locked(gc3_plan_t *p, gc3_cuda_state_t *s, c
     gc3_status_t status;
     const int    resident = gc3_cuda_resident_ok(p, s, st);
     uint64_t     seq      = s->seq + 1;
-    /* the resident kernel is there (unless it ends right now: gc3_cuda_test relaunches then) */
-    int post = p->ntbs > 0 && resident && s->res_alive && *s->h_exited != seq - 1;
+    int          post     = p->ntbs > 0 && resident && gc3_cuda_kernel_there(s, seq);
 
     if (!resident && s->res_alive) {
         gc3_cuda_quit(p); /* a kernel on another stream: the resident one ends first */
@@ -976,7 +998,7 @@ static gc3_status_t gc3_cuda_launch_locked(gc3_plan_t *p, gc3_cuda_state_t *s, c
         return status;
     }
     /* the host may have waited for the legacy stream longer than the kernel stays: launched then */
-    post = post && (s->legacy_posted || (s->res_alive && *s->h_exited != seq - 1));
+    post = post && (s->legacy_posted || gc3_cuda_kernel_there(s, seq));
     if (s->breakdown) {
         p->times.ordered = gc3_exec_now_ns();
         gc3_cuda_marks_take(p, s); /* (the last call's, if they came after its completion was seen) */
@@ -1017,24 +1039,25 @@ static gc3_status_t gc3_cuda_launch_locked(gc3_plan_t *p, gc3_cuda_state_t *s, c
     return status;
 }
 
+/* A call posted for the kernel to wait for the legacy stream's write of its number, launched again: the
+ * new kernel's stream waits for that word (an event recorded now would also wait for legacy work queued
+ * after the call started, which may itself wait for the call); the event where the driver cannot. */
+static gc3_status_t gc3_cuda_relaunch_order(const gc3_plan_t *p, gc3_cuda_state_t *s)
+{
+    if (!s->legacy_posted ||
+        (gc3_cuda_wait32 != NULL && gc3_cuda_wait32(s->own_stream, (CUdeviceptr)(uintptr_t)s->d_legacy,
+                                                    (cuuint32_t)s->expect, CU_STREAM_WAIT_VALUE_GEQ) == CUDA_SUCCESS)) {
+        return GC3_OK;
+    }
+    return gc3_cuda_after_legacy(p, s, s->own_stream, 0, s->expect, NULL);
+}
+
 /* The resident kernel ended without taking the posted call: a new one starts with it. */
 static gc3_status_t gc3_cuda_relaunch(gc3_plan_t *p, gc3_cuda_state_t *s)
 {
     gc3_status_t status;
     pthread_mutex_lock(&gc3_cuda_launch_lock);
-    /* the call was posted for the kernel to wait for the legacy stream's write of its number: the new
-     * kernel's stream waits for that word (an event recorded now would also wait for legacy work queued
-     * after the call started, which may itself wait for the call) */
-    status = GC3_OK;
-    if (s->legacy_posted && gc3_cuda_wait32 != NULL) {
-        status = gc3_cuda_wait32(s->own_stream, (CUdeviceptr)(uintptr_t)s->d_legacy, (cuuint32_t)s->expect,
-                                 CU_STREAM_WAIT_VALUE_GEQ) == CUDA_SUCCESS
-                     ? GC3_OK
-                     : GC3_ERR_IO;
-    }
-    if (s->legacy_posted && (gc3_cuda_wait32 == NULL || status != GC3_OK)) {
-        status = gc3_cuda_after_legacy(p, s, s->own_stream, 0, s->expect, NULL);
-    }
+    status = gc3_cuda_relaunch_order(p, s);
     if (status == GC3_OK) {
         gc3_cuda_launch_sized(p, s, s->own_stream, s->expect, 1);
         status = gc3_cuda_check(cudaGetLastError(), "kernel launch", NULL);
@@ -1163,8 +1186,9 @@ static void gc3_cuda_plan_cleanup(gc3_plan_t *p)
     gc3_cuda_stream_give_locked(s, 1);
     pthread_mutex_unlock(&gc3_cuda_launch_lock);
     {
-        size_t plan, call, trace = s->d_trace != NULL ? (size_t)p->ntbs * s->trace_stride * 8 : 0;
-        gc3_cuda_sizes(p->flat->bytes, (size_t)p->ntbs, &plan, &call);
+        const gc3_cuda_layout_t l    = gc3_cuda_layout(p->flat->bytes, (size_t)p->ntbs);
+        const size_t            plan = l.plan, call = l.call;
+        const size_t            trace = s->d_trace != NULL ? (size_t)p->ntbs * s->trace_stride * 8 : 0;
         const size_t call_h = s->d_plan != NULL && s->h_stage != NULL ? call : 0, mapped = s->d_err != NULL ? GC3_CUDA_MAPPED_BYTES : 0;
         gc3_cuda_release(GC3_CUDA_FREE_DEVICE, s->d_plan, s->d_plan != NULL ? plan : 0);
         gc3_cuda_release(GC3_CUDA_FREE_DEVICE, s->d_ctx, s->d_ctx != NULL ? call : 0);
@@ -1184,10 +1208,9 @@ static void gc3_cuda_plan_cleanup(gc3_plan_t *p)
 /* What this backend would allocate for a plan (gc3_plan_estimate). */
 static void gc3_cuda_mem_estimate(const gc3_flat_program_t *flat, int ntbs, gc3_plan_mem_t *m)
 {
-    size_t plan, call;
-    gc3_cuda_sizes(flat->bytes, (size_t)ntbs, &plan, &call);
-    m->control += plan + call;
-    m->pinned += GC3_CUDA_MAPPED_BYTES + call;
+    const gc3_cuda_layout_t l = gc3_cuda_layout(flat->bytes, (size_t)ntbs);
+    m->control += l.plan + l.call;
+    m->pinned += GC3_CUDA_MAPPED_BYTES + l.call;
 }
 
 static gc3_status_t gc3_cuda_mem_write(void *dst, const void *src, size_t bytes)

@@ -38,9 +38,9 @@ enum { GC3_MAIL_IN = 0, GC3_MAIL_OUT = 2, GC3_MAIL_SCRATCH = 4, GC3_MAIL_COUNT =
 #define GC3_MAIL_F_TRACE    2u
 #define GC3_MAIL_F_HANDOVER 4u /* gc3_rt_tb_t.handover of the call */
 #define GC3_MAIL_F_PUSH     1024u /* the call pushes (gc3_rt_tb_t.push): each block's two words in the push table */
-#define GC3_MAIL_F_LEGACY                                                                                              \
-    2048u /* block 0 waits until the legacy default stream wrote the call's number (low 32
-                                   * bits) into gc3_cuda_resident_t.legacy (GC3_WAIT_LEGACY_DEVICE) */
+/* block 0 waits until the legacy default stream wrote the call's number (low 32 bits) into
+ * gc3_cuda_resident_t.legacy (GC3_WAIT_LEGACY_DEVICE) */
+#define GC3_MAIL_F_LEGACY 2048u
 /* the relay word: the call block 0 took, or GC3_CUDA_GO_EXIT | the last call of the kernel that ends */
 #define GC3_CUDA_GO_EXIT (1ull << 63)
 
