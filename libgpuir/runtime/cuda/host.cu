@@ -309,7 +309,13 @@ static gc3_status_t gc3_cuda_fill(void *dst, const void *src, size_t bytes, cons
 
     cudaGetDevice(&dev);
     pthread_mutex_lock(&gc3_cuda_launch_lock);
-    st = gc3_cuda_pool_take_locked(dev);
+    if ((st = gc3_cuda_pool_take_locked(dev)) == NULL) {
+        /* streams of ended calls first: a new stream whenever the pool is empty would keep it from ever
+         * being empty at a launch, whose reap is what gives ended resident kernels' streams back (a
+         * stream per plan, each ~0.5 MiB of device memory for good) */
+        gc3_cuda_stream_reap_locked(dev);
+        st = gc3_cuda_pool_take_locked(dev);
+    }
     pthread_mutex_unlock(&gc3_cuda_launch_lock);
     if (st == NULL) {
         status = gc3_cuda_check(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking), "cudaStreamCreate", diag);
