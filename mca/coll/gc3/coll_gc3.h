@@ -224,6 +224,7 @@ typedef struct mca_coll_gc3_module_t {
     int                         nentries, entries_cap;
     int                         pool_busy[MCA_COLL_GC3_NBACKEND]; /* a call runs on a plan of the backend's FIFO
                                                                    * pool (coll_gc3_fifo_pool) */
+    int blocks_busy; /* cuda: thread blocks of this communicator's calls in flight on this rank's GPU */
     uint64_t                    mem_pool[MCA_COLL_GC3_NBACKEND];  /* the pool's bytes counted in mem_peak */
     /* the pipeline (coll_gc3_request.c) */
     mca_coll_gc3_task_t *head, *tail; /* waiting, in call order */
