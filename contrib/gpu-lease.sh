@@ -18,7 +18,8 @@
 # .device/openmpi_5.*.orig.tar.xz / openmpi_4.1.*.orig.tar.xz of the tree (the GPU machine has no
 # network); their versions are read from the names.
 # Environment: GC3_LEASE_DIR (default /tmp/gc3-lease: the copy of the tree in tree/, logs in logs/),
-# GC3_LEASE_CTEST (ctest's selection instead of -L gpu, e.g. "-R gpu_p2p"), GC3_OMPI5_CACHE (default
+# GC3_LEASE_CTEST (ctest's selection instead of -L gpu, e.g. "-R gpu_p2p"; GC3_LEASE_CTEST_<JOB>, e.g.
+# GC3_LEASE_CTEST_ompi41, for one job only), GC3_OMPI5_CACHE (default
 # $GC3_LEASE_DIR/ompi: the Open MPI builds). Source the machine's environment script (.device/env.sh)
 # first, in the command that starts the jobs.
 #
@@ -42,8 +43,8 @@ version_of() { # an openmpi_X.Y.Z.orig.tar.* name: X.Y.Z
 
 # JOB: the job, in the copy of the tree; its GPU part under the lock
 job() {
-    local j=$1 t=$SECONDS rc tar ver sel
-    read -r -a sel <<<"${GC3_LEASE_CTEST:--L gpu}" # (words: -R 'a|b' stays one regex)
+    local j=$1 t=$SECONDS rc tar ver sel own=GC3_LEASE_CTEST_$1
+    read -r -a sel <<<"${!own:-${GC3_LEASE_CTEST:--L gpu}}" # (words: -R 'a|b' stays one regex)
     cd "$D/tree" || return 1
     say "$j: start"
     case $j in

@@ -91,7 +91,9 @@ static inline void *gc3_test_alloc(int on_device, size_t bytes)
     void *p = NULL;
 #ifdef GC3_HAVE_CUDA
     if (on_device) {
-        if (cudaMalloc(&p, bytes + 64) != cudaSuccess) {
+        cudaError_t e = cudaMalloc(&p, bytes + 64);
+        if (e != cudaSuccess) {
+            fprintf(stderr, "gc3_test_alloc: cudaMalloc of %zu bytes: %s\n", bytes + 64, cudaGetErrorString(e));
             return NULL;
         }
         cudaMemset(p, 0xA5, bytes + 64);
