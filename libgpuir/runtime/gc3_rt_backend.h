@@ -62,6 +62,10 @@ typedef struct gc3_rt_backend {
     gc3_status_t (*reg_handle)(gc3_exec_t *exec, gc3_rt_reg_info_t *info, char handle[GC3_RT_HANDLE_BYTES]);
     gc3_status_t (*reg_open)(gc3_exec_t *exec, const char handle[GC3_RT_HANDLE_BYTES], uint64_t size, char **mapped_p);
     void         (*reg_close)(gc3_exec_t *exec, char *mapped, uint64_t size);
+    /* a peer refused one of this process's regions as already mapped (CUDA IPC: another library of the
+     * peer maps the allocation it is in): later regions get allocations of their own (NULL: nothing
+     * to do; doc/design/ipc-coexistence.md) */
+    void         (*region_dedicate)(void);
 } gc3_rt_backend_t;
 
 /* ---- the registration cache of zero-copy (reg.c, doc/design/zero-copy.md) ---- */

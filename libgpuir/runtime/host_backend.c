@@ -575,4 +575,5 @@ const gc3_rt_backend_t gc3_rt_backend_host = {
     gc3_host_reg_handle,
     gc3_host_reg_open,
     gc3_host_reg_close,
+    NULL, /* (every region is a file of its own) */
 };

@@ -615,14 +615,19 @@ static void gc3_prep_unmap(gc3_prep_t *x)
 
 /* Every rank mapped what it could and some peer's memory was refused as already mapped, nothing else
  * failed (the same on every rank: they all read the same cards): each rank allocates its region (and
- * its new pool) again while holding the old ones, so the new ones land at other places, and the
- * handles are exchanged again. */
+ * its new pool) again while holding the old ones, in an allocation of its own from now on (the
+ * backend's region_dedicate), so the new ones land at other places, and the handles are exchanged
+ * again. */
 static gc3_status_t gc3_prep_retry(gc3_prep_t *x, gc3_diag_t *diag)
 {
     gc3_plan_t  *p = x->p;
     gc3_status_t status;
 
     gc3_prep_unmap(x);
+    if (p->exec->be->region_dedicate != NULL && getenv("GC3_TEST_NO_DEDICATE") == NULL) {
+        /* (GC3_TEST_NO_DEDICATE: the retries as before it, to show on a GPU what it is for) */
+        p->exec->be->region_dedicate(); /* (the process's regions from now on, this one first) */
+    }
     x->old_region[x->retries] = p->region;
     p->region                 = NULL;
     status                    = p->exec->be->region_create(p, p->layout.bytes, &p->region, p->handle, diag);

@@ -493,6 +493,19 @@ static cudaError_t gc3_cuda_ipc_open(const char handle[GC3_RT_HANDLE_BYTES], cha
     return e;
 }
 
+/* After a peer refused one of this process's regions as already mapped (prepare.c: gc3_prep_retry), its
+ * regions get allocations of their own. A small cudaMalloc is placed inside a larger allocation of the
+ * runtime's, beside the caller's buffers, and CUDA IPC exports and maps that whole allocation, once per
+ * importing process: where another library of the peer (a CUDA-aware Open MPI's smcuda cache) still
+ * maps it through a buffer freed since, the peer cannot map the region (doc/design/ipc-coexistence.md). */
+#define GC3_CUDA_OWN_ALLOC (2u << 20) /* the runtime's allocation granularity */
+static int gc3_cuda_dedicated;
+
+static void gc3_cuda_region_dedicate(void)
+{
+    __atomic_store_n(&gc3_cuda_dedicated, 1, __ATOMIC_RELAXED);
+}
+
 static gc3_status_t gc3_cuda_region_create(gc3_plan_t *p, size_t bytes, char **base_p, char handle[GC3_RT_HANDLE_BYTES],
                                            gc3_diag_t *diag)
 {
@@ -502,7 +515,10 @@ static gc3_status_t gc3_cuda_region_create(gc3_plan_t *p, size_t bytes, char **b
     if (gc3_cuda_state(p, diag) == NULL) {
         return GC3_ERR_IO;
     }
-    st = gc3_cuda_check(cudaMalloc((void **)base_p, bytes), "cudaMalloc(region)", diag);
+    const size_t own = __atomic_load_n(&gc3_cuda_dedicated, __ATOMIC_RELAXED)
+                           ? (bytes + GC3_CUDA_OWN_ALLOC - 1) / GC3_CUDA_OWN_ALLOC * GC3_CUDA_OWN_ALLOC
+                           : bytes;
+    st               = gc3_cuda_check(cudaMalloc((void **)base_p, own), "cudaMalloc(region)", diag);
     if (st == GC3_OK) {
         st = gc3_cuda_fill(*base_p, NULL, bytes, "cudaMemsetAsync(region)", diag);
     }
@@ -528,11 +544,13 @@ static gc3_status_t gc3_cuda_region_open(gc3_plan_t *p, const char handle[GC3_RT
     (void)p;
     (void)bytes;
     if (e == cudaErrorAlreadyMapped) {
+        gc3_cuda_handle_t x;
+        memcpy(&x, handle, sizeof(x));
         gc3_diag_add(diag,
                      "cuda backend: cudaIpcOpenMemHandle: %s: another library of this process (a CUDA-aware Open "
-                     "MPI's CUDA IPC cache: smcuda's or UCX's cuda_ipc) still maps memory the peer freed at that "
-                     "place",
-                     cudaGetErrorString(e));
+                     "MPI's CUDA IPC cache: smcuda's or UCX's cuda_ipc) still maps the allocation the peer's "
+                     "region (%llu bytes at %#llx there) is in, through memory freed since",
+                     cudaGetErrorString(e), (unsigned long long)x.size, (unsigned long long)x.base);
         return GC3_ERR_IN_USE;
     }
     return gc3_cuda_check(e, "cudaIpcOpenMemHandle (are both GPUs in one node with peer access?)", diag);
@@ -1282,4 +1300,5 @@ extern "C" const gc3_rt_backend_t gc3_rt_backend_cuda = {
     gc3_cuda_reg_handle,
     gc3_cuda_reg_open,
     gc3_cuda_reg_close,
+    gc3_cuda_region_dedicate,
 };
