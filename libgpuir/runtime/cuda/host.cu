@@ -506,6 +506,40 @@ static void gc3_cuda_region_dedicate(void)
     __atomic_store_n(&gc3_cuda_dedicated, 1, __ATOMIC_RELAXED);
 }
 
+/* The regions made larger so (their callers count the size they asked for): the rest counted here, in
+ * what gc3 holds, until they are freed. */
+static struct gc3_cuda_grown {
+    void  *base;
+    size_t extra;
+} * gc3_cuda_grown;
+static int             gc3_cuda_ngrown, gc3_cuda_grown_cap;
+static pthread_mutex_t gc3_cuda_grown_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void gc3_cuda_grown_add(void *base, size_t extra)
+{
+    pthread_mutex_lock(&gc3_cuda_grown_lock);
+    if (extra > 0 &&
+        gc3_cuda_grow((void **)&gc3_cuda_grown, &gc3_cuda_grown_cap, gc3_cuda_ngrown, sizeof(*gc3_cuda_grown))) {
+        gc3_cuda_grown[gc3_cuda_ngrown].base    = base;
+        gc3_cuda_grown[gc3_cuda_ngrown++].extra = extra;
+        gc3_rt_held_add(GC3_RT_HELD_DEVICE, (int64_t)extra);
+    }
+    pthread_mutex_unlock(&gc3_cuda_grown_lock);
+}
+
+static void gc3_cuda_grown_forget(void *base)
+{
+    pthread_mutex_lock(&gc3_cuda_grown_lock);
+    for (int i = 0; i < gc3_cuda_ngrown; i++) {
+        if (gc3_cuda_grown[i].base == base) {
+            gc3_rt_held_add(GC3_RT_HELD_DEVICE, -(int64_t)gc3_cuda_grown[i].extra);
+            gc3_cuda_grown[i] = gc3_cuda_grown[--gc3_cuda_ngrown];
+            break;
+        }
+    }
+    pthread_mutex_unlock(&gc3_cuda_grown_lock);
+}
+
 static gc3_status_t gc3_cuda_region_create(gc3_plan_t *p, size_t bytes, char **base_p, char handle[GC3_RT_HANDLE_BYTES],
                                            gc3_diag_t *diag)
 {
@@ -530,7 +564,8 @@ static gc3_status_t gc3_cuda_region_create(gc3_plan_t *p, size_t bytes, char **b
         *base_p = NULL;
         return st;
     }
-    gc3_cuda_handle_make(handle, &h, (uint64_t)(uintptr_t)*base_p, bytes);
+    gc3_cuda_handle_make(handle, &h, (uint64_t)(uintptr_t)*base_p, own);
+    gc3_cuda_grown_add(*base_p, own - bytes);
     return GC3_OK;
 }
 
@@ -568,6 +603,9 @@ static void gc3_cuda_quit(gc3_plan_t *p);
 static void gc3_cuda_region_close(gc3_plan_t *p, char *base, size_t bytes, int own)
 {
     gc3_cuda_quit(p);
+    if (own) {
+        gc3_cuda_grown_forget(base);
+    }
     gc3_cuda_release(own ? GC3_CUDA_FREE_DEVICE : GC3_CUDA_FREE_IPC, base, own ? bytes : 0);
 }
 
