@@ -27,32 +27,32 @@ typedef struct gc3_rt_backend {
     gc3_status_t (*region_open)(gc3_plan_t *plan, const char handle[GC3_RT_HANDLE_BYTES], size_t bytes, char **base_p,
                                 gc3_diag_t *diag);
     /* after every peer opened it (names can go: nothing leaks if a process dies later) */
-    void         (*region_unlink)(gc3_plan_t *plan, const char handle[GC3_RT_HANDLE_BYTES]);
+    void (*region_unlink)(gc3_plan_t *plan, const char handle[GC3_RT_HANDLE_BYTES]);
     /* plan: the plan that held it last (NULL: its executor, when it ends) */
-    void         (*region_close)(gc3_plan_t *plan, char *base, size_t bytes, int own);
+    void (*region_close)(gc3_plan_t *plan, char *base, size_t bytes, int own);
     /* memory the blocks use privately (scratch, LL staging): device memory for cuda */
     gc3_status_t (*mem_alloc)(gc3_plan_t *plan, size_t bytes, char **ptr_p);
-    void         (*mem_free)(gc3_plan_t *plan, char *ptr, size_t bytes);
+    void (*mem_free)(gc3_plan_t *plan, char *ptr, size_t bytes);
     /* zeroed host memory the blocks can use too (cuda: pinned and mapped): the inter-node FIFOs,
      * which the proxy thread moves with UCX */
     gc3_status_t (*host_alloc)(gc3_plan_t *plan, size_t bytes, char **ptr_p);
-    void         (*host_free)(gc3_plan_t *plan, char *ptr, size_t bytes);
+    void (*host_free)(gc3_plan_t *plan, char *ptr, size_t bytes);
     /* run plan->tbs (already filled) */
     gc3_status_t (*start)(gc3_plan_t *plan, void *stream, gc3_diag_t *diag);
     gc3_status_t (*test)(gc3_plan_t *plan, int *done_p);
     gc3_status_t (*wait)(gc3_plan_t *plan);
-    void         (*plan_cleanup)(gc3_plan_t *plan);
+    void (*plan_cleanup)(gc3_plan_t *plan);
     /* the plan's connections moved (its slots to a new FIFO pool): a kernel that kept the old ones
      * ends (NULL: nothing keeps them) */
-    void         (*plan_moved)(gc3_plan_t *plan);
+    void (*plan_moved)(gc3_plan_t *plan);
     /* thread blocks of one rank that can run at once (cuda: all co-resident on the device) */
-    int          (*max_blocks)(const gc3_exec_t *exec);
+    int (*max_blocks)(const gc3_exec_t *exec);
     /* the bytes of frees the backend deferred (NULL: it defers none); release: free them first if
      * it can now */
-    uint64_t     (*deferred)(int release);
+    uint64_t (*deferred)(int release);
     /* what the backend itself allocates for a plan of this program and ntbs blocks on a rank: adds
      * to mem's control and pinned (NULL: nothing) */
-    void         (*mem_estimate)(const gc3_flat_program_t *flat, int ntbs, gc3_plan_mem_t *mem);
+    void (*mem_estimate)(const gc3_flat_program_t *flat, int ntbs, gc3_plan_mem_t *mem);
     /* copy host data into memory of mem_alloc (cuda: device memory) */
     gc3_status_t (*mem_write)(void *dst, const void *src, size_t bytes);
     /* zero-copy (reg.c; NULL: the backend has none): the allocation that holds a caller's buffer of this
@@ -61,11 +61,11 @@ typedef struct gc3_rt_backend {
     gc3_status_t (*reg_query)(gc3_exec_t *exec, const void *ptr, size_t bytes, gc3_rt_reg_info_t *info);
     gc3_status_t (*reg_handle)(gc3_exec_t *exec, gc3_rt_reg_info_t *info, char handle[GC3_RT_HANDLE_BYTES]);
     gc3_status_t (*reg_open)(gc3_exec_t *exec, const char handle[GC3_RT_HANDLE_BYTES], uint64_t size, char **mapped_p);
-    void         (*reg_close)(gc3_exec_t *exec, char *mapped, uint64_t size);
+    void (*reg_close)(gc3_exec_t *exec, char *mapped, uint64_t size);
     /* a peer refused one of this process's regions as already mapped (CUDA IPC: another library of the
      * peer maps the allocation it is in): later regions get allocations of their own (NULL: nothing
      * to do; doc/design/ipc-coexistence.md) */
-    void         (*region_dedicate)(void);
+    void (*region_dedicate)(void);
 } gc3_rt_backend_t;
 
 /* ---- the registration cache of zero-copy (reg.c, doc/design/zero-copy.md) ---- */
@@ -74,30 +74,30 @@ typedef struct gc3_reg gc3_reg_t;
 gc3_status_t gc3_reg_create(gc3_exec_t *exec, gc3_diag_t *diag, gc3_reg_t **reg_p);
 void         gc3_reg_destroy(gc3_exec_t *exec, gc3_reg_t *reg);
 /* This rank's board, for the peers ("" when none); its name goes once they mapped it. */
-const char  *gc3_reg_board_name(const gc3_reg_t *reg);
-void         gc3_reg_unlink(gc3_reg_t *reg);
+const char *gc3_reg_board_name(const gc3_reg_t *reg);
+void        gc3_reg_unlink(gc3_reg_t *reg);
 /* The boards of the node's other ranks, by their names (per rank of the executor; NULL or "": none). */
-void         gc3_reg_connect(gc3_exec_t *exec, const char *const *names);
+void gc3_reg_connect(gc3_exec_t *exec, const char *const *names);
 /* A peer process's allocation at [base, base + size) of its address space could not be mapped: CUDA has
  * another mapping of that place open (memory freed there since, still mapped here). Every cache of this
  * process unmaps what it mapped of that place of that process (and does not map it again). Returns
  * how many it unmapped. */
-int          gc3_reg_forget(uint64_t pid, uint64_t base, uint64_t size);
+int gc3_reg_forget(uint64_t pid, uint64_t base, uint64_t size);
 /* Map what the node's other ranks registered since the last time (never waits for them). */
-void         gc3_reg_progress(gc3_exec_t *exec);
+void gc3_reg_progress(gc3_exec_t *exec);
 /* A call's buffer: its registration (id + 1, held until gc3_reg_unref) and in *peers_p the ranks of the
  * node (bit: their index on the node) that mapped it; 0 when it has none, with the reason in *why_p
  * (also when no peer mapped it). */
-uint32_t     gc3_reg_lookup(gc3_exec_t *exec, const void *ptr, size_t bytes, uint64_t *peers_p, const char **why_p);
-void         gc3_reg_unref(gc3_exec_t *exec, uint32_t id1);
+uint32_t gc3_reg_lookup(gc3_exec_t *exec, const void *ptr, size_t bytes, uint64_t *peers_p, const char **why_p);
+void     gc3_reg_unref(gc3_exec_t *exec, uint32_t id1);
 /* A rank's index on this node (-1: another node, or no cache), and back; the table of mapped
  * registrations. */
-int          gc3_reg_local(const gc3_reg_t *reg, int rank);
-int          gc3_reg_rank_of(const gc3_reg_t *reg, int local);
+int gc3_reg_local(const gc3_reg_t *reg, int rank);
+int gc3_reg_rank_of(const gc3_reg_t *reg, int local);
 /* Every other rank of the node has its board open here (and the node has at most 64 ranks); the mask of
  * those ranks (by their index on the node). */
-int          gc3_reg_connected(const gc3_reg_t *reg);
-uint64_t     gc3_reg_all_peers(const gc3_reg_t *reg);
+int      gc3_reg_connected(const gc3_reg_t *reg);
+uint64_t gc3_reg_all_peers(const gc3_reg_t *reg);
 /* Zero-copy mode (reg.c's header): this rank's word for call `seq` of plan `plan` (< GC3_REG_AGREE_PLANS),
  * with the call's input and output (va) and their registrations (id + 1, 0: none);
  * GC3_IN_PROGRESS until every rank of the node posted its word for that call (*missing_p: the index on
@@ -115,8 +115,14 @@ const gc3_rt_zc_entry_t *gc3_reg_table(const gc3_reg_t *reg, int *entries_p);
 
 /* The process-wide count of what plans hold (gc3_mem_held), by kind; a backend counts the memory
  * it allocates for a plan itself (control, pinned) with gc3_rt_plan_mem. */
-enum { GC3_RT_HELD_DEVICE, GC3_RT_HELD_PINNED, GC3_RT_HELD_MAPPED, GC3_RT_HELD_REGIONS, GC3_RT_HELD_MAPPINGS,
-       GC3_RT_HELD_KINDS };
+enum {
+    GC3_RT_HELD_DEVICE,
+    GC3_RT_HELD_PINNED,
+    GC3_RT_HELD_MAPPED,
+    GC3_RT_HELD_REGIONS,
+    GC3_RT_HELD_MAPPINGS,
+    GC3_RT_HELD_KINDS
+};
 void gc3_rt_held_add(int kind, int64_t delta);
 /* a plan's backend allocated (positive) or freed (negative) control device memory or pinned memory */
 void gc3_rt_plan_mem(gc3_plan_t *plan, int64_t control, int64_t pinned);
@@ -129,7 +135,7 @@ extern const gc3_rt_backend_t gc3_rt_backend_cuda;
 /* One out-of-band exchange of the runtime (gc3_oob_t): this rank's record (send, filled by the
  * caller after gc3_rt_xchg_alloc), everybody's (recv), and the pending handle. */
 typedef struct {
-    void       *req;   /* the OOB's handle while pending, else NULL */
+    void       *req; /* the OOB's handle while pending, else NULL */
     char       *send, *recv;
     size_t      bytes; /* per rank */
     const char *what;  /* for messages: "the exchange of connection handles" */
@@ -140,7 +146,7 @@ gc3_status_t gc3_rt_xchg_post(const gc3_exec_t *exec, gc3_rt_xchg_t *x, gc3_diag
 /* GC3_IN_PROGRESS while pending, GC3_OK when x->recv is filled, GC3_ERR_IO when it failed */
 gc3_status_t gc3_rt_xchg_test(const gc3_exec_t *exec, gc3_rt_xchg_t *x, gc3_diag_t *diag);
 /* the buffers, unless the exchange is still pending (then they belong to it) */
-void         gc3_rt_xchg_release(gc3_rt_xchg_t *x);
+void gc3_rt_xchg_release(gc3_rt_xchg_t *x);
 
 /* Where a block's connections are (computed once per plan). */
 typedef struct {
@@ -153,99 +159,99 @@ typedef struct {
 typedef struct {
     char    *base;
     size_t   bytes;
-    uint64_t gen;    /* the owner's pools are numbered 1, 2, ... (each larger than the one before) */
+    uint64_t gen; /* the owner's pools are numbered 1, 2, ... (each larger than the one before) */
     int      own;
-    int      refs;   /* the executor while it is the owner's current one, and the plans using it */
+    int      refs; /* the executor while it is the owner's current one, and the plans using it */
     char     handle[GC3_RT_HANDLE_BYTES];
 } gc3_rt_pool_t;
 
 struct gc3_exec {
-    gc3_exec_params_t       params;   /* params.node points to `node` */
+    gc3_exec_params_t       params; /* params.node points to `node` */
     int                    *node;
     const gc3_rt_backend_t *be;
-    uint64_t                uid;      /* distinguishes this executor's shared objects */
-    gc3_reg_t              *reg;      /* zero-copy's registration cache (NULL: none) */
-    int                     reg_tried; /* its creation was tried (at the first preparation) */
+    uint64_t                uid;          /* distinguishes this executor's shared objects */
+    gc3_reg_t              *reg;          /* zero-copy's registration cache (NULL: none) */
+    int                     reg_tried;    /* its creation was tried (at the first preparation) */
     char                    reg_why[160]; /* why there is none, when params.zero_copy asked for one */
     int                     nplans;
-    int                     next_id;  /* plans are numbered from 1 as their preparation starts */
+    int                     next_id; /* plans are numbered from 1 as their preparation starts */
     /* params.fifo_pool: what follows, under pool_lock (a call may start in one thread while another
      * finishes a plan's preparation, which may move the plans to a new pool) */
-    pthread_mutex_t         pool_lock;
-    gc3_rt_pool_t         **pool;       /* per rank: its current pool (this rank's, or a peer's mapped) */
-    uint64_t                pool_epoch; /* bumped whenever an entry of `pool` changes */
-    gc3_plan_t             *plans;      /* the live pooled plans, linked by pool_next */
-    gc3_plan_t             *pool_busy;  /* the pooled plan whose call is in flight */
-    int                     pool_last;  /* the id of the plan of the last call on the pool (0: none) */
+    pthread_mutex_t pool_lock;
+    gc3_rt_pool_t **pool;       /* per rank: its current pool (this rank's, or a peer's mapped) */
+    uint64_t        pool_epoch; /* bumped whenever an entry of `pool` changes */
+    gc3_plan_t     *plans;      /* the live pooled plans, linked by pool_next */
+    gc3_plan_t     *pool_busy;  /* the pooled plan whose call is in flight */
+    int             pool_last;  /* the id of the plan of the last call on the pool (0: none) */
 };
 
 struct gc3_plan {
-    gc3_exec_t         *exec;
-    gc3_flat_program_t *flat;
-    int                 rank, nranks, ntbs;    /* ntbs: of this rank */
-    const gc3_flat_tb_t *tbs;                  /* this rank's blocks */
-    gc3_rt_layout_t     layout;                /* this rank's region */
-    char               *region;
-    char                handle[GC3_RT_HANDLE_BYTES];
-    char              **peer_region;           /* per rank, NULL when not connected */
-    size_t             *peer_bytes;
-    int                 k_in, k_out, cnt_max, proto;
-    uint64_t            slot_payload, slot_stride;
-    int32_t            *tb_nsteps;
-    int64_t            *sem_off, *loops_off;   /* this rank's (copies of the layout's) */
-    uint64_t           *sem_base, *loops_base, *send_base, *recv_base;
-    int                *nsend, *nrecv;         /* sending / receiving steps per block */
-    gc3_rt_tb_t        *tbs_ctx;               /* per block, for the call in flight */
-    gc3_exec_times_t     times;                 /* params.breakdown: the call's phases (the backend fills
+    gc3_exec_t          *exec;
+    gc3_flat_program_t  *flat;
+    int                  rank, nranks, ntbs; /* ntbs: of this rank */
+    const gc3_flat_tb_t *tbs;                /* this rank's blocks */
+    gc3_rt_layout_t      layout;             /* this rank's region */
+    char                *region;
+    char                 handle[GC3_RT_HANDLE_BYTES];
+    char               **peer_region; /* per rank, NULL when not connected */
+    size_t              *peer_bytes;
+    int                  k_in, k_out, cnt_max, proto;
+    uint64_t             slot_payload, slot_stride;
+    int32_t             *tb_nsteps;
+    int64_t             *sem_off, *loops_off; /* this rank's (copies of the layout's) */
+    uint64_t            *sem_base, *loops_base, *send_base, *recv_base;
+    int                 *nsend, *nrecv; /* sending / receiving steps per block */
+    gc3_rt_tb_t         *tbs_ctx;       /* per block, for the call in flight */
+    gc3_exec_times_t     times;         /* params.breakdown: the call's phases (the backend fills
                                                 * ordered, posted, picked, exchanged) */
-    char               *scratch;
-    size_t              scratch_bytes;
-    char               *stage;                 /* LL staging: 2 per block */
-    size_t              stage_bytes;           /* per buffer */
-    gc3_rt_error_t     *err;                   /* host memory the blocks write (backend-visible) */
-    volatile int32_t   *abort_flag;
-    int                 in_flight, broken;
-    int                 call_L;
-    void               *be_state;              /* the backend's */
-    gc3_rt_conn_t      *conn;                  /* per block */
-    char               *net;                   /* inter-node FIFOs (layout.net_bytes), NULL when none */
-    char               *net_slots;             /* direct: their slots (layout.net_slot_bytes, mem_alloc) */
-    const gc3_rt_net_t *transport;             /* between nodes (crosses_nodes): chosen at its preparation */
-    void               *net_state;             /* the transport's (net_ucx.c's) */
-    int                 crosses_nodes;         /* some connection of the program joins two nodes */
-    int                 fused_runs;            /* gc3_flat_fuse's count for this rank */
-    int                 id;                    /* in the executor */
-    int                 pooled;                /* its slots on the node are in the FIFO pool (the same on
+    char                *scratch;
+    size_t               scratch_bytes;
+    char                *stage;       /* LL staging: 2 per block */
+    size_t               stage_bytes; /* per buffer */
+    gc3_rt_error_t      *err;         /* host memory the blocks write (backend-visible) */
+    volatile int32_t    *abort_flag;
+    int                  in_flight, broken;
+    int                  call_L;
+    void                *be_state;                      /* the backend's */
+    gc3_rt_conn_t       *conn;                          /* per block */
+    char                *net;                           /* inter-node FIFOs (layout.net_bytes), NULL when none */
+    char                *net_slots;                     /* direct: their slots (layout.net_slot_bytes, mem_alloc) */
+    const gc3_rt_net_t  *transport;                     /* between nodes (crosses_nodes): chosen at its preparation */
+    void                *net_state;                     /* the transport's (net_ucx.c's) */
+    int                  crosses_nodes;                 /* some connection of the program joins two nodes */
+    int                  fused_runs;                    /* gc3_flat_fuse's count for this rank */
+    int                  id;                            /* in the executor */
+    int                  pooled;                        /* its slots on the node are in the FIFO pool (the same on
                                                 * every rank) */
-    gc3_rt_pool_t     **pool;                  /* pooled: per rank, the pool its connections point into
+    gc3_rt_pool_t      **pool;                          /* pooled: per rank, the pool its connections point into
                                                 * (this rank's when it receives on the node, the peers' it
                                                 * sends to), a reference each; NULL entries elsewhere */
-    uint64_t            pool_epoch;            /* the executor's when they were set */
-    int64_t            *send_slot_off, *recv_slot_off; /* pooled: per block, its slots in the peer's / its
+    uint64_t             pool_epoch;                    /* the executor's when they were set */
+    int64_t             *send_slot_off, *recv_slot_off; /* pooled: per block, its slots in the peer's / its
                                                 * own pool (-1: none) */
-    gc3_plan_t         *pool_next;             /* in exec->plans */
-    gc3_plan_mem_t      mem;                   /* what it holds (gc3_plan_memory) */
-    int                 uses_scratch;          /* some rank's blocks use scratch (the tile stays within a slot) */
-    gc3_zc_stats_t      zc_stats;              /* gc3_flat_zc_mark's, for this rank (params.zero_copy) */
+    gc3_plan_t          *pool_next;                     /* in exec->plans */
+    gc3_plan_mem_t       mem;                           /* what it holds (gc3_plan_memory) */
+    int                  uses_scratch; /* some rank's blocks use scratch (the tile stays within a slot) */
+    gc3_zc_stats_t       zc_stats;     /* gc3_flat_zc_mark's, for this rank (params.zero_copy) */
     /* zero-copy mode (reg.c): per kind of call (out of place, in place), whether its calls are agreed: every
      * send of every rank can leave its data in place, no scratch, one node, every rank has every board of
      * the node (the same on every rank). Such a call is pending (in flight, not launched) until every rank
      * of the node said whether all its buffers are mapped by all the others; if all are, it runs with the
      * large tile (params.tile_bytes) and every message in place, else as any other call. */
-    int                 zc_agree[2];
-    int                 pending;               /* the call in flight waits for the agreement */
-    uint64_t            zc_seq;                /* agreed calls of the plan so far */
-    uint64_t            pend_ns;               /* when it started waiting */
-    int                 zc_big;                /* the last call ran in zero-copy mode */
-    int                 zc_ready;              /* all this rank's buffers of the call in flight are mapped by all
+    int         zc_agree[2];
+    int         pending;        /* the call in flight waits for the agreement */
+    uint64_t    zc_seq;         /* agreed calls of the plan so far */
+    uint64_t    pend_ns;        /* when it started waiting */
+    int         zc_big;         /* the last call ran in zero-copy mode */
+    int         zc_ready;       /* all this rank's buffers of the call in flight are mapped by all
                                                 * the other ranks of the node */
-    gc3_call_t          call;                  /* the pending call */
-    uint32_t            zc_held[2];            /* registrations the call in flight holds (id + 1) */
-    int                 zc_peers_last;         /* how many peers the last call could leave data in place for */
-    int                 zc_pushed_last;        /* how many of them it wrote into (zero-copy mode, the push form) */
-    int                 zc_pull;               /* the program's zc_pull: never push */
-    const char         *zc_why;                /* why the last call left nothing in place (NULL: it did) */
-    char                broken_why[512];
+    gc3_call_t  call;           /* the pending call */
+    uint32_t    zc_held[2];     /* registrations the call in flight holds (id + 1) */
+    int         zc_peers_last;  /* how many peers the last call could leave data in place for */
+    int         zc_pushed_last; /* how many of them it wrote into (zero-copy mode, the push form) */
+    int         zc_pull;        /* the program's zc_pull: never push */
+    const char *zc_why;         /* why the last call left nothing in place (NULL: it did) */
+    char        broken_why[512];
 };
 
 #endif
