@@ -1090,6 +1090,11 @@ static gc3_status_t gc3_cuda_launch_locked(gc3_plan_t *p, gc3_cuda_state_t *s, c
         /* the event tells a kernel that died (it never counts in) and marks a call without one; for
          * a resident kernel, its end */
         status = gc3_cuda_check(cudaEventRecord(s->done, st), "cudaEventRecord", diag);
+        if (status != GC3_OK && st == s->own_stream) {
+            /* its event is an older one: the stream must not be reaped as ended while the kernel runs
+             * (destroyed instead once its work is done, not pooled) */
+            gc3_cuda_stream_give_locked(s, 1);
+        }
     }
     s->queried_ns = gc3_exec_now_ns();
     if (s->tracing) {
