@@ -151,7 +151,9 @@ case $version in
 esac
 flags=(--prefix="$prefix" --with-devel-headers "${runtime[@]}" "${gpu_flags[@]}"
        --disable-mpi-fortran --disable-oshmem --disable-io-romio "${nodocs[@]}")
-stamp_text=$(printf 'prefix=%s\nconfigure %s' "$prefix" "${flags[*]}")
+# (the stamp leaves out where the CUDA driver's stub library was found: the same stub wherever it
+# lies, and where it lies differs between machines, so a build packed on one unpacks on another)
+stamp_text=$(printf 'prefix=%s\nconfigure %s' "$prefix" "${flags[*]}" | sed 's/ --with-cuda-libdir=[^ ]*//')
 complete() { [ "$(cat "$stamp" 2>/dev/null)" = "$stamp_text" ] && [ -x "$prefix/bin/mpicc" ] && [ -f "$prefix/source/opal/mca/timer/linux/timer_linux.h" ]; }
 done_with() {
     if [ -n "$pack" ]; then
