@@ -234,23 +234,25 @@ static void gc3_cuda_stream_reap_locked(int device)
     }
 }
 
-/* A pooled stream of the device, out of the pool, or NULL. */
+/* A pooled stream of the device, out of the pool, or NULL. When the pool has none, the streams of
+ * ended calls are reaped first: a caller that made a new stream whenever the pool was empty would keep
+ * the streams of ended resident kernels from ever coming back (a stream per plan, each ~0.5 MiB of
+ * device memory for good). */
 static cudaStream_t gc3_cuda_pool_take_locked(int device)
 {
-    for (int i = gc3_cuda_pool_n - 1; i >= 0; i--) {
-        if (gc3_cuda_pool[i].device == device) {
-            cudaStream_t st  = gc3_cuda_pool[i].stream;
-            gc3_cuda_pool[i] = gc3_cuda_pool[--gc3_cuda_pool_n];
-            return st;
+    for (int reaped = 0; reaped < 2; reaped++) {
+        for (int i = gc3_cuda_pool_n - 1; i >= 0; i--) {
+            if (gc3_cuda_pool[i].device == device) {
+                cudaStream_t st  = gc3_cuda_pool[i].stream;
+                gc3_cuda_pool[i] = gc3_cuda_pool[--gc3_cuda_pool_n];
+                return st;
+            }
+        }
+        if (!reaped) {
+            gc3_cuda_stream_reap_locked(device);
         }
     }
     return NULL;
-}
-
-static int gc3_cuda_stream_pop_locked(gc3_cuda_state_t *s)
-{
-    s->own_stream = gc3_cuda_pool_take_locked(s->device);
-    return s->own_stream != NULL;
 }
 
 static gc3_status_t gc3_cuda_stream_take_locked(gc3_cuda_state_t *s, gc3_diag_t *diag)
@@ -258,10 +260,7 @@ static gc3_status_t gc3_cuda_stream_take_locked(gc3_cuda_state_t *s, gc3_diag_t 
     if (s->own_stream != NULL) {
         return GC3_OK;
     }
-    if (!gc3_cuda_stream_pop_locked(s)) {
-        gc3_cuda_stream_reap_locked(s->device);
-    }
-    if (s->own_stream == NULL && !gc3_cuda_stream_pop_locked(s)) {
+    if ((s->own_stream = gc3_cuda_pool_take_locked(s->device)) == NULL) {
         int          cur = -1;
         gc3_status_t st;
         cudaGetDevice(&cur);
@@ -309,13 +308,7 @@ static gc3_status_t gc3_cuda_fill(void *dst, const void *src, size_t bytes, cons
 
     cudaGetDevice(&dev);
     pthread_mutex_lock(&gc3_cuda_launch_lock);
-    if ((st = gc3_cuda_pool_take_locked(dev)) == NULL) {
-        /* streams of ended calls first: a new stream whenever the pool is empty would keep it from ever
-         * being empty at a launch, whose reap is what gives ended resident kernels' streams back (a
-         * stream per plan, each ~0.5 MiB of device memory for good) */
-        gc3_cuda_stream_reap_locked(dev);
-        st = gc3_cuda_pool_take_locked(dev);
-    }
+    st = gc3_cuda_pool_take_locked(dev);
     pthread_mutex_unlock(&gc3_cuda_launch_lock);
     if (st == NULL) {
         status = gc3_cuda_check(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking), "cudaStreamCreate", diag);
