@@ -408,6 +408,11 @@ void mca_coll_gc3_breakdown_add(mca_coll_gc3_module_t *m, const mca_coll_gc3_pla
 /* the run being summed ends (printed by rank 0 of the communicator) */
 void mca_coll_gc3_breakdown_flush(mca_coll_gc3_module_t *m);
 /* A call of plan entry s starts on its GPU (verbose 1 the first time blocks exceed this rank's share), ends. */
+/* The thread blocks a call on s holds on this rank's GPU (cuda backend; 0 elsewhere). */
+static inline int mca_coll_gc3_entry_blocks(const mca_coll_gc3_plan_entry_t *s)
+{
+    return s->backend == GC3_BACKEND_CUDA ? s->blocks : 0;
+}
 void mca_coll_gc3_blocks_take(mca_coll_gc3_module_t *m, const mca_coll_gc3_plan_entry_t *s);
 void mca_coll_gc3_blocks_give(const mca_coll_gc3_plan_entry_t *s);
 

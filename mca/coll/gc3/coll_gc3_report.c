@@ -26,11 +26,12 @@ static int gc3_gpu_blocks, gc3_gpu_blocks_over;
 
 void mca_coll_gc3_blocks_take(mca_coll_gc3_module_t *m, const mca_coll_gc3_plan_entry_t *s)
 {
-    int now;
-    if (s->backend != GC3_BACKEND_CUDA) {
+    const int blocks = mca_coll_gc3_entry_blocks(s);
+    int       now;
+    if (blocks == 0) {
         return;
     }
-    now = __atomic_add_fetch(&gc3_gpu_blocks, s->blocks, __ATOMIC_RELAXED);
+    now = __atomic_add_fetch(&gc3_gpu_blocks, blocks, __ATOMIC_RELAXED);
     if (now > m->gpu_share && !__atomic_exchange_n(&gc3_gpu_blocks_over, 1, __ATOMIC_RELAXED)) {
         opal_output_verbose(1, mca_coll_gc3_component.output,
                             "coll:gc3: comm %s rank %d: %d thread blocks of gc3 calls in flight on this rank's GPU, "
@@ -42,9 +43,7 @@ void mca_coll_gc3_blocks_take(mca_coll_gc3_module_t *m, const mca_coll_gc3_plan_
 
 void mca_coll_gc3_blocks_give(const mca_coll_gc3_plan_entry_t *s)
 {
-    if (s->backend == GC3_BACKEND_CUDA) {
-        __atomic_sub_fetch(&gc3_gpu_blocks, s->blocks, __ATOMIC_RELAXED);
-    }
+    __atomic_sub_fetch(&gc3_gpu_blocks, mca_coll_gc3_entry_blocks(s), __ATOMIC_RELAXED);
 }
 
 void mca_coll_gc3_report_failure(mca_coll_gc3_module_t *m, const char *call, const char *why)

@@ -256,12 +256,6 @@ static void mca_coll_gc3_no_plan(mca_coll_gc3_module_t *m, mca_coll_gc3_task_t *
     m->running = t;
 }
 
-/* The thread blocks a call on s holds on this rank's GPU (cuda backend; 0 elsewhere). */
-static int mca_coll_gc3_entry_blocks(const mca_coll_gc3_plan_entry_t *s)
-{
-    return s->backend == GC3_BACKEND_CUDA ? s->blocks : 0;
-}
-
 /* May a call start on the plan of s: no call runs on it, nor, when its slots are in the backend's
  * FIFO pool of the communicator (coll_gc3_fifo_pool), on another plan of that pool, nor would its kernel
  * with those of the communicator's calls in flight hold more thread blocks than this rank's GPU runs
