@@ -54,6 +54,13 @@ typedef enum { GC3_BACKEND_HOST = 0, GC3_BACKEND_CUDA = 1 } gc3_backend_t;
  * allreduce/alltoall bandwidth on 1 x H100, doc/measurements/plan-fifo-cap-1xh100.txt; 32 MiB with
  * 8 slots, 128 KiB, lost 12-33% from 8 MB on 2 x H100, doc/measurements/fifo-pool-slots-2xh100.txt) */
 #define GC3_PLAN_FIFO_BYTES_DEFAULT (32L << 20)
+/* the cap of a plan whose calls all run in zero-copy mode once their buffers are registered
+ * (gc3_exec_params_t.zc_fifo_bytes' default in the component and gc3_info): its slots then carry
+ * headers only, the payload is for memory that cannot be registered and a buffer's first call. 12 MiB:
+ * the 4-GPU ring of 64 connections gets 48 KiB slots (the cost model: 16-24 % slower than 128 KiB
+ * on that path from 16 MB, doc/design/device-memory.md), and no more than the 4-GPU all-to-all's
+ * FIFOs up to 2 MB per peer take anyway */
+#define GC3_ZC_FIFO_BYTES_DEFAULT (12L << 20)
 /* coll_gc3_fifo_pool's default (and gc3_info --memory's): a communicator's Simple plans share one FIFO
  * pool (no cost measured against slots of their own, doc/measurements/fifo-pool-slots-2xh100.txt) */
 #define GC3_FIFO_POOL_DEFAULT 1
@@ -108,6 +115,10 @@ typedef struct {
     uint64_t      fifo_bytes;   /* a plan's receiving FIFOs on this rank take at most about this many bytes:
                                  * its slots are made smaller (not below GC3_SLOT_MIN_BYTES) when its
                                  * connections x slots x slot_bytes would exceed it (0: no limit) */
+    uint64_t      zc_fifo_bytes; /* with zero_copy: the cap instead of fifo_bytes (when smaller) of a plan on one node
+                                  * whose every call runs in zero-copy mode once its buffers are registered (every
+                                  * send of every rank marked for every kind of call it serves, no scratch). 0: none.
+                                  * Every rank passes the same value (and the same zero_copy: the layouts follow) */
     int           fifo_pool;    /* plans of the executor that run Simple take the slots of their connections on
                                  * the node from one FIFO pool per rank, as large as the largest of them needs,
                                  * instead of slots of their own (their counters stay their own). Their calls then
@@ -120,8 +131,8 @@ typedef struct {
                                  * it in place for a receiver on the node that mapped the buffer (registered at its
                                  * first call: CUDA IPC; the host backend: buffers in shared file mappings), instead
                                  * of copying it into the receiver's FIFO; the call then ends once its receivers read
-                                 * it. Ranks need not agree (a message says how it came). 0: every byte through the
-                                 * FIFOs (default) */
+                                 * it. A message says how it came, but every rank passes the same value: the FIFOs'
+                                 * layout follows it (zc_fifo_bytes). 0: every byte through the FIFOs (default) */
     int           zc_pull;      /* zero_copy, in zero-copy mode: every receiver reads its messages from the sender's
                                  * buffer. 0 (default): a send the program allows it for (gc3_flat_zc_mark's push
                                  * form: ring allgather phases, all-to-all, bcast) writes its chunks straight into
@@ -317,6 +328,7 @@ gc3_status_t gc3_plan_estimate(const gc3_exec_params_t *params, const gc3_ir_pro
  * stays resident (cuda). The cost model's view of a call (gc3c simulate --coll). */
 typedef struct {
     uint64_t slot_payload; /* bytes a slot's message carries */
+    int      slots;        /* FIFO slots per connection */
     uint64_t tile;         /* T: elements a chunk moves per loop */
     uint64_t chunks;       /* k: chunks per segment of the buffers */
     int      loops;        /* L: loops of the call */

@@ -120,11 +120,11 @@ static gc3_status_t gc3_call_tile(const gc3_plan_t *p, const gc3_call_t *c, uint
                        p->flat->coll == GC3_COLL_CUSTOM, c->count, k, c->dtype, T_p, diag);
 }
 
-/* The plan's private memory for a call: scratch (window copies of s_chunks chunks of tiles of T
- * elements of ds bytes), LL staging. */
-static gc3_status_t gc3_call_memory(gc3_plan_t *p, int s_chunks, uint64_t T, size_t ds, int window, gc3_diag_t *diag)
+/* The plan's private memory for a call: scratch (copies of s_chunks chunks of tiles of T elements of ds
+ * bytes, one per loop up to the window: gc3_rt_scratch_copies), LL staging. */
+static gc3_status_t gc3_call_memory(gc3_plan_t *p, int s_chunks, uint64_t T, size_t ds, int loops, gc3_diag_t *diag)
 {
-    const size_t need = (size_t)s_chunks * T * ds * (size_t)(window > 0 ? window : 1);
+    const size_t need = (size_t)s_chunks * T * ds * (size_t)gc3_rt_scratch_copies((uint64_t)loops);
     gc3_status_t status;
 
     if (need > p->scratch_bytes) {
@@ -172,8 +172,8 @@ static void gc3_call_contexts(gc3_plan_t *p, const gc3_call_t *c, uint64_t T, in
         x->send_base            = p->send_base[t];
         x->recv_base            = p->recv_base[t];
         x->head_seen            = 0;
-        x->send_slot            = (uint32_t)(p->send_base[t] % (uint64_t)p->exec->params.slots);
-        x->recv_slot            = (uint32_t)(p->recv_base[t] % (uint64_t)p->exec->params.slots);
+        x->send_slot            = (uint32_t)(p->send_base[t] % (uint64_t)p->slots);
+        x->recv_slot            = (uint32_t)(p->recv_base[t] % (uint64_t)p->slots);
         x->window               = window;
         x->buf[GC3_BUF_INPUT]   = in;
         x->buf[GC3_BUF_OUTPUT]  = out;
@@ -313,16 +313,20 @@ static gc3_status_t gc3_call_go(gc3_plan_t *p, const gc3_call_t *c, int big, gc3
     const int      window   = s_chunks > 0 ? GC3_RT_WINDOW : 0;
     uint64_t       T        = 0;
     gc3_status_t   status;
+    int            L;
 
-    if ((status = gc3_call_tile(p, c, k, big, &T, diag)) != GC3_OK ||
-        (status = gc3_call_memory(p, s_chunks, T, gc3_dtype_size(c->dtype), window, diag)) != GC3_OK) {
+    if ((status = gc3_call_tile(p, c, k, big, &T, diag)) != GC3_OK) {
+        return status;
+    }
+    L = (int)((c->count + k * T - 1) / (k * T));
+    if ((status = gc3_call_memory(p, s_chunks, T, gc3_dtype_size(c->dtype), L, diag)) != GC3_OK) {
         return status;
     }
     if (p->pooled && p->pool_epoch != p->exec->pool_epoch) {
         gc3_plan_pool_move(p); /* (it was in flight when the pool grew) */
     }
     p->zc_big = big;
-    p->call_L = (int)((c->count + k * T - 1) / (k * T));
+    p->call_L = L;
     gc3_call_contexts(p, c, T, p->call_L, window);
     gc3_call_push(p, c, big);
     return gc3_call_launch(p, c, diag);

@@ -20,6 +20,7 @@ void gc3_exec_params_default(gc3_exec_params_t *p, gc3_backend_t backend, int ra
     p->slot_bytes        = backend == GC3_BACKEND_CUDA ? (1u << 20) : (256u << 10);
     p->timeout_s         = 60.0;
     p->fifo_bytes        = 0;
+    p->zc_fifo_bytes     = 0;
     p->threads_per_block = 512;
     p->resident_us       = GC3_RESIDENT_US_DEFAULT;
     p->fuse              = 1;

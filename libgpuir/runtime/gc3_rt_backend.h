@@ -196,6 +196,7 @@ struct gc3_plan {
     char               **peer_region; /* per rank, NULL when not connected */
     size_t              *peer_bytes;
     int                  k_in, k_out, cnt_max, proto;
+    int                  slots; /* FIFO slots per connection (gc3_plan_fifo_shape: params.slots, or 2) */
     uint64_t             slot_payload, slot_stride;
     int32_t             *tb_nsteps;
     int64_t             *sem_off, *loops_off; /* this rank's (copies of the layout's) */

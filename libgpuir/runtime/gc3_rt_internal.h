@@ -9,6 +9,11 @@
 #define GC3_RT_LINE       128u /* counters live on their own line */
 #define GC3_RT_FUSE_MAX   8    /* operands of a fused run of local steps (gc3_flat_fuse) */
 #define GC3_RT_WINDOW     4    /* scratch copies: a block may run this many loops ahead of the slowest of its rank */
+/* The copies of scratch a call of `loops` loops takes (loop l uses copy l % GC3_RT_WINDOW) */
+static inline int gc3_rt_scratch_copies(uint64_t loops)
+{
+    return loops < GC3_RT_WINDOW ? (int)(loops > 0 ? loops : 1) : GC3_RT_WINDOW;
+}
 #define GC3_RT_MSG_HDR    16u  /* every message starts with the call's signature (count, dtype,
                                 * op), so a peer in another call is detected, not mixed in */
 #define GC3_RT_SIMPLE_HDR 128u /* a Simple message's payload starts a line after the signature, so

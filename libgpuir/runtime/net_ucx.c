@@ -201,7 +201,7 @@ static int gc3_net_put(gc3_net_link_t *l, const void *src, size_t len, uint64_t 
  * still under way. */
 static int gc3_net_link_sweep(gc3_net_plan_t *np, gc3_net_link_t *l)
 {
-    const int slots = np->plan->exec->params.slots;
+    const int slots = np->plan->slots;
     uint64_t  now;
 
     if (l->ep->failed) {

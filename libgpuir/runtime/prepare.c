@@ -9,6 +9,7 @@
 #include <time.h>
 #include "gc3_rt_exec.h"
 #include "gc3_rt_net.h"
+#include "gc3_sim.h"
 
 static int gc3_flat_crosses_nodes(const gc3_flat_program_t *f, const int *node)
 {
@@ -134,7 +135,7 @@ static void gc3_plan_ctx_init(gc3_plan_t *p)
         x->k[0]        = p->k_in;
         x->k[1]        = p->k_out;
         x->s_chunks    = gc3_flat_ranks(p->flat)[p->rank].s_chunks;
-        x->slots       = p->exec->params.slots;
+        x->slots       = p->slots;
         x->slot_stride = p->slot_stride;
         x->timeout_s   = p->exec->params.timeout_s;
         x->zc_table    = gc3_reg_table(p->exec->reg, &x->zc_entries);
@@ -159,10 +160,6 @@ static int gc3_flat_max_recv(const gc3_flat_program_t *f)
     return most;
 }
 
-/* A plan's slot payload, the same on every rank (from the program and the executor's parameters,
- * which the ranks agreed on): what the largest call of the program (max_bytes) moves in one message,
- * at most params.slot_bytes, and within params.fifo_bytes over the connections of the rank that
- * receives on most. A smaller slot only means more loops for a larger call, never a wrong one. */
 /* The bytes of a chunk of the largest call of the program (max_bytes), k chunks per segment, with a
  * vector of rounding; 0 when the program has no largest call. */
 static uint64_t gc3_plan_chunk_bytes(const gc3_ir_program_t *prog, const gc3_flat_program_t *f, int k)
@@ -178,25 +175,128 @@ static uint64_t gc3_plan_chunk_bytes(const gc3_ir_program_t *prog, const gc3_fla
     return gc3_rt_round((seg + (uint64_t)k - 1) / (uint64_t)k, 16) + 16;
 }
 
-static uint64_t gc3_plan_slot_payload(const gc3_exec_params_t *ep, const gc3_ir_program_t *prog,
-                                      const gc3_flat_program_t *f, int cnt_max, int k)
+static void gc3_zc_full(const gc3_flat_program_t *f, int full[2]);
+
+/* Zero-copy: marks the sends of f that may leave their data in place (gc3_flat_zc_mark), when the
+ * parameters and the program allow zero-copy at all (Simple, the rule not zero_copy=off). 1 if marked. */
+static int gc3_plan_zc_marks(const gc3_exec_params_t *ep, const gc3_ir_program_t *prog, gc3_flat_program_t *f)
 {
-    uint64_t payload = (uint64_t)ep->slot_bytes / 16 * 16, chunk = gc3_plan_chunk_bytes(prog, f, k),
+    if (!ep->zero_copy || gc3_proto_runs_as(prog->proto) != GC3_PROTO_SIMPLE || prog->no_zc) {
+        return 0;
+    }
+    (void)gc3_flat_zc_mark(f, -1, 1, NULL);
+    return 1;
+}
+
+/* Every block of every rank sends at most once a loop: each connection carries one message a loop. */
+static int gc3_flat_one_send_per_block(const gc3_flat_program_t *f)
+{
+    const gc3_flat_tb_t   *tbs   = gc3_flat_tbs(f);
+    const gc3_flat_step_t *steps = gc3_flat_steps(f);
+
+    for (int t = 0; t < f->ntbs; t++) {
+        int n = 0;
+        for (int s = 0; s < tbs[t].nsteps; s++) {
+            n += (gc3_step_flags((gc3_step_type_t)steps[tbs[t].step_begin + s].type) & GC3_STEP_F_SEND) != 0;
+        }
+        if (n > 1) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* The largest payload a slot may have when `fifo` bytes hold conns x slots of them (header included), not
+ * below GC3_SLOT_MIN_BYTES. */
+static uint64_t gc3_plan_slot_cap(uint64_t fifo, int conns, int slots)
+{
+    uint64_t cap = fifo / ((uint64_t)conns * (uint64_t)slots) / 16 * 16;
+    return cap > GC3_RT_SIMPLE_HDR + GC3_SLOT_MIN_BYTES ? cap - GC3_RT_SIMPLE_HDR : GC3_SLOT_MIN_BYTES;
+}
+
+/* The scheduling engine's view of a message: nothing (only its place in the FIFO matters here). */
+static gc3_status_t gc3_sim_nodata_exec(void *ctx, const gc3_sim_step_t *sc, void *in, void **out_p)
+{
+    (void)ctx;
+    (void)sc;
+    (void)in;
+    if (out_p != NULL) {
+        *out_p = (void *)&gc3_sim_nodata_exec; /* any non-NULL message */
+    }
+    return GC3_OK;
+}
+
+static void gc3_sim_nodata_free(void *ctx, void *msg)
+{
+    (void)ctx;
+    (void)msg;
+}
+
+/* Does the program run without deadlock with `slots` slots per connection (the verifier's scheduling
+ * engine over GC3_RT_WINDOW loops, as far as a block may run ahead)? */
+static int gc3_plan_runs_with_slots(const gc3_ir_program_t *prog, int slots)
+{
+    gc3_flat_program_t *g      = NULL;
+    gc3_sim_ops_t       ops    = { gc3_sim_nodata_exec, NULL, gc3_sim_nodata_free };
+    gc3_sim_params_t    params = { slots, GC3_RT_WINDOW, 0 };
+    int                 ok;
+
+    if (gc3_flat_create(prog, &g) != GC3_OK) {
+        return 0;
+    }
+    ok = gc3_sim_run(g, &params, &ops, NULL, NULL) == GC3_OK;
+    gc3_flat_destroy(g);
+    return ok;
+}
+
+/* A plan's FIFOs, the same on every rank (from the program, its zero-copy marks when params.zero_copy
+ * marked it, and the executor's parameters, which the ranks agreed on): the slots of a connection and a
+ * slot's payload.
+ * - The payload: what the largest call of the program (max_bytes) moves in one message, at most
+ *   params.slot_bytes, and within the plan's FIFO cap over the connections of the rank that receives on
+ *   most. The cap is params.fifo_bytes (or the program's fifo_cap, made smaller to fit the budget), and
+ *   at most params.zc_fifo_bytes for a plan whose every call runs in zero-copy mode once its buffers are
+ *   registered (its slots then carry only headers; the payload is for buffers that cannot be
+ *   registered, and for a buffer's first call). A smaller slot only means more loops, never a wrong call.
+ * - The slots: params.slots; 2 for a plan on one node whose connections carry one message a loop each,
+ *   whose largest call fits one loop in 2 slots, and which the scheduling engine runs without deadlock
+ *   with 2 (calls of more loops stay correct): a call of its size range then has one message on each
+ *   connection, and the second slot lets a sender's next call start before its receiver has taken the
+ *   last one. */
+static void gc3_plan_fifo_shape(const gc3_exec_params_t *ep, const gc3_ir_program_t *prog, const gc3_flat_program_t *f,
+                                int cnt_max, int k, uint64_t *payload_p, int *slots_p)
+{
+    const uint64_t chunk = gc3_plan_chunk_bytes(prog, f, k);
+    const int      conns = gc3_flat_max_recv(f), one_node = !gc3_flat_crosses_nodes(f, ep->node);
+    uint64_t       payload = (uint64_t)ep->slot_bytes / 16 * 16, need = 0,
              fifo = prog->fifo_cap > 0 && (ep->fifo_bytes == 0 || prog->fifo_cap < ep->fifo_bytes) ? prog->fifo_cap
                                                                                                    : ep->fifo_bytes;
-    int conns     = gc3_flat_max_recv(f);
+    int full[2]   = { 0, 0 };
 
+    if (ep->zero_copy && gc3_proto_runs_as(prog->proto) == GC3_PROTO_SIMPLE && !prog->no_zc && one_node &&
+        ep->zc_fifo_bytes > 0 && (fifo == 0 || ep->zc_fifo_bytes < fifo)) {
+        gc3_zc_full(f, full);
+        if ((f->outofplace || f->inplace) && (full[0] || !f->outofplace) && (full[1] || !f->inplace)) {
+            fifo = ep->zc_fifo_bytes;
+        }
+    }
+    *slots_p = ep->slots;
     if (chunk > 0) {
-        uint64_t need = (uint64_t)cnt_max * chunk;
-        need          = need < 256 ? 256 : need;
-        payload       = need < payload ? need : payload;
+        need    = (uint64_t)cnt_max * chunk;
+        need    = need < 256 ? 256 : need;
+        payload = need < payload ? need : payload;
+    }
+    if (need > 0 && need <= payload && ep->slots > 2 && one_node && gc3_flat_one_send_per_block(f) &&
+        (fifo == 0 || conns == 0 || need <= gc3_plan_slot_cap(fifo, conns, 2)) && gc3_plan_runs_with_slots(prog, 2)) {
+        *slots_p   = 2;
+        *payload_p = need;
+        return;
     }
     if (fifo > 0 && conns > 0) {
-        uint64_t cap = fifo / ((uint64_t)conns * (uint64_t)ep->slots) / 16 * 16;
-        cap          = cap > GC3_RT_SIMPLE_HDR + GC3_SLOT_MIN_BYTES ? cap - GC3_RT_SIMPLE_HDR : GC3_SLOT_MIN_BYTES;
+        uint64_t cap = gc3_plan_slot_cap(fifo, conns, ep->slots);
         payload      = cap < payload ? cap : payload;
     }
-    return payload;
+    *payload_p = payload;
 }
 
 /* The slot stride of a payload: LL, lines of twice the header and payload; Simple, the signature's
@@ -255,8 +355,8 @@ static gc3_status_t gc3_prep_geometry(gc3_exec_t *exec, const gc3_ir_program_t *
         int c      = gc3_flat_steps(p->flat)[i].cnt;
         p->cnt_max = c > p->cnt_max ? c : p->cnt_max;
     }
-    p->slot_payload =
-        gc3_plan_slot_payload(&exec->params, program, p->flat, p->cnt_max, p->k_in > p->k_out ? p->k_in : p->k_out);
+    gc3_plan_fifo_shape(&exec->params, program, p->flat, p->cnt_max, p->k_in > p->k_out ? p->k_in : p->k_out,
+                        &p->slot_payload, &p->slots);
     p->slot_stride = gc3_plan_slot_stride(p->proto, p->slot_payload);
     return GC3_OK;
 }
@@ -314,7 +414,7 @@ static gc3_status_t gc3_prep_peer_layouts(gc3_exec_t *exec, gc3_plan_t *p, gc3_r
         int peers[2] = { p->tbs[t].send, p->tbs[t].recv };
         for (int k = 0; k < 2 && status == GC3_OK; k++) {
             if (peers[k] >= 0 && layouts[peers[k]].sem_off == NULL) {
-                status = gc3_rt_layout_compute(p->flat, peers[k], exec->params.slots, p->slot_stride, exec->node,
+                status = gc3_rt_layout_compute(p->flat, peers[k], p->slots, p->slot_stride, exec->node,
                                                exec->params.net_direct, p->pooled, &layouts[peers[k]]);
             }
         }
@@ -352,15 +452,14 @@ static void gc3_zc_full(const gc3_flat_program_t *f, int full[2])
     }
 }
 
-/* Zero-copy: every rank's sends marked (this plan runs only this rank's; the others' tell whether every
- * message of a call can be left in place: zero-copy mode), and this rank's count. */
+/* Zero-copy, once gc3_plan_zc_marks marked every rank's sends (this plan runs only this rank's; the
+ * others' tell whether every message of a call can be left in place: zero-copy mode): this rank's count. */
 static void gc3_zc_prep(gc3_plan_t *p)
 {
     const gc3_flat_tb_t   *tbs   = gc3_flat_tbs(p->flat);
     const gc3_flat_step_t *steps = gc3_flat_steps(p->flat);
     int                    full[2];
 
-    (void)gc3_flat_zc_mark(p->flat, -1, 1, NULL);
     memset(&p->zc_stats, 0, sizeof(p->zc_stats));
     for (int t = 0; t < p->flat->ntbs; t++) {
         for (int s = 0; s < tbs[t].nsteps; s++) {
@@ -404,7 +503,7 @@ static gc3_status_t gc3_prep_local(gc3_exec_t *exec, const gc3_ir_program_t *pro
     for (int r = 0; r < p->flat->nranks; r++) {
         p->uses_scratch |= gc3_flat_ranks(p->flat)[r].s_chunks > 0;
     }
-    if (exec->params.zero_copy && p->proto == GC3_PROTO_SIMPLE && !program->no_zc) {
+    if (gc3_plan_zc_marks(&exec->params, program, p->flat)) {
         gc3_zc_prep(p);
     }
     p->zc_pull = program->zc_pull;
@@ -417,12 +516,12 @@ static gc3_status_t gc3_prep_local(gc3_exec_t *exec, const gc3_ir_program_t *pro
     if (status != GC3_OK) {
         return status;
     }
-    status = gc3_rt_layout_compute(p->flat, rank, exec->params.slots, p->slot_stride, exec->node,
-                                   exec->params.net_direct, p->pooled, &p->layout);
+    status = gc3_rt_layout_compute(p->flat, rank, p->slots, p->slot_stride, exec->node, exec->params.net_direct,
+                                   p->pooled, &p->layout);
     if (status != GC3_OK) {
         return status;
     }
-    gc3_plan_mem_layout(&p->mem, &p->layout, p->ntbs, exec->params.slots, p->slot_payload, p->slot_stride);
+    gc3_plan_mem_layout(&p->mem, &p->layout, p->ntbs, p->slots, p->slot_payload, p->slot_stride);
     p->sem_off       = p->layout.sem_off;
     p->loops_off     = p->layout.loops_off;
     p->crosses_nodes = gc3_flat_crosses_nodes(p->flat, exec->node);
@@ -1085,7 +1184,7 @@ gc3_status_t gc3_plan_estimate(const gc3_exec_params_t *ep, const gc3_ir_program
     gc3_rt_layout_t        L;
     const gc3_flat_rank_t *me;
     gc3_status_t           status;
-    int                    k, cnt_max = 1, proto = gc3_proto_runs_as(program->proto);
+    int                    k, cnt_max = 1, slots, proto = gc3_proto_runs_as(program->proto);
     uint64_t               payload, stride, chunk;
 
     memset(m, 0, sizeof(*m));
@@ -1098,18 +1197,21 @@ gc3_status_t gc3_plan_estimate(const gc3_exec_params_t *ep, const gc3_ir_program
     if ((status = gc3_plan_flat_sized(ep, program, ep->fuse, "estimate", diag, &f, &k, &cnt_max)) != GC3_OK) {
         return status;
     }
-    payload = gc3_plan_slot_payload(ep, program, f, cnt_max, k);
-    stride  = gc3_plan_slot_stride(proto, payload);
-    chunk   = gc3_plan_chunk_bytes(program, f, k);
-    me      = &gc3_flat_ranks(f)[ep->rank];
-    status  = gc3_rt_layout_compute(f, ep->rank, ep->slots, stride, ep->node, ep->net_direct,
-                                    gc3_plan_takes_pool(ep, proto, f, ep->node), &L);
+    gc3_plan_zc_marks(ep, program, f);
+    gc3_plan_fifo_shape(ep, program, f, cnt_max, k, &payload, &slots);
+    stride = gc3_plan_slot_stride(proto, payload);
+    chunk  = gc3_plan_chunk_bytes(program, f, k);
+    me     = &gc3_flat_ranks(f)[ep->rank];
+    status = gc3_rt_layout_compute(f, ep->rank, slots, stride, ep->node, ep->net_direct,
+                                   gc3_plan_takes_pool(ep, proto, f, ep->node), &L);
     if (status == GC3_OK) {
-        /* the largest call's tile (a chunk, or what a slot carries of it), window copies */
-        uint64_t tile = payload / (uint64_t)cnt_max / 16 * 16;
+        /* the largest call's tile (a chunk, or what a slot carries of it), and its loops' copies of scratch
+         * (gc3_call_memory's: no more than the call has loops) */
+        uint64_t tile = payload / (uint64_t)cnt_max / 16 * 16, loops;
         tile          = chunk > 0 && chunk < tile ? chunk : tile;
-        gc3_plan_mem_layout(m, &L, me->ntbs, ep->slots, payload, stride);
-        m->scratch = me->s_chunks > 0 ? (uint64_t)me->s_chunks * tile * GC3_RT_WINDOW : 0;
+        loops         = chunk > 0 && tile > 0 ? (chunk + tile - 1) / tile : GC3_RT_WINDOW;
+        gc3_plan_mem_layout(m, &L, me->ntbs, slots, payload, stride);
+        m->scratch = me->s_chunks > 0 ? (uint64_t)me->s_chunks * tile * (uint64_t)gc3_rt_scratch_copies(loops) : 0;
         m->stage =
             proto == GC3_PROTO_LL ? gc3_plan_stage_bytes(payload) * 2 * (uint64_t)(me->ntbs > 0 ? me->ntbs : 1) : 0;
         m->pinned = L.net_bytes;
@@ -1129,7 +1231,7 @@ gc3_status_t gc3_plan_call_shape(const gc3_exec_params_t *ep, const gc3_ir_progr
 {
     gc3_flat_program_t *f = NULL;
     gc3_status_t        status;
-    int                 k, cnt_max = 1, proto = gc3_proto_runs_as(program->proto), full[2] = { 0, 0 };
+    int                 k, cnt_max = 1, full[2] = { 0, 0 };
 
     memset(shape, 0, sizeof(*shape));
     if (program->ngpus != ep->nranks || ep->rank < 0 || ep->rank >= ep->nranks || ep->slots < 2 ||
@@ -1141,11 +1243,10 @@ gc3_status_t gc3_plan_call_shape(const gc3_exec_params_t *ep, const gc3_ir_progr
     if ((status = gc3_plan_flat_sized(ep, program, 0, "call shape", diag, &f, &k, &cnt_max)) != GC3_OK) {
         return status;
     }
-    if (ep->zero_copy && proto == GC3_PROTO_SIMPLE && !program->no_zc && !gc3_flat_crosses_nodes(f, ep->node)) {
-        (void)gc3_flat_zc_mark(f, -1, 1, NULL); /* as gc3_zc_prep */
+    if (gc3_plan_zc_marks(ep, program, f) && !gc3_flat_crosses_nodes(f, ep->node)) {
         gc3_zc_full(f, full);
     }
-    shape->slot_payload = gc3_plan_slot_payload(ep, program, f, cnt_max, k);
+    gc3_plan_fifo_shape(ep, program, f, cnt_max, k, &shape->slot_payload, &shape->slots);
     shape->chunks       = (uint64_t)k;
     shape->cnt_max      = cnt_max;
     shape->blocks       = gc3_flat_ranks(f)[ep->rank].ntbs;

@@ -6,7 +6,8 @@
  *   gc3_info --topology [--pci-busid ID]   the nearest network device of each GPU (or PCI device)
  *   gc3_info --devices                     the GPUs as the component sees them
  *   gc3_info --memory COLL:BYTES[,...] [shape and rules options] [--backend cuda|host] [--fifo-slots N]
- *            [--slot-bytes B] [--plan-fifo-bytes B] [--max-blocks N] [--[no-]fifo-pool]   the memory of those plans
+ *            [--slot-bytes B] [--plan-fifo-bytes B] [--zero-copy on|off] [--zero-copy-fifo-bytes B]
+ *            [--max-blocks N] [--[no-]fifo-pool]   the memory of those plans
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -18,39 +19,43 @@
 
 static void usage(FILE *out)
 {
-    fprintf(out, "usage: gc3_info [--rules FILE] [--algorithm-dir DIR] [--nodes N] [--gpus G]\n"
-                 "                [--link nvlink|pcie|host] [--inplace] [--print-builtin]\n"
-                 "       gc3_info --topology [--pci-busid ID]\n"
-                 "       gc3_info --devices\n"
-                 "       gc3_info --memory COLL:BYTES[,COLL:BYTES...] [the options above] [--backend cuda|host]\n"
-                 "                [--fifo-slots N] [--slot-bytes B] [--plan-fifo-bytes B] [--max-blocks N] [--[no-]fifo-pool]\n"
-                 "  prints, for N nodes of G GPUs (ranks) joined by LINK (default 1 x 4, nvlink), which rule and\n"
-                 "  algorithm gc3 uses for each collective and size range; --rules FILE: the rules file the\n"
-                 "  component would read (coll_gc3_rules_file), default the built-in rules; --algorithm-dir DIR:\n"
-                 "  its XML programs too (coll_gc3_algorithm_dir); --inplace: for MPI_IN_PLACE calls (default:\n"
-                 "  out of place); --print-builtin: print the built-in rules (a starting point for a site's file).\n"
-                 "  --topology: the network device nearest each GPU of this machine (hwloc; --pci-busid ID: of\n"
-                 "  that PCI device instead), the one gc3's inter-node transport uses.\n"
-                 "  --devices: the GPUs this process sees (CUDA_VISIBLE_DEVICES applies), as the component sees\n"
-                 "  them: the thread blocks of gc3's kernel each one holds at once (what coll_gc3_max_blocks 0\n"
-                 "  divides among the ranks that share it), whether this process runs under MPS, and for each\n"
-                 "  pair peer access and native peer atomics (without them the link class is pcie).\n"
-                 "  --memory: the memory one communicator of that shape takes per rank for calls of those sizes\n"
-                 "  (BYTES as each rank passes them: allreduce, bcast and reduce count x size, alltoall and\n"
-                 "  allgather per peer, reduce_scatter_block per block; K, M, G suffixes; rank 0 is shown, the\n"
-                 "  root of bcast and reduce): each plan (one per rule matched), its FIFOs\n"
-                 "  (connections x slots x slot bytes), flags, scratch, LL staging, backend control memory and\n"
-                 "  pinned host memory, and the total, as coll_gc3_verbose 1 reports them. --backend (default\n"
-                 "  cuda, host with --link host), --fifo-slots (%d), --slot-bytes (0: the backend's), --plan-fifo-bytes\n"
-                 "  (%ldM) and --max-blocks (0: no limit) as the coll_gc3_ parameters of those names; --fifo-pool\n"
-                 "  (%s) as coll_gc3_fifo_pool true: the Simple plans' slots in one pool (the largest of them),\n"
-                 "  counted once in the total; --no-fifo-pool: every plan its own slots.\n"
-                 "examples:\n"
-                 "  gc3_info                                   # the built-in rules, 1 node x 4 GPUs, NVLink\n"
-                 "  gc3_info --rules site.rules --gpus 8       # a site's rules file (exit 1 while it has errors)\n"
-                 "  gc3_info --memory allreduce:1M,alltoall:64M --gpus 4\n"
-                 "  gc3_info --devices\n",
-            GC3_FIFO_SLOTS_DEFAULT, GC3_PLAN_FIFO_BYTES_DEFAULT >> 20, GC3_FIFO_POOL_DEFAULT ? "the default" : "not the default");
+    fprintf(out,
+            "usage: gc3_info [--rules FILE] [--algorithm-dir DIR] [--nodes N] [--gpus G]\n"
+            "                [--link nvlink|pcie|host] [--inplace] [--print-builtin]\n"
+            "       gc3_info --topology [--pci-busid ID]\n"
+            "       gc3_info --devices\n"
+            "       gc3_info --memory COLL:BYTES[,COLL:BYTES...] [the options above] [--backend cuda|host]\n"
+            "                [--fifo-slots N] [--slot-bytes B] [--plan-fifo-bytes B] [--zero-copy on|off]\n"
+            "                [--zero-copy-fifo-bytes B] [--max-blocks N] [--[no-]fifo-pool]\n"
+            "  prints, for N nodes of G GPUs (ranks) joined by LINK (default 1 x 4, nvlink), which rule and\n"
+            "  algorithm gc3 uses for each collective and size range; --rules FILE: the rules file the\n"
+            "  component would read (coll_gc3_rules_file), default the built-in rules; --algorithm-dir DIR:\n"
+            "  its XML programs too (coll_gc3_algorithm_dir); --inplace: for MPI_IN_PLACE calls (default:\n"
+            "  out of place); --print-builtin: print the built-in rules (a starting point for a site's file).\n"
+            "  --topology: the network device nearest each GPU of this machine (hwloc; --pci-busid ID: of\n"
+            "  that PCI device instead), the one gc3's inter-node transport uses.\n"
+            "  --devices: the GPUs this process sees (CUDA_VISIBLE_DEVICES applies), as the component sees\n"
+            "  them: the thread blocks of gc3's kernel each one holds at once (what coll_gc3_max_blocks 0\n"
+            "  divides among the ranks that share it), whether this process runs under MPS, and for each\n"
+            "  pair peer access and native peer atomics (without them the link class is pcie).\n"
+            "  --memory: the memory one communicator of that shape takes per rank for calls of those sizes\n"
+            "  (BYTES as each rank passes them: allreduce, bcast and reduce count x size, alltoall and\n"
+            "  allgather per peer, reduce_scatter_block per block; K, M, G suffixes; rank 0 is shown, the\n"
+            "  root of bcast and reduce): each plan (one per rule matched), its FIFOs\n"
+            "  (connections x slots x slot bytes), flags, scratch, LL staging, backend control memory and\n"
+            "  pinned host memory, and the total, as coll_gc3_verbose 1 reports them. --backend (default\n"
+            "  cuda, host with --link host), --fifo-slots (%d), --slot-bytes (0: the backend's), --plan-fifo-bytes\n"
+            "  (%ldM), --zero-copy (on with the cuda backend, off with host: auto), --zero-copy-fifo-bytes\n"
+            "  (%ldM) and --max-blocks (0: no limit) as the coll_gc3_ parameters of those names; --fifo-pool\n"
+            "  (%s) as coll_gc3_fifo_pool true: the Simple plans' slots in one pool (the largest of them),\n"
+            "  counted once in the total; --no-fifo-pool: every plan its own slots.\n"
+            "examples:\n"
+            "  gc3_info                                   # the built-in rules, 1 node x 4 GPUs, NVLink\n"
+            "  gc3_info --rules site.rules --gpus 8       # a site's rules file (exit 1 while it has errors)\n"
+            "  gc3_info --memory allreduce:1M,alltoall:64M --gpus 4\n"
+            "  gc3_info --devices\n",
+            GC3_FIFO_SLOTS_DEFAULT, GC3_PLAN_FIFO_BYTES_DEFAULT >> 20, GC3_ZC_FIFO_BYTES_DEFAULT >> 20,
+            GC3_FIFO_POOL_DEFAULT ? "the default" : "not the default");
 }
 
 static void fmt(uint64_t b, char *buf, size_t len)
@@ -192,8 +197,8 @@ static uint64_t parse_bytes(const char *t, int *ok)
 
 typedef struct {
     gc3_backend_t backend;
-    int           slots, max_blocks, fifo_pool;
-    uint64_t      slot_bytes, plan_fifo_bytes;
+    int           slots, max_blocks, fifo_pool, zero_copy; /* zero_copy: -1 auto (the backend's) */
+    uint64_t      slot_bytes, plan_fifo_bytes, zc_fifo_bytes;
 } mem_opts_t;
 
 /* --memory: the plans one communicator of the shape builds for those calls (one per rule, as the
@@ -212,15 +217,20 @@ static int memory(const gc3_rules_t *R, const char *spec, int nodes, int gpus, g
 
     gc3_exec_params_default(&ep, o->backend, 0, ranks);
     ep.slots      = o->slots;
-    ep.fifo_bytes = o->plan_fifo_bytes;
-    ep.fifo_pool  = o->fifo_pool;
+    ep.fifo_bytes    = o->plan_fifo_bytes;
+    ep.fifo_pool     = o->fifo_pool;
+    ep.zero_copy     = o->zero_copy >= 0 ? o->zero_copy : o->backend == GC3_BACKEND_CUDA;
+    ep.zc_fifo_bytes = o->zc_fifo_bytes;
     if (o->slot_bytes > 0) {
         ep.slot_bytes = o->slot_bytes;
     }
     printf("# memory per rank of one communicator: %d node(s) x %d GPU(s), %s, %s backend, %d slots of at most %s, "
-           "plan FIFOs capped at %s%s\n", nodes, gpus, gc3_link_name(link), o->backend == GC3_BACKEND_CUDA ? "cuda" : "host",
-           ep.slots, gc3_mem_format(ep.slot_bytes, a, sizeof(a)),
+           "plan FIFOs capped at %s%s%s%s\n",
+           nodes, gpus, gc3_link_name(link), o->backend == GC3_BACKEND_CUDA ? "cuda" : "host", ep.slots,
+           gc3_mem_format(ep.slot_bytes, a, sizeof(a)),
            o->plan_fifo_bytes ? gc3_mem_format(o->plan_fifo_bytes, b, sizeof(b)) : "no cap",
+           ep.zero_copy ? ", zero-copy plans' at " : ", zero-copy off",
+           ep.zero_copy ? (ep.zc_fifo_bytes ? gc3_mem_format(ep.zc_fifo_bytes, c, sizeof(c)) : "the same") : "",
            o->fifo_pool ? ", Simple plans' slots in one FIFO pool" : "");
     printf("%-26s %-28s %-9s %-28s %-10s %-10s %-10s %-10s %-10s %s\n", "# call", "plan", "total", "FIFOs (conns x slots x bytes)",
            "flags", "scratch", "staging", "control", "pinned", "rule");
@@ -330,8 +340,12 @@ static int memory(const gc3_rules_t *R, const char *spec, int nodes, int gpus, g
 int main(int argc, char **argv)
 {
     const char        *file = NULL, *adir = NULL, *mem_spec = NULL;
-    mem_opts_t         mo = {.backend = GC3_BACKEND_CUDA, .slots = GC3_FIFO_SLOTS_DEFAULT, .plan_fifo_bytes = GC3_PLAN_FIFO_BYTES_DEFAULT,
-                          .fifo_pool = GC3_FIFO_POOL_DEFAULT};
+    mem_opts_t         mo          = { .backend         = GC3_BACKEND_CUDA,
+                                       .slots           = GC3_FIFO_SLOTS_DEFAULT,
+                                       .plan_fifo_bytes = GC3_PLAN_FIFO_BYTES_DEFAULT,
+                                       .fifo_pool       = GC3_FIFO_POOL_DEFAULT,
+                                       .zero_copy       = -1,
+                                       .zc_fifo_bytes   = GC3_ZC_FIFO_BYTES_DEFAULT };
     int                backend_set = 0;
     int                inplace = 0;
     long               nodes = 1, gpus = 4;
@@ -391,8 +405,15 @@ int main(int argc, char **argv)
             }
             mo.backend  = strcmp(argv[i], "cuda") ? GC3_BACKEND_HOST : GC3_BACKEND_CUDA;
             backend_set = 1;
+        } else if (!strcmp(o, "--zero-copy")) {
+            i++;
+            if (strcmp(argv[i], "on") && strcmp(argv[i], "off")) {
+                fprintf(stderr, "gc3_info: --zero-copy must be on or off\n");
+                return 2;
+            }
+            mo.zero_copy = !strcmp(argv[i], "on");
         } else if (!strcmp(o, "--fifo-slots") || !strcmp(o, "--max-blocks") || !strcmp(o, "--slot-bytes") ||
-                   !strcmp(o, "--plan-fifo-bytes")) {
+                   !strcmp(o, "--plan-fifo-bytes") || !strcmp(o, "--zero-copy-fifo-bytes")) {
             int      ok;
             uint64_t v = parse_bytes(argv[++i], &ok);
             if (!ok || (!strcmp(o, "--fifo-slots") && (v < 2 || v > 1024)) || v > (1ull << 40)) {
@@ -402,6 +423,8 @@ int main(int argc, char **argv)
             if (!strcmp(o, "--fifo-slots")) mo.slots = (int)v;
             else if (!strcmp(o, "--max-blocks")) mo.max_blocks = (int)v;
             else if (!strcmp(o, "--slot-bytes")) mo.slot_bytes = v;
+            else if (!strcmp(o, "--zero-copy-fifo-bytes"))
+                mo.zc_fifo_bytes = v;
             else mo.plan_fifo_bytes = v;
         } else if (!strcmp(o, "--link")) {
             int found = 0;

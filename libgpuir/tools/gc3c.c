@@ -1159,8 +1159,9 @@ static int cmd_simulate_rules(int argc, char **argv)
         ep.node = nodes > 1 ? node_of : NULL;
     }
     ep.slots      = (int)fifo_slots;
-    ep.fifo_bytes = plan_fifo;
-    ep.tile_bytes = tile_bytes;
+    ep.fifo_bytes    = plan_fifo;
+    ep.zc_fifo_bytes = GC3_ZC_FIFO_BYTES_DEFAULT; /* (only a buffer's first call would use its slots) */
+    ep.tile_bytes    = tile_bytes;
     if (slot_bytes > 0) {
         ep.slot_bytes = slot_bytes;
     }
@@ -1246,7 +1247,7 @@ static int cmd_simulate_rules(int argc, char **argv)
         gc3_cost_call_default(&call);
         call.tile_bytes = shape.tile * 4;
         call.loops      = shape.loops;
-        call.slots      = ep.slots;
+        call.slots      = shape.slots;
         call.zero_copy  = zero_copy && !pl->program->no_zc && gc3_proto_runs_as(pl->made.proto) == GC3_PROTO_SIMPLE;
         call.zc_mode    = call.zero_copy && shape.zc_mode;
         call.push       = call.zc_mode && !ep.zc_pull && !pl->program->zc_pull;

@@ -204,24 +204,39 @@ check info-ll128 0 "ll128.rules:1: proto=LL128: gc3 has no LL128, the rule runs 
     "$info" --rules "$rtmp/ll128.rules"
 rm -rf "$rtmp"
 # --memory: a communicator's plans for the issue-33 use on 2 GPUs, with the defaults (Simple plans' slots
-# in one pool, coll_gc3_fifo_pool: the largest, counted once; 4 slots, 32 MiB per plan), each with its
-# own FIFOs (--no-fifo-pool), and with the old defaults (8 slots, 64 MiB, no pool); 4 MB and 64 MB are
-# two plans (the rules copy 4 MB, leave 64 MB in place)
+# in one pool, coll_gc3_fifo_pool: the largest, counted once; 4 slots, 32 MiB per plan, 12 MiB for plans
+# that run zero-copy; 2 slots for plans of one message a connection and call), each with its own FIFOs
+# (--no-fifo-pool), and with the old defaults (8 slots, 64 MiB, no pool); 4 MB and 64 MB are two plans
+# (the rules copy 4 MB, leave 64 MB in place: its FIFOs are capped at 12 MiB, the 4 MB ring's 16 MiB are
+# the pool)
 use=allreduce:8,allreduce:64K,allreduce:4M,allreduce:64M,alltoall:1M
-check info-memory-pool 0 "# FIFO pool: 32.0 MiB, the largest slots of the 4 plan(s) that share it" -- \
+check info-memory-pool 0 "# FIFO pool: 16.0 MiB, the largest slots of the 4 plan(s) that share it" -- \
     "$info" --gpus 2 --memory "$use"
+check info-memory-slots 0 "alltoall:1M                direct Simple 1x8            9.5 KiB   1.0 KiB+pool 4.0 MiB (8 x 2 x 256.0 KiB)" -- \
+    "$info" --gpus 2 --memory "$use"
+check info-memory-zc 0 "allreduce:64M              ring Simple 8x4              26.1 KiB  4.0 KiB+pool 12.0 MiB (32 x 4 x 95.9 KiB)" -- \
+    "$info" --gpus 2 --memory "$use"
+check info-memory-zc-off 0 "allreduce:64M              ring Simple 8x4              26.1 KiB  4.0 KiB+pool 32.0 MiB (32 x 4 x 255.9 KiB)" -- \
+    "$info" --gpus 2 --memory "$use" --zero-copy off
+check info-memory-zc-bad 2 "gc3_info: --zero-copy must be on or off" -- "$info" --gpus 2 --memory "$use" --zero-copy maybe
 # (the totals count the CUDA backend's control and pinned memory: a build without CUDA has none; since
 # the 2-rank oneshot lost its local blocks, its plan needs no scratch or staging out of place; the push
 # form added a step's destination at its receiver (8 B a step) and the resident kernel's push table, 1 KiB
 # of pinned memory per plan; the legacy stream's word of coll_gc3_wait_default_stream device, a 128-byte
-# line of control memory per plan)
+# line of control memory per plan). Issue 43's target: its use (allreduce 8 B, 64 KB, 64 MB; alltoall
+# 1 KB-1 MB per peer) within 16 MiB per rank on 2 and 4 GPUs (32.5 and 38.0 MiB before).
+u43=allreduce:8,allreduce:64K,allreduce:64M,alltoall:1K,alltoall:64K,alltoall:1M
 if grep -q '^#define GC3_HAVE_CUDA 1' "$(dirname "$gc3c")/config.h" 2>/dev/null; then
-check info-memory-pool-total 0 "# total per rank: 32.4 MiB device (33964288 B exactly), 7.5 KiB pinned host, 5 plan(s)" -- \
+check info-memory-pool-total 0 "# total per rank: 16.3 MiB device (17088256 B exactly), 7.5 KiB pinned host, 5 plan(s)" -- \
     "$info" --gpus 2 --memory "$use" --fifo-pool
-check info-memory 0 "# total per rank: 60.4 MiB device (63381760 B exactly), 7.5 KiB pinned host, 5 plan(s)" -- \
+check info-memory 0 "# total per rank: 36.3 MiB device (38080256 B exactly), 7.5 KiB pinned host, 5 plan(s)" -- \
     "$info" --gpus 2 --memory "$use" --no-fifo-pool
-check info-memory-old 0 "# total per rank: 120.8 MiB device (126616832 B exactly), 7.5 KiB pinned host, 5 plan(s)" -- \
+check info-memory-old 0 "# total per rank: 56.4 MiB device (59100928 B exactly), 7.5 KiB pinned host, 5 plan(s)" -- \
     "$info" --gpus 2 --memory "$use" --no-fifo-pool --fifo-slots 8 --plan-fifo-bytes 64M
+check info-memory-43-2 0 "# total per rank: 12.3 MiB device (12902080 B exactly), 7.5 KiB pinned host, 5 plan(s)" -- \
+    "$info" --gpus 2 --memory "$u43"
+check info-memory-43-4 0 "# total per rank: 15.3 MiB device (16005632 B exactly), 7.5 KiB pinned host, 5 plan(s)" -- \
+    "$info" --gpus 4 --memory "$u43"
 else
     echo "info-memory totals: not checked (this build has no CUDA backend, whose control and pinned memory they count)"
 fi

@@ -372,6 +372,11 @@ static void mca_coll_gc3_check_params(void)
                       (long)GC3_PLAN_FIFO_BYTES_DEFAULT);
         c->plan_fifo_bytes = GC3_PLAN_FIFO_BYTES_DEFAULT;
     }
+    if (c->zero_copy_fifo_bytes < 0) {
+        gc3_param_say("coll:gc3: coll_gc3_zero_copy_fifo_bytes=%ld is negative: using %ld (0: no cap of its own)",
+                      c->zero_copy_fifo_bytes, (long)GC3_ZC_FIFO_BYTES_DEFAULT);
+        c->zero_copy_fifo_bytes = GC3_ZC_FIFO_BYTES_DEFAULT;
+    }
     if (c->memory_budget < 0) {
         gc3_param_say("coll:gc3: coll_gc3_memory_budget=%ld is negative: using the default (0)", c->memory_budget);
         c->memory_budget = 0;

@@ -69,7 +69,7 @@
       "a plan of many connections gets smaller slots (not below 4096 bytes). Slots are also no larger than "           \
       "what the largest call of the plan's size range moves in one message. 0: no cap (slots of "                      \
       "coll_gc3_slot_bytes); a negative value is reported and replaced by the default")                                \
-    X(zero_copy, int, INT, MCA_COLL_GC3_ZC_AUTO, 6, READONLY, 0, mca_coll_gc3_zero_copy_values,                        \
+    X(zero_copy, int, INT, MCA_COLL_GC3_ZC_AUTO, 6, READONLY, 1, mca_coll_gc3_zero_copy_values,                        \
       "Large messages between ranks of a node without copies through the FIFOs: a send whose data is in the "          \
       "caller's input or output buffer, where the program leaves it untouched until the receiver read it, leaves "     \
       "it in place, and the receiver reads it from the sender's buffer (mapped once per buffer: CUDA IPC of its "      \
@@ -78,6 +78,11 @@
       "once the peers mapped it; memory that cannot be shared (managed, host, cudaMallocAsync's pools, cuMemCreate) "  \
       "goes through the FIFOs, per call (verbose 2 says which and why). auto: on GPUs; on: also on the host "          \
       "backend, for buffers in shared file mappings (tests); off: every byte through the FIFOs")                       \
+    X(zero_copy_fifo_bytes, long, LONG, GC3_ZC_FIFO_BYTES_DEFAULT, 6, READONLY, 1, NULL,                               \
+      "With zero-copy, the FIFO cap (instead of coll_gc3_plan_fifo_bytes, when smaller) of a plan whose every call "   \
+      "runs in zero-copy mode once its buffers are registered: its slots then carry only headers, and their payload "  \
+      "is used by buffers that cannot be registered and by a buffer's first call, which run slower with smaller "      \
+      "slots. 0: coll_gc3_plan_fifo_bytes alone; a negative value is reported and replaced by the default")            \
     X(zero_copy_push, bool, BOOL, true, 6, READONLY, 0, NULL,                                                          \
       "Zero-copy mode (every rank's buffers of the call mapped by every other rank of the node): a send the "          \
       "program allows it for (ring allgather phases, all-to-all, bcast) writes its chunks straight into the "          \
