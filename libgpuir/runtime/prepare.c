@@ -179,9 +179,14 @@ static void gc3_zc_full(const gc3_flat_program_t *f, int full[2]);
 
 /* Zero-copy: marks the sends of f that may leave their data in place (gc3_flat_zc_mark), when the
  * parameters and the program allow zero-copy at all (Simple, the rule not zero_copy=off). 1 if marked. */
+static int gc3_plan_zc_allowed(const gc3_exec_params_t *ep, const gc3_ir_program_t *prog)
+{
+    return ep->zero_copy && gc3_proto_runs_as(prog->proto) == GC3_PROTO_SIMPLE && !prog->no_zc;
+}
+
 static int gc3_plan_zc_marks(const gc3_exec_params_t *ep, const gc3_ir_program_t *prog, gc3_flat_program_t *f)
 {
-    if (!ep->zero_copy || gc3_proto_runs_as(prog->proto) != GC3_PROTO_SIMPLE || prog->no_zc) {
+    if (!gc3_plan_zc_allowed(ep, prog)) {
         return 0;
     }
     (void)gc3_flat_zc_mark(f, -1, 1, NULL);
@@ -273,8 +278,7 @@ static void gc3_plan_fifo_shape(const gc3_exec_params_t *ep, const gc3_ir_progra
                                                                                                    : ep->fifo_bytes;
     int full[2]   = { 0, 0 };
 
-    if (ep->zero_copy && gc3_proto_runs_as(prog->proto) == GC3_PROTO_SIMPLE && !prog->no_zc && one_node &&
-        ep->zc_fifo_bytes > 0 && (fifo == 0 || ep->zc_fifo_bytes < fifo)) {
+    if (gc3_plan_zc_allowed(ep, prog) && one_node && ep->zc_fifo_bytes > 0 && (fifo == 0 || ep->zc_fifo_bytes < fifo)) {
         gc3_zc_full(f, full);
         if ((f->outofplace || f->inplace) && (full[0] || !f->outofplace) && (full[1] || !f->inplace)) {
             fifo = ep->zc_fifo_bytes;
