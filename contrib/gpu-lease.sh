@@ -8,12 +8,15 @@
 #        contrib/gpu-lease.sh wait [SECONDS]   wait until every job ended (at most SECONDS, default
 #                                              540), print the timeline and each test summary, and
 #                                              pack the logs into $OUT/gpu-lease.tgz (where $OUT is set)
-#        contrib/gpu-lease.sh -h | --help
+#   -h, --help                           this text
 # JOBs:
 #   stock    gc3 against the machine's Open MPI: ./contrib/quickstart.sh --setup-only, then ctest -L gpu
 #   ompi5    Open MPI 5.0.x built with CUDA (contrib/ompi5-build.sh --cuda), gc3 against it
 #            (contrib/ci-ompi5.sh --cuda), ctest -L gpu there
 #   ompi41   the same with Open MPI 4.1.x, in build-ompi41-cuda
+#   bench    benchmarks/compare.sh on the stock build (after stock's tests where both are started;
+#            its own build where stock is not): gc3 against every NCCL mode and staging, the FIFOs of
+#            before beside them, a communicator's device memory; CSVs and logs in logs/bench
 # The Open MPI sources: GC3_OMPI5_TARBALL / GC3_OMPI41_TARBALL, else the newest
 # .device/openmpi_5.*.orig.tar.xz / openmpi_4.1.*.orig.tar.xz of the tree (the GPU machine has no
 # network); their versions are read from the names. Or builds packed elsewhere (5.5 min less of
@@ -30,9 +33,10 @@
 # $GC3_LEASE_DIR/ompi: the Open MPI builds). Source the machine's environment script (.device/env.sh)
 # first, in the command that starts the jobs.
 #
-# example (each line one command on the GPU machine):
+# examples: (each line one command on the GPU machine; wait as often as the jobs need)
 #   source .device/env.sh; contrib/gpu-lease.sh start stock ompi5 ompi41
 #   contrib/gpu-lease.sh wait 540
+#   source .device/env.sh; contrib/gpu-lease.sh start stock bench   # tests, then the measurements
 set -u
 case "${1:-}" in -h | --help | "") awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0"
     [ -n "${1:-}" ]; exit $?;; esac
@@ -59,6 +63,7 @@ job() {
         ./contrib/quickstart.sh --setup-only >"$L/stock-build.log" 2>&1
         rc=$?; say "stock: build rc=$rc ($((SECONDS - t)) s)"
         [ $rc = 0 ] || return 1
+        touch "$L/stock.built"
         (cd build && flock "$D/gpu.lock" ctest "${sel[@]}" --output-on-failure) >"$L/stock-test.log" 2>&1
         rc=$?; say "stock: ctest rc=$rc ($((SECONDS - t)) s)"
         cp build/tests/expect-output-failed.* "$L/" 2>/dev/null ;;
@@ -81,8 +86,17 @@ job() {
         flock "$D/gpu.lock" env "${env[@]}" contrib/ci-ompi5.sh --cuda "${sel[@]}" --output-on-failure >"$L/$j-test.log" 2>&1
         rc=$?; say "$j: ctest rc=$rc ($((SECONDS - t)) s)"
         mkdir -p "$L/$j-failed" && cp "build-$j-cuda"/tests/expect-output-failed.* "$L/$j-failed/" 2>/dev/null ;;
+    bench)
+        if [[ " $started " == *" stock "* ]]; then # stock builds and tests first: wait for it
+            while [ ! -e "$L/stock.done" ]; do sleep 5; done
+            [ -e "$L/stock.built" ] || { say "bench: the stock build failed"; return 1; }
+        else
+            ./contrib/quickstart.sh --setup-only >"$L/bench-build.log" 2>&1 || { say "bench: build failed"; return 1; }
+        fi
+        flock "$D/gpu.lock" benchmarks/compare.sh --out "$L/bench" >"$L/bench-test.log" 2>&1
+        rc=$?; say "bench: compare.sh rc=$rc ($((SECONDS - t)) s)" ;;
     *)
-        say "$j: unknown job (stock, ompi5, ompi41)"; return 2 ;;
+        say "$j: unknown job (stock, ompi5, ompi41, bench)"; return 2 ;;
     esac
     return 0
 }
@@ -96,8 +110,8 @@ start)
     # the copy of the tree (built outputs of an earlier start kept: a second start rebuilds what changed)
     tar -C "$src" --exclude=./build --exclude='./build-*' --exclude=./_install -cf - . | tar -C "$D/tree" -xf -
     for j in "$@"; do
-        rm -f "$L/$j.done"
-        setsid bash -c "$(declare -f say newest version_of job); D='$D' L='$L' src='$src'; job $j; echo \$? >'$L/$j.done'" \
+        rm -f "$L/$j.done" "$L/$j.built"
+        setsid bash -c "$(declare -f say newest version_of job); D='$D' L='$L' src='$src' started='$*'; job $j; echo \$? >'$L/$j.done'" \
             </dev/null >"$L/$j.out" 2>&1 &
     done
     echo "gpu-lease: started ${*} (logs in $L; contrib/gpu-lease.sh wait to follow them)" ;;
@@ -116,6 +130,7 @@ wait)
     for f in "$L"/*-test.log; do
         [ -e "$f" ] && echo "$(basename "$f"): $(grep -E 'tests passed|No tests were found' "$f" | tail -1)"
     done
+    cat "$L"/bench/*.summary 2>/dev/null
     [ $running = 0 ] && echo "gpu-lease: every job ended" || echo "gpu-lease: jobs still running"
     [ -n "${OUT:-}" ] && tar -C "$D" -czf "$OUT/gpu-lease.tgz" logs && echo "gpu-lease: logs in \$OUT/gpu-lease.tgz"
     true ;;

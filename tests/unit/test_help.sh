@@ -47,5 +47,8 @@ check gc3-cost-fit "$s/contrib/gc3-cost-fit"
 check quickstart.sh "$s/contrib/quickstart.sh"
 check run-tests.sh "$s/contrib/run-tests.sh"
 has run-tests.sh "after CTest's summary how many"
+check gpu-lease.sh "$s/contrib/gpu-lease.sh"
+has gpu-lease.sh "bench    benchmarks/compare.sh"
+check compare.sh "$s/benchmarks/compare.sh"
 echo "help: $pass passed, $fail failed"
 [ $fail = 0 ]
