@@ -237,21 +237,26 @@ static void gc3_sim_nodata_free(void *ctx, void *msg)
     (void)msg;
 }
 
-/* Does the program run without deadlock with `slots` slots per connection (the verifier's scheduling
- * engine over GC3_RT_WINDOW loops, as far as a block may run ahead)? */
-static int gc3_plan_runs_with_slots(const gc3_ir_program_t *prog, int slots)
+/* Whether the program runs without deadlock with `slots` slots per connection (the verifier's scheduling
+ * engine over GC3_RT_WINDOW loops, as far as a block may run ahead): *yes_p. Every rank must find the
+ * same, so that only a lack of memory is an error (a program the engine refuses for any other reason
+ * takes the default slots). */
+static gc3_status_t gc3_plan_slots_suffice(const gc3_ir_program_t *prog, int slots, int *yes_p)
 {
     gc3_flat_program_t *g      = NULL;
     gc3_sim_ops_t       ops    = { gc3_sim_nodata_exec, NULL, gc3_sim_nodata_free };
     gc3_sim_params_t    params = { slots, GC3_RT_WINDOW, 0 };
-    int                 ok;
+    gc3_status_t        status;
 
-    if (gc3_flat_create(prog, &g) != GC3_OK) {
-        return 0;
+    *yes_p = 0;
+    status = gc3_flat_create(prog, &g);
+    if (status != GC3_OK) {
+        return status == GC3_ERR_NO_MEMORY ? status : GC3_OK;
     }
-    ok = gc3_sim_run(g, &params, &ops, NULL, NULL) == GC3_OK;
+    status = gc3_sim_run(g, &params, &ops, NULL, NULL);
     gc3_flat_destroy(g);
-    return ok;
+    *yes_p = status == GC3_OK;
+    return status == GC3_ERR_NO_MEMORY ? status : GC3_OK;
 }
 
 /* A plan's FIFOs, the same on every rank (from the program, its zero-copy marks when params.zero_copy
@@ -267,16 +272,20 @@ static int gc3_plan_runs_with_slots(const gc3_ir_program_t *prog, int slots)
  *   whose largest call fits one loop in 2 slots, and which the scheduling engine runs without deadlock
  *   with 2 (calls of more loops stay correct): a call of its size range then has one message on each
  *   connection, and the second slot lets a sender's next call start before its receiver has taken the
- *   last one. */
-static void gc3_plan_fifo_shape(const gc3_exec_params_t *ep, const gc3_ir_program_t *prog, const gc3_flat_program_t *f,
-                                int cnt_max, int k, uint64_t *payload_p, int *slots_p)
+ *   last one. Custom collectives keep params.slots: their tile may shrink to divide the count, and a call
+ *   of more loops than one with 2 slots is what the engine's check above does not cover.
+ * Fails only where memory runs out (gc3_plan_slots_suffice); the preparation's first exchange checks
+ * that every rank found the same shape. */
+static gc3_status_t gc3_plan_fifo_shape(const gc3_exec_params_t *ep, const gc3_ir_program_t *prog,
+                                        const gc3_flat_program_t *f, int cnt_max, int k, uint64_t *payload_p,
+                                        int *slots_p)
 {
     const uint64_t chunk = gc3_plan_chunk_bytes(prog, f, k);
     const int      conns = gc3_flat_max_recv(f), one_node = !gc3_flat_crosses_nodes(f, ep->node);
     uint64_t       payload = (uint64_t)ep->slot_bytes / 16 * 16, need = 0,
              fifo = prog->fifo_cap > 0 && (ep->fifo_bytes == 0 || prog->fifo_cap < ep->fifo_bytes) ? prog->fifo_cap
                                                                                                    : ep->fifo_bytes;
-    int full[2]   = { 0, 0 };
+    int full[2] = { 0, 0 }, two = 0;
 
     if (gc3_plan_zc_allowed(ep, prog) && one_node && ep->zc_fifo_bytes > 0 && (fifo == 0 || ep->zc_fifo_bytes < fifo)) {
         gc3_zc_full(f, full);
@@ -290,17 +299,24 @@ static void gc3_plan_fifo_shape(const gc3_exec_params_t *ep, const gc3_ir_progra
         need    = need < 256 ? 256 : need;
         payload = need < payload ? need : payload;
     }
-    if (need > 0 && need <= payload && ep->slots > 2 && one_node && gc3_flat_one_send_per_block(f) &&
-        (fifo == 0 || conns == 0 || need <= gc3_plan_slot_cap(fifo, conns, 2)) && gc3_plan_runs_with_slots(prog, 2)) {
+    if (need > 0 && need <= payload && ep->slots > 2 && one_node && f->coll != GC3_COLL_CUSTOM &&
+        gc3_flat_one_send_per_block(f) && (fifo == 0 || conns == 0 || need <= gc3_plan_slot_cap(fifo, conns, 2))) {
+        const gc3_status_t status = gc3_plan_slots_suffice(prog, 2, &two);
+        if (status != GC3_OK) {
+            return status;
+        }
+    }
+    if (two) {
         *slots_p   = 2;
         *payload_p = need;
-        return;
+        return GC3_OK;
     }
     if (fifo > 0 && conns > 0) {
         uint64_t cap = gc3_plan_slot_cap(fifo, conns, ep->slots);
         payload      = cap < payload ? cap : payload;
     }
     *payload_p = payload;
+    return GC3_OK;
 }
 
 /* The slot stride of a payload: LL, lines of twice the header and payload; Simple, the signature's
@@ -336,13 +352,16 @@ struct gc3_prep {
 };
 
 /* what every rank says in the first two exchanges: whether it is ready, and its region's handle;
- * in the first, also its FIFO pool after this preparation (gen 0: none) */
+ * in the first, also its FIFO pool after this preparation (gen 0: none) and the plan's FIFO shape, which
+ * every rank computed alone and the peers' layouts assume (gc3_prep_same_shape) */
 typedef struct {
     int32_t  ok, pad;
     char     handle[GC3_RT_HANDLE_BYTES];
     uint64_t pool_gen, pool_bytes;
     char     pool_handle[GC3_RT_HANDLE_BYTES];
     char     reg_board[64]; /* zero-copy: this rank's board ("" none) */
+    uint64_t slot_payload;
+    int32_t  slots, pad2;
 } gc3_prep_card_t;
 
 /* The plan's chunks and slots: its segments per rank, its largest step, a slot's payload and stride. */
@@ -359,8 +378,11 @@ static gc3_status_t gc3_prep_geometry(gc3_exec_t *exec, const gc3_ir_program_t *
         int c      = gc3_flat_steps(p->flat)[i].cnt;
         p->cnt_max = c > p->cnt_max ? c : p->cnt_max;
     }
-    gc3_plan_fifo_shape(&exec->params, program, p->flat, p->cnt_max, p->k_in > p->k_out ? p->k_in : p->k_out,
-                        &p->slot_payload, &p->slots);
+    if (gc3_plan_fifo_shape(&exec->params, program, p->flat, p->cnt_max, p->k_in > p->k_out ? p->k_in : p->k_out,
+                            &p->slot_payload, &p->slots) != GC3_OK) {
+        gc3_diag_add(diag, "executor: program '%s': out of host memory choosing its FIFO slots", program->name);
+        return GC3_ERR_NO_MEMORY;
+    }
     p->slot_stride = gc3_plan_slot_stride(p->proto, p->slot_payload);
     return GC3_OK;
 }
@@ -868,6 +890,8 @@ static gc3_status_t gc3_prep_post_card(gc3_prep_t *x, const char *what, int with
         const gc3_rt_pool_t *pool = x->pool_new != NULL ? x->pool_new : e->pool != NULL ? e->pool[x->p->rank] : NULL;
         memcpy(mine->handle, x->p->handle, GC3_RT_HANDLE_BYTES);
         snprintf(mine->reg_board, sizeof(mine->reg_board), "%s", gc3_reg_board_name(e->reg));
+        mine->slot_payload = x->p->slot_payload;
+        mine->slots        = x->p->slots;
         if (pool != NULL) {
             mine->pool_gen   = pool->gen;
             mine->pool_bytes = pool->bytes;
@@ -886,6 +910,28 @@ static int gc3_prep_not_ready(const gc3_prep_t *x)
         }
     }
     return -1;
+}
+
+/* Whether every rank's FIFOs (the first exchange's cards) have this rank's shape: each rank lays out its
+ * peers' memory with its own (gc3_prep_layouts), so a rank that chose otherwise (parameters that differ
+ * between ranks) would be read and written at the wrong places. Every rank reads the same cards: where
+ * two differ, each rank finds one that differs from its own, and all fail. */
+static gc3_status_t gc3_prep_same_shape(const gc3_prep_t *x, gc3_diag_t *diag)
+{
+    const gc3_plan_t *p = x->p;
+
+    for (int q = 0; q < p->nranks; q++) {
+        const gc3_prep_card_t *c = (const gc3_prep_card_t *)(x->x.recv + (size_t)q * x->x.bytes);
+        if (c->slots != p->slots || c->slot_payload != p->slot_payload) {
+            gc3_diag_add(diag,
+                         "executor: rank %d's FIFOs are %d slots of %llu bytes, rank %d's %d of %llu: the ranks "
+                         "disagree on the plan's shape (an executor parameter that differs between them)",
+                         q, (int)c->slots, (unsigned long long)c->slot_payload, p->rank, p->slots,
+                         (unsigned long long)p->slot_payload);
+            return GC3_ERR_MISMATCH;
+        }
+    }
+    return GC3_OK;
 }
 
 /* Whether every rank not ready said so only because a peer's memory was refused as already mapped */
@@ -1048,6 +1094,9 @@ gc3_status_t gc3_exec_prepare_test(gc3_prep_t *x, gc3_diag_t *diag, gc3_plan_t *
     if (status != GC3_OK) {
         goto done;
     }
+    if (x->phase == GC3_PREP_HANDLES && (status = gc3_prep_same_shape(x, diag)) != GC3_OK) {
+        goto done;
+    }
     if (x->phase == GC3_PREP_HANDLES) {
         /* with the handles just exchanged; a refusal as already mapped is kept aside: the others may
          * allocate anew (gc3_prep_retry), after which it is no failure */
@@ -1202,7 +1251,11 @@ gc3_status_t gc3_plan_estimate(const gc3_exec_params_t *ep, const gc3_ir_program
         return status;
     }
     gc3_plan_zc_marks(ep, program, f);
-    gc3_plan_fifo_shape(ep, program, f, cnt_max, k, &payload, &slots);
+    if (gc3_plan_fifo_shape(ep, program, f, cnt_max, k, &payload, &slots) != GC3_OK) {
+        gc3_diag_add(diag, "estimate: program '%s': out of host memory choosing its FIFO slots", program->name);
+        gc3_flat_destroy(f);
+        return GC3_ERR_NO_MEMORY;
+    }
     stride = gc3_plan_slot_stride(proto, payload);
     chunk  = gc3_plan_chunk_bytes(program, f, k);
     me     = &gc3_flat_ranks(f)[ep->rank];
@@ -1250,7 +1303,11 @@ gc3_status_t gc3_plan_call_shape(const gc3_exec_params_t *ep, const gc3_ir_progr
     if (gc3_plan_zc_marks(ep, program, f) && !gc3_flat_crosses_nodes(f, ep->node)) {
         gc3_zc_full(f, full);
     }
-    gc3_plan_fifo_shape(ep, program, f, cnt_max, k, &shape->slot_payload, &shape->slots);
+    if (gc3_plan_fifo_shape(ep, program, f, cnt_max, k, &shape->slot_payload, &shape->slots) != GC3_OK) {
+        gc3_diag_add(diag, "call shape: program '%s': out of host memory choosing its FIFO slots", program->name);
+        gc3_flat_destroy(f);
+        return GC3_ERR_NO_MEMORY;
+    }
     shape->chunks       = (uint64_t)k;
     shape->cnt_max      = cnt_max;
     shape->blocks       = gc3_flat_ranks(f)[ep->rank].ntbs;

@@ -768,6 +768,43 @@ static void run_planted_deadlock(gc3_exec_t *exec, const char *corpus)
     buf_free(out);
 }
 
+/* Ranks whose executors disagree on a plan's FIFO shape (rank 0's slots half the others' size): the
+ * preparation fails on every rank, naming the disagreement, instead of each laying out its peers'
+ * memory with a shape they do not have. */
+static void run_shape_mismatch(const gc3_exec_params_t *ep0)
+{
+    gc3_exec_params_t ep   = *ep0;
+    gc3_exec_t       *exec = NULL;
+    gc3_algo_params_t ap;
+    gc3_ir_program_t *prog = NULL;
+    gc3_plan_t       *plan = NULL;
+    gc3_diag_t        diag;
+    gc3_status_t      s = GC3_ERR_IO;
+    double            t0, dt;
+    int               ok;
+
+    gc3_diag_init(&diag);
+    ep.slot_bytes = rank == 0 ? ep0->slot_bytes / 2 : ep0->slot_bytes;
+    ep.timeout_s  = 10.0;
+    gc3_algo_params_default(&ap, nranks);
+    ap.proto = GC3_PROTO_SIMPLE;
+    t0       = MPI_Wtime();
+    if (gc3_exec_create(&ep, &diag, &exec) == GC3_OK && gc3_algo_generate("ring", &ap, &diag, NULL, &prog) == GC3_OK) {
+        s = gc3_exec_prepare(exec, prog, &diag, &plan);
+    }
+    dt = MPI_Wtime() - t0;
+    ok = s == GC3_ERR_MISMATCH && plan == NULL && gc3_diag_contains(&diag, "disagree on the plan's shape") && dt < 10.0;
+    if (rank == 0 || !ok) {
+        printf("shape mismatch: rank %d: prepare returned %s after %.2f s: %s\n", rank, gc3_status_string(s), dt,
+               diag.count ? diag.msgs[diag.count - 1] : "");
+    }
+    agree(ok, "ranks that disagree on a plan's FIFO shape: the preparation fails on every rank, naming it");
+    gc3_plan_destroy(plan);
+    gc3_ir_program_destroy(prog);
+    gc3_exec_destroy(exec);
+    gc3_diag_cleanup(&diag);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Comm          comm;
@@ -865,6 +902,9 @@ int main(int argc, char **argv)
     }
     if (!mix_only && agree(gc3_exec_create(&ep, &diag, &exec) == GC3_OK, "executor created")) {
         run_planted_deadlock(exec, corpus);
+        if (pseudo == 0) {
+            run_shape_mismatch(&ep);
+        }
         ep.timeout_s = 120.0; /* the real runs: generous (CI oversubscribes 2 cores) */
         gc3_exec_destroy(exec);
         exec = NULL;
