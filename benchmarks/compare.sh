@@ -2,8 +2,8 @@
 # compare.sh: gc3 against every NCCL mode and staging, side by side in one job per collective, on the
 # GPUs of this machine (all of them, then 2 where there are more), every result checked; the same
 # collectives with the FIFOs of before issue 43 (coll_gc3_zero_copy_fifo_bytes 0, coll_gc3_fifo_slots
-# 4) beside them; and a communicator's device memory (test_faults comms --device) against gc3_info's
-# estimate. Prints, per collective and size, gc3 against the fastest NCCL mode and against the old
+# 4) beside them; where an allreduce's time goes (coll_gc3_breakdown); and a communicator's device
+# memory (test_faults comms --device) against gc3_info's estimate. Prints, per collective and size, gc3 against the fastest NCCL mode and against the old
 # FIFOs; writes the CSVs, the logs and plots (where matplotlib is there) into the output folder.
 #
 # usage: benchmarks/compare.sh [--build DIR] [--out DIR] [--gpus N[,N...]] [--quick]
@@ -98,6 +98,11 @@ for g in $gpus; do
             { echo "gc3_bench failed: $O/$coll-${g}gpu-fifo-before.log"; rc=1; }
         [ -s "$new" ] && summary "$new" "$old" | tee "$O/$coll-${g}gpu.summary"
     done
+    echo "== $g GPUs: where an allreduce's time goes, 8 B-64 MB (coll_gc3_breakdown) ($(date +%T))"
+    bsizes=8:64M
+    [ $quick = 1 ] && bsizes=8:4M
+    CUDA_VISIBLE_DEVICES=$vis "$run" -np "$g" --mca coll_gc3_breakdown 1 "$bench" -t allreduce -m $bsizes "${iters[@]}" \
+        --methods gc3 >"$O/breakdown-${g}gpu.log" 2>&1 || { echo "gc3_bench failed: $O/breakdown-${g}gpu.log"; rc=1; }
     echo "== $g GPUs: device memory of 32 communicators used as issue 43 says ($(date +%T))"
     CUDA_VISIBLE_DEVICES=$vis "$run" -np "$g" "$B/tests/mpi/test_faults" comms --device --comms 32 --max-count 16777216 \
         >"$O/memory-${g}gpu.log" 2>&1 || rc=1

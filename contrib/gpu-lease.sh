@@ -16,7 +16,8 @@
 #   ompi41   the same with Open MPI 4.1.x, in build-ompi41-cuda
 #   bench    benchmarks/compare.sh on the stock build (after stock's tests where both are started;
 #            its own build where stock is not): gc3 against every NCCL mode and staging, the FIFOs of
-#            before beside them, a communicator's device memory; CSVs and logs in logs/bench
+#            before beside them, coll_gc3_breakdown, a communicator's device memory; CSVs and logs in
+#            logs/bench
 # The Open MPI sources: GC3_OMPI5_TARBALL / GC3_OMPI41_TARBALL, else the newest
 # .device/openmpi_5.*.orig.tar.xz / openmpi_4.1.*.orig.tar.xz of the tree (the GPU machine has no
 # network); their versions are read from the names. Or builds packed elsewhere (5.5 min less of
