@@ -274,11 +274,11 @@ static gc3_status_t gc3_plan_slots_suffice(const gc3_ir_program_t *prog, int slo
  *   connection, and the second slot lets a sender's next call start before its receiver has taken the
  *   last one. Custom collectives keep params.slots: their tile may shrink to divide the count, and a call
  *   of more loops than one with 2 slots is what the engine's check above does not cover.
- * Fails only where memory runs out (gc3_plan_slots_suffice); the preparation's first exchange checks
- * that every rank found the same shape. */
+ * Fails only where memory runs out (gc3_plan_slots_suffice; `what` names the caller in diag); the
+ * preparation's first exchange checks that every rank found the same shape. */
 static gc3_status_t gc3_plan_fifo_shape(const gc3_exec_params_t *ep, const gc3_ir_program_t *prog,
-                                        const gc3_flat_program_t *f, int cnt_max, int k, uint64_t *payload_p,
-                                        int *slots_p)
+                                        const gc3_flat_program_t *f, int cnt_max, int k, const char *what,
+                                        gc3_diag_t *diag, uint64_t *payload_p, int *slots_p)
 {
     const uint64_t chunk = gc3_plan_chunk_bytes(prog, f, k);
     const int      conns = gc3_flat_max_recv(f), one_node = !gc3_flat_crosses_nodes(f, ep->node);
@@ -303,6 +303,7 @@ static gc3_status_t gc3_plan_fifo_shape(const gc3_exec_params_t *ep, const gc3_i
         gc3_flat_one_send_per_block(f) && (fifo == 0 || conns == 0 || need <= gc3_plan_slot_cap(fifo, conns, 2))) {
         const gc3_status_t status = gc3_plan_slots_suffice(prog, 2, &two);
         if (status != GC3_OK) {
+            gc3_diag_add(diag, "%s: program '%s': out of host memory choosing its FIFO slots", what, prog->name);
             return status;
         }
     }
@@ -364,10 +365,18 @@ typedef struct {
     int32_t  slots, pad2;
 } gc3_prep_card_t;
 
+/* Rank q's card of the exchange just done. */
+static const gc3_prep_card_t *gc3_prep_card(const gc3_prep_t *x, int q)
+{
+    return (const gc3_prep_card_t *)(x->x.recv + (size_t)q * x->x.bytes);
+}
+
 /* The plan's chunks and slots: its segments per rank, its largest step, a slot's payload and stride. */
 static gc3_status_t gc3_prep_geometry(gc3_exec_t *exec, const gc3_ir_program_t *program, gc3_plan_t *p,
                                       gc3_diag_t *diag)
 {
+    gc3_status_t status;
+
     gc3_plan_segments(p->flat, &p->k_in, &p->k_out);
     if (p->k_in < 1 || p->k_out < 1) {
         gc3_diag_add(diag, "executor: program '%s' has fewer chunks than ranks", program->name);
@@ -378,10 +387,10 @@ static gc3_status_t gc3_prep_geometry(gc3_exec_t *exec, const gc3_ir_program_t *
         int c      = gc3_flat_steps(p->flat)[i].cnt;
         p->cnt_max = c > p->cnt_max ? c : p->cnt_max;
     }
-    if (gc3_plan_fifo_shape(&exec->params, program, p->flat, p->cnt_max, p->k_in > p->k_out ? p->k_in : p->k_out,
-                            &p->slot_payload, &p->slots) != GC3_OK) {
-        gc3_diag_add(diag, "executor: program '%s': out of host memory choosing its FIFO slots", program->name);
-        return GC3_ERR_NO_MEMORY;
+    status = gc3_plan_fifo_shape(&exec->params, program, p->flat, p->cnt_max, p->k_in > p->k_out ? p->k_in : p->k_out,
+                                 "executor", diag, &p->slot_payload, &p->slots);
+    if (status != GC3_OK) {
+        return status;
     }
     p->slot_stride = gc3_plan_slot_stride(p->proto, p->slot_payload);
     return GC3_OK;
@@ -604,7 +613,7 @@ static gc3_status_t gc3_prep_map_pools(gc3_prep_t *x, gc3_diag_t *diag)
     gc3_status_t status = GC3_OK;
 
     for (int q = 0; q < p->nranks && status == GC3_OK && e->pool != NULL; q++) {
-        const gc3_prep_card_t *c = (const gc3_prep_card_t *)(x->x.recv + (size_t)q * x->x.bytes);
+        const gc3_prep_card_t *c = gc3_prep_card(x, q);
         if (q == p->rank || gc3_plan_remote(p, q) || c->pool_gen == 0 ||
             (e->pool[q] != NULL && e->pool[q]->gen == c->pool_gen)) {
             continue;
@@ -690,7 +699,7 @@ static gc3_status_t gc3_prep_map(gc3_prep_t *x, gc3_diag_t *diag)
     if (p->exec->reg != NULL) {
         const char **names = calloc((size_t)p->nranks, sizeof(char *));
         for (int q = 0; names != NULL && q < p->nranks; q++) {
-            const gc3_prep_card_t *c = (const gc3_prep_card_t *)(x->x.recv + (size_t)q * x->x.bytes);
+            const gc3_prep_card_t *c = gc3_prep_card(x, q);
             names[q]                 = memchr(c->reg_board, '\0', sizeof(c->reg_board)) != NULL ? c->reg_board : NULL;
         }
         if (names != NULL) {
@@ -699,7 +708,7 @@ static gc3_status_t gc3_prep_map(gc3_prep_t *x, gc3_diag_t *diag)
         free(names);
     }
     for (int q = 0; q < p->nranks && status == GC3_OK; q++) {
-        const gc3_prep_card_t *c = (const gc3_prep_card_t *)(x->x.recv + (size_t)q * x->x.bytes);
+        const gc3_prep_card_t *c = gc3_prep_card(x, q);
         if (q != p->rank && x->layouts[q].sem_off != NULL && !gc3_plan_remote(p, q)) {
             p->peer_bytes[q] = x->layouts[q].bytes;
             status           = gc3_prep_refuse_test(p, q, diag)
@@ -905,7 +914,7 @@ static gc3_status_t gc3_prep_post_card(gc3_prep_t *x, const char *what, int with
 static int gc3_prep_not_ready(const gc3_prep_t *x)
 {
     for (int q = 0; q < x->p->nranks; q++) {
-        if (((const gc3_prep_card_t *)(x->x.recv + (size_t)q * x->x.bytes))->ok != GC3_PREP_READY) {
+        if (gc3_prep_card(x, q)->ok != GC3_PREP_READY) {
             return q;
         }
     }
@@ -921,7 +930,7 @@ static gc3_status_t gc3_prep_same_shape(const gc3_prep_t *x, gc3_diag_t *diag)
     const gc3_plan_t *p = x->p;
 
     for (int q = 0; q < p->nranks; q++) {
-        const gc3_prep_card_t *c = (const gc3_prep_card_t *)(x->x.recv + (size_t)q * x->x.bytes);
+        const gc3_prep_card_t *c = gc3_prep_card(x, q);
         if (c->slots != p->slots || c->slot_payload != p->slot_payload) {
             gc3_diag_add(diag,
                          "executor: rank %d's FIFOs are %d slots of %llu bytes, rank %d's %d of %llu: the ranks "
@@ -938,7 +947,7 @@ static gc3_status_t gc3_prep_same_shape(const gc3_prep_t *x, gc3_diag_t *diag)
 static int gc3_prep_only_refused(const gc3_prep_t *x)
 {
     for (int q = 0; q < x->p->nranks; q++) {
-        if (((const gc3_prep_card_t *)(x->x.recv + (size_t)q * x->x.bytes))->ok == GC3_PREP_NOT_READY) {
+        if (gc3_prep_card(x, q)->ok == GC3_PREP_NOT_READY) {
             return 0;
         }
     }
@@ -1094,13 +1103,14 @@ gc3_status_t gc3_exec_prepare_test(gc3_prep_t *x, gc3_diag_t *diag, gc3_plan_t *
     if (status != GC3_OK) {
         goto done;
     }
-    if (x->phase == GC3_PREP_HANDLES && (status = gc3_prep_same_shape(x, diag)) != GC3_OK) {
-        goto done;
-    }
     if (x->phase == GC3_PREP_HANDLES) {
-        /* with the handles just exchanged; a refusal as already mapped is kept aside: the others may
-         * allocate anew (gc3_prep_retry), after which it is no failure */
+        /* with the handles just exchanged (and the shapes, which must agree before anything is mapped); a
+         * refusal as already mapped is kept aside: the others may allocate anew (gc3_prep_retry), after
+         * which it is no failure */
         gc3_diag_t md;
+        if ((status = gc3_prep_same_shape(x, diag)) != GC3_OK) {
+            goto done;
+        }
         gc3_diag_init(&md);
         x->ok = gc3_prep_map(x, &md) == GC3_OK;
         if (x->refused) {
@@ -1121,7 +1131,7 @@ gc3_status_t gc3_exec_prepare_test(gc3_prep_t *x, gc3_diag_t *diag, gc3_plan_t *
     }
     /* GC3_PREP_MAPPED: zero-copy mode only where every rank has every board of the node */
     for (int r = 0; r < p->nranks; r++) {
-        if (!((const gc3_prep_card_t *)(x->x.recv + (size_t)r * x->x.bytes))->pad || p->crosses_nodes) {
+        if (!gc3_prep_card(x, r)->pad || p->crosses_nodes) {
             p->zc_agree[0] = p->zc_agree[1] = 0;
         }
     }
@@ -1251,10 +1261,9 @@ gc3_status_t gc3_plan_estimate(const gc3_exec_params_t *ep, const gc3_ir_program
         return status;
     }
     gc3_plan_zc_marks(ep, program, f);
-    if (gc3_plan_fifo_shape(ep, program, f, cnt_max, k, &payload, &slots) != GC3_OK) {
-        gc3_diag_add(diag, "estimate: program '%s': out of host memory choosing its FIFO slots", program->name);
+    if ((status = gc3_plan_fifo_shape(ep, program, f, cnt_max, k, "estimate", diag, &payload, &slots)) != GC3_OK) {
         gc3_flat_destroy(f);
-        return GC3_ERR_NO_MEMORY;
+        return status;
     }
     stride = gc3_plan_slot_stride(proto, payload);
     chunk  = gc3_plan_chunk_bytes(program, f, k);
@@ -1303,10 +1312,10 @@ gc3_status_t gc3_plan_call_shape(const gc3_exec_params_t *ep, const gc3_ir_progr
     if (gc3_plan_zc_marks(ep, program, f) && !gc3_flat_crosses_nodes(f, ep->node)) {
         gc3_zc_full(f, full);
     }
-    if (gc3_plan_fifo_shape(ep, program, f, cnt_max, k, &shape->slot_payload, &shape->slots) != GC3_OK) {
-        gc3_diag_add(diag, "call shape: program '%s': out of host memory choosing its FIFO slots", program->name);
+    if ((status = gc3_plan_fifo_shape(ep, program, f, cnt_max, k, "call shape", diag, &shape->slot_payload,
+                                      &shape->slots)) != GC3_OK) {
         gc3_flat_destroy(f);
-        return GC3_ERR_NO_MEMORY;
+        return status;
     }
     shape->chunks       = (uint64_t)k;
     shape->cnt_max      = cnt_max;
