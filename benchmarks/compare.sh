@@ -1,17 +1,20 @@
 #!/usr/bin/env bash
-# compare.sh: gc3 against every NCCL mode and staging, side by side in one job per collective, on the
-# GPUs of this machine (all of them, then 2 where there are more), every result checked; the same
-# collectives with the FIFOs of before issue 43 (coll_gc3_zero_copy_fifo_bytes 0, coll_gc3_fifo_slots
-# 4) beside them; where an allreduce's time goes (coll_gc3_breakdown); and a communicator's device
-# memory (test_faults comms --device) against gc3_info's estimate. Prints, per collective and size, gc3 against the fastest NCCL mode and against the old
-# FIFOs; writes the CSVs, the logs and plots (where matplotlib is there) into the output folder.
+# compare.sh: gc3 against every NCCL mode and staging, side by side in one job per collective
+# (allreduce, alltoall, bcast, reduce), on the GPUs of this machine (all of them, then 2 where there
+# are more), every result checked; allreduce and alltoall with the FIFOs of before issue 43
+# (coll_gc3_zero_copy_fifo_bytes 0, coll_gc3_fifo_slots 4) beside them; where an allreduce's time
+# goes (coll_gc3_breakdown); and a communicator's device memory (test_faults comms --device) against
+# gc3_info's estimate. Prints, per collective and size, gc3 against the fastest NCCL mode (and against
+# the old FIFOs); writes the CSVs, the logs and plots (where matplotlib is there) into the output folder.
 #
-# usage: benchmarks/compare.sh [--build DIR] [--out DIR] [--gpus N[,N...]] [--quick]
+# usage: benchmarks/compare.sh [--build DIR] [--out DIR] [--gpus N[,N...]] [--colls C[,C...]] [--quick]
 #        benchmarks/compare.sh --summary CSV [OLD_CSV]
 #   --build DIR   gc3's build folder (default: build, beside this script's folder)
 #   --out DIR     where the CSVs and logs go (default: compare-out)
 #   --gpus LIST   the GPU counts to measure (default: every GPU of the machine, then 2 where it has
 #                 more; CUDA_VISIBLE_DEVICES picks the first N)
+#   --colls LIST  the collectives (default: allreduce,alltoall,bcast,reduce; up to 256 MB, alltoall
+#                 64 MB per peer on 4 GPUs and 128 MB on 2, bcast and reduce 64 MB)
 #   --quick       a few sizes and iterations only (to check that it runs)
 #   --summary CSV [OLD_CSV]  no measurement: the summary of a gc3_bench CSV written before (and
 #                 against OLD_CSV's gc3 column); runs anywhere
@@ -52,12 +55,14 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 B=$here/build
 O=compare-out
 gpus=
+colls="allreduce alltoall bcast reduce"
 quick=0
 while [ $# -gt 0 ]; do
     case $1 in
     --build) B=$2; shift 2 ;;
     --out) O=$2; shift 2 ;;
     --gpus) gpus=${2//,/ }; shift 2 ;;
+    --colls) colls=${2//,/ }; shift 2 ;;
     --quick) quick=1; shift ;;
     --summary) [ -r "${2:-}" ] || { echo "compare.sh: --summary needs a readable CSV" >&2; exit 2; }
         summary "$2" "${3:-}"; exit $? ;;
@@ -81,22 +86,31 @@ fi
 mkdir -p "$O"
 
 rc=0
+declare -A fifo_before=([allreduce]=1 [alltoall]=1) # issue 43's FIFOs: the collectives it changed
 for g in $gpus; do
     [ "$g" -le "$have" ] || { echo "compare.sh: $g GPUs asked, this machine has $have"; rc=1; continue; }
     vis=$(seq -s, 0 $((g - 1)))
-    for coll in allreduce alltoall; do
-        max=256M
-        [ $coll = alltoall ] && max=$((g == 2 ? 128 : 64))M
+    for coll in $colls; do
+        case $coll in
+        allreduce) max=256M ;;
+        alltoall) max=$((g == 2 ? 128 : 64))M ;;
+        bcast | reduce) max=64M ;;
+        *) echo "compare.sh: unknown collective '$coll' (allreduce, alltoall, bcast, reduce)"; rc=1; continue ;;
+        esac
         sizes=4:$max iters=()
         [ $quick = 1 ] && sizes=4:4M iters=(-i 5)
         new=$O/$coll-${g}gpu.csv old=$O/$coll-${g}gpu-fifo-before.csv
-        echo "== $g GPUs, $coll: every method, then gc3 with the FIFOs of before ($(date +%T))"
+        echo "== $g GPUs, $coll: every method$([ -n "${fifo_before[$coll]:-}" ] && echo ", then gc3 with the FIFOs of before") ($(date +%T))"
         CUDA_VISIBLE_DEVICES=$vis "$run" -np "$g" "$bench" -t $coll -c -m $sizes "${iters[@]}" --staged-max 16M --csv "$new" \
             >"$O/$coll-${g}gpu.log" 2>&1 || { echo "gc3_bench failed: $O/$coll-${g}gpu.log"; tail -5 "$O/$coll-${g}gpu.log"; rc=1; }
-        CUDA_VISIBLE_DEVICES=$vis "$run" -np "$g" --mca coll_gc3_zero_copy_fifo_bytes 0 --mca coll_gc3_fifo_slots 4 \
-            "$bench" -t $coll -c -m $sizes "${iters[@]}" --methods gc3 --csv "$old" >"$O/$coll-${g}gpu-fifo-before.log" 2>&1 ||
-            { echo "gc3_bench failed: $O/$coll-${g}gpu-fifo-before.log"; rc=1; }
-        [ -s "$new" ] && summary "$new" "$old" | tee "$O/$coll-${g}gpu.summary"
+        if [ -n "${fifo_before[$coll]:-}" ]; then
+            CUDA_VISIBLE_DEVICES=$vis "$run" -np "$g" --mca coll_gc3_zero_copy_fifo_bytes 0 --mca coll_gc3_fifo_slots 4 \
+                "$bench" -t $coll -c -m $sizes "${iters[@]}" --methods gc3 --csv "$old" >"$O/$coll-${g}gpu-fifo-before.log" 2>&1 ||
+                { echo "gc3_bench failed: $O/$coll-${g}gpu-fifo-before.log"; rc=1; }
+        else
+            old=
+        fi
+        [ -s "$new" ] && summary "$new" $old | tee "$O/$coll-${g}gpu.summary"
     done
     echo "== $g GPUs: where an allreduce's time goes, 8 B-64 MB (coll_gc3_breakdown) ($(date +%T))"
     bsizes=8:64M
@@ -104,7 +118,9 @@ for g in $gpus; do
     CUDA_VISIBLE_DEVICES=$vis "$run" -np "$g" --mca coll_gc3_breakdown 1 "$bench" -t allreduce -m $bsizes "${iters[@]}" \
         --methods gc3 >"$O/breakdown-${g}gpu.log" 2>&1 || { echo "gc3_bench failed: $O/breakdown-${g}gpu.log"; rc=1; }
     echo "== $g GPUs: device memory of 32 communicators used as issue 43 says ($(date +%T))"
-    CUDA_VISIBLE_DEVICES=$vis "$run" -np "$g" "$B/tests/mpi/test_faults" comms --device --comms 32 --max-count 16777216 \
+    # (test_faults comms needs a budget: one nothing reaches, so that every plan is as at defaults)
+    CUDA_VISIBLE_DEVICES=$vis "$run" -np "$g" --mca coll_gc3_memory_budget 64000000000 \
+        "$B/tests/mpi/test_faults" comms --device --comms 32 --max-count 16777216 \
         >"$O/memory-${g}gpu.log" 2>&1 || rc=1
     grep -E "per communicator|test_faults comms:" "$O/memory-${g}gpu.log" | head -4
     "$B/gc3_info" --gpus "$g" --memory allreduce:8,allreduce:64K,allreduce:64M,alltoall:1K,alltoall:64K,alltoall:1M \
