@@ -17,7 +17,7 @@
  *          after zc_alpha_us), and a pass that moves bytes over NVLink is a flow through the sender's
  *          egress and the receiver's ingress: the flows of a node share the ports max-min fairly
  *          (intra_bw_GBps; intra_multi_bw_GBps for a GPU sending to several peers, intra_pair_bw_GBps
- *          for two GPUs sending to each other). Then the step publishes: a Simple message's fence and tail
+ *          for two GPUs sending to each other; at most intra_push_bw_GBps in a call of the push form). Then the step publishes: a Simple message's fence and tail
  *          (sync_us) reach the receiver after intra_alpha_us, LL's lines after ll_alpha_us; a received
  *          slot goes back to its sender after intra_alpha_us. A zero-copy send moves nothing: its receiver
  *          reads the data, and the sender's call ends only once it did.
@@ -58,6 +58,7 @@ typedef struct {
     double   intra_bw_GBps;       /* per GPU and direction, shared by its intra-node connections */
     double   intra_multi_bw_GBps; /* the same when the GPU's blocks send to several peers at once */
     double   intra_pair_bw_GBps;  /* the same when it sends to one peer only, which sends to it */
+    double   intra_push_bw_GBps;  /* at most this in a call of the push form (zero-copy mode) */
     double   local_bw_GBps;       /* one block: a local copy (its bytes read and written once) */
     double   reduce_bw_GBps;      /* one block: a reduction's extra operand */
     double   write_bw_GBps;       /* one block: writing a peer's slot over NVLink (0: no cost of its own) */

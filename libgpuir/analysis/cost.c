@@ -61,6 +61,10 @@ static const gc3_cost_param_t gc3_cost_param_table[] = {
     { "intra_pair_bw_GBps", P(intra_pair_bw_GBps), 285.0, "GB/s",
       "the same when the GPU sends to one peer only and that peer to it (2 GPUs: both ways at once)",
       "fitted: direct alltoall on 2 x H200, 8 against 16 instances at the same bytes per block" },
+    { "intra_push_bw_GBps", P(intra_push_bw_GBps), 320.0, "GB/s",
+      "at most this per port in a call of the push form (zero-copy mode: the blocks write into the peers' buffers; "
+      "0: no cap of its own)",
+      "fitted: the ring's push form on 4 x H200 (zc-push-rules-allreduce-4xh200); its cause is not known" },
     { "local_bw_GBps", P(local_bw_GBps), 82.0, "GB/s", "one block: a copy's pass (each byte read and written once)",
       "fitted" },
     { "reduce_bw_GBps", P(reduce_bw_GBps), 20.0, "GB/s", "one block: a reduction's second operand, on top of the copy",
@@ -876,6 +880,9 @@ gc3_status_t gc3_cost_predict_call(const gc3_ir_program_t *p, const gc3_machine_
         x.port_bw[r] = several && m->intra_multi_bw_GBps > 0           ? m->intra_multi_bw_GBps
                        : !several && back && m->intra_pair_bw_GBps > 0 ? m->intra_pair_bw_GBps
                                                                        : m->intra_bw_GBps;
+        if (call->zc_mode && call->push && m->intra_push_bw_GBps > 0 && x.port_bw[r] > m->intra_push_bw_GBps) {
+            x.port_bw[r] = m->intra_push_bw_GBps;
+        }
         blocks       = rk->ntbs > blocks ? rk->ntbs : blocks;
     }
     for (int g = 0; g < flat->ntbs; g++) {
