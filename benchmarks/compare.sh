@@ -110,7 +110,7 @@ for g in $gpus; do
         else
             old=
         fi
-        [ -s "$new" ] && summary "$new" $old | tee "$O/$coll-${g}gpu.summary"
+        [ -s "$new" ] && summary "$new" ${old:+"$old"} | tee "$O/$coll-${g}gpu.summary"
     done
     echo "== $g GPUs: where an allreduce's time goes, 8 B-64 MB (coll_gc3_breakdown) ($(date +%T))"
     bsizes=8:64M
@@ -127,7 +127,9 @@ for g in $gpus; do
         >"$O/memory-${g}gpu-estimate.txt" 2>&1
     tail -1 "$O/memory-${g}gpu-estimate.txt"
     if python3 -c 'import matplotlib' 2>/dev/null; then
-        "$here/benchmarks/plot" "$O/bench-${g}gpu.png" "$O/allreduce-${g}gpu.csv" "$O/alltoall-${g}gpu.csv" \
+        csvs=()
+        for coll in $colls; do [ -s "$O/$coll-${g}gpu.csv" ] && csvs+=("$O/$coll-${g}gpu.csv"); done
+        [ ${#csvs[@]} -gt 0 ] && "$here/benchmarks/plot" "$O/bench-${g}gpu.png" "${csvs[@]}" \
             --title "gc3 against NCCL and staging, $g GPUs" >/dev/null 2>&1 || true
     fi
 done

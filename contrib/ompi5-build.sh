@@ -58,7 +58,7 @@ cuda=0
 while [ $# -gt 0 ]; do
     case "$1" in
     -h|--help) usage; exit 0;;
-    --pack) [ $# -ge 2 ] || { echo "ompi5-build: --pack FILE" >&2; exit 2; }; pack=$(realpath -m -- "$2"); shift;; # (tar -C below: a relative FILE would land in the cache)
+    --pack) [ $# -ge 2 ] || { echo "ompi5-build: --pack FILE" >&2; exit 2; }; pack=$(realpath -m -- "$2"); shift;; # (the packing runs in the build folder, which the exit trap removes)
     --cuda) cuda=1;;
     *) echo "ompi5-build: unknown argument '$1' (see --help)" >&2; exit 2;;
     esac

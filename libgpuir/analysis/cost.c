@@ -883,7 +883,7 @@ gc3_status_t gc3_cost_predict_call(const gc3_ir_program_t *p, const gc3_machine_
         if (call->zc_mode && call->push && m->intra_push_bw_GBps > 0 && x.port_bw[r] > m->intra_push_bw_GBps) {
             x.port_bw[r] = m->intra_push_bw_GBps;
         }
-        blocks       = rk->ntbs > blocks ? rk->ntbs : blocks;
+        blocks = rk->ntbs > blocks ? rk->ntbs : blocks;
     }
     for (int g = 0; g < flat->ntbs; g++) {
         x.b[g].clock = m->start_us;
