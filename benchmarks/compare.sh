@@ -86,29 +86,28 @@ fi
 mkdir -p "$O"
 
 rc=0
-declare -A fifo_before=([allreduce]=1 [alltoall]=1) # issue 43's FIFOs: the collectives it changed
 for g in $gpus; do
     [ "$g" -le "$have" ] || { echo "compare.sh: $g GPUs asked, this machine has $have"; rc=1; continue; }
     vis=$(seq -s, 0 $((g - 1)))
     for coll in $colls; do
+        # the largest size; old: gc3 with the FIFOs of before, for the collectives issue 43 changed
+        old=$O/$coll-${g}gpu-fifo-before.csv
         case $coll in
         allreduce) max=256M ;;
         alltoall) max=$((g == 2 ? 128 : 64))M ;;
-        bcast | reduce) max=64M ;;
+        bcast | reduce) max=64M old= ;;
         *) echo "compare.sh: unknown collective '$coll' (allreduce, alltoall, bcast, reduce)"; rc=1; continue ;;
         esac
         sizes=4:$max iters=()
         [ $quick = 1 ] && sizes=4:4M iters=(-i 5)
-        new=$O/$coll-${g}gpu.csv old=$O/$coll-${g}gpu-fifo-before.csv
-        echo "== $g GPUs, $coll: every method$([ -n "${fifo_before[$coll]:-}" ] && echo ", then gc3 with the FIFOs of before") ($(date +%T))"
+        new=$O/$coll-${g}gpu.csv
+        echo "== $g GPUs, $coll: every method${old:+, then gc3 with the FIFOs of before} ($(date +%T))"
         CUDA_VISIBLE_DEVICES=$vis "$run" -np "$g" "$bench" -t $coll -c -m $sizes "${iters[@]}" --staged-max 16M --csv "$new" \
             >"$O/$coll-${g}gpu.log" 2>&1 || { echo "gc3_bench failed: $O/$coll-${g}gpu.log"; tail -5 "$O/$coll-${g}gpu.log"; rc=1; }
-        if [ -n "${fifo_before[$coll]:-}" ]; then
+        if [ -n "$old" ]; then
             CUDA_VISIBLE_DEVICES=$vis "$run" -np "$g" --mca coll_gc3_zero_copy_fifo_bytes 0 --mca coll_gc3_fifo_slots 4 \
                 "$bench" -t $coll -c -m $sizes "${iters[@]}" --methods gc3 --csv "$old" >"$O/$coll-${g}gpu-fifo-before.log" 2>&1 ||
                 { echo "gc3_bench failed: $O/$coll-${g}gpu-fifo-before.log"; rc=1; }
-        else
-            old=
         fi
         [ -s "$new" ] && summary "$new" ${old:+"$old"} | tee "$O/$coll-${g}gpu.summary"
     done

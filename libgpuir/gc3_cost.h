@@ -18,8 +18,9 @@
  *          egress and the receiver's ingress: the flows of a node share the ports max-min fairly
  *          (intra_bw_GBps; intra_multi_bw_GBps for a GPU sending to several peers, intra_pair_bw_GBps
  *          for two GPUs sending to each other; at most intra_push_bw_GBps in a call of the push form).
- *          Then the step publishes: a Simple message's fence and tail (sync_us) reach the receiver after intra_alpha_us, LL's lines after ll_alpha_us; a received
- *          slot goes back to its sender after intra_alpha_us. A zero-copy send moves nothing: its receiver
+ *          Then the step publishes: a Simple message's fence and tail (sync_us) reach the receiver
+ *          after intra_alpha_us, LL's lines after ll_alpha_us; a received slot goes back to its sender
+ *          after intra_alpha_us. A zero-copy send moves nothing: its receiver
  *          reads the data, and the sender's call ends only once it did.
  *
  * Every parameter has a name, unit, meaning and source in one table (gc3_cost_params, cost.c); the
