@@ -445,7 +445,18 @@ static gc3_status_t gc3_rules_from_xml(const char *path, gc3_diag_t *diag, gc3_r
         st = GC3_ERR_UNSUPPORTED;
     }
     if (st == GC3_OK) {
-        st = gc3_verify(p, NULL, diag);
+        /* the verifier names the file in its structural messages (FILE:LINE:) but not in those of
+         * the program's data flow and schedule ("rank 0 tb 0 step 1 ...", wait-for cycles): those are
+         * said with the file's path in front, so that every line of a directory's errors names its file */
+        gc3_diag_t   why;
+        const size_t plen = strlen(path);
+        gc3_diag_init(&why);
+        st = gc3_verify(p, NULL, &why);
+        for (int i = 0; i < why.count; i++) {
+            const int named = strncmp(why.msgs[i], path, plen) == 0 && why.msgs[i][plen] == ':';
+            gc3_diag_add(diag, "%s%s%s", named ? "" : path, named ? "" : ": ", why.msgs[i]);
+        }
+        gc3_diag_cleanup(&why);
     }
     if (st == GC3_OK) {
         r->coll = (int)p->coll;

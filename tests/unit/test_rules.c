@@ -338,6 +338,40 @@ int main(void)
         gc3_diag_init(&diag);
     }
     {
+        /* a well-formed file of the algorithm directory that does not verify: the verifier's error line
+           itself names the file (not only the "skipped" line after it; issue 56) */
+        char   dir[256], path[512], want[1024], *text;
+        size_t len   = 0;
+        int    added = -1, named = 0;
+        FILE  *f;
+        snprintf(dir, sizeof(dir), "/tmp/gc3-test-rules-verify-%d", (int)getpid());
+        snprintf(path, sizeof(path), "%s/double_contribution.xml", dir);
+        text = gc3_test_slurp(GC3_CORPUS "/invalid/double_contribution.xml", &len);
+        f    = text && mkdir(dir, 0700) == 0 ? fopen(path, "w") : NULL;
+        CHECK(f != NULL && fwrite(text, 1, len, f) == len && fclose(f) == 0, "a file that does not verify in %s", dir);
+        free(text);
+        gc3_diag_cleanup(&diag);
+        gc3_diag_init(&diag);
+        CHECK_OK(gc3_rules_parse(gc3_rules_builtin_text(), "built-in", &diag, &R));
+        CHECK_OK(gc3_rules_add_xml_dir(R, dir, &diag, &added));
+        snprintf(want, sizeof(want),
+                 "%s: rank 1 tb 0 step 2 (re, loop 0, out-of-place): the reduction counts the "
+                 "contribution of rank.chunk 1.1 twice",
+                 path);
+        for (int i = 0; i < diag.count; i++) { /* once: "PATH: PATH:" is not naming it */
+            named += strncmp(diag.msgs[i], path, strlen(path)) == 0 && strstr(diag.msgs[i] + 1, path) == NULL;
+        }
+        CHECK(added == 0 && gc3_diag_contains(&diag, want), "the verification error names the file: %s",
+              diag.count ? diag.msgs[0] : "(none)");
+        CHECK(diag.count >= 2 && named == diag.count, "every line names the file (%d of %d)", named, diag.count);
+        gc3_rules_destroy(R);
+        R = NULL;
+        unlink(path);
+        rmdir(dir);
+        gc3_diag_cleanup(&diag);
+        gc3_diag_init(&diag);
+    }
+    {
         /* a generator's rule: its parameters, narrowed to the plan's blocks when it must be */
         gc3_rule_target_t t = {.ranks = 4, .nodes = 1, .inplace = 0, .slots = 8, .max_blocks = 1 << 20};
         gc3_rule_made_t   made;
