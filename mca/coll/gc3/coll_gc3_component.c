@@ -286,8 +286,19 @@ static char *gc3_param_num_str(double v)
     gc3_param_num_text(num, sizeof(num), v);
     return gc3_strdup_printf("%s", num);
 }
-#define GC3_PARAM_LIST(name, ...)                                                                                      \
-    v  = _Generic((c->name), char  *: gc3_param_text, default : gc3_param_num_str)(c->name);                           \
+/* an enumerated parameter's value by its name (backend=host, not backend=2); NULL for the others */
+static char *gc3_param_enum_text(double v, const mca_base_var_enum_value_t *values)
+{
+    for (int i = 0; values != NULL && values[i].string != NULL; i++) {
+        if (values[i].value == (int)v) {
+            return gc3_strdup_printf("%s", values[i].string);
+        }
+    }
+    return NULL;
+}
+#define GC3_PARAM_LIST(name, ctype, vtype, def, level, scope, hash, values, help)                                      \
+    v  = gc3_param_enum_text(GC3_PARAM_NUM(c->name), values);                                                          \
+    v  = v != NULL ? v : _Generic((c->name), char  *: gc3_param_text, default : gc3_param_num_str)(c->name);           \
     ok = ok && v != NULL && gc3_str_appendf(&line, " %s=%s", #name, v) == GC3_OK;                                      \
     free(v);
 
