@@ -174,7 +174,9 @@ static void gc3_plan_line(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_entry_t *s
     if (mca_coll_gc3_component.verbose < 1 || !MCA_COLL_GC3_SAYS(m->comm)) {
         return;
     }
-    gc3_format_bytes(rule->bytes_lo, lo, sizeof(lo));
+    /* a rules line's range as written (A-B: A < bytes <= B); a program file's from its minBytes, the
+     * smallest call it takes (its rule's bytes_lo is one below) */
+    gc3_format_bytes(rule->xml != NULL && rule->bytes_lo > 0 ? rule->bytes_lo + 1 : rule->bytes_lo, lo, sizeof(lo));
     gc3_format_bytes(rule->bytes_hi, hi, sizeof(hi));
     fine = gc3_str_appendf(&line, "coll:gc3: comm %s: %s %s-%s bytes%s (%s backend, %d rank%s, %s", m->comm->c_name,
                            gc3_coll_desc(s->coll)->mpi_name, lo, hi, s->inplace ? ", in place" : "",
