@@ -685,8 +685,24 @@ int main(int argc, char **argv)
             validate = 1;
             continue;
         }
-        if (v == NULL) {
-            die("an option needs a value (gc3_bench --help)");
+        {
+            /* the options that take a value: any other is unknown, named as such */
+            static const char *const with_value[] = { "-t",         "--type",         "-d",        "--accelerator",
+                                                      "-m",         "--message-size", "-i",        "--iterations",
+                                                      "-x",         "--warmup",       "--methods", "--staged-max",
+                                                      "--nccl-lib", "--csv",          "--root",    "--alternate" };
+            char                     text[300];
+            size_t                   k = 0;
+            while (k < sizeof(with_value) / sizeof(with_value[0]) && strcmp(o, with_value[k]) != 0)
+                k++;
+            if (k == sizeof(with_value) / sizeof(with_value[0])) {
+                gc3_snprintf_cut(text, sizeof(text), "unknown option %s (gc3_bench --help lists the options)", o);
+                die(text);
+            }
+            if (v == NULL) {
+                gc3_snprintf_cut(text, sizeof(text), "%s needs a value (gc3_bench --help)", o);
+                die(text);
+            }
         }
         i++;
         if (!strcmp(o, "-t") || !strcmp(o, "--type")) {
@@ -742,9 +758,8 @@ int main(int argc, char **argv)
             }
             alt.bytes = gc3_test_parse_bytes(colon + 1, &e);
             alt.count = alt.bytes / sizeof(float);
-            if (*e != '\0' || alt.count == 0) die("--alternate takes allreduce:BYTES or alltoall:BYTES, BYTES >= 4");
-        } else {
-            die("unknown option (gc3_bench --help)");
+            if (*e != '\0' || alt.count == 0)
+                die("--alternate takes allreduce:BYTES or alltoall:BYTES, BYTES >= 4");
         }
     }
     for (c = 0; c < C_COUNT && strcmp(coll, coll_names[c]) != 0; c++) {

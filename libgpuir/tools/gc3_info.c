@@ -377,6 +377,26 @@ int main(int argc, char **argv)
         if (!strcmp(o, "--topology")) {
             return topology(i + 2 < argc && !strcmp(argv[i + 1], "--pci-busid") ? argv[i + 2] : NULL);
         }
+        if (!strcmp(o, "--pci-busid")) {
+            fprintf(stderr, "gc3_info: --pci-busid goes after --topology (gc3_info --topology --pci-busid ID)\n");
+            return 2;
+        }
+        {
+            /* the options that take a value: any other is unknown, said as such (not "needs a value") */
+            static const char *const with_value[] = { "--rules",      "--algorithm-dir",   "--nodes",
+                                                      "--gpus",       "--memory",          "--backend",
+                                                      "--zero-copy",  "--fifo-slots",      "--max-blocks",
+                                                      "--slot-bytes", "--plan-fifo-bytes", "--zero-copy-fifo-bytes",
+                                                      "--link" };
+            int                      known        = 0;
+            for (size_t k = 0; k < sizeof(with_value) / sizeof(with_value[0]); k++) {
+                known |= !strcmp(o, with_value[k]);
+            }
+            if (!known) {
+                fprintf(stderr, "gc3_info: unknown option %s (gc3_info --help lists the options)\n", o);
+                return 2;
+            }
+        }
         if (i + 1 >= argc) {
             fprintf(stderr, "gc3_info: %s needs a value\n", o);
             return 2;
@@ -439,10 +459,6 @@ int main(int argc, char **argv)
                 fprintf(stderr, "gc3_info: --link must be nvlink, pcie or host\n");
                 return 2;
             }
-        } else {
-            fprintf(stderr, "gc3_info: unknown option %s\n", o);
-            usage(stderr);
-            return 2;
         }
     }
     gc3_diag_init(&diag);
