@@ -1,16 +1,25 @@
 #!/usr/bin/env bash
 # What the main job of quickstart.sh ran where, in words, read from its output (test_coll run
-# through coll/gc3 with coll_gc3_verbose 1): the collectives gc3 ran itself and with which
+# through coll/gc3 with coll_gc3_verbose 1): the collectives gc3 ran itself (allreduce, alltoall,
+# allgather, reduce_scatter_block, bcast, reduce, their nonblocking and persistent forms) and with which
 # algorithms, on which GPUs (ranks per GPU, MPS) or with its host backend, whether device buffers
 # were staged instead, and how many results were checked.
 #
 # Usage: quickstart-summary.sh LOG [STATUS]
+#        quickstart-summary.sh --lines LOG
 #   LOG     the run's output (stdout and stderr)
 #   STATUS  the run's exit status (default 0)
+#   --lines MPI_COMM_WORLD's lines of gc3 and test_coll's, each once, in the order of the run
+#           (a communicator's "freed" line after the plans it sums up)
 # Exit status: 0 when the run ended well and every checked result was right, 1 otherwise.
 # Example: contrib/quickstart-summary.sh build/quickstart-mpi.log 0
 set -u
-case "${1:-}" in -h | --help | "") sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; [ -n "${1:-}" ]; exit;; esac
+case "${1:-}" in -h | --help | "") sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; [ -n "${1:-}" ]; exit;; esac
+if [ "$1" = --lines ]; then
+    [ -r "${2:-}" ] || { echo "quickstart-summary: cannot read ${2:-(no LOG given)}" >&2; exit 1; }
+    sed -n 's/^\[[^]]*\] //;/MPI_COMM_WORLD/p;/test_coll/p' "$2" | awk '!seen[$0]++'
+    exit 0
+fi
 log=$1
 status=${2:-0}
 [ -r "$log" ] || { echo "quickstart-summary: cannot read $log" >&2; exit 1; }
@@ -27,12 +36,13 @@ words() {
 mpi_name() {
     case $1 in
     allreduce) echo MPI_Allreduce;; alltoall) echo MPI_Alltoall;; allgather) echo MPI_Allgather;;
-    reduce_scatter_block) echo MPI_Reduce_scatter_block;; *) echo "$1";;
+    reduce_scatter_block) echo MPI_Reduce_scatter_block;; bcast) echo MPI_Bcast;; reduce) echo MPI_Reduce;;
+    *) echo "$1";;
     esac
 }
 
 # every rank prints each plan line: "COLL BACKEND ALGO PROTO verified|unused", once each
-plans=$(sed -nE 's/^(\[[^]]*\] )?coll:gc3: comm .*: (allreduce|alltoall|allgather|reduce_scatter_block) [^ ]+ bytes(, in place)? \(([a-z]+) backend, [0-9]+ ranks, [^)]*\): ([A-Za-z_0-9]+) (Simple|LL128|LL)[ ,(](.*)$/\2 \4 \5 \6 \7/p' "$log" |
+plans=$(sed -nE 's/^(\[[^]]*\] )?coll:gc3: comm .*: (allreduce|alltoall|allgather|reduce_scatter_block|bcast|reduce) [^ ]+ bytes(, in place)? \(([a-z]+) backend, [0-9]+ ranks, [^)]*\): ([A-Za-z_0-9]+) (Simple|LL128|LL)[ ,(](.*)$/\2 \4 \5 \6 \7/p' "$log" |
         awk '{ st = ($0 ~ /NOT USED/) ? "unused" : ($0 ~ /, verified/ ? "verified" : "unused"); k = $1 " " $2 " " $3 " " $4 " " st
                if (!(k in seen)) { seen[k] = 1; print k } }')
 used=$(awk '$5 == "verified"' <<<"$plans")
@@ -43,7 +53,7 @@ staged=$(sed -nE 's/^.*coll:gc3: comm .*: (ranks [0-9]+ and [0-9]+ share GPU .* 
 
 colls=()
 algos=()
-for c in allreduce alltoall allgather reduce_scatter_block; do
+for c in allreduce alltoall allgather reduce_scatter_block bcast reduce; do
     a=$(awk -v c="$c" '$1 == c { if (!($3 " " $4 in s)) { s[$3 " " $4] = 1; l = l (l == "" ? "" : ", ") $3 " " $4 } } END { print l }' <<<"$used")
     [ -n "$a" ] || continue
     colls+=("$(mpi_name "$c")")
@@ -51,7 +61,11 @@ for c in allreduce alltoall allgather reduce_scatter_block; do
 done
 # nonblocking and persistent calls on those plans: "nonblocking allreduce runs on gc3's ... plan"
 for k in "nonblocking allreduce:MPI_Iallreduce" "nonblocking alltoall:MPI_Ialltoall" \
-         "persistent allreduce:MPIX_Allreduce_init" "persistent alltoall:MPIX_Alltoall_init"; do
+         "nonblocking allgather:MPI_Iallgather" "nonblocking reduce_scatter_block:MPI_Ireduce_scatter_block" \
+         "nonblocking bcast:MPI_Ibcast" "nonblocking reduce:MPI_Ireduce" \
+         "persistent allreduce:MPIX_Allreduce_init" "persistent alltoall:MPIX_Alltoall_init" \
+         "persistent allgather:MPIX_Allgather_init" "persistent reduce_scatter_block:MPIX_Reduce_scatter_block_init" \
+         "persistent bcast:MPIX_Bcast_init" "persistent reduce:MPIX_Reduce_init"; do
     grep -q "coll:gc3: comm .*: ${k%%:*} runs on gc3's" "$log" && colls+=("${k#*:}")
 done
 backends=$(awk '{ print $2 }' <<<"$used" | sort -u | tr '\n' ' ')

@@ -7,8 +7,9 @@
 #   --setup-only    set up only (used by run-tests.sh)
 #   -h, --help      this text
 #
-# The main job compiles and verifies every algorithm, then runs MPI_Allreduce, MPI_Alltoall and
-# their relatives through coll/gc3 with one rank per GPU (at least 2 ranks; ranks that share a GPU
+# The main job compiles and verifies every algorithm, then runs MPI_Allreduce, MPI_Alltoall,
+# MPI_Allgather, MPI_Reduce_scatter_block, MPI_Bcast and MPI_Reduce (blocking, nonblocking and
+# persistent) through coll/gc3 with one rank per GPU (at least 2 ranks; ranks that share a GPU
 # run under an MPS daemon started for the run and stopped after), or with gc3's host backend and
 # 4 ranks where there is no GPU. Its last lines say what ran where and how many results were checked.
 #
@@ -172,11 +173,11 @@ if [ "$gpus" -gt 0 ] && [ "$np" -gt "$gpus" ]; then
 fi
 
 if [ "$gpus" -gt 0 ]; then
-    say "MPI: $np ranks through coll/gc3 on $gpus GPU(s): MPI_Allreduce, MPI_Alltoall and relatives on device buffers"
+    say "MPI: $np ranks through coll/gc3 on $gpus GPU(s): MPI_Allreduce, MPI_Alltoall, MPI_Bcast, MPI_Reduce and relatives on device buffers"
     mode=(--device)
     backend=()
 else
-    say "MPI: $np ranks through coll/gc3, no GPU: the host backend runs MPI_Allreduce, MPI_Alltoall and relatives on host buffers"
+    say "MPI: $np ranks through coll/gc3, no GPU: the host backend runs MPI_Allreduce, MPI_Alltoall, MPI_Bcast, MPI_Reduce and relatives on host buffers"
     mode=()
     backend=(--mca coll_gc3_backend host)
 fi
@@ -186,6 +187,7 @@ rc=0
 GC3_COMPONENT_DIR=$comp_dir "$build/contrib/gc3-mpirun" ${mpirun_env[@]+"${mpirun_env[@]}"} ${backend[@]+"${backend[@]}"} \
     --mca coll_gc3_verbose 1 -np "$np" "$build/tests/mpi/test_coll" ${mode[@]+"${mode[@]}"} --max-count 4194304 \
     >"$log" 2>&1 </dev/null || rc=$?
-sed -n 's/^\[[^]]*\] //;/MPI_COMM_WORLD/p;/test_coll/p' "$log" | sort -u
+"$src/contrib/quickstart-summary.sh" --lines "$log"
 say "what ran where"
-"$src/contrib/quickstart-summary.sh" "$log" "$rc"
+cd "$src" # the log named relative to the source root where it lies beneath it (build/quickstart-mpi.log)
+"$src/contrib/quickstart-summary.sh" "${log#"$src"/}" "$rc"

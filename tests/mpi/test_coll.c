@@ -1,4 +1,5 @@
-/* MPI_Allreduce and MPI_Alltoall through coll/gc3, checked against a host computation:
+/* MPI_Allreduce, MPI_Alltoall and the other collectives gc3 runs (allgather, reduce_scatter_block,
+ * bcast, reduce; nonblocking and persistent forms) through coll/gc3, checked against a host computation:
  * dtypes x ops x counts x in-place x communicators (world, dup, split into uneven sizes,
  * split by parity). Run with --mca coll_gc3_priority 90 (and coll_gc3_backend host on machines
  * without GPUs, so that gc3 runs host buffers itself). Options: --max-count N. */
@@ -303,6 +304,124 @@ static void test_allgather_rsb(MPI_Comm comm, const char *cname, size_t max_coun
             free(in);
             free(out);
         }
+    }
+}
+
+/* MPI_Bcast and MPI_Reduce (and MPI_Ibcast, MPI_Ireduce), roots first, last and middle, reduce in
+ * place at the root every other time: gc3 runs them on rooted plans, one per root (the full sweep
+ * of every root and form is tests/mpi/test_rooted.c). */
+static void test_bcast_reduce(MPI_Comm comm, const char *cname, size_t max_count)
+{
+    int          rank, size, k = 0;
+    const size_t counts[] = { 1, 13, 1009, 65537, 1u << 20 };
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    for (size_t d = 0; d < 3; d++) {
+        for (size_t c = 0; c < sizeof(counts) / sizeof(counts[0]); c++) {
+            size_t n = counts[c], bytes = n * (size_t)dtypes[d].size;
+            int    root = (int)((d + c) % 3 == 0 ? 0 : (d + c) % 3 == 1 ? size - 1 : size / 2);
+            char  *buf = malloc(bytes + 8), what[200];
+            void  *dbuf;
+            int    ok = 1;
+            if (n > max_count) {
+                free(buf);
+                continue;
+            }
+            for (size_t i = 0; i < n; i++) {
+                put(&dtypes[d], buf, i, rank == root ? val(root, i, &ops[0], &dtypes[d]) : -1);
+            }
+            dbuf = dev_copy(buf, bytes);
+            MPI_Bcast(dbuf, (int)n, dtypes[d].dt, root, comm);
+            dev_back(buf, dbuf, bytes);
+            for (size_t i = 0; i < n && ok; i++) {
+                ok = same(&dtypes[d], get(&dtypes[d], buf, i), val(root, i, &ops[0], &dtypes[d]));
+            }
+            snprintf(what, sizeof(what), "bcast %s %s count %zu root %d", cname, dtypes[d].name, n, root);
+            check(ok, comm, what);
+            free(buf);
+        }
+    }
+    for (size_t d = 0; d < sizeof(dtypes) / sizeof(dtypes[0]); d++) {
+        for (size_t o = 0; o < sizeof(ops) / sizeof(ops[0]); o++) {
+            if (dtypes[d].is_float && o >= 4) {
+                continue;
+            }
+            for (size_t c = 0; c < sizeof(counts) / sizeof(counts[0]); c++) {
+                size_t n = counts[c], bytes = n * (size_t)dtypes[d].size;
+                int    root = k % 3 == 0 ? 0 : k % 3 == 1 ? size - 1 : size / 2, inplace = (k / 3) % 2 && rank == root;
+                char  *in, *out, what[200];
+                void  *din, *dout;
+                int    ok = 1, nonblocking = (k % 5 == 4);
+                MPI_Request req;
+                if (n > max_count || (n > 65537 && !(d == 0 && o == 0)) || (n > 1009 && o != 0)) {
+                    continue;
+                }
+                k++;
+                in  = malloc(bytes + 8);
+                out = malloc(bytes + 8);
+                for (size_t i = 0; i < n; i++) {
+                    put(&dtypes[d], inplace ? out : in, i, val(rank, i, &ops[o], &dtypes[d]));
+                }
+                din  = inplace ? NULL : dev_copy(in, bytes);
+                dout = dev_copy(out, bytes);
+                if (nonblocking) {
+                    MPI_Ireduce(inplace ? MPI_IN_PLACE : din, dout, (int)n, dtypes[d].dt, ops[o].op, root, comm, &req);
+                    MPI_Wait(&req, MPI_STATUS_IGNORE);
+                } else {
+                    MPI_Reduce(inplace ? MPI_IN_PLACE : din, dout, (int)n, dtypes[d].dt, ops[o].op, root, comm);
+                }
+                dev_back(out, dout, bytes);
+                if (!inplace) {
+                    dev_back(in, din, 0);
+                }
+                for (size_t i = 0; i < n && ok && rank == root; i++) {
+                    long want = val(0, i, &ops[o], &dtypes[d]);
+                    for (int r = 1; r < size; r++) {
+                        want = combine(&ops[o], want, val(r, i, &ops[o], &dtypes[d]));
+                    }
+                    ok = same(&dtypes[d], get(&dtypes[d], out, i), want);
+                    if (!ok) {
+                        fprintf(stderr, "rank %d: reduce element %zu: got %ld want %ld\n", world_rank, i,
+                                get(&dtypes[d], out, i), want);
+                    }
+                }
+                snprintf(what, sizeof(what), "%s %s %s %s count %zu root %d%s", nonblocking ? "ireduce" : "reduce",
+                         cname, dtypes[d].name, ops[o].name, n, root, inplace ? " in-place" : "");
+                check(ok, comm, what);
+                free(in);
+                free(out);
+            }
+        }
+    }
+    /* an MPI_Ibcast in flight with an MPI_Ireduce of another root */
+    {
+        const size_t n = 3000;
+        float       *b = malloc(n * sizeof(float)), *in = malloc(n * sizeof(float)), *out = malloc(n * sizeof(float));
+        void        *db, *din, *dout;
+        MPI_Request  req[2];
+        int          ok = 1, broot = size - 1, rroot = 0;
+        char         what[200];
+        for (size_t i = 0; i < n; i++) {
+            b[i]  = rank == broot ? (float)(i % 97) : -1.0f;
+            in[i] = (float)((rank + 1) * (int)(i % 7));
+        }
+        db   = dev_copy(b, n * sizeof(float));
+        din  = dev_copy(in, n * sizeof(float));
+        dout = dev_copy(out, n * sizeof(float));
+        MPI_Ibcast(db, (int)n, MPI_FLOAT, broot, comm, &req[0]);
+        MPI_Ireduce(din, dout, (int)n, MPI_FLOAT, MPI_SUM, rroot, comm, &req[1]);
+        MPI_Waitall(2, req, MPI_STATUSES_IGNORE);
+        dev_back(b, db, n * sizeof(float));
+        dev_back(out, dout, n * sizeof(float));
+        dev_back(in, din, 0);
+        for (size_t i = 0; i < n && ok; i++) {
+            ok = b[i] == (float)(i % 97) && (rank != rroot || out[i] == (float)(size * (size + 1) / 2 * (int)(i % 7)));
+        }
+        snprintf(what, sizeof(what), "ibcast root %d + ireduce root %d in flight together on %s", broot, rroot, cname);
+        check(ok, comm, what);
+        free(b);
+        free(in);
+        free(out);
     }
 }
 
@@ -806,6 +925,8 @@ int main(int argc, char **argv)
     test_persistent(MPI_COMM_WORLD, "world");
     test_persistent(uneven, "uneven split");
     test_allgather_rsb(uneven, "uneven split", max_count / 16);
+    test_bcast_reduce(MPI_COMM_WORLD, "world", max_count);
+    test_bcast_reduce(parity, "parity split", max_count / 16);
     if (on_device) {
         test_stream_order_small(MPI_COMM_WORLD, "world", 20);
         test_stream_order(MPI_COMM_WORLD, "world");

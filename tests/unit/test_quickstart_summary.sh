@@ -46,11 +46,24 @@ cat >"$T/log" <<EOF
 $W allreduce 0-64K bytes (host backend, 4 ranks, host): allpairs LL, 1 channel(s) x 1 instance(s), rule built-in:41, verified, 1 fused run of local steps
 $W alltoall 0-inf bytes (host backend, 4 ranks, host): direct Simple, 1 channel(s) x 1 instance(s), rule built-in:46, verified
 $W allgather 0-64K bytes (host backend, 4 ranks, host): allgather_ring Simple, 1 channel(s) x 1 instance(s), rule built-in:47, NOT USED: a rank could not build it
+$W bcast 0-64K bytes, in place (host backend, 4 ranks, host): bcast_direct LL, 1 channel(s) x 1 instance(s), rule built-in:68, verified; memory 385.6 KiB (...)
+$W reduce 64K-inf bytes (host backend, 4 ranks, host): reduce_ring Simple, 1 channel(s) x 1 instance(s), rule built-in:78, verified; memory 384 B (...)
+[h:2] coll:gc3: comm MPI_COMM_WORLD: allreduce 0-64K bytes (host backend, 4 ranks, host): allpairs LL, 1 channel(s) x 1 instance(s), rule built-in:41, verified, 1 fused run of local steps
+$W nonblocking reduce runs on gc3's reduce_ring4_root3 plan, completed by MPI progress
+$W nonblocking bcast runs on gc3's bcast_direct4_root3 plan, completed by MPI progress
 test_coll: 4 ranks, host buffers: 1586 passed, 0 failed
+[h:0] coll:gc3: comm MPI_COMM_WORLD freed: its 4 plan(s) took 1.9 MiB per rank; gc3 now holds 0 B in this process (0 region(s), 0 peer mapping(s)), 0 B waiting to be freed
 EOF
 run
 ok "host backend: the collectives and where" \
-    has "gc3 ran MPI_Allreduce and MPI_Alltoall itself with its host backend on host buffers (no GPU): 4 ranks on this machine's CPUs."
+    has "gc3 ran MPI_Allreduce, MPI_Alltoall, MPI_Bcast, MPI_Reduce, MPI_Ibcast and MPI_Ireduce itself with its host backend on host buffers (no GPU): 4 ranks on this machine's CPUs."
+ok "host backend: bcast's and reduce's algorithms" \
+    has "allreduce: allpairs LL; alltoall: direct Simple; bcast: bcast_direct LL; reduce: reduce_ring Simple."
+out=$("$S" --lines "$T/log" 2>&1)
+ok "--lines: each line once, the communicator's freed line after its plans and the results" \
+    eval '[ "$(grep -c "allreduce 0-64K" <<<"$out")" = 1 ] && tail -n 1 <<<"$out" | grep -q "^coll:gc3: comm MPI_COMM_WORLD freed: its 4 plan" &&
+          tail -n 2 <<<"$out" | head -n 1 | grep -q "^test_coll: 4 ranks" && ! grep -q "^\\[" <<<"$out"'
+run
 ok "host backend: a plan not used is counted, not listed as run" \
     eval 'has "1 plan(s) could not be used" && ! has "allgather:"'
 
