@@ -49,6 +49,7 @@ check run-tests.sh "$s/contrib/run-tests.sh"
 has run-tests.sh "after CTest's summary how many"
 check gpu-lease.sh "$s/contrib/gpu-lease.sh"
 has gpu-lease.sh "bench    benchmarks/compare.sh"
+check mpich-coll.sh "$s/contrib/mpich-coll.sh"
 check compare.sh "$s/benchmarks/compare.sh"
 
 # issue 56: an unknown option is named, as such, with a pointer to --help, exit 2 (not "--bogus needs a
