@@ -50,6 +50,8 @@
 #endif
 #include "gc3_mpi_util.h"
 #include "gc3_mpi_compat.h"
+#include "gc3_rules.h"
+#include "gc3_topo.h"
 
 enum { M_GC3, M_NCCL, M_NCCL_REG, M_NCCL_SYM, M_STAGED, M_OMPI, M_COUNT };
 /* The collectives (-t); the rooted ones have their root at rank bench_root (--root). */
@@ -318,6 +320,172 @@ static int gc3_column(const char *coll, int multinode, char *what, size_t len, c
                  sure ? "these are" : "perhaps", on_device ? "" : "host ");
     }
     return all;
+}
+
+/* ---- the algorithm gc3 runs at each size: its rules, for this job's shape ---- */
+
+/* A string MCA variable by its full name into text ("" when it is not there or empty). */
+static void cvar_str(const char *name, char *text, size_t len)
+{
+    char              n[256], d[4], *buf;
+    int               idx, verb, bind, scope, nl = sizeof(n), dl = sizeof(d), count = 0;
+    MPI_Datatype      dt;
+    MPI_T_enum        et;
+    MPI_T_cvar_handle h;
+
+    text[0] = '\0';
+    if (MPI_T_cvar_get_index(name, &idx) != MPI_SUCCESS ||
+        MPI_T_cvar_get_info(idx, n, &nl, &verb, &dt, &et, d, &dl, &bind, &scope) != MPI_SUCCESS || dt != MPI_CHAR ||
+        MPI_T_cvar_handle_alloc(idx, NULL, &h, &count) != MPI_SUCCESS) {
+        return;
+    }
+    if (count > 0 && (buf = calloc((size_t)count + 1, 1)) != NULL) {
+        if (MPI_T_cvar_read(h, buf) == MPI_SUCCESS) {
+            gc3_snprintf_cut(text, len, "%s", buf);
+        }
+        free(buf);
+    }
+    MPI_T_cvar_handle_free(&h);
+}
+
+/* What the component decides from (coll_gc3_select.c, coll_gc3_shape.c): its rules (the rules file,
+ * else or where it cannot be used the built-in ones, the algorithm directory's programs first), the
+ * communicator's nodes (coll_gc3_pseudo_nodes splits them), ranks per node and link class, and
+ * coll_gc3_max_bytes; rank 0 names the plan of each size from them. */
+static struct {
+    gc3_rules_t *R;
+    int          nodes, gpus, slots, max_blocks;
+    long long    max_bytes;
+    gc3_link_t   link;
+    char         what[600];
+} plans;
+
+/* Collective (every rank calls it); only where coll/gc3 runs the benchmark's calls. */
+static void plans_init(MPI_Comm node)
+{
+    char       file[512], dir[512];
+    long long  v = 0;
+    int        prov, K = 0, S, local, groups, most, pcie = 0;
+    gc3_diag_t diag;
+
+    plans.slots = GC3_FIFO_SLOTS_DEFAULT;
+    file[0] = dir[0] = '\0';
+    if (MPI_T_init_thread(MPI_THREAD_SINGLE, &prov) == MPI_SUCCESS) {
+        cvar_str("coll_gc3_rules_file", file, sizeof(file));
+        cvar_str("coll_gc3_algorithm_dir", dir, sizeof(dir));
+        K                = cvar_get("coll_gc3_pseudo_nodes", &v, NULL, 0) && v > 0 ? (int)v : 0;
+        plans.slots      = cvar_get("coll_gc3_fifo_slots", &v, NULL, 0) && v >= 2 && v <= 1024 ? (int)v : plans.slots;
+        plans.max_blocks = cvar_get("coll_gc3_max_blocks", &v, NULL, 0) && v > 0 ? (int)v : 0;
+        plans.max_bytes  = cvar_get("coll_gc3_max_bytes", &v, NULL, 0) && v > 0 ? v : 0;
+        MPI_T_finalize();
+    }
+    /* nodes: one per host, or per coll_gc3_pseudo_nodes ranks of a host; gpus: the most ranks of one */
+    MPI_Comm_size(node, &S);
+    MPI_Comm_rank(node, &local);
+    groups = local != 0 ? 0 : K > 0 ? (S + K - 1) / K : 1;
+    most   = K > 0 && K < S ? K : S;
+    MPI_Allreduce(&groups, &plans.nodes, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Allreduce(&most, &plans.gpus, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    /* the link: the host backend's on host buffers; on device buffers NVLink where every pair of GPUs
+     * of a host has native peer atomics, else PCIe */
+    plans.link = on_device ? GC3_LINK_NVLINK : GC3_LINK_HOST;
+#ifdef GC3_HAVE_CUDA
+    if (on_device) {
+        gc3_gpu_info_t me, *all = calloc((size_t)S, sizeof(me));
+        int            dev = 0;
+        memset(&me, 0, sizeof(me));
+        me.device = -1;
+        if (cudaGetDevice(&dev) == cudaSuccess) {
+            (void)gc3_gpu_probe(dev, &me, NULL);
+        }
+        if (all == NULL)
+            die("out of memory");
+        MPI_Allgather(&me, sizeof(me), MPI_BYTE, all, sizeof(me), MPI_BYTE, node);
+        for (int a = 0; a < S; a++) {
+            for (int b = 0; b < S; b++) {
+                pcie |= all[a].device != all[b].device && gc3_gpu_link(&all[a], &all[b]) != GC3_LINK_NVLINK;
+            }
+        }
+        free(all);
+        MPI_Allreduce(MPI_IN_PLACE, &pcie, 1, MPI_INT, MPI_LOR, MPI_COMM_WORLD);
+        plans.link = pcie ? GC3_LINK_PCIE : GC3_LINK_NVLINK;
+    }
+#endif
+    if (rank != 0) {
+        return;
+    }
+    gc3_diag_init(&diag);
+    if (file[0] == '\0' || gc3_rules_read_file(file, &diag, &plans.R) != GC3_OK) {
+        (void)gc3_rules_parse(gc3_rules_builtin_text(), "built-in", &diag, &plans.R);
+    }
+    if (plans.R != NULL && dir[0] != '\0') {
+        int added = 0;
+        (void)gc3_rules_add_xml_dir(plans.R, dir, &diag, &added);
+    }
+    gc3_diag_cleanup(&diag);
+    gc3_snprintf_cut(plans.what, sizeof(plans.what), "%d node(s) x %d rank(s), %s; rules: %s%s%s", plans.nodes,
+                     plans.gpus, gc3_link_name(plans.link), plans.R ? plans.R->source : "none",
+                     dir[0] ? ", algorithm directory " : "", dir);
+}
+
+/* Rank 0: the plan of collective c (coll: its name) for a call of count elements (alltoall: to each
+ * peer), as the verbose plan line names it: "ring Simple 1x1" (channels x instances), or why there
+ * is none. */
+static void plan_name(const char *coll, int c, size_t count, char *out, size_t len)
+{
+    const uint64_t    bytes   = (uint64_t)count * sizeof(float) * (c == C_ALLTOALL ? (uint64_t)nranks : 1);
+    const int         inplace = c == C_BCAST; /* the component's bcast plans are in place: one buffer */
+    const int         rooted  = c == C_BCAST || c == C_REDUCE;
+    gc3_coll_t        gc;
+    const gc3_rule_t *r;
+
+    if (plans.R == NULL || gc3_coll_from_name(coll, &gc) != GC3_OK) {
+        gc3_snprintf_cut(out, len, "?");
+        return;
+    }
+    if (plans.max_bytes > 0 && bytes > (uint64_t)plans.max_bytes) {
+        gc3_snprintf_cut(out, len, "passed-on(max_bytes)");
+        return;
+    }
+    r = gc3_rules_match_root(plans.R, gc, plans.nodes, plans.gpus, plans.link, bytes, nranks, inplace,
+                             rooted ? bench_root : -1);
+    if (r == NULL) {
+        gc3_snprintf_cut(out, len, "passed-on(no-rule)");
+        return;
+    }
+    {
+        gc3_rule_target_t t = { .ranks      = nranks,
+                                .nodes      = plans.nodes,
+                                .inplace    = inplace,
+                                .slots      = plans.slots,
+                                .max_blocks = plans.max_blocks > 0 ? plans.max_blocks : 1 << 20,
+                                .root       = rooted ? bench_root : 0 };
+        gc3_rule_made_t   made;
+        gc3_ir_program_t *p = NULL;
+        gc3_diag_t        diag;
+        gc3_diag_init(&diag);
+        if (gc3_rule_program(r, &t, &diag, &p, &made) == GC3_OK) {
+            gc3_snprintf_cut(out, len, "%s %s %dx%d", r->algo, gc3_proto_name(gc3_proto_runs_as(made.proto)),
+                             made.channels, made.instances);
+        } else {
+            gc3_snprintf_cut(out, len, "%s(no-plan)", r->algo);
+        }
+        gc3_ir_program_destroy(p);
+        gc3_diag_cleanup(&diag);
+    }
+}
+
+/* "2.3x faster" or "4.1x slower": the MPI call against a method of latency other ("-" when either is
+ * not measured) */
+static void ratio_text(char *out, size_t len, double other, double mine, int measured)
+{
+    if (!measured || !(other > 0) || !(mine > 0)) {
+        gc3_snprintf_cut(out, len, "-");
+    } else if (other >= mine) {
+        gc3_snprintf_cut(out, len, "%.1fx faster", other / mine);
+    } else {
+        gc3_snprintf_cut(out, len, "%.1fx slower", mine / other);
+    }
 }
 
 /* ---- NCCL ---- */
@@ -658,7 +826,7 @@ int main(int argc, char **argv)
     const char *lacks[M_COUNT] = {NULL};
     size_t      minb = 4, maxb = 64u << 20, staged_max = SIZE_MAX;
     int         validate = 0, iters_opt = -1, warm_opt = -1, use[M_COUNT], a2a, c, failed = 0, multinode, node_size;
-    int         is_gc3, methods_given = 0;
+    int         is_gc3, methods_given = 0, cidx;
     const char *ompi_aware = ""; /* -d cuda: what Open MPI said of its CUDA-awareness */
     const char *label[M_COUNT];
     char        why[M_COUNT][512], column[512], other[160];
@@ -767,7 +935,8 @@ int main(int argc, char **argv)
     if (c == C_COUNT) die("-t takes allreduce, alltoall, bcast or reduce");
     if (bench_root >= nranks)
         die("--root takes a rank of the job (below the number of ranks)");
-    a2a = c == C_ALLTOALL;
+    a2a  = c == C_ALLTOALL;
+    cidx = c; /* (the rows' printing has a buffer named c) */
     for (int m = M_NCCL; m < M_COUNT && alt.on; m++) {
         if (use[m]) die("--alternate runs with --methods gc3 only");
     }
@@ -821,6 +990,9 @@ int main(int argc, char **argv)
     MPI_Allreduce(MPI_IN_PLACE, &multinode, 1, MPI_INT, MPI_LOR, MPI_COMM_WORLD);
     /* which module runs the MPI call: the column is labelled gc3 only where coll/gc3 does */
     is_gc3 = gc3_column(coll, multinode, column, sizeof(column), other, sizeof(other));
+    if (is_gc3 && use[M_GC3]) {
+        plans_init(node);
+    }
     if (use[M_OMPI]) { /* a communicator Open MPI leaves coll/gc3 out of (the info key of its coll selection) */
         MPI_Info info;
         MPI_Info_create(&info);
@@ -904,10 +1076,16 @@ int main(int argc, char **argv)
                                          : "buffers from ncclMemAlloc in symmetric windows (ncclCommWindowRegister)");
             }
         }
-        printf("# latency: average over ranks (us); busbw GB/s; x/%s > 1: %s is that many times faster than x%s\n",
-               label[M_GC3], label[M_GC3],
+        printf("# latency: average over ranks (us); busbw GB/s; %s vs X: the MPI call is N x faster (or slower) than "
+               "X at that size (X's latency over its, or its over X's)%s\n",
+               label[M_GC3],
                use[M_NCCL] || use[M_NCCL_REG] || use[M_NCCL_SYM] ? "; best_nccl: the fastest NCCL mode at that size"
                                                                  : "");
+        if (plans.R != NULL) {
+            printf("# algorithm: the plan gc3's rules choose at that size (algorithm, protocol, channels x instances) "
+                   "for %s; coll_gc3_verbose 1 prints the plans gc3 built, and any it could not\n",
+                   plans.what);
+        }
         printf("%-10s", "# Size");
         for (int m = 0; m < M_COUNT; m++) {
             if (use[m]) printf(" %*s(us)", 12 - 4, label[m]);
@@ -916,15 +1094,18 @@ int main(int argc, char **argv)
             if (use[m]) printf(" %*s_busbw", 14 - 6, label[m]);
         }
         if (use[M_GC3] && (use[M_NCCL] || use[M_NCCL_REG] || use[M_NCCL_SYM])) {
-            printf(" %9s best_nccl/%s", "best_nccl", label[M_GC3]);
+            char h[48];
+            snprintf(h, sizeof(h), "%s vs best_nccl", label[M_GC3]);
+            printf(" %9s %17s", "best_nccl", h);
         }
-        if (use[M_GC3] && use[M_STAGED]) {
-            printf(" staged/%s", label[M_GC3]);
+        for (int m = M_STAGED; m <= M_OMPI; m++) {
+            if (use[M_GC3] && use[m]) {
+                char h[48];
+                snprintf(h, sizeof(h), "%s vs %s", label[M_GC3], method_names[m]);
+                printf(" %14s", h);
+            }
         }
-        if (use[M_GC3] && use[M_OMPI]) {
-            printf(" ompi/%s", label[M_GC3]);
-        }
-        printf("%s\n", validate ? " Validation" : "");
+        printf("%s%s\n", validate ? " Validation" : "", plans.R != NULL ? " algorithm" : "");
         fflush(stdout);
     }
     for (size_t bytes = minb; bytes <= maxb; bytes *= 2) {
@@ -1045,16 +1226,14 @@ int main(int argc, char **argv)
                 if (use[m]) printf(" %14s", c);
             }
             if (use[M_GC3] && (use[M_NCCL] || use[M_NCCL_REG] || use[M_NCCL_SYM])) {
-                snprintf(c, sizeof(c), best >= 0 ? "%.2f" : "-", best >= 0 ? lat[best] / lat[M_GC3] : 0.0);
-                printf(" %9s %13s", best >= 0 ? method_names[best] : "-", c);
+                ratio_text(c, sizeof(c), best >= 0 ? lat[best] : 0, lat[M_GC3], best >= 0 && run[M_GC3]);
+                printf(" %9s %17s", best >= 0 ? method_names[best] : "-", c);
             }
-            if (use[M_GC3] && use[M_STAGED]) {
-                snprintf(c, sizeof(c), run[M_STAGED] ? "%.2f" : "-", lat[M_STAGED] / lat[M_GC3]);
-                printf(" %10s", c);
-            }
-            if (use[M_GC3] && use[M_OMPI]) {
-                snprintf(c, sizeof(c), "%.4f", lat[M_OMPI] / lat[M_GC3]);
-                printf(" %8s", c);
+            for (int m = M_STAGED; m <= M_OMPI; m++) {
+                if (use[M_GC3] && use[m]) {
+                    ratio_text(c, sizeof(c), lat[m], lat[M_GC3], run[m] && run[M_GC3]);
+                    printf(" %14s", c);
+                }
             }
             for (int m = M_COUNT - 1; m >= 0; m--) {
                 bad = run[m] && !valid[m] ? m : bad;
@@ -1062,6 +1241,11 @@ int main(int argc, char **argv)
             if (validate) {
                 printf(" %s", bad < 0 ? "Pass" : "FAIL(");
                 if (bad >= 0) printf("%s)", label[bad]);
+            }
+            if (plans.R != NULL) {
+                char name[160];
+                plan_name(coll, cidx, count, name, sizeof(name));
+                printf(" %s", name);
             }
             printf("\n");
             fflush(stdout);
@@ -1096,6 +1280,7 @@ int main(int argc, char **argv)
     if (comm_ompi != MPI_COMM_NULL) {
         MPI_Comm_free(&comm_ompi);
     }
+    gc3_rules_destroy(plans.R);
     MPI_Comm_free(&node);
     MPI_Finalize();
     return failed;
