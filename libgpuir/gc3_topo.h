@@ -26,42 +26,47 @@ const char *gc3_link_name(gc3_link_t link);
 
 /* ---- this process's GPUs ---- */
 typedef struct {
-    int      device;   /* CUDA ordinal */
-    char     pci[32];  /* PCI bus id as CUDA writes it ("device N" when CUDA does not say) */
-    int      mps;      /* shared through MPS (0 when CUDA cannot tell) */
-    uint64_t atomics;  /* bit d: native peer atomics from this GPU to GPU d (d < 64) */
-    uint64_t peers;    /* bit d: peer access from this GPU to GPU d (d < 64) */
+    int      device;    /* CUDA ordinal */
+    char     pci[32];   /* PCI bus id as CUDA writes it ("device N" when CUDA does not say) */
+    int      mps;       /* shared through MPS (0 when CUDA cannot tell) */
+    uint64_t atomics;   /* bit d: native peer atomics from this GPU to GPU d (d < 64) */
+    uint64_t peers;     /* bit d: peer access from this GPU to GPU d (d < 64) */
     uint64_t mem_bytes; /* its memory (0 when CUDA does not say, or it is not the current device) */
 } gc3_gpu_info_t;
 
 /* GPUs this process sees (CUDA_VISIBLE_DEVICES applies); 0 without CUDA or a driver. */
-int          gc3_gpu_count(void);
+int gc3_gpu_count(void);
 /* What there is to know of GPU `device` (-1: the calling thread's current one; 0 when CUDA cannot
  * say), as far as CUDA answers (what it does not answer stays unknown: no MPS, no peers).
  * GC3_ERR_UNSUPPORTED (diag says why) only in a build without CUDA. */
 gc3_status_t gc3_gpu_probe(int device, gc3_gpu_info_t *info, gc3_diag_t *diag);
 /* Its product name ("?" when unknown). */
-void         gc3_gpu_name(int device, char *out, size_t len);
+void gc3_gpu_name(int device, char *out, size_t len);
 /* The link class of two GPUs of one node: NVLink when both have native peer atomics with each other
  * (PCIe peer access has none), else PCIe. */
-gc3_link_t   gc3_gpu_link(const gc3_gpu_info_t *a, const gc3_gpu_info_t *b);
+gc3_link_t gc3_gpu_link(const gc3_gpu_info_t *a, const gc3_gpu_info_t *b);
 /* The calling thread's current GPU (-1 when none can be known); make `device` current. */
-int          gc3_gpu_current(void);
-void         gc3_gpu_select(int device);
+int  gc3_gpu_current(void);
+void gc3_gpu_select(int device);
 /* One line on the network device nearest GPU `device` ("mlx5_0 (RDMA, same PCIe switch, GPU
  * 0000:1b:00.0)", or why there is none), found once per process and device (hwloc's I/O scan
  * costs tens of milliseconds). */
-void         gc3_gpu_nearest_nic(int device, char *out, size_t len);
+void gc3_gpu_nearest_nic(int device, char *out, size_t len);
 
 /* ---- memory ---- */
 typedef enum { GC3_MEM_HOST, GC3_MEM_DEVICE, GC3_MEM_MANAGED } gc3_mem_t;
 /* 1 when the CUDA driver is loaded (the first call tries); without it every buffer is host memory. */
-int          gc3_mem_driver(void);
+int gc3_mem_driver(void);
 /* What ptr is: host memory (also pinned or registered host memory, and memory CUDA does not know),
  * device memory (*device_p: its GPU) or managed memory. */
-gc3_mem_t    gc3_mem_classify(const void *ptr, int *device_p);
+gc3_mem_t gc3_mem_classify(const void *ptr, int *device_p);
 /* Copy between any memory (unified addressing), synchronously; GC3_ERR_UNSUPPORTED without a driver. */
 gc3_status_t gc3_mem_copy(void *dst, const void *src, size_t bytes);
+/* Device memory of GPU `device` for a rank's own temporary (its buffers adapted to gc3's route), in the
+ * GPU's primary context (the CUDA runtime's): made current on the calling thread where none is.
+ * GC3_ERR_UNSUPPORTED without a driver, GC3_ERR_NO_MEMORY when the GPU has none left. */
+gc3_status_t gc3_mem_alloc_device(int device, size_t bytes, void **ptr_p);
+void         gc3_mem_free_device(void *ptr);
 /* Zero-copy: the allocation that holds `bytes` of device memory at ptr: its range, its buffer id (CUDA
  * gives every allocation a new one, so memory freed and allocated again at the same place has another);
  * GC3_OK only when it is device memory of `device` that CUDA IPC can export (cudaMalloc), else
@@ -80,10 +85,10 @@ typedef enum {
 } gc3_nic_locality_t;
 
 typedef struct {
-    char               name[64];   /* e.g. mlx5_0 (InfiniBand/RoCE) or eth0 */
-    char               busid[32];  /* its PCI address */
-    int                rdma;       /* an OpenFabrics (verbs) device */
-    int                hops;       /* tree edges from the GPU's PCI object to the NIC's */
+    char               name[64];  /* e.g. mlx5_0 (InfiniBand/RoCE) or eth0 */
+    char               busid[32]; /* its PCI address */
+    int                rdma;      /* an OpenFabrics (verbs) device */
+    int                hops;      /* tree edges from the GPU's PCI object to the NIC's */
     gc3_nic_locality_t locality;
 } gc3_nic_t;
 

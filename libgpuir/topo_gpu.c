@@ -46,8 +46,9 @@ gc3_status_t gc3_gpu_probe(int device, gc3_gpu_info_t *info, gc3_diag_t *diag)
     }
     {
         size_t free_b = 0, total_b = 0;
-        int    cur    = -1;
-        if (cudaGetDevice(&cur) == cudaSuccess && cur == info->device && cudaMemGetInfo(&free_b, &total_b) == cudaSuccess) {
+        int    cur = -1;
+        if (cudaGetDevice(&cur) == cudaSuccess && cur == info->device &&
+            cudaMemGetInfo(&free_b, &total_b) == cudaSuccess) {
             info->mem_bytes = total_b;
         }
     }
@@ -132,8 +133,8 @@ void gc3_gpu_nearest_nic(int device, char *out, size_t len)
         if (gc3_gpu_probe(device, &gpu, &diag) != GC3_OK || !strncmp(gpu.pci, "device", 6)) {
             gc3_snprintf_cut(cache[device], sizeof(cache[device]), "unknown (no PCI bus id for device %d)", device);
         } else if (gc3_topo_nearest_nic(gpu.pci, &nic, &diag) == GC3_OK) {
-            gc3_snprintf_cut(cache[device], sizeof(cache[device]), "%s (%s, %s, GPU %s)", nic.name, nic.rdma ? "RDMA" : "no RDMA",
-                     gc3_nic_locality_name(nic.locality), gpu.pci);
+            gc3_snprintf_cut(cache[device], sizeof(cache[device]), "%s (%s, %s, GPU %s)", nic.name,
+                             nic.rdma ? "RDMA" : "no RDMA", gc3_nic_locality_name(nic.locality), gpu.pci);
         } else {
             gc3_snprintf_cut(cache[device], sizeof(cache[device]), "none (%s)", diag.count ? diag.msgs[0] : "?");
         }
@@ -158,24 +159,42 @@ void gc3_gpu_nearest_nic(int device, char *out, size_t len)
 typedef int (*gc3_cuInit_t)(unsigned int);
 typedef int (*gc3_cuPointerGetAttributes_t)(unsigned int, int *, void **, unsigned long long);
 typedef int (*gc3_cuMemcpy_t)(unsigned long long, unsigned long long, size_t);
+typedef int (*gc3_cuMemAlloc_t)(unsigned long long *, size_t);
+typedef int (*gc3_cuMemFree_t)(unsigned long long);
+typedef int (*gc3_cuCtxGetCurrent_t)(void **);
+typedef int (*gc3_cuCtxSetCurrent_t)(void *);
+typedef int (*gc3_cuDeviceGet_t)(int *, int);
+typedef int (*gc3_cuDevicePrimaryCtxRetain_t)(void **, int);
 
 static struct {
-    pthread_once_t               once;
-    int                          ok;
-    void                        *lib;
-    gc3_cuPointerGetAttributes_t get_attrs;
-    gc3_cuMemcpy_t               memcpy;
-} gc3_cu = {PTHREAD_ONCE_INIT, 0, NULL, NULL, NULL};
+    pthread_once_t                 once;
+    int                            ok;
+    void                          *lib;
+    gc3_cuPointerGetAttributes_t   get_attrs;
+    gc3_cuMemcpy_t                 memcpy;
+    gc3_cuMemAlloc_t               mem_alloc; /* the temporaries' (NULL: none can be made) */
+    gc3_cuMemFree_t                mem_free;
+    gc3_cuCtxGetCurrent_t          ctx_get;
+    gc3_cuCtxSetCurrent_t          ctx_set;
+    gc3_cuDeviceGet_t              device_get;
+    gc3_cuDevicePrimaryCtxRetain_t primary_retain;
+} gc3_cu = { PTHREAD_ONCE_INIT, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL };
 
 static void gc3_cu_load(void)
 {
     gc3_cuInit_t init;
     gc3_cu.lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
     if (gc3_cu.lib != NULL) {
-        init             = (gc3_cuInit_t)dlsym(gc3_cu.lib, "cuInit");
-        gc3_cu.get_attrs = (gc3_cuPointerGetAttributes_t)dlsym(gc3_cu.lib, "cuPointerGetAttributes");
-        gc3_cu.memcpy    = (gc3_cuMemcpy_t)dlsym(gc3_cu.lib, "cuMemcpy");
-        gc3_cu.ok        = init != NULL && gc3_cu.get_attrs != NULL && gc3_cu.memcpy != NULL && init(0) == 0;
+        init                  = (gc3_cuInit_t)dlsym(gc3_cu.lib, "cuInit");
+        gc3_cu.get_attrs      = (gc3_cuPointerGetAttributes_t)dlsym(gc3_cu.lib, "cuPointerGetAttributes");
+        gc3_cu.memcpy         = (gc3_cuMemcpy_t)dlsym(gc3_cu.lib, "cuMemcpy");
+        gc3_cu.mem_alloc      = (gc3_cuMemAlloc_t)dlsym(gc3_cu.lib, "cuMemAlloc_v2");
+        gc3_cu.mem_free       = (gc3_cuMemFree_t)dlsym(gc3_cu.lib, "cuMemFree_v2");
+        gc3_cu.ctx_get        = (gc3_cuCtxGetCurrent_t)dlsym(gc3_cu.lib, "cuCtxGetCurrent");
+        gc3_cu.ctx_set        = (gc3_cuCtxSetCurrent_t)dlsym(gc3_cu.lib, "cuCtxSetCurrent");
+        gc3_cu.device_get     = (gc3_cuDeviceGet_t)dlsym(gc3_cu.lib, "cuDeviceGet");
+        gc3_cu.primary_retain = (gc3_cuDevicePrimaryCtxRetain_t)dlsym(gc3_cu.lib, "cuDevicePrimaryCtxRetain");
+        gc3_cu.ok             = init != NULL && gc3_cu.get_attrs != NULL && gc3_cu.memcpy != NULL && init(0) == 0;
     }
 }
 
@@ -189,9 +208,9 @@ gc3_mem_t gc3_mem_classify(const void *ptr, int *device_p)
 {
     unsigned int mtype = 0, managed = 0;
     int          ordinal  = -1;
-    int          attrs[3] = {GC3_CU_POINTER_ATTRIBUTE_MEMORY_TYPE, GC3_CU_POINTER_ATTRIBUTE_IS_MANAGED,
-                             GC3_CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL};
-    void        *data[3]  = {&mtype, &managed, &ordinal};
+    int          attrs[3] = { GC3_CU_POINTER_ATTRIBUTE_MEMORY_TYPE, GC3_CU_POINTER_ATTRIBUTE_IS_MANAGED,
+                              GC3_CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL };
+    void        *data[3]  = { &mtype, &managed, &ordinal };
 
     *device_p = -1;
     if (ptr == NULL || !gc3_mem_driver()) {
@@ -217,14 +236,14 @@ gc3_status_t gc3_mem_range(const void *ptr, size_t bytes, int device, uint64_t *
 {
     /* every value 8 bytes, zeroed: the driver writes 4 (types, ordinal) or 1 (booleans) of some */
     unsigned long long mtype = 0, managed = 0, ordinal = 0, id = 0, ipc = 0, start = 0, size = 0;
-    int                attrs[7] = {GC3_CU_POINTER_ATTRIBUTE_MEMORY_TYPE, GC3_CU_POINTER_ATTRIBUTE_IS_MANAGED,
-                                   GC3_CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, GC3_CU_POINTER_ATTRIBUTE_BUFFER_ID,
-                                   GC3_CU_POINTER_ATTRIBUTE_LEGACY_IPC, GC3_CU_POINTER_ATTRIBUTE_RANGE_START,
-                                   GC3_CU_POINTER_ATTRIBUTE_RANGE_SIZE};
-    void              *data[7] = {&mtype, &managed, &ordinal, &id, &ipc, &start, &size};
+    int                attrs[7] = { GC3_CU_POINTER_ATTRIBUTE_MEMORY_TYPE,    GC3_CU_POINTER_ATTRIBUTE_IS_MANAGED,
+                                    GC3_CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, GC3_CU_POINTER_ATTRIBUTE_BUFFER_ID,
+                                    GC3_CU_POINTER_ATTRIBUTE_LEGACY_IPC,     GC3_CU_POINTER_ATTRIBUTE_RANGE_START,
+                                    GC3_CU_POINTER_ATTRIBUTE_RANGE_SIZE };
+    void              *data[7]  = { &mtype, &managed, &ordinal, &id, &ipc, &start, &size };
 
-    if (ptr == NULL || !gc3_mem_driver() ||
-        gc3_cu.get_attrs(7, attrs, data, (unsigned long long)(uintptr_t)ptr) != 0 || (mtype & 0xffffffffu) == 0) {
+    if (ptr == NULL || !gc3_mem_driver() || gc3_cu.get_attrs(7, attrs, data, (unsigned long long)(uintptr_t)ptr) != 0 ||
+        (mtype & 0xffffffffu) == 0) {
         *why_p = "the buffer is host memory";
         return GC3_ERR_UNSUPPORTED;
     }
@@ -248,6 +267,38 @@ gc3_status_t gc3_mem_range(const void *ptr, size_t bytes, int device, uint64_t *
     *size_p  = size;
     *ident_p = id;
     return GC3_OK;
+}
+
+gc3_status_t gc3_mem_alloc_device(int device, size_t bytes, void **ptr_p)
+{
+    unsigned long long ptr = 0;
+    void              *ctx = NULL;
+    int                dev = 0;
+
+    *ptr_p = NULL;
+    if (!gc3_mem_driver() || gc3_cu.mem_alloc == NULL || gc3_cu.mem_free == NULL || gc3_cu.ctx_get == NULL ||
+        gc3_cu.ctx_set == NULL || gc3_cu.device_get == NULL || gc3_cu.primary_retain == NULL) {
+        return GC3_ERR_UNSUPPORTED;
+    }
+    if (gc3_cu.ctx_get(&ctx) != 0 || ctx == NULL) {
+        /* no context on this thread (a rank that never used its GPU): the primary one, as the runtime's */
+        if (gc3_cu.device_get(&dev, device < 0 ? 0 : device) != 0 || gc3_cu.primary_retain(&ctx, dev) != 0 ||
+            gc3_cu.ctx_set(ctx) != 0) {
+            return GC3_ERR_UNSUPPORTED;
+        }
+    }
+    if (gc3_cu.mem_alloc(&ptr, bytes > 0 ? bytes : 1) != 0) {
+        return GC3_ERR_NO_MEMORY;
+    }
+    *ptr_p = (void *)(uintptr_t)ptr;
+    return GC3_OK;
+}
+
+void gc3_mem_free_device(void *ptr)
+{
+    if (ptr != NULL && gc3_mem_driver() && gc3_cu.mem_free != NULL) {
+        (void)gc3_cu.mem_free((unsigned long long)(uintptr_t)ptr);
+    }
 }
 
 gc3_status_t gc3_mem_copy(void *dst, const void *src, size_t bytes)
