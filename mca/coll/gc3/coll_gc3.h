@@ -30,6 +30,7 @@
 #include "gc3_ir.h"
 #include "gc3_runtime.h"
 #include "gc3_rules.h"
+#include "gc3_route.h"
 #include "opal/util/output.h"
 #include "opal/util/proc.h"
 #include <limits.h>
@@ -134,6 +135,29 @@ struct mca_coll_gc3_request_t;
 struct mca_coll_gc3_xchg_t;
 struct mca_coll_gc3_hsx_t;
 
+/* One of a call's buffers as this rank passed it, and as gc3's route needs it (coll_gc3_route.c):
+ * contiguous, in the route's memory (device memory of this rank's GPU, or host memory). A buffer that
+ * is not is copied (packed, for a datatype with holes) into a temporary before the call and back
+ * (unpacked) after it. */
+typedef struct {
+    void                   *user; /* the caller's pointer (NULL: none on this rank) */
+    struct ompi_datatype_t *dt;   /* its datatype, count elements of it */
+    size_t                  count;
+    size_t                  bytes; /* its data (count x the datatype's size) */
+    int                     in;    /* read by the call */
+    int                     out;   /* written by the call */
+    unsigned                kind;  /* GC3_KIND_* of the memory */
+    char                   *tmp;   /* the temporary (NULL: user's memory is used as it is) */
+    size_t                  tmp_bytes;
+    int                     tmp_device; /* tmp is device memory */
+    char                   *run;        /* what the runtime gets */
+} mca_coll_gc3_abuf_t;
+typedef struct {
+    mca_coll_gc3_abuf_t b[2];         /* [0] the send buffer, [1] the receive buffer */
+    int                 inplace_send; /* the send buffer is MPI_IN_PLACE */
+    int                 adapted;      /* mca_coll_gc3_adapt_in ran (its temporaries are to be released) */
+} mca_coll_gc3_adapt_t;
+
 /* One call in a communicator's pipeline (coll_gc3_request.c): started on its plan when the plan
  * exists and is free, in call order; run by the host-staged exchange (coll_gc3_oob.c) when gc3 has
  * no plan for it; or, a blocking call, handed back to its caller. */
@@ -154,6 +178,8 @@ typedef struct mca_coll_gc3_task_t {
     gc3_backend_t                  backend;
     size_t                         bytes;
     gc3_call_t                     call;
+    int                            hsx_only; /* the route is gc3's host-staged exchange */
+    mca_coll_gc3_adapt_t           ad;       /* a nonblocking call's buffers, adapted (released at its end) */
     mca_coll_gc3_plan_entry_t     *entry;
     struct mca_coll_gc3_request_t *req;   /* nonblocking and persistent calls */
     struct mca_coll_gc3_hsx_t     *hsx;   /* STAGED */
@@ -224,8 +250,8 @@ typedef struct mca_coll_gc3_module_t {
     int                         nentries, entries_cap;
     int                         pool_busy[MCA_COLL_GC3_NBACKEND]; /* a call runs on a plan of the backend's FIFO
                                                                    * pool (coll_gc3_fifo_pool) */
-    int blocks_busy; /* cuda: thread blocks of this communicator's calls in flight on this rank's GPU */
-    uint64_t                    mem_pool[MCA_COLL_GC3_NBACKEND];  /* the pool's bytes counted in mem_peak */
+    int      blocks_busy; /* cuda: thread blocks of this communicator's calls in flight on this rank's GPU */
+    uint64_t mem_pool[MCA_COLL_GC3_NBACKEND]; /* the pool's bytes counted in mem_peak */
     /* the pipeline (coll_gc3_request.c) */
     mca_coll_gc3_task_t *head, *tail; /* waiting, in call order */
     mca_coll_gc3_task_t *running;     /* started */
@@ -242,6 +268,14 @@ typedef struct mca_coll_gc3_module_t {
     int                 job_proto, job_channels, job_instances; /* the plan's, for its line */
     char                job_narrow[96];
     char                job_copied[80]; /* an in-place program serving an out-of-place call */
+    /* the route of calls (coll_gc3_route.c): agreed memory kinds per call key, the agreements'
+     * results, temporaries kept for the next call */
+    gc3_route_cache_t route;
+    struct {
+        char  *p;
+        size_t bytes;
+        int    device;
+    } spare[4];
     /* gc3's set-up exchanges (coll_gc3_oob.c): one pending at a time, numbered */
     struct mca_coll_gc3_xchg_t *oob_pending;
     double                      oob_posted; /* when it was posted (monotonic seconds) */
@@ -255,9 +289,17 @@ int                     mca_coll_gc3_init_query(bool enable_progress_threads, bo
 mca_coll_base_module_t *mca_coll_gc3_comm_query(struct ompi_communicator_t *comm, int *priority);
 /* gc3's function of every intercepted collective (coll_gc3_<collective>.c, coll_gc3_fallback.c) */
 MCA_COLL_GC3_INTERCEPTED(MCA_COLL_GC3_DECLARE)
+/* ... and on an intercommunicator (coll_gc3_inter.c) */
+#define MCA_COLL_GC3_DECLARE_INTER(name, type, ...)                                                                    \
+    __typeof__(*(mca_coll_base_module_##type##_fn_t)NULL) mca_coll_gc3_inter_##name;
+MCA_COLL_GC3_INTER(MCA_COLL_GC3_DECLARE_INTER)
 
 /* coll_gc3_types.c */
 int mca_coll_gc3_map_dtype(struct ompi_datatype_t *dt, gc3_dtype_t *out);
+/* count elements of dt as the runtime's elements (*elems of *out): a predefined datatype gc3 knows,
+ * or a derived one whose type signature is one of them repeated (every rank with the same signature
+ * gets the same answer, whatever its layout); 0 otherwise. */
+int mca_coll_gc3_map_signature(struct ompi_datatype_t *dt, size_t count, gc3_dtype_t *out, size_t *elems);
 int mca_coll_gc3_dt_bytes(struct ompi_datatype_t *dt, int count);
 int mca_coll_gc3_map_op(struct ompi_op_t *op, gc3_op_t *out);
 
@@ -265,9 +307,6 @@ int mca_coll_gc3_map_op(struct ompi_op_t *op, gc3_op_t *out);
  * driver, loaded at run time); the component asks CUDA nothing itself. */
 gc3_mem_t mca_coll_gc3_classify(const void *ptr, int *device_p);         /* (says once whether there is a driver) */
 int       mca_coll_gc3_memcpy(void *dst, const void *src, size_t bytes); /* any memory */
-/* Which backend would run these buffers (-1: none; gc3 passes the call on). */
-int mca_coll_gc3_pick_backend(mca_coll_gc3_module_t *m, const void *sbuf, const void *rbuf, const char *coll,
-                              int *device_buffers_p);
 /* Is ptr memory the previous module must not see (device or managed; or anything, with the
  * coll_gc3_stage_host test feature)? */
 int mca_coll_gc3_is_device(const void *ptr);
@@ -286,15 +325,48 @@ int mca_coll_gc3_stage_call(struct ompi_communicator_t *comm, const char *coll, 
  * builder returns 1 when gc3 may run the call (it still needs a plan for it), with *a filled; 0
  * when it passes the call on (why: at verbose level 2); a->device and a->backend are set either way. */
 typedef struct {
-    int         device;  /* a buffer is device memory (or counts as such: coll_gc3_stage_host) */
-    int         backend; /* the gc3_backend_t that would run it; -1: none */
-    gc3_dtype_t dtype;
-    gc3_op_t    op;
-    size_t      count; /* the runtime's count: elements (reductions), bytes per rank's segment (the others) */
-    size_t      bytes; /* the call's size as the rules count it */
-    int         root;  /* a rooted collective's root (bcast, reduce), else -1 */
-    uint64_t    entry_ns; /* coll_gc3_breakdown: when the call entered gc3 (mca_coll_gc3_breakdown_now) */
+    int                  device;  /* a buffer is device memory (or counts as such: coll_gc3_stage_host) */
+    int                  backend; /* the gc3_backend_t that would run it; -1: none */
+    gc3_dtype_t          dtype;
+    gc3_op_t             op;
+    size_t               count; /* the runtime's count: elements (reductions), bytes per rank's segment (the others) */
+    size_t               bytes; /* the call's size as the rules count it */
+    int                  root;  /* a rooted collective's root (bcast, reduce), else -1 */
+    uint64_t             entry_ns; /* coll_gc3_breakdown: when the call entered gc3 (mca_coll_gc3_breakdown_now) */
+    int                  coll;     /* gc3_coll_t */
+    const char          *name;     /* the MPI call, for messages: "iallreduce" */
+    unsigned             kinds;    /* this rank's GC3_KIND_* (its buffers, its driver and backend) */
+    int                  route;    /* gc3_route_t, the same on every rank (mca_coll_gc3_route_take) */
+    unsigned             agreed;   /* the kinds the ranks agreed on (the route's reason) */
+    mca_coll_gc3_adapt_t ad;       /* this rank's buffers, and as the route needs them */
 } mca_coll_gc3_args_t;
+/* The argument builders' common start: a zeroed record of coll's call. */
+void mca_coll_gc3_args_begin(mca_coll_gc3_args_t *a, gc3_coll_t coll, int root, const char *name);
+/* A buffer of the call: slot 0 send, 1 receive (user NULL or MPI_IN_PLACE: none); count elements of dt. */
+void mca_coll_gc3_args_buf(mca_coll_gc3_module_t *m, mca_coll_gc3_args_t *a, int slot, const void *user,
+                           struct ompi_datatype_t *dt, size_t count, int in, int out);
+/* How a call enters the route (mca_coll_gc3_route_take). */
+enum { MCA_COLL_GC3_CALL_BLOCKING, MCA_COLL_GC3_CALL_NONBLOCKING, MCA_COLL_GC3_CALL_INIT };
+/* coll_gc3_route.c: the route of a call gc3 may take (its argument builder said so), the same on
+ * every rank: agreed over the ranks' memory kinds where it must be (the communicator's route cache,
+ * gc3_route.h). 1 when gc3 runs it (a->route: CUDA, HOST, or for a nonblocking call whose kinds are
+ * being agreed HSX; a->backend set; this rank's buffers adapted: a->ad.b[i].run), 0 when Open MPI's
+ * component does (GC3_ROUTE_PREV; a persistent init that only posted the agreement). */
+int mca_coll_gc3_route_take(mca_coll_gc3_module_t *m, mca_coll_gc3_args_t *a, int how);
+/* After the call on gc3: the results copied (unpacked) back to the caller's buffers where rc is
+ * success, the temporaries released; returns rc or the copy's error. */
+int mca_coll_gc3_adapt_out(mca_coll_gc3_module_t *m, mca_coll_gc3_adapt_t *ad, int rc);
+/* The send and receive buffers the runtime gets (NULL for MPI_IN_PLACE / none). */
+static inline const void *mca_coll_gc3_run_sbuf(const mca_coll_gc3_args_t *a)
+{
+    return a->ad.inplace_send ? MPI_IN_PLACE : a->ad.b[0].run;
+}
+static inline void *mca_coll_gc3_run_rbuf(const mca_coll_gc3_args_t *a)
+{
+    return a->ad.b[1].run;
+}
+/* The communicator's route cache and temporaries go with its module. */
+void mca_coll_gc3_route_fini(mca_coll_gc3_module_t *m);
 /* Which buffers make a call one on device buffers (what the previous module must not see). */
 typedef enum {
     MCA_COLL_GC3_BUFS_BOTH,      /* the send or the receive buffer */
@@ -349,11 +421,19 @@ int mca_coll_gc3_args_usable(const mca_coll_gc3_module_t *m, const mca_coll_gc3_
  * set-up when there is one to do (a blocking call may). */
 int mca_coll_gc3_try_run(mca_coll_gc3_module_t *m, gc3_coll_t coll, const mca_coll_gc3_args_t *a, const void *sbuf,
                          void *rbuf, int *rc);
-/* The same, started: *request completes through Open MPI's progress. Never waits for another rank:
- * a call whose plan is not set up yet waits in the pipeline, and one gc3 has no plan for runs on the
- * host-staged exchange (coll_gc3_oob.c). reuse: a persistent request to start (NULL: a new one). */
-int mca_coll_gc3_try_start(mca_coll_gc3_module_t *m, gc3_coll_t coll, const mca_coll_gc3_args_t *a, const void *sbuf,
-                           void *rbuf, ompi_request_t **request, int *rc, struct mca_coll_gc3_request_t *reuse);
+/* The same, started (gc3 takes it: mca_coll_gc3_route_take said so): *request completes through Open
+ * MPI's progress, and the call's adapted buffers (a->ad) are copied back and released then. Never
+ * waits for another rank: a call whose plan is not set up yet waits in the pipeline, and one gc3
+ * has no plan for runs on the host-staged exchange (coll_gc3_oob.c). reuse: a persistent request
+ * to start (NULL: a new one). Returns the MPI result of the start. */
+int mca_coll_gc3_try_start(mca_coll_gc3_module_t *m, gc3_coll_t coll, mca_coll_gc3_args_t *a, const void *sbuf,
+                           void *rbuf, ompi_request_t **request, struct mca_coll_gc3_request_t *reuse);
+/* A nonblocking call that gc3 does not run on its route: 1 when it runs as its blocking form
+ * (device memory on some rank: as the ranks agreed, where they did), said at verbose 2; 0 when the
+ * previous module's nonblocking function gets it. */
+int mca_coll_gc3_nb_blocking(mca_coll_gc3_module_t *m, const mca_coll_gc3_args_t *a);
+/* A persistent init that goes to the previous module's (host memory on every rank, as agreed). */
+int mca_coll_gc3_init_passes(mca_coll_gc3_module_t *m, const mca_coll_gc3_args_t *a);
 /* Set up (in the pipeline, without waiting) the plan a call of these buffers would use. */
 void mca_coll_gc3_plan_ahead(mca_coll_gc3_module_t *m, gc3_coll_t coll, const mca_coll_gc3_args_t *a, const void *sbuf);
 
@@ -364,11 +444,28 @@ typedef struct {
     int (*blocking)(struct mca_coll_gc3_request_t *r); /* the blocking call instead, done at once */
 } mca_coll_gc3_pcoll_t;
 
+/* The layout of Open MPI's ompi_coll_base_nbc_request_t (coll_base_util.h, the same in 4.1 and 5.0),
+ * whose header Debian's development package cannot compile (it includes Fortran headers the package
+ * lacks): a request, then the callback Open MPI puts around its completion or free, its data, and the
+ * two objects it retains. Zeroed when the request is made. */
+typedef struct {
+    ompi_request_t super;
+    void          *cb;
+    void          *cb_data;
+    void          *objs[2];
+} mca_coll_gc3_nbc_request_t;
+
 /* A request of a call gc3 runs. Persistent requests (coll_gc3_persistent.c) keep their call,
  * bound once. */
 typedef struct mca_coll_gc3_request_t {
-    ompi_request_t              super;
-    mca_coll_gc3_module_t      *module;
+    /* Open MPI's nonblocking-collective request: MPI_Ibcast and the others write its fields after
+     * the call, to retain a derived datatype or a user-defined op until the request completes (or,
+     * persistent, is freed) */
+    union {
+        ompi_request_t             super;
+        mca_coll_gc3_nbc_request_t nbc;
+    };
+    mca_coll_gc3_module_t *module;
     mca_coll_gc3_task_t         task; /* the call in the pipeline (persistent: the one started last) */
     int                         coll;
     const mca_coll_gc3_pcoll_t *pcoll; /* persistent */
@@ -381,6 +478,8 @@ typedef struct mca_coll_gc3_request_t {
 } mca_coll_gc3_request_t;
 OBJ_CLASS_DECLARATION(mca_coll_gc3_request_t);
 
+/* Persistent requests freed by the application, released now (also at the component's close). */
+void mca_coll_gc3_graveyard_release(void);
 /* A persistent request of coll on m, inactive and complete, its call to be filled in. */
 mca_coll_gc3_request_t *mca_coll_gc3_request_persistent(mca_coll_gc3_module_t *m, int coll);
 void                    mca_coll_gc3_quiesce(mca_coll_gc3_module_t *m); /* until nothing of m is queued or running */

@@ -16,10 +16,9 @@ static int gc3_allgather_args(mca_coll_gc3_module_t *m, const void *sbuf, int sc
     size_t n = (size_t)ompi_comm_size(m->comm), rsize = 0, ssize = 0;
     int    inplace = sbuf == MPI_IN_PLACE;
 
-    memset(a, 0, sizeof(*a));
-    a->entry_ns = mca_coll_gc3_breakdown_now();
-    a->root    = -1;
-    a->backend = mca_coll_gc3_pick_backend(m, sbuf, rbuf, name, &a->device);
+    mca_coll_gc3_args_begin(a, GC3_COLL_ALLGATHER, -1, name);
+    mca_coll_gc3_args_buf(m, a, 0, sbuf, sdt, (size_t)scount, 1, 0);
+    mca_coll_gc3_args_buf(m, a, 1, rbuf, rdt, (size_t)rcount * n, inplace, 1);
     ompi_datatype_type_size(rdt, &rsize);
     ssize = inplace ? rsize * (size_t)rcount : 0;
     if (!inplace) {
@@ -29,11 +28,10 @@ static int gc3_allgather_args(mca_coll_gc3_module_t *m, const void *sbuf, int sc
     if (!mca_coll_gc3_args_usable(m, a, name, GC3_COLL_ALLGATHER, rcount)) {
         return 0;
     }
-    if (!mca_coll_gc3_dt_bytes(rdt, rcount * (int)n) || !(inplace || mca_coll_gc3_dt_bytes(sdt, scount)) ||
-        ssize != rsize * (size_t)rcount) {
-        return mca_coll_gc3_passed_on(m->comm, name, "non-contiguous datatypes, or send and receive sizes differ");
+    if (ssize != rsize * (size_t)rcount) {
+        return mca_coll_gc3_passed_on(m->comm, name, "send and receive sizes differ");
     }
-    a->dtype = GC3_DT_UINT8; /* moved as bytes */
+    a->dtype = GC3_DT_UINT8; /* moved as bytes, whatever the layout (adapted per rank) */
     a->op    = GC3_OP_SUM;
     a->count = ssize;
     a->bytes = ssize * n;
@@ -67,8 +65,12 @@ int mca_coll_gc3_allgather(const void *sbuf, int scount, struct ompi_datatype_t 
         return MCA_COLL_GC3_NO_PREV(comm, allgather);
     }
     if (gc3_allgather_args(m, sbuf, scount, sdt, rbuf, rcount, rdt, "allgather", &a) &&
-        mca_coll_gc3_try_run(m, GC3_COLL_ALLGATHER, &a, sbuf, rbuf, &rc)) {
-        return rc;
+        mca_coll_gc3_route_take(m, &a, MCA_COLL_GC3_CALL_BLOCKING)) {
+        if (mca_coll_gc3_try_run(m, GC3_COLL_ALLGATHER, &a, mca_coll_gc3_run_sbuf(&a), mca_coll_gc3_run_rbuf(&a),
+                                 &rc)) {
+            return mca_coll_gc3_adapt_out(m, &a.ad, rc);
+        }
+        (void)mca_coll_gc3_adapt_out(m, &a.ad, OMPI_ERROR); /* no plan (every rank alike): passed on */
     }
     rc = OMPI_SUCCESS;
     if (mca_coll_gc3_stage_coll(GC3_COLL_ALLGATHER, sbuf, rbuf, -1, comm, &rc)) {
@@ -86,13 +88,13 @@ int mca_coll_gc3_iallgather(const void *sbuf, int scount, struct ompi_datatype_t
 {
     mca_coll_gc3_module_t *m = (mca_coll_gc3_module_t *)module;
     mca_coll_gc3_args_t    a;
-    int                    rc;
 
     if (gc3_allgather_args(m, sbuf, scount, sdt, rbuf, rcount, rdt, "iallgather", &a) &&
-        mca_coll_gc3_try_start(m, GC3_COLL_ALLGATHER, &a, sbuf, rbuf, request, &rc, NULL)) {
-        return rc;
+        mca_coll_gc3_route_take(m, &a, MCA_COLL_GC3_CALL_NONBLOCKING)) {
+        return mca_coll_gc3_try_start(m, GC3_COLL_ALLGATHER, &a, mca_coll_gc3_run_sbuf(&a), mca_coll_gc3_run_rbuf(&a),
+                                      request, NULL);
     }
-    if (mca_coll_gc3_nb_as_blocking(comm, "iallgather", a.device)) {
+    if (mca_coll_gc3_nb_blocking(m, &a)) {
         *request = &ompi_request_empty;
         return mca_coll_gc3_allgather(sbuf, scount, sdt, rbuf, rcount, rdt, comm, module);
     }
@@ -109,9 +111,13 @@ static int gc3_allgather_start_on_plan(mca_coll_gc3_request_t *r, int *rc)
     ompi_request_t     *req = &r->super;
     mca_coll_gc3_args_t a;
 
-    return gc3_allgather_args(r->module, r->sbuf, r->scount, r->sdtype, r->rbuf, r->rcount, r->rdtype, "allgather",
-                              &a) &&
-           mca_coll_gc3_try_start(r->module, GC3_COLL_ALLGATHER, &a, r->sbuf, r->rbuf, &req, rc, r);
+    if (!gc3_allgather_args(r->module, r->sbuf, r->scount, r->sdtype, r->rbuf, r->rcount, r->rdtype, "allgather", &a) ||
+        !mca_coll_gc3_route_take(r->module, &a, MCA_COLL_GC3_CALL_NONBLOCKING)) {
+        return 0;
+    }
+    *rc = mca_coll_gc3_try_start(r->module, GC3_COLL_ALLGATHER, &a, mca_coll_gc3_run_sbuf(&a),
+                                 mca_coll_gc3_run_rbuf(&a), &req, r);
+    return 1;
 }
 
 static int gc3_allgather_start_blocking(mca_coll_gc3_request_t *r)
@@ -129,9 +135,10 @@ int mca_coll_gc3_allgather_init(const void *sbuf, int scount, struct ompi_dataty
 {
     mca_coll_gc3_module_t *m = (mca_coll_gc3_module_t *)module;
     mca_coll_gc3_args_t    a;
-    int                    gc3_runs = gc3_allgather_args(m, sbuf, scount, sdt, rbuf, rcount, rdt, "allgather_init", &a);
+    int gc3_runs = gc3_allgather_args(m, sbuf, scount, sdt, rbuf, rcount, rdt, "allgather_init", &a) &&
+                   mca_coll_gc3_route_take(m, &a, MCA_COLL_GC3_CALL_INIT);
 
-    if (a.backend < 0 && !a.device) { /* host buffers gc3 does not run: the previous module's, untouched */
+    if (mca_coll_gc3_init_passes(m, &a)) { /* host buffers gc3 does not run: the previous module's, untouched */
         if (m->prev_allgather_init == NULL) {
             return MCA_COLL_GC3_NO_PREV(comm, allgather_init);
         }

@@ -7,30 +7,27 @@
 #include "opal/util/output.h"
 #include "ompi/datatype/ompi_datatype.h"
 
-/* The argument builder (mca_coll_gc3_args_t); name: the MPI call, for messages. */
+/* The argument builder (mca_coll_gc3_args_t); name: the MPI call, for messages. gc3 may take the
+ * call when its type signature is n of a predefined datatype gc3 computes and its op is predefined:
+ * what every rank shares. */
 static int gc3_allreduce_args(mca_coll_gc3_module_t *m, const void *sbuf, void *rbuf, int count,
                               struct ompi_datatype_t *dtype, struct ompi_op_t *op, const char *name,
                               mca_coll_gc3_args_t *a)
 {
-    size_t dsize = 0;
-
-    memset(a, 0, sizeof(*a));
-    a->entry_ns = mca_coll_gc3_breakdown_now();
-    a->root    = -1;
-    a->backend = mca_coll_gc3_pick_backend(m, sbuf, rbuf, name, &a->device);
+    mca_coll_gc3_args_begin(a, GC3_COLL_ALLREDUCE, -1, name);
+    mca_coll_gc3_args_buf(m, a, 0, sbuf, dtype, (size_t)count, 1, 0);
+    mca_coll_gc3_args_buf(m, a, 1, rbuf, dtype, (size_t)count, sbuf == MPI_IN_PLACE, 1);
     if (!mca_coll_gc3_args_usable(m, a, name, GC3_COLL_ALLREDUCE, count)) {
         return 0;
     }
-    if (!mca_coll_gc3_map_dtype(dtype, &a->dtype) || !mca_coll_gc3_map_op(op, &a->op) ||
+    if (!mca_coll_gc3_map_signature(dtype, (size_t)count, &a->dtype, &a->count) || !mca_coll_gc3_map_op(op, &a->op) ||
         !gc3_op_valid(a->op, a->dtype)) {
         char why[160];
         gc3_snprintf_cut(why, sizeof(why), "datatype %s with this op: a user-defined or unsupported op or datatype",
                          dtype->name);
         return mca_coll_gc3_passed_on(m->comm, name, why);
     }
-    ompi_datatype_type_size(dtype, &dsize);
-    a->count = (size_t)count;
-    a->bytes = (size_t)count * dsize;
+    a->bytes = a->count * gc3_dtype_size(a->dtype);
     return 1;
 }
 
@@ -59,8 +56,12 @@ int mca_coll_gc3_allreduce(const void *sbuf, void *rbuf, int count, struct ompi_
         return OMPI_ERR_NOT_SUPPORTED;
     }
     if (gc3_allreduce_args(m, sbuf, rbuf, count, dtype, op, "allreduce", &a) &&
-        mca_coll_gc3_try_run(m, GC3_COLL_ALLREDUCE, &a, sbuf, rbuf, &rc)) {
-        return rc;
+        mca_coll_gc3_route_take(m, &a, MCA_COLL_GC3_CALL_BLOCKING)) {
+        if (mca_coll_gc3_try_run(m, GC3_COLL_ALLREDUCE, &a, mca_coll_gc3_run_sbuf(&a), mca_coll_gc3_run_rbuf(&a),
+                                 &rc)) {
+            return mca_coll_gc3_adapt_out(m, &a.ad, rc);
+        }
+        (void)mca_coll_gc3_adapt_out(m, &a.ad, OMPI_ERROR); /* no plan (every rank alike): passed on */
     }
     rc = OMPI_SUCCESS;
     if (mca_coll_gc3_stage_coll(GC3_COLL_ALLREDUCE, sbuf, rbuf, -1, comm, &rc)) {
@@ -83,10 +84,11 @@ int mca_coll_gc3_iallreduce(const void *sbuf, void *rbuf, int count, struct ompi
     int                    rc;
 
     if (gc3_allreduce_args(m, sbuf, rbuf, count, dtype, op, "iallreduce", &a) &&
-        mca_coll_gc3_try_start(m, GC3_COLL_ALLREDUCE, &a, sbuf, rbuf, request, &rc, NULL)) {
-        return rc;
+        mca_coll_gc3_route_take(m, &a, MCA_COLL_GC3_CALL_NONBLOCKING)) {
+        return mca_coll_gc3_try_start(m, GC3_COLL_ALLREDUCE, &a, mca_coll_gc3_run_sbuf(&a), mca_coll_gc3_run_rbuf(&a),
+                                      request, NULL);
     }
-    if (a.device && mca_coll_gc3_fallback(comm, 1) != MCA_COLL_GC3_FALLBACK_PASS) {
+    if (mca_coll_gc3_nb_blocking(m, &a)) {
         rc       = mca_coll_gc3_allreduce(sbuf, rbuf, count, dtype, op, comm, module);
         *request = &ompi_request_empty;
         return rc;
@@ -104,8 +106,13 @@ static int gc3_allreduce_start_on_plan(mca_coll_gc3_request_t *r, int *rc)
     ompi_request_t     *req = &r->super;
     mca_coll_gc3_args_t a;
 
-    return gc3_allreduce_args(r->module, r->sbuf, r->rbuf, r->rcount, r->rdtype, r->op, "allreduce", &a) &&
-           mca_coll_gc3_try_start(r->module, GC3_COLL_ALLREDUCE, &a, r->sbuf, r->rbuf, &req, rc, r);
+    if (!gc3_allreduce_args(r->module, r->sbuf, r->rbuf, r->rcount, r->rdtype, r->op, "allreduce", &a) ||
+        !mca_coll_gc3_route_take(r->module, &a, MCA_COLL_GC3_CALL_NONBLOCKING)) {
+        return 0;
+    }
+    *rc = mca_coll_gc3_try_start(r->module, GC3_COLL_ALLREDUCE, &a, mca_coll_gc3_run_sbuf(&a),
+                                 mca_coll_gc3_run_rbuf(&a), &req, r);
+    return 1;
 }
 
 static int gc3_allreduce_start_blocking(mca_coll_gc3_request_t *r)
@@ -122,9 +129,10 @@ int mca_coll_gc3_allreduce_init(const void *sbuf, void *rbuf, int count, struct 
 {
     mca_coll_gc3_module_t *m = (mca_coll_gc3_module_t *)module;
     mca_coll_gc3_args_t    a;
-    int                    gc3_runs = gc3_allreduce_args(m, sbuf, rbuf, count, dtype, op, "allreduce_init", &a);
+    int                    gc3_runs = gc3_allreduce_args(m, sbuf, rbuf, count, dtype, op, "allreduce_init", &a) &&
+                   mca_coll_gc3_route_take(m, &a, MCA_COLL_GC3_CALL_INIT);
 
-    if (a.backend < 0 && !a.device) { /* host buffers gc3 does not run: the previous module's, untouched */
+    if (mca_coll_gc3_init_passes(m, &a)) { /* host buffers gc3 does not run: the previous module's, untouched */
         if (m->prev_allreduce_init == NULL) {
             return MCA_COLL_GC3_NO_PREV(comm, allreduce_init);
         }

@@ -13,29 +13,28 @@ static int gc3_alltoall_args(mca_coll_gc3_module_t *m, const void *sbuf, int *sc
                              void *rbuf, int rcount, struct ompi_datatype_t *rdtype, const char *name,
                              mca_coll_gc3_args_t *a)
 {
-    size_t ssize = 0, rsize = 0;
+    const size_t n     = (size_t)ompi_comm_size(m->comm);
+    size_t       ssize = 0, rsize = 0;
 
-    memset(a, 0, sizeof(*a));
-    a->entry_ns = mca_coll_gc3_breakdown_now();
-    a->root    = -1;
-    a->backend = mca_coll_gc3_pick_backend(m, sbuf, rbuf, name, &a->device);
+    mca_coll_gc3_args_begin(a, GC3_COLL_ALLTOALL, -1, name);
     if (sbuf == MPI_IN_PLACE) {
         *scount = rcount;
         *sdtype = rdtype;
     }
+    mca_coll_gc3_args_buf(m, a, 0, sbuf, *sdtype, (size_t)*scount * n, 1, 0);
+    mca_coll_gc3_args_buf(m, a, 1, rbuf, rdtype, (size_t)rcount * n, sbuf == MPI_IN_PLACE, 1);
     if (!mca_coll_gc3_args_usable(m, a, name, GC3_COLL_ALLTOALL, rcount)) {
         return 0;
     }
     ompi_datatype_type_size(rdtype, &rsize);
     ompi_datatype_type_size(*sdtype, &ssize);
-    if (!mca_coll_gc3_dt_bytes(*sdtype, *scount) || !mca_coll_gc3_dt_bytes(rdtype, rcount) ||
-        ssize * (size_t)*scount != rsize * (size_t)rcount) {
-        return mca_coll_gc3_passed_on(m->comm, name, "non-contiguous datatypes, or send and receive sizes differ");
+    if (ssize * (size_t)*scount != rsize * (size_t)rcount) {
+        return mca_coll_gc3_passed_on(m->comm, name, "send and receive sizes differ");
     }
-    a->dtype = GC3_DT_UINT8; /* moved as bytes */
+    a->dtype = GC3_DT_UINT8; /* moved as bytes, whatever the layout (adapted per rank) */
     a->op    = GC3_OP_SUM;
     a->count = rsize * (size_t)rcount;
-    a->bytes = a->count * (size_t)ompi_comm_size(m->comm);
+    a->bytes = a->count * n;
     return 1;
 }
 
@@ -66,8 +65,11 @@ int mca_coll_gc3_alltoall(const void *sbuf, int scount, struct ompi_datatype_t *
         return OMPI_ERR_NOT_SUPPORTED;
     }
     if (gc3_alltoall_args(m, sbuf, &scount, &sdtype, rbuf, rcount, rdtype, "alltoall", &a) &&
-        mca_coll_gc3_try_run(m, GC3_COLL_ALLTOALL, &a, sbuf, rbuf, &rc)) {
-        return rc;
+        mca_coll_gc3_route_take(m, &a, MCA_COLL_GC3_CALL_BLOCKING)) {
+        if (mca_coll_gc3_try_run(m, GC3_COLL_ALLTOALL, &a, mca_coll_gc3_run_sbuf(&a), mca_coll_gc3_run_rbuf(&a), &rc)) {
+            return mca_coll_gc3_adapt_out(m, &a.ad, rc);
+        }
+        (void)mca_coll_gc3_adapt_out(m, &a.ad, OMPI_ERROR); /* no plan (every rank alike): passed on */
     }
     rc = OMPI_SUCCESS;
     if (mca_coll_gc3_stage_coll(GC3_COLL_ALLTOALL, sbuf, rbuf, -1, comm, &rc)) {
@@ -89,10 +91,11 @@ int mca_coll_gc3_ialltoall(const void *sbuf, int scount, struct ompi_datatype_t 
     int                    rc;
 
     if (gc3_alltoall_args(m, sbuf, &scount, &sdtype, rbuf, rcount, rdtype, "ialltoall", &a) &&
-        mca_coll_gc3_try_start(m, GC3_COLL_ALLTOALL, &a, sbuf, rbuf, request, &rc, NULL)) {
-        return rc;
+        mca_coll_gc3_route_take(m, &a, MCA_COLL_GC3_CALL_NONBLOCKING)) {
+        return mca_coll_gc3_try_start(m, GC3_COLL_ALLTOALL, &a, mca_coll_gc3_run_sbuf(&a), mca_coll_gc3_run_rbuf(&a),
+                                      request, NULL);
     }
-    if (a.device && mca_coll_gc3_fallback(comm, 1) != MCA_COLL_GC3_FALLBACK_PASS) {
+    if (mca_coll_gc3_nb_blocking(m, &a)) {
         rc       = mca_coll_gc3_alltoall(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, module);
         *request = &ompi_request_empty;
         return rc;
@@ -112,8 +115,13 @@ static int gc3_alltoall_start_on_plan(mca_coll_gc3_request_t *r, int *rc)
     struct ompi_datatype_t *sdtype = r->sdtype;
     mca_coll_gc3_args_t     a;
 
-    return gc3_alltoall_args(r->module, r->sbuf, &scount, &sdtype, r->rbuf, r->rcount, r->rdtype, "alltoall", &a) &&
-           mca_coll_gc3_try_start(r->module, GC3_COLL_ALLTOALL, &a, r->sbuf, r->rbuf, &req, rc, r);
+    if (!gc3_alltoall_args(r->module, r->sbuf, &scount, &sdtype, r->rbuf, r->rcount, r->rdtype, "alltoall", &a) ||
+        !mca_coll_gc3_route_take(r->module, &a, MCA_COLL_GC3_CALL_NONBLOCKING)) {
+        return 0;
+    }
+    *rc = mca_coll_gc3_try_start(r->module, GC3_COLL_ALLTOALL, &a, mca_coll_gc3_run_sbuf(&a), mca_coll_gc3_run_rbuf(&a),
+                                 &req, r);
+    return 1;
 }
 
 static int gc3_alltoall_start_blocking(mca_coll_gc3_request_t *r)
@@ -132,9 +140,10 @@ int mca_coll_gc3_alltoall_init(const void *sbuf, int scount, struct ompi_datatyp
     int                     sc  = scount;
     struct ompi_datatype_t *sdt = sdtype;
     mca_coll_gc3_args_t     a;
-    int                     gc3_runs = gc3_alltoall_args(m, sbuf, &sc, &sdt, rbuf, rcount, rdtype, "alltoall_init", &a);
+    int gc3_runs = gc3_alltoall_args(m, sbuf, &sc, &sdt, rbuf, rcount, rdtype, "alltoall_init", &a) &&
+                   mca_coll_gc3_route_take(m, &a, MCA_COLL_GC3_CALL_INIT);
 
-    if (a.backend < 0 && !a.device) { /* host buffers gc3 does not run: the previous module's, untouched */
+    if (mca_coll_gc3_init_passes(m, &a)) { /* host buffers gc3 does not run: the previous module's, untouched */
         if (m->prev_alltoall_init == NULL) {
             return MCA_COLL_GC3_NO_PREV(comm, alltoall_init);
         }

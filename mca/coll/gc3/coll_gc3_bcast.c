@@ -13,21 +13,17 @@
 static int gc3_bcast_args(mca_coll_gc3_module_t *m, void *buf, int count, struct ompi_datatype_t *dt, int root,
                           const char *name, mca_coll_gc3_args_t *a)
 {
-    size_t dsize = 0;
+    const int me    = ompi_comm_rank(m->comm);
+    size_t    dsize = 0;
 
-    memset(a, 0, sizeof(*a));
-    a->entry_ns = mca_coll_gc3_breakdown_now();
-    a->root    = root;
-    a->backend = mca_coll_gc3_pick_backend(m, MPI_IN_PLACE, buf, name, &a->device);
+    mca_coll_gc3_args_begin(a, GC3_COLL_BCAST, root, name);
+    mca_coll_gc3_args_buf(m, a, 0, MPI_IN_PLACE, NULL, 0, 0, 0);
+    mca_coll_gc3_args_buf(m, a, 1, buf, dt, (size_t)count, me == root, me != root);
     if (!mca_coll_gc3_args_usable(m, a, name, GC3_COLL_BCAST, count)) {
         return 0;
     }
-    if (!mca_coll_gc3_dt_bytes(dt, count)) {
-        return mca_coll_gc3_passed_on(m->comm, name,
-                                      "a non-contiguous datatype, or one whose data starts past the buffer");
-    }
     ompi_datatype_type_size(dt, &dsize);
-    a->dtype = GC3_DT_UINT8; /* moved as bytes */
+    a->dtype = GC3_DT_UINT8; /* moved as bytes, whatever the layout (adapted per rank) */
     a->op    = GC3_OP_SUM;
     a->count = (size_t)count * dsize;
     a->bytes = a->count;
@@ -58,8 +54,11 @@ int mca_coll_gc3_bcast(void *buf, int count, struct ompi_datatype_t *dt, int roo
         return MCA_COLL_GC3_NO_PREV(comm, bcast);
     }
     if (gc3_bcast_args(m, buf, count, dt, root, "bcast", &a) &&
-        mca_coll_gc3_try_run(m, GC3_COLL_BCAST, &a, MPI_IN_PLACE, buf, &rc)) {
-        return rc;
+        mca_coll_gc3_route_take(m, &a, MCA_COLL_GC3_CALL_BLOCKING)) {
+        if (mca_coll_gc3_try_run(m, GC3_COLL_BCAST, &a, mca_coll_gc3_run_sbuf(&a), mca_coll_gc3_run_rbuf(&a), &rc)) {
+            return mca_coll_gc3_adapt_out(m, &a.ad, rc);
+        }
+        (void)mca_coll_gc3_adapt_out(m, &a.ad, OMPI_ERROR); /* no plan (every rank alike): passed on */
     }
     rc = OMPI_SUCCESS;
     if (mca_coll_gc3_stage_coll(GC3_COLL_BCAST, NULL, buf, root, comm, &rc)) {
@@ -75,13 +74,13 @@ int mca_coll_gc3_ibcast(void *buf, int count, struct ompi_datatype_t *dt, int ro
 {
     mca_coll_gc3_module_t *m = (mca_coll_gc3_module_t *)module;
     mca_coll_gc3_args_t    a;
-    int                    rc;
 
     if (gc3_bcast_args(m, buf, count, dt, root, "ibcast", &a) &&
-        mca_coll_gc3_try_start(m, GC3_COLL_BCAST, &a, MPI_IN_PLACE, buf, request, &rc, NULL)) {
-        return rc;
+        mca_coll_gc3_route_take(m, &a, MCA_COLL_GC3_CALL_NONBLOCKING)) {
+        return mca_coll_gc3_try_start(m, GC3_COLL_BCAST, &a, mca_coll_gc3_run_sbuf(&a), mca_coll_gc3_run_rbuf(&a),
+                                      request, NULL);
     }
-    if (mca_coll_gc3_nb_as_blocking(comm, "ibcast", a.device)) {
+    if (mca_coll_gc3_nb_blocking(m, &a)) {
         *request = &ompi_request_empty;
         return mca_coll_gc3_bcast(buf, count, dt, root, comm, module);
     }
@@ -98,8 +97,13 @@ static int gc3_bcast_start_on_plan(mca_coll_gc3_request_t *r, int *rc)
     ompi_request_t     *req = &r->super;
     mca_coll_gc3_args_t a;
 
-    return gc3_bcast_args(r->module, r->rbuf, r->rcount, r->rdtype, r->root, "bcast", &a) &&
-           mca_coll_gc3_try_start(r->module, GC3_COLL_BCAST, &a, MPI_IN_PLACE, r->rbuf, &req, rc, r);
+    if (!gc3_bcast_args(r->module, r->rbuf, r->rcount, r->rdtype, r->root, "bcast", &a) ||
+        !mca_coll_gc3_route_take(r->module, &a, MCA_COLL_GC3_CALL_NONBLOCKING)) {
+        return 0;
+    }
+    *rc = mca_coll_gc3_try_start(r->module, GC3_COLL_BCAST, &a, mca_coll_gc3_run_sbuf(&a), mca_coll_gc3_run_rbuf(&a),
+                                 &req, r);
+    return 1;
 }
 
 static int gc3_bcast_start_blocking(mca_coll_gc3_request_t *r)
@@ -115,9 +119,10 @@ int mca_coll_gc3_bcast_init(void *buf, int count, struct ompi_datatype_t *dt, in
 {
     mca_coll_gc3_module_t *m = (mca_coll_gc3_module_t *)module;
     mca_coll_gc3_args_t    a;
-    int                    gc3_runs = gc3_bcast_args(m, buf, count, dt, root, "bcast_init", &a);
+    int                    gc3_runs = gc3_bcast_args(m, buf, count, dt, root, "bcast_init", &a) &&
+                   mca_coll_gc3_route_take(m, &a, MCA_COLL_GC3_CALL_INIT);
 
-    if (a.backend < 0 && !a.device) { /* host buffers gc3 does not run: the previous module's, untouched */
+    if (mca_coll_gc3_init_passes(m, &a)) { /* host buffers gc3 does not run: the previous module's, untouched */
         if (m->prev_bcast_init == NULL) {
             return MCA_COLL_GC3_NO_PREV(comm, bcast_init);
         }

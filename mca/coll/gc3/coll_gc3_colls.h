@@ -33,6 +33,11 @@
     X(ineighbor_allgather, iallgather) X(ineighbor_allgatherv, iallgatherv)                              \
     X(ineighbor_alltoall, ialltoall) X(ineighbor_alltoallv, ialltoallv)                                  \
     X(ineighbor_alltoallw, ineighbor_alltoallw)
+/* The blocking collectives gc3 stages on an intercommunicator (coll_gc3_inter.c: mca_coll_gc3_inter_<name>). */
+#define MCA_COLL_GC3_INTER(X)                                                                             \
+    X(allreduce, allreduce) X(bcast, bcast) X(reduce, reduce) X(allgather, allgather)                    \
+    X(allgatherv, allgatherv) X(alltoall, alltoall) X(alltoallv, alltoallv) X(gather, gather)            \
+    X(gatherv, gatherv) X(scatter, scatter) X(scatterv, scatterv)
 /* clang-format on */
 
 #endif /* MCA_COLL_GC3_COLLS_H */

@@ -115,69 +115,6 @@ int mca_coll_gc3_memcpy(void *dst, const void *src, size_t bytes)
     }
 }
 
-/* gc3 is loaded, takes the collectives it runs, and passes them all on when the application's
- * buffers are host memory (a job without GPUs): at verbose 1 the first such call says why, once per
- * process, where the process is rank 0 of the call's communicator (every rank at verbose 3): once
- * per job when rank 0 of MPI_COMM_WORLD makes such a call first. (A race only repeats the line.) */
-static void mca_coll_gc3_host_buffers_said(struct ompi_communicator_t *comm, const char *coll)
-{
-    static int said;
-
-    if (said || mca_coll_gc3_component.verbose < 1 || !MCA_COLL_GC3_SAYS(comm)) {
-        return;
-    }
-    said = 1;
-    opal_output_verbose(1, mca_coll_gc3_component.output,
-                        "coll:gc3: gc3 runs no call on host buffers with coll_gc3_backend auto (the first here: "
-                        "MPI_%c%s on comm %s): it runs device buffers only (%s) and passes calls on host buffers on to "
-                        "Open MPI's other coll components; --mca coll_gc3_backend host runs them with gc3's host "
-                        "backend (for tests and demos: slower than Open MPI's own host collectives)",
-                        coll[0] >= 'a' && coll[0] <= 'z' ? coll[0] - 'a' + 'A' : coll[0], coll + 1, comm->c_name,
-                        gc3_mem_driver() ? "the CUDA driver is loaded" : "this process has no CUDA driver: no GPU");
-}
-
-int mca_coll_gc3_pick_backend(mca_coll_gc3_module_t *m, const void *sbuf, const void *rbuf, const char *coll,
-                              int *device_buffers_p)
-{
-    int       dev_s = -1, dev_r = -1;
-    gc3_mem_t ks = sbuf == MPI_IN_PLACE ? GC3_MEM_HOST : mca_coll_gc3_classify(sbuf, &dev_s);
-    gc3_mem_t kr = mca_coll_gc3_classify(rbuf, &dev_r);
-
-    *device_buffers_p = ks != GC3_MEM_HOST || kr != GC3_MEM_HOST;
-    if (mca_coll_gc3_component.stage_host) {
-        *device_buffers_p = 1; /* test feature: host buffers take the staging path */
-        return -1;
-    }
-    if (!*device_buffers_p) {
-        if (mca_coll_gc3_component.backend == MCA_COLL_GC3_BACKEND_HOST) {
-            return GC3_BACKEND_HOST;
-        }
-        mca_coll_gc3_host_buffers_said(m->comm, coll);
-        mca_coll_gc3_passed_on(m->comm, coll, "host buffers (gc3 runs them only with coll_gc3_backend=host)");
-        return -1;
-    }
-    if (mca_coll_gc3_component.backend == MCA_COLL_GC3_BACKEND_HOST || !gc3_exec_backend_available(GC3_BACKEND_CUDA)) {
-        mca_coll_gc3_passed_on(m->comm, coll,
-                               mca_coll_gc3_component.backend == MCA_COLL_GC3_BACKEND_HOST
-                                   ? "device buffers, and coll_gc3_backend is host"
-                                   : "device buffers, and gc3 was built without CUDA");
-        return -1;
-    }
-    if (ks == GC3_MEM_MANAGED || kr == GC3_MEM_MANAGED) {
-        mca_coll_gc3_passed_on(m->comm, coll, "managed memory (gc3 runs device memory)");
-        return -1;
-    }
-    if ((sbuf != MPI_IN_PLACE && ks != GC3_MEM_DEVICE) || kr != GC3_MEM_DEVICE ||
-        (sbuf != MPI_IN_PLACE && dev_s != dev_r) || (m->device >= 0 && dev_r != m->device)) {
-        opal_output_verbose(2, mca_coll_gc3_component.output,
-                            "coll:gc3: comm %s rank %d: %s passed on: buffers on devices %d/%d (this rank uses %d), "
-                            "or host and device mixed",
-                            m->comm->c_name, ompi_comm_rank(m->comm), coll, dev_s, dev_r, m->device);
-        return -1;
-    }
-    return GC3_BACKEND_CUDA;
-}
-
 int mca_coll_gc3_passed_on(struct ompi_communicator_t *comm, const char *coll, const char *why)
 {
     mca_coll_gc3_verbose_once(2, comm, "coll:gc3: comm %s: MPI_%c%s passed on: %s", comm->c_name,
@@ -198,9 +135,7 @@ int mca_coll_gc3_args_usable(const mca_coll_gc3_module_t *m, const mca_coll_gc3_
 {
     char why[96];
 
-    if (a->backend < 0) {
-        return 0; /* (said by mca_coll_gc3_pick_backend) */
-    }
+    (void)a;
     if (!mca_coll_gc3_component.enable[coll]) {
         gc3_snprintf_cut(why, sizeof(why), "coll_gc3_enable_%s is false", mca_coll_gc3_coll(coll)->name);
         return mca_coll_gc3_passed_on(m->comm, call, why);

@@ -39,6 +39,7 @@ static void mca_coll_gc3_module_destruct(mca_coll_gc3_module_t *m)
     if (m->comm != NULL) {
         mca_coll_gc3_quiesce(m); /* no call may outlive its plan */
     }
+    mca_coll_gc3_route_fini(m); /* its temporaries, its agreements still pending */
     mca_coll_gc3_breakdown_flush(m);
     mca_coll_gc3_setup_fini(m);
     for (int i = 0; i < m->nentries; i++) {
@@ -98,7 +99,8 @@ int mca_coll_gc3_init_query(bool enable_progress_threads, bool enable_mpi_thread
     return OMPI_SUCCESS;
 }
 
-#define GC3_INSTALL(name, ...) m->super.coll_##name = mca_coll_gc3_##name;
+#define GC3_INSTALL(name, ...)       m->super.coll_##name = mca_coll_gc3_##name;
+#define GC3_INSTALL_INTER(name, ...) m->super.coll_##name = mca_coll_gc3_inter_##name;
 
 /* The coll component whose function f is (its DSO mca_coll_NAME.so), into name; 0 when unknown
  * (a component built into libmpi). */
@@ -165,7 +167,7 @@ mca_coll_base_module_t *mca_coll_gc3_comm_query(struct ompi_communicator_t *comm
     if (comm != &ompi_mpi_comm_world.comm) {
         gc3_say_if_outranked();
     }
-    if (mca_coll_gc3_component.priority < 0 || OMPI_COMM_IS_INTER(comm)) {
+    if (mca_coll_gc3_component.priority < 0) {
         return NULL;
     }
     m = OBJ_NEW(mca_coll_gc3_module_t);
@@ -174,6 +176,11 @@ mca_coll_base_module_t *mca_coll_gc3_comm_query(struct ompi_communicator_t *comm
     }
     *priority                   = mca_coll_gc3_component.priority;
     m->super.coll_module_enable = mca_coll_gc3_module_enable;
+    if (OMPI_COMM_IS_INTER(comm)) {
+        /* gc3 runs nothing there: it stages the blocking collectives' device buffers (coll_gc3_inter.c) */
+        MCA_COLL_GC3_INTER(GC3_INSTALL_INTER)
+        return &m->super;
+    }
     MCA_COLL_GC3_INTERCEPTED(GC3_INSTALL)
     opal_output_verbose(3, mca_coll_gc3_component.output, "coll:gc3: comm %s: query, priority %d", comm->c_name,
                         *priority);

@@ -32,8 +32,8 @@
       "memory per call. false: off")                                                                                   \
     X(backend, int, INT, MCA_COLL_GC3_BACKEND_AUTO, 6, READONLY, 1, mca_coll_gc3_backend_values,                       \
       "Where gc3 runs collectives: auto (device buffers on the GPU, host buffers passed on), cuda (the same), "        \
-      "host (also runs host buffers itself with the host backend; device buffers are then staged). The host "          \
-      "backend is for tests, demos and machines without GPUs, where running gc3's algorithms matters more than "       \
+      "host (also runs host buffers itself with the host backend, and device buffers copied to host memory). The "   \
+      "host backend is for tests, demos and machines without GPUs, where running gc3's algorithms matters more than "  \
       "speed: it is slower than Open MPI's own host collectives (an 8-byte allreduce on 2 ranks: about 24 us "         \
       "against 0.4 us with tuned)")                                                                                    \
     X(timeout, double, DOUBLE, 300.0, 6, READONLY, 0, NULL,                                                            \
@@ -150,6 +150,13 @@
       "says which and why), stage (copy the buffers through host memory around the previous coll module: correct "     \
       "on any Open MPI), pass (give that module the device buffers: only for a CUDA-aware Open MPI), error (fail "     \
       "the call with MPI_ERR_UNSUPPORTED_OPERATION, naming it: to be sure nothing runs slowly unnoticed)")             \
+    X(route_recheck, int, INT, 64, 6, READONLY, 1, NULL,                                                               \
+      "Calls of one collective, size and root between two agreements of the ranks on which memory they pass "         \
+      "(host, device, managed), which decides the route every rank takes: gc3 on the GPUs, or Open MPI's own "        \
+      "component for host buffers. The first call of each agrees and waits; later ones use what was agreed, a "        \
+      "rank whose buffers differ copies them to the route's memory, and every N-th call posts a new agreement "         \
+      "applied at the next. 0: blocking calls agree before every call. A job without a CUDA driver on any rank "       \
+      "agrees once per communicator")                                                                                 \
     X(pseudo_nodes, int, INT, 0, 9, READONLY, 1, NULL,                                                                 \
       "Test and demo feature: split the ranks of each host into pseudo-nodes of this many consecutive ranks, so "      \
       "that gc3 treats them as separate nodes (connections between them through UCX and the proxy thread, "            \

@@ -21,26 +21,23 @@ static int gc3_reduce_args(mca_coll_gc3_module_t *m, const void *sbuf, void *rbu
                            struct ompi_datatype_t *dt, struct ompi_op_t *op, int root, const char *name,
                            mca_coll_gc3_args_t *a)
 {
-    size_t dsize = 0;
+    const int at_root = ompi_comm_rank(m->comm) == root;
 
-    memset(a, 0, sizeof(*a));
-    a->entry_ns = mca_coll_gc3_breakdown_now();
-    a->root = root;
-    /* a non-root's memory is its send buffer's (its receive buffer is not significant) */
-    a->backend =
-        mca_coll_gc3_pick_backend(m, sbuf, ompi_comm_rank(m->comm) == root ? rbuf : (void *)sbuf, name, &a->device);
+    mca_coll_gc3_args_begin(a, GC3_COLL_REDUCE, root, name);
+    mca_coll_gc3_args_buf(m, a, 0, sbuf, dt, (size_t)count, 1, 0);
+    /* a non-root's receive buffer is not significant: gc3 never looks at it there */
+    mca_coll_gc3_args_buf(m, a, 1, at_root ? rbuf : NULL, at_root ? dt : NULL, (size_t)count, sbuf == MPI_IN_PLACE, 1);
     if (!mca_coll_gc3_args_usable(m, a, name, GC3_COLL_REDUCE, count)) {
         return 0;
     }
-    if (!mca_coll_gc3_map_dtype(dt, &a->dtype) || !mca_coll_gc3_map_op(op, &a->op) || !gc3_op_valid(a->op, a->dtype)) {
+    if (!mca_coll_gc3_map_signature(dt, (size_t)count, &a->dtype, &a->count) || !mca_coll_gc3_map_op(op, &a->op) ||
+        !gc3_op_valid(a->op, a->dtype)) {
         char why[160];
         gc3_snprintf_cut(why, sizeof(why), "datatype %s with this op: a user-defined or unsupported op or datatype",
                          dt->name);
         return mca_coll_gc3_passed_on(m->comm, name, why);
     }
-    ompi_datatype_type_size(dt, &dsize);
-    a->count = (size_t)count;
-    a->bytes = (size_t)count * dsize;
+    a->bytes = a->count * gc3_dtype_size(a->dtype);
     return 1;
 }
 
@@ -72,8 +69,11 @@ int mca_coll_gc3_reduce(const void *sbuf, void *rbuf, int count, struct ompi_dat
         return MCA_COLL_GC3_NO_PREV(comm, reduce);
     }
     if (gc3_reduce_args(m, sbuf, rbuf, count, dt, op, root, "reduce", &a) &&
-        mca_coll_gc3_try_run(m, GC3_COLL_REDUCE, &a, sbuf, gc3_reduce_rbuf(comm, rbuf, root), &rc)) {
-        return rc;
+        mca_coll_gc3_route_take(m, &a, MCA_COLL_GC3_CALL_BLOCKING)) {
+        if (mca_coll_gc3_try_run(m, GC3_COLL_REDUCE, &a, mca_coll_gc3_run_sbuf(&a), mca_coll_gc3_run_rbuf(&a), &rc)) {
+            return mca_coll_gc3_adapt_out(m, &a.ad, rc);
+        }
+        (void)mca_coll_gc3_adapt_out(m, &a.ad, OMPI_ERROR); /* no plan (every rank alike): passed on */
     }
     rc = OMPI_SUCCESS;
     if (mca_coll_gc3_stage_coll(GC3_COLL_REDUCE, sbuf, rbuf, root, comm, &rc)) {
@@ -90,13 +90,13 @@ int mca_coll_gc3_ireduce(const void *sbuf, void *rbuf, int count, struct ompi_da
 {
     mca_coll_gc3_module_t *m = (mca_coll_gc3_module_t *)module;
     mca_coll_gc3_args_t    a;
-    int                    rc;
 
     if (gc3_reduce_args(m, sbuf, rbuf, count, dt, op, root, "ireduce", &a) &&
-        mca_coll_gc3_try_start(m, GC3_COLL_REDUCE, &a, sbuf, gc3_reduce_rbuf(comm, rbuf, root), request, &rc, NULL)) {
-        return rc;
+        mca_coll_gc3_route_take(m, &a, MCA_COLL_GC3_CALL_NONBLOCKING)) {
+        return mca_coll_gc3_try_start(m, GC3_COLL_REDUCE, &a, mca_coll_gc3_run_sbuf(&a), mca_coll_gc3_run_rbuf(&a),
+                                      request, NULL);
     }
-    if (mca_coll_gc3_nb_as_blocking(comm, "ireduce", a.device)) {
+    if (mca_coll_gc3_nb_blocking(m, &a)) {
         *request = &ompi_request_empty;
         return mca_coll_gc3_reduce(sbuf, rbuf, count, dt, op, root, comm, module);
     }
@@ -113,9 +113,13 @@ static int gc3_reduce_start_on_plan(mca_coll_gc3_request_t *r, int *rc)
     ompi_request_t     *req = &r->super;
     mca_coll_gc3_args_t a;
 
-    return gc3_reduce_args(r->module, r->sbuf, r->rbuf, r->rcount, r->rdtype, r->op, r->root, "reduce", &a) &&
-           mca_coll_gc3_try_start(r->module, GC3_COLL_REDUCE, &a, r->sbuf,
-                                  gc3_reduce_rbuf(r->module->comm, r->rbuf, r->root), &req, rc, r);
+    if (!gc3_reduce_args(r->module, r->sbuf, r->rbuf, r->rcount, r->rdtype, r->op, r->root, "reduce", &a) ||
+        !mca_coll_gc3_route_take(r->module, &a, MCA_COLL_GC3_CALL_NONBLOCKING)) {
+        return 0;
+    }
+    *rc = mca_coll_gc3_try_start(r->module, GC3_COLL_REDUCE, &a, mca_coll_gc3_run_sbuf(&a), mca_coll_gc3_run_rbuf(&a),
+                                 &req, r);
+    return 1;
 }
 
 static int gc3_reduce_start_blocking(mca_coll_gc3_request_t *r)
@@ -132,9 +136,10 @@ int mca_coll_gc3_reduce_init(const void *sbuf, void *rbuf, int count, struct omp
 {
     mca_coll_gc3_module_t *m = (mca_coll_gc3_module_t *)module;
     mca_coll_gc3_args_t    a;
-    int                    gc3_runs = gc3_reduce_args(m, sbuf, rbuf, count, dt, op, root, "reduce_init", &a);
+    int                    gc3_runs = gc3_reduce_args(m, sbuf, rbuf, count, dt, op, root, "reduce_init", &a) &&
+                   mca_coll_gc3_route_take(m, &a, MCA_COLL_GC3_CALL_INIT);
 
-    if (a.backend < 0 && !a.device) { /* host buffers gc3 does not run: the previous module's, untouched */
+    if (mca_coll_gc3_init_passes(m, &a)) { /* host buffers gc3 does not run: the previous module's, untouched */
         if (m->prev_reduce_init == NULL) {
             return MCA_COLL_GC3_NO_PREV(comm, reduce_init);
         }

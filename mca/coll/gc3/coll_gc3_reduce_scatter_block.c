@@ -14,25 +14,22 @@ static int gc3_reduce_scatter_block_args(mca_coll_gc3_module_t *m, const void *s
                                          struct ompi_datatype_t *dt, struct ompi_op_t *op, const char *name,
                                          mca_coll_gc3_args_t *a)
 {
-    size_t dsize = 0;
+    const size_t n = (size_t)ompi_comm_size(m->comm);
 
-    memset(a, 0, sizeof(*a));
-    a->entry_ns = mca_coll_gc3_breakdown_now();
-    a->root    = -1;
-    a->backend = mca_coll_gc3_pick_backend(m, sbuf, rbuf, name, &a->device);
-    ompi_datatype_type_size(dt, &dsize);
+    mca_coll_gc3_args_begin(a, GC3_COLL_REDUCE_SCATTER, -1, name);
+    mca_coll_gc3_args_buf(m, a, 0, sbuf, dt, (size_t)rcount * n, 1, 0);
+    mca_coll_gc3_args_buf(m, a, 1, rbuf, dt, (size_t)rcount, 0, 1);
     if (sbuf == MPI_IN_PLACE) {
-        a->backend = -1;
         return mca_coll_gc3_passed_on(m->comm, name, "in place (gc3 runs it out of place)");
     }
     if (!mca_coll_gc3_args_usable(m, a, name, GC3_COLL_REDUCE_SCATTER, rcount)) {
         return 0;
     }
-    if (!mca_coll_gc3_map_dtype(dt, &a->dtype) || !mca_coll_gc3_map_op(op, &a->op) || !gc3_op_valid(a->op, a->dtype)) {
+    if (!mca_coll_gc3_map_signature(dt, (size_t)rcount, &a->dtype, &a->count) || !mca_coll_gc3_map_op(op, &a->op) ||
+        !gc3_op_valid(a->op, a->dtype)) {
         return mca_coll_gc3_passed_on(m->comm, name, "a user-defined or unsupported op or datatype");
     }
-    a->count = (size_t)rcount;
-    a->bytes = (size_t)rcount * (size_t)ompi_comm_size(m->comm) * dsize;
+    a->bytes = a->count * n * gc3_dtype_size(a->dtype);
     return 1;
 }
 
@@ -65,8 +62,12 @@ int mca_coll_gc3_reduce_scatter_block(const void *sbuf, void *rbuf, int rcount, 
         return MCA_COLL_GC3_NO_PREV(comm, reduce_scatter_block);
     }
     if (gc3_reduce_scatter_block_args(m, sbuf, rbuf, rcount, dt, op, "reduce_scatter_block", &a) &&
-        mca_coll_gc3_try_run(m, GC3_COLL_REDUCE_SCATTER, &a, sbuf, rbuf, &rc)) {
-        return rc;
+        mca_coll_gc3_route_take(m, &a, MCA_COLL_GC3_CALL_BLOCKING)) {
+        if (mca_coll_gc3_try_run(m, GC3_COLL_REDUCE_SCATTER, &a, mca_coll_gc3_run_sbuf(&a), mca_coll_gc3_run_rbuf(&a),
+                                 &rc)) {
+            return mca_coll_gc3_adapt_out(m, &a.ad, rc);
+        }
+        (void)mca_coll_gc3_adapt_out(m, &a.ad, OMPI_ERROR); /* no plan (every rank alike): passed on */
     }
     rc = OMPI_SUCCESS;
     if (mca_coll_gc3_stage_coll(GC3_COLL_REDUCE_SCATTER, sbuf, rbuf, -1, comm, &rc)) {
@@ -85,13 +86,13 @@ int mca_coll_gc3_ireduce_scatter_block(const void *sbuf, void *rbuf, int rcount,
 {
     mca_coll_gc3_module_t *m = (mca_coll_gc3_module_t *)module;
     mca_coll_gc3_args_t    a;
-    int                    rc;
 
     if (gc3_reduce_scatter_block_args(m, sbuf, rbuf, rcount, dt, op, "ireduce_scatter_block", &a) &&
-        mca_coll_gc3_try_start(m, GC3_COLL_REDUCE_SCATTER, &a, sbuf, rbuf, request, &rc, NULL)) {
-        return rc;
+        mca_coll_gc3_route_take(m, &a, MCA_COLL_GC3_CALL_NONBLOCKING)) {
+        return mca_coll_gc3_try_start(m, GC3_COLL_REDUCE_SCATTER, &a, mca_coll_gc3_run_sbuf(&a),
+                                      mca_coll_gc3_run_rbuf(&a), request, NULL);
     }
-    if (mca_coll_gc3_nb_as_blocking(comm, "ireduce_scatter_block", a.device)) {
+    if (mca_coll_gc3_nb_blocking(m, &a)) {
         *request = &ompi_request_empty;
         return mca_coll_gc3_reduce_scatter_block(sbuf, rbuf, rcount, dt, op, comm, module);
     }
@@ -109,9 +110,14 @@ static int gc3_reduce_scatter_block_start_on_plan(mca_coll_gc3_request_t *r, int
     ompi_request_t     *req = &r->super;
     mca_coll_gc3_args_t a;
 
-    return gc3_reduce_scatter_block_args(r->module, r->sbuf, r->rbuf, r->rcount, r->rdtype, r->op,
-                                         "reduce_scatter_block", &a) &&
-           mca_coll_gc3_try_start(r->module, GC3_COLL_REDUCE_SCATTER, &a, r->sbuf, r->rbuf, &req, rc, r);
+    if (!gc3_reduce_scatter_block_args(r->module, r->sbuf, r->rbuf, r->rcount, r->rdtype, r->op, "reduce_scatter_block",
+                                       &a) ||
+        !mca_coll_gc3_route_take(r->module, &a, MCA_COLL_GC3_CALL_NONBLOCKING)) {
+        return 0;
+    }
+    *rc = mca_coll_gc3_try_start(r->module, GC3_COLL_REDUCE_SCATTER, &a, mca_coll_gc3_run_sbuf(&a),
+                                 mca_coll_gc3_run_rbuf(&a), &req, r);
+    return 1;
 }
 
 static int gc3_reduce_scatter_block_start_blocking(mca_coll_gc3_request_t *r)
@@ -130,9 +136,10 @@ int mca_coll_gc3_reduce_scatter_block_init(const void *sbuf, void *rbuf, int rco
 {
     mca_coll_gc3_module_t *m = (mca_coll_gc3_module_t *)module;
     mca_coll_gc3_args_t    a;
-    int gc3_runs = gc3_reduce_scatter_block_args(m, sbuf, rbuf, rcount, dt, op, "reduce_scatter_block_init", &a);
+    int gc3_runs = gc3_reduce_scatter_block_args(m, sbuf, rbuf, rcount, dt, op, "reduce_scatter_block_init", &a) &&
+                   mca_coll_gc3_route_take(m, &a, MCA_COLL_GC3_CALL_INIT);
 
-    if (a.backend < 0 && !a.device) { /* host buffers gc3 does not run: the previous module's, untouched */
+    if (mca_coll_gc3_init_passes(m, &a)) { /* host buffers gc3 does not run: the previous module's, untouched */
         if (m->prev_reduce_scatter_block_init == NULL) {
             return MCA_COLL_GC3_NO_PREV(comm, reduce_scatter_block_init);
         }

@@ -32,6 +32,51 @@ static struct {
 
 /* ---------------------------------------------------------------- requests */
 
+/* freed persistent requests, released at the next request's creation (or at the end) */
+static struct {
+    pthread_mutex_t          lock;
+    mca_coll_gc3_request_t **r;
+    int                      n, cap;
+} gc3_graveyard = { PTHREAD_MUTEX_INITIALIZER, NULL, 0, 0 };
+
+static void gc3_graveyard_add(mca_coll_gc3_request_t *r)
+{
+    pthread_mutex_lock(&gc3_graveyard.lock);
+    if (gc3_graveyard.n == gc3_graveyard.cap) {
+        int                      ncap = gc3_graveyard.cap ? 2 * gc3_graveyard.cap : 16;
+        mca_coll_gc3_request_t **n    = realloc(gc3_graveyard.r, (size_t)ncap * sizeof(*n));
+        if (n == NULL) {
+            pthread_mutex_unlock(&gc3_graveyard.lock);
+            return; /* (out of memory: the request is kept) */
+        }
+        gc3_graveyard.r   = n;
+        gc3_graveyard.cap = ncap;
+    }
+    gc3_graveyard.r[gc3_graveyard.n++] = r;
+    pthread_mutex_unlock(&gc3_graveyard.lock);
+}
+
+void mca_coll_gc3_graveyard_release(void)
+{
+    mca_coll_gc3_request_t **r;
+    int                      n;
+
+    if (gc3_graveyard.n == 0) {
+        return;
+    }
+    pthread_mutex_lock(&gc3_graveyard.lock);
+    r                 = gc3_graveyard.r;
+    n                 = gc3_graveyard.n;
+    gc3_graveyard.r   = NULL;
+    gc3_graveyard.n   = 0;
+    gc3_graveyard.cap = 0;
+    pthread_mutex_unlock(&gc3_graveyard.lock);
+    for (int i = 0; i < n; i++) {
+        OBJ_RELEASE(r[i]);
+    }
+    free(r);
+}
+
 static int mca_coll_gc3_request_free(ompi_request_t **req)
 {
     mca_coll_gc3_request_t *r = (mca_coll_gc3_request_t *)*req;
@@ -48,7 +93,13 @@ static int mca_coll_gc3_request_free(ompi_request_t **req)
             OBJ_RELEASE(r->op);
     }
     OMPI_REQUEST_FINI(*req);
-    OBJ_RELEASE(*req); /* the caller's reference; the pipeline keeps its own until completion */
+    if (r->super.req_persistent) {
+        /* Open MPI may read the request after this function (its objects retained for a persistent
+         * collective are released by the free callback it put around this one): released later */
+        gc3_graveyard_add(r);
+    } else {
+        OBJ_RELEASE(*req); /* the caller's reference; the pipeline keeps its own until completion */
+    }
     *req = MPI_REQUEST_NULL;
     return OMPI_SUCCESS;
 }
@@ -62,12 +113,18 @@ static int mca_coll_gc3_request_cancel(ompi_request_t *r, int complete)
 
 static mca_coll_gc3_request_t *mca_coll_gc3_request_new(mca_coll_gc3_module_t *m, int coll, bool persistent)
 {
-    mca_coll_gc3_request_t *r = OBJ_NEW(mca_coll_gc3_request_t);
+    mca_coll_gc3_request_t *r;
+
+    mca_coll_gc3_graveyard_release();
+    r = OBJ_NEW(mca_coll_gc3_request_t);
 
     if (r == NULL) {
         return NULL;
     }
     OMPI_REQUEST_INIT(&r->super, persistent);
+    r->nbc.cb      = NULL; /* nothing retained by Open MPI yet */
+    r->nbc.cb_data = NULL;
+    r->nbc.objs[0] = r->nbc.objs[1] = NULL;
     /* Open MPI raises an error of a request of type OMPI_REQUEST_COLL on MPI_COMM_WORLD's error
      * handler; MPI wants the communicator's (an application that set MPI_ERRORS_RETURN there gets the
      * error from MPI_Wait instead of an abort): the type whose errors go to req_mpi_object.comm */
@@ -110,6 +167,7 @@ static void mca_coll_gc3_complete(mca_coll_gc3_task_t *done)
         mca_coll_gc3_request_t *r     = t->req;
         done                          = t->next;
         t->next                       = NULL;
+        t->rc                         = mca_coll_gc3_adapt_out(r->module, &t->ad, t->rc);
         r->super.req_status.MPI_ERROR = t->rc == OMPI_SUCCESS                    ? MPI_SUCCESS
                                         : t->rc == MPI_ERR_UNSUPPORTED_OPERATION ? t->rc
                                                                                  : MPI_ERR_OTHER;
@@ -124,10 +182,10 @@ static void mca_coll_gc3_task_init(mca_coll_gc3_task_t *t, gc3_coll_t coll, cons
                                    const void *sbuf, void *rbuf)
 {
     memset(t, 0, sizeof(*t));
-    t->coll         = coll;
-    t->backend      = (gc3_backend_t)a->backend;
-    t->bytes        = a->bytes;
-    t->root         = a->root;
+    t->coll    = coll;
+    t->backend = (gc3_backend_t)a->backend;
+    t->bytes   = a->bytes;
+    t->root    = a->root;
     /* the plan's kind, the same on every rank: a rooted collective's other ranks cannot know whether the
      * root calls in place (reduce: its programs serve both kinds, gc3_rule_program), bcast is one buffer */
     t->inplace      = gc3_coll_desc(coll)->rooted ? coll == GC3_COLL_BCAST : sbuf == MPI_IN_PLACE;
@@ -138,21 +196,8 @@ static void mca_coll_gc3_task_init(mca_coll_gc3_task_t *t, gc3_coll_t coll, cons
     t->call.dtype   = a->dtype;
     t->call.op      = a->op;
     t->call.stream  = NULL;
+    t->hsx_only     = a->route == GC3_ROUTE_HSX;
     t->state        = MCA_COLL_GC3_TASK_QUEUED;
-}
-
-/* Does gc3 take a call of this size on m at all? Decided from the call and the settings alone. */
-static int mca_coll_gc3_takes(mca_coll_gc3_module_t *m, int coll, size_t bytes)
-{
-    if (ompi_comm_size(m->comm) < 2) {
-        return 0; /* nothing to communicate: the previous module copies (staged on device buffers) */
-    }
-    if (mca_coll_gc3_component.max_bytes > 0 && bytes > (size_t)mca_coll_gc3_component.max_bytes) {
-        char why[96];
-        gc3_snprintf_cut(why, sizeof(why), "%zu bytes, above coll_gc3_max_bytes", bytes);
-        return mca_coll_gc3_passed_on(m->comm, gc3_coll_desc(coll)->mpi_name, why);
-    }
-    return 1;
 }
 
 static int mca_coll_gc3_unusable(mca_coll_gc3_module_t *m, int coll)
@@ -232,7 +277,7 @@ static void mca_coll_gc3_no_plan(mca_coll_gc3_module_t *m, mca_coll_gc3_task_t *
         t->state = MCA_COLL_GC3_TASK_PASS;
         return;
     }
-    if (t->device && mca_coll_gc3_fallback(m->comm, 1) == MCA_COLL_GC3_FALLBACK_ERROR) {
+    if (t->device && !t->hsx_only && mca_coll_gc3_fallback(m->comm, 1) == MCA_COLL_GC3_FALLBACK_ERROR) {
         (void)mca_coll_gc3_stage_call(m->comm, gc3_coll_desc(t->coll)->mpi_name, &rc); /* reports it */
         mca_coll_gc3_task_end(t, rc, done);
         return;
@@ -321,6 +366,11 @@ static int mca_coll_gc3_head(mca_coll_gc3_module_t *m, mca_coll_gc3_task_t *t, m
     if (m->unusable) {
         mca_coll_gc3_pop(m);
         mca_coll_gc3_task_end(t, OMPI_ERROR, done); /* the reason was reported */
+        return GC3_HEAD_ENDED;
+    }
+    if (t->hsx_only) { /* the ranks' memory kinds are being agreed (coll_gc3_route.c): no plan */
+        mca_coll_gc3_no_plan(
+            m, t, "its first call of this collective, size and root: the ranks' memory kinds are being agreed", done);
         return GC3_HEAD_ENDED;
     }
     mca_coll_gc3_setup_exec(m, b);
@@ -623,8 +673,9 @@ int mca_coll_gc3_try_run(mca_coll_gc3_module_t *m, gc3_coll_t coll, const mca_co
     mca_coll_gc3_task_t t;
     char                why[MCA_COLL_GC3_WHY_BYTES];
 
-    if (!mca_coll_gc3_takes(m, coll, a->bytes)) {
-        return 0;
+    if (a->backend < 0) {
+        *rc = OMPI_ERR_OUT_OF_RESOURCE; /* its buffers could not be adapted (reported) */
+        return 1;
     }
     mca_coll_gc3_task_init(&t, coll, a, sbuf, rbuf);
     t.blocking = 1;
@@ -675,27 +726,24 @@ int mca_coll_gc3_try_run(mca_coll_gc3_module_t *m, gc3_coll_t coll, const mca_co
     }
 }
 
-int mca_coll_gc3_try_start(mca_coll_gc3_module_t *m, gc3_coll_t coll, const mca_coll_gc3_args_t *a, const void *sbuf,
-                           void *rbuf, ompi_request_t **request, int *rc, struct mca_coll_gc3_request_t *reuse)
+int mca_coll_gc3_try_start(mca_coll_gc3_module_t *m, gc3_coll_t coll, mca_coll_gc3_args_t *a, const void *sbuf,
+                           void *rbuf, ompi_request_t **request, struct mca_coll_gc3_request_t *reuse)
 {
     mca_coll_gc3_request_t *r;
+    int                     unusable;
 
-    if (!mca_coll_gc3_takes(m, coll, a->bytes)) {
-        return 0;
+    if (a->backend < 0) {
+        return OMPI_ERR_OUT_OF_RESOURCE; /* its buffers could not be adapted (reported) */
     }
     pthread_mutex_lock(&m->lock);
-    if (mca_coll_gc3_unusable(m, coll)) {
-        pthread_mutex_unlock(&m->lock);
-        *rc = OMPI_ERROR;
-        return 1;
-    }
+    unusable = mca_coll_gc3_unusable(m, coll);
     pthread_mutex_unlock(&m->lock);
-    r = reuse != NULL ? reuse : mca_coll_gc3_request_new(m, coll, false);
-    if (r == NULL) {
-        *rc = OMPI_ERR_OUT_OF_RESOURCE;
-        return 1;
+    r = unusable || reuse != NULL ? reuse : mca_coll_gc3_request_new(m, coll, false);
+    if (unusable || r == NULL) {
+        return mca_coll_gc3_adapt_out(m, &a->ad, unusable ? OMPI_ERROR : OMPI_ERR_OUT_OF_RESOURCE);
     }
     mca_coll_gc3_task_init(&r->task, coll, a, sbuf, rbuf);
+    r->task.ad  = a->ad; /* its temporaries, released when it completes */
     r->task.req = r;
     OBJ_RETAIN(r); /* the pipeline's reference, until the call is over */
     pthread_mutex_lock(&m->lock);
@@ -703,15 +751,14 @@ int mca_coll_gc3_try_start(mca_coll_gc3_module_t *m, gc3_coll_t coll, const mca_
     pthread_mutex_unlock(&m->lock);
     *request = &r->super; /* before it can complete */
     mca_coll_gc3_kick(m);
-    *rc = OMPI_SUCCESS;
-    return 1;
+    return OMPI_SUCCESS;
 }
 
 void mca_coll_gc3_plan_ahead(mca_coll_gc3_module_t *m, gc3_coll_t coll, const mca_coll_gc3_args_t *a, const void *sbuf)
 {
     mca_coll_gc3_task_t *t;
 
-    if (!mca_coll_gc3_takes(m, coll, a->bytes) || (t = malloc(sizeof(*t))) == NULL) {
+    if (a->backend < 0 || (t = malloc(sizeof(*t))) == NULL) {
         return; /* (out of memory: the plan is set up at the first start) */
     }
     mca_coll_gc3_task_init(t, coll, a, sbuf, NULL);
