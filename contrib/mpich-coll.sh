@@ -31,8 +31,14 @@ DESCRIPTION:
 
     It then expands the testlists (coll/testlist.in, coll/testlist.gpu) into runs as MPICH's
     runtests would: "program ranks arg=A arg=B env=K=V timeLimit=S mem=GB xfail=WHY strict=B ..."
-    gives "mpirun -np ranks [-x K=V] program A B". Lines with more than --np-max ranks are left out;
-    a line's mem= above MPITEST_MEMORY_TOTAL GB (default 4, as runtests) is "skip"; xfail=,
+    gives "mpirun -np ranks [-x K=V] program A B". Lines with more than --np-max ranks are left out,
+    except in testlist.gpu, where a program whose every line asks more (reduce 5 and 7, bcast_gpu,
+    alltoall_gpu, allgather_gpu, allgatherv_gpu 6) runs its line of fewest ranks with --np-max
+    ranks (noted "ranks: 6 in testlist.gpu"); each testlist.gpu line of MPICH's mixed memory types
+    (-memtype=all: even ranks host, pinned, device in turn, odd ranks device) is followed by the
+    same test with every rank on device, managed and pinned memory (-evenmemtype=K -oddmemtype=K
+    with K = device, shared, reg_host; one run per count of a -counts= list, as -count=N), noted
+    "added". A line's mem= above MPITEST_MEMORY_TOTAL GB (default 4, as runtests) is "skip"; xfail=,
     strict=, hasgpu=, mpiversion=, resultTest= and the like are written in the table's notes (an
     xfail line still runs). Each run has a time limit; a run that outlives it is killed, with every
     process it started (found by a marker in their environment), and counts as HANG.
@@ -42,7 +48,9 @@ DESCRIPTION:
 
 WAYS:
     stock    plain mpirun of the Open MPI in use (MPIRUN, default mpirun) with --oversubscribe
-             (and --allow-run-as-root as root) and --mca coll ^gc3: Open MPI's own collectives.
+             (and --allow-run-as-root as root) and --mca coll ^gc3: Open MPI's own collectives,
+             the baseline of the gc3 ways: it runs testlist.in's lines with host (or alone) and
+             testlist.gpu's with device.
     host     GC3_BUILD/contrib/gc3-mpirun --mca coll_gc3_backend host: gc3 on host buffers.
     device   GC3_BUILD/contrib/gc3-mpirun (gc3's GPU path), on a machine with an NVIDIA GPU.
     stock and host run the lines of testlist.in and those of testlist.gpu whose memory types
@@ -50,21 +58,26 @@ WAYS:
     device runs every line of testlist.gpu with mtest built with CUDA (HAVE_CUDA, -lcudart from
     CUDA_HOME, default /usr/local/cuda), memory types as testlist.gpu writes them (device, reg_host
     = pinned, shared = managed, all, ...). Their baseline, in the stock column ("(host memory)"):
-    the same test on stock Open MPI with every rank on host memory (each -memtype=, -evenmemtype=,
-    -oddmemtype= set to host), since a device-memory test must pass through gc3 wherever stock
-    Open MPI passes it on host memory. When ranks outnumber the GPUs, device runs share them
-    through MPS: a daemon that answers at CUDA_MPS_PIPE_DIRECTORY (default /tmp/nvidia-mps) is
-    used, otherwise one is started in the build folder and stopped at the end.
+    the same test on stock Open MPI with every rank on host memory (-evenmemtype=host
+    -oddmemtype=host in place of the memory types; a -memtype=all -counts=A,B line as -count=A,
+    then -count=B), since a device-memory test must pass through gc3 wherever stock Open MPI
+    passes it on host memory (a baseline command that ran already for another line is not run
+    again). When ranks outnumber the GPUs, device runs share them through MPS: a daemon that
+    answers at CUDA_MPS_PIPE_DIRECTORY (default /tmp/nvidia-mps) is used, otherwise one is
+    started in the build folder and stopped at the end.
 
 OPTIONS:
     --mpich DIR        the MPICH source tree: its top folder (DIR/test/mpi/coll) or DIR = test/mpi
-                       itself (default: $MPICH_DIR). A sparse checkout of test/mpi is enough.
+                       itself (default: $MPICH_DIR). A sparse checkout of test/mpi is enough, or a
+                       copy of its folders coll, util, include and dtpools (1.3 MB) that is not a
+                       git checkout: then DIR/COMMIT names MPICH's commit for the table.
     --build DIR        scratch build folder, outside this repository (default: $GC3_MPICH_BUILD,
                        else ${TMPDIR:-/tmp}/gc3-mpich-coll). Logs of every run: DIR/logs/WAY/.
     --gc3-build DIR    gc3's build folder, whose contrib/gc3-mpirun runs the gc3 ways
                        (default: $GC3_BUILD, else this repository's build/)
     --ways LIST        comma-separated, of stock, host, device (default: stock,host)
-    --np-max N         leave out testlist lines of more than N ranks (default: 4)
+    --np-max N         leave out testlist lines of more than N ranks (default: 4; testlist.gpu's
+                       programs that have no such line run with N ranks: DESCRIPTION)
     --timeout S        time limit of one run in seconds (default: 60; a line's timeLimit= when larger)
     --filter REGEX     only runs whose "program ranks args" matches the extended regex REGEX
     --out FILE.md      write the markdown table to FILE.md too (it always goes to stdout and to
@@ -99,6 +112,13 @@ EXAMPLES:
     contrib/mpich-coll.sh --mpich /work/mpich-src --filter '^bcast ' --timeout 30 --out /tmp/b.md
     # on a GPU machine: the device-memory lists too, up to 6 ranks (bcast_gpu, alltoall_gpu, ...):
     contrib/mpich-coll.sh --mpich /work/mpich-src --ways stock,host,device --np-max 6
+    # a GPU machine without network: carry a copy of test/mpi's four folders in an ignored folder
+    # of the working tree (.peers/ listed in .git/info/exclude), with the commit beside it
+    mkdir -p .peers/mpich-src/test/mpi
+    git -C /work/mpich-src rev-parse HEAD > .peers/mpich-src/COMMIT
+    cp -a /work/mpich-src/test/mpi/{coll,util,include,dtpools} .peers/mpich-src/test/mpi/
+    # there, gc3 built with CUDA in build/, 4 ranks sharing the GPU through MPS (the script's):
+    contrib/mpich-coll.sh --mpich .peers/mpich-src --build /tmp/mpich-build --ways stock,device
 EOF
 }
 
@@ -173,9 +193,21 @@ for f in coll/testlist.in util/mtest.c util/mtest_common.c util/mtest_single.c u
     include/mpitest.h dtpools/include/dtpools.h dtpools/src/dtpools.c; do
     [ -f "$T/$f" ] || die "$T/$f is missing: the MPICH tree is incomplete"
 done
-mpich_commit=$(git -C "$T" rev-parse HEAD 2>/dev/null || echo "unknown (not a git checkout)")
-mpich_dirty=$(git -C "$T" status --porcelain -- . 2>/dev/null | head -1)
-[ -z "$mpich_dirty" ] || mpich_commit="$mpich_commit (with local changes)"
+# MPICH's commit: its git checkout's HEAD; a copy that is no checkout (test/mpi carried to a
+# machine without network, perhaps inside another repository such as this one, whose HEAD is not
+# MPICH's) names it in a file COMMIT at its top (DIR/COMMIT) or in test/mpi
+mpich_top=$(cd "$T/../.." && pwd -P)
+git_top=$(git -C "$T" rev-parse --show-toplevel 2>/dev/null || true)
+if [ -n "$git_top" ] && [ "$(cd "$git_top" && pwd -P)" != "$(cd "$src" && pwd -P)" ] &&
+    [ -e "$git_top/test/mpi/coll/testlist.in" ]; then
+    mpich_commit=$(git -C "$T" rev-parse HEAD 2>/dev/null || echo "unknown")
+    mpich_dirty=$(git -C "$T" status --porcelain -- . 2>/dev/null | head -1)
+    [ -z "$mpich_dirty" ] || mpich_commit="$mpich_commit (with local changes)"
+elif [ -s "$mpich_top/COMMIT" ] || [ -s "$T/COMMIT" ]; then
+    mpich_commit="$(head -1 "$mpich_top/COMMIT" 2>/dev/null || head -1 "$T/COMMIT") (a copy, commit from its COMMIT file)"
+else
+    mpich_commit="unknown (not a git checkout, no COMMIT file)"
+fi
 
 # ---- the build folder: outside this repository ------------------------------------------------
 build=$(realpath -m "$build")
@@ -206,6 +238,33 @@ expand_lists() {
     for list in testlist.in testlist.gpu; do
         [ -f "$T/coll/$list" ] || continue
         awk -v list="$list" -v npmax="$np_max" -v strict="$strictmpi" -v memtot="$mem_total" '
+        function emit(prog, np, args, envs, tl, mem, notes, kind) {
+            printf "%s\037%s\037%s\037%s\037%s\037%s\037%s\037%s\037%s\n", list, prog, np, args, envs, tl, mem, notes, kind
+        }
+        # a testlist.gpu line of MPICH mixed memory types (-memtype=all: even ranks host, pinned,
+        # device in turn, odd ranks device), then the same test with every rank on device, managed
+        # (shared) and pinned (reg_host) memory: -evenmemtype=K -oddmemtype=K (the tests take
+        # -memtype= host or all only), one run per count of a -counts= list (-count=N; -counts=
+        # without -memtype=all would still iterate over memory types)
+        function emit_gpu(j, np, notes,    a, n, w, rest, counts, nc, c, K, k, cl) {
+            emit(P[j], np, A[j], E[j], TL[j], M[j], notes, KIND[j])
+            if (A[j] !~ /(^| )-memtype=all( |$)/ || SKIPPED[j]) return
+            n = split(A[j], w, " "); rest = ""; counts = ""
+            for (k = 1; k <= n; k++) {
+                if (w[k] == "-memtype=all") continue
+                if (w[k] ~ /^-counts=/) { counts = substr(w[k], 9); continue }
+                rest = rest (rest == "" ? "" : " ") w[k]
+            }
+            nc = (counts == "" ? 1 : split(counts, cl, ","))
+            split("device shared reg_host", K, " ")
+            KN["device"] = "device"; KN["shared"] = "managed (shared)"; KN["reg_host"] = "pinned (reg_host)"
+            for (k = 1; k <= 3; k++)
+                for (c = 1; c <= nc; c++)
+                    emit(P[j], np, rest (rest == "" ? "" : " ") (counts == "" ? "" : "-count=" cl[c] " ") \
+                         "-evenmemtype=" K[k] " -oddmemtype=" K[k], E[j], TL[j], M[j],
+                         "added: every rank on " KN[K[k]] " memory (testlist.gpu has -memtype=all" \
+                         (counts == "" ? "" : " -counts=" counts) ")" (notes == "" ? "" : "; " notes), "gpu")
+        }
         { sub(/#.*/, ""); sub(/^[ \t]+/, ""); sub(/[ \t]+$/, "") }
         NF == 0 { next }
         /^!/ { next }
@@ -227,10 +286,28 @@ expand_lists() {
                 else { notes = notes (notes == "" ? "" : " ") $i
                        if (k == "strict" && tolower(v) == "false" && strict == 1) skip = "strict=false" }
             }
-            if (np + 0 > npmax + 0) next
             if (skip != "") notes = notes (notes == "" ? "" : " ") "SKIP:" skip
             else if (mem != "") notes = notes (notes == "" ? "" : " ") "mem=" mem
-            printf "%s\037%s\037%s\037%s\037%s\037%s\037%s\037%s\037%s\n", list, prog, np, args, envs, tl, mem, notes, kind
+            if (list != "testlist.gpu") {
+                if (np + 0 > npmax + 0) next
+                emit(prog, np, args, envs, tl, mem, notes, kind)
+                next
+            }
+            # testlist.gpu: kept for END, which sees every line of a program
+            nl++; P[nl] = prog; N[nl] = np; A[nl] = args; E[nl] = envs; TL[nl] = tl; M[nl] = mem
+            NOTES[nl] = notes; KIND[nl] = kind; SKIPPED[nl] = (skip != "")
+            if (np + 0 <= npmax + 0) fits[prog] = 1
+            if (!(prog in least) || np + 0 < N[least[prog]] + 0) least[prog] = nl
+        }
+        END {
+            # a program whose every line asks more than --np-max ranks (reduce 5 and 7, bcast_gpu 6,
+            # ...) runs its line of fewest ranks with --np-max ranks (2 at least: every test of the
+            # list takes any size from 2), rather than not at all
+            for (j = 1; j <= nl; j++) {
+                if (N[j] + 0 <= npmax + 0) emit_gpu(j, N[j], NOTES[j])
+                else if (!(P[j] in fits) && least[P[j]] == j && npmax + 0 >= 2)
+                    emit_gpu(j, npmax, (NOTES[j] == "" ? "" : NOTES[j] " ") "ranks: " N[j] " in testlist.gpu, run with " npmax " (--np-max)")
+            }
         }' "$T/coll/$list"
     done
 }
@@ -252,8 +329,10 @@ applies() { # WAY LIST KIND -> prints the flavor, or nothing when the way does n
     local way=$1 list=$2 kind=$3
     case $way in
     stock)
-        if [ "$kind" = host ]; then echo host
-        elif [ -n "${want[device]:-}" ]; then echo host; fi;; # its baseline: on host memory
+        # testlist.in's lines: when the host way runs them (or stock alone is asked); every
+        # testlist.gpu line when the device way runs it: its baseline, on host memory
+        if [ "$list" = testlist.gpu ] && [ -n "${want[device]:-}" ]; then echo host
+        elif [ "$kind" = host ] && { [ -n "${want[host]:-}" ] || [ -z "${want[device]:-}" ]; }; then echo host; fi;;
     host) [ "$kind" = host ] && echo host;;
     device) [ "$list" = testlist.gpu ] && echo cuda;;
     esac
@@ -354,7 +433,10 @@ EOF
 #define HAVE_STRDUP 1
 #define HAVE_MEMSET 1
 EOF
-    progs=$(cut -d$'\037' -f2 "$runs_file" | sort -u)
+    # the programs of the runs some way asked for makes in this flavor
+    progs=$(while IFS=$'\037' read -r l p n a e _ _ notes kind; do
+        for w in "${way_order[@]}"; do [ "$(applies "$w" "$l" "$kind")" != "$fl" ] || { echo "$p"; break; }; done
+    done < "$runs_file" | sort -u)
     {
         echo "# Generated by gc3's contrib/mpich-coll.sh: MPICH's test/mpi/coll against $MPICC ($fl)"
         echo "T := $T"
@@ -447,7 +529,7 @@ if [ -n "${want[device]:-}" ]; then
     fi
 fi
 
-declare -A res=() why=() cmdline=()
+declare -A res=() why=() cmdline=() first_run=()
 i=0
 start_all=$SECONDS
 # which gc3 ran: its component's checksum before and after (a rebuild during the run mixes versions)
@@ -470,19 +552,45 @@ while IFS=$'\037' read -r l p n a e tl _ notes kind; do
         envargs=()
         for kv in $e; do envargs+=(-x "$kv"); done
         read -r -a argv <<< "$a"
+        counts=""
         if [ "$w" = stock ] && [ "$kind" = gpu ]; then
             # the baseline of a device-memory line: the same test with every rank on host memory
+            # (-evenmemtype=host -oddmemtype=host; -memtype= takes host or all only, and all with
+            # -counts=A,B iterates over memory types even with -memtype=host: there, one run per
+            # count, -count=A then -count=B, and the baseline passes when each does)
+            mixed=0 bargv=()
             for k in "${!argv[@]}"; do
-                [[ ${argv[k]} =~ ^-(memtype|evenmemtype|oddmemtype)= ]] && argv[k]="-${BASH_REMATCH[1]}=host"
+                case ${argv[k]} in
+                -memtype=all) mixed=1;;
+                -memtype=* | -evenmemtype=* | -oddmemtype=*) ;;
+                *) bargv+=("${argv[k]}");;
+                esac
             done
+            argv=()
+            for k in "${bargv[@]}"; do
+                if [ $mixed = 1 ] && [[ $k == -counts=* ]]; then counts=${k#-counts=}; counts=${counts//,/ }
+                else argv+=("$k"); fi
+            done
+            argv+=(-evenmemtype=host -oddmemtype=host)
         fi
         full=("${cmd[@]}" "${envargs[@]}" -np "$n" "$bin" "${argv[@]}")
         cmdline[$i,$w]="${full[*]}"
+        if [ -n "$counts" ]; then
+            cmdline[$i,$w]="for c in $counts; do ${full[*]} -count=\$c || break; done"
+            full=(bash -c 'cs=$1; shift; for c in $cs; do "$@" -count="$c" || exit; done' count-loop "$counts" "${full[@]}")
+        fi
         t=$timeout_s
         [[ $tl =~ ^[0-9]+$ ]] && [ "$tl" -gt "$t" ] && t=$tl
         mkdir -p "$build/logs/$w" "$build/run"
         log=$build/logs/$w/$(printf '%03d' "$i")-$p.log
-        if [ ! -x "$bin" ]; then
+        same=${first_run[$w|${cmdline[$i,$w]}]:-}
+        if [ -n "$same" ]; then
+            # the same command ran already (the host-memory baseline of lines that differ only in
+            # memory types): its result, not a second run
+            res[$i,$w]=${res[$same,$w]}; why[$i,$w]=${why[$same,$w]:-}
+            [ "${res[$i,$w]}" != pass ] || why[$i,$w]="the same command as #$same"
+            echo "# the same command as #$same: ${cmdline[$i,$w]}" > "$log"
+        elif [ ! -x "$bin" ]; then
             # not built against this MPI (e.g. MPI-4 functions Open MPI 4.1 lacks): no way runs it
             res[$i,$w]=n/b
             why[$i,$w]="not built: $(grep -m1 -E "coll/$p\.c:[0-9]+(:[0-9]+)?: (error|undefined reference)" \
@@ -504,10 +612,11 @@ while IFS=$'\037' read -r l p n a e tl _ notes kind; do
                 res[$i,$w]=skip; why[$i,$w]="Test Skipped"
             else
                 res[$i,$w]=FAIL
-                why[$i,$w]="exit $rc: $(grep -vE '^#|^[[:space:]]*$' "$log" | grep -m1 -iE 'error|abort|signal|fail|found|mismatch' | cut -c1-160)"
+                why[$i,$w]="exit $rc: $(grep -vE '^#|^[[:space:]]*$|^[[:space:]]*No [Ee]rrors[[:space:]]*$' "$log" | grep -m1 -iE 'error|abort|signal|fail|found|mismatch' | cut -c1-160)"
             fi
             printf 'mpich-coll.sh: [%d/%d] %-6s %-4s %s (%ds)\n' "$i" "$nruns" "$w" "${res[$i,$w]}" \
                 "$p $n${a:+ $a}" "$((SECONDS - t0))" >&2
+            first_run[$w|${cmdline[$i,$w]}]=$i
         fi
     done
 done < "$runs_file"
@@ -555,7 +664,7 @@ regressions=0
         [ -z "$nb" ] || notes="${notes:+$notes; }$nb"
         echo "$row ${notes//|/\\|} |"
     done < "$runs_file"
-    [ $unrun = 0 ] || { echo; echo "$unrun more testlist lines are for no way asked here (device memory: --ways ...,device)."; }
+    [ $unrun = 0 ] || { echo; echo "$unrun more testlist lines are for no way asked here (testlist.in's: --ways ...,host; device memory: --ways ...,device)."; }
     echo
     echo "| way | runs | pass | FAIL | HANG | skip | not built |"
     echo "|---|---|---|---|---|---|---|"
