@@ -31,8 +31,7 @@
 typedef enum {
     GC3_ROUTE_PREV, /* Open MPI's own component: host buffers as they are, device buffers staged or passed */
     GC3_ROUTE_CUDA, /* gc3 on the GPUs: each rank's data contiguous in device memory of its GPU */
-    GC3_ROUTE_HOST, /* gc3's host backend: each rank's data contiguous in host memory */
-    GC3_ROUTE_HSX   /* gc3's host-staged exchange (a nonblocking call whose ranks' kinds are being agreed) */
+    GC3_ROUTE_HOST  /* gc3's host backend: each rank's data contiguous in host memory */
 } gc3_route_t;
 
 const char *gc3_route_name(gc3_route_t route);
@@ -75,9 +74,11 @@ uint64_t gc3_route_key(int coll, uint64_t bytes, int root);
 /* The route of a call of `key` whose own kinds are `kinds` (this rank's buffers, driver and
  * backend), the same on every rank: a pending agreement of the key (or of the key its slot held)
  * is waited for and applied; the first call of a key agrees (blocking: waits for it; nonblocking:
- * runs on GC3_ROUTE_HSX, which needs no agreement); every `recheck` calls one is posted and applied
+ * takes GC3_ROUTE_CUDA, the route every rank can take without knowing the others' memory: each adapts
+ * its own, and where a rank cannot run gc3's CUDA backend the communicator's set-up finds it, alike
+ * on every rank, and the call runs on gc3's host-staged exchange); every `recheck` calls one is posted and applied
  * at the next call (recheck 0: blocking calls agree before every call). *agreed: the kinds the
- * route was chosen from (0 for GC3_ROUTE_HSX). GC3_ERR_IO when an agreement could not be posted or
+ * route was chosen from (0 where none was known yet). GC3_ERR_IO when an agreement could not be posted or
  * failed (the route is then GC3_ROUTE_PREV). */
 gc3_status_t gc3_route_decide(gc3_route_cache_t *c, const gc3_route_ops_t *ops, void *ctx, uint64_t key, unsigned kinds,
                               unsigned recheck, int blocking, gc3_route_t *route, unsigned *agreed);

@@ -10,8 +10,6 @@ const char *gc3_route_name(gc3_route_t route)
         return "gc3 on the GPUs";
     case GC3_ROUTE_HOST:
         return "gc3's host backend";
-    case GC3_ROUTE_HSX:
-        return "gc3's host-staged exchange";
     default:
         return "Open MPI's own component";
     }
@@ -103,7 +101,7 @@ gc3_status_t gc3_route_decide(gc3_route_cache_t *c, const gc3_route_ops_t *ops, 
             return st;
         }
         if (!blocking) {
-            *route = GC3_ROUTE_HSX; /* this call needs no agreement; the next one applies it */
+            *route = GC3_ROUTE_CUDA; /* no rank waits here; the next call of the key applies it */
             return GC3_OK;
         }
         if ((st = gc3_route_apply(c, ops, ctx, s)) != GC3_OK) {

@@ -156,8 +156,8 @@ static void recheck(void)
     CHECK(mismatch == 0, "every rank posted each agreement in the same call");
 }
 
-/* a nonblocking first call runs on the host-staged exchange (no waiting) and the next applies the
- * agreement it posted */
+/* a nonblocking first call takes gc3's route without waiting (each rank adapting its memory) and the
+ * next applies the agreement it posted */
 static void nonblocking(void)
 {
     const unsigned host[NR] = { H, H, H, H }, mixed[NR] = { H, D, H, D };
@@ -165,11 +165,12 @@ static void nonblocking(void)
     unsigned       agreed;
 
     reset();
-    CHECK(call_all(2, 64, -1, host, 64, 0, &route, &agreed) && route == GC3_ROUTE_HSX,
-          "first nonblocking call: the host-staged exchange (%s)", gc3_route_name(route));
+    CHECK(call_all(2, 64, -1, host, 64, 0, &route, &agreed) && route == GC3_ROUTE_CUDA && agreed == 0,
+          "first nonblocking call: gc3, each rank adapting (%s)", gc3_route_name(route));
     CHECK(call_all(2, 64, -1, host, 64, 0, &route, &agreed) && route == GC3_ROUTE_PREV,
           "second: host everywhere, Open MPI's (%s)", gc3_route_name(route));
-    CHECK(call_all(3, 64, -1, mixed, 64, 0, &route, &agreed) && route == GC3_ROUTE_HSX, "another key: first call");
+    CHECK(call_all(3, 64, -1, mixed, 64, 0, &route, &agreed) && route == GC3_ROUTE_CUDA && agreed == 0,
+          "another key: first call");
     CHECK(call_all(3, 64, -1, mixed, 64, 1, &route, &agreed) && route == GC3_ROUTE_CUDA,
           "a blocking call applies the nonblocking one's agreement (%s)", gc3_route_name(route));
     CHECK(caches[0].agreements == 2, "two agreements: %llu", (unsigned long long)caches[0].agreements);
@@ -186,7 +187,7 @@ static void no_driver(void)
     reset();
     for (int i = 0; i < 500; i++) {
         same &= call_all(i % 7, (uint64_t)i * 8, i % 3 - 1, nc, 64, i % 2, &route, &agreed);
-        prev &= route == GC3_ROUTE_PREV || (i == 0 && route == GC3_ROUTE_HSX);
+        prev &= route == GC3_ROUTE_PREV || (i == 0 && route == GC3_ROUTE_CUDA && agreed == 0);
     }
     CHECK(same && prev, "no driver anywhere: Open MPI's component");
     /* the first call (nonblocking) posts one, applied only at its key's next call: the second call
@@ -213,7 +214,7 @@ static void eviction(void)
         same &= call_all(i % 5, (uint64_t)(i % 97) * 4, -1, kinds, 4, i % 3 != 0, &route, &agreed);
         /* where it was agreed in this very call (blocking first call), the route is this call's mix */
         (void) or ;
-        right &= route == GC3_ROUTE_HSX || route == gc3_route_choose(agreed, 0);
+        right &= agreed == 0 ? route == GC3_ROUTE_CUDA : route == gc3_route_choose(agreed, 0);
     }
     CHECK(same, "3000 calls over 485 keys in 64 slots: one route on every rank");
     CHECK(right, "each route follows its agreed kinds");

@@ -178,7 +178,6 @@ typedef struct mca_coll_gc3_task_t {
     gc3_backend_t                  backend;
     size_t                         bytes;
     gc3_call_t                     call;
-    int                            hsx_only; /* the route is gc3's host-staged exchange */
     mca_coll_gc3_adapt_t           ad;       /* a nonblocking call's buffers, adapted (released at its end) */
     mca_coll_gc3_plan_entry_t     *entry;
     struct mca_coll_gc3_request_t *req;   /* nonblocking and persistent calls */
@@ -349,9 +348,9 @@ void mca_coll_gc3_args_buf(mca_coll_gc3_module_t *m, mca_coll_gc3_args_t *a, int
 enum { MCA_COLL_GC3_CALL_BLOCKING, MCA_COLL_GC3_CALL_NONBLOCKING, MCA_COLL_GC3_CALL_INIT };
 /* coll_gc3_route.c: the route of a call gc3 may take (its argument builder said so), the same on
  * every rank: agreed over the ranks' memory kinds where it must be (the communicator's route cache,
- * gc3_route.h). 1 when gc3 runs it (a->route: CUDA, HOST, or for a nonblocking call whose kinds are
- * being agreed HSX; a->backend set; this rank's buffers adapted: a->ad.b[i].run), 0 when Open MPI's
- * component does (GC3_ROUTE_PREV; a persistent init that only posted the agreement). */
+ * gc3_route.h). 1 when gc3 runs it (a->route: CUDA or HOST; a->backend set; this rank's buffers
+ * adapted: a->ad.b[i].run; a persistent init adapts nothing), 0 when Open MPI's component does
+ * (GC3_ROUTE_PREV). */
 int mca_coll_gc3_route_take(mca_coll_gc3_module_t *m, mca_coll_gc3_args_t *a, int how);
 /* After the call on gc3: the results copied (unpacked) back to the caller's buffers where rc is
  * success, the temporaries released; returns rc or the copy's error. */

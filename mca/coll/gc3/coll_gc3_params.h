@@ -150,7 +150,7 @@
       "says which and why), stage (copy the buffers through host memory around the previous coll module: correct "     \
       "on any Open MPI), pass (give that module the device buffers: only for a CUDA-aware Open MPI), error (fail "     \
       "the call with MPI_ERR_UNSUPPORTED_OPERATION, naming it: to be sure nothing runs slowly unnoticed)")             \
-    X(route_recheck, int, INT, 64, 6, READONLY, 1, NULL,                                                               \
+    X(route_recheck, int, INT, 1024, 6, READONLY, 1, NULL,                                                             \
       "Calls of one collective, size and root between two agreements of the ranks on which memory they pass "         \
       "(host, device, managed), which decides the route every rank takes: gc3 on the GPUs, or Open MPI's own "        \
       "component for host buffers. The first call of each agrees and waits; later ones use what was agreed, a "        \

@@ -196,7 +196,6 @@ static void mca_coll_gc3_task_init(mca_coll_gc3_task_t *t, gc3_coll_t coll, cons
     t->call.dtype   = a->dtype;
     t->call.op      = a->op;
     t->call.stream  = NULL;
-    t->hsx_only     = a->route == GC3_ROUTE_HSX;
     t->state        = MCA_COLL_GC3_TASK_QUEUED;
 }
 
@@ -277,7 +276,7 @@ static void mca_coll_gc3_no_plan(mca_coll_gc3_module_t *m, mca_coll_gc3_task_t *
         t->state = MCA_COLL_GC3_TASK_PASS;
         return;
     }
-    if (t->device && !t->hsx_only && mca_coll_gc3_fallback(m->comm, 1) == MCA_COLL_GC3_FALLBACK_ERROR) {
+    if (t->device && mca_coll_gc3_fallback(m->comm, 1) == MCA_COLL_GC3_FALLBACK_ERROR) {
         (void)mca_coll_gc3_stage_call(m->comm, gc3_coll_desc(t->coll)->mpi_name, &rc); /* reports it */
         mca_coll_gc3_task_end(t, rc, done);
         return;
@@ -366,11 +365,6 @@ static int mca_coll_gc3_head(mca_coll_gc3_module_t *m, mca_coll_gc3_task_t *t, m
     if (m->unusable) {
         mca_coll_gc3_pop(m);
         mca_coll_gc3_task_end(t, OMPI_ERROR, done); /* the reason was reported */
-        return GC3_HEAD_ENDED;
-    }
-    if (t->hsx_only) { /* the ranks' memory kinds are being agreed (coll_gc3_route.c): no plan */
-        mca_coll_gc3_no_plan(
-            m, t, "its first call of this collective, size and root: the ranks' memory kinds are being agreed", done);
         return GC3_HEAD_ENDED;
     }
     mca_coll_gc3_setup_exec(m, b);

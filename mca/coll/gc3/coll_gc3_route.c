@@ -273,13 +273,17 @@ static int gc3_usable_as_is(const mca_coll_gc3_abuf_t *b, gc3_route_t route, int
     if (mca_coll_gc3_component.stage_host) {
         return *contiguous && tlb == 0;
     }
-    return *contiguous && tlb == 0 && b->kind == (route == GC3_ROUTE_CUDA ? GC3_KIND_DEVICE : GC3_KIND_HOST);
+    /* (a process without a CUDA driver keeps host memory on gc3's CUDA route: it can only be there
+     * before the first agreement, and the communicator's set-up then sends every rank's call to
+     * the host-staged exchange) */
+    return *contiguous && tlb == 0 &&
+           b->kind == (route == GC3_ROUTE_CUDA && gc3_mem_driver() ? GC3_KIND_DEVICE : GC3_KIND_HOST);
 }
 
 /* this rank's buffers in the route's memory, contiguous */
 static int gc3_adapt_in(mca_coll_gc3_module_t *m, mca_coll_gc3_args_t *a)
 {
-    const int device = a->route == GC3_ROUTE_CUDA;
+    const int device = a->route == GC3_ROUTE_CUDA && gc3_mem_driver();
     int       rc     = OMPI_SUCCESS;
 
     a->ad.adapted = 1;
@@ -475,12 +479,6 @@ int mca_coll_gc3_route_take(mca_coll_gc3_module_t *m, mca_coll_gc3_args_t *a, in
         break;
     case GC3_ROUTE_HOST:
         a->backend = GC3_BACKEND_HOST;
-        break;
-    case GC3_ROUTE_HSX:
-        a->backend = GC3_BACKEND_HOST;
-        if (how == MCA_COLL_GC3_CALL_INIT) {
-            return 0;
-        }
         break;
     default:
         gc3_prev_said(m, a, a->agreed);
