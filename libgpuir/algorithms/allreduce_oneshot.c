@@ -48,15 +48,28 @@ GC3_ALGO_DECLARE(gc3_algo_allreduce_oneshot)
             }
         }
     }
+    /* every rank reduces in rank order, ((x0 + x1) + x2) + ..., so that every rank gets the same bits
+     * (floating-point sums depend on the order; a rank starting with its own input would differ from
+     * the others). In place, a rank after 0 keeps its own input in the scratch slot after its peers'
+     * before the output (its input) takes rank 0's */
     for (int r = 0; r < R; r++) {
-        gc3_cref_t o, x;
-        gc3_chunk(prog, r, GC3_BUF_INPUT, 0, 1, &x);
+        gc3_cref_t o, x, own;
+        gc3_chunk(prog, r, GC3_BUF_INPUT, 0, 1, &own);
+        if (params->inplace && r != 0) {
+            gc3_copy(prog, own, r, GC3_BUF_SCRATCH, R - 1, 0, &own);
+        }
+        gc3_chunk(prog, r, r == 0 ? GC3_BUF_INPUT : GC3_BUF_SCRATCH, 0, 1, &x);
+        if (r == 0) {
+            x = own;
+        }
         gc3_copy(prog, x, r, GC3_BUF_OUTPUT, 0, 0, &o);
-        for (int q = 0; q < R; q++) {
-            if (q != r) {
+        for (int q = 1; q < R; q++) {
+            if (q == r) {
+                x = own;
+            } else {
                 gc3_chunk(prog, r, GC3_BUF_SCRATCH, q < r ? q : q - 1, 1, &x);
-                gc3_reduce(prog, o, x, 0, &o);
             }
+            gc3_reduce(prog, o, x, 0, &o);
         }
     }
     return gc3_algo_finish(prog, "oneshot", diag, stats, program_p);

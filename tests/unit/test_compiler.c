@@ -30,7 +30,7 @@ static void test_api_errors(void)
 
     CHECK(gc3_chunk(p, 0, GC3_BUF_OUTPUT, 0, 1, &a) == GC3_OK, "a reference to unwritten chunks may be made");
     CHECK(gc3_copy(p, a, 1, GC3_BUF_OUTPUT, 0, 0, &b) == GC3_ERR_INVALID_PARAM &&
-          strstr(gc3_prog_error(p), "rank 0 output chunk 0 holds no data yet") != NULL,
+              strstr(gc3_prog_error(p), "rank 0 output chunk 0 holds no data yet") != NULL,
           "reading unwritten chunks must fail: %s", gc3_prog_error(p));
     CHECK(gc3_chunk(p, 0, GC3_BUF_INPUT, 0, 1, &a) == GC3_ERR_INVALID_PARAM, "errors are sticky");
     gc3_prog_destroy(p);
@@ -41,24 +41,27 @@ static void test_api_errors(void)
     gc3_chunk(p, 1, GC3_BUF_INPUT, 0, 1, &b);
     CHECK_OK(gc3_copy(p, b, 0, GC3_BUF_OUTPUT, 0, 0, &b)); /* overwrites rank 0 output chunk 0 */
     CHECK(gc3_copy(p, o, 1, GC3_BUF_OUTPUT, 1, 0, &a) == GC3_ERR_INVALID_PARAM &&
-          strstr(gc3_prog_error(p), "stale reference: rank 0 output chunk 0") != NULL,
+              strstr(gc3_prog_error(p), "stale reference: rank 0 output chunk 0") != NULL,
           "a stale reference must be refused: %s", gc3_prog_error(p));
     gc3_prog_destroy(p);
 
     p = new_prog(GC3_COLL_ALLREDUCE, 2, 2, 2, 0);
     gc3_chunk(p, 0, GC3_BUF_INPUT, 0, 1, &a);
     CHECK(gc3_copy(p, a, 1, GC3_BUF_INPUT, 0, 0, &b) == GC3_ERR_INVALID_PARAM &&
-          strstr(gc3_prog_error(p), "read-only out of place") != NULL, "writing the input out of place");
+              strstr(gc3_prog_error(p), "read-only out of place") != NULL,
+          "writing the input out of place");
     gc3_prog_destroy(p);
 
     p = new_prog(GC3_COLL_ALLREDUCE, 2, 2, 2, 0);
     CHECK(gc3_chunk(p, 2, GC3_BUF_INPUT, 0, 1, &a) == GC3_ERR_INVALID_PARAM &&
-          strstr(gc3_prog_error(p), "rank 2 outside [0, 2)") != NULL, "rank out of range");
+              strstr(gc3_prog_error(p), "rank 2 outside [0, 2)") != NULL,
+          "rank out of range");
     gc3_prog_destroy(p);
 
     p = new_prog(GC3_COLL_ALLREDUCE, 2, 2, 2, 0);
     CHECK(gc3_chunk(p, 0, GC3_BUF_INPUT, 1, 2, &a) == GC3_ERR_INVALID_PARAM &&
-          strstr(gc3_prog_error(p), "input chunk 2 is outside the buffer") != NULL, "chunk out of range");
+              strstr(gc3_prog_error(p), "input chunk 2 is outside the buffer") != NULL,
+          "chunk out of range");
     gc3_prog_destroy(p);
 
     p = new_prog(GC3_COLL_ALLREDUCE, 2, 2, 2, 0);
@@ -80,7 +83,7 @@ static void test_api_errors(void)
         gc3_chunk(p, 1, GC3_BUF_INPUT, 0, 1, &b);
         gc3_copy(p, b, 0, GC3_BUF_OUTPUT, 0, 0, &b);
         CHECK(gc3_prog_compile(p, &diag, NULL, &ir) == GC3_ERR_VERIFY && ir == NULL &&
-              gc3_diag_contains(&diag, "ends with rank.chunk {0.0} but allreduce needs {0.0 1.0}"),
+                  gc3_diag_contains(&diag, "ends with rank.chunk {0.0} but allreduce needs {0.0 1.0}"),
               "an exchange is not an allreduce");
         gc3_prog_destroy(p);
         gc3_diag_cleanup(&diag);
@@ -102,9 +105,9 @@ static void test_ring_fusion(void)
                 continue;
             }
             CHECK(st.by_type[GC3_STEP_SEND] == R * ch && st.by_type[GC3_STEP_RECV] == R * ch &&
-                  st.by_type[GC3_STEP_RRS] == R * (R - 2) * ch && st.by_type[GC3_STEP_RRCS] == R * ch &&
-                  st.by_type[GC3_STEP_RCS] == R * (R - 2) * ch && st.by_type[GC3_STEP_CPY] == 0 &&
-                  st.by_type[GC3_STEP_RRC] == 0 && st.nops == 0,
+                      st.by_type[GC3_STEP_RRS] == R * (R - 2) * ch && st.by_type[GC3_STEP_RRCS] == R * ch &&
+                      st.by_type[GC3_STEP_RCS] == R * (R - 2) * ch && st.by_type[GC3_STEP_CPY] == 0 &&
+                      st.by_type[GC3_STEP_RRC] == 0 && st.nops == 0,
                   "ring R=%d channels=%d: s %d r %d rrs %d rrcs %d rcs %d cpy %d", R, ch, st.by_type[GC3_STEP_SEND],
                   st.by_type[GC3_STEP_RECV], st.by_type[GC3_STEP_RRS], st.by_type[GC3_STEP_RRCS],
                   st.by_type[GC3_STEP_RCS], st.by_type[GC3_STEP_CPY]);
@@ -114,8 +117,8 @@ static void test_ring_fusion(void)
                 for (int t = 0; t < g->ntbs; t++) {
                     const gc3_ir_tb_t *tb = &g->tbs[t];
                     CHECK(tb->nsteps == 2 * R - 1 && tb->send == (r + 1) % R && tb->recv == (r + R - 1) % R &&
-                          tb->steps[0].type == GC3_STEP_SEND && tb->steps[R - 1].type == GC3_STEP_RRCS &&
-                          tb->steps[2 * R - 2].type == GC3_STEP_RECV,
+                              tb->steps[0].type == GC3_STEP_SEND && tb->steps[R - 1].type == GC3_STEP_RRCS &&
+                              tb->steps[2 * R - 2].type == GC3_STEP_RECV,
                           "ring R=%d rank %d tb %d: %d steps, shape differs", R, r, t, tb->nsteps);
                 }
             }
@@ -158,8 +161,8 @@ static void check_algo(const char *name, gc3_algo_params_t *ap, tally_t *t)
         return;
     }
     CHECK(s == GC3_OK && st.verified, "%s ranks %d (%d x %d) instances %d proto %s %s: %s (%s)", name, ap->nranks,
-          ap->nodes, ap->gpus_per_node, ap->instances, gc3_proto_name(ap->proto), ap->inplace ? "in-place" : "out-of-place",
-          gc3_status_string(s), diag.count ? diag.msgs[0] : "");
+          ap->nodes, ap->gpus_per_node, ap->instances, gc3_proto_name(ap->proto),
+          ap->inplace ? "in-place" : "out-of-place", gc3_status_string(s), diag.count ? diag.msgs[0] : "");
     gc3_diag_cleanup(&diag);
     if (p == NULL) {
         return;
@@ -182,9 +185,9 @@ static void check_algo(const char *name, gc3_algo_params_t *ap, tally_t *t)
 
 static void test_matrix(void)
 {
-    const char *flat[] = {"ring", "allpairs", "oneshot", "rhd", "direct", "allgather_ring", "reduce_scatter_ring"};
-    const char *hier[] = {"hierarchical", "twostep", "alltonext"};
-    tally_t     t      = {0, 0};
+    const char *flat[] = { "ring", "allpairs", "oneshot", "rhd", "direct", "allgather_ring", "reduce_scatter_ring" };
+    const char *hier[] = { "hierarchical", "twostep", "alltonext" };
+    tally_t     t      = { 0, 0 };
     clock_t     c0     = clock();
 
     for (size_t a = 0; a < sizeof(flat) / sizeof(flat[0]); a++) {
@@ -194,10 +197,10 @@ static void test_matrix(void)
                     for (int inplace = 0; inplace <= 1; inplace++) {
                         gc3_algo_params_t ap;
                         gc3_algo_params_default(&ap, R);
-                        ap.instances = inst;
-                        ap.proto     = (gc3_proto_t)proto;
-                        ap.inplace   = inplace;
-                        ap.channels  = strcmp(flat[a], "ring") == 0 ? 1 + (R + inst) % 3 : 1;
+                        ap.instances       = inst;
+                        ap.proto           = (gc3_proto_t)proto;
+                        ap.inplace         = inplace;
+                        ap.channels        = strcmp(flat[a], "ring") == 0 ? 1 + (R + inst) % 3 : 1;
                         ap.chunks_per_peer = strcmp(flat[a], "direct") == 0 ? 1 + R % 2 : 1;
                         check_algo(flat[a], &ap, &t);
                     }
@@ -229,7 +232,8 @@ static void test_matrix(void)
         }
     }
     printf("test_compiler: %d programs compiled and verified, %d reference-executor runs checked against the direct "
-           "computation (%.1f s CPU)\n", t.programs, t.checked, (double)(clock() - c0) / CLOCKS_PER_SEC);
+           "computation (%.1f s CPU)\n",
+           t.programs, t.checked, (double)(clock() - c0) / CLOCKS_PER_SEC);
     CHECK(t.programs > 3000, "only %d programs", t.programs);
 }
 
@@ -250,7 +254,8 @@ static void test_compile_time(void)
     clock_gettime(CLOCK_MONOTONIC, &b);
     secs = (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) * 1e-9;
     printf("test_compiler: 64-rank (8 x 8) hierarchical allreduce, 4 instances: generated and verified in %.3f s "
-           "(%d thread blocks, %d steps per instance)\n", secs, st.tbs, st.instrs + st.nops);
+           "(%d thread blocks, %d steps per instance)\n",
+           secs, st.tbs, st.instrs + st.nops);
     CHECK(st.verified, "not verified");
     CHECK(secs < 5.0, "compile + verify took %.2f s", secs);
     gc3_ir_program_destroy(p);
@@ -267,9 +272,11 @@ static void test_bad_shapes(void)
     ap.nodes         = 4;
     ap.gpus_per_node = 2;
     CHECK(gc3_algo_generate("hierarchical", &ap, &diag, NULL, &p) == GC3_ERR_INVALID_PARAM &&
-          gc3_diag_contains(&diag, "4 nodes x 2 GPUs per node is not 6 ranks"), "bad shape accepted");
+              gc3_diag_contains(&diag, "4 nodes x 2 GPUs per node is not 6 ranks"),
+          "bad shape accepted");
     CHECK(gc3_algo_generate("nonesuch", &ap, &diag, NULL, &p) == GC3_ERR_INVALID_PARAM &&
-          gc3_diag_contains(&diag, "unknown algorithm 'nonesuch'"), "unknown algorithm accepted");
+              gc3_diag_contains(&diag, "unknown algorithm 'nonesuch'"),
+          "unknown algorithm accepted");
     gc3_algo_params_default(&ap, 1);
     CHECK(gc3_algo_generate("ring", &ap, &diag, NULL, &p) == GC3_ERR_INVALID_PARAM, "one rank accepted");
     gc3_diag_cleanup(&diag);
@@ -288,7 +295,8 @@ static void test_fit(void)
     ap.channels  = 16;
     ap.instances = 8;
     CHECK_OK(gc3_algo_generate_fit("ring", &ap, 1000, &diag, &p, &narrowed));
-    CHECK(p && narrowed == 0 && gc3_ir_widest_rank(p) == 128 && ap.instances == 8, "ring 16x8 on 4 ranks: 128 blocks, fits 1000");
+    CHECK(p && narrowed == 0 && gc3_ir_widest_rank(p) == 128 && ap.instances == 8,
+          "ring 16x8 on 4 ranks: 128 blocks, fits 1000");
     gc3_ir_program_destroy(p);
     CHECK_OK(gc3_algo_generate_fit("ring", &ap, 100, &diag, &p, &narrowed));
     CHECK(p && narrowed == 1 && gc3_ir_widest_rank(p) == 64 && ap.channels == 16 && ap.instances == 4,
@@ -312,6 +320,69 @@ static void test_fit(void)
     gc3_diag_cleanup(&diag);
 }
 
+/* Every rank of an allreduce receives the same bits: float32 sums of values of very different
+ * magnitudes (whose result depends on the order of the additions), every built-in allreduce on 3 to 8
+ * ranks, in place and out of place, run by the reference executor; each rank's output compared
+ * bytewise with rank 0's. (The one-shot once started from each rank's own input: on 3 or more ranks
+ * the ranks got different sums.) */
+static void test_same_bits(void)
+{
+    const char *algos[] = { "ring", "allpairs", "oneshot", "rhd" };
+    int         cases   = 0;
+
+    for (size_t a = 0; a < sizeof(algos) / sizeof(algos[0]); a++) {
+        for (int R = 3; R <= 8; R++) {
+            for (int inplace = 0; inplace <= 1; inplace++) {
+                gc3_algo_params_t  params;
+                gc3_ir_program_t  *p = NULL;
+                gc3_refexec_args_t args;
+                gc3_diag_t         diag;
+                float             *in[8], *out[8];
+                size_t             ni, no;
+                gc3_algo_params_default(&params, R);
+                params.inplace = inplace;
+                if (gc3_algo_generate(algos[a], &params, NULL, NULL, &p) != GC3_OK || p == NULL) {
+                    continue; /* (a shape the algorithm does not take: rhd on 3 ranks) */
+                }
+                memset(&args, 0, sizeof(args));
+                args.dtype       = GC3_DT_FLOAT32;
+                args.op          = GC3_OP_SUM;
+                args.chunk_elems = 64;
+                args.inplace     = inplace;
+                ni               = (size_t)p->gpus[0].i_chunks * args.chunk_elems;
+                no               = (size_t)p->gpus[0].o_chunks * args.chunk_elems;
+                for (int r = 0; r < R; r++) {
+                    in[r]  = malloc(ni * sizeof(float));
+                    out[r] = malloc(no * sizeof(float));
+                    for (size_t i = 0; i < ni; i++) { /* 1e-3 .. 1e7, both signs */
+                        unsigned h = (unsigned)(r * 7919 + (int)i * 104729 + 17);
+                        h ^= h >> 13;
+                        h *= 0x5bd1e995u;
+                        in[r][i] = (float)((h % 2 ? 1.0 : -1.0) * (1.0 + (h >> 8) % 1000) * (h % 7 == 0 ? 1e4 : 1e-3));
+                    }
+                    memcpy(out[r], in[r], (ni < no ? ni : no) * sizeof(float));
+                }
+                gc3_diag_init(&diag);
+                CHECK(gc3_refexec_run(p, &args, (void *const *)in, (void *const *)out, &diag) == GC3_OK,
+                      "%s on %d ranks%s: %s", algos[a], R, inplace ? " in place" : "", diag.count ? diag.msgs[0] : "?");
+                for (int r = 1; r < R; r++) {
+                    CHECK(!memcmp(out[r], out[0], no * sizeof(float)),
+                          "%s on %d ranks%s: rank %d's sums differ from rank 0's", algos[a], R,
+                          inplace ? " in place" : "", r);
+                }
+                gc3_diag_cleanup(&diag);
+                for (int r = 0; r < R; r++) {
+                    free(in[r]);
+                    free(out[r]);
+                }
+                gc3_ir_program_destroy(p);
+                cases++;
+            }
+        }
+    }
+    CHECK(cases >= 40, "only %d cases", cases);
+}
+
 int main(void)
 {
     test_fit();
@@ -320,6 +391,7 @@ int main(void)
     test_bad_shapes();
     test_compile_time();
     test_matrix();
+    test_same_bits();
     gc3_ir_xml_cleanup();
     return gc3_test_summary("test_compiler");
 }
