@@ -242,7 +242,7 @@ check info-memory-old 0 "# total per rank: 56.4 MiB device (59100928 B exactly),
     "$info" --gpus 2 --memory "$use" --no-fifo-pool --fifo-slots 8 --plan-fifo-bytes 64M
 check info-memory-43-2 0 "# total per rank: 12.3 MiB device (12902080 B exactly), 7.5 KiB pinned host, 5 plan(s)" -- \
     "$info" --gpus 2 --memory "$u43"
-check info-memory-43-4 0 "# total per rank: 15.3 MiB device (16005632 B exactly), 7.5 KiB pinned host, 5 plan(s)" -- \
+check info-memory-43-4 0 "# total per rank: 15.3 MiB device (16004992 B exactly), 7.5 KiB pinned host, 5 plan(s)" -- \
     "$info" --gpus 4 --memory "$u43"
 else
     echo "info-memory totals: not checked (this build has no CUDA backend, whose control and pinned memory they count)"
