@@ -289,6 +289,14 @@ static int v_rsb(int i, void *c)
     return s;
 }
 
+static MPI_Op user_sum; /* MPI_SUM of ints as a user-defined op: gc3 does not take it */
+static void   user_sum_fn(void *in, void *inout, int *len, MPI_Datatype *dt)
+{
+    (void)dt;
+    for (int i = 0; i < *len; i++)
+        ((int *)inout)[i] += ((int *)in)[i];
+}
+
 static void run(int n, int v)
 {
     ctx_t c = { n, 0, 0, 0 };
@@ -318,6 +326,37 @@ static void run(int n, int v)
          buf_check(&r, v_sum, &c, "allreduce in place");
     check(ok, "in place, count %d variant %d", "MPI_Allreduce", n, v);
     buf_free(&r);
+
+    /* nonblocking: MPI_Iallreduce with MPI_SUM (gc3's route) and with a user-defined op (not gc3's:
+     * every rank gives it to Open MPI's nonblocking collective, device memory on host copies), and
+     * MPI_Ibcast with each rank's layout */
+    for (int u = 0; u < 2; u++) {
+        MPI_Request req;
+        buf_make(&s, L_INT, n, n, my_kind());
+        buf_make(&r, L_INT, n, n, my_kind());
+        for (int i = 0; i < n; i++)
+            buf_set(&s, i, rank * 1000 + i);
+        buf_push(&s);
+        buf_push(&r);
+        ok = MPI_Iallreduce(s.mem, r.mem, n, MPI_INT, u ? user_sum : MPI_SUM, MPI_COMM_WORLD, &req) == MPI_SUCCESS &&
+             MPI_Wait(&req, MPI_STATUS_IGNORE) == MPI_SUCCESS && buf_check(&r, v_sum, &c, "iallreduce");
+        check(ok, u ? "user op, count %d variant %d" : "count %d variant %d", "MPI_Iallreduce", n, v);
+        buf_free(&s);
+        buf_free(&r);
+    }
+    {
+        MPI_Request req;
+        c.root = size - 1;
+        buf_make(&r, my_layout(v, 4), n, n, my_kind());
+        if (rank == c.root)
+            for (int i = 0; i < n; i++)
+                buf_set(&r, i, c.root * 1000 + i);
+        buf_push(&r);
+        ok = MPI_Ibcast(r.mem, r.l.count, r.l.dt, c.root, MPI_COMM_WORLD, &req) == MPI_SUCCESS &&
+             MPI_Wait(&req, MPI_STATUS_IGNORE) == MPI_SUCCESS && buf_check(&r, v_root, &c, "ibcast");
+        check(ok, "count %d variant %d", "MPI_Ibcast", n, v);
+        buf_free(&r);
+    }
 
     /* bcast: each root in turn */
     for (int root = 0; root < size; root++) {
@@ -444,10 +483,12 @@ int main(int argc, char **argv)
         printf("; layouts: %s, %s, %s, %s, %s (a different one on each rank)\n", layout_names[0], layout_names[1],
                layout_names[2], layout_names[3], layout_names[4]);
     }
+    MPI_Op_create(user_sum_fn, 1, &user_sum);
     for (int r = 0; r < reps; r++)
         for (int c = 0; c < ncounts; c++)
             for (int v = 0; v < L_COUNT; v++)
                 run(counts[c], v);
+    MPI_Op_free(&user_sum);
     if (rank == 0)
         printf("%d passed, %d failed\n", checks - failures, failures);
     MPI_Finalize();

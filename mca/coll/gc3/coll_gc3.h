@@ -135,6 +135,17 @@ struct mca_coll_gc3_request_t;
 struct mca_coll_gc3_xchg_t;
 struct mca_coll_gc3_hsx_t;
 
+/* A buffer of a call passed on with its device memory copied through host memory (coll_gc3_stage.c). */
+typedef struct {
+    void                   *user; /* the caller's pointer (host memory, NULL, MPI_IN_PLACE: not copied) */
+    struct ompi_datatype_t *dt;
+    size_t                  count; /* elements of dt it spans */
+    int                     in;    /* copied in before the call (an input; or an output whose gaps must stay) */
+    int                     out;   /* copied back after a successful call */
+    char                   *mem;   /* the host copy (NULL: none) */
+    char                   *base;  /* what to give the previous module: the copy shifted by dt's lower bound, or user */
+} mca_coll_gc3_stage_t;
+
 /* One of a call's buffers as this rank passed it, and as gc3's route needs it (coll_gc3_route.c):
  * contiguous, in the route's memory (device memory of this rank's GPU, or host memory). A buffer that
  * is not is copied (packed, for a datatype with holes) into a temporary before the call and back
@@ -167,6 +178,7 @@ enum {
     MCA_COLL_GC3_TASK_STAGED,  /* started on the host-staged exchange */
     MCA_COLL_GC3_TASK_GO,      /* blocking: the plan is its own, the caller runs it */
     MCA_COLL_GC3_TASK_PASS,    /* blocking: no plan, the caller passes it on */
+    MCA_COLL_GC3_TASK_CHAINED, /* passed on, staged: the previous module's nonblocking call runs on host copies */
     MCA_COLL_GC3_TASK_DONE     /* over: rc */
 };
 typedef struct mca_coll_gc3_task_t {
@@ -179,6 +191,9 @@ typedef struct mca_coll_gc3_task_t {
     size_t                         bytes;
     gc3_call_t                     call;
     mca_coll_gc3_adapt_t           ad;       /* a nonblocking call's buffers, adapted (released at its end) */
+    ompi_request_t                *inner;    /* CHAINED: the previous module's request it waits for */
+    mca_coll_gc3_stage_t           stage[2]; /* CHAINED: the host copies of its device buffers */
+    int                            nstage;
     mca_coll_gc3_plan_entry_t     *entry;
     struct mca_coll_gc3_request_t *req;   /* nonblocking and persistent calls */
     struct mca_coll_gc3_hsx_t     *hsx;   /* STAGED */
@@ -427,10 +442,18 @@ int mca_coll_gc3_try_run(mca_coll_gc3_module_t *m, gc3_coll_t coll, const mca_co
  * to start (NULL: a new one). Returns the MPI result of the start. */
 int mca_coll_gc3_try_start(mca_coll_gc3_module_t *m, gc3_coll_t coll, mca_coll_gc3_args_t *a, const void *sbuf,
                            void *rbuf, ompi_request_t **request, struct mca_coll_gc3_request_t *reuse);
-/* A nonblocking call that gc3 does not run on its route: 1 when it runs as its blocking form
- * (device memory on some rank: as the ranks agreed, where they did), said at verbose 2; 0 when the
- * previous module's nonblocking function gets it. */
-int mca_coll_gc3_nb_blocking(mca_coll_gc3_module_t *m, const mca_coll_gc3_args_t *a);
+/* A nonblocking call gc3 does not run on its route goes to the previous module's nonblocking function
+ * on every rank, whatever each rank's memory (the same algorithm everywhere); this rank's device
+ * buffers are then copied through host memory around it, as coll_gc3_fallback says: 1 when they are
+ * to be (the caller stages them, posts the previous module's call on the copies and hands its request
+ * to mca_coll_gc3_chain); 0 with *rc_p OMPI_SUCCESS to give the previous module the buffers as they
+ * are, or the error (coll_gc3_fallback error, reported). */
+int mca_coll_gc3_nb_staged(mca_coll_gc3_module_t *m, const mca_coll_gc3_args_t *a, int *rc_p);
+/* The request of such a call: complete when the previous module's request `inner` is, after the
+ * copies back (b[0..n): the staged buffers, mca_coll_gc3_stage_in done). rc: the previous module's
+ * start's result (an error: the copies released, rc returned). */
+int mca_coll_gc3_chain(mca_coll_gc3_module_t *m, int coll, mca_coll_gc3_stage_t *b, int n, int rc,
+                       ompi_request_t *inner, ompi_request_t **request);
 /* A persistent init that goes to the previous module's (host memory on every rank, as agreed). */
 int mca_coll_gc3_init_passes(mca_coll_gc3_module_t *m, const mca_coll_gc3_args_t *a);
 /* Set up (in the pipeline, without waiting) the plan a call of these buffers would use. */
@@ -464,7 +487,7 @@ typedef struct mca_coll_gc3_request_t {
         ompi_request_t             super;
         mca_coll_gc3_nbc_request_t nbc;
     };
-    mca_coll_gc3_module_t *module;
+    mca_coll_gc3_module_t      *module;
     mca_coll_gc3_task_t         task; /* the call in the pipeline (persistent: the one started last) */
     int                         coll;
     const mca_coll_gc3_pcoll_t *pcoll; /* persistent */
@@ -583,15 +606,6 @@ int mca_coll_gc3_hsx_test(mca_coll_gc3_module_t *m, mca_coll_gc3_task_t *t, int 
 /* coll_gc3_stage.c: a call passed on with its device buffers copied through host memory, written
  * once for every signature: describe the call's buffers, mca_coll_gc3_stage_in, call the previous
  * module with each buffer's base, mca_coll_gc3_stage_out. */
-typedef struct {
-    void                   *user; /* the caller's pointer (host memory, NULL, MPI_IN_PLACE: not copied) */
-    struct ompi_datatype_t *dt;
-    size_t                  count; /* elements of dt it spans */
-    int                     in;    /* copied in before the call (an input; or an output whose gaps must stay) */
-    int                     out;   /* copied back after a successful call */
-    char                   *mem;   /* the host copy (NULL: none) */
-    char                   *base;  /* what to give the previous module: the copy shifted by dt's lower bound, or user */
-} mca_coll_gc3_stage_t;
 /* Host copies of the n buffers' device memory (copied in where b[i].in); always followed by
  * mca_coll_gc3_stage_out, which copies back (where b[i].out and rc is success), frees and returns rc
  * or the copy's error. */

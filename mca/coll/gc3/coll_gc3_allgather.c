@@ -40,17 +40,22 @@ static int gc3_allgather_args(mca_coll_gc3_module_t *m, const void *sbuf, int sc
 
 /* The previous module's allgather with the device buffers copied through host memory. */
 static int gc3_allgather_staged(mca_coll_gc3_module_t *m, const void *sbuf, int scount, struct ompi_datatype_t *sdt,
-                                void *rbuf, int rcount, struct ompi_datatype_t *rdt)
+                                void *rbuf, int rcount, struct ompi_datatype_t *rdt, ompi_request_t **request)
 {
     size_t               n    = (size_t)ompi_comm_size(m->comm);
     mca_coll_gc3_stage_t b[2] = { mca_coll_gc3_stage_buf((void *)sbuf, sdt, (size_t)scount, 1, 0),
                                   mca_coll_gc3_stage_buf(rbuf, rdt, (size_t)rcount * n, sbuf == MPI_IN_PLACE, 1) };
     int                  rc;
+    ompi_request_t      *inner = NULL;
 
     if ((rc = mca_coll_gc3_stage_in(b, 2)) == OMPI_SUCCESS) {
-        rc = m->prev_allgather(b[0].base, scount, sdt, b[1].base, rcount, rdt, m->comm, m->prev_allgather_module);
+        rc = request == NULL
+                 ? m->prev_allgather(b[0].base, scount, sdt, b[1].base, rcount, rdt, m->comm, m->prev_allgather_module)
+                 : m->prev_iallgather(b[0].base, scount, sdt, b[1].base, rcount, rdt, m->comm, &inner,
+                                      m->prev_iallgather_module);
     }
-    return mca_coll_gc3_stage_out(b, 2, rc);
+    return request == NULL ? mca_coll_gc3_stage_out(b, 2, rc)
+                           : mca_coll_gc3_chain(m, GC3_COLL_ALLGATHER, b, 2, rc, inner, request);
 }
 
 int mca_coll_gc3_allgather(const void *sbuf, int scount, struct ompi_datatype_t *sdt, void *rbuf, int rcount,
@@ -74,7 +79,7 @@ int mca_coll_gc3_allgather(const void *sbuf, int scount, struct ompi_datatype_t 
     }
     rc = OMPI_SUCCESS;
     if (mca_coll_gc3_stage_coll(GC3_COLL_ALLGATHER, sbuf, rbuf, -1, comm, &rc)) {
-        return gc3_allgather_staged(m, sbuf, scount, sdt, rbuf, rcount, rdt);
+        return gc3_allgather_staged(m, sbuf, scount, sdt, rbuf, rcount, rdt, NULL);
     }
     return rc != OMPI_SUCCESS ? rc
                               : m->prev_allgather(sbuf, scount, sdt, rbuf, rcount, rdt, comm, m->prev_allgather_module);
@@ -88,18 +93,21 @@ int mca_coll_gc3_iallgather(const void *sbuf, int scount, struct ompi_datatype_t
 {
     mca_coll_gc3_module_t *m = (mca_coll_gc3_module_t *)module;
     mca_coll_gc3_args_t    a;
+    int                    rc;
 
     if (gc3_allgather_args(m, sbuf, scount, sdt, rbuf, rcount, rdt, "iallgather", &a) &&
         mca_coll_gc3_route_take(m, &a, MCA_COLL_GC3_CALL_NONBLOCKING)) {
         return mca_coll_gc3_try_start(m, GC3_COLL_ALLGATHER, &a, mca_coll_gc3_run_sbuf(&a), mca_coll_gc3_run_rbuf(&a),
                                       request, NULL);
     }
-    if (mca_coll_gc3_nb_blocking(m, &a)) {
-        *request = &ompi_request_empty;
-        return mca_coll_gc3_allgather(sbuf, scount, sdt, rbuf, rcount, rdt, comm, module);
-    }
     if (m->prev_iallgather == NULL) {
         return MCA_COLL_GC3_NO_PREV(comm, iallgather);
+    }
+    if (mca_coll_gc3_nb_staged(m, &a, &rc)) {
+        return gc3_allgather_staged(m, sbuf, scount, sdt, rbuf, rcount, rdt, request);
+    }
+    if (rc != OMPI_SUCCESS) {
+        return rc;
     }
     return m->prev_iallgather(sbuf, scount, sdt, rbuf, rcount, rdt, comm, request, m->prev_iallgather_module);
 }

@@ -33,16 +33,21 @@ static int gc3_allreduce_args(mca_coll_gc3_module_t *m, const void *sbuf, void *
 
 /* The previous module's allreduce with the device buffers copied through host memory. */
 static int gc3_allreduce_staged(mca_coll_gc3_module_t *m, const void *sbuf, void *rbuf, int count,
-                                struct ompi_datatype_t *dtype, struct ompi_op_t *op)
+                                struct ompi_datatype_t *dtype, struct ompi_op_t *op, ompi_request_t **request)
 {
     mca_coll_gc3_stage_t b[2] = { mca_coll_gc3_stage_buf((void *)sbuf, dtype, (size_t)count, 1, 0),
                                   mca_coll_gc3_stage_buf(rbuf, dtype, (size_t)count, sbuf == MPI_IN_PLACE, 1) };
     int                  rc;
+    ompi_request_t      *inner = NULL;
 
     if ((rc = mca_coll_gc3_stage_in(b, 2)) == OMPI_SUCCESS) {
-        rc = m->prev_allreduce(b[0].base, b[1].base, count, dtype, op, m->comm, m->prev_allreduce_module);
+        rc = request == NULL
+                 ? m->prev_allreduce(b[0].base, b[1].base, count, dtype, op, m->comm, m->prev_allreduce_module)
+                 : m->prev_iallreduce(b[0].base, b[1].base, count, dtype, op, m->comm, &inner,
+                                      m->prev_iallreduce_module);
     }
-    return mca_coll_gc3_stage_out(b, 2, rc);
+    return request == NULL ? mca_coll_gc3_stage_out(b, 2, rc)
+                           : mca_coll_gc3_chain(m, GC3_COLL_ALLREDUCE, b, 2, rc, inner, request);
 }
 
 int mca_coll_gc3_allreduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype, struct ompi_op_t *op,
@@ -65,7 +70,7 @@ int mca_coll_gc3_allreduce(const void *sbuf, void *rbuf, int count, struct ompi_
     }
     rc = OMPI_SUCCESS;
     if (mca_coll_gc3_stage_coll(GC3_COLL_ALLREDUCE, sbuf, rbuf, -1, comm, &rc)) {
-        return gc3_allreduce_staged(m, sbuf, rbuf, count, dtype, op);
+        return gc3_allreduce_staged(m, sbuf, rbuf, count, dtype, op, NULL);
     }
     return rc != OMPI_SUCCESS ? rc : m->prev_allreduce(sbuf, rbuf, count, dtype, op, comm, m->prev_allreduce_module);
 }
@@ -88,13 +93,14 @@ int mca_coll_gc3_iallreduce(const void *sbuf, void *rbuf, int count, struct ompi
         return mca_coll_gc3_try_start(m, GC3_COLL_ALLREDUCE, &a, mca_coll_gc3_run_sbuf(&a), mca_coll_gc3_run_rbuf(&a),
                                       request, NULL);
     }
-    if (mca_coll_gc3_nb_blocking(m, &a)) {
-        rc       = mca_coll_gc3_allreduce(sbuf, rbuf, count, dtype, op, comm, module);
-        *request = &ompi_request_empty;
-        return rc;
-    }
     if (m->prev_iallreduce == NULL) {
         return MCA_COLL_GC3_NO_PREV(comm, iallreduce);
+    }
+    if (mca_coll_gc3_nb_staged(m, &a, &rc)) {
+        return gc3_allreduce_staged(m, sbuf, rbuf, count, dtype, op, request);
+    }
+    if (rc != OMPI_SUCCESS) {
+        return rc;
     }
     return m->prev_iallreduce(sbuf, rbuf, count, dtype, op, comm, request, m->prev_iallreduce_module);
 }

@@ -40,17 +40,22 @@ static int gc3_alltoall_args(mca_coll_gc3_module_t *m, const void *sbuf, int *sc
 
 /* The previous module's alltoall with the device buffers copied through host memory. */
 static int gc3_alltoall_staged(mca_coll_gc3_module_t *m, const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
-                               void *rbuf, int rcount, struct ompi_datatype_t *rdtype)
+                               void *rbuf, int rcount, struct ompi_datatype_t *rdtype, ompi_request_t **request)
 {
     size_t               n    = (size_t)ompi_comm_size(m->comm);
     mca_coll_gc3_stage_t b[2] = { mca_coll_gc3_stage_buf((void *)sbuf, sdtype, (size_t)scount * n, 1, 0),
                                   mca_coll_gc3_stage_buf(rbuf, rdtype, (size_t)rcount * n, sbuf == MPI_IN_PLACE, 1) };
     int                  rc;
+    ompi_request_t      *inner = NULL;
 
     if ((rc = mca_coll_gc3_stage_in(b, 2)) == OMPI_SUCCESS) {
-        rc = m->prev_alltoall(b[0].base, scount, sdtype, b[1].base, rcount, rdtype, m->comm, m->prev_alltoall_module);
+        rc = request == NULL ? m->prev_alltoall(b[0].base, scount, sdtype, b[1].base, rcount, rdtype, m->comm,
+                                                m->prev_alltoall_module)
+                             : m->prev_ialltoall(b[0].base, scount, sdtype, b[1].base, rcount, rdtype, m->comm, &inner,
+                                                 m->prev_ialltoall_module);
     }
-    return mca_coll_gc3_stage_out(b, 2, rc);
+    return request == NULL ? mca_coll_gc3_stage_out(b, 2, rc)
+                           : mca_coll_gc3_chain(m, GC3_COLL_ALLTOALL, b, 2, rc, inner, request);
 }
 
 int mca_coll_gc3_alltoall(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf, int rcount,
@@ -73,7 +78,7 @@ int mca_coll_gc3_alltoall(const void *sbuf, int scount, struct ompi_datatype_t *
     }
     rc = OMPI_SUCCESS;
     if (mca_coll_gc3_stage_coll(GC3_COLL_ALLTOALL, sbuf, rbuf, -1, comm, &rc)) {
-        return gc3_alltoall_staged(m, sbuf, scount, sdtype, rbuf, rcount, rdtype);
+        return gc3_alltoall_staged(m, sbuf, scount, sdtype, rbuf, rcount, rdtype, NULL);
     }
     return rc != OMPI_SUCCESS
                ? rc
@@ -95,13 +100,14 @@ int mca_coll_gc3_ialltoall(const void *sbuf, int scount, struct ompi_datatype_t 
         return mca_coll_gc3_try_start(m, GC3_COLL_ALLTOALL, &a, mca_coll_gc3_run_sbuf(&a), mca_coll_gc3_run_rbuf(&a),
                                       request, NULL);
     }
-    if (mca_coll_gc3_nb_blocking(m, &a)) {
-        rc       = mca_coll_gc3_alltoall(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, module);
-        *request = &ompi_request_empty;
-        return rc;
-    }
     if (m->prev_ialltoall == NULL) {
         return MCA_COLL_GC3_NO_PREV(comm, ialltoall);
+    }
+    if (mca_coll_gc3_nb_staged(m, &a, &rc)) {
+        return gc3_alltoall_staged(m, sbuf, scount, sdtype, rbuf, rcount, rdtype, request);
+    }
+    if (rc != OMPI_SUCCESS) {
+        return rc;
     }
     return m->prev_ialltoall(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, request, m->prev_ialltoall_module);
 }

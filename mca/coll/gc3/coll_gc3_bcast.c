@@ -31,16 +31,20 @@ static int gc3_bcast_args(mca_coll_gc3_module_t *m, void *buf, int count, struct
 }
 
 /* The previous module's bcast with the device buffer copied through host memory. */
-static int gc3_bcast_staged(mca_coll_gc3_module_t *m, void *buf, int count, struct ompi_datatype_t *dt, int root)
+static int gc3_bcast_staged(mca_coll_gc3_module_t *m, void *buf, int count, struct ompi_datatype_t *dt, int root,
+                            ompi_request_t **request)
 {
     const int            me   = ompi_comm_rank(m->comm);
     mca_coll_gc3_stage_t b[1] = { mca_coll_gc3_stage_buf(buf, dt, (size_t)count, me == root, me != root) };
     int                  rc;
+    ompi_request_t      *inner = NULL;
 
     if ((rc = mca_coll_gc3_stage_in(b, 1)) == OMPI_SUCCESS) {
-        rc = m->prev_bcast(b[0].base, count, dt, root, m->comm, m->prev_bcast_module);
+        rc = request == NULL ? m->prev_bcast(b[0].base, count, dt, root, m->comm, m->prev_bcast_module)
+                             : m->prev_ibcast(b[0].base, count, dt, root, m->comm, &inner, m->prev_ibcast_module);
     }
-    return mca_coll_gc3_stage_out(b, 1, rc);
+    return request == NULL ? mca_coll_gc3_stage_out(b, 1, rc)
+                           : mca_coll_gc3_chain(m, GC3_COLL_BCAST, b, 1, rc, inner, request);
 }
 
 int mca_coll_gc3_bcast(void *buf, int count, struct ompi_datatype_t *dt, int root, struct ompi_communicator_t *comm,
@@ -62,7 +66,7 @@ int mca_coll_gc3_bcast(void *buf, int count, struct ompi_datatype_t *dt, int roo
     }
     rc = OMPI_SUCCESS;
     if (mca_coll_gc3_stage_coll(GC3_COLL_BCAST, NULL, buf, root, comm, &rc)) {
-        return gc3_bcast_staged(m, buf, count, dt, root);
+        return gc3_bcast_staged(m, buf, count, dt, root, NULL);
     }
     return rc != OMPI_SUCCESS ? rc : m->prev_bcast(buf, count, dt, root, comm, m->prev_bcast_module);
 }
@@ -74,18 +78,21 @@ int mca_coll_gc3_ibcast(void *buf, int count, struct ompi_datatype_t *dt, int ro
 {
     mca_coll_gc3_module_t *m = (mca_coll_gc3_module_t *)module;
     mca_coll_gc3_args_t    a;
+    int                    rc;
 
     if (gc3_bcast_args(m, buf, count, dt, root, "ibcast", &a) &&
         mca_coll_gc3_route_take(m, &a, MCA_COLL_GC3_CALL_NONBLOCKING)) {
         return mca_coll_gc3_try_start(m, GC3_COLL_BCAST, &a, mca_coll_gc3_run_sbuf(&a), mca_coll_gc3_run_rbuf(&a),
                                       request, NULL);
     }
-    if (mca_coll_gc3_nb_blocking(m, &a)) {
-        *request = &ompi_request_empty;
-        return mca_coll_gc3_bcast(buf, count, dt, root, comm, module);
-    }
     if (m->prev_ibcast == NULL) {
         return MCA_COLL_GC3_NO_PREV(comm, ibcast);
+    }
+    if (mca_coll_gc3_nb_staged(m, &a, &rc)) {
+        return gc3_bcast_staged(m, buf, count, dt, root, request);
+    }
+    if (rc != OMPI_SUCCESS) {
+        return rc;
     }
     return m->prev_ibcast(buf, count, dt, root, comm, request, m->prev_ibcast_module);
 }

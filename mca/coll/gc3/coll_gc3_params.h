@@ -146,7 +146,7 @@
     X(fallback, int, INT, MCA_COLL_GC3_FALLBACK_AUTO, 6, READONLY, 1, mca_coll_gc3_fallback_values,                    \
       "What happens to a call on device buffers that gc3 does not run itself (another collective, a "                  \
       "user-defined datatype or op, managed memory, no plan): auto (pass where this Open MPI says it is CUDA-aware, "  \
-      "MPIX_Query_cuda_support(), nonblocking calls then run as their blocking form; stage otherwise; verbose 1 "      \
+      "MPIX_Query_cuda_support(), nonblocking calls then staged; stage otherwise; verbose 1 "                          \
       "says which and why), stage (copy the buffers through host memory around the previous coll module: correct "     \
       "on any Open MPI), pass (give that module the device buffers: only for a CUDA-aware Open MPI), error (fail "     \
       "the call with MPI_ERR_UNSUPPORTED_OPERATION, naming it: to be sure nothing runs slowly unnoticed)")             \

@@ -43,19 +43,23 @@ static int gc3_reduce_args(mca_coll_gc3_module_t *m, const void *sbuf, void *rbu
 
 /* The previous module's reduce with the device buffers copied through host memory. */
 static int gc3_reduce_staged(mca_coll_gc3_module_t *m, const void *sbuf, void *rbuf, int count,
-                             struct ompi_datatype_t *dt, struct ompi_op_t *op, int root)
+                             struct ompi_datatype_t *dt, struct ompi_op_t *op, int root, ompi_request_t **request)
 {
     const int            me   = ompi_comm_rank(m->comm);
     mca_coll_gc3_stage_t b[2] = { mca_coll_gc3_stage_buf((void *)sbuf, dt, (size_t)count, 1, 0),
                                   mca_coll_gc3_stage_buf(gc3_reduce_rbuf(m->comm, rbuf, root), dt, (size_t)count,
                                                          sbuf == MPI_IN_PLACE, 1) };
     int                  rc;
+    ompi_request_t      *inner = NULL;
 
     if ((rc = mca_coll_gc3_stage_in(b, 2)) == OMPI_SUCCESS) {
-        rc = m->prev_reduce(b[0].base, me == root ? b[1].base : rbuf, count, dt, op, root, m->comm,
-                            m->prev_reduce_module);
+        rc = request == NULL ? m->prev_reduce(b[0].base, me == root ? b[1].base : rbuf, count, dt, op, root, m->comm,
+                                              m->prev_reduce_module)
+                             : m->prev_ireduce(b[0].base, me == root ? b[1].base : rbuf, count, dt, op, root, m->comm,
+                                               &inner, m->prev_ireduce_module);
     }
-    return mca_coll_gc3_stage_out(b, 2, rc);
+    return request == NULL ? mca_coll_gc3_stage_out(b, 2, rc)
+                           : mca_coll_gc3_chain(m, GC3_COLL_REDUCE, b, 2, rc, inner, request);
 }
 
 int mca_coll_gc3_reduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dt, struct ompi_op_t *op,
@@ -77,7 +81,7 @@ int mca_coll_gc3_reduce(const void *sbuf, void *rbuf, int count, struct ompi_dat
     }
     rc = OMPI_SUCCESS;
     if (mca_coll_gc3_stage_coll(GC3_COLL_REDUCE, sbuf, rbuf, root, comm, &rc)) {
-        return gc3_reduce_staged(m, sbuf, rbuf, count, dt, op, root);
+        return gc3_reduce_staged(m, sbuf, rbuf, count, dt, op, root, NULL);
     }
     return rc != OMPI_SUCCESS ? rc : m->prev_reduce(sbuf, rbuf, count, dt, op, root, comm, m->prev_reduce_module);
 }
@@ -90,18 +94,21 @@ int mca_coll_gc3_ireduce(const void *sbuf, void *rbuf, int count, struct ompi_da
 {
     mca_coll_gc3_module_t *m = (mca_coll_gc3_module_t *)module;
     mca_coll_gc3_args_t    a;
+    int                    rc;
 
     if (gc3_reduce_args(m, sbuf, rbuf, count, dt, op, root, "ireduce", &a) &&
         mca_coll_gc3_route_take(m, &a, MCA_COLL_GC3_CALL_NONBLOCKING)) {
         return mca_coll_gc3_try_start(m, GC3_COLL_REDUCE, &a, mca_coll_gc3_run_sbuf(&a), mca_coll_gc3_run_rbuf(&a),
                                       request, NULL);
     }
-    if (mca_coll_gc3_nb_blocking(m, &a)) {
-        *request = &ompi_request_empty;
-        return mca_coll_gc3_reduce(sbuf, rbuf, count, dt, op, root, comm, module);
-    }
     if (m->prev_ireduce == NULL) {
         return MCA_COLL_GC3_NO_PREV(comm, ireduce);
+    }
+    if (mca_coll_gc3_nb_staged(m, &a, &rc)) {
+        return gc3_reduce_staged(m, sbuf, rbuf, count, dt, op, root, request);
+    }
+    if (rc != OMPI_SUCCESS) {
+        return rc;
     }
     return m->prev_ireduce(sbuf, rbuf, count, dt, op, root, comm, request, m->prev_ireduce_module);
 }

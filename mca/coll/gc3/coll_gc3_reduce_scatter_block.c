@@ -35,19 +35,23 @@ static int gc3_reduce_scatter_block_args(mca_coll_gc3_module_t *m, const void *s
 
 /* The previous module's reduce_scatter_block with the device buffers copied through host memory. */
 static int gc3_reduce_scatter_block_staged(mca_coll_gc3_module_t *m, const void *sbuf, void *rbuf, int rcount,
-                                           struct ompi_datatype_t *dt, struct ompi_op_t *op)
+                                           struct ompi_datatype_t *dt, struct ompi_op_t *op, ompi_request_t **request)
 {
     int                  rc, inplace = sbuf == MPI_IN_PLACE;
-    size_t               all  = (size_t)rcount * (size_t)ompi_comm_size(m->comm);
-    mca_coll_gc3_stage_t b[2] = { mca_coll_gc3_stage_buf((void *)sbuf, dt, all, 1, 0),
-                                  mca_coll_gc3_stage_buf(rbuf, dt, inplace ? all : (size_t)rcount, inplace, 1) };
+    ompi_request_t      *inner = NULL;
+    size_t               all   = (size_t)rcount * (size_t)ompi_comm_size(m->comm);
+    mca_coll_gc3_stage_t b[2]  = { mca_coll_gc3_stage_buf((void *)sbuf, dt, all, 1, 0),
+                                   mca_coll_gc3_stage_buf(rbuf, dt, inplace ? all : (size_t)rcount, inplace, 1) };
 
     if ((rc = mca_coll_gc3_stage_in(b, 2)) == OMPI_SUCCESS) {
-        rc = m->prev_reduce_scatter_block(b[0].base, b[1].base, rcount, dt, op, m->comm,
-                                          m->prev_reduce_scatter_block_module);
+        rc = request == NULL ? m->prev_reduce_scatter_block(b[0].base, b[1].base, rcount, dt, op, m->comm,
+                                                            m->prev_reduce_scatter_block_module)
+                             : m->prev_ireduce_scatter_block(b[0].base, b[1].base, rcount, dt, op, m->comm, &inner,
+                                                             m->prev_ireduce_scatter_block_module);
     }
     b[1].count = (size_t)rcount; /* in place too, only this rank's block is the result */
-    return mca_coll_gc3_stage_out(b, 2, rc);
+    return request == NULL ? mca_coll_gc3_stage_out(b, 2, rc)
+                           : mca_coll_gc3_chain(m, GC3_COLL_REDUCE_SCATTER, b, 2, rc, inner, request);
 }
 
 int mca_coll_gc3_reduce_scatter_block(const void *sbuf, void *rbuf, int rcount, struct ompi_datatype_t *dt,
@@ -71,7 +75,7 @@ int mca_coll_gc3_reduce_scatter_block(const void *sbuf, void *rbuf, int rcount, 
     }
     rc = OMPI_SUCCESS;
     if (mca_coll_gc3_stage_coll(GC3_COLL_REDUCE_SCATTER, sbuf, rbuf, -1, comm, &rc)) {
-        return gc3_reduce_scatter_block_staged(m, sbuf, rbuf, rcount, dt, op);
+        return gc3_reduce_scatter_block_staged(m, sbuf, rbuf, rcount, dt, op, NULL);
     }
     return rc != OMPI_SUCCESS
                ? rc
@@ -86,18 +90,21 @@ int mca_coll_gc3_ireduce_scatter_block(const void *sbuf, void *rbuf, int rcount,
 {
     mca_coll_gc3_module_t *m = (mca_coll_gc3_module_t *)module;
     mca_coll_gc3_args_t    a;
+    int                    rc;
 
     if (gc3_reduce_scatter_block_args(m, sbuf, rbuf, rcount, dt, op, "ireduce_scatter_block", &a) &&
         mca_coll_gc3_route_take(m, &a, MCA_COLL_GC3_CALL_NONBLOCKING)) {
         return mca_coll_gc3_try_start(m, GC3_COLL_REDUCE_SCATTER, &a, mca_coll_gc3_run_sbuf(&a),
                                       mca_coll_gc3_run_rbuf(&a), request, NULL);
     }
-    if (mca_coll_gc3_nb_blocking(m, &a)) {
-        *request = &ompi_request_empty;
-        return mca_coll_gc3_reduce_scatter_block(sbuf, rbuf, rcount, dt, op, comm, module);
-    }
     if (m->prev_ireduce_scatter_block == NULL) {
         return MCA_COLL_GC3_NO_PREV(comm, ireduce_scatter_block);
+    }
+    if (mca_coll_gc3_nb_staged(m, &a, &rc)) {
+        return gc3_reduce_scatter_block_staged(m, sbuf, rbuf, rcount, dt, op, request);
+    }
+    if (rc != OMPI_SUCCESS) {
+        return rc;
     }
     return m->prev_ireduce_scatter_block(sbuf, rbuf, rcount, dt, op, comm, request,
                                          m->prev_ireduce_scatter_block_module);

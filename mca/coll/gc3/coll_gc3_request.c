@@ -163,11 +163,15 @@ mca_coll_gc3_request_t *mca_coll_gc3_request_persistent(mca_coll_gc3_module_t *m
 static void mca_coll_gc3_complete(mca_coll_gc3_task_t *done)
 {
     while (done != NULL) {
-        mca_coll_gc3_task_t    *t     = done;
-        mca_coll_gc3_request_t *r     = t->req;
-        done                          = t->next;
-        t->next                       = NULL;
-        t->rc                         = mca_coll_gc3_adapt_out(r->module, &t->ad, t->rc);
+        mca_coll_gc3_task_t    *t = done;
+        mca_coll_gc3_request_t *r = t->req;
+        done                      = t->next;
+        t->next                   = NULL;
+        t->rc                     = mca_coll_gc3_adapt_out(r->module, &t->ad, t->rc);
+        if (t->nstage > 0) {
+            t->rc     = mca_coll_gc3_stage_out(t->stage, t->nstage, t->rc); /* the copies back, released */
+            t->nstage = 0;
+        }
         r->super.req_status.MPI_ERROR = t->rc == OMPI_SUCCESS                    ? MPI_SUCCESS
                                         : t->rc == MPI_ERR_UNSUPPORTED_OPERATION ? t->rc
                                                                                  : MPI_ERR_OTHER;
@@ -471,6 +475,12 @@ static int mca_coll_gc3_test_running(mca_coll_gc3_module_t *m, mca_coll_gc3_task
                 }
             }
             gc3_diag_cleanup(&diag);
+        } else if (t->state == MCA_COLL_GC3_TASK_CHAINED) {
+            over = REQUEST_COMPLETE(t->inner); /* (the previous module's progress advances it) */
+            if (over) {
+                rc = t->inner->req_status.MPI_ERROR == MPI_SUCCESS ? OMPI_SUCCESS : t->inner->req_status.MPI_ERROR;
+                ompi_request_free(&t->inner);
+            }
         } else {
             over = mca_coll_gc3_hsx_test(m, t, &rc);
         }
@@ -745,6 +755,54 @@ int mca_coll_gc3_try_start(mca_coll_gc3_module_t *m, gc3_coll_t coll, mca_coll_g
     pthread_mutex_unlock(&m->lock);
     *request = &r->super; /* before it can complete */
     mca_coll_gc3_kick(m);
+    return OMPI_SUCCESS;
+}
+
+int mca_coll_gc3_chain(mca_coll_gc3_module_t *m, int coll, mca_coll_gc3_stage_t *b, int n, int rc,
+                       ompi_request_t *inner, ompi_request_t **request)
+{
+    mca_coll_gc3_request_t *r;
+    int                     add;
+
+    if (rc != OMPI_SUCCESS) {
+        return mca_coll_gc3_stage_out(b, n, rc);
+    }
+    if (inner == NULL || inner == &ompi_request_empty || REQUEST_COMPLETE(inner)) {
+        /* done at once (a zero-size call): copied back now */
+        rc = inner != NULL && inner != &ompi_request_empty ? inner->req_status.MPI_ERROR : OMPI_SUCCESS;
+        if (inner != NULL && inner != &ompi_request_empty) {
+            ompi_request_free(&inner);
+        }
+        *request = &ompi_request_empty;
+        return mca_coll_gc3_stage_out(b, n, rc);
+    }
+    r = mca_coll_gc3_request_new(m, coll, false);
+    if (r == NULL) {
+        /* the call is under way on the copies: wait for it here rather than lose the result */
+        rc       = ompi_request_wait(&inner, MPI_STATUS_IGNORE);
+        *request = &ompi_request_empty;
+        return mca_coll_gc3_stage_out(b, n, rc);
+    }
+    memset(&r->task, 0, sizeof(r->task));
+    r->task.coll   = coll;
+    r->task.root   = -1;
+    r->task.req    = r;
+    r->task.inner  = inner;
+    r->task.nstage = n;
+    for (int i = 0; i < n; i++) {
+        r->task.stage[i] = b[i];
+    }
+    r->task.state = MCA_COLL_GC3_TASK_CHAINED;
+    OBJ_RETAIN(r); /* the pipeline's reference, until the call is over */
+    *request = &r->super;
+    pthread_mutex_lock(&m->lock);
+    r->task.next = m->running;
+    m->running   = &r->task;
+    add          = mca_coll_gc3_needs_progress(m);
+    pthread_mutex_unlock(&m->lock);
+    if (add) {
+        mca_coll_gc3_activate(m);
+    }
     return OMPI_SUCCESS;
 }
 

@@ -500,14 +500,6 @@ int mca_coll_gc3_route_take(mca_coll_gc3_module_t *m, mca_coll_gc3_args_t *a, in
     return 1;
 }
 
-int mca_coll_gc3_nb_blocking(mca_coll_gc3_module_t *m, const mca_coll_gc3_args_t *a)
-{
-    /* agreed: every rank alike; else (a call gc3 may not take) this rank's own buffers */
-    const int device = a->agreed != 0 ? (a->agreed & (GC3_KIND_DEVICE | GC3_KIND_OTHER)) != 0 : a->device;
-
-    return mca_coll_gc3_nb_as_blocking(m->comm, a->name, device);
-}
-
 int mca_coll_gc3_init_passes(mca_coll_gc3_module_t *m, const mca_coll_gc3_args_t *a)
 {
     (void)m;
@@ -528,5 +520,30 @@ void mca_coll_gc3_route_fini(mca_coll_gc3_module_t *m)
     /* an agreement still pending (the communicator freed right after a call): completed */
     if (m->comm != NULL) {
         gc3_route_drain(&m->route, &gc3_agreement, m);
+    }
+}
+
+int mca_coll_gc3_nb_staged(mca_coll_gc3_module_t *m, const mca_coll_gc3_args_t *a, int *rc_p)
+{
+    *rc_p = OMPI_SUCCESS;
+    if (!a->device) {
+        return 0; /* host memory: the previous module's as it is */
+    }
+    switch (mca_coll_gc3_fallback(m->comm, 1)) {
+    case MCA_COLL_GC3_FALLBACK_PASS:
+        mca_coll_gc3_verbose_once(2, m->comm,
+                                  "coll:gc3: comm %s: %s on device buffers: passed on as they are (coll_gc3_fallback "
+                                  "pass)",
+                                  m->comm->c_name, a->name);
+        return 0;
+    case MCA_COLL_GC3_FALLBACK_ERROR:
+        (void)mca_coll_gc3_stage_call(m->comm, a->name, rc_p); /* reports it */
+        return 0;
+    default:
+        mca_coll_gc3_verbose_once(2, m->comm,
+                                  "coll:gc3: comm %s: %s on device buffers: Open MPI's nonblocking collective on host "
+                                  "copies, copied back when it completes",
+                                  m->comm->c_name, a->name);
+        return 1;
     }
 }
