@@ -333,6 +333,14 @@ mca_coll_gc3_fallback_t mca_coll_gc3_fallback(struct ompi_communicator_t *comm, 
  * 0 when it is not (coll_gc3_fallback): *rc_p is then OMPI_SUCCESS to give the previous module the
  * buffers as they are, or the error to return (reported). */
 int mca_coll_gc3_stage_call(struct ompi_communicator_t *comm, const char *coll, int *rc_p);
+/* The same for a nonblocking call: staged, its previous module's nonblocking form runs on the host
+ * copies (coll_gc3_fallback auto's pass is stage there: Open MPI's nonblocking collectives take no
+ * device buffers). */
+int mca_coll_gc3_stage_call_nb(struct ompi_communicator_t *comm, const char *coll, int *rc_p);
+/* coll_gc3_fallback.c: a nonblocking neighbourhood collective `name` on device buffers (device) runs as
+ * its blocking form, completed at once: 1 (said at verbose 2); 0 when it goes to the previous module
+ * as it is (host buffers, coll_gc3_fallback=pass). */
+int mca_coll_gc3_nb_as_blocking(struct ompi_communicator_t *comm, const char *name, int device);
 
 /* gc3's view of one call of a collective it runs, made by the collective's argument builder
  * (coll_gc3_<collective>.c) and shared by its blocking, nonblocking and persistent forms. The
@@ -421,10 +429,6 @@ int mca_coll_gc3_stage_coll(gc3_coll_t coll, const void *sbuf, const void *rbuf,
 int mca_coll_gc3_passed_on(struct ompi_communicator_t *comm, const char *coll, const char *why);
 /* The same for a collective gc3 does not run ("gc3 runs allreduce, ... only"). */
 int mca_coll_gc3_passed_on_not_run(struct ompi_communicator_t *comm, const char *coll);
-/* coll_gc3_fallback.c: a nonblocking call `name` on device buffers (device) that gc3 does not run
- * runs as its blocking form, completed at once: 1 (said at verbose 2); 0 when it goes to the
- * previous module as it is (host buffers, coll_gc3_fallback=pass). */
-int mca_coll_gc3_nb_as_blocking(struct ompi_communicator_t *comm, const char *name, int device);
 /* What every collective gc3 runs needs (a backend for the buffers, the collective enabled, a count
  * above 0): 1, or 0 after saying why not. */
 int mca_coll_gc3_args_usable(const mca_coll_gc3_module_t *m, const mca_coll_gc3_args_t *a, const char *call,

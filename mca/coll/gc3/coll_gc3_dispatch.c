@@ -228,11 +228,13 @@ mca_coll_gc3_fallback_t mca_coll_gc3_fallback(struct ompi_communicator_t *comm, 
                : resolved;
 }
 
-int mca_coll_gc3_stage_call(struct ompi_communicator_t *comm, const char *coll, int *rc_p)
+/* stage_call and stage_call_nb: nb, a nonblocking call (its previous module's nonblocking form on
+ * the host copies) */
+static int gc3_stage_call(struct ompi_communicator_t *comm, const char *coll, int nb, int *rc_p)
 {
     const int auto_set = mca_coll_gc3_component.fallback == MCA_COLL_GC3_FALLBACK_AUTO;
 
-    switch (mca_coll_gc3_fallback(comm, 0)) {
+    switch (mca_coll_gc3_fallback(comm, nb)) {
     case MCA_COLL_GC3_FALLBACK_PASS:
         mca_coll_gc3_verbose_once(2, comm,
                                   "coll:gc3: %s on device buffers: passed on as they are (coll_gc3_fallback=%s)", coll,
@@ -247,8 +249,22 @@ int mca_coll_gc3_stage_call(struct ompi_communicator_t *comm, const char *coll, 
         *rc_p = MPI_ERR_UNSUPPORTED_OPERATION; /* an MPI class: Open MPI returns it as it is */
         return 0;
     default:
-        mca_coll_gc3_verbose_once(2, comm, "coll:gc3: %s on device buffers: staged through host memory", coll);
+        mca_coll_gc3_verbose_once(2, comm,
+                                  nb ? "coll:gc3: %s on device buffers: Open MPI's nonblocking collective on host "
+                                       "copies, copied back when it completes"
+                                     : "coll:gc3: %s on device buffers: staged through host memory",
+                                  coll);
         *rc_p = OMPI_SUCCESS;
         return 1;
     }
+}
+
+int mca_coll_gc3_stage_call(struct ompi_communicator_t *comm, const char *coll, int *rc_p)
+{
+    return gc3_stage_call(comm, coll, 0, rc_p);
+}
+
+int mca_coll_gc3_stage_call_nb(struct ompi_communicator_t *comm, const char *coll, int *rc_p)
+{
+    return gc3_stage_call(comm, coll, 1, rc_p);
 }

@@ -38,128 +38,232 @@ static int gc3_sum(const int *counts, int n)
     return s;
 }
 
-int mca_coll_gc3_allgatherv(const void *sbuf, int scount, struct ompi_datatype_t *sdt, void *rbuf, const int *rcounts,
-                            const int *displs, struct ompi_datatype_t *rdt, struct ompi_communicator_t *comm,
-                            mca_coll_base_module_t *module)
+/* Whether a call's device buffers are staged (mca_coll_gc3_staged); a nonblocking call (nb) is staged
+ * where coll_gc3_fallback stages nonblocking calls (auto's pass is stage for them: Open MPI's
+ * nonblocking collectives take no device buffers): the previous module's nonblocking call then runs
+ * on the host copies and its request completes after the copies back (mca_coll_gc3_chain). Every
+ * rank calls the previous module's same collective, whatever its memory. */
+static int gc3_fb_staged(int nb, mca_coll_gc3_bufs_t bufs, const void *sbuf, const void *rbuf, int root,
+                         struct ompi_communicator_t *comm, const char *name, int *rc_p)
 {
-    mca_coll_gc3_module_t *m = (mca_coll_gc3_module_t *)module;
+    *rc_p = OMPI_SUCCESS;
+    if (!nb) {
+        return mca_coll_gc3_staged(bufs, sbuf, rbuf, root, comm, name, rc_p);
+    }
+    return mca_coll_gc3_device_call(bufs, sbuf, rbuf, root, comm) && mca_coll_gc3_stage_call_nb(comm, name, rc_p);
+}
+
+static int gc3_allgatherv_do(const void *sbuf, int scount, struct ompi_datatype_t *sdt, void *rbuf, const int *rcounts,
+                             const int *displs, struct ompi_datatype_t *rdt, struct ompi_communicator_t *comm,
+                             mca_coll_base_module_t *module, ompi_request_t **request)
+{
+    mca_coll_gc3_module_t *m     = (mca_coll_gc3_module_t *)module;
+    ompi_request_t        *inner = NULL;
     int                    rc;
     /* the receive buffer copied in even out of place: the gaps between the blocks must come back unchanged */
     mca_coll_gc3_stage_t b[2] = { mca_coll_gc3_stage_buf((void *)sbuf, sdt, (size_t)scount, 1, 0),
                                   mca_coll_gc3_stage_buf(rbuf, rdt, gc3_vspan(rcounts, displs, ompi_comm_size(comm)), 1,
                                                          1) };
 
-    GC3_PREV_OR_FAIL(m, comm, allgatherv);
-    if (!mca_coll_gc3_staged(MCA_COLL_GC3_BUFS_BOTH, sbuf, rbuf, -1, comm, "allgatherv", &rc)) {
+    if (request != NULL) {
+        GC3_PREV_OR_FAIL(m, comm, iallgatherv);
+    } else {
+        GC3_PREV_OR_FAIL(m, comm, allgatherv);
+    }
+    if (!gc3_fb_staged(request != NULL, MCA_COLL_GC3_BUFS_BOTH, sbuf, rbuf, -1, comm,
+                       request != NULL ? "iallgatherv" : "allgatherv", &rc)) {
         return rc != OMPI_SUCCESS
                    ? rc
-                   : m->prev_allgatherv(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, comm, m->prev_allgatherv_module);
+                   : (request != NULL ? m->prev_iallgatherv(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, comm,
+                                                            request, m->prev_iallgatherv_module)
+                                      : m->prev_allgatherv(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, comm,
+                                                           m->prev_allgatherv_module));
     }
     if ((rc = mca_coll_gc3_stage_in(b, 2)) == OMPI_SUCCESS) {
-        rc = m->prev_allgatherv(b[0].base, scount, sdt, b[1].base, rcounts, displs, rdt, comm,
-                                m->prev_allgatherv_module);
+        rc = (request != NULL ? m->prev_iallgatherv(b[0].base, scount, sdt, b[1].base, rcounts, displs, rdt, comm,
+                                                    &inner, m->prev_iallgatherv_module)
+                              : m->prev_allgatherv(b[0].base, scount, sdt, b[1].base, rcounts, displs, rdt, comm,
+                                                   m->prev_allgatherv_module));
     }
-    return mca_coll_gc3_stage_out(b, 2, rc);
+    return request != NULL ? mca_coll_gc3_chain(m, -1, b, 2, rc, inner, request) : mca_coll_gc3_stage_out(b, 2, rc);
+}
+
+int mca_coll_gc3_allgatherv(const void *sbuf, int scount, struct ompi_datatype_t *sdt, void *rbuf, const int *rcounts,
+                            const int *displs, struct ompi_datatype_t *rdt, struct ompi_communicator_t *comm,
+                            mca_coll_base_module_t *module)
+{
+    return gc3_allgatherv_do(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, comm, module, NULL);
+}
+
+static int gc3_gather_do(const void *sbuf, int scount, struct ompi_datatype_t *sdt, void *rbuf, int rcount,
+                         struct ompi_datatype_t *rdt, int root, struct ompi_communicator_t *comm,
+                         mca_coll_base_module_t *module, ompi_request_t **request)
+{
+    ompi_request_t        *inner = NULL;
+    mca_coll_gc3_module_t *m     = (mca_coll_gc3_module_t *)module;
+    int                    me    = ompi_comm_rank(comm), rc;
+    size_t                 n     = me == root ? (size_t)rcount * (size_t)ompi_comm_size(comm) : 0;
+    mca_coll_gc3_stage_t   b[2]  = { mca_coll_gc3_stage_buf((void *)sbuf, sdt, (size_t)scount, 1, 0),
+                                     mca_coll_gc3_stage_buf(me == root ? rbuf : NULL, rdt, n, sbuf == MPI_IN_PLACE, 1) };
+
+    if (request != NULL) {
+        GC3_PREV_OR_FAIL(m, comm, igather);
+    } else {
+        GC3_PREV_OR_FAIL(m, comm, gather);
+    }
+    if (!gc3_fb_staged(request != NULL, MCA_COLL_GC3_BUFS_ROOT_RECV, sbuf, rbuf, root, comm,
+                       request != NULL ? "igather" : "gather", &rc)) {
+        return rc != OMPI_SUCCESS
+                   ? rc
+                   : (request != NULL
+                          ? m->prev_igather(sbuf, scount, sdt, rbuf, rcount, rdt, root, comm, request,
+                                            m->prev_igather_module)
+                          : m->prev_gather(sbuf, scount, sdt, rbuf, rcount, rdt, root, comm, m->prev_gather_module));
+    }
+    if ((rc = mca_coll_gc3_stage_in(b, 2)) == OMPI_SUCCESS) {
+        rc = (request != NULL ? m->prev_igather(b[0].base, scount, sdt, me == root ? b[1].base : rbuf, rcount, rdt,
+                                                root, comm, &inner, m->prev_igather_module)
+                              : m->prev_gather(b[0].base, scount, sdt, me == root ? b[1].base : rbuf, rcount, rdt, root,
+                                               comm, m->prev_gather_module));
+    }
+    return request != NULL ? mca_coll_gc3_chain(m, -1, b, 2, rc, inner, request) : mca_coll_gc3_stage_out(b, 2, rc);
 }
 
 int mca_coll_gc3_gather(const void *sbuf, int scount, struct ompi_datatype_t *sdt, void *rbuf, int rcount,
                         struct ompi_datatype_t *rdt, int root, struct ompi_communicator_t *comm,
                         mca_coll_base_module_t *module)
 {
-    mca_coll_gc3_module_t *m    = (mca_coll_gc3_module_t *)module;
-    int                    me   = ompi_comm_rank(comm), rc;
-    size_t                 n    = me == root ? (size_t)rcount * (size_t)ompi_comm_size(comm) : 0;
-    mca_coll_gc3_stage_t   b[2] = { mca_coll_gc3_stage_buf((void *)sbuf, sdt, (size_t)scount, 1, 0),
-                                    mca_coll_gc3_stage_buf(me == root ? rbuf : NULL, rdt, n, sbuf == MPI_IN_PLACE, 1) };
+    return gc3_gather_do(sbuf, scount, sdt, rbuf, rcount, rdt, root, comm, module, NULL);
+}
 
-    GC3_PREV_OR_FAIL(m, comm, gather);
-    if (!mca_coll_gc3_staged(MCA_COLL_GC3_BUFS_ROOT_RECV, sbuf, rbuf, root, comm, "gather", &rc)) {
+static int gc3_scatter_do(const void *sbuf, int scount, struct ompi_datatype_t *sdt, void *rbuf, int rcount,
+                          struct ompi_datatype_t *rdt, int root, struct ompi_communicator_t *comm,
+                          mca_coll_base_module_t *module, ompi_request_t **request)
+{
+    ompi_request_t        *inner = NULL;
+    mca_coll_gc3_module_t *m     = (mca_coll_gc3_module_t *)module;
+    int                    me    = ompi_comm_rank(comm), rc;
+    size_t                 n     = me == root ? (size_t)scount * (size_t)ompi_comm_size(comm) : 0;
+    mca_coll_gc3_stage_t   b[2]  = { mca_coll_gc3_stage_buf(me == root ? (void *)sbuf : NULL, sdt, n, 1, 0),
+                                     mca_coll_gc3_stage_buf(rbuf, rdt, (size_t)rcount, 0, 1) };
+
+    if (request != NULL) {
+        GC3_PREV_OR_FAIL(m, comm, iscatter);
+    } else {
+        GC3_PREV_OR_FAIL(m, comm, scatter);
+    }
+    if (!gc3_fb_staged(request != NULL, MCA_COLL_GC3_BUFS_ROOT_SEND, sbuf, rbuf, root, comm,
+                       request != NULL ? "iscatter" : "scatter", &rc)) {
         return rc != OMPI_SUCCESS
                    ? rc
-                   : m->prev_gather(sbuf, scount, sdt, rbuf, rcount, rdt, root, comm, m->prev_gather_module);
+                   : (request != NULL
+                          ? m->prev_iscatter(sbuf, scount, sdt, rbuf, rcount, rdt, root, comm, request,
+                                             m->prev_iscatter_module)
+                          : m->prev_scatter(sbuf, scount, sdt, rbuf, rcount, rdt, root, comm, m->prev_scatter_module));
     }
     if ((rc = mca_coll_gc3_stage_in(b, 2)) == OMPI_SUCCESS) {
-        rc = m->prev_gather(b[0].base, scount, sdt, me == root ? b[1].base : rbuf, rcount, rdt, root, comm,
-                            m->prev_gather_module);
+        rc = (request != NULL ? m->prev_iscatter(me == root ? b[0].base : sbuf, scount, sdt, b[1].base, rcount, rdt,
+                                                 root, comm, &inner, m->prev_iscatter_module)
+                              : m->prev_scatter(me == root ? b[0].base : sbuf, scount, sdt, b[1].base, rcount, rdt,
+                                                root, comm, m->prev_scatter_module));
     }
-    return mca_coll_gc3_stage_out(b, 2, rc);
+    return request != NULL ? mca_coll_gc3_chain(m, -1, b, 2, rc, inner, request) : mca_coll_gc3_stage_out(b, 2, rc);
 }
 
 int mca_coll_gc3_scatter(const void *sbuf, int scount, struct ompi_datatype_t *sdt, void *rbuf, int rcount,
                          struct ompi_datatype_t *rdt, int root, struct ompi_communicator_t *comm,
                          mca_coll_base_module_t *module)
 {
-    mca_coll_gc3_module_t *m    = (mca_coll_gc3_module_t *)module;
-    int                    me   = ompi_comm_rank(comm), rc;
-    size_t                 n    = me == root ? (size_t)scount * (size_t)ompi_comm_size(comm) : 0;
-    mca_coll_gc3_stage_t   b[2] = { mca_coll_gc3_stage_buf(me == root ? (void *)sbuf : NULL, sdt, n, 1, 0),
-                                    mca_coll_gc3_stage_buf(rbuf, rdt, (size_t)rcount, 0, 1) };
+    return gc3_scatter_do(sbuf, scount, sdt, rbuf, rcount, rdt, root, comm, module, NULL);
+}
 
-    GC3_PREV_OR_FAIL(m, comm, scatter);
-    if (!mca_coll_gc3_staged(MCA_COLL_GC3_BUFS_ROOT_SEND, sbuf, rbuf, root, comm, "scatter", &rc)) {
-        return rc != OMPI_SUCCESS
-                   ? rc
-                   : m->prev_scatter(sbuf, scount, sdt, rbuf, rcount, rdt, root, comm, m->prev_scatter_module);
+static int gc3_gatherv_do(const void *sbuf, int scount, struct ompi_datatype_t *sdt, void *rbuf, const int *rcounts,
+                          const int *displs, struct ompi_datatype_t *rdt, int root, struct ompi_communicator_t *comm,
+                          mca_coll_base_module_t *module, ompi_request_t **request)
+{
+    ompi_request_t        *inner = NULL;
+    mca_coll_gc3_module_t *m     = (mca_coll_gc3_module_t *)module;
+    int                    me    = ompi_comm_rank(comm), rc;
+    size_t                 span  = me == root ? gc3_vspan(rcounts, displs, ompi_comm_size(comm)) : 0;
+    /* at the root, copied in: its own block in place, and the gaps come back unchanged */
+    mca_coll_gc3_stage_t b[2] = { mca_coll_gc3_stage_buf((void *)sbuf, sdt, (size_t)scount, 1, 0),
+                                  mca_coll_gc3_stage_buf(me == root ? rbuf : NULL, rdt, span, 1, 1) };
+
+    if (request != NULL) {
+        GC3_PREV_OR_FAIL(m, comm, igatherv);
+    } else {
+        GC3_PREV_OR_FAIL(m, comm, gatherv);
+    }
+    if (!gc3_fb_staged(request != NULL, MCA_COLL_GC3_BUFS_ROOT_RECV, sbuf, rbuf, root, comm,
+                       request != NULL ? "igatherv" : "gatherv", &rc)) {
+        return rc != OMPI_SUCCESS ? rc
+                                  : (request != NULL ? m->prev_igatherv(sbuf, scount, sdt, rbuf, rcounts, displs, rdt,
+                                                                        root, comm, request, m->prev_igatherv_module)
+                                                     : m->prev_gatherv(sbuf, scount, sdt, rbuf, rcounts, displs, rdt,
+                                                                       root, comm, m->prev_gatherv_module));
     }
     if ((rc = mca_coll_gc3_stage_in(b, 2)) == OMPI_SUCCESS) {
-        rc = m->prev_scatter(me == root ? b[0].base : sbuf, scount, sdt, b[1].base, rcount, rdt, root, comm,
-                             m->prev_scatter_module);
+        rc = (request != NULL ? m->prev_igatherv(b[0].base, scount, sdt, me == root ? b[1].base : rbuf, rcounts, displs,
+                                                 rdt, root, comm, &inner, m->prev_igatherv_module)
+                              : m->prev_gatherv(b[0].base, scount, sdt, me == root ? b[1].base : rbuf, rcounts, displs,
+                                                rdt, root, comm, m->prev_gatherv_module));
     }
-    return mca_coll_gc3_stage_out(b, 2, rc);
+    return request != NULL ? mca_coll_gc3_chain(m, -1, b, 2, rc, inner, request) : mca_coll_gc3_stage_out(b, 2, rc);
 }
 
 int mca_coll_gc3_gatherv(const void *sbuf, int scount, struct ompi_datatype_t *sdt, void *rbuf, const int *rcounts,
                          const int *displs, struct ompi_datatype_t *rdt, int root, struct ompi_communicator_t *comm,
                          mca_coll_base_module_t *module)
 {
-    mca_coll_gc3_module_t *m    = (mca_coll_gc3_module_t *)module;
-    int                    me   = ompi_comm_rank(comm), rc;
-    size_t                 span = me == root ? gc3_vspan(rcounts, displs, ompi_comm_size(comm)) : 0;
-    /* at the root, copied in: its own block in place, and the gaps come back unchanged */
-    mca_coll_gc3_stage_t b[2] = { mca_coll_gc3_stage_buf((void *)sbuf, sdt, (size_t)scount, 1, 0),
-                                  mca_coll_gc3_stage_buf(me == root ? rbuf : NULL, rdt, span, 1, 1) };
+    return gc3_gatherv_do(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, root, comm, module, NULL);
+}
 
-    GC3_PREV_OR_FAIL(m, comm, gatherv);
-    if (!mca_coll_gc3_staged(MCA_COLL_GC3_BUFS_ROOT_RECV, sbuf, rbuf, root, comm, "gatherv", &rc)) {
-        return rc != OMPI_SUCCESS
-                   ? rc
-                   : m->prev_gatherv(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, root, comm, m->prev_gatherv_module);
+static int gc3_scatterv_do(const void *sbuf, const int *scounts, const int *displs, struct ompi_datatype_t *sdt,
+                           void *rbuf, int rcount, struct ompi_datatype_t *rdt, int root,
+                           struct ompi_communicator_t *comm, mca_coll_base_module_t *module, ompi_request_t **request)
+{
+    ompi_request_t        *inner = NULL;
+    mca_coll_gc3_module_t *m     = (mca_coll_gc3_module_t *)module;
+    int                    me    = ompi_comm_rank(comm), rc;
+    size_t                 span  = me == root ? gc3_vspan(scounts, displs, ompi_comm_size(comm)) : 0;
+    mca_coll_gc3_stage_t   b[2]  = { mca_coll_gc3_stage_buf(me == root ? (void *)sbuf : NULL, sdt, span, 1, 0),
+                                     mca_coll_gc3_stage_buf(rbuf, rdt, (size_t)rcount, 0, 1) };
+
+    if (request != NULL) {
+        GC3_PREV_OR_FAIL(m, comm, iscatterv);
+    } else {
+        GC3_PREV_OR_FAIL(m, comm, scatterv);
+    }
+    if (!gc3_fb_staged(request != NULL, MCA_COLL_GC3_BUFS_ROOT_SEND, sbuf, rbuf, root, comm,
+                       request != NULL ? "iscatterv" : "scatterv", &rc)) {
+        return rc != OMPI_SUCCESS ? rc
+                                  : (request != NULL ? m->prev_iscatterv(sbuf, scounts, displs, sdt, rbuf, rcount, rdt,
+                                                                         root, comm, request, m->prev_iscatterv_module)
+                                                     : m->prev_scatterv(sbuf, scounts, displs, sdt, rbuf, rcount, rdt,
+                                                                        root, comm, m->prev_scatterv_module));
     }
     if ((rc = mca_coll_gc3_stage_in(b, 2)) == OMPI_SUCCESS) {
-        rc = m->prev_gatherv(b[0].base, scount, sdt, me == root ? b[1].base : rbuf, rcounts, displs, rdt, root, comm,
-                             m->prev_gatherv_module);
+        rc = (request != NULL ? m->prev_iscatterv(me == root ? b[0].base : sbuf, scounts, displs, sdt, b[1].base,
+                                                  rcount, rdt, root, comm, &inner, m->prev_iscatterv_module)
+                              : m->prev_scatterv(me == root ? b[0].base : sbuf, scounts, displs, sdt, b[1].base, rcount,
+                                                 rdt, root, comm, m->prev_scatterv_module));
     }
-    return mca_coll_gc3_stage_out(b, 2, rc);
+    return request != NULL ? mca_coll_gc3_chain(m, -1, b, 2, rc, inner, request) : mca_coll_gc3_stage_out(b, 2, rc);
 }
 
 int mca_coll_gc3_scatterv(const void *sbuf, const int *scounts, const int *displs, struct ompi_datatype_t *sdt,
                           void *rbuf, int rcount, struct ompi_datatype_t *rdt, int root,
                           struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
 {
-    mca_coll_gc3_module_t *m    = (mca_coll_gc3_module_t *)module;
-    int                    me   = ompi_comm_rank(comm), rc;
-    size_t                 span = me == root ? gc3_vspan(scounts, displs, ompi_comm_size(comm)) : 0;
-    mca_coll_gc3_stage_t   b[2] = { mca_coll_gc3_stage_buf(me == root ? (void *)sbuf : NULL, sdt, span, 1, 0),
-                                    mca_coll_gc3_stage_buf(rbuf, rdt, (size_t)rcount, 0, 1) };
-
-    GC3_PREV_OR_FAIL(m, comm, scatterv);
-    if (!mca_coll_gc3_staged(MCA_COLL_GC3_BUFS_ROOT_SEND, sbuf, rbuf, root, comm, "scatterv", &rc)) {
-        return rc != OMPI_SUCCESS ? rc
-                                  : m->prev_scatterv(sbuf, scounts, displs, sdt, rbuf, rcount, rdt, root, comm,
-                                                     m->prev_scatterv_module);
-    }
-    if ((rc = mca_coll_gc3_stage_in(b, 2)) == OMPI_SUCCESS) {
-        rc = m->prev_scatterv(me == root ? b[0].base : sbuf, scounts, displs, sdt, b[1].base, rcount, rdt, root, comm,
-                              m->prev_scatterv_module);
-    }
-    return mca_coll_gc3_stage_out(b, 2, rc);
+    return gc3_scatterv_do(sbuf, scounts, displs, sdt, rbuf, rcount, rdt, root, comm, module, NULL);
 }
 
-int mca_coll_gc3_alltoallv(const void *sbuf, const int *scounts, const int *sdispls, struct ompi_datatype_t *sdt,
-                           void *rbuf, const int *rcounts, const int *rdispls, struct ompi_datatype_t *rdt,
-                           struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
+static int gc3_alltoallv_do(const void *sbuf, const int *scounts, const int *sdispls, struct ompi_datatype_t *sdt,
+                            void *rbuf, const int *rcounts, const int *rdispls, struct ompi_datatype_t *rdt,
+                            struct ompi_communicator_t *comm, mca_coll_base_module_t *module, ompi_request_t **request)
 {
-    mca_coll_gc3_module_t *m = (mca_coll_gc3_module_t *)module;
+    mca_coll_gc3_module_t *m     = (mca_coll_gc3_module_t *)module;
+    ompi_request_t        *inner = NULL;
     int                    rc, n = ompi_comm_size(comm);
     /* the receive buffer copied in: the gaps between the blocks come back unchanged */
     mca_coll_gc3_stage_t b[2] = {
@@ -167,76 +271,146 @@ int mca_coll_gc3_alltoallv(const void *sbuf, const int *scounts, const int *sdis
         mca_coll_gc3_stage_buf(rbuf, rdt, gc3_vspan(rcounts, rdispls, n), 1, 1)
     };
 
-    GC3_PREV_OR_FAIL(m, comm, alltoallv);
-    if (!mca_coll_gc3_staged(MCA_COLL_GC3_BUFS_BOTH, sbuf, rbuf, -1, comm, "alltoallv", &rc)) {
-        return rc != OMPI_SUCCESS ? rc
-                                  : m->prev_alltoallv(sbuf, scounts, sdispls, sdt, rbuf, rcounts, rdispls, rdt, comm,
-                                                      m->prev_alltoallv_module);
+    if (request != NULL) {
+        GC3_PREV_OR_FAIL(m, comm, ialltoallv);
+    } else {
+        GC3_PREV_OR_FAIL(m, comm, alltoallv);
+    }
+    if (!gc3_fb_staged(request != NULL, MCA_COLL_GC3_BUFS_BOTH, sbuf, rbuf, -1, comm,
+                       request != NULL ? "ialltoallv" : "alltoallv", &rc)) {
+        return rc != OMPI_SUCCESS
+                   ? rc
+                   : (request != NULL ? m->prev_ialltoallv(sbuf, scounts, sdispls, sdt, rbuf, rcounts, rdispls, rdt,
+                                                           comm, request, m->prev_ialltoallv_module)
+                                      : m->prev_alltoallv(sbuf, scounts, sdispls, sdt, rbuf, rcounts, rdispls, rdt,
+                                                          comm, m->prev_alltoallv_module));
     }
     if ((rc = mca_coll_gc3_stage_in(b, 2)) == OMPI_SUCCESS) {
-        rc = m->prev_alltoallv(b[0].base, scounts, sdispls, sdt, b[1].base, rcounts, rdispls, rdt, comm,
-                               m->prev_alltoallv_module);
+        rc = (request != NULL ? m->prev_ialltoallv(b[0].base, scounts, sdispls, sdt, b[1].base, rcounts, rdispls, rdt,
+                                                   comm, &inner, m->prev_ialltoallv_module)
+                              : m->prev_alltoallv(b[0].base, scounts, sdispls, sdt, b[1].base, rcounts, rdispls, rdt,
+                                                  comm, m->prev_alltoallv_module));
     }
-    return mca_coll_gc3_stage_out(b, 2, rc);
+    return request != NULL ? mca_coll_gc3_chain(m, -1, b, 2, rc, inner, request) : mca_coll_gc3_stage_out(b, 2, rc);
 }
 
-int mca_coll_gc3_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts, struct ompi_datatype_t *dt,
-                                struct ompi_op_t *op, struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
+int mca_coll_gc3_alltoallv(const void *sbuf, const int *scounts, const int *sdispls, struct ompi_datatype_t *sdt,
+                           void *rbuf, const int *rcounts, const int *rdispls, struct ompi_datatype_t *rdt,
+                           struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
 {
-    mca_coll_gc3_module_t *m = (mca_coll_gc3_module_t *)module;
+    return gc3_alltoallv_do(sbuf, scounts, sdispls, sdt, rbuf, rcounts, rdispls, rdt, comm, module, NULL);
+}
+
+static int gc3_reduce_scatter_do(const void *sbuf, void *rbuf, const int *rcounts, struct ompi_datatype_t *dt,
+                                 struct ompi_op_t *op, struct ompi_communicator_t *comm, mca_coll_base_module_t *module,
+                                 ompi_request_t **request)
+{
+    mca_coll_gc3_module_t *m     = (mca_coll_gc3_module_t *)module;
+    ompi_request_t        *inner = NULL;
     int                    rc, inplace = sbuf == MPI_IN_PLACE;
     size_t                 all  = (size_t)gc3_sum(rcounts, ompi_comm_size(comm));
     size_t                 mine = (size_t)rcounts[ompi_comm_rank(comm)];
     mca_coll_gc3_stage_t   b[2] = { mca_coll_gc3_stage_buf((void *)sbuf, dt, all, 1, 0),
                                     mca_coll_gc3_stage_buf(rbuf, dt, inplace ? all : mine, inplace, 1) };
 
-    GC3_PREV_OR_FAIL(m, comm, reduce_scatter);
-    if (!mca_coll_gc3_staged(MCA_COLL_GC3_BUFS_BOTH, sbuf, rbuf, -1, comm, "reduce_scatter", &rc)) {
+    if (request != NULL) {
+        GC3_PREV_OR_FAIL(m, comm, ireduce_scatter);
+    } else {
+        GC3_PREV_OR_FAIL(m, comm, reduce_scatter);
+    }
+    if (!gc3_fb_staged(request != NULL, MCA_COLL_GC3_BUFS_BOTH, sbuf, rbuf, -1, comm,
+                       request != NULL ? "ireduce_scatter" : "reduce_scatter", &rc)) {
         return rc != OMPI_SUCCESS
                    ? rc
-                   : m->prev_reduce_scatter(sbuf, rbuf, rcounts, dt, op, comm, m->prev_reduce_scatter_module);
+                   : (request != NULL
+                          ? m->prev_ireduce_scatter(sbuf, rbuf, rcounts, dt, op, comm, request,
+                                                    m->prev_ireduce_scatter_module)
+                          : m->prev_reduce_scatter(sbuf, rbuf, rcounts, dt, op, comm, m->prev_reduce_scatter_module));
     }
     if ((rc = mca_coll_gc3_stage_in(b, 2)) == OMPI_SUCCESS) {
-        rc = m->prev_reduce_scatter(b[0].base, b[1].base, rcounts, dt, op, comm, m->prev_reduce_scatter_module);
+        rc = (request != NULL
+                  ? m->prev_ireduce_scatter(b[0].base, b[1].base, rcounts, dt, op, comm, &inner,
+                                            m->prev_ireduce_scatter_module)
+                  : m->prev_reduce_scatter(b[0].base, b[1].base, rcounts, dt, op, comm, m->prev_reduce_scatter_module));
     }
     b[1].count = mine; /* in place too, only this rank's block is the result */
-    return mca_coll_gc3_stage_out(b, 2, rc);
+    return request != NULL ? mca_coll_gc3_chain(m, -1, b, 2, rc, inner, request) : mca_coll_gc3_stage_out(b, 2, rc);
+}
+
+int mca_coll_gc3_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts, struct ompi_datatype_t *dt,
+                                struct ompi_op_t *op, struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
+{
+    return gc3_reduce_scatter_do(sbuf, rbuf, rcounts, dt, op, comm, module, NULL);
+}
+
+static int gc3_scan_do(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dt, struct ompi_op_t *op,
+                       struct ompi_communicator_t *comm, mca_coll_base_module_t *module, ompi_request_t **request)
+{
+    mca_coll_gc3_module_t *m     = (mca_coll_gc3_module_t *)module;
+    ompi_request_t        *inner = NULL;
+    int                    rc;
+    mca_coll_gc3_stage_t   b[2] = { mca_coll_gc3_stage_buf((void *)sbuf, dt, (size_t)count, 1, 0),
+                                    mca_coll_gc3_stage_buf(rbuf, dt, (size_t)count, sbuf == MPI_IN_PLACE, 1) };
+
+    if (request != NULL) {
+        GC3_PREV_OR_FAIL(m, comm, iscan);
+    } else {
+        GC3_PREV_OR_FAIL(m, comm, scan);
+    }
+    if (!gc3_fb_staged(request != NULL, MCA_COLL_GC3_BUFS_BOTH, sbuf, rbuf, -1, comm,
+                       request != NULL ? "iscan" : "scan", &rc)) {
+        return rc != OMPI_SUCCESS
+                   ? rc
+                   : (request != NULL ? m->prev_iscan(sbuf, rbuf, count, dt, op, comm, request, m->prev_iscan_module)
+                                      : m->prev_scan(sbuf, rbuf, count, dt, op, comm, m->prev_scan_module));
+    }
+    if ((rc = mca_coll_gc3_stage_in(b, 2)) == OMPI_SUCCESS) {
+        rc = (request != NULL ? m->prev_iscan(b[0].base, b[1].base, count, dt, op, comm, &inner, m->prev_iscan_module)
+                              : m->prev_scan(b[0].base, b[1].base, count, dt, op, comm, m->prev_scan_module));
+    }
+    return request != NULL ? mca_coll_gc3_chain(m, -1, b, 2, rc, inner, request) : mca_coll_gc3_stage_out(b, 2, rc);
 }
 
 int mca_coll_gc3_scan(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dt, struct ompi_op_t *op,
                       struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
 {
-    mca_coll_gc3_module_t *m = (mca_coll_gc3_module_t *)module;
+    return gc3_scan_do(sbuf, rbuf, count, dt, op, comm, module, NULL);
+}
+
+static int gc3_exscan_do(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dt, struct ompi_op_t *op,
+                         struct ompi_communicator_t *comm, mca_coll_base_module_t *module, ompi_request_t **request)
+{
+    mca_coll_gc3_module_t *m     = (mca_coll_gc3_module_t *)module;
+    ompi_request_t        *inner = NULL;
     int                    rc;
     mca_coll_gc3_stage_t   b[2] = { mca_coll_gc3_stage_buf((void *)sbuf, dt, (size_t)count, 1, 0),
                                     mca_coll_gc3_stage_buf(rbuf, dt, (size_t)count, sbuf == MPI_IN_PLACE, 1) };
 
-    GC3_PREV_OR_FAIL(m, comm, scan);
-    if (!mca_coll_gc3_staged(MCA_COLL_GC3_BUFS_BOTH, sbuf, rbuf, -1, comm, "scan", &rc)) {
-        return rc != OMPI_SUCCESS ? rc : m->prev_scan(sbuf, rbuf, count, dt, op, comm, m->prev_scan_module);
+    if (request != NULL) {
+        GC3_PREV_OR_FAIL(m, comm, iexscan);
+    } else {
+        GC3_PREV_OR_FAIL(m, comm, exscan);
+    }
+    if (!gc3_fb_staged(request != NULL, MCA_COLL_GC3_BUFS_BOTH, sbuf, rbuf, -1, comm,
+                       request != NULL ? "iexscan" : "exscan", &rc)) {
+        return rc != OMPI_SUCCESS
+                   ? rc
+                   : (request != NULL
+                          ? m->prev_iexscan(sbuf, rbuf, count, dt, op, comm, request, m->prev_iexscan_module)
+                          : m->prev_exscan(sbuf, rbuf, count, dt, op, comm, m->prev_exscan_module));
     }
     if ((rc = mca_coll_gc3_stage_in(b, 2)) == OMPI_SUCCESS) {
-        rc = m->prev_scan(b[0].base, b[1].base, count, dt, op, comm, m->prev_scan_module);
+        rc = (request != NULL
+                  ? m->prev_iexscan(b[0].base, b[1].base, count, dt, op, comm, &inner, m->prev_iexscan_module)
+                  : m->prev_exscan(b[0].base, b[1].base, count, dt, op, comm, m->prev_exscan_module));
     }
-    return mca_coll_gc3_stage_out(b, 2, rc);
+    return request != NULL ? mca_coll_gc3_chain(m, -1, b, 2, rc, inner, request) : mca_coll_gc3_stage_out(b, 2, rc);
 }
 
 int mca_coll_gc3_exscan(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dt, struct ompi_op_t *op,
                         struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
 {
-    mca_coll_gc3_module_t *m = (mca_coll_gc3_module_t *)module;
-    int                    rc;
-    mca_coll_gc3_stage_t   b[2] = { mca_coll_gc3_stage_buf((void *)sbuf, dt, (size_t)count, 1, 0),
-                                    mca_coll_gc3_stage_buf(rbuf, dt, (size_t)count, sbuf == MPI_IN_PLACE, 1) };
-
-    GC3_PREV_OR_FAIL(m, comm, exscan);
-    if (!mca_coll_gc3_staged(MCA_COLL_GC3_BUFS_BOTH, sbuf, rbuf, -1, comm, "exscan", &rc)) {
-        return rc != OMPI_SUCCESS ? rc : m->prev_exscan(sbuf, rbuf, count, dt, op, comm, m->prev_exscan_module);
-    }
-    if ((rc = mca_coll_gc3_stage_in(b, 2)) == OMPI_SUCCESS) {
-        rc = m->prev_exscan(b[0].base, b[1].base, count, dt, op, comm, m->prev_exscan_module);
-    }
-    return mca_coll_gc3_stage_out(b, 2, rc);
+    return gc3_exscan_do(sbuf, rbuf, count, dt, op, comm, module, NULL);
 }
 
 /* Bytes [0, end) that blocks of counts[q] x types[q] at byte displacements displs[q] reach; -1
@@ -277,32 +451,51 @@ static int gc3_unstageable(struct ompi_communicator_t *comm, const char *name)
 
 /* staged as bytes from the buffer's start: the displacements stay valid; the receive buffer's gaps
  * come back unchanged */
-int mca_coll_gc3_alltoallw(const void *sbuf, const int *scounts, const int *sdispls,
-                           struct ompi_datatype_t *const *sdts, void *rbuf, const int *rcounts, const int *rdispls,
-                           struct ompi_datatype_t *const *rdts, struct ompi_communicator_t *comm,
-                           mca_coll_base_module_t *module)
+static int gc3_alltoallw_do(const void *sbuf, const int *scounts, const int *sdispls,
+                            struct ompi_datatype_t *const *sdts, void *rbuf, const int *rcounts, const int *rdispls,
+                            struct ompi_datatype_t *const *rdts, struct ompi_communicator_t *comm,
+                            mca_coll_base_module_t *module, ompi_request_t **request)
 {
-    mca_coll_gc3_module_t *m = (mca_coll_gc3_module_t *)module;
+    mca_coll_gc3_module_t *m     = (mca_coll_gc3_module_t *)module;
+    ompi_request_t        *inner = NULL;
     int                    rc, n = ompi_comm_size(comm);
     long                   sspan = sbuf == MPI_IN_PLACE ? 0 : gc3_wspan(scounts, sdispls, NULL, sdts, n),
          rspan                   = gc3_wspan(rcounts, rdispls, NULL, rdts, n);
     mca_coll_gc3_stage_t b[2]    = { mca_coll_gc3_stage_buf((void *)sbuf, MPI_BYTE, (size_t)sspan, 1, 0),
                                      mca_coll_gc3_stage_buf(rbuf, MPI_BYTE, (size_t)rspan, 1, 1) };
 
-    GC3_PREV_OR_FAIL(m, comm, alltoallw);
-    if (!mca_coll_gc3_staged(MCA_COLL_GC3_BUFS_BOTH, sbuf, rbuf, -1, comm, "alltoallw", &rc)) {
-        return rc != OMPI_SUCCESS ? rc
-                                  : m->prev_alltoallw(sbuf, scounts, sdispls, sdts, rbuf, rcounts, rdispls, rdts, comm,
-                                                      m->prev_alltoallw_module);
+    if (request != NULL) {
+        GC3_PREV_OR_FAIL(m, comm, ialltoallw);
+    } else {
+        GC3_PREV_OR_FAIL(m, comm, alltoallw);
+    }
+    if (!gc3_fb_staged(request != NULL, MCA_COLL_GC3_BUFS_BOTH, sbuf, rbuf, -1, comm,
+                       request != NULL ? "ialltoallw" : "alltoallw", &rc)) {
+        return rc != OMPI_SUCCESS
+                   ? rc
+                   : (request != NULL ? m->prev_ialltoallw(sbuf, scounts, sdispls, sdts, rbuf, rcounts, rdispls, rdts,
+                                                           comm, request, m->prev_ialltoallw_module)
+                                      : m->prev_alltoallw(sbuf, scounts, sdispls, sdts, rbuf, rcounts, rdispls, rdts,
+                                                          comm, m->prev_alltoallw_module));
     }
     if (sspan < 0 || rspan < 0) {
         return gc3_unstageable(comm, "alltoallw");
     }
     if ((rc = mca_coll_gc3_stage_in(b, 2)) == OMPI_SUCCESS) {
-        rc = m->prev_alltoallw(b[0].base, scounts, sdispls, sdts, b[1].base, rcounts, rdispls, rdts, comm,
-                               m->prev_alltoallw_module);
+        rc = (request != NULL ? m->prev_ialltoallw(b[0].base, scounts, sdispls, sdts, b[1].base, rcounts, rdispls, rdts,
+                                                   comm, &inner, m->prev_ialltoallw_module)
+                              : m->prev_alltoallw(b[0].base, scounts, sdispls, sdts, b[1].base, rcounts, rdispls, rdts,
+                                                  comm, m->prev_alltoallw_module));
     }
-    return mca_coll_gc3_stage_out(b, 2, rc);
+    return request != NULL ? mca_coll_gc3_chain(m, -1, b, 2, rc, inner, request) : mca_coll_gc3_stage_out(b, 2, rc);
+}
+
+int mca_coll_gc3_alltoallw(const void *sbuf, const int *scounts, const int *sdispls,
+                           struct ompi_datatype_t *const *sdts, void *rbuf, const int *rcounts, const int *rdispls,
+                           struct ompi_datatype_t *const *rdts, struct ompi_communicator_t *comm,
+                           mca_coll_base_module_t *module)
+{
+    return gc3_alltoallw_do(sbuf, scounts, sdispls, sdts, rbuf, rcounts, rdispls, rdts, comm, module, NULL);
 }
 
 /* ---------------------------------------------------------------- neighbourhood collectives
@@ -525,94 +718,42 @@ int mca_coll_gc3_iallgatherv(const void *sbuf, int scount, struct ompi_datatype_
                              const int *displs, struct ompi_datatype_t *rdt, struct ompi_communicator_t *comm,
                              ompi_request_t **request, mca_coll_base_module_t *module)
 {
-    mca_coll_gc3_module_t *m = (mca_coll_gc3_module_t *)module;
-
-    if (mca_coll_gc3_nb_as_blocking(comm, "iallgatherv",
-                                    mca_coll_gc3_device_call(MCA_COLL_GC3_BUFS_BOTH, sbuf, rbuf, -1, comm))) {
-        *request = &ompi_request_empty;
-        return mca_coll_gc3_allgatherv(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, comm, module);
-    }
-    GC3_PREV_OR_FAIL(m, comm, iallgatherv);
-    return m->prev_iallgatherv(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, comm, request,
-                               m->prev_iallgatherv_module);
+    return gc3_allgatherv_do(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, comm, module, request);
 }
 
 int mca_coll_gc3_igather(const void *sbuf, int scount, struct ompi_datatype_t *sdt, void *rbuf, int rcount,
                          struct ompi_datatype_t *rdt, int root, struct ompi_communicator_t *comm,
                          ompi_request_t **request, mca_coll_base_module_t *module)
 {
-    mca_coll_gc3_module_t *m = (mca_coll_gc3_module_t *)module;
-
-    if (mca_coll_gc3_nb_as_blocking(comm, "igather",
-                                    mca_coll_gc3_device_call(MCA_COLL_GC3_BUFS_ROOT_RECV, sbuf, rbuf, root, comm))) {
-        *request = &ompi_request_empty;
-        return mca_coll_gc3_gather(sbuf, scount, sdt, rbuf, rcount, rdt, root, comm, module);
-    }
-    GC3_PREV_OR_FAIL(m, comm, igather);
-    return m->prev_igather(sbuf, scount, sdt, rbuf, rcount, rdt, root, comm, request, m->prev_igather_module);
+    return gc3_gather_do(sbuf, scount, sdt, rbuf, rcount, rdt, root, comm, module, request);
 }
 
 int mca_coll_gc3_igatherv(const void *sbuf, int scount, struct ompi_datatype_t *sdt, void *rbuf, const int *rcounts,
                           const int *displs, struct ompi_datatype_t *rdt, int root, struct ompi_communicator_t *comm,
                           ompi_request_t **request, mca_coll_base_module_t *module)
 {
-    mca_coll_gc3_module_t *m = (mca_coll_gc3_module_t *)module;
-
-    if (mca_coll_gc3_nb_as_blocking(comm, "igatherv",
-                                    mca_coll_gc3_device_call(MCA_COLL_GC3_BUFS_ROOT_RECV, sbuf, rbuf, root, comm))) {
-        *request = &ompi_request_empty;
-        return mca_coll_gc3_gatherv(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, root, comm, module);
-    }
-    GC3_PREV_OR_FAIL(m, comm, igatherv);
-    return m->prev_igatherv(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, root, comm, request,
-                            m->prev_igatherv_module);
+    return gc3_gatherv_do(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, root, comm, module, request);
 }
 
 int mca_coll_gc3_iscatter(const void *sbuf, int scount, struct ompi_datatype_t *sdt, void *rbuf, int rcount,
                           struct ompi_datatype_t *rdt, int root, struct ompi_communicator_t *comm,
                           ompi_request_t **request, mca_coll_base_module_t *module)
 {
-    mca_coll_gc3_module_t *m = (mca_coll_gc3_module_t *)module;
-
-    if (mca_coll_gc3_nb_as_blocking(comm, "iscatter",
-                                    mca_coll_gc3_device_call(MCA_COLL_GC3_BUFS_ROOT_SEND, sbuf, rbuf, root, comm))) {
-        *request = &ompi_request_empty;
-        return mca_coll_gc3_scatter(sbuf, scount, sdt, rbuf, rcount, rdt, root, comm, module);
-    }
-    GC3_PREV_OR_FAIL(m, comm, iscatter);
-    return m->prev_iscatter(sbuf, scount, sdt, rbuf, rcount, rdt, root, comm, request, m->prev_iscatter_module);
+    return gc3_scatter_do(sbuf, scount, sdt, rbuf, rcount, rdt, root, comm, module, request);
 }
 
 int mca_coll_gc3_iscatterv(const void *sbuf, const int *scounts, const int *displs, struct ompi_datatype_t *sdt,
                            void *rbuf, int rcount, struct ompi_datatype_t *rdt, int root,
                            struct ompi_communicator_t *comm, ompi_request_t **request, mca_coll_base_module_t *module)
 {
-    mca_coll_gc3_module_t *m = (mca_coll_gc3_module_t *)module;
-
-    if (mca_coll_gc3_nb_as_blocking(comm, "iscatterv",
-                                    mca_coll_gc3_device_call(MCA_COLL_GC3_BUFS_ROOT_SEND, sbuf, rbuf, root, comm))) {
-        *request = &ompi_request_empty;
-        return mca_coll_gc3_scatterv(sbuf, scounts, displs, sdt, rbuf, rcount, rdt, root, comm, module);
-    }
-    GC3_PREV_OR_FAIL(m, comm, iscatterv);
-    return m->prev_iscatterv(sbuf, scounts, displs, sdt, rbuf, rcount, rdt, root, comm, request,
-                             m->prev_iscatterv_module);
+    return gc3_scatterv_do(sbuf, scounts, displs, sdt, rbuf, rcount, rdt, root, comm, module, request);
 }
 
 int mca_coll_gc3_ialltoallv(const void *sbuf, const int *scounts, const int *sdispls, struct ompi_datatype_t *sdt,
                             void *rbuf, const int *rcounts, const int *rdispls, struct ompi_datatype_t *rdt,
                             struct ompi_communicator_t *comm, ompi_request_t **request, mca_coll_base_module_t *module)
 {
-    mca_coll_gc3_module_t *m = (mca_coll_gc3_module_t *)module;
-
-    if (mca_coll_gc3_nb_as_blocking(comm, "ialltoallv",
-                                    mca_coll_gc3_device_call(MCA_COLL_GC3_BUFS_BOTH, sbuf, rbuf, -1, comm))) {
-        *request = &ompi_request_empty;
-        return mca_coll_gc3_alltoallv(sbuf, scounts, sdispls, sdt, rbuf, rcounts, rdispls, rdt, comm, module);
-    }
-    GC3_PREV_OR_FAIL(m, comm, ialltoallv);
-    return m->prev_ialltoallv(sbuf, scounts, sdispls, sdt, rbuf, rcounts, rdispls, rdt, comm, request,
-                              m->prev_ialltoallv_module);
+    return gc3_alltoallv_do(sbuf, scounts, sdispls, sdt, rbuf, rcounts, rdispls, rdt, comm, module, request);
 }
 
 int mca_coll_gc3_ialltoallw(const void *sbuf, const int *scounts, const int *sdispls,
@@ -620,59 +761,26 @@ int mca_coll_gc3_ialltoallw(const void *sbuf, const int *scounts, const int *sdi
                             struct ompi_datatype_t *const *rdts, struct ompi_communicator_t *comm,
                             ompi_request_t **request, mca_coll_base_module_t *module)
 {
-    mca_coll_gc3_module_t *m = (mca_coll_gc3_module_t *)module;
-
-    if (mca_coll_gc3_nb_as_blocking(comm, "ialltoallw",
-                                    mca_coll_gc3_device_call(MCA_COLL_GC3_BUFS_BOTH, sbuf, rbuf, -1, comm))) {
-        *request = &ompi_request_empty;
-        return mca_coll_gc3_alltoallw(sbuf, scounts, sdispls, sdts, rbuf, rcounts, rdispls, rdts, comm, module);
-    }
-    GC3_PREV_OR_FAIL(m, comm, ialltoallw);
-    return m->prev_ialltoallw(sbuf, scounts, sdispls, sdts, rbuf, rcounts, rdispls, rdts, comm, request,
-                              m->prev_ialltoallw_module);
+    return gc3_alltoallw_do(sbuf, scounts, sdispls, sdts, rbuf, rcounts, rdispls, rdts, comm, module, request);
 }
 
 int mca_coll_gc3_ireduce_scatter(const void *sbuf, void *rbuf, const int *rcounts, struct ompi_datatype_t *dt,
                                  struct ompi_op_t *op, struct ompi_communicator_t *comm, ompi_request_t **request,
                                  mca_coll_base_module_t *module)
 {
-    mca_coll_gc3_module_t *m = (mca_coll_gc3_module_t *)module;
-
-    if (mca_coll_gc3_nb_as_blocking(comm, "ireduce_scatter",
-                                    mca_coll_gc3_device_call(MCA_COLL_GC3_BUFS_BOTH, sbuf, rbuf, -1, comm))) {
-        *request = &ompi_request_empty;
-        return mca_coll_gc3_reduce_scatter(sbuf, rbuf, rcounts, dt, op, comm, module);
-    }
-    GC3_PREV_OR_FAIL(m, comm, ireduce_scatter);
-    return m->prev_ireduce_scatter(sbuf, rbuf, rcounts, dt, op, comm, request, m->prev_ireduce_scatter_module);
+    return gc3_reduce_scatter_do(sbuf, rbuf, rcounts, dt, op, comm, module, request);
 }
 
 int mca_coll_gc3_iscan(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dt, struct ompi_op_t *op,
                        struct ompi_communicator_t *comm, ompi_request_t **request, mca_coll_base_module_t *module)
 {
-    mca_coll_gc3_module_t *m = (mca_coll_gc3_module_t *)module;
-
-    if (mca_coll_gc3_nb_as_blocking(comm, "iscan",
-                                    mca_coll_gc3_device_call(MCA_COLL_GC3_BUFS_BOTH, sbuf, rbuf, -1, comm))) {
-        *request = &ompi_request_empty;
-        return mca_coll_gc3_scan(sbuf, rbuf, count, dt, op, comm, module);
-    }
-    GC3_PREV_OR_FAIL(m, comm, iscan);
-    return m->prev_iscan(sbuf, rbuf, count, dt, op, comm, request, m->prev_iscan_module);
+    return gc3_scan_do(sbuf, rbuf, count, dt, op, comm, module, request);
 }
 
 int mca_coll_gc3_iexscan(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dt, struct ompi_op_t *op,
                          struct ompi_communicator_t *comm, ompi_request_t **request, mca_coll_base_module_t *module)
 {
-    mca_coll_gc3_module_t *m = (mca_coll_gc3_module_t *)module;
-
-    if (mca_coll_gc3_nb_as_blocking(comm, "iexscan",
-                                    mca_coll_gc3_device_call(MCA_COLL_GC3_BUFS_BOTH, sbuf, rbuf, -1, comm))) {
-        *request = &ompi_request_empty;
-        return mca_coll_gc3_exscan(sbuf, rbuf, count, dt, op, comm, module);
-    }
-    GC3_PREV_OR_FAIL(m, comm, iexscan);
-    return m->prev_iexscan(sbuf, rbuf, count, dt, op, comm, request, m->prev_iexscan_module);
+    return gc3_exscan_do(sbuf, rbuf, count, dt, op, comm, module, request);
 }
 
 int mca_coll_gc3_ineighbor_allgather(const void *sbuf, int scount, struct ompi_datatype_t *sdt, void *rbuf, int rcount,

@@ -526,24 +526,5 @@ void mca_coll_gc3_route_fini(mca_coll_gc3_module_t *m)
 int mca_coll_gc3_nb_staged(mca_coll_gc3_module_t *m, const mca_coll_gc3_args_t *a, int *rc_p)
 {
     *rc_p = OMPI_SUCCESS;
-    if (!a->device) {
-        return 0; /* host memory: the previous module's as it is */
-    }
-    switch (mca_coll_gc3_fallback(m->comm, 1)) {
-    case MCA_COLL_GC3_FALLBACK_PASS:
-        mca_coll_gc3_verbose_once(2, m->comm,
-                                  "coll:gc3: comm %s: %s on device buffers: passed on as they are (coll_gc3_fallback "
-                                  "pass)",
-                                  m->comm->c_name, a->name);
-        return 0;
-    case MCA_COLL_GC3_FALLBACK_ERROR:
-        (void)mca_coll_gc3_stage_call(m->comm, a->name, rc_p); /* reports it */
-        return 0;
-    default:
-        mca_coll_gc3_verbose_once(2, m->comm,
-                                  "coll:gc3: comm %s: %s on device buffers: Open MPI's nonblocking collective on host "
-                                  "copies, copied back when it completes",
-                                  m->comm->c_name, a->name);
-        return 1;
-    }
+    return a->device && mca_coll_gc3_stage_call_nb(m->comm, a->name, rc_p); /* (host memory: as it is) */
 }
