@@ -504,7 +504,7 @@ typedef struct mca_coll_gc3_request_t {
 } mca_coll_gc3_request_t;
 OBJ_CLASS_DECLARATION(mca_coll_gc3_request_t);
 
-/* Persistent requests freed by the application, released now (also at the component's close). */
+/* Persistent requests freed by the application, released now (also when a communicator's module goes). */
 void mca_coll_gc3_graveyard_release(void);
 /* A persistent request of coll on m, inactive and complete, its call to be filled in. */
 mca_coll_gc3_request_t *mca_coll_gc3_request_persistent(mca_coll_gc3_module_t *m, int coll);

@@ -418,7 +418,6 @@ static int mca_coll_gc3_open(void)
 static int mca_coll_gc3_close(void)
 {
     opal_progress_unregister(mca_coll_gc3_progress);
-    mca_coll_gc3_graveyard_release();
     gc3_rules_destroy(mca_coll_gc3_component.rules);
     mca_coll_gc3_component.rules = NULL;
     if (mca_coll_gc3_component.output >= 0) {
