@@ -13,10 +13,10 @@
  * (a communicator's module), coll_gc3_<collective>.c (one collective's forms), coll_gc3_fallback.c
  * and coll_gc3_stage.c (what gc3 passes on), coll_gc3_dispatch.c (the table, fallback and staging
  * decisions), coll_gc3_route.c (the route every rank takes, this rank's buffers adapted to it),
- * coll_gc3_inter.c (intercommunicators), coll_gc3_request.c (the pipeline of calls and their requests), coll_gc3_persistent.c (persistent
- * requests), coll_gc3_setup.c (a communicator's set-up, in phases: coll_gc3_shape.c, coll_gc3_plan.c,
- * their agreement coll_gc3_agree.c, the rules coll_gc3_select.c), coll_gc3_oob.c (gc3's own messages),
- * coll_gc3_types.c, coll_gc3_compat.c. */
+ * coll_gc3_inter.c (intercommunicators), coll_gc3_request.c (the pipeline of calls and their
+ * requests), coll_gc3_persistent.c (persistent requests), coll_gc3_setup.c (a communicator's
+ * set-up, in phases: coll_gc3_shape.c, coll_gc3_plan.c, their agreement coll_gc3_agree.c, the rules
+ * coll_gc3_select.c), coll_gc3_oob.c (gc3's own messages), coll_gc3_types.c, coll_gc3_compat.c. */
 #ifndef MCA_COLL_GC3_H
 #define MCA_COLL_GC3_H
 
