@@ -322,6 +322,9 @@ int mca_coll_gc3_map_op(struct ompi_op_t *op, gc3_op_t *out);
  * driver, loaded at run time); the component asks CUDA nothing itself. */
 gc3_mem_t mca_coll_gc3_classify(const void *ptr, int *device_p);         /* (says once whether there is a driver) */
 int       mca_coll_gc3_memcpy(void *dst, const void *src, size_t bytes); /* any memory */
+/* Bytes spanned by count elements of dt (coll_gc3_stage.c), and where its data starts relative to the
+ * buffer (its true lower bound, *gap_p: may be negative or past the start). */
+size_t mca_coll_gc3_span(struct ompi_datatype_t *dt, size_t count, ptrdiff_t *gap_p);
 /* Is ptr memory the previous module must not see (device or managed; or anything, with the
  * coll_gc3_stage_host test feature)? */
 int mca_coll_gc3_is_device(const void *ptr);

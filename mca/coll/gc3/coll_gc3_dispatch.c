@@ -101,8 +101,8 @@ gc3_mem_t mca_coll_gc3_classify(const void *ptr, int *device_p)
 
 int mca_coll_gc3_memcpy(void *dst, const void *src, size_t bytes)
 {
-    if (bytes != 0 && mca_coll_gc3_component.stage_host && !gc3_mem_driver()) {
-        memcpy(dst, src, bytes); /* test feature without a driver: the "device" is host memory */
+    if (bytes != 0 && !gc3_mem_driver()) {
+        memcpy(dst, src, bytes); /* without a driver every buffer is host memory (coll_gc3_stage_host's too) */
         return OMPI_SUCCESS;
     }
     switch (gc3_mem_copy(dst, src, bytes)) {

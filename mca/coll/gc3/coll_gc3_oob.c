@@ -169,8 +169,8 @@ typedef struct mca_coll_gc3_hsx_t {
 /* Copy between a call's buffer (device memory when the call is on device buffers) and host memory. */
 static int mca_coll_gc3_hsx_copy(const mca_coll_gc3_task_t *t, void *dst, const void *src, size_t bytes)
 {
-    if (!t->device || !gc3_mem_driver()) {
-        memcpy(dst, src, bytes); /* (without a driver every buffer is host memory) */
+    if (!t->device) {
+        memcpy(dst, src, bytes);
         return OMPI_SUCCESS;
     }
     return mca_coll_gc3_memcpy(dst, src, bytes);

@@ -153,38 +153,13 @@ static void gc3_tmp_give(mca_coll_gc3_module_t *m, char *p, size_t bytes, int de
 
 /* ---------------------------------------------------------------- adaptation */
 
-/* Copy between any two memories (host, device, managed: unified addressing). */
-static int gc3_copy(void *dst, const void *src, size_t bytes)
-{
-    if (bytes == 0) {
-        return OMPI_SUCCESS;
-    }
-    if (!gc3_mem_driver()) {
-        memcpy(dst, src, bytes); /* no driver: every buffer is host memory */
-        return OMPI_SUCCESS;
-    }
-    return gc3_mem_copy(dst, src, bytes) == GC3_OK ? OMPI_SUCCESS : OMPI_ERROR;
-}
-
-/* The bytes count elements of dt span from the buffer's start, and where its data begins (its true
- * lower bound, which may be negative or past the start). */
-static size_t gc3_span(struct ompi_datatype_t *dt, size_t count, ptrdiff_t *true_lb)
-{
-    ptrdiff_t lb, extent, tlb, textent;
-
-    ompi_datatype_get_extent(dt, &lb, &extent);
-    ompi_datatype_get_true_extent(dt, &tlb, &textent);
-    *true_lb = tlb;
-    return count == 0 ? 0 : (size_t)textent + (count - 1) * (size_t)extent;
-}
-
 /* A host image of b's span (its data where b->user has it, holes included): b->user itself when it
  * is host memory, else a copy (*copy_p, malloc'ed; read = copy the span in). Its base: where
  * b->user would be. */
 static int gc3_host_image(mca_coll_gc3_abuf_t *b, int read, char **base_p, char **copy_p)
 {
     ptrdiff_t tlb;
-    size_t    span = gc3_span(b->dt, b->count, &tlb);
+    size_t    span = mca_coll_gc3_span(b->dt, b->count, &tlb);
 
     *copy_p = NULL;
     if (b->kind == GC3_KIND_HOST) {
@@ -196,7 +171,7 @@ static int gc3_host_image(mca_coll_gc3_abuf_t *b, int read, char **base_p, char 
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
     *base_p = *copy_p - tlb;
-    return read ? gc3_copy(*copy_p, (char *)b->user + tlb, span) : OMPI_SUCCESS;
+    return read ? mca_coll_gc3_memcpy(*copy_p, (char *)b->user + tlb, span) : OMPI_SUCCESS;
 }
 
 /* b's data into b->tmp (contiguous): copied where b's datatype is contiguous, else packed on the
@@ -208,8 +183,8 @@ static int gc3_adapt_buf_in(mca_coll_gc3_abuf_t *b, int contiguous)
     int       rc;
 
     if (contiguous) {
-        (void)gc3_span(b->dt, b->count, &tlb);
-        return gc3_copy(b->tmp, (char *)b->user + tlb, b->bytes);
+        (void)mca_coll_gc3_span(b->dt, b->count, &tlb);
+        return mca_coll_gc3_memcpy(b->tmp, (char *)b->user + tlb, b->bytes);
     }
     if ((rc = gc3_host_image(b, 1, &base, &copy)) != OMPI_SUCCESS) {
         free(copy);
@@ -224,7 +199,7 @@ static int gc3_adapt_buf_in(mca_coll_gc3_abuf_t *b, int contiguous)
                                   MPI_PACKED);
     }
     if (rc == OMPI_SUCCESS && packed != NULL) {
-        rc = gc3_copy(b->tmp, packed, b->bytes);
+        rc = mca_coll_gc3_memcpy(b->tmp, packed, b->bytes);
     }
     free(packed);
     free(copy);
@@ -237,11 +212,11 @@ static int gc3_adapt_buf_out(mca_coll_gc3_abuf_t *b, int contiguous)
 {
     char     *base, *copy, *packed = NULL;
     ptrdiff_t tlb;
-    size_t    span = gc3_span(b->dt, b->count, &tlb);
+    size_t    span = mca_coll_gc3_span(b->dt, b->count, &tlb);
     int       rc;
 
     if (contiguous) {
-        return gc3_copy((char *)b->user + tlb, b->tmp, b->bytes);
+        return mca_coll_gc3_memcpy((char *)b->user + tlb, b->tmp, b->bytes);
     }
     if ((rc = gc3_host_image(b, 1, &base, &copy)) != OMPI_SUCCESS) {
         free(copy);
@@ -249,14 +224,14 @@ static int gc3_adapt_buf_out(mca_coll_gc3_abuf_t *b, int contiguous)
     }
     if (b->tmp_device) {
         packed = malloc(b->bytes + 1);
-        rc     = packed != NULL ? gc3_copy(packed, b->tmp, b->bytes) : OMPI_ERR_OUT_OF_RESOURCE;
+        rc     = packed != NULL ? mca_coll_gc3_memcpy(packed, b->tmp, b->bytes) : OMPI_ERR_OUT_OF_RESOURCE;
     }
     if (rc == OMPI_SUCCESS) {
         rc = ompi_datatype_sndrcv(packed != NULL ? packed : b->tmp, (int32_t)b->bytes, MPI_PACKED, base,
                                   (int32_t)b->count, b->dt);
     }
     if (rc == OMPI_SUCCESS && copy != NULL) {
-        rc = gc3_copy((char *)b->user + tlb, copy, span);
+        rc = mca_coll_gc3_memcpy((char *)b->user + tlb, copy, span);
     }
     free(packed);
     free(copy);
@@ -268,11 +243,8 @@ static int gc3_usable_as_is(const mca_coll_gc3_abuf_t *b, gc3_route_t route, int
 {
     ptrdiff_t tlb;
 
-    (void)gc3_span(b->dt, b->count, &tlb);
+    (void)mca_coll_gc3_span(b->dt, b->count, &tlb);
     *contiguous = b->count == 0 || ompi_datatype_is_contiguous_memory_layout(b->dt, (int32_t)b->count);
-    if (mca_coll_gc3_component.stage_host) {
-        return *contiguous && tlb == 0;
-    }
     /* (a process without a CUDA driver keeps host memory on gc3's CUDA route: it can only be there
      * before the first agreement, and the communicator's set-up then sends every rank's call to
      * the host-staged exchange) */

@@ -6,8 +6,7 @@
 #include "opal/util/output.h"
 #include "ompi/datatype/ompi_datatype.h"
 
-/* Bytes spanned by count elements of dt, and where they start relative to the pointer. */
-static size_t gc3_stage_span(struct ompi_datatype_t *dt, size_t count, ptrdiff_t *gap_p)
+size_t mca_coll_gc3_span(struct ompi_datatype_t *dt, size_t count, ptrdiff_t *gap_p)
 {
     ptrdiff_t lb, extent, true_lb, true_extent;
     ompi_datatype_get_extent(dt, &lb, &extent);
@@ -26,7 +25,7 @@ static int gc3_stage_one(mca_coll_gc3_stage_t *s)
     if (!mca_coll_gc3_is_device(s->user)) {
         return OMPI_SUCCESS;
     }
-    span   = gc3_stage_span(s->dt, s->count, &gap);
+    span   = mca_coll_gc3_span(s->dt, s->count, &gap);
     s->mem = malloc(span + 1);
     if (s->mem == NULL) {
         return OMPI_ERR_OUT_OF_RESOURCE;
@@ -63,7 +62,7 @@ int mca_coll_gc3_stage_out(mca_coll_gc3_stage_t *b, int n, int rc)
         if (b[i].mem == NULL) {
             continue;
         }
-        span = gc3_stage_span(b[i].dt, b[i].count, &gap);
+        span = mca_coll_gc3_span(b[i].dt, b[i].count, &gap);
         if (b[i].out && rc == OMPI_SUCCESS) {
             rc = mca_coll_gc3_memcpy((char *)b[i].user + gap, b[i].mem, span);
         }
