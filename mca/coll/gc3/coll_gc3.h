@@ -396,7 +396,6 @@ void mca_coll_gc3_route_fini(mca_coll_gc3_module_t *m);
 /* Which buffers make a call one on device buffers (what the previous module must not see). */
 typedef enum {
     MCA_COLL_GC3_BUFS_BOTH,      /* the send or the receive buffer */
-    MCA_COLL_GC3_BUFS_ONE,       /* the single buffer (bcast: given as the receive buffer) */
     MCA_COLL_GC3_BUFS_ROOT_RECV, /* the send buffer, or the receive buffer at the root (reduce, gather) */
     MCA_COLL_GC3_BUFS_ROOT_SEND  /* the send buffer at the root, or the receive buffer (scatter) */
 } mca_coll_gc3_bufs_t;
@@ -409,10 +408,9 @@ int mca_coll_gc3_device_call(mca_coll_gc3_bufs_t bufs, const void *sbuf, const v
  * functions are mca_coll_gc3_<name>, mca_coll_gc3_i<name> and mca_coll_gc3_<name>_init
  * (coll_gc3_<name>.c), installed from MCA_COLL_GC3_INTERCEPTED (coll_gc3_colls.h). */
 typedef struct {
-    gc3_coll_t          coll; /* the IR's collective: rules, programs, plans (rooted or not: its descriptor) */
-    const char         *name; /* the coll interface's and MPI's (lower case): "reduce_scatter_block" */
-    mca_coll_gc3_bufs_t bufs; /* which buffers decide that a call is on device buffers (staged when passed on) */
-    const char         *when; /* what the enable parameter's help adds (NULL: nothing) */
+    gc3_coll_t  coll; /* the IR's collective: rules, programs, plans (rooted or not: its descriptor) */
+    const char *name; /* the coll interface's and MPI's (lower case): "reduce_scatter_block" */
+    const char *when; /* what the enable parameter's help adds (NULL: nothing) */
 } mca_coll_gc3_coll_t;
 extern const mca_coll_gc3_coll_t mca_coll_gc3_colls[];
 extern const int                 mca_coll_gc3_ncolls;
@@ -425,9 +423,9 @@ const char *mca_coll_gc3_colls_text(void);
  * the previous module as it is (host buffers, coll_gc3_fallback=pass), or the error to return. */
 int mca_coll_gc3_staged(mca_coll_gc3_bufs_t bufs, const void *sbuf, const void *rbuf, int root,
                         struct ompi_communicator_t *comm, const char *name, int *rc_p);
-/* The same for a call of a row's collective (its buffers and name). */
-int mca_coll_gc3_stage_coll(gc3_coll_t coll, const void *sbuf, const void *rbuf, int root,
-                            struct ompi_communicator_t *comm, int *rc_p);
+/* The same for a call of a collective gc3 runs, which its argument builder described: a->device
+ * says whether this rank passed device buffers (of those MPI makes significant at this rank). */
+int mca_coll_gc3_stage_args(const mca_coll_gc3_args_t *a, struct ompi_communicator_t *comm, int *rc_p);
 
 /* A call gc3 passes on: says so and why at coll_gc3_verbose 2 (the communicator's rank 0); 0. */
 int mca_coll_gc3_passed_on(struct ompi_communicator_t *comm, const char *coll, const char *why);

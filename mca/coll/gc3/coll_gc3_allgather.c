@@ -78,7 +78,7 @@ int mca_coll_gc3_allgather(const void *sbuf, int scount, struct ompi_datatype_t 
         (void)mca_coll_gc3_adapt_out(m, &a.ad, OMPI_ERROR); /* no plan (every rank alike): passed on */
     }
     rc = OMPI_SUCCESS;
-    if (mca_coll_gc3_stage_coll(GC3_COLL_ALLGATHER, sbuf, rbuf, -1, comm, &rc)) {
+    if (mca_coll_gc3_stage_args(&a, comm, &rc)) {
         return gc3_allgather_staged(m, sbuf, scount, sdt, rbuf, rcount, rdt, NULL);
     }
     return rc != OMPI_SUCCESS ? rc

@@ -69,7 +69,7 @@ int mca_coll_gc3_allreduce(const void *sbuf, void *rbuf, int count, struct ompi_
         (void)mca_coll_gc3_adapt_out(m, &a.ad, OMPI_ERROR); /* no plan (every rank alike): passed on */
     }
     rc = OMPI_SUCCESS;
-    if (mca_coll_gc3_stage_coll(GC3_COLL_ALLREDUCE, sbuf, rbuf, -1, comm, &rc)) {
+    if (mca_coll_gc3_stage_args(&a, comm, &rc)) {
         return gc3_allreduce_staged(m, sbuf, rbuf, count, dtype, op, NULL);
     }
     return rc != OMPI_SUCCESS ? rc : m->prev_allreduce(sbuf, rbuf, count, dtype, op, comm, m->prev_allreduce_module);

@@ -77,7 +77,7 @@ int mca_coll_gc3_alltoall(const void *sbuf, int scount, struct ompi_datatype_t *
         (void)mca_coll_gc3_adapt_out(m, &a.ad, OMPI_ERROR); /* no plan (every rank alike): passed on */
     }
     rc = OMPI_SUCCESS;
-    if (mca_coll_gc3_stage_coll(GC3_COLL_ALLTOALL, sbuf, rbuf, -1, comm, &rc)) {
+    if (mca_coll_gc3_stage_args(&a, comm, &rc)) {
         return gc3_alltoall_staged(m, sbuf, scount, sdtype, rbuf, rcount, rdtype, NULL);
     }
     return rc != OMPI_SUCCESS

@@ -65,7 +65,7 @@ int mca_coll_gc3_bcast(void *buf, int count, struct ompi_datatype_t *dt, int roo
         (void)mca_coll_gc3_adapt_out(m, &a.ad, OMPI_ERROR); /* no plan (every rank alike): passed on */
     }
     rc = OMPI_SUCCESS;
-    if (mca_coll_gc3_stage_coll(GC3_COLL_BCAST, NULL, buf, root, comm, &rc)) {
+    if (mca_coll_gc3_stage_args(&a, comm, &rc)) {
         return gc3_bcast_staged(m, buf, count, dt, root, NULL);
     }
     return rc != OMPI_SUCCESS ? rc : m->prev_bcast(buf, count, dt, root, comm, m->prev_bcast_module);

@@ -15,13 +15,13 @@
  * with its functions in coll_gc3_<name>.c. */
 /* clang-format off */
 const mca_coll_gc3_coll_t mca_coll_gc3_colls[] = {
-    /* coll                    name                    device buffers               enable's help adds */
-    {GC3_COLL_ALLREDUCE,      "allreduce",            MCA_COLL_GC3_BUFS_BOTH,      NULL},
-    {GC3_COLL_ALLTOALL,       "alltoall",             MCA_COLL_GC3_BUFS_BOTH,      NULL},
-    {GC3_COLL_ALLGATHER,      "allgather",            MCA_COLL_GC3_BUFS_BOTH,      NULL},
-    {GC3_COLL_REDUCE_SCATTER, "reduce_scatter_block", MCA_COLL_GC3_BUFS_BOTH,      "out of place"},
-    {GC3_COLL_BCAST,          "bcast",                MCA_COLL_GC3_BUFS_ONE,       NULL},
-    {GC3_COLL_REDUCE,         "reduce",               MCA_COLL_GC3_BUFS_ROOT_RECV, NULL},
+    /* coll                    name                    enable's help adds */
+    {GC3_COLL_ALLREDUCE,      "allreduce",            NULL},
+    {GC3_COLL_ALLTOALL,       "alltoall",             NULL},
+    {GC3_COLL_ALLGATHER,      "allgather",            NULL},
+    {GC3_COLL_REDUCE_SCATTER, "reduce_scatter_block", "out of place"},
+    {GC3_COLL_BCAST,          "bcast",                NULL},
+    {GC3_COLL_REDUCE,         "reduce",               NULL},
 };
 /* clang-format on */
 const int mca_coll_gc3_ncolls = (int)(sizeof(mca_coll_gc3_colls) / sizeof(mca_coll_gc3_colls[0]));
@@ -60,22 +60,12 @@ int mca_coll_gc3_staged(mca_coll_gc3_bufs_t bufs, const void *sbuf, const void *
     return mca_coll_gc3_device_call(bufs, sbuf, rbuf, root, comm) && mca_coll_gc3_stage_call(comm, name, rc_p);
 }
 
-int mca_coll_gc3_stage_coll(gc3_coll_t coll, const void *sbuf, const void *rbuf, int root,
-                            struct ompi_communicator_t *comm, int *rc_p)
-{
-    const mca_coll_gc3_coll_t *c = mca_coll_gc3_coll(coll);
-
-    return mca_coll_gc3_staged(c->bufs, sbuf, rbuf, root, comm, c->name, rc_p);
-}
-
 int mca_coll_gc3_device_call(mca_coll_gc3_bufs_t bufs, const void *sbuf, const void *rbuf, int root,
                              struct ompi_communicator_t *comm)
 {
     const int at_root = root >= 0 && ompi_comm_rank(comm) == root;
 
     switch (bufs) {
-    case MCA_COLL_GC3_BUFS_ONE:
-        return mca_coll_gc3_is_device(rbuf);
     case MCA_COLL_GC3_BUFS_ROOT_RECV:
         return mca_coll_gc3_is_device(sbuf) || (at_root && mca_coll_gc3_is_device(rbuf));
     case MCA_COLL_GC3_BUFS_ROOT_SEND:

@@ -80,7 +80,7 @@ int mca_coll_gc3_reduce(const void *sbuf, void *rbuf, int count, struct ompi_dat
         (void)mca_coll_gc3_adapt_out(m, &a.ad, OMPI_ERROR); /* no plan (every rank alike): passed on */
     }
     rc = OMPI_SUCCESS;
-    if (mca_coll_gc3_stage_coll(GC3_COLL_REDUCE, sbuf, rbuf, root, comm, &rc)) {
+    if (mca_coll_gc3_stage_args(&a, comm, &rc)) {
         return gc3_reduce_staged(m, sbuf, rbuf, count, dt, op, root, NULL);
     }
     return rc != OMPI_SUCCESS ? rc : m->prev_reduce(sbuf, rbuf, count, dt, op, root, comm, m->prev_reduce_module);

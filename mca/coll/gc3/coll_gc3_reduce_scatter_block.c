@@ -74,7 +74,7 @@ int mca_coll_gc3_reduce_scatter_block(const void *sbuf, void *rbuf, int rcount, 
         (void)mca_coll_gc3_adapt_out(m, &a.ad, OMPI_ERROR); /* no plan (every rank alike): passed on */
     }
     rc = OMPI_SUCCESS;
-    if (mca_coll_gc3_stage_coll(GC3_COLL_REDUCE_SCATTER, sbuf, rbuf, -1, comm, &rc)) {
+    if (mca_coll_gc3_stage_args(&a, comm, &rc)) {
         return gc3_reduce_scatter_block_staged(m, sbuf, rbuf, rcount, dt, op, NULL);
     }
     return rc != OMPI_SUCCESS

@@ -500,3 +500,9 @@ int mca_coll_gc3_nb_staged(mca_coll_gc3_module_t *m, const mca_coll_gc3_args_t *
     *rc_p = OMPI_SUCCESS;
     return a->device && mca_coll_gc3_stage_call_nb(m->comm, a->name, rc_p); /* (host memory: as it is) */
 }
+
+int mca_coll_gc3_stage_args(const mca_coll_gc3_args_t *a, struct ompi_communicator_t *comm, int *rc_p)
+{
+    *rc_p = OMPI_SUCCESS;
+    return a->device && mca_coll_gc3_stage_call(comm, a->name, rc_p);
+}
