@@ -461,7 +461,7 @@ int mca_coll_gc3_nb_staged(mca_coll_gc3_module_t *m, const mca_coll_gc3_args_t *
 int mca_coll_gc3_chain(mca_coll_gc3_module_t *m, int coll, mca_coll_gc3_stage_t *b, int n, int rc,
                        ompi_request_t *inner, ompi_request_t **request);
 /* A persistent init that goes to the previous module's (host memory on every rank, as agreed). */
-int mca_coll_gc3_init_passes(mca_coll_gc3_module_t *m, const mca_coll_gc3_args_t *a);
+int mca_coll_gc3_init_passes(const mca_coll_gc3_args_t *a);
 /* Set up (in the pipeline, without waiting) the plan a call of these buffers would use. */
 void mca_coll_gc3_plan_ahead(mca_coll_gc3_module_t *m, gc3_coll_t coll, const mca_coll_gc3_args_t *a, const void *sbuf);
 

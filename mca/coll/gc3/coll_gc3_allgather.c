@@ -146,7 +146,7 @@ int mca_coll_gc3_allgather_init(const void *sbuf, int scount, struct ompi_dataty
     int gc3_runs = gc3_allgather_args(m, sbuf, scount, sdt, rbuf, rcount, rdt, "allgather_init", &a) &&
                    mca_coll_gc3_route_take(m, &a, MCA_COLL_GC3_CALL_INIT);
 
-    if (mca_coll_gc3_init_passes(m, &a)) { /* host buffers gc3 does not run: the previous module's, untouched */
+    if (mca_coll_gc3_init_passes(&a)) { /* host buffers gc3 does not run: the previous module's, untouched */
         if (m->prev_allgather_init == NULL) {
             return MCA_COLL_GC3_NO_PREV(comm, allgather_init);
         }

@@ -138,7 +138,7 @@ int mca_coll_gc3_allreduce_init(const void *sbuf, void *rbuf, int count, struct 
     int                    gc3_runs = gc3_allreduce_args(m, sbuf, rbuf, count, dtype, op, "allreduce_init", &a) &&
                    mca_coll_gc3_route_take(m, &a, MCA_COLL_GC3_CALL_INIT);
 
-    if (mca_coll_gc3_init_passes(m, &a)) { /* host buffers gc3 does not run: the previous module's, untouched */
+    if (mca_coll_gc3_init_passes(&a)) { /* host buffers gc3 does not run: the previous module's, untouched */
         if (m->prev_allreduce_init == NULL) {
             return MCA_COLL_GC3_NO_PREV(comm, allreduce_init);
         }

@@ -149,7 +149,7 @@ int mca_coll_gc3_alltoall_init(const void *sbuf, int scount, struct ompi_datatyp
     int gc3_runs = gc3_alltoall_args(m, sbuf, &sc, &sdt, rbuf, rcount, rdtype, "alltoall_init", &a) &&
                    mca_coll_gc3_route_take(m, &a, MCA_COLL_GC3_CALL_INIT);
 
-    if (mca_coll_gc3_init_passes(m, &a)) { /* host buffers gc3 does not run: the previous module's, untouched */
+    if (mca_coll_gc3_init_passes(&a)) { /* host buffers gc3 does not run: the previous module's, untouched */
         if (m->prev_alltoall_init == NULL) {
             return MCA_COLL_GC3_NO_PREV(comm, alltoall_init);
         }

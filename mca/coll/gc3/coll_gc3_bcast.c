@@ -129,7 +129,7 @@ int mca_coll_gc3_bcast_init(void *buf, int count, struct ompi_datatype_t *dt, in
     int                    gc3_runs = gc3_bcast_args(m, buf, count, dt, root, "bcast_init", &a) &&
                    mca_coll_gc3_route_take(m, &a, MCA_COLL_GC3_CALL_INIT);
 
-    if (mca_coll_gc3_init_passes(m, &a)) { /* host buffers gc3 does not run: the previous module's, untouched */
+    if (mca_coll_gc3_init_passes(&a)) { /* host buffers gc3 does not run: the previous module's, untouched */
         if (m->prev_bcast_init == NULL) {
             return MCA_COLL_GC3_NO_PREV(comm, bcast_init);
         }

@@ -146,7 +146,7 @@ int mca_coll_gc3_reduce_scatter_block_init(const void *sbuf, void *rbuf, int rco
     int gc3_runs = gc3_reduce_scatter_block_args(m, sbuf, rbuf, rcount, dt, op, "reduce_scatter_block_init", &a) &&
                    mca_coll_gc3_route_take(m, &a, MCA_COLL_GC3_CALL_INIT);
 
-    if (mca_coll_gc3_init_passes(m, &a)) { /* host buffers gc3 does not run: the previous module's, untouched */
+    if (mca_coll_gc3_init_passes(&a)) { /* host buffers gc3 does not run: the previous module's, untouched */
         if (m->prev_reduce_scatter_block_init == NULL) {
             return MCA_COLL_GC3_NO_PREV(comm, reduce_scatter_block_init);
         }

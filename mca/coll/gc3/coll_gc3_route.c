@@ -472,9 +472,8 @@ int mca_coll_gc3_route_take(mca_coll_gc3_module_t *m, mca_coll_gc3_args_t *a, in
     return 1;
 }
 
-int mca_coll_gc3_init_passes(mca_coll_gc3_module_t *m, const mca_coll_gc3_args_t *a)
+int mca_coll_gc3_init_passes(const mca_coll_gc3_args_t *a)
 {
-    (void)m;
     if (a->route != GC3_ROUTE_PREV) {
         return 0; /* gc3's route, or not agreed yet (the starts decide) */
     }
