@@ -458,8 +458,8 @@ int mca_coll_gc3_nb_staged(mca_coll_gc3_module_t *m, const mca_coll_gc3_args_t *
 /* The request of such a call: complete when the previous module's request `inner` is, after the
  * copies back (b[0..n): the staged buffers, mca_coll_gc3_stage_in done). rc: the previous module's
  * start's result (an error: the copies released, rc returned). */
-int mca_coll_gc3_chain(mca_coll_gc3_module_t *m, int coll, mca_coll_gc3_stage_t *b, int n, int rc,
-                       ompi_request_t *inner, ompi_request_t **request);
+int mca_coll_gc3_chain(mca_coll_gc3_module_t *m, mca_coll_gc3_stage_t *b, int n, int rc, ompi_request_t *inner,
+                       ompi_request_t **request);
 /* A persistent init that goes to the previous module's (host memory on every rank, as agreed). */
 int mca_coll_gc3_init_passes(const mca_coll_gc3_args_t *a);
 /* Set up (in the pipeline, without waiting) the plan a call of these buffers would use. */

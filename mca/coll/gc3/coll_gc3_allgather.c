@@ -54,8 +54,7 @@ static int gc3_allgather_staged(mca_coll_gc3_module_t *m, const void *sbuf, int 
                  : m->prev_iallgather(b[0].base, scount, sdt, b[1].base, rcount, rdt, m->comm, &inner,
                                       m->prev_iallgather_module);
     }
-    return request == NULL ? mca_coll_gc3_stage_out(b, 2, rc)
-                           : mca_coll_gc3_chain(m, GC3_COLL_ALLGATHER, b, 2, rc, inner, request);
+    return request == NULL ? mca_coll_gc3_stage_out(b, 2, rc) : mca_coll_gc3_chain(m, b, 2, rc, inner, request);
 }
 
 int mca_coll_gc3_allgather(const void *sbuf, int scount, struct ompi_datatype_t *sdt, void *rbuf, int rcount,

@@ -46,8 +46,7 @@ static int gc3_allreduce_staged(mca_coll_gc3_module_t *m, const void *sbuf, void
                  : m->prev_iallreduce(b[0].base, b[1].base, count, dtype, op, m->comm, &inner,
                                       m->prev_iallreduce_module);
     }
-    return request == NULL ? mca_coll_gc3_stage_out(b, 2, rc)
-                           : mca_coll_gc3_chain(m, GC3_COLL_ALLREDUCE, b, 2, rc, inner, request);
+    return request == NULL ? mca_coll_gc3_stage_out(b, 2, rc) : mca_coll_gc3_chain(m, b, 2, rc, inner, request);
 }
 
 int mca_coll_gc3_allreduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype, struct ompi_op_t *op,

@@ -54,8 +54,7 @@ static int gc3_alltoall_staged(mca_coll_gc3_module_t *m, const void *sbuf, int s
                              : m->prev_ialltoall(b[0].base, scount, sdtype, b[1].base, rcount, rdtype, m->comm, &inner,
                                                  m->prev_ialltoall_module);
     }
-    return request == NULL ? mca_coll_gc3_stage_out(b, 2, rc)
-                           : mca_coll_gc3_chain(m, GC3_COLL_ALLTOALL, b, 2, rc, inner, request);
+    return request == NULL ? mca_coll_gc3_stage_out(b, 2, rc) : mca_coll_gc3_chain(m, b, 2, rc, inner, request);
 }
 
 int mca_coll_gc3_alltoall(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf, int rcount,

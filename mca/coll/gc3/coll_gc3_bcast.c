@@ -43,8 +43,7 @@ static int gc3_bcast_staged(mca_coll_gc3_module_t *m, void *buf, int count, stru
         rc = request == NULL ? m->prev_bcast(b[0].base, count, dt, root, m->comm, m->prev_bcast_module)
                              : m->prev_ibcast(b[0].base, count, dt, root, m->comm, &inner, m->prev_ibcast_module);
     }
-    return request == NULL ? mca_coll_gc3_stage_out(b, 1, rc)
-                           : mca_coll_gc3_chain(m, GC3_COLL_BCAST, b, 1, rc, inner, request);
+    return request == NULL ? mca_coll_gc3_stage_out(b, 1, rc) : mca_coll_gc3_chain(m, b, 1, rc, inner, request);
 }
 
 int mca_coll_gc3_bcast(void *buf, int count, struct ompi_datatype_t *dt, int root, struct ompi_communicator_t *comm,

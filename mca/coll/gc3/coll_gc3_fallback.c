@@ -85,7 +85,7 @@ static int gc3_allgatherv_do(const void *sbuf, int scount, struct ompi_datatype_
                               : m->prev_allgatherv(b[0].base, scount, sdt, b[1].base, rcounts, displs, rdt, comm,
                                                    m->prev_allgatherv_module));
     }
-    return request != NULL ? mca_coll_gc3_chain(m, -1, b, 2, rc, inner, request) : mca_coll_gc3_stage_out(b, 2, rc);
+    return request != NULL ? mca_coll_gc3_chain(m, b, 2, rc, inner, request) : mca_coll_gc3_stage_out(b, 2, rc);
 }
 
 int mca_coll_gc3_allgatherv(const void *sbuf, int scount, struct ompi_datatype_t *sdt, void *rbuf, const int *rcounts,
@@ -126,7 +126,7 @@ static int gc3_gather_do(const void *sbuf, int scount, struct ompi_datatype_t *s
                               : m->prev_gather(b[0].base, scount, sdt, me == root ? b[1].base : rbuf, rcount, rdt, root,
                                                comm, m->prev_gather_module));
     }
-    return request != NULL ? mca_coll_gc3_chain(m, -1, b, 2, rc, inner, request) : mca_coll_gc3_stage_out(b, 2, rc);
+    return request != NULL ? mca_coll_gc3_chain(m, b, 2, rc, inner, request) : mca_coll_gc3_stage_out(b, 2, rc);
 }
 
 int mca_coll_gc3_gather(const void *sbuf, int scount, struct ompi_datatype_t *sdt, void *rbuf, int rcount,
@@ -167,7 +167,7 @@ static int gc3_scatter_do(const void *sbuf, int scount, struct ompi_datatype_t *
                               : m->prev_scatter(me == root ? b[0].base : sbuf, scount, sdt, b[1].base, rcount, rdt,
                                                 root, comm, m->prev_scatter_module));
     }
-    return request != NULL ? mca_coll_gc3_chain(m, -1, b, 2, rc, inner, request) : mca_coll_gc3_stage_out(b, 2, rc);
+    return request != NULL ? mca_coll_gc3_chain(m, b, 2, rc, inner, request) : mca_coll_gc3_stage_out(b, 2, rc);
 }
 
 int mca_coll_gc3_scatter(const void *sbuf, int scount, struct ompi_datatype_t *sdt, void *rbuf, int rcount,
@@ -208,7 +208,7 @@ static int gc3_gatherv_do(const void *sbuf, int scount, struct ompi_datatype_t *
                               : m->prev_gatherv(b[0].base, scount, sdt, me == root ? b[1].base : rbuf, rcounts, displs,
                                                 rdt, root, comm, m->prev_gatherv_module));
     }
-    return request != NULL ? mca_coll_gc3_chain(m, -1, b, 2, rc, inner, request) : mca_coll_gc3_stage_out(b, 2, rc);
+    return request != NULL ? mca_coll_gc3_chain(m, b, 2, rc, inner, request) : mca_coll_gc3_stage_out(b, 2, rc);
 }
 
 int mca_coll_gc3_gatherv(const void *sbuf, int scount, struct ompi_datatype_t *sdt, void *rbuf, const int *rcounts,
@@ -248,7 +248,7 @@ static int gc3_scatterv_do(const void *sbuf, const int *scounts, const int *disp
                               : m->prev_scatterv(me == root ? b[0].base : sbuf, scounts, displs, sdt, b[1].base, rcount,
                                                  rdt, root, comm, m->prev_scatterv_module));
     }
-    return request != NULL ? mca_coll_gc3_chain(m, -1, b, 2, rc, inner, request) : mca_coll_gc3_stage_out(b, 2, rc);
+    return request != NULL ? mca_coll_gc3_chain(m, b, 2, rc, inner, request) : mca_coll_gc3_stage_out(b, 2, rc);
 }
 
 int mca_coll_gc3_scatterv(const void *sbuf, const int *scounts, const int *displs, struct ompi_datatype_t *sdt,
@@ -291,7 +291,7 @@ static int gc3_alltoallv_do(const void *sbuf, const int *scounts, const int *sdi
                               : m->prev_alltoallv(b[0].base, scounts, sdispls, sdt, b[1].base, rcounts, rdispls, rdt,
                                                   comm, m->prev_alltoallv_module));
     }
-    return request != NULL ? mca_coll_gc3_chain(m, -1, b, 2, rc, inner, request) : mca_coll_gc3_stage_out(b, 2, rc);
+    return request != NULL ? mca_coll_gc3_chain(m, b, 2, rc, inner, request) : mca_coll_gc3_stage_out(b, 2, rc);
 }
 
 int mca_coll_gc3_alltoallv(const void *sbuf, const int *scounts, const int *sdispls, struct ompi_datatype_t *sdt,
@@ -334,7 +334,7 @@ static int gc3_reduce_scatter_do(const void *sbuf, void *rbuf, const int *rcount
                   : m->prev_reduce_scatter(b[0].base, b[1].base, rcounts, dt, op, comm, m->prev_reduce_scatter_module));
     }
     b[1].count = mine; /* in place too, only this rank's block is the result */
-    return request != NULL ? mca_coll_gc3_chain(m, -1, b, 2, rc, inner, request) : mca_coll_gc3_stage_out(b, 2, rc);
+    return request != NULL ? mca_coll_gc3_chain(m, b, 2, rc, inner, request) : mca_coll_gc3_stage_out(b, 2, rc);
 }
 
 int mca_coll_gc3_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts, struct ompi_datatype_t *dt,
@@ -368,7 +368,7 @@ static int gc3_scan_do(const void *sbuf, void *rbuf, int count, struct ompi_data
         rc = (request != NULL ? m->prev_iscan(b[0].base, b[1].base, count, dt, op, comm, &inner, m->prev_iscan_module)
                               : m->prev_scan(b[0].base, b[1].base, count, dt, op, comm, m->prev_scan_module));
     }
-    return request != NULL ? mca_coll_gc3_chain(m, -1, b, 2, rc, inner, request) : mca_coll_gc3_stage_out(b, 2, rc);
+    return request != NULL ? mca_coll_gc3_chain(m, b, 2, rc, inner, request) : mca_coll_gc3_stage_out(b, 2, rc);
 }
 
 int mca_coll_gc3_scan(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dt, struct ompi_op_t *op,
@@ -404,7 +404,7 @@ static int gc3_exscan_do(const void *sbuf, void *rbuf, int count, struct ompi_da
                   ? m->prev_iexscan(b[0].base, b[1].base, count, dt, op, comm, &inner, m->prev_iexscan_module)
                   : m->prev_exscan(b[0].base, b[1].base, count, dt, op, comm, m->prev_exscan_module));
     }
-    return request != NULL ? mca_coll_gc3_chain(m, -1, b, 2, rc, inner, request) : mca_coll_gc3_stage_out(b, 2, rc);
+    return request != NULL ? mca_coll_gc3_chain(m, b, 2, rc, inner, request) : mca_coll_gc3_stage_out(b, 2, rc);
 }
 
 int mca_coll_gc3_exscan(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dt, struct ompi_op_t *op,
@@ -487,7 +487,7 @@ static int gc3_alltoallw_do(const void *sbuf, const int *scounts, const int *sdi
                               : m->prev_alltoallw(b[0].base, scounts, sdispls, sdts, b[1].base, rcounts, rdispls, rdts,
                                                   comm, m->prev_alltoallw_module));
     }
-    return request != NULL ? mca_coll_gc3_chain(m, -1, b, 2, rc, inner, request) : mca_coll_gc3_stage_out(b, 2, rc);
+    return request != NULL ? mca_coll_gc3_chain(m, b, 2, rc, inner, request) : mca_coll_gc3_stage_out(b, 2, rc);
 }
 
 int mca_coll_gc3_alltoallw(const void *sbuf, const int *scounts, const int *sdispls,

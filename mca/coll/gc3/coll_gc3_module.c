@@ -39,7 +39,7 @@ static void mca_coll_gc3_module_destruct(mca_coll_gc3_module_t *m)
     if (m->comm != NULL) {
         mca_coll_gc3_quiesce(m); /* no call may outlive its plan */
     }
-    mca_coll_gc3_route_fini(m); /* its temporaries, its agreements still pending */
+    mca_coll_gc3_route_fini(m);       /* its temporaries, its agreements still pending */
     mca_coll_gc3_graveyard_release(); /* persistent requests the application freed */
     mca_coll_gc3_breakdown_flush(m);
     mca_coll_gc3_setup_fini(m);

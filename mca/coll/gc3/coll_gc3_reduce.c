@@ -58,8 +58,7 @@ static int gc3_reduce_staged(mca_coll_gc3_module_t *m, const void *sbuf, void *r
                              : m->prev_ireduce(b[0].base, me == root ? b[1].base : rbuf, count, dt, op, root, m->comm,
                                                &inner, m->prev_ireduce_module);
     }
-    return request == NULL ? mca_coll_gc3_stage_out(b, 2, rc)
-                           : mca_coll_gc3_chain(m, GC3_COLL_REDUCE, b, 2, rc, inner, request);
+    return request == NULL ? mca_coll_gc3_stage_out(b, 2, rc) : mca_coll_gc3_chain(m, b, 2, rc, inner, request);
 }
 
 int mca_coll_gc3_reduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dt, struct ompi_op_t *op,

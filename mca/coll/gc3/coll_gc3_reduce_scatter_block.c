@@ -50,8 +50,7 @@ static int gc3_reduce_scatter_block_staged(mca_coll_gc3_module_t *m, const void 
                                                              m->prev_ireduce_scatter_block_module);
     }
     b[1].count = (size_t)rcount; /* in place too, only this rank's block is the result */
-    return request == NULL ? mca_coll_gc3_stage_out(b, 2, rc)
-                           : mca_coll_gc3_chain(m, GC3_COLL_REDUCE_SCATTER, b, 2, rc, inner, request);
+    return request == NULL ? mca_coll_gc3_stage_out(b, 2, rc) : mca_coll_gc3_chain(m, b, 2, rc, inner, request);
 }
 
 int mca_coll_gc3_reduce_scatter_block(const void *sbuf, void *rbuf, int rcount, struct ompi_datatype_t *dt,

@@ -758,8 +758,8 @@ int mca_coll_gc3_try_start(mca_coll_gc3_module_t *m, gc3_coll_t coll, mca_coll_g
     return OMPI_SUCCESS;
 }
 
-int mca_coll_gc3_chain(mca_coll_gc3_module_t *m, int coll, mca_coll_gc3_stage_t *b, int n, int rc,
-                       ompi_request_t *inner, ompi_request_t **request)
+int mca_coll_gc3_chain(mca_coll_gc3_module_t *m, mca_coll_gc3_stage_t *b, int n, int rc, ompi_request_t *inner,
+                       ompi_request_t **request)
 {
     mca_coll_gc3_request_t *r;
     int                     add;
@@ -776,7 +776,7 @@ int mca_coll_gc3_chain(mca_coll_gc3_module_t *m, int coll, mca_coll_gc3_stage_t 
         *request = &ompi_request_empty;
         return mca_coll_gc3_stage_out(b, n, rc);
     }
-    r = mca_coll_gc3_request_new(m, coll, false);
+    r = mca_coll_gc3_request_new(m, -1, false); /* (no plan of gc3's: Open MPI's call) */
     if (r == NULL) {
         /* the call is under way on the copies: wait for it here rather than lose the result */
         rc       = ompi_request_wait(&inner, MPI_STATUS_IGNORE);
@@ -784,7 +784,7 @@ int mca_coll_gc3_chain(mca_coll_gc3_module_t *m, int coll, mca_coll_gc3_stage_t 
         return mca_coll_gc3_stage_out(b, n, rc);
     }
     memset(&r->task, 0, sizeof(r->task));
-    r->task.coll   = coll;
+    r->task.coll   = -1;
     r->task.root   = -1;
     r->task.req    = r;
     r->task.inner  = inner;
