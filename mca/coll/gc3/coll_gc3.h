@@ -423,9 +423,12 @@ const char *mca_coll_gc3_colls_text(void);
  * the previous module as it is (host buffers, coll_gc3_fallback=pass), or the error to return. */
 int mca_coll_gc3_staged(mca_coll_gc3_bufs_t bufs, const void *sbuf, const void *rbuf, int root,
                         struct ompi_communicator_t *comm, const char *name, int *rc_p);
-/* The same for a call of a collective gc3 runs, which its argument builder described: a->device
- * says whether this rank passed device buffers (of those MPI makes significant at this rank). */
-int mca_coll_gc3_stage_args(const mca_coll_gc3_args_t *a, struct ompi_communicator_t *comm, int *rc_p);
+/* The same for a call of a collective gc3 runs that does not take gc3's route, which its argument
+ * builder described (a->device: this rank passed device buffers, of those MPI makes significant here).
+ * nb: a nonblocking call, which goes to the previous module's nonblocking function on every rank,
+ * whatever each rank's memory (the same algorithm everywhere): when staged, the caller posts it on the
+ * host copies and hands its request to mca_coll_gc3_chain. */
+int mca_coll_gc3_stage_args(const mca_coll_gc3_args_t *a, struct ompi_communicator_t *comm, int nb, int *rc_p);
 
 /* A call gc3 passes on: says so and why at coll_gc3_verbose 2 (the communicator's rank 0); 0. */
 int mca_coll_gc3_passed_on(struct ompi_communicator_t *comm, const char *coll, const char *why);
@@ -448,13 +451,6 @@ int mca_coll_gc3_try_run(mca_coll_gc3_module_t *m, gc3_coll_t coll, const mca_co
  * to start (NULL: a new one). Returns the MPI result of the start. */
 int mca_coll_gc3_try_start(mca_coll_gc3_module_t *m, gc3_coll_t coll, mca_coll_gc3_args_t *a, const void *sbuf,
                            void *rbuf, ompi_request_t **request, struct mca_coll_gc3_request_t *reuse);
-/* A nonblocking call gc3 does not run on its route goes to the previous module's nonblocking function
- * on every rank, whatever each rank's memory (the same algorithm everywhere); this rank's device
- * buffers are then copied through host memory around it, as coll_gc3_fallback says: 1 when they are
- * to be (the caller stages them, posts the previous module's call on the copies and hands its request
- * to mca_coll_gc3_chain); 0 with *rc_p OMPI_SUCCESS to give the previous module the buffers as they
- * are, or the error (coll_gc3_fallback error, reported). */
-int mca_coll_gc3_nb_staged(mca_coll_gc3_module_t *m, const mca_coll_gc3_args_t *a, int *rc_p);
 /* The request of such a call: complete when the previous module's request `inner` is, after the
  * copies back (b[0..n): the staged buffers, mca_coll_gc3_stage_in done). rc: the previous module's
  * start's result (an error: the copies released, rc returned). */

@@ -77,7 +77,7 @@ int mca_coll_gc3_allgather(const void *sbuf, int scount, struct ompi_datatype_t 
         (void)mca_coll_gc3_adapt_out(m, &a.ad, OMPI_ERROR); /* no plan (every rank alike): passed on */
     }
     rc = OMPI_SUCCESS;
-    if (mca_coll_gc3_stage_args(&a, comm, &rc)) {
+    if (mca_coll_gc3_stage_args(&a, comm, 0, &rc)) {
         return gc3_allgather_staged(m, sbuf, scount, sdt, rbuf, rcount, rdt, NULL);
     }
     return rc != OMPI_SUCCESS ? rc
@@ -102,7 +102,7 @@ int mca_coll_gc3_iallgather(const void *sbuf, int scount, struct ompi_datatype_t
     if (m->prev_iallgather == NULL) {
         return MCA_COLL_GC3_NO_PREV(comm, iallgather);
     }
-    if (mca_coll_gc3_nb_staged(m, &a, &rc)) {
+    if (mca_coll_gc3_stage_args(&a, comm, 1, &rc)) {
         return gc3_allgather_staged(m, sbuf, scount, sdt, rbuf, rcount, rdt, request);
     }
     if (rc != OMPI_SUCCESS) {

@@ -68,7 +68,7 @@ int mca_coll_gc3_allreduce(const void *sbuf, void *rbuf, int count, struct ompi_
         (void)mca_coll_gc3_adapt_out(m, &a.ad, OMPI_ERROR); /* no plan (every rank alike): passed on */
     }
     rc = OMPI_SUCCESS;
-    if (mca_coll_gc3_stage_args(&a, comm, &rc)) {
+    if (mca_coll_gc3_stage_args(&a, comm, 0, &rc)) {
         return gc3_allreduce_staged(m, sbuf, rbuf, count, dtype, op, NULL);
     }
     return rc != OMPI_SUCCESS ? rc : m->prev_allreduce(sbuf, rbuf, count, dtype, op, comm, m->prev_allreduce_module);
@@ -95,7 +95,7 @@ int mca_coll_gc3_iallreduce(const void *sbuf, void *rbuf, int count, struct ompi
     if (m->prev_iallreduce == NULL) {
         return MCA_COLL_GC3_NO_PREV(comm, iallreduce);
     }
-    if (mca_coll_gc3_nb_staged(m, &a, &rc)) {
+    if (mca_coll_gc3_stage_args(&a, comm, 1, &rc)) {
         return gc3_allreduce_staged(m, sbuf, rbuf, count, dtype, op, request);
     }
     if (rc != OMPI_SUCCESS) {

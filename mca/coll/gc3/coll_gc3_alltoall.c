@@ -76,7 +76,7 @@ int mca_coll_gc3_alltoall(const void *sbuf, int scount, struct ompi_datatype_t *
         (void)mca_coll_gc3_adapt_out(m, &a.ad, OMPI_ERROR); /* no plan (every rank alike): passed on */
     }
     rc = OMPI_SUCCESS;
-    if (mca_coll_gc3_stage_args(&a, comm, &rc)) {
+    if (mca_coll_gc3_stage_args(&a, comm, 0, &rc)) {
         return gc3_alltoall_staged(m, sbuf, scount, sdtype, rbuf, rcount, rdtype, NULL);
     }
     return rc != OMPI_SUCCESS
@@ -102,7 +102,7 @@ int mca_coll_gc3_ialltoall(const void *sbuf, int scount, struct ompi_datatype_t 
     if (m->prev_ialltoall == NULL) {
         return MCA_COLL_GC3_NO_PREV(comm, ialltoall);
     }
-    if (mca_coll_gc3_nb_staged(m, &a, &rc)) {
+    if (mca_coll_gc3_stage_args(&a, comm, 1, &rc)) {
         return gc3_alltoall_staged(m, sbuf, scount, sdtype, rbuf, rcount, rdtype, request);
     }
     if (rc != OMPI_SUCCESS) {

@@ -64,7 +64,7 @@ int mca_coll_gc3_bcast(void *buf, int count, struct ompi_datatype_t *dt, int roo
         (void)mca_coll_gc3_adapt_out(m, &a.ad, OMPI_ERROR); /* no plan (every rank alike): passed on */
     }
     rc = OMPI_SUCCESS;
-    if (mca_coll_gc3_stage_args(&a, comm, &rc)) {
+    if (mca_coll_gc3_stage_args(&a, comm, 0, &rc)) {
         return gc3_bcast_staged(m, buf, count, dt, root, NULL);
     }
     return rc != OMPI_SUCCESS ? rc : m->prev_bcast(buf, count, dt, root, comm, m->prev_bcast_module);
@@ -87,7 +87,7 @@ int mca_coll_gc3_ibcast(void *buf, int count, struct ompi_datatype_t *dt, int ro
     if (m->prev_ibcast == NULL) {
         return MCA_COLL_GC3_NO_PREV(comm, ibcast);
     }
-    if (mca_coll_gc3_nb_staged(m, &a, &rc)) {
+    if (mca_coll_gc3_stage_args(&a, comm, 1, &rc)) {
         return gc3_bcast_staged(m, buf, count, dt, root, request);
     }
     if (rc != OMPI_SUCCESS) {

@@ -79,7 +79,7 @@ int mca_coll_gc3_reduce(const void *sbuf, void *rbuf, int count, struct ompi_dat
         (void)mca_coll_gc3_adapt_out(m, &a.ad, OMPI_ERROR); /* no plan (every rank alike): passed on */
     }
     rc = OMPI_SUCCESS;
-    if (mca_coll_gc3_stage_args(&a, comm, &rc)) {
+    if (mca_coll_gc3_stage_args(&a, comm, 0, &rc)) {
         return gc3_reduce_staged(m, sbuf, rbuf, count, dt, op, root, NULL);
     }
     return rc != OMPI_SUCCESS ? rc : m->prev_reduce(sbuf, rbuf, count, dt, op, root, comm, m->prev_reduce_module);
@@ -103,7 +103,7 @@ int mca_coll_gc3_ireduce(const void *sbuf, void *rbuf, int count, struct ompi_da
     if (m->prev_ireduce == NULL) {
         return MCA_COLL_GC3_NO_PREV(comm, ireduce);
     }
-    if (mca_coll_gc3_nb_staged(m, &a, &rc)) {
+    if (mca_coll_gc3_stage_args(&a, comm, 1, &rc)) {
         return gc3_reduce_staged(m, sbuf, rbuf, count, dt, op, root, request);
     }
     if (rc != OMPI_SUCCESS) {

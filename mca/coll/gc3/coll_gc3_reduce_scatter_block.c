@@ -73,7 +73,7 @@ int mca_coll_gc3_reduce_scatter_block(const void *sbuf, void *rbuf, int rcount, 
         (void)mca_coll_gc3_adapt_out(m, &a.ad, OMPI_ERROR); /* no plan (every rank alike): passed on */
     }
     rc = OMPI_SUCCESS;
-    if (mca_coll_gc3_stage_args(&a, comm, &rc)) {
+    if (mca_coll_gc3_stage_args(&a, comm, 0, &rc)) {
         return gc3_reduce_scatter_block_staged(m, sbuf, rbuf, rcount, dt, op, NULL);
     }
     return rc != OMPI_SUCCESS
@@ -99,7 +99,7 @@ int mca_coll_gc3_ireduce_scatter_block(const void *sbuf, void *rbuf, int rcount,
     if (m->prev_ireduce_scatter_block == NULL) {
         return MCA_COLL_GC3_NO_PREV(comm, ireduce_scatter_block);
     }
-    if (mca_coll_gc3_nb_staged(m, &a, &rc)) {
+    if (mca_coll_gc3_stage_args(&a, comm, 1, &rc)) {
         return gc3_reduce_scatter_block_staged(m, sbuf, rbuf, rcount, dt, op, request);
     }
     if (rc != OMPI_SUCCESS) {

@@ -494,14 +494,9 @@ void mca_coll_gc3_route_fini(mca_coll_gc3_module_t *m)
     }
 }
 
-int mca_coll_gc3_nb_staged(mca_coll_gc3_module_t *m, const mca_coll_gc3_args_t *a, int *rc_p)
+int mca_coll_gc3_stage_args(const mca_coll_gc3_args_t *a, struct ompi_communicator_t *comm, int nb, int *rc_p)
 {
-    *rc_p = OMPI_SUCCESS;
-    return a->device && mca_coll_gc3_stage_call_nb(m->comm, a->name, rc_p); /* (host memory: as it is) */
-}
-
-int mca_coll_gc3_stage_args(const mca_coll_gc3_args_t *a, struct ompi_communicator_t *comm, int *rc_p)
-{
-    *rc_p = OMPI_SUCCESS;
-    return a->device && mca_coll_gc3_stage_call(comm, a->name, rc_p);
+    *rc_p = OMPI_SUCCESS; /* (host memory: as it is) */
+    return a->device &&
+           (nb ? mca_coll_gc3_stage_call_nb(comm, a->name, rc_p) : mca_coll_gc3_stage_call(comm, a->name, rc_p));
 }
