@@ -1,7 +1,8 @@
 /* Collectives on an intercommunicator (the two halves of MPI_COMM_WORLD), each checked against a
- * host computation: allreduce, bcast, reduce, allgather(v), alltoall(v), gather(v), scatter(v), with
- * the roots of a rooted call in either group. --device: the buffers are device memory (a build with
- * CUDA; gc3 stages them, Open MPI's intercommunicator collectives would crash on them).
+ * host computation: allreduce, bcast, reduce, allgather(v), alltoall(v,w), gather(v), scatter(v),
+ * reduce_scatter(_block), with the roots of a rooted call in either group. --device: the buffers
+ * are device memory (a build with CUDA; gc3 stages them, Open MPI's intercommunicator collectives
+ * would crash on them).
  * usage: test_inter [--device]   (under mpirun, 2 ranks or more); prints "N passed, M failed". */
 #include <mpi.h>
 #include <stdio.h>
@@ -242,6 +243,93 @@ int main(int argc, char **argv)
                 ok &= h[rd[q]] == v && h[rd[q] + 1] == -v;
             }
             check(ok, "alltoallv");
+        }
+    }
+    /* alltoallw: rank p of a group sends rank q of the other m = p + q + 1 ints of value
+     * g*1000000 + p*10000 + q*100 + i; each side's blocks in reverse order with a one-int gap, at
+     * byte displacements, a datatype per peer: to and from an odd peer one element of a type of m
+     * ints (sent contiguous, received strided: every other int), to and from an even one m MPI_INTs */
+    {
+        MPI_Datatype st[64], rt[64];
+        int          sc[64], sd[64], rcv[64], rd[64], send = 0, recv = 0, ok = 1;
+        for (int q = rsize - 1; q >= 0; q--) {
+            int m = lrank + q + 1;
+            if (q % 2) {
+                MPI_Type_contiguous(m, MPI_INT, &st[q]);
+                MPI_Type_vector(m, 1, 2, MPI_INT, &rt[q]);
+                MPI_Type_commit(&st[q]);
+                MPI_Type_commit(&rt[q]);
+            } else {
+                st[q] = rt[q] = MPI_INT;
+            }
+            sc[q] = rcv[q] = q % 2 ? 1 : m;
+            sd[q]          = send * (int)sizeof(int);
+            for (int i = 0; i < m; i++)
+                h[send + i] = group * 1000000 + lrank * 10000 + q * 100 + i;
+            h[send + m] = -3;
+            send += m + 1;
+            rd[q] = recv * (int)sizeof(int);
+            recv += (q % 2 ? 2 * m - 1 : m) + 1;
+        }
+        put(s, h, send);
+        for (int i = 0; i < recv; i++)
+            want[i] = -7;
+        put(r, want, recv);
+        MPI_Alltoallw(s, sc, sd, st, r, rcv, rd, rt, inter);
+        get(h, r, recv);
+        for (int q = 0; q < rsize; q++)
+            for (int i = 0; i < lrank + q + 1; i++)
+                want[rd[q] / (int)sizeof(int) + (q % 2 ? 2 * i : i)] =
+                    (1 - group) * 1000000 + q * 10000 + lrank * 100 + i;
+        for (int i = 0; i < recv; i++)
+            ok &= h[i] == want[i];
+        check(ok, "alltoallw (per-peer datatypes, gaps unchanged)");
+        for (int q = 1; q < rsize; q += 2) {
+            MPI_Type_free(&st[q]);
+            MPI_Type_free(&rt[q]);
+        }
+    }
+    /* reduce_scatter(_block): the sum of a group's send buffers scattered over the other group, 4
+     * ints after each result unchanged. reduce_scatter: t ints (the same t in both groups), local
+     * rank i gets cnt[i] (the first lsize - 1 ranks i + 1, the last the rest) */
+    {
+        const int t = 2 * lsize * rsize + lsize + rsize;
+        int       cnt[64], off = 0, ok = 1;
+        for (int i = 0; i < lsize; i++)
+            cnt[i] = i < lsize - 1 ? i + 1 : t - lsize * (lsize - 1) / 2;
+        for (int i = 0; i < lrank; i++)
+            off += cnt[i];
+        for (int j = 0; j < t; j++)
+            h[j] = (group + 1) * 1000 + lrank * 10 + j;
+        put(s, h, t);
+        for (int i = 0; i < cnt[lrank] + 4; i++)
+            want[i] = -9;
+        put(r, want, cnt[lrank] + 4);
+        MPI_Reduce_scatter(s, r, cnt, MPI_INT, MPI_SUM, inter);
+        get(h, r, cnt[lrank] + 4);
+        for (int i = 0; i < cnt[lrank]; i++)
+            want[i] = rsize * ((2 - group) * 1000 + off + i) + 10 * rsize * (rsize - 1) / 2;
+        for (int i = 0; i < cnt[lrank] + 4; i++)
+            ok &= h[i] == want[i];
+        check(ok, "reduce_scatter");
+        /* reduce_scatter_block: rb = 2 * rsize ints per local rank, so both groups send
+         * 2 * lsize * rsize */
+        {
+            const int tb = 2 * lsize * rsize, rb = 2 * rsize;
+            for (int j = 0; j < tb; j++)
+                h[j] = (group + 1) * 1000 + lrank * 10 + j;
+            put(s, h, tb);
+            for (int i = 0; i < rb + 4; i++)
+                want[i] = -9;
+            put(r, want, rb + 4);
+            MPI_Reduce_scatter_block(s, r, rb, MPI_INT, MPI_SUM, inter);
+            get(h, r, rb + 4);
+            for (int i = 0; i < rb; i++)
+                want[i] = rsize * ((2 - group) * 1000 + lrank * rb + i) + 10 * rsize * (rsize - 1) / 2;
+            ok = 1;
+            for (int i = 0; i < rb + 4; i++)
+                ok &= h[i] == want[i];
+            check(ok, "reduce_scatter_block");
         }
     }
     dfree(s);

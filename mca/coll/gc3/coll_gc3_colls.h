@@ -37,7 +37,8 @@
 #define MCA_COLL_GC3_INTER(X)                                                                             \
     X(allreduce, allreduce) X(bcast, bcast) X(reduce, reduce) X(allgather, allgather)                    \
     X(allgatherv, allgatherv) X(alltoall, alltoall) X(alltoallv, alltoallv) X(gather, gather)            \
-    X(gatherv, gatherv) X(scatter, scatter) X(scatterv, scatterv)
+    X(gatherv, gatherv) X(scatter, scatter) X(scatterv, scatterv) X(alltoallw, alltoallw)                \
+    X(reduce_scatter, reduce_scatter) X(reduce_scatter_block, reduce_scatter_block)
 /* clang-format on */
 
 #endif /* MCA_COLL_GC3_COLLS_H */

@@ -5,8 +5,11 @@
  * coll_gc3_fallback says: staged, passed as it is, or failed), host buffers go as they are. Buffers
  * are significant as MPI says for intercommunicators: a rooted call's root group passes MPI_ROOT at
  * the root (its buffers count) and MPI_PROC_NULL elsewhere (none), the other group the root's rank;
- * receive and send sizes of the all-to-all ones count the remote group. The nonblocking forms are
- * passed on (coll_gc3(7), LIMITATIONS). */
+ * receive and send sizes of the all-to-all ones count the remote group (alltoallw's: a datatype per
+ * peer, displacements in bytes); a reduce-scatter's recvcounts are the local group's, its send
+ * buffer their sum (reduce_scatter_block: recvcount times the local group's size), the remote
+ * group's data reduced and scattered in this one. The nonblocking forms are passed on (coll_gc3(7),
+ * LIMITATIONS). */
 #include "coll_gc3.h"
 #include "opal/util/output.h"
 #include "ompi/datatype/ompi_datatype.h"
@@ -23,6 +26,42 @@ static size_t gc3_inter_vspan(const int *counts, const int *displs, int n)
     return span;
 }
 
+static size_t gc3_inter_sum(const int *counts, int n)
+{
+    size_t sum = 0;
+    for (int i = 0; counts != NULL && i < n; i++) {
+        sum += counts[i] > 0 ? (size_t)counts[i] : 0;
+    }
+    return sum;
+}
+
+/* A buffer with a block before its start (b[i].count): staged as bytes from its start it cannot be. */
+#define GC3_INTER_BEFORE SIZE_MAX
+
+/* bytes from a w-collective's buffer to the end of its last block (counts[q] x types[q] at byte
+ * displacements displs[q]: an element's data spans its datatype's true extent from its true lower
+ * bound, the next one an extent further); GC3_INTER_BEFORE when a block starts before the buffer */
+static size_t gc3_inter_wspan(const int *counts, const int *displs, struct ompi_datatype_t *const *types, int n)
+{
+    size_t end = 0;
+    for (int q = 0; counts != NULL && displs != NULL && types != NULL && q < n; q++) {
+        ptrdiff_t lb, extent, true_lb, true_extent, lo, hi, step;
+        if (counts[q] <= 0) {
+            continue;
+        }
+        ompi_datatype_get_extent(types[q], &lb, &extent);
+        ompi_datatype_get_true_extent(types[q], &true_lb, &true_extent);
+        step = (ptrdiff_t)(counts[q] - 1) * extent; /* (a negative extent goes down) */
+        lo   = (ptrdiff_t)displs[q] + true_lb + (step < 0 ? step : 0);
+        hi   = (ptrdiff_t)displs[q] + true_lb + true_extent + (step > 0 ? step : 0);
+        if (lo < 0) {
+            return GC3_INTER_BEFORE;
+        }
+        end = (size_t)hi > end ? (size_t)hi : end;
+    }
+    return end;
+}
+
 /* Whether the call's buffers are staged: 1 (b[] copied in: call the previous module with their
  * bases, then mca_coll_gc3_stage_out); 0 with *rc OMPI_SUCCESS: call it with the user's buffers (no
  * device buffer, or coll_gc3_fallback pass); 0 with *rc an error: the call fails. */
@@ -36,6 +75,16 @@ static int gc3_inter_stage(struct ompi_communicator_t *comm, mca_coll_gc3_stage_
     }
     if (!device || !mca_coll_gc3_stage_call(comm, name, rc)) {
         return 0;
+    }
+    for (int i = 0; i < n; i++) {
+        if (b[i].count == GC3_INTER_BEFORE && b[i].user != NULL && mca_coll_gc3_is_device(b[i].user)) {
+            opal_output(0,
+                        "coll:gc3: comm %s rank %d: %s on device buffers with a block before the buffer's start "
+                        "(negative displacement or lower bound) cannot be staged: the call fails",
+                        comm->c_name, ompi_comm_rank(comm), name);
+            *rc = MPI_ERR_UNSUPPORTED_OPERATION;
+            return 0;
+        }
     }
     if ((*rc = mca_coll_gc3_stage_in(b, n)) != OMPI_SUCCESS) {
         *rc = mca_coll_gc3_stage_out(b, n, *rc);
@@ -273,5 +322,73 @@ int mca_coll_gc3_inter_scatterv(const void *sbuf, const int *scounts, const int 
     }
     rc = m->prev_scatterv(GC3_ARG(b, st, 0, sbuf), scounts, displs, sdt, GC3_ARG(b, st, 1, rbuf), rcount, rdt, root,
                           comm, m->prev_scatterv_module);
+    return st ? mca_coll_gc3_stage_out(b, 2, rc) : rc;
+}
+
+/* staged as bytes from each buffer's start: the displacements stay valid; the receive buffer's gaps
+ * come back unchanged */
+int mca_coll_gc3_inter_alltoallw(const void *sbuf, const int *scounts, const int *sdispls,
+                                 struct ompi_datatype_t *const *sdts, void *rbuf, const int *rcounts,
+                                 const int *rdispls, struct ompi_datatype_t *const *rdts,
+                                 struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
+{
+    mca_coll_gc3_module_t *m     = (mca_coll_gc3_module_t *)module;
+    const int              rn    = ompi_comm_remote_size(comm);
+    const size_t           sspan = gc3_inter_wspan(scounts, sdispls, sdts, rn);
+    const size_t           rspan = gc3_inter_wspan(rcounts, rdispls, rdts, rn);
+    mca_coll_gc3_stage_t   b[2]  = { mca_coll_gc3_stage_buf(GC3_U(sbuf), MPI_BYTE, sspan, 1, 0),
+                                     mca_coll_gc3_stage_buf(rbuf, MPI_BYTE, rspan, 1, 1) };
+    int                    rc, st;
+
+    GC3_INTER_PREV(m, comm, alltoallw);
+    st = gc3_inter_stage(comm, b, 2, "alltoallw", &rc);
+    if (!st && rc != OMPI_SUCCESS) {
+        return rc;
+    }
+    rc = m->prev_alltoallw(GC3_ARG(b, st, 0, sbuf), scounts, sdispls, sdts, GC3_B(b, st, 1), rcounts, rdispls, rdts,
+                           comm, m->prev_alltoallw_module);
+    return st ? mca_coll_gc3_stage_out(b, 2, rc) : rc;
+}
+
+/* the send buffer: the sum of the local group's recvcounts (the same as the remote group's sum) */
+int mca_coll_gc3_inter_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts, struct ompi_datatype_t *dt,
+                                      struct ompi_op_t *op, struct ompi_communicator_t *comm,
+                                      mca_coll_base_module_t *module)
+{
+    mca_coll_gc3_module_t *m    = (mca_coll_gc3_module_t *)module;
+    const int              ln   = ompi_comm_size(comm);
+    const size_t           mine = rcounts != NULL ? (size_t)rcounts[ompi_comm_rank(comm)] : 0;
+    mca_coll_gc3_stage_t   b[2] = { mca_coll_gc3_stage_buf(GC3_U(sbuf), dt, gc3_inter_sum(rcounts, ln), 1, 0),
+                                    mca_coll_gc3_stage_buf(rbuf, dt, mine, 0, 1) };
+    int                    rc, st;
+
+    GC3_INTER_PREV(m, comm, reduce_scatter);
+    st = gc3_inter_stage(comm, b, 2, "reduce_scatter", &rc);
+    if (!st && rc != OMPI_SUCCESS) {
+        return rc;
+    }
+    rc = m->prev_reduce_scatter(GC3_ARG(b, st, 0, sbuf), GC3_B(b, st, 1), rcounts, dt, op, comm,
+                                m->prev_reduce_scatter_module);
+    return st ? mca_coll_gc3_stage_out(b, 2, rc) : rc;
+}
+
+/* the send buffer: rcount times the local group's size (the same count as the remote group's) */
+int mca_coll_gc3_inter_reduce_scatter_block(const void *sbuf, void *rbuf, int rcount, struct ompi_datatype_t *dt,
+                                            struct ompi_op_t *op, struct ompi_communicator_t *comm,
+                                            mca_coll_base_module_t *module)
+{
+    mca_coll_gc3_module_t *m    = (mca_coll_gc3_module_t *)module;
+    const size_t           ln   = (size_t)ompi_comm_size(comm);
+    mca_coll_gc3_stage_t   b[2] = { mca_coll_gc3_stage_buf(GC3_U(sbuf), dt, (size_t)rcount * ln, 1, 0),
+                                    mca_coll_gc3_stage_buf(rbuf, dt, (size_t)rcount, 0, 1) };
+    int                    rc, st;
+
+    GC3_INTER_PREV(m, comm, reduce_scatter_block);
+    st = gc3_inter_stage(comm, b, 2, "reduce_scatter_block", &rc);
+    if (!st && rc != OMPI_SUCCESS) {
+        return rc;
+    }
+    rc = m->prev_reduce_scatter_block(GC3_ARG(b, st, 0, sbuf), GC3_B(b, st, 1), rcount, dt, op, comm,
+                                      m->prev_reduce_scatter_block_module);
     return st ? mca_coll_gc3_stage_out(b, 2, rc) : rc;
 }
