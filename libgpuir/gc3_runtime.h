@@ -48,6 +48,8 @@ typedef struct {
 typedef enum { GC3_BACKEND_HOST = 0, GC3_BACKEND_CUDA = 1 } gc3_backend_t;
 
 #define GC3_RESIDENT_US_DEFAULT 50
+/* gc3_exec_params_t.yield_us's default: a block that waited this long gives way (doc/design/preemption.md) */
+#define GC3_YIELD_US_DEFAULT 1000
 /* a plan's receiving FIFOs per rank at most (gc3_exec_params_t.fifo_bytes' default in the component
  * and gc3_info): 32 MiB with GC3_FIFO_SLOTS_DEFAULT (4) slots gives the 2-GPU ring of 32 connections
  * 256 KiB slots, the size that matters (16 MiB gave 64 KiB slots and lost 29-42% of large
@@ -95,6 +97,14 @@ typedef struct {
                                  * this many microseconds after a call and takes the next call from
                                  * host-mapped memory, without a launch (default GC3_RESIDENT_US_DEFAULT;
                                  * 0: a launch per call) */
+    int           yield_us;     /* a thread block that waited this many microseconds for a peer, another block or a
+                                 * free slot gives way: it leaves the call where it stands, and the backend runs it
+                                 * again from there (cuda: the kernel ends once every block ended or gave way, and
+                                 * the host launches it again; host: the thread waits for a place again, under a
+                                 * test's cap on the blocks that run at once). So calls in flight together on
+                                 * several plans complete even when their blocks cannot all run at once
+                                 * (doc/design/preemption.md). Default GC3_YIELD_US_DEFAULT; 0: never (a call then
+                                 * needs all of its blocks and its peers' running at once) */
     int           fuse;         /* a block's copy or reduce and the reduces of scratch chunks into the same
                                  * chunks after it run as one pass, for chunks of up to GC3_FUSE_BYTES
                                  * (gc3_flat_fuse; default 1, 0: step by step). The same result, elementwise. */
@@ -202,6 +212,8 @@ int          gc3_plan_zc_mode(const gc3_plan_t *plan);
 /* How many peers the last call pushed data to (zero-copy mode, the push form; 0: none). */
 int          gc3_plan_zc_pushed(const gc3_plan_t *plan);
 const char  *gc3_plan_zc_why(const gc3_plan_t *plan);
+/* How many times a thread block of the plan gave way (params.yield_us) and ran on later, all calls. */
+uint64_t     gc3_plan_resumed(const gc3_plan_t *plan);
 gc3_status_t gc3_exec_create(const gc3_exec_params_t *params, gc3_diag_t *diag, gc3_exec_t **exec_p);
 /* How many thread blocks of one plan can run at once: cuda, what params.device holds co-resident
  * (a plan of more is refused when it runs); host, no limit (INT_MAX). Several ranks on one GPU
@@ -270,6 +282,11 @@ uint64_t gc3_exec_now_ns(void);
 gc3_status_t gc3_exec_start(gc3_plan_t *plan, const gc3_call_t *call, gc3_diag_t *diag);
 gc3_status_t gc3_exec_test(gc3_plan_t *plan, int *done_p, gc3_diag_t *diag);
 gc3_status_t gc3_exec_wait(gc3_plan_t *plan, gc3_diag_t *diag);
+/* gc3_exec_wait for at most budget_ns: GC3_IN_PROGRESS when the call still runs then (the caller
+ * lets others progress, e.g. its MPI library's nonblocking calls that peers wait for, and calls it
+ * again), else gc3_exec_wait's result. A call that ran longer than 2 ms in all is polled less often
+ * (the host thread sleeps between looks, as gc3_exec_wait's). */
+gc3_status_t gc3_exec_wait_for(gc3_plan_t *plan, uint64_t budget_ns, gc3_diag_t *diag);
 
 /* ---------------------------------------------------------------- memory
  *

@@ -415,6 +415,7 @@ gc3_status_t gc3_exec_start(gc3_plan_t *p, const gc3_call_t *c, gc3_diag_t *diag
 {
     gc3_status_t status;
 
+    p->started_ns = gc3_exec_now_ns();
     if (!p->pooled) {
         return gc3_call_start(p, c, diag);
     }
@@ -535,6 +536,25 @@ gc3_status_t gc3_exec_wait(gc3_plan_t *p, gc3_diag_t *diag)
     }
     gc3_reg_progress(p->exec);
     return gc3_exec_finish(p, p->exec->be->wait(p), diag);
+}
+
+gc3_status_t gc3_exec_wait_for(gc3_plan_t *p, uint64_t budget_ns, gc3_diag_t *diag)
+{
+    const uint64_t  t0 = gc3_exec_now_ns();
+    struct timespec ts = { 0, 50000 };
+    gc3_status_t    st;
+    int             done = 0;
+
+    while ((st = gc3_exec_test(p, &done, diag)) == GC3_OK && !done) {
+        const uint64_t now = gc3_exec_now_ns();
+        if (now - t0 >= budget_ns) {
+            return GC3_IN_PROGRESS;
+        }
+        if (now - p->started_ns > 2000000) {
+            nanosleep(&ts, NULL);
+        }
+    }
+    return st;
 }
 
 gc3_status_t gc3_exec_run(gc3_plan_t *p, const gc3_call_t *c, gc3_diag_t *diag)

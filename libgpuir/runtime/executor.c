@@ -23,6 +23,7 @@ void gc3_exec_params_default(gc3_exec_params_t *p, gc3_backend_t backend, int ra
     p->zc_fifo_bytes     = 0;
     p->threads_per_block = 512;
     p->resident_us       = GC3_RESIDENT_US_DEFAULT;
+    p->yield_us          = GC3_YIELD_US_DEFAULT;
     p->fuse              = 1;
     p->wait_legacy       = GC3_WAIT_LEGACY_HOST;
     p->net_peer_errors   = 1;
@@ -155,6 +156,11 @@ int gc3_plan_zc_pushed(const gc3_plan_t *p)
 const char *gc3_plan_zc_why(const gc3_plan_t *p)
 {
     return p != NULL ? p->zc_why : NULL;
+}
+
+uint64_t gc3_plan_resumed(const gc3_plan_t *p)
+{
+    return p != NULL ? __atomic_load_n(&p->resumed, __ATOMIC_RELAXED) : 0;
 }
 
 void gc3_plan_zc_describe(const gc3_plan_t *p, char *buf, size_t len)

@@ -62,8 +62,25 @@ enum {
     GC3_WAIT_WHAT_POOL,
     GC3_WAIT_WHAT_ZC,
     GC3_WAIT_WHAT_START,
-    GC3_WAIT_WHAT_PUSHED
+    GC3_WAIT_WHAT_PUSHED,
+    GC3_WAIT_WHAT_PLACE /* a place to run, under a test's cap on the blocks that run at once (GC3_TEST_RESIDENT_BLOCKS) */
 };
+
+/* Giving way (doc/design/preemption.md). A block whose wait lasts longer than its yield_ns leaves
+ * the call where it stands, before it moved any data of the step it waits in, and says where in its
+ * record (kept by the backend per block); the backend runs the call's blocks again later (resuming):
+ * a block whose record is of this call goes on from there, the others ended the call before. Nothing
+ * is written or read on a call's way when no block gives way. */
+typedef struct {
+    uint64_t call;           /* the call (gc3_rt_tb_t.call) the block left; another call's: none */
+    uint64_t sent, received; /* messages of the call on the block's connections so far */
+    uint64_t since;          /* when the wait it left began: the timeout counts from there */
+    int32_t  loop, step;     /* where it left (loop L, step 0: in the wait at the call's end) */
+    int32_t  zc;             /* it sent a message in place (gc3_core_pos_t.zc) */
+    int32_t  pad;
+} gc3_rt_resume_t;
+/* What gc3_core_run returns (the leader's answer; a backend shares it with the block's threads) */
+enum { GC3_CORE_FAILED = -1, GC3_CORE_OK = 0, GC3_CORE_YIELDED = 1, GC3_CORE_DONE_BEFORE = 2 };
 
 /* Zero-copy (doc/design/zero-copy.md): where a peer's registered buffer is mapped in this process, so
  * that a receiver reads a message left in place there: the peer's address range of the registration
@@ -183,6 +200,15 @@ typedef struct {
     double                 timeout_s;
     volatile int32_t        *abort_flag; /* nonzero: the rank's call stops (GC3_RT_ABORT_*) */
     gc3_rt_error_t        *err;
+    /* giving way: the block's record (NULL: it never gives way), the call's number as the record names
+     * it, how long a wait lasts before the block gives way (0: never), (the leader's) when the wait the
+     * block left began, for the timeout of that wait resumed (0: none), and whether this run of the call
+     * is a resumption (the record says where the block goes on, or that it ended the call before) */
+    gc3_rt_resume_t       *resume;
+    uint64_t               call;
+    uint64_t               yield_ns;
+    uint64_t               wait_since;
+    int32_t                resuming;
     uint64_t              *trace;        /* cuda, GC3_CUDA_TRACE: this block's clock stamps (NULL: off):
                                           * GC3_TRACE_AT(s, phase) for each step of the first loop, after
                                           * GC3_TRACE_START and before GC3_TRACE_END(nsteps) */

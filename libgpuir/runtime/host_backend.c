@@ -128,7 +128,7 @@ static inline int gc3_be_ll_load(gc3_rt_tb_t *t, char *dst, const char *lines, u
                                  uint32_t flag, uint64_t *sig_p)
 {
     const uint64_t *l = (const uint64_t *)lines;
-    uint64_t        start = 0, polls = 0;
+    uint64_t        start = 0, here = 0, polls = 0;
     uint32_t        hdr[2] = {0, 0};
     for (uint64_t i = 0; i < gc3_ll_words(bytes); i++) {
         uint64_t v = __atomic_load_n(&l[i], __ATOMIC_RELAXED);
@@ -140,9 +140,13 @@ static inline int gc3_be_ll_load(gc3_rt_tb_t *t, char *dst, const char *lines, u
             if ((++polls & 1023) == 0) {
                 uint64_t now = gc3_exec_now_ns();
                 if (start == 0) {
-                    start = now;
+                    start = t->wait_since != 0 ? t->wait_since : now; /* (a wait resumed: since it began) */
+                    here  = now;
                 } else if (t->timeout_s > 0 && (double)(now - start) * 1e-9 > t->timeout_s) {
                     return -2;
+                } else if (t->yield_ns != 0 && now - here > t->yield_ns) {
+                    t->wait_since = start;
+                    return -3; /* give way (what was unpacked is written again when the step runs again) */
                 }
             }
             gc3_host_pause(polls);
@@ -169,6 +173,8 @@ static inline int gc3_be_ll_load(gc3_rt_tb_t *t, char *dst, const char *lines, u
 typedef struct {
     pthread_t      *threads;
     int             nthreads;
+    gc3_rt_resume_t *resume;      /* one record per block (giving way) */
+    uint64_t         calls;       /* the plan's calls so far (the number of the one in flight) */
     int             done;        /* blocks finished (atomic) */
     int             failed;      /* some block returned -1 (atomic) */
     gc3_rt_error_t  err;
@@ -288,6 +294,103 @@ static void gc3_host_mem_free(gc3_plan_t *p, char *ptr, size_t bytes)
     free(ptr);
 }
 
+/* ---------------------------------------------------------------- places to run (tests)
+ *
+ * GC3_TEST_RESIDENT_BLOCKS=N (a test setting, read once): at most N blocks of the process, all plans
+ * together, run at once, as a GPU runs only so many blocks at once. A block takes a place before it runs
+ * and gives it back when it ends or gives way; places go in the order they were asked for (a ticket),
+ * as a GPU starts the blocks it holds back. A block that gave way asks again, behind the others. With
+ * coll_gc3_yield_us 0 a block keeps its place while it waits: calls whose blocks cannot all run at
+ * once then wait for each other until the timeout. */
+static struct {
+    pthread_once_t  once;
+    pthread_mutex_t lock;
+    pthread_cond_t  cond;
+    uint64_t        tickets, given_back;
+    uint64_t        cap; /* 0: no cap */
+} gc3_host_places = { PTHREAD_ONCE_INIT, PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, 0 };
+
+static void gc3_host_places_init(void)
+{
+    const char *v       = getenv("GC3_TEST_RESIDENT_BLOCKS");
+    long        n       = v != NULL ? atol(v) : 0;
+    gc3_host_places.cap = n > 0 ? (uint64_t)n : 0;
+}
+
+static uint64_t gc3_host_places_cap(void)
+{
+    pthread_once(&gc3_host_places.once, gc3_host_places_init);
+    return gc3_host_places.cap;
+}
+
+/* Take a place (in ticket order). 0, or GC3_STOP_FAIL when the rank's call failed meanwhile or the wait
+ * outlasted t->timeout_s (recorded). */
+static int gc3_host_place_take(gc3_rt_tb_t *t)
+{
+    const uint64_t start = gc3_exec_now_ns();
+    uint64_t       ticket;
+    int            stop = 0;
+
+    pthread_mutex_lock(&gc3_host_places.lock);
+    ticket = gc3_host_places.tickets++;
+    while (gc3_host_places.given_back + gc3_host_places.cap <= ticket && stop == 0) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += 1000000; /* 1 ms: the abort flag and the timeout are looked at that often */
+        if (ts.tv_nsec >= 1000000000L) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000L;
+        }
+        pthread_cond_timedwait(&gc3_host_places.cond, &gc3_host_places.lock, &ts);
+        if (gc3_host_places.given_back + gc3_host_places.cap > ticket) {
+            break;
+        }
+        if (*t->abort_flag) {
+            stop = GC3_STOP_FAIL;
+        } else if (t->timeout_s > 0 && (double)(gc3_exec_now_ns() - start) * 1e-9 > t->timeout_s) {
+            gc3_core_fail(t, 0, 0, GC3_WAIT_WHAT_PLACE, -1, -1, gc3_host_places.cap, 0);
+            stop = GC3_STOP_FAIL;
+        }
+    }
+    if (stop != 0) {
+        gc3_host_places.given_back++; /* its turn, given up (the count stays that of the places taken) */
+        pthread_cond_broadcast(&gc3_host_places.cond);
+    }
+    pthread_mutex_unlock(&gc3_host_places.lock);
+    return stop;
+}
+
+static void gc3_host_place_give(void)
+{
+    pthread_mutex_lock(&gc3_host_places.lock);
+    gc3_host_places.given_back++;
+    pthread_cond_broadcast(&gc3_host_places.cond);
+    pthread_mutex_unlock(&gc3_host_places.lock);
+}
+
+/* One block's run of the call: under the test's cap, in a place, again from where it stood after each
+ * time it gave way. GC3_CORE_OK or GC3_CORE_FAILED. */
+static int gc3_host_block_run(gc3_plan_t *p, gc3_rt_tb_t *x)
+{
+    const int capped = gc3_host_places_cap() > 0;
+    int       rc;
+    x->resuming = 0;
+    do {
+        if (capped && gc3_host_place_take(x) != 0) {
+            return GC3_CORE_FAILED;
+        }
+        rc = gc3_core_run(x);
+        if (capped) {
+            gc3_host_place_give();
+        }
+        x->resuming = 1; /* (its record says where it stood) */
+        if (rc == GC3_CORE_YIELDED) {
+            __atomic_add_fetch(&p->resumed, 1, __ATOMIC_RELAXED);
+        }
+    } while (rc == GC3_CORE_YIELDED);
+    return rc == GC3_CORE_FAILED ? GC3_CORE_FAILED : GC3_CORE_OK;
+}
+
 static void *gc3_host_thread(void *arg)
 {
     gc3_plan_t       *p = ((gc3_host_job_t *)arg)->plan;
@@ -299,7 +402,7 @@ static void *gc3_host_thread(void *arg)
     if (t == 0 && p->exec->params.breakdown) {
         p->times.picked = gc3_exec_now_ns(); /* (the caller reads it after the last block counted in) */
     }
-    if (gc3_core_run(&p->tbs_ctx[t]) != 0) {
+    if (gc3_host_block_run(p, &p->tbs_ctx[t]) != GC3_CORE_OK) {
         __atomic_store_n(&s->failed, 1, __ATOMIC_RELEASE);
     }
     if (p->exec->params.breakdown) {
@@ -329,6 +432,10 @@ static gc3_status_t gc3_host_start(gc3_plan_t *p, void *stream, gc3_diag_t *diag
     if (s->ends == NULL) {
         s->ends = calloc((size_t)(p->ntbs > 0 ? p->ntbs : 1), sizeof(*s->ends)); /* NULL: computed at each step */
     }
+    if (s->resume == NULL && (s->resume = calloc((size_t)(p->ntbs > 0 ? p->ntbs : 1), sizeof(*s->resume))) == NULL) {
+        return GC3_ERR_NO_MEMORY;
+    }
+    s->calls++;
     free(s->threads);
     s->threads  = calloc((size_t)(p->ntbs > 0 ? p->ntbs : 1), sizeof(pthread_t));
     s->nthreads = 0;
@@ -340,6 +447,11 @@ static gc3_status_t gc3_host_start(gc3_plan_t *p, void *stream, gc3_diag_t *diag
         int             rc;
         p->tbs_ctx[t].err        = &s->err;
         p->tbs_ctx[t].abort_flag = &s->abort_flag;
+        /* host threads all run at once: a block gives way only under a test's cap (gc3_host_places) */
+        p->tbs_ctx[t].resume     = &s->resume[t];
+        p->tbs_ctx[t].call       = s->calls;
+        p->tbs_ctx[t].yield_ns   = gc3_host_places_cap() > 0 ? (uint64_t)p->exec->params.yield_us * 1000u : 0;
+        p->tbs_ctx[t].wait_since = 0;
         if (j == NULL) {
             rc = ENOMEM;
         } else {
@@ -403,6 +515,7 @@ static void gc3_host_plan_cleanup(gc3_plan_t *p)
     if (s != NULL) {
         free(s->threads);
         free(s->ends);
+        free(s->resume);
         free(s);
         p->be_state = NULL;
     }

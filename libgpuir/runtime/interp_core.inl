@@ -36,12 +36,15 @@
  *                                then `valid` bytes of src and zeros up to `bytes`
  *   gc3_be_ll_load(t, dst, lines, valid, bytes, flag, &sig)
  *                                wait for every line's flag of such a message, unpack the first `valid`
- *                                bytes of its payload to dst and its signature; 0, -1 (abort) or -2 (timeout);
- *                                the status and the signature the same in every thread of the block
+ *                                bytes of its payload to dst and its signature; 0, -1 (abort), -2 (timeout) or
+ *                                -3 (waited longer than t->yield_ns: give way); the status and the signature the
+ *                                same in every thread of the block
  *
  * One IR thread block runs gc3_core_run: for each loop (tile) and step it waits for its
  * dependency, a message and a free slot, moves the data, then publishes. Every wait is
- * bounded by t->timeout_s and by the rank's abort flag. */
+ * bounded by t->timeout_s and by the rank's abort flag. A wait longer than t->yield_ns gives way: the
+ * block leaves the call before it moved any data of its step, and its record (t->resume) says where it
+ * stood; run again for the same call, it goes on from there (doc/design/preemption.md). */
 #ifndef GC3_INTERP_CORE_H
 #define GC3_INTERP_CORE_H
 
@@ -96,7 +99,12 @@ GC3_DEV static void gc3_core_fail(gc3_rt_tb_t *t, int step, int loop, int what, 
     *t->abort_flag = GC3_RT_ABORT_SET;
 }
 
-/* Leader only: wait until *p >= target. 0 when reached, -1 on abort or timeout. */
+/* Why a wait, a step or a block's run of the call stopped (0: it goes on) */
+enum { GC3_STOP_FAIL = 1, GC3_STOP_YIELD = 2 };
+
+/* Leader only: wait until *p >= target. 0 when reached, GC3_STOP_FAIL on abort or timeout,
+ * GC3_STOP_YIELD when it waited longer than t->yield_ns (t->wait_since then says since when: the
+ * timeout of the wait resumed counts from there). */
 GC3_DEV static int gc3_core_wait(gc3_rt_tb_t *t, uint64_t *p, uint64_t target, int step, int loop, int what,
                                  int dep_tb, int dep_step)
 {
@@ -104,19 +112,24 @@ GC3_DEV static int gc3_core_wait(gc3_rt_tb_t *t, uint64_t *p, uint64_t target, i
      * scope, cheaper than the system scope the FIFO counters (written by peers) need */
     const int local = what == GC3_WAIT_WHAT_DEP || what == GC3_WAIT_WHAT_WINDOW;
     uint64_t  v     = local ? GC3_LOAD_ACQ_LOCAL(p) : GC3_LOAD_ACQ(p);
-    uint64_t start = 0, polls = 0;
+    uint64_t  start = 0, here = 0, polls = 0;
 
     while (v < target) {
         if ((++polls & 1023) == 0 && *t->abort_flag) { /* host memory for the GPU: not every poll */
-            return -1;
+            return GC3_STOP_FAIL;
         }
         if ((polls & 1023) == 0) {
             uint64_t now = GC3_NOW_NS();
             if (start == 0) {
-                start = now;
+                start         = t->wait_since != 0 ? t->wait_since : now;
+                here          = now;
+                t->wait_since = 0;
             } else if (t->timeout_s > 0 && (double)(now - start) * 1e-9 > t->timeout_s) {
                 gc3_core_fail(t, step, loop, what, dep_tb, dep_step, target, v);
-                return -1;
+                return GC3_STOP_FAIL;
+            } else if (t->yield_ns != 0 && now - here > t->yield_ns) {
+                t->wait_since = start;
+                return GC3_STOP_YIELD;
             }
         }
         GC3_PAUSE(polls);
@@ -353,20 +366,20 @@ typedef struct {
 } gc3_core_pos_t;
 
 /* Leader: before loop l reuses scratch (every `window` loops), nobody of the rank may still be in
- * loop l - window. 1 when that wait failed. */
+ * loop l - window. Nonzero (GC3_STOP_*) when that wait stopped. */
 GC3_DEV static GC3_CORE_INLINE int gc3_core_wait_window(gc3_rt_tb_t *t, int l)
 {
     int failed = 0;
     for (int b = 0; b < t->ntbs && !failed; b++) {
         failed = gc3_core_wait(t, gc3_core_u64(t->region, t->loops_off[b]),
-                               t->loops_base[b] + (uint64_t)(l - t->window + 1), 0, l, GC3_WAIT_WHAT_WINDOW, b, -1) != 0;
+                               t->loops_base[b] + (uint64_t)(l - t->window + 1), 0, l, GC3_WAIT_WHAT_WINDOW, b, -1);
     }
     return failed;
 }
 
 /* Leader: the dependencies of step s's run in loop l (a fused run waits for those of all its steps
  * first: none of them is waited for by another block before the run's end, so this adds no wait
- * cycle). 1 when a wait failed. */
+ * cycle). Nonzero (GC3_STOP_*) when a wait stopped. */
 GC3_DEV static GC3_CORE_INLINE int gc3_core_wait_deps(gc3_rt_tb_t *t, int s, int l)
 {
     const gc3_flat_step_t *st     = &t->steps[s];
@@ -385,8 +398,8 @@ GC3_DEV static GC3_CORE_INLINE int gc3_core_wait_deps(gc3_rt_tb_t *t, int s, int
 }
 
 /* Leader, a sending block: wait for a free slot for its next message (the receiver consumed all but
- * slots-1 of what it was sent). The head only grows, so what was seen once needs no second look. 1
- * when the wait failed. */
+ * slots-1 of what it was sent). The head only grows, so what was seen once needs no second look.
+ * Nonzero (GC3_STOP_*) when the wait stopped. */
 GC3_DEV static GC3_CORE_INLINE int gc3_core_wait_slot(gc3_rt_tb_t *t, const gc3_core_pos_t *pos, int s, int l)
 {
     uint64_t need = t->send_base + pos->sent + 1;
@@ -404,7 +417,7 @@ GC3_DEV static GC3_CORE_INLINE int gc3_core_wait_slot(gc3_rt_tb_t *t, const gc3_
 
 /* Leader, LL: what step s of loop l waits for before it moves data: its dependencies, its message from
  * another node (the proxy moves whole messages, then the tail; on the node the lines' flags say it),
- * a free slot to send into. 1 when a wait failed. */
+ * a free slot to send into. Nonzero (GC3_STOP_*) when a wait stopped. */
 GC3_DEV static GC3_CORE_INLINE int gc3_core_step_wait(gc3_rt_tb_t *t, int s, int l, const gc3_core_pos_t *pos)
 {
     const unsigned flags  = gc3_core_flags(t->steps[s].type);
@@ -420,8 +433,9 @@ GC3_DEV static GC3_CORE_INLINE int gc3_core_step_wait(gc3_rt_tb_t *t, int s, int
 }
 
 /* All threads, LL: the message of step s, loop l: *in_p is where its payload is (the lines unpacked
- * into the staging buffer, or directly into the destination, direct_dst, for direct_n bytes). 1 (every
- * thread) when it failed: a timeout, or another call's message. */
+ * into the staging buffer, or directly into the destination, direct_dst, for direct_n bytes). Nonzero
+ * (every thread): GC3_STOP_FAIL (a timeout, or another call's message), GC3_STOP_YIELD (it waited
+ * longer than t->yield_ns; what it unpacked is written again when the step runs again). */
 GC3_DEV static GC3_CORE_INLINE int gc3_core_step_recv(gc3_rt_tb_t *t, int s, int l, const gc3_core_pos_t *pos,
                                                        int direct, char *direct_dst, uint64_t direct_n,
                                                        uint64_t bytes, char **in_p)
@@ -438,13 +452,13 @@ GC3_DEV static GC3_CORE_INLINE int gc3_core_step_recv(gc3_rt_tb_t *t, int s, int
         gc3_core_fail(t, s, l, GC3_WAIT_WHAT_RECV, -1, -1, t->recv_base + pos->received + 1, 0);
     }
     /* rc and h are the same in every thread (ll_load's contract), so no barrier is needed to agree */
-    failed = rc != 0; /* ll_load raised the abort flag on a timeout */
+    failed = rc == -3 ? GC3_STOP_YIELD : rc != 0 ? GC3_STOP_FAIL : 0; /* ll_load raised the abort flag on a timeout */
     if (!failed && h != t->sig) {
         /* (a direct receive wrote the other call's data: this call fails, it returns no result) */
         if (GC3_LEADER) {
             gc3_core_fail(t, s, l, GC3_WAIT_WHAT_MISMATCH, -1, -1, t->sig, h);
         }
-        failed = 1;
+        failed = GC3_STOP_FAIL;
     }
     *in_p = t->stage_in;
     return failed;
@@ -494,7 +508,7 @@ GC3_DEV static GC3_CORE_INLINE void gc3_core_step_publish(gc3_rt_tb_t *t, int s,
 }
 
 /* Step s of loop l, LL, or a local step (with the steps fused to it, gc3_flat_fuse): wait, receive,
- * move, send, publish. 1 when the call failed. */
+ * move, send, publish. Nonzero (GC3_STOP_*) when the block stops before it moved any data of the step. */
 GC3_DEV static GC3_CORE_INLINE int gc3_core_step(gc3_rt_tb_t *t, int s, int l, gc3_core_pos_t *pos)
 {
     const gc3_flat_step_t *st     = &t->steps[s];
@@ -508,8 +522,8 @@ GC3_DEV static GC3_CORE_INLINE int gc3_core_step(gc3_rt_tb_t *t, int s, int l, g
     if (GC3_LEADER) {
         failed = gc3_core_step_wait(t, s, l, pos);
     }
-    if (GC3_SHARE_INT(failed)) {
-        return 1;
+    if ((failed = GC3_SHARE_INT(failed)) != 0) {
+        return failed;
     }
     if (l == 0 && GC3_LEADER) {
         GC3_STAMP(t, GC3_TRACE_AT(s, GC3_TRACE_WAITED));
@@ -520,8 +534,9 @@ GC3_DEV static GC3_CORE_INLINE int gc3_core_step(gc3_rt_tb_t *t, int s, int l, g
     if (direct) {
         direct_n = gc3_core_ends_of(t, s, 0, l, &direct_src, &direct_dst) * (uint64_t)t->dsize;
     }
-    if ((flags & GC3_STEP_F_RECV) && gc3_core_step_recv(t, s, l, pos, direct, direct_dst, direct_n, bytes, &in)) {
-        return 1;
+    if ((flags & GC3_STEP_F_RECV) &&
+        (failed = gc3_core_step_recv(t, s, l, pos, direct, direct_dst, direct_n, bytes, &in)) != 0) {
+        return failed;
     }
     if (l == 0 && GC3_LEADER) {
         GC3_STAMP(t, GC3_TRACE_AT(s, GC3_TRACE_RECEIVED));
@@ -574,15 +589,17 @@ enum { GC3_HDR_SIG = 0, GC3_HDR_ZC = 1, GC3_HDR_VA = 2, GC3_HDR_EXTENT = 3 };
 #define GC3_HDR_PUSHED (~0ull) /* in GC3_HDR_ZC */
 
 /* Leader, a sending block: wait until its receiving block said it started this call (gc3_core_run: it
- * says so first thing, word 1 of the head line), once a call; `what` names the wait on a timeout. 1
- * when the wait failed. */
+ * says so first thing, word 1 of the head line), once a call; `what` names the wait on a timeout.
+ * Nonzero (GC3_STOP_*) when the wait stopped. */
 GC3_DEV static GC3_CORE_INLINE int gc3_core_wait_started(gc3_rt_tb_t *t, gc3_core_pos_t *pos, int s, int l, int what)
 {
+    int stop;
     if (pos->started) {
         return 0;
     }
-    pos->started = 1;
-    return gc3_core_wait(t, t->send_head + 1, t->send_base + 1, s, l, what, -1, -1);
+    stop         = gc3_core_wait(t, t->send_head + 1, t->send_base + 1, s, l, what, -1, -1);
+    pos->started = stop == 0;
+    return stop;
 }
 
 /* Where step s pushes its chunks (zero-copy mode): the receiver's buffer as mapped here, or 0 (not
@@ -669,22 +686,24 @@ GC3_DEV static char *gc3_core_zc_in(const gc3_rt_tb_t *t, uint64_t id1, uint64_t
 
 /* Leader, Simple: wait for the message and read its header; *zin_p: zero-copy, where the message is,
  * and *zext_p how many of its bytes exist there; *pushed_p: it was pushed into the step's destination.
- * 1 when the call failed. */
+ * Nonzero (GC3_STOP_*) when the block stops (the message is not taken: the slot stays the sender's). */
 GC3_DEV static GC3_CORE_INLINE int gc3_core_simple_head(gc3_rt_tb_t *t, int s, int l, const gc3_core_pos_t *pos,
                                                         char **zin_p, uint64_t *zext_p, int *pushed_p)
 {
     const volatile uint64_t *h;
     uint64_t                 sig, id1;
+    int                      stop;
 
-    if (gc3_core_wait(t, t->recv_tail, t->recv_base + pos->received + 1, s, l, GC3_WAIT_WHAT_RECV, -1, -1) != 0) {
-        return 1;
+    if ((stop = gc3_core_wait(t, t->recv_tail, t->recv_base + pos->received + 1, s, l, GC3_WAIT_WHAT_RECV, -1, -1)) !=
+        0) {
+        return stop;
     }
     /* the tail was acquired: the header is there */
     h   = (const volatile uint64_t *)(t->recv_slots + (uint64_t)pos->rslot * t->slot_stride);
     sig = h[GC3_HDR_SIG];
     if (sig != t->sig) {
         gc3_core_fail(t, s, l, GC3_WAIT_WHAT_MISMATCH, -1, -1, t->sig, sig);
-        return 1;
+        return GC3_STOP_FAIL;
     }
     if ((id1 = h[GC3_HDR_ZC]) == GC3_HDR_PUSHED) {
         /* only into a recv's, rcs's, rrc's or rrcs's destination (gc3_flat_zc_mark); anything else is a bug,
@@ -692,7 +711,7 @@ GC3_DEV static GC3_CORE_INLINE int gc3_core_simple_head(gc3_rt_tb_t *t, int s, i
         const int ty = t->steps[s].type;
         if (ty != GC3_STEP_RECV && ty != GC3_STEP_RCS && ty != GC3_STEP_RRC && ty != GC3_STEP_RRCS) {
             gc3_core_fail(t, s, l, GC3_WAIT_WHAT_PUSHED, -1, -1, (uint64_t)GC3_STEP_RECV, (uint64_t)ty);
-            return 1;
+            return GC3_STOP_FAIL;
         }
         *pushed_p = 1;
     } else if (id1 != 0) {
@@ -701,13 +720,14 @@ GC3_DEV static GC3_CORE_INLINE int gc3_core_simple_head(gc3_rt_tb_t *t, int s, i
         *zin_p            = gc3_core_zc_in(t, id1, va, *zext_p);
         if (*zin_p == 0) {
             gc3_core_fail(t, s, l, GC3_WAIT_WHAT_ZC, -1, -1, id1, va);
-            return 1;
+            return GC3_STOP_FAIL;
         }
     }
     return 0;
 }
 
-/* Step s of loop l of a Simple program that receives or sends. 1 when the call failed. */
+/* Step s of loop l of a Simple program that receives or sends. Nonzero (GC3_STOP_*) when the block
+ * stops before it moved any data of the step (nothing of it was written: the slot header neither). */
 GC3_DEV static GC3_CORE_INLINE int gc3_core_step_simple(gc3_rt_tb_t *t, int s, int l, gc3_core_pos_t *pos)
 {
     const gc3_flat_step_t *st    = &t->steps[s];
@@ -739,14 +759,14 @@ GC3_DEV static GC3_CORE_INLINE int gc3_core_step_simple(gc3_rt_tb_t *t, int s, i
                 failed = gc3_core_wait_started(t, pos, s, l, GC3_WAIT_WHAT_START);
             }
             zout = push || failed ? 0 : gc3_core_zc_out(t, s, l, &va, &extent);
-            if (!zout) {
+            if (!zout && !failed) {                                /* (stopped: the slot may not be free) */
                 ((volatile uint64_t *)slot)[GC3_HDR_SIG] = t->sig; /* published with the data below */
                 ((volatile uint64_t *)slot)[GC3_HDR_ZC]  = push ? GC3_HDR_PUSHED : 0;
             }
         }
     }
-    if (GC3_SHARE_INT(failed)) {
-        return 1;
+    if ((failed = GC3_SHARE_INT(failed)) != 0) {
+        return failed;
     }
     push   = (char *)(uintptr_t)GC3_SHARE_U64((uint64_t)(uintptr_t)push);
     pushed = GC3_SHARE_INT(pushed);
@@ -811,14 +831,49 @@ GC3_DEV static GC3_CORE_INLINE int gc3_core_step_simple(gc3_rt_tb_t *t, int s, i
     return 0;
 }
 
-/* Run every loop and step of one IR thread block. 0 on success, -1 when the call failed
- * (this block or another one of the rank recorded why). On success the block's connection bases
- * advance by what it sent and received (a resident kernel's next call starts there). */
+/* Leader: the block's record says it left the call at loop l, step s (GC3_STOP_YIELD). */
+GC3_DEV static void gc3_core_record(gc3_rt_tb_t *t, const gc3_core_pos_t *pos, int l, int s)
+{
+    gc3_rt_resume_t *r = t->resume;
+    r->call            = t->call;
+    r->loop            = l;
+    r->step            = s;
+    r->sent            = pos->sent;
+    r->received        = pos->received;
+    r->zc              = pos->zc;
+    r->since           = t->wait_since;
+}
+
+/* Run every loop and step of one IR thread block; resuming (t->resuming), what is left of them when
+ * the block's record says it left this call, else nothing. The leader's answer (a backend shares it):
+ * GC3_CORE_OK, GC3_CORE_FAILED when the call failed (this block or another one of the rank recorded
+ * why), GC3_CORE_YIELDED when it gave way (its record says where it stood), GC3_CORE_DONE_BEFORE when,
+ * resuming, the block had ended this call before (the call is run again for the blocks that had not).
+ * On success the block's connection bases advance by what it sent and received (a resident kernel's
+ * next call starts there). */
 GC3_DEV static int gc3_core_run(gc3_rt_tb_t *t)
 {
-    gc3_core_pos_t pos    = { 0, 0, t->recv_slot, t->send_slot, 0, 0 };
-    int            failed = 0;
+    gc3_core_pos_t         pos    = { 0, 0, t->recv_slot, t->send_slot, 0, 0 };
+    const gc3_rt_resume_t *r      = t->resume;
+    int                    failed = 0, l0 = 0, s0 = 0, at_l = 0, at_s = 0, resumed = 0;
 
+    if (t->resuming) {
+        if (r == 0 || r->call != t->call) {
+            return GC3_CORE_DONE_BEFORE;
+        }
+        /* where it left: nothing of that step was moved, the slots it had taken are the next ones */
+        pos.sent     = r->sent;
+        pos.received = r->received;
+        pos.zc       = r->zc;
+        pos.sslot    = (uint32_t)(((uint64_t)t->send_slot + r->sent) % (uint64_t)t->slots);
+        pos.rslot    = (uint32_t)(((uint64_t)t->recv_slot + r->received) % (uint64_t)t->slots);
+        l0           = r->loop;
+        s0           = r->step;
+        resumed      = 1;
+        if (GC3_LEADER) {
+            t->wait_since = r->since;
+        }
+    }
     if (GC3_LEADER) {
         GC3_STAMP(t, GC3_TRACE_START);
         if ((t->pooled || t->zc_bit) && t->recv_head != 0 && !t->recv_remote) {
@@ -828,17 +883,28 @@ GC3_DEV static int gc3_core_run(gc3_rt_tb_t *t)
             GC3_STORE_POST(t->recv_head + 1, t->recv_base + 1);
         }
     }
-    for (int l = 0; l < t->L && !failed; l++) {
-        if (t->window > 0 && l >= t->window && GC3_LEADER) {
+    for (int l = l0; l < t->L && !failed; l++) {
+        const int first = l == l0 ? s0 : 0; /* (a step that starts a fused run) */
+        if (t->window > 0 && l >= t->window && first == 0 && GC3_LEADER) {
             failed = gc3_core_wait_window(t, l);
+            at_l   = l;
+            at_s   = 0;
         }
         failed = GC3_SHARE_INT(failed);
         gc3_core_ends_fill(t, l);
-        for (int s = 0; s < t->nsteps && !failed; s += 1 + t->steps[s].fuse) {
+        for (int s = first; s < t->nsteps && !failed; s += 1 + t->steps[s].fuse) {
             const unsigned flags = gc3_core_flags(t->steps[s].type);
             failed = t->proto != GC3_PROTO_LL && (flags & (GC3_STEP_F_SEND | GC3_STEP_F_RECV))
                          ? gc3_core_step_simple(t, s, l, &pos)
                          : gc3_core_step(t, s, l, &pos);
+            at_l                 = l;
+            at_s                 = s;
+            if (resumed && !failed) {
+                resumed = 0;
+                if (GC3_LEADER) {
+                    t->wait_since = 0; /* (the resumed wait ended before it looked at the clock) */
+                }
+            }
         }
         if (!failed && GC3_LEADER && t->window > 0) {
             /* (read only by gc3_core_wait_window, for loops of this call) */
@@ -851,15 +917,19 @@ GC3_DEV static int gc3_core_run(gc3_rt_tb_t *t)
          * left in place, so that the caller may change its buffers once the call returned */
         failed = gc3_core_wait(t, t->send_head, t->send_base + pos.sent, t->nsteps - 1, t->L - 1, GC3_WAIT_WHAT_SEND, -1,
                                -1);
+        at_l   = t->L;
+        at_s   = 0;
     }
     if (GC3_LEADER) {
         GC3_STAMP(t, GC3_TRACE_END(t->nsteps));
-        if (!failed) {
+        if (failed == GC3_STOP_YIELD) {
+            gc3_core_record(t, &pos, at_l, at_s);
+        } else if (!failed) {
             t->send_base += pos.sent;
             t->recv_base += pos.received;
         }
     }
-    return failed ? -1 : 0;
+    return failed == GC3_STOP_YIELD ? GC3_CORE_YIELDED : failed ? GC3_CORE_FAILED : GC3_CORE_OK;
 }
 
 #endif

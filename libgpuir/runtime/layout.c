@@ -169,6 +169,12 @@ void gc3_rt_error_format(const gc3_rt_error_t *e, char *buf, size_t len)
                  "call's %016llx)", e->rank, e->tb, e->step, e->loop, e->peer, e->chan, (unsigned long long)e->seen,
                  (unsigned long long)e->expected);
         break;
+    case GC3_WAIT_WHAT_PLACE:
+        gc3_snprintf_cut(buf, len,
+                         "rank %d tb %d waited for a place to run: at most %llu blocks of the process run at once "
+                         "(GC3_TEST_RESIDENT_BLOCKS)",
+                         e->rank, e->tb, (unsigned long long)e->expected);
+        break;
     case GC3_WAIT_WHAT_NET:
         gc3_snprintf_cut(buf, len, "rank %d tb %d: the UCX connection to rank %d (channel %d) failed: %s", e->rank, e->tb,
                  e->peer, e->chan, e->seen == 1 ? "endpoint error (peer process gone or unreachable)"

@@ -34,6 +34,12 @@ typedef struct {
     unsigned long long *d_count;  /* in d_plan: blocks ended, all calls */
     uint64_t         seq;         /* calls run by kernels (the number of the one in flight) */
     uint64_t         expect;      /* the end flag value of the call in flight, 0: no kernel (event only) */
+    /* giving way (doc/design/preemption.md) */
+    volatile uint64_t *h_yield; /* host-mapped: the last call a block gave way in (gc3_cuda_end) */
+    uint64_t          *d_yield;
+    cudaStream_t       call_stream; /* the stream the call in flight runs on */
+    int                resuming;    /* the launch being made resumes the call (gc3_rt_tb_t.resuming) */
+    uint32_t           cap;         /* GC3_TEST_RESIDENT_BLOCKS (gc3_cuda_done_t.cap) */
     /* resident kernel (gc3_cuda_resident) */
     uint64_t        *h_mail, *d_mail;     /* host-mapped mailbox, GC3_CUDA_MAIL_WORDS lines */
     uint64_t          *h_push, *d_push;     /* host-mapped push table of the resident kernel's calls */
@@ -74,7 +80,8 @@ typedef struct {
 typedef enum { GC3_CUDA_FREE_DEVICE, GC3_CUDA_FREE_HOST, GC3_CUDA_FREE_IPC } gc3_cuda_free_kind_t;
 
 /* A plan's host-mapped words (h_err): the error record, the abort flag (+32), the end flag (+64),
- * the resident kernel's last call (+96), the call's marks (+104, +112: params.breakdown), its
+ * the resident kernel's last call (+96), the call's marks (+104, +112: params.breakdown), the last call
+ * a block gave way in (+120), its
  * mailbox on a 128-byte line of its own, then the push table (two words per block). */
 #define GC3_CUDA_MAIL_OFF     ((sizeof(gc3_rt_error_t) + 128 + 127) / 128 * 128)
 #define GC3_CUDA_PUSH_OFF     ((GC3_CUDA_MAIL_OFF + GC3_CUDA_MAIL_WORDS * 8 + 127) / 128 * 128)
@@ -337,7 +344,7 @@ static gc3_status_t gc3_cuda_fill(void *dst, const void *src, size_t bytes, cons
  * descriptor and the legacy stream's word), the per-call contexts of large plans (call bytes, device
  * and pinned). */
 typedef struct {
-    size_t sem, loops, ns, count, go, desc, legacy, plan, call;
+    size_t sem, loops, ns, count, go, desc, legacy, resume, plan, call;
 } gc3_cuda_layout_t;
 
 static gc3_cuda_layout_t gc3_cuda_layout(size_t flat_bytes, size_t nt)
@@ -350,7 +357,8 @@ static gc3_cuda_layout_t gc3_cuda_layout(size_t flat_bytes, size_t nt)
     l.go     = (l.count + 8 + GC3_RT_LINE - 1) / GC3_RT_LINE * GC3_RT_LINE;
     l.desc   = l.go + GC3_RT_LINE;
     l.legacy = l.desc + GC3_RT_LINE;
-    l.plan   = l.legacy + GC3_RT_LINE;
+    l.resume = l.legacy + GC3_RT_LINE;
+    l.plan   = l.resume + nt * sizeof(gc3_rt_resume_t);
     l.call   = nt > GC3_CUDA_ARGS_LARGE ? nt * (sizeof(gc3_rt_tb_t) + 16) : 0;
     return l;
 }
@@ -429,6 +437,8 @@ static gc3_cuda_state_t *gc3_cuda_state(gc3_plan_t *p, gc3_diag_t *diag)
     s->d_exited = (uint64_t *)((char *)s->d_err + sizeof(gc3_rt_error_t) + 96);
     s->h_marks  = (volatile uint64_t *)((char *)s->h_err + sizeof(gc3_rt_error_t) + 104);
     s->d_marks  = (uint64_t *)((char *)s->d_err + sizeof(gc3_rt_error_t) + 104);
+    s->h_yield  = (volatile uint64_t *)((char *)s->h_err + sizeof(gc3_rt_error_t) + 120);
+    s->d_yield  = (uint64_t *)((char *)s->d_err + sizeof(gc3_rt_error_t) + 120);
     s->h_mail   = (uint64_t *)((char *)s->h_err + GC3_CUDA_MAIL_OFF);
     s->d_mail   = (uint64_t *)((char *)s->d_err + GC3_CUDA_MAIL_OFF);
     s->h_push   = (uint64_t *)((char *)s->h_err + GC3_CUDA_PUSH_OFF);
@@ -439,6 +449,10 @@ static gc3_cuda_state_t *gc3_cuda_state(gc3_plan_t *p, gc3_diag_t *diag)
     s->threads    = p->exec->params.threads_per_block > 0 ? p->exec->params.threads_per_block : 512;
     s->breakdown  = p->exec->params.breakdown;
     s->max_blocks = gc3_cuda_max_blocks(p->exec);
+    {
+        const char *cap = getenv("GC3_TEST_RESIDENT_BLOCKS"); /* a test setting (kernels.cu, places to run) */
+        s->cap          = cap != NULL && atol(cap) > 0 ? (uint32_t)atol(cap) : 0;
+    }
     return s;
 }
 
@@ -658,6 +672,10 @@ static void gc3_cuda_device_ctx(const gc3_plan_t *p, const gc3_cuda_state_t *s, 
         c[t].err        = s->d_err;
         c[t].abort_flag = s->d_abort;
         c[t].trace      = s->tracing ? s->d_trace + (size_t)t * s->trace_stride : NULL;
+        c[t].resume     = (gc3_rt_resume_t *)(s->d_plan + l.resume) + t;
+        c[t].yield_ns   = (uint64_t)p->exec->params.yield_us * 1000u;
+        c[t].wait_since = 0;
+        c[t].resuming   = s->resuming;
     }
 }
 
@@ -796,8 +814,10 @@ static gc3_cuda_done_t gc3_cuda_done_args(const gc3_cuda_state_t *s, uint64_t se
     gc3_cuda_done_t d;
     d.count = s->d_count;
     d.flag  = s->d_done;
-    d.seq   = seq;
-    d.marks = s->breakdown ? s->d_marks : NULL;
+    d.seq     = seq;
+    d.marks   = s->breakdown ? s->d_marks : NULL;
+    d.yielded = s->d_yield;
+    d.cap     = s->cap;
     return d;
 }
 
@@ -1060,7 +1080,8 @@ static gc3_status_t gc3_cuda_launch_locked(gc3_plan_t *p, gc3_cuda_state_t *s, c
         s->h_marks[0] = s->h_marks[1] = 0;
         s->marks_open                 = 1;
     }
-    s->posted = 0;
+    s->posted      = 0;
+    s->call_stream = st;
     if (p->ntbs <= 0) {
         /* nothing to run: the event alone marks the call */
     } else if (post) {
@@ -1132,6 +1153,33 @@ static gc3_status_t gc3_cuda_relaunch(gc3_plan_t *p, gc3_cuda_state_t *s)
     return status;
 }
 
+/* A block of the call in flight gave way and the kernel ended: the call is launched again on its stream,
+ * not resident (a block that had ended the call ends at once; the next call starts a resident kernel
+ * again). */
+static gc3_status_t gc3_cuda_resume(gc3_plan_t *p, gc3_cuda_state_t *s)
+{
+    gc3_status_t status;
+    pthread_mutex_lock(&gc3_cuda_launch_lock);
+    *s->h_yield = 0;
+    s->resuming = 1;
+    if (p->ntbs <= GC3_CUDA_ARGS_LARGE) {
+        gc3_cuda_launch_sized(p, s, s->call_stream, s->expect, 0);
+        status = gc3_cuda_check(cudaGetLastError(), "kernel launch", NULL);
+    } else {
+        status = gc3_cuda_launch_large(p, s, s->call_stream, s->expect, NULL);
+    }
+    s->resuming = 0;
+    if (status == GC3_OK) {
+        status = gc3_cuda_check(cudaEventRecord(s->done, s->call_stream), "cudaEventRecord", NULL);
+    }
+    pthread_mutex_unlock(&gc3_cuda_launch_lock);
+    s->posted     = 0;
+    s->res_alive  = 0;
+    s->queried_ns = gc3_exec_now_ns();
+    p->resumed++;
+    return status;
+}
+
 /* The resident kernel ended just before the posted call came (its last call, in h_exited, is the
  * one before): launch a new kernel with the call in its parameters. 1 when relaunched; 0 when that
  * is not the case, or when the launch failed (then *e says so). */
@@ -1154,7 +1202,15 @@ static gc3_status_t gc3_cuda_test(gc3_plan_t *p, int *done_p)
 
     if (s->expect == 0 || __atomic_load_n(s->h_done, __ATOMIC_ACQUIRE) < s->expect) {
         uint64_t now = gc3_exec_now_ns();
-        if (gc3_cuda_missed(p, s, &e)) {
+        if (s->expect != 0 && *s->h_yield == s->expect) {
+            /* a block gave way: once the kernel ended, the call runs again from where its blocks stood */
+            e = cudaEventQuery(s->done);
+            if (e == cudaErrorNotReady || (e == cudaSuccess && gc3_cuda_resume(p, s) == GC3_OK)) {
+                *done_p = 0;
+                return GC3_OK;
+            }
+            e = e == cudaSuccess ? cudaErrorLaunchFailure : e;
+        } else if (gc3_cuda_missed(p, s, &e)) {
             *done_p = 0;
             return GC3_OK;
         } else if (e != cudaSuccess) {
@@ -1172,8 +1228,9 @@ static gc3_status_t gc3_cuda_test(gc3_plan_t *p, int *done_p)
             }
             s->res_alive = 0; /* the kernel ended (or failed) */
             if (e == cudaSuccess && s->expect != 0 && __atomic_load_n(s->h_done, __ATOMIC_ACQUIRE) < s->expect) {
-                /* its stores are visible now: it ended without the call (or, posted, just before it came) */
-                if (gc3_cuda_missed(p, s, &e)) {
+                /* its stores are visible now: a block gave way (since the word was read above), or it ended
+                 * without the call (or, posted, just before it came) */
+                if (*s->h_yield == s->expect ? gc3_cuda_resume(p, s) == GC3_OK : gc3_cuda_missed(p, s, &e)) {
                     *done_p = 0;
                     return GC3_OK;
                 }

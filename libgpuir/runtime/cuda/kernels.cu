@@ -35,7 +35,7 @@ template <typename T> __device__ static void gc3_cuda_words(T *dst, const T *src
 /* The block's context into shared memory with all threads (the counter bases from where the
  * launch put them), then what fits of the rest. */
 __device__ static void gc3_cuda_enter(gc3_cuda_shared_t *sh, const gc3_rt_tb_t *src, const uint64_t *sem_base,
-                                      const uint64_t *loops_base)
+                                      const uint64_t *loops_base, uint64_t seq)
 {
     gc3_rt_tb_t *t = &sh->t;
     gc3_cuda_words(t, src, 1);
@@ -46,6 +46,7 @@ __device__ static void gc3_cuda_enter(gc3_cuda_shared_t *sh, const gc3_rt_tb_t *
     }
     if (threadIdx.x == 0) {
         gc3_cuda_ends_key[2] = 0; /* the table holds nothing yet */
+        t->call              = seq;
     }
     __syncthreads();
     if (t->nsteps <= GC3_CUDA_SH_STEPS) {
@@ -97,6 +98,77 @@ __device__ static void gc3_cuda_leave(const gc3_cuda_done_t &d)
 }
 
 /* Block 0: the call was taken now (a plan recording its calls' phases; its count-in carries it). */
+/* ---------------------------------------------------------------- places to run (tests)
+ *
+ * GC3_TEST_RESIDENT_BLOCKS=N (host.cu reads it into gc3_cuda_done_t.cap): at most N blocks of the
+ * process run a call at once, all plans together, as if the GPU held no more. A block takes a place
+ * before it runs the call and gives it back when it ends or gives way; places go in the order they
+ * were asked for (a ticket), as the GPU starts the blocks it holds back, and a block launched again
+ * after it gave way asks behind the others. A block waiting for its place spins (its SM is not what
+ * the cap counts). With coll_gc3_yield_us 0 a block keeps its place while it waits: calls whose
+ * blocks cannot all run at once then wait for each other until the timeout. */
+__device__ unsigned long long gc3_cuda_place_tickets, gc3_cuda_place_given;
+
+/* Take a place (all threads). Nonzero when the rank's call failed meanwhile or the wait outlasted
+ * the timeout (recorded). */
+__device__ static int gc3_cuda_place_take(gc3_rt_tb_t *t, uint32_t cap)
+{
+    int stop = 0;
+    if (cap == 0) {
+        return 0;
+    }
+    if (threadIdx.x == 0) {
+        const unsigned long long ticket = atomicAdd(&gc3_cuda_place_tickets, 1ull);
+        const uint64_t           start  = gc3_dev_now();
+        for (uint64_t polls = 1; gc3_dev_ld_acq_gpu((const uint64_t *)&gc3_cuda_place_given) + cap <= ticket; polls++) {
+            if ((polls & 1023) == 0) {
+                if (*t->abort_flag) {
+                    stop = 1;
+                    break;
+                }
+                if (t->timeout_s > 0 && (double)(gc3_dev_now() - start) * 1e-9 > t->timeout_s) {
+                    gc3_core_fail(t, 0, 0, GC3_WAIT_WHAT_PLACE, -1, -1, cap, 0);
+                    stop = 1;
+                    break;
+                }
+            }
+            gc3_dev_pause(polls);
+        }
+        if (stop) {
+            atomicAdd(&gc3_cuda_place_given, 1ull); /* its turn, given up */
+        }
+    }
+    return gc3_dev_share_int(stop);
+}
+
+/* The block's run of the call, in a place under a test's cap: gc3_core_run's answer in every thread. */
+__device__ static int gc3_cuda_run(gc3_rt_tb_t *t, const gc3_cuda_done_t &d)
+{
+    int rc;
+    if (gc3_cuda_place_take(t, d.cap)) {
+        return GC3_CORE_FAILED;
+    }
+    rc = gc3_dev_share_int(gc3_core_run(t));
+    if (d.cap != 0 && threadIdx.x == 0) {
+        atomicAdd(&gc3_cuda_place_given, 1ull);
+    }
+    return rc;
+}
+
+/* A block's run of the call ended: counted in when it ran the call to its end (or the call failed);
+ * when it gave way, the host is told (it launches the call again once the kernel ended); nothing when,
+ * resumed, it had ended the call before. */
+__device__ static void gc3_cuda_end(const gc3_cuda_done_t &d, int rc)
+{
+    if (rc == GC3_CORE_YIELDED) {
+        if (threadIdx.x == 0) {
+            *(volatile uint64_t *)d.yielded = d.seq;
+        }
+    } else if (rc != GC3_CORE_DONE_BEFORE) {
+        gc3_cuda_leave(d);
+    }
+}
+
 __device__ static inline void gc3_cuda_mark_taken(const gc3_cuda_done_t &d)
 {
     if (d.marks != NULL && blockIdx.x == 0 && threadIdx.x == 0) {
@@ -109,9 +181,8 @@ __global__ void gc3_interp_kernel(const gc3_rt_tb_t *ctxs, const gc3_cuda_done_t
 {
     __shared__ gc3_cuda_shared_t sh;
     gc3_cuda_mark_taken(done);
-    gc3_cuda_enter(&sh, &ctxs[blockIdx.x], NULL, NULL);
-    (void)gc3_core_run(&sh.t);
-    gc3_cuda_leave(done);
+    gc3_cuda_enter(&sh, &ctxs[blockIdx.x], NULL, NULL, done.seq);
+    gc3_cuda_end(done, gc3_cuda_run(&sh.t, done));
 }
 
 /* ---------------------------------------------------------------- resident kernel
@@ -241,7 +312,7 @@ __device__ static int gc3_cuda_go_wait(const gc3_cuda_resident_t *r, uint64_t wa
  * as the executor advances them after a call (gc3_exec_finish); the host's check word catches
  * any difference. */
 __device__ static void gc3_cuda_resident(gc3_cuda_shared_t *sh, const gc3_cuda_resident_t *r, gc3_cuda_done_t done,
-                                         int failed)
+                                         int rc)
 {
     __shared__ uint32_t w[GC3_CUDA_MAIL_WORDS];
     __shared__ int      go;
@@ -249,11 +320,14 @@ __device__ static void gc3_cuda_resident(gc3_cuda_shared_t *sh, const gc3_cuda_r
     const uint64_t      first = done.seq;
 
     for (;;) {
-        if (failed && threadIdx.x == 0) {
+        /* a failed call ends the kernel; so does a block that gave way (the host launches the call again,
+         * not resident: the blocks that had ended it then end at once) */
+        const int stop = rc == GC3_CORE_FAILED || rc == GC3_CORE_YIELDED;
+        if (stop && threadIdx.x == 0) {
             gc3_dev_st_rel_gpu(r->go, GC3_CUDA_GO_EXIT | done.seq); /* the others end too */
         }
-        gc3_cuda_leave(done);
-        if (failed) {
+        gc3_cuda_end(done, rc);
+        if (stop) {
             break;
         }
         const uint64_t L = (uint64_t)t->L;
@@ -312,9 +386,12 @@ __device__ static void gc3_cuda_resident(gc3_cuda_shared_t *sh, const gc3_cuda_r
             }
         }
         done.seq++;
+        if (threadIdx.x == 0) {
+            t->call = done.seq;
+        }
         gc3_cuda_mark_taken(done);
         __syncthreads();
-        failed = gc3_dev_share_int(gc3_core_run(t) != 0);
+        rc = gc3_cuda_run(t, done);
     }
     if (blockIdx.x == 0 && threadIdx.x == 0) {
         gc3_dev_st_rel(r->exited, done.seq); /* the host relaunches from the next call on */
@@ -324,14 +401,14 @@ __device__ static void gc3_cuda_resident(gc3_cuda_shared_t *sh, const gc3_cuda_r
 template <int N> __global__ void gc3_interp_kernel_args(const __grid_constant__ gc3_cuda_args<N> a)
 {
     __shared__ gc3_cuda_shared_t sh;
-    int                          failed;
+    int                          rc;
     gc3_cuda_mark_taken(a.done);
-    gc3_cuda_enter(&sh, &a.tb[blockIdx.x], a.sem_base, a.loops_base);
-    failed = gc3_dev_share_int(gc3_core_run(&sh.t) != 0);
+    gc3_cuda_enter(&sh, &a.tb[blockIdx.x], a.sem_base, a.loops_base, a.done.seq);
+    rc = gc3_cuda_run(&sh.t, a.done);
     if (a.res.mail == NULL) {
-        gc3_cuda_leave(a.done);
+        gc3_cuda_end(a.done, rc);
     } else {
-        gc3_cuda_resident(&sh, &a.res, a.done, failed);
+        gc3_cuda_resident(&sh, &a.res, a.done, rc);
     }
 }
 

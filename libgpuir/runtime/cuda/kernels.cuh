@@ -24,6 +24,9 @@ typedef struct {
     uint64_t           *marks; /* host-mapped, NULL unless the plan records its calls' phases: the GPU's
                                 * clock when block 0 took the call [0] and when its last block ended [1],
                                 * written after the completion flag */
+    uint64_t           *yielded; /* host-mapped: the last call a block of the plan gave way in (gc3_core_run);
+                                  * the host launches it again once the kernel ended */
+    uint32_t            cap;     /* GC3_TEST_RESIDENT_BLOCKS: blocks of the process that may run at once (0: any) */
 } gc3_cuda_done_t;
 
 /* ---- the resident kernel's mailbox (kernels.cu says how it works) ---- */

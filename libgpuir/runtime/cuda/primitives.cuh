@@ -318,7 +318,7 @@ __device__ static void gc3_be_ll_store(char *lines, uint64_t sig, const char *sr
 __device__ static int gc3_be_ll_load(gc3_rt_tb_t *t, char *dst, const char *lines, uint64_t valid, uint64_t bytes,
                                      uint32_t flag, uint64_t *sig_p)
 {
-    __shared__ int      any; /* 1: aborted, 2: timed out (in some thread) */
+    __shared__ int      any; /* 1: aborted, 2: timed out, 4: waited longer than t->yield_ns (in some thread) */
     __shared__ uint32_t hdr[2];
     const uint64_t      nl      = gc3_ll_words(bytes);
     const int           aligned = ((uintptr_t)dst & 3) == 0;
@@ -329,7 +329,7 @@ __device__ static int gc3_be_ll_load(gc3_rt_tb_t *t, char *dst, const char *line
     __syncthreads();
     for (uint64_t i = threadIdx.x; i < nl && rc == 0; i += blockDim.x) {
         uint32_t w, f;
-        uint64_t polls = 0, start = 0;
+        uint64_t polls = 0, start = 0, here = 0;
         for (;;) {
             asm volatile("ld.volatile.global.v2.u32 {%0, %1}, [%2];" : "=r"(w), "=r"(f) : "l"(lines + 8 * i) : "memory");
             if (f == flag) {
@@ -342,10 +342,14 @@ __device__ static int gc3_be_ll_load(gc3_rt_tb_t *t, char *dst, const char *line
                     break;
                 }
                 if (start == 0) {
-                    start = now;
+                    start = t->wait_since != 0 ? t->wait_since : now; /* (a wait resumed: since it began) */
+                    here  = now;
                 } else if (t->timeout_s > 0 && (double)(now - start) * 1e-9 > t->timeout_s) {
                     rc             = -2;
                     *t->abort_flag = GC3_RT_ABORT_LL_TIMEOUT; /* the leader records where (gc3_core_fail) */
+                    break;
+                } else if (t->yield_ns != 0 && now - here > t->yield_ns) {
+                    rc = -3; /* give way (what was unpacked is written again when the step runs again) */
                     break;
                 }
             }
@@ -369,10 +373,15 @@ __device__ static int gc3_be_ll_load(gc3_rt_tb_t *t, char *dst, const char *line
         }
     }
     if (rc != 0) {
-        atomicOr(&any, rc == -2 ? 2 : 1);
+        atomicOr(&any, rc == -2 ? 2 : rc == -3 ? 4 : 1);
     }
     __syncthreads();
-    rc     = any & 2 ? -2 : any ? -1 : 0; /* the same answer in every thread */
+    rc = any & 2 ? -2 : any & 1 ? -1 : any ? -3 : 0; /* the same answer in every thread */
+    if (rc == -3 && threadIdx.x == 0 && t->wait_since == 0) {
+        /* the timeout of the wait resumed counts from about when it began (the leader's own lines may
+         * have come at once, so it did not look at the clock) */
+        t->wait_since = gc3_dev_now() - t->yield_ns;
+    }
     *sig_p = gc3_ll_sig(hdr);
     __syncthreads();
     return rc;

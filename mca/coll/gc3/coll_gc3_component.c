@@ -359,6 +359,11 @@ static void mca_coll_gc3_check_params(void)
         gc3_param_say("coll:gc3: coll_gc3_timeout=%g is negative: using 300 s (0 waits forever)", c->timeout);
         c->timeout = 300.0;
     }
+    if (c->yield_us < 0) {
+        gc3_param_say("coll:gc3: coll_gc3_yield_us=%d is negative: using %d (0 never gives way)", c->yield_us,
+                      GC3_YIELD_US_DEFAULT);
+        c->yield_us = GC3_YIELD_US_DEFAULT;
+    }
     if (c->resident_us < 0) {
         gc3_param_say("coll:gc3: coll_gc3_resident_us=%d is negative: using %d (0 launches a kernel per call)",
                       c->resident_us, GC3_RESIDENT_US_DEFAULT);

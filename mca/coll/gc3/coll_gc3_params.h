@@ -125,6 +125,13 @@
                                                                 "the application waits until it has left. 0: one "     \
                                                                 "launch per call (a negative value is reported and "   \
                                                                 "replaced by " GC3_STR(GC3_RESIDENT_US_DEFAULT) ")")   \
+    X(yield_us, int, INT, GC3_YIELD_US_DEFAULT, 6, READONLY, 0, NULL,                                                \
+      "A thread block of a call that waited this many microseconds (for a peer, another block or a free slot) "       \
+      "gives way: it leaves the call where it stands and runs on from there later (GPUs: the kernel ends once "       \
+      "each of its blocks ended or gave way, and is launched again). Calls in flight together on any number of "      \
+      "communicators then complete in any order MPI allows, whatever the GPU holds at once. 0: never (a call then "   \
+      "needs all of its blocks and its peers' on the GPU at once; a negative value is reported and replaced by "      \
+      GC3_STR(GC3_YIELD_US_DEFAULT) ")")                                                                              \
     X(fuse, bool, BOOL, true, 6, READONLY, 0, NULL,                                                                    \
       "Run a thread block's local copy or reduction, and the reductions of received chunks into the same "             \
       "chunks that follow it, as one pass over memory once all their inputs are there (the same result, "              \

@@ -642,16 +642,25 @@ void mca_coll_gc3_quiesce(mca_coll_gc3_module_t *m)
 
 /* ---------------------------------------------------------------- the calls */
 
+/* How long a blocking call waits for its plan before it lets MPI progress: the other ranks may wait for
+ * this one's nonblocking calls of other communicators (their set-up exchanges, Open MPI's own), which
+ * progress only when this rank calls into MPI's progress; a small call ends well within it. */
+#define MCA_COLL_GC3_RUN_SPIN_NS 100000
+
 /* Run a blocking call on its plan (the caller took the plan: mca_coll_gc3_entry_take). */
 static int mca_coll_gc3_run(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_entry_t *s, const gc3_call_t *call)
 {
     gc3_diag_t   diag;
-    gc3_status_t st;
+    gc3_status_t st, w = GC3_OK;
     int          rc = OMPI_SUCCESS, queued;
 
     gc3_diag_init(&diag);
     mca_coll_gc3_blocks_take(m, s);
-    st = gc3_exec_run(s->plan, call, &diag);
+    st = gc3_exec_start(s->plan, call, &diag);
+    while (st == GC3_OK && (w = gc3_exec_wait_for(s->plan, MCA_COLL_GC3_RUN_SPIN_NS, &diag)) == GC3_IN_PROGRESS) {
+        opal_progress();
+    }
+    st = st == GC3_OK ? w : st;
     mca_coll_gc3_blocks_give(s);
     mca_coll_gc3_report_zc(m, s);
     if (st != GC3_OK) {

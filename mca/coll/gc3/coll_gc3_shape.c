@@ -46,6 +46,7 @@ static void gc3_exec_params(mca_coll_gc3_module_t *m, gc3_backend_t backend, gc3
     ep->oob.test        = mca_coll_gc3_oob_test;
     ep->timeout_s       = mca_coll_gc3_component.timeout;
     ep->resident_us     = mca_coll_gc3_component.resident_us;
+    ep->yield_us        = mca_coll_gc3_component.yield_us;
     ep->fuse            = mca_coll_gc3_component.fuse;
     ep->wait_legacy     = mca_coll_gc3_wait_legacy();
     ep->breakdown       = mca_coll_gc3_component.breakdown;
