@@ -13,6 +13,14 @@
  *   test_crossed threads [--device] [--max-count N] [--calls N]
  *       MPI_THREAD_MULTIPLE: 3 threads, each driving its own pair of communicators through crossed
  *       nonblocking calls (cold, then N warm rounds) and a blocking call while one is in flight
+ *   test_crossed many [--device] [--comms N] [--rounds R]
+ *       N communicators (default 3), MPI_Allreduce (65537 floats) and MPI_Alltoall (4096 int32 per peer)
+ *       in turn; rank r starts them from communicator r mod N on, in a rotated order: nonblocking but
+ *       the last, which is blocking, then MPI_Waitall; on new communicators (cold), then R - 1 more
+ *       rounds on the same ones (warm; R default 3). With GC3_TEST_RESIDENT_BLOCKS (the backends run at
+ *       most that many thread blocks of the process at once) the calls in flight together need more
+ *       blocks than run at once: they complete only because blocks that wait give way
+ *       (coll_gc3_yield_us)
  *   test_crossed skip [--device] [--timeout S]
  *       rank 0 never makes its second call (on B): the others' call on B must fail within
  *       coll_gc3_timeout (+ slack), naming the communicator and what it waited for, on a new
@@ -166,7 +174,8 @@ static int call_right(call_t *c, const char *what)
             ok = ((float *)c->hout)[k] == (float)(tri * (int)((k + (size_t)c->salt) % 13));
         }
         if (!ok) {
-            fprintf(stderr, "rank %d: %s: %s of %zu, element %zu wrong\n", rank, what, kind_name[c->a2a], c->n, k);
+            fprintf(stderr, "rank %d: %s: %s of %zu, element %zu wrong (bits %08x)\n", rank, what, kind_name[c->a2a],
+                    c->n, k, ((uint32_t *)c->hout)[k]);
             return 0;
         }
     }
@@ -416,6 +425,66 @@ static void run_crossed(void)
     }
 }
 
+/* ---------------------------------------------------------------- many communicators, rotated */
+
+static int call_blocking(call_t *c, MPI_Comm comm)
+{
+    if (c->a2a == K_ALLTOALL) {
+        return MPI_Alltoall(c->din, (int)c->n, MPI_INT32_T, c->dout, (int)c->n, MPI_INT32_T, comm);
+    }
+    return MPI_Allreduce(c->din, c->dout, (int)c->n, MPI_FLOAT, MPI_SUM, comm);
+}
+
+static void run_many(int ncomms, int rounds)
+{
+    MPI_Comm    *comms = calloc((size_t)ncomms, sizeof(*comms));
+    call_t      *calls = calloc((size_t)ncomms, sizeof(*calls));
+    MPI_Request *reqs  = calloc((size_t)ncomms, sizeof(*reqs));
+    char         what[256], name[64];
+
+    if (comms == NULL || calls == NULL || reqs == NULL) {
+        fprintf(stderr, "rank %d: out of memory\n", rank);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    for (int c = 0; c < ncomms; c++) {
+        snprintf(name, sizeof(name), "many%d.%d", ncomms, c);
+        comms[c] = new_comm(name);
+    }
+    for (int round = 0; round < rounds; round++) {
+        int ok = 1;
+        for (int j = 0; j < ncomms; j++) {
+            const int c   = (rank + j) % ncomms; /* this rank's j-th communicator */
+            const int a2a = c % 2 ? K_ALLTOALL : K_ALLREDUCE;
+            call_fill(&calls[c], comms[c], a2a, a2a == K_ALLTOALL ? (size_t)4096 : (size_t)65537, round * 7 + c);
+            if (j < ncomms - 1) {
+                ok &= call_start(&calls[c], comms[c]) == MPI_SUCCESS;
+                reqs[j] = calls[c].req;
+            } else {
+                /* the last one blocking: every other rank has started it, or calls it blocking itself */
+                ok &= call_blocking(&calls[c], comms[c]) == MPI_SUCCESS;
+                reqs[j] = MPI_REQUEST_NULL;
+            }
+        }
+        ok &= MPI_Waitall(ncomms, reqs, MPI_STATUSES_IGNORE) == MPI_SUCCESS;
+        for (int c = 0; c < ncomms; c++) {
+            snprintf(what, sizeof(what), "%d communicators, round %d", ncomms, round);
+            ok = call_right(&calls[c], what) && ok;
+        }
+        snprintf(what, sizeof(what),
+                 "%d communicators, %s: MPI_Allreduce and MPI_Alltoall started in rotated orders (the last one "
+                 "blocking), all right",
+                 ncomms, round == 0 ? "cold (the first call on each)" : "warm");
+        check(ok, what);
+    }
+    for (int c = 0; c < ncomms; c++) {
+        call_free(&calls[c]);
+        MPI_Comm_free(&comms[c]);
+    }
+    free(comms);
+    free(calls);
+    free(reqs);
+}
+
 /* ---------------------------------------------------------------- threads */
 
 typedef struct {
@@ -565,7 +634,7 @@ int main(int argc, char **argv)
 {
     const char *mode  = argc > 1 ? argv[1] : "";
     const char *t     = getenv("OMPI_MCA_coll_gc3_timeout");
-    int         calls = 30, provided = MPI_THREAD_SINGLE;
+    int         calls = 30, provided = MPI_THREAD_SINGLE, ncomms = 3, rounds = 3;
     double      timeout = 300;
 
     MPI_Init_thread(&argc, &argv, strcmp(mode, "threads") == 0 ? MPI_THREAD_MULTIPLE : MPI_THREAD_SINGLE, &provided);
@@ -580,6 +649,10 @@ int main(int argc, char **argv)
             calls = atoi(argv[++i]);
         else if (strcmp(argv[i], "--timeout") == 0 && i + 1 < argc)
             timeout = atof(argv[++i]);
+        else if (strcmp(argv[i], "--comms") == 0 && i + 1 < argc)
+            ncomms = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--rounds") == 0 && i + 1 < argc)
+            rounds = atoi(argv[++i]);
     }
     if (t != NULL)
         timeout = atof(t);
@@ -589,13 +662,15 @@ int main(int argc, char **argv)
         run_crossed();
     } else if (strcmp(mode, "threads") == 0) {
         run_threads(calls, provided);
+    } else if (strcmp(mode, "many") == 0 && ncomms > 0 && rounds > 0) {
+        run_many(ncomms, rounds);
     } else if (strcmp(mode, "skip") == 0) {
         skip_one("cold", 0, timeout);
         skip_one("warm", 1, timeout);
     } else {
         if (rank == 0)
-            fprintf(stderr,
-                    "usage: test_crossed crossed|threads|skip [--device] [--max-count N] [--calls N] [--timeout S]\n");
+            fprintf(stderr, "usage: test_crossed crossed|threads|many|skip [--device] [--max-count N] [--calls N] "
+                            "[--comms N] [--rounds R] [--timeout S]\n");
         MPI_Finalize();
         return 2;
     }

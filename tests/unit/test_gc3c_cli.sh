@@ -219,7 +219,7 @@ rm -rf "$rtmp"
 use=allreduce:8,allreduce:64K,allreduce:4M,allreduce:64M,alltoall:1M
 check info-memory-pool 0 "# FIFO pool: 16.0 MiB, the largest slots of the 4 plan(s) that share it" -- \
     "$info" --gpus 2 --memory "$use"
-check info-memory-slots 0 "KiB   1.0 KiB+pool 4.0 MiB (8 x 2 x 256.0 KiB)" -- \
+check info-memory-slots 0 " 1.0 KiB+pool 4.0 MiB (8 x 2 x 256.0 KiB)" -- \
     "$info" --gpus 2 --memory "$use"
 check info-memory-zc 0 "KiB  4.0 KiB+pool 12.0 MiB (32 x 4 x 95.9 KiB)" -- \
     "$info" --gpus 2 --memory "$use"
@@ -234,15 +234,15 @@ check info-memory-zc-bad 2 "gc3_info: --zero-copy must be on or off" -- "$info" 
 # 1 KB-1 MB per peer) within 16 MiB per rank on 2 and 4 GPUs (32.5 and 38.0 MiB before).
 u43=allreduce:8,allreduce:64K,allreduce:64M,alltoall:1K,alltoall:64K,alltoall:1M
 if grep -q '^#define GC3_HAVE_CUDA 1' "$(dirname "$gc3c")/config.h" 2>/dev/null; then
-check info-memory-pool-total 0 "# total per rank: 16.3 MiB device (17088256 B exactly), 7.5 KiB pinned host, 5 plan(s)" -- \
+check info-memory-pool-total 0 "# total per rank: 16.3 MiB device (17093056 B exactly), 7.5 KiB pinned host, 5 plan(s)" -- \
     "$info" --gpus 2 --memory "$use" --fifo-pool
-check info-memory 0 "# total per rank: 36.3 MiB device (38080256 B exactly), 7.5 KiB pinned host, 5 plan(s)" -- \
+check info-memory 0 "# total per rank: 36.3 MiB device (38085056 B exactly), 7.5 KiB pinned host, 5 plan(s)" -- \
     "$info" --gpus 2 --memory "$use" --no-fifo-pool
-check info-memory-old 0 "# total per rank: 56.4 MiB device (59100928 B exactly), 7.5 KiB pinned host, 5 plan(s)" -- \
+check info-memory-old 0 "# total per rank: 56.4 MiB device (59105728 B exactly), 7.5 KiB pinned host, 5 plan(s)" -- \
     "$info" --gpus 2 --memory "$use" --no-fifo-pool --fifo-slots 8 --plan-fifo-bytes 64M
-check info-memory-43-2 0 "# total per rank: 12.3 MiB device (12902080 B exactly), 7.5 KiB pinned host, 5 plan(s)" -- \
+check info-memory-43-2 0 "# total per rank: 12.3 MiB device (12905440 B exactly), 7.5 KiB pinned host, 5 plan(s)" -- \
     "$info" --gpus 2 --memory "$u43"
-check info-memory-43-4 0 "# total per rank: 15.3 MiB device (16004992 B exactly), 7.5 KiB pinned host, 5 plan(s)" -- \
+check info-memory-43-4 0 "# total per rank: 15.3 MiB device (16013248 B exactly), 7.5 KiB pinned host, 5 plan(s)" -- \
     "$info" --gpus 4 --memory "$u43"
 else
     echo "info-memory totals: not checked (this build has no CUDA backend, whose control and pinned memory they count)"
