@@ -212,6 +212,10 @@ int          gc3_plan_zc_mode(const gc3_plan_t *plan);
 /* How many peers the last call pushed data to (zero-copy mode, the push form; 0: none). */
 int          gc3_plan_zc_pushed(const gc3_plan_t *plan);
 const char  *gc3_plan_zc_why(const gc3_plan_t *plan);
+/* End every call of the process still in flight on the host backend (its blocks stop as on a failure)
+ * and wait for its threads. Before the library is unloaded: a call abandoned after a failure elsewhere
+ * has threads that would otherwise wait until their timeout, in code that is gone. */
+void gc3_exec_quiesce(void);
 /* How many times a thread block of the plan gave way (params.yield_us) and ran on later, all calls. */
 uint64_t     gc3_plan_resumed(const gc3_plan_t *plan);
 gc3_status_t gc3_exec_create(const gc3_exec_params_t *params, gc3_diag_t *diag, gc3_exec_t **exec_p);

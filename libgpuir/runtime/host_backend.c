@@ -180,7 +180,63 @@ typedef struct {
     gc3_rt_error_t  err;
     int32_t         abort_flag;
     gc3_host_ends_t *ends;       /* one per block (zeroed: empty), or NULL without memory for them */
+    pthread_mutex_t  join_lock;  /* whoever joins the threads (the call's end, or gc3_exec_quiesce) */
 } gc3_host_state_t;
+
+/* States whose threads run or ended without being joined: gc3_exec_quiesce ends them before the
+ * library goes (a call that failed on another rank, abandoned by its caller, has threads that wait
+ * until their timeout; unloaded under them, they would crash the process at its end). */
+static struct {
+    pthread_mutex_t    lock;
+    gc3_host_state_t **s;
+    int                n, cap;
+} gc3_host_live = { PTHREAD_MUTEX_INITIALIZER, NULL, 0, 0 };
+
+static void gc3_host_live_add(gc3_host_state_t *s)
+{
+    pthread_mutex_lock(&gc3_host_live.lock);
+    if (gc3_host_live.n == gc3_host_live.cap) {
+        int                ncap = gc3_host_live.cap ? 2 * gc3_host_live.cap : 16;
+        gc3_host_state_t **n    = realloc(gc3_host_live.s, (size_t)ncap * sizeof(*n));
+        if (n != NULL) {
+            gc3_host_live.s   = n;
+            gc3_host_live.cap = ncap;
+        }
+    }
+    if (gc3_host_live.n < gc3_host_live.cap) {
+        gc3_host_live.s[gc3_host_live.n++] = s; /* (else not ended by gc3_exec_quiesce) */
+    }
+    pthread_mutex_unlock(&gc3_host_live.lock);
+}
+
+static void gc3_host_live_remove(gc3_host_state_t *s)
+{
+    pthread_mutex_lock(&gc3_host_live.lock);
+    for (int i = 0; i < gc3_host_live.n; i++) {
+        if (gc3_host_live.s[i] == s) {
+            gc3_host_live.s[i] = gc3_host_live.s[--gc3_host_live.n];
+            break;
+        }
+    }
+    pthread_mutex_unlock(&gc3_host_live.lock);
+}
+
+/* Join a state's threads once (1 when this call joined some). */
+static int gc3_host_join_threads(gc3_host_state_t *s)
+{
+    int n;
+    pthread_mutex_lock(&s->join_lock);
+    n = s->nthreads;
+    for (int t = 0; t < n; t++) {
+        pthread_join(s->threads[t], NULL);
+    }
+    s->nthreads = 0;
+    pthread_mutex_unlock(&s->join_lock);
+    if (n > 0) {
+        gc3_host_live_remove(s);
+    }
+    return n > 0;
+}
 
 typedef struct {
     gc3_plan_t *plan;
@@ -194,6 +250,7 @@ static gc3_host_state_t *gc3_host_state(gc3_plan_t *p)
         if (s == NULL) {
             return NULL;
         }
+        pthread_mutex_init(&s->join_lock, NULL);
         p->be_state   = s;
         p->err        = &s->err;
         p->abort_flag = &s->abort_flag;
@@ -471,6 +528,7 @@ static gc3_status_t gc3_host_start(gc3_plan_t *p, void *stream, gc3_diag_t *diag
         }
         s->nthreads++;
     }
+    gc3_host_live_add(s);
     if (p->exec->params.breakdown) {
         p->times.posted = gc3_exec_now_ns();
     }
@@ -480,15 +538,35 @@ static gc3_status_t gc3_host_start(gc3_plan_t *p, void *stream, gc3_diag_t *diag
 static gc3_status_t gc3_host_join(gc3_plan_t *p)
 {
     gc3_host_state_t *s = p->be_state;
-    for (int t = 0; t < s->nthreads; t++) {
-        pthread_join(s->threads[t], NULL);
-    }
-    if (s->nthreads > 0 && p->exec->params.breakdown && p->times.exchanged >= p->times.picked) {
+    if (gc3_host_join_threads(s) && p->exec->params.breakdown && p->times.exchanged >= p->times.picked) {
         p->times.exchange_ns += p->times.exchanged - p->times.picked;
         p->times.exchanges++;
     }
-    s->nthreads = 0;
     return __atomic_load_n(&s->failed, __ATOMIC_ACQUIRE) ? GC3_ERR_TIMEOUT : GC3_OK;
+}
+
+void gc3_exec_quiesce(void)
+{
+    for (;;) {
+        gc3_host_state_t *s = NULL;
+        pthread_mutex_lock(&gc3_host_live.lock);
+        if (gc3_host_live.n > 0) {
+            s = gc3_host_live.s[gc3_host_live.n - 1];
+            __atomic_store_n(&s->abort_flag, GC3_RT_ABORT_SET, __ATOMIC_RELEASE); /* its blocks stop */
+        }
+        pthread_mutex_unlock(&gc3_host_live.lock);
+        if (s == NULL) {
+            break;
+        }
+        if (!gc3_host_join_threads(s)) {
+            gc3_host_live_remove(s); /* (joined meanwhile by its caller) */
+        }
+    }
+    pthread_mutex_lock(&gc3_host_live.lock);
+    free(gc3_host_live.s);
+    gc3_host_live.s   = NULL;
+    gc3_host_live.cap = 0;
+    pthread_mutex_unlock(&gc3_host_live.lock);
 }
 
 static gc3_status_t gc3_host_test(gc3_plan_t *p, int *done_p)
@@ -513,6 +591,8 @@ static void gc3_host_plan_cleanup(gc3_plan_t *p)
 {
     gc3_host_state_t *s = p->be_state;
     if (s != NULL) {
+        gc3_host_join_threads(s); /* (a call in flight was waited for by gc3_plan_destroy) */
+        pthread_mutex_destroy(&s->join_lock);
         free(s->threads);
         free(s->ends);
         free(s->resume);

@@ -423,6 +423,7 @@ static int mca_coll_gc3_open(void)
 static int mca_coll_gc3_close(void)
 {
     opal_progress_unregister(mca_coll_gc3_progress);
+    gc3_exec_quiesce(); /* no thread of gc3's left running in the code about to be unloaded */
     gc3_rules_destroy(mca_coll_gc3_component.rules);
     mca_coll_gc3_component.rules = NULL;
     if (mca_coll_gc3_component.output >= 0) {
