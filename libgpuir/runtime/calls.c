@@ -540,21 +540,37 @@ gc3_status_t gc3_exec_wait(gc3_plan_t *p, gc3_diag_t *diag)
 
 gc3_status_t gc3_exec_wait_for(gc3_plan_t *p, uint64_t budget_ns, gc3_diag_t *diag)
 {
-    const uint64_t  t0 = gc3_exec_now_ns();
     struct timespec ts = { 0, 50000 };
-    gc3_status_t    st;
-    int             done = 0;
+    uint64_t        t0 = 0, polls = 0;
 
-    while ((st = gc3_exec_test(p, &done, diag)) == GC3_OK && !done) {
-        const uint64_t now = gc3_exec_now_ns();
-        if (now - t0 >= budget_ns) {
-            return GC3_IN_PROGRESS;
+    if (!p->in_flight) {
+        return GC3_OK;
+    }
+    if (p->pending) {
+        /* the zero-copy agreement: one look (it needs the caller's progress) */
+        int                done = 0;
+        const gc3_status_t st   = gc3_exec_test(p, &done, diag);
+        return st != GC3_OK || done ? st : GC3_IN_PROGRESS;
+    }
+    gc3_reg_progress(p->exec); /* (once a wait, as gc3_exec_wait) */
+    for (;;) {
+        int                done = 0;
+        const gc3_status_t st   = p->exec->be->test(p, &done);
+        if (st != GC3_OK || done) {
+            return gc3_exec_finish(p, st, diag);
         }
-        if (now - p->started_ns > 2000000) {
-            nanosleep(&ts, NULL);
+        if ((++polls & 63) == 0) { /* (the clock: not at every look of a short call) */
+            const uint64_t now = gc3_exec_now_ns();
+            if (t0 == 0) {
+                t0 = now;
+            } else if (now - t0 >= budget_ns) {
+                return GC3_IN_PROGRESS;
+            }
+            if (now - p->started_ns > 2000000) {
+                nanosleep(&ts, NULL);
+            }
         }
     }
-    return st;
 }
 
 gc3_status_t gc3_exec_run(gc3_plan_t *p, const gc3_call_t *c, gc3_diag_t *diag)

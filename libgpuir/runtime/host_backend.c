@@ -176,6 +176,7 @@ typedef struct {
     gc3_rt_resume_t *resume;      /* one record per block (giving way) */
     uint64_t         calls;       /* the plan's calls so far (the number of the one in flight) */
     int             done;        /* blocks finished (atomic) */
+    int              yielded;     /* some block gave way (atomic): the call runs again, resuming */
     int             failed;      /* some block returned -1 (atomic) */
     gc3_rt_error_t  err;
     int32_t         abort_flag;
@@ -425,27 +426,19 @@ static void gc3_host_place_give(void)
     pthread_mutex_unlock(&gc3_host_places.lock);
 }
 
-/* One block's run of the call: under the test's cap, in a place, again from where it stood after each
- * time it gave way. GC3_CORE_OK or GC3_CORE_FAILED. */
-static int gc3_host_block_run(gc3_plan_t *p, gc3_rt_tb_t *x)
+/* One block's run of the call, in a place under the test's cap: gc3_core_run's answer. */
+static int gc3_host_block_run(gc3_rt_tb_t *x)
 {
     const int capped = gc3_host_places_cap() > 0;
     int       rc;
-    x->resuming = 0;
-    do {
-        if (capped && gc3_host_place_take(x) != 0) {
-            return GC3_CORE_FAILED;
-        }
-        rc = gc3_core_run(x);
-        if (capped) {
-            gc3_host_place_give();
-        }
-        x->resuming = 1; /* (its record says where it stood) */
-        if (rc == GC3_CORE_YIELDED) {
-            __atomic_add_fetch(&p->resumed, 1, __ATOMIC_RELAXED);
-        }
-    } while (rc == GC3_CORE_YIELDED);
-    return rc == GC3_CORE_FAILED ? GC3_CORE_FAILED : GC3_CORE_OK;
+    if (capped && gc3_host_place_take(x) != 0) {
+        return GC3_CORE_FAILED;
+    }
+    rc = gc3_core_run(x);
+    if (capped) {
+        gc3_host_place_give();
+    }
+    return rc;
 }
 
 static void *gc3_host_thread(void *arg)
@@ -459,8 +452,16 @@ static void *gc3_host_thread(void *arg)
     if (t == 0 && p->exec->params.breakdown) {
         p->times.picked = gc3_exec_now_ns(); /* (the caller reads it after the last block counted in) */
     }
-    if (gc3_host_block_run(p, &p->tbs_ctx[t]) != GC3_CORE_OK) {
+    switch (gc3_host_block_run(&p->tbs_ctx[t])) {
+    case GC3_CORE_FAILED:
         __atomic_store_n(&s->failed, 1, __ATOMIC_RELEASE);
+        break;
+    case GC3_CORE_YIELDED:
+        __atomic_store_n(&s->yielded, 1, __ATOMIC_RELEASE);
+        __atomic_add_fetch(&p->resumed, 1, __ATOMIC_RELAXED);
+        break;
+    default:
+        break;
     }
     if (p->exec->params.breakdown) {
         /* each block as it ends: the last one's stays (its count below orders it before the caller's read) */
@@ -469,6 +470,8 @@ static void *gc3_host_thread(void *arg)
     __atomic_add_fetch(&s->done, 1, __ATOMIC_ACQ_REL);
     return NULL;
 }
+
+static gc3_status_t gc3_host_spawn(gc3_plan_t *p, int resuming, gc3_diag_t *diag);
 
 static gc3_status_t gc3_host_start(gc3_plan_t *p, void *stream, gc3_diag_t *diag)
 {
@@ -484,7 +487,6 @@ static gc3_status_t gc3_host_start(gc3_plan_t *p, void *stream, gc3_diag_t *diag
     }
     memset(&s->err, 0, sizeof(s->err));
     s->abort_flag = 0;
-    s->done       = 0;
     s->failed     = 0;
     if (s->ends == NULL) {
         s->ends = calloc((size_t)(p->ntbs > 0 ? p->ntbs : 1), sizeof(*s->ends)); /* NULL: computed at each step */
@@ -494,11 +496,22 @@ static gc3_status_t gc3_host_start(gc3_plan_t *p, void *stream, gc3_diag_t *diag
     }
     s->calls++;
     free(s->threads);
-    s->threads  = calloc((size_t)(p->ntbs > 0 ? p->ntbs : 1), sizeof(pthread_t));
-    s->nthreads = 0;
+    s->threads = calloc((size_t)(p->ntbs > 0 ? p->ntbs : 1), sizeof(pthread_t));
     if (s->threads == NULL) {
         return GC3_ERR_NO_MEMORY;
     }
+    return gc3_host_spawn(p, 0, diag);
+}
+
+/* A thread per block for the call in flight (resuming: a run again after some block gave way; the
+ * call's blocks all ended, as a GPU's kernel does, and each goes on from its record or ends at once). */
+static gc3_status_t gc3_host_spawn(gc3_plan_t *p, int resuming, gc3_diag_t *diag)
+{
+    gc3_host_state_t *s = p->be_state;
+
+    s->done     = 0;
+    s->yielded  = 0;
+    s->nthreads = 0;
     for (int t = 0; t < p->ntbs; t++) {
         gc3_host_job_t *j = malloc(sizeof(*j));
         int             rc;
@@ -509,6 +522,7 @@ static gc3_status_t gc3_host_start(gc3_plan_t *p, void *stream, gc3_diag_t *diag
         p->tbs_ctx[t].call       = s->calls;
         p->tbs_ctx[t].yield_ns   = gc3_host_places_cap() > 0 ? (uint64_t)p->exec->params.yield_us * 1000u : 0;
         p->tbs_ctx[t].wait_since = 0;
+        p->tbs_ctx[t].resuming   = resuming;
         if (j == NULL) {
             rc = ENOMEM;
         } else {
@@ -528,11 +542,35 @@ static gc3_status_t gc3_host_start(gc3_plan_t *p, void *stream, gc3_diag_t *diag
         }
         s->nthreads++;
     }
-    gc3_host_live_add(s);
-    if (p->exec->params.breakdown) {
+    if (!resuming) {
+        gc3_host_live_add(s);
+    }
+    if (p->exec->params.breakdown && !resuming) {
         p->times.posted = gc3_exec_now_ns();
     }
     return GC3_OK;
+}
+
+/* The call's blocks all ended: if some gave way (and none failed), it runs again, resuming. 1 when it
+ * was started again. */
+static int gc3_host_resume(gc3_plan_t *p)
+{
+    gc3_host_state_t *s = p->be_state;
+    if (!__atomic_load_n(&s->yielded, __ATOMIC_ACQUIRE) || __atomic_load_n(&s->failed, __ATOMIC_ACQUIRE)) {
+        return 0;
+    }
+    pthread_mutex_lock(&s->join_lock);
+    for (int t = 0; t < s->nthreads; t++) {
+        pthread_join(s->threads[t], NULL);
+    }
+    s->nthreads = 0;
+    pthread_mutex_unlock(&s->join_lock);
+    if (gc3_host_spawn(p, 1, NULL) != GC3_OK) {
+        __atomic_store_n(&s->failed, 1, __ATOMIC_RELEASE); /* (its threads, if any, were joined: nothing runs) */
+        snprintf(p->broken_why, sizeof(p->broken_why), "host backend: cannot start the call's threads again");
+        return 0;
+    }
+    return 1;
 }
 
 static gc3_status_t gc3_host_join(gc3_plan_t *p)
@@ -572,7 +610,7 @@ void gc3_exec_quiesce(void)
 static gc3_status_t gc3_host_test(gc3_plan_t *p, int *done_p)
 {
     gc3_host_state_t *s = p->be_state;
-    *done_p             = __atomic_load_n(&s->done, __ATOMIC_ACQUIRE) == s->nthreads;
+    *done_p             = __atomic_load_n(&s->done, __ATOMIC_ACQUIRE) == s->nthreads && !gc3_host_resume(p);
     if (!*done_p) {
         /* the caller polls (MPI_Test, MPI_Wait through the progress engine): give the core to
          * the program's threads, which may share it */
@@ -584,7 +622,16 @@ static gc3_status_t gc3_host_test(gc3_plan_t *p, int *done_p)
 
 static gc3_status_t gc3_host_wait(gc3_plan_t *p)
 {
-    return gc3_host_join(p);
+    gc3_host_state_t *s = p->be_state;
+    for (;;) {
+        while (__atomic_load_n(&s->done, __ATOMIC_ACQUIRE) != s->nthreads) {
+            struct timespec ts = { 0, 20000 };
+            nanosleep(&ts, NULL);
+        }
+        if (!gc3_host_resume(p)) {
+            return gc3_host_join(p);
+        }
+    }
 }
 
 static void gc3_host_plan_cleanup(gc3_plan_t *p)

@@ -925,6 +925,11 @@ GC3_DEV static int gc3_core_run(gc3_rt_tb_t *t)
         if (failed == GC3_STOP_YIELD) {
             gc3_core_record(t, &pos, at_l, at_s);
         } else if (!failed) {
+            if (t->resuming) {
+                /* resumed and ended: its record no longer says where it stands (the call may be run again
+                 * for another block, which gave way after this one ended it) */
+                t->resume->call = 0;
+            }
             t->send_base += pos.sent;
             t->recv_base += pos.received;
         }
