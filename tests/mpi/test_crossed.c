@@ -21,6 +21,12 @@
  *       most that many thread blocks of the process at once) the calls in flight together need more
  *       blocks than run at once: they complete only because blocks that wait give way
  *       (coll_gc3_yield_us)
+ *   test_crossed dup [--calls N]
+ *       MPI_THREAD_MULTIPLE (mpi4py's default): N times, MPI_Comm_dup of MPI_COMM_WORLD (Open MPI
+ *       allocates the new communicator's id with MPI_Iallreduce calls made from inside its progress
+ *       engine), an MPI_Iallreduce completed by MPI_Test and an MPI_Allreduce on the copy, then
+ *       MPI_Comm_free. With GC3_TEST_ROUTE_DRIVER=1 gc3 agrees on the ranks' memory kinds for each
+ *       new call size as on a GPU machine; the agreement waited for inside the progress engine hung
  *   test_crossed skip [--device] [--timeout S]
  *       rank 0 never makes its second call (on B): the others' call on B must fail within
  *       coll_gc3_timeout (+ slack), naming the communicator and what it waited for, on a new
@@ -485,6 +491,43 @@ static void run_many(int ncomms, int rounds)
     free(reqs);
 }
 
+/* ---------------------------------------------------------------- communicators duplicated */
+
+static void run_dup(int calls)
+{
+    const int n  = 65536;
+    int32_t  *bx = malloc(n * sizeof(*bx)), *by = malloc(n * sizeof(*by));
+    int       ok = bx != NULL && by != NULL;
+    for (int i = 0; i < calls && ok; i++) {
+        MPI_Comm    d;
+        MPI_Request r;
+        int32_t     x[3] = { rank + 1, rank + i, 1 }, y[3] = { 0, 0, 0 }, z = 0, one = 1;
+        int         flag = 0;
+        for (int k = 0; k < n; k++) {
+            bx[k] = rank + k % 7;
+        }
+        /* a nonblocking call of a new size on the parent first (as mpi4py's tests do), then the copy */
+        ok &= MPI_Iallreduce(bx, by, n - i, MPI_INT32_T, MPI_MAX, MPI_COMM_WORLD, &r) == MPI_SUCCESS;
+        while (ok && !flag) {
+            ok &= MPI_Test(&r, &flag, MPI_STATUS_IGNORE) == MPI_SUCCESS;
+        }
+        ok = ok && by[0] == size - 1 && by[n - i - 1] == size - 1 + (n - i - 1) % 7;
+        ok &= MPI_Comm_dup(MPI_COMM_WORLD, &d) == MPI_SUCCESS;
+        flag = 0;
+        ok &= MPI_Iallreduce(x, y, 1 + i % 3, MPI_INT32_T, MPI_MAX, d, &r) == MPI_SUCCESS;
+        while (ok && !flag) {
+            ok &= MPI_Test(&r, &flag, MPI_STATUS_IGNORE) == MPI_SUCCESS;
+        }
+        ok &= MPI_Allreduce(&one, &z, 1, MPI_INT32_T, MPI_SUM, d) == MPI_SUCCESS;
+        ok = ok && y[0] == size && z == size && (i % 3 < 1 || y[1] == size - 1 + i);
+        ok &= MPI_Comm_free(&d) == MPI_SUCCESS;
+    }
+    free(bx);
+    free(by);
+    check(ok, "MPI_Comm_dup, MPI_Iallreduce completed by MPI_Test and MPI_Allreduce on the copy, MPI_Comm_free: "
+              "every time, right results");
+}
+
 /* ---------------------------------------------------------------- threads */
 
 typedef struct {
@@ -637,7 +680,9 @@ int main(int argc, char **argv)
     int         calls = 30, provided = MPI_THREAD_SINGLE, ncomms = 3, rounds = 3;
     double      timeout = 300;
 
-    MPI_Init_thread(&argc, &argv, strcmp(mode, "threads") == 0 ? MPI_THREAD_MULTIPLE : MPI_THREAD_SINGLE, &provided);
+    MPI_Init_thread(&argc, &argv,
+                    strcmp(mode, "threads") == 0 || strcmp(mode, "dup") == 0 ? MPI_THREAD_MULTIPLE : MPI_THREAD_SINGLE,
+                    &provided);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     for (int i = 2; i < argc; i++) {
@@ -662,6 +707,8 @@ int main(int argc, char **argv)
         run_crossed();
     } else if (strcmp(mode, "threads") == 0) {
         run_threads(calls, provided);
+    } else if (strcmp(mode, "dup") == 0) {
+        run_dup(calls);
     } else if (strcmp(mode, "many") == 0 && ncomms > 0 && rounds > 0) {
         run_many(ncomms, rounds);
     } else if (strcmp(mode, "skip") == 0) {
@@ -669,7 +716,7 @@ int main(int argc, char **argv)
         skip_one("warm", 1, timeout);
     } else {
         if (rank == 0)
-            fprintf(stderr, "usage: test_crossed crossed|threads|many|skip [--device] [--max-count N] [--calls N] "
+            fprintf(stderr, "usage: test_crossed crossed|threads|many|dup|skip [--device] [--max-count N] [--calls N] "
                             "[--comms N] [--rounds R] [--timeout S]\n");
         MPI_Finalize();
         return 2;
