@@ -216,7 +216,8 @@ const char  *gc3_plan_zc_why(const gc3_plan_t *plan);
  * and wait for its threads. Before the library is unloaded: a call abandoned after a failure elsewhere
  * has threads that would otherwise wait until their timeout, in code that is gone. */
 void gc3_exec_quiesce(void);
-/* How many times a thread block of the plan gave way (params.yield_us) and ran on later, all calls. */
+/* How many times a call of the plan ran again because some of its thread blocks gave way
+ * (params.yield_us), all calls. */
 uint64_t     gc3_plan_resumed(const gc3_plan_t *plan);
 gc3_status_t gc3_exec_create(const gc3_exec_params_t *params, gc3_diag_t *diag, gc3_exec_t **exec_p);
 /* How many thread blocks of one plan can run at once: cuda, what params.device holds co-resident

@@ -253,7 +253,7 @@ struct gc3_plan {
     int         zc_pull;        /* the program's zc_pull: never push */
     const char *zc_why;         /* why the last call left nothing in place (NULL: it did) */
     char        broken_why[512];
-    uint64_t    resumed;    /* times a block of the plan gave way and ran on later (gc3_plan_resumed) */
+    uint64_t    resumed;    /* times a call of the plan ran again after blocks gave way (gc3_plan_resumed) */
     uint64_t    started_ns; /* when the call in flight started (gc3_exec_wait_for) */
 };
 

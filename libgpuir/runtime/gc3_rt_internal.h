@@ -74,7 +74,8 @@ enum {
 typedef struct {
     uint64_t call;           /* the call (gc3_rt_tb_t.call) the block left; another call's: none */
     uint64_t sent, received; /* messages of the call on the block's connections so far */
-    uint64_t since;          /* when the wait it left began: the timeout counts from there */
+    uint64_t waited;         /* how long the wait it left had lasted (ns): the timeout counts it, not the time
+                              * the block spent off its SM before it ran again */
     int32_t  loop, step;     /* where it left (loop L, step 0: in the wait at the call's end) */
     int32_t  zc;             /* it sent a message in place (gc3_core_pos_t.zc) */
     int32_t  pad;
@@ -201,13 +202,13 @@ typedef struct {
     volatile int32_t        *abort_flag; /* nonzero: the rank's call stops (GC3_RT_ABORT_*) */
     gc3_rt_error_t        *err;
     /* giving way: the block's record (NULL: it never gives way), the call's number as the record names
-     * it, how long a wait lasts before the block gives way (0: never), (the leader's) when the wait the
-     * block left began, for the timeout of that wait resumed (0: none), and whether this run of the call
-     * is a resumption (the record says where the block goes on, or that it ended the call before) */
+     * it, how long a wait lasts before the block gives way (0: never), (the leader's) how long the wait the
+     * block left had lasted, for the timeout of that wait resumed (0: none), and whether this run of the
+     * call is a resumption (the record says where the block goes on, or that it ended the call before) */
     gc3_rt_resume_t       *resume;
     uint64_t               call;
     uint64_t               yield_ns;
-    uint64_t               wait_since;
+    uint64_t               waited;
     int32_t                resuming;
     uint64_t              *trace;        /* cuda, GC3_CUDA_TRACE: this block's clock stamps (NULL: off):
                                           * GC3_TRACE_AT(s, phase) for each step of the first loop, after

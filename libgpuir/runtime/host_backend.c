@@ -140,12 +140,12 @@ static inline int gc3_be_ll_load(gc3_rt_tb_t *t, char *dst, const char *lines, u
             if ((++polls & 1023) == 0) {
                 uint64_t now = gc3_exec_now_ns();
                 if (start == 0) {
-                    start = t->wait_since != 0 ? t->wait_since : now; /* (a wait resumed: since it began) */
+                    start = now - t->waited; /* (a wait resumed: what it had waited already) */
                     here  = now;
                 } else if (t->timeout_s > 0 && (double)(now - start) * 1e-9 > t->timeout_s) {
                     return -2;
                 } else if (t->yield_ns != 0 && now - here > t->yield_ns) {
-                    t->wait_since = start;
+                    t->waited = now - start;
                     return -3; /* give way (what was unpacked is written again when the step runs again) */
                 }
             }
@@ -233,9 +233,7 @@ static int gc3_host_join_threads(gc3_host_state_t *s)
     }
     s->nthreads = 0;
     pthread_mutex_unlock(&s->join_lock);
-    if (n > 0) {
-        gc3_host_live_remove(s);
-    }
+    gc3_host_live_remove(s); /* (also a state whose last spawn started no thread) */
     return n > 0;
 }
 
@@ -426,11 +424,15 @@ static void gc3_host_place_give(void)
     pthread_mutex_unlock(&gc3_host_places.lock);
 }
 
-/* One block's run of the call, in a place under the test's cap: gc3_core_run's answer. */
+/* One block's run of the call, in a place under the test's cap: gc3_core_run's answer. A block that
+ * ended the call before (resuming) takes no place. */
 static int gc3_host_block_run(gc3_rt_tb_t *x)
 {
     const int capped = gc3_host_places_cap() > 0;
     int       rc;
+    if (gc3_core_ended_before(x)) {
+        return GC3_CORE_DONE_BEFORE;
+    }
     if (capped && gc3_host_place_take(x) != 0) {
         return GC3_CORE_FAILED;
     }
@@ -458,7 +460,6 @@ static void *gc3_host_thread(void *arg)
         break;
     case GC3_CORE_YIELDED:
         __atomic_store_n(&s->yielded, 1, __ATOMIC_RELEASE);
-        __atomic_add_fetch(&p->resumed, 1, __ATOMIC_RELAXED);
         break;
     default:
         break;
@@ -521,7 +522,7 @@ static gc3_status_t gc3_host_spawn(gc3_plan_t *p, int resuming, gc3_diag_t *diag
         p->tbs_ctx[t].resume     = &s->resume[t];
         p->tbs_ctx[t].call       = s->calls;
         p->tbs_ctx[t].yield_ns   = gc3_host_places_cap() > 0 ? (uint64_t)p->exec->params.yield_us * 1000u : 0;
-        p->tbs_ctx[t].wait_since = 0;
+        p->tbs_ctx[t].waited     = 0;
         p->tbs_ctx[t].resuming   = resuming;
         if (j == NULL) {
             rc = ENOMEM;
@@ -542,7 +543,7 @@ static gc3_status_t gc3_host_spawn(gc3_plan_t *p, int resuming, gc3_diag_t *diag
         }
         s->nthreads++;
     }
-    if (!resuming) {
+    if (!resuming && s->nthreads > 0) {
         gc3_host_live_add(s);
     }
     if (p->exec->params.breakdown && !resuming) {
@@ -565,6 +566,7 @@ static int gc3_host_resume(gc3_plan_t *p)
     }
     s->nthreads = 0;
     pthread_mutex_unlock(&s->join_lock);
+    __atomic_add_fetch(&p->resumed, 1, __ATOMIC_RELAXED);
     if (gc3_host_spawn(p, 1, NULL) != GC3_OK) {
         __atomic_store_n(&s->failed, 1, __ATOMIC_RELEASE); /* (its threads, if any, were joined: nothing runs) */
         snprintf(p->broken_why, sizeof(p->broken_why), "host backend: cannot start the call's threads again");

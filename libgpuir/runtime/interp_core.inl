@@ -103,8 +103,8 @@ GC3_DEV static void gc3_core_fail(gc3_rt_tb_t *t, int step, int loop, int what, 
 enum { GC3_STOP_FAIL = 1, GC3_STOP_YIELD = 2 };
 
 /* Leader only: wait until *p >= target. 0 when reached, GC3_STOP_FAIL on abort or timeout,
- * GC3_STOP_YIELD when it waited longer than t->yield_ns (t->wait_since then says since when: the
- * timeout of the wait resumed counts from there). */
+ * GC3_STOP_YIELD when it waited longer than t->yield_ns (t->waited then says how long it has waited in
+ * all: the timeout of the wait resumed counts that, not the time the block was off its SM). */
 GC3_DEV static int gc3_core_wait(gc3_rt_tb_t *t, uint64_t *p, uint64_t target, int step, int loop, int what,
                                  int dep_tb, int dep_step)
 {
@@ -121,14 +121,14 @@ GC3_DEV static int gc3_core_wait(gc3_rt_tb_t *t, uint64_t *p, uint64_t target, i
         if ((polls & 1023) == 0) {
             uint64_t now = GC3_NOW_NS();
             if (start == 0) {
-                start         = t->wait_since != 0 ? t->wait_since : now;
-                here          = now;
-                t->wait_since = 0;
+                start     = now - t->waited; /* (a wait resumed: what it had waited already) */
+                here      = now;
+                t->waited = 0;
             } else if (t->timeout_s > 0 && (double)(now - start) * 1e-9 > t->timeout_s) {
                 gc3_core_fail(t, step, loop, what, dep_tb, dep_step, target, v);
                 return GC3_STOP_FAIL;
             } else if (t->yield_ns != 0 && now - here > t->yield_ns) {
-                t->wait_since = start;
+                t->waited = now - start;
                 return GC3_STOP_YIELD;
             }
         }
@@ -841,7 +841,14 @@ GC3_DEV static void gc3_core_record(gc3_rt_tb_t *t, const gc3_core_pos_t *pos, i
     r->sent            = pos->sent;
     r->received        = pos->received;
     r->zc              = pos->zc;
-    r->since           = t->wait_since;
+    r->waited          = t->waited;
+}
+
+/* Resuming, the block ended the call before: its record names no call, or another one (a backend asks
+ * before it gives the block a place to run, and gc3_core_run answers GC3_CORE_DONE_BEFORE then). */
+GC3_DEV static inline int gc3_core_ended_before(const gc3_rt_tb_t *t)
+{
+    return t->resuming && (t->resume == 0 || t->resume->call != t->call);
 }
 
 /* Run every loop and step of one IR thread block; resuming (t->resuming), what is left of them when
@@ -858,7 +865,7 @@ GC3_DEV static int gc3_core_run(gc3_rt_tb_t *t)
     int                    failed = 0, l0 = 0, s0 = 0, at_l = 0, at_s = 0, resumed = 0;
 
     if (t->resuming) {
-        if (r == 0 || r->call != t->call) {
+        if (gc3_core_ended_before(t)) {
             return GC3_CORE_DONE_BEFORE;
         }
         /* where it left: nothing of that step was moved, the slots it had taken are the next ones */
@@ -871,7 +878,7 @@ GC3_DEV static int gc3_core_run(gc3_rt_tb_t *t)
         s0           = r->step;
         resumed      = 1;
         if (GC3_LEADER) {
-            t->wait_since = r->since;
+            t->waited = r->waited;
         }
     }
     if (GC3_LEADER) {
@@ -902,7 +909,7 @@ GC3_DEV static int gc3_core_run(gc3_rt_tb_t *t)
             if (resumed && !failed) {
                 resumed = 0;
                 if (GC3_LEADER) {
-                    t->wait_since = 0; /* (the resumed wait ended before it looked at the clock) */
+                    t->waited = 0; /* (the resumed wait ended before it looked at the clock) */
                 }
             }
         }

@@ -673,8 +673,10 @@ static void gc3_cuda_device_ctx(const gc3_plan_t *p, const gc3_cuda_state_t *s, 
         c[t].abort_flag = s->d_abort;
         c[t].trace      = s->tracing ? s->d_trace + (size_t)t * s->trace_stride : NULL;
         c[t].resume     = (gc3_rt_resume_t *)(s->d_plan + l.resume) + t;
-        c[t].yield_ns   = (uint64_t)p->exec->params.yield_us * 1000u;
-        c[t].wait_since = 0;
+        /* a call on the caller's stream never gives way: launched again, it would run after what the
+         * caller queued there after the call */
+        c[t].yield_ns   = s->call_stream == s->own_stream ? (uint64_t)p->exec->params.yield_us * 1000u : 0;
+        c[t].waited     = 0;
         c[t].resuming   = s->resuming;
     }
 }

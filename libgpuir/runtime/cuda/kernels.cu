@@ -141,10 +141,14 @@ __device__ static int gc3_cuda_place_take(gc3_rt_tb_t *t, uint32_t cap)
     return gc3_dev_share_int(stop);
 }
 
-/* The block's run of the call, in a place under a test's cap: gc3_core_run's answer in every thread. */
+/* The block's run of the call, in a place under a test's cap: gc3_core_run's answer in every thread. A
+ * block that ended the call before (resuming) takes no place. */
 __device__ static int gc3_cuda_run(gc3_rt_tb_t *t, const gc3_cuda_done_t &d)
 {
     int rc;
+    if (gc3_core_ended_before(t)) {
+        return GC3_CORE_DONE_BEFORE;
+    }
     if (gc3_cuda_place_take(t, d.cap)) {
         return GC3_CORE_FAILED;
     }
@@ -291,7 +295,9 @@ __device__ static int gc3_cuda_go_wait(const gc3_cuda_resident_t *r, uint64_t wa
     const uint64_t start = gc3_dev_now();
     for (uint64_t polls = 1;; polls++) {
         uint64_t g = gc3_dev_ld_acq_gpu(r->go);
-        if (g == want) {
+        /* EXIT | want: block 0 took call `want` and a block that ran it gave way (or failed) since: this
+         * block runs it too (a record to resume from, or its failure), else the call never completes */
+        if (g == want || g == (GC3_CUDA_GO_EXIT | want)) {
             for (int i = 0; i < GC3_CUDA_MAIL_WORDS; i++) {
                 w[i] = ((volatile uint32_t *)r->desc)[i];
             }

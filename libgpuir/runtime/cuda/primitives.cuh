@@ -342,7 +342,7 @@ __device__ static int gc3_be_ll_load(gc3_rt_tb_t *t, char *dst, const char *line
                     break;
                 }
                 if (start == 0) {
-                    start = t->wait_since != 0 ? t->wait_since : now; /* (a wait resumed: since it began) */
+                    start = now - t->waited; /* (a wait resumed: what it had waited already) */
                     here  = now;
                 } else if (t->timeout_s > 0 && (double)(now - start) * 1e-9 > t->timeout_s) {
                     rc             = -2;
@@ -377,10 +377,10 @@ __device__ static int gc3_be_ll_load(gc3_rt_tb_t *t, char *dst, const char *line
     }
     __syncthreads();
     rc = any & 2 ? -2 : any & 1 ? -1 : any ? -3 : 0; /* the same answer in every thread */
-    if (rc == -3 && threadIdx.x == 0 && t->wait_since == 0) {
-        /* the timeout of the wait resumed counts from about when it began (the leader's own lines may
-         * have come at once, so it did not look at the clock) */
-        t->wait_since = gc3_dev_now() - t->yield_ns;
+    if (rc == -3 && threadIdx.x == 0) {
+        /* what the wait resumed counts for its timeout: at least the give-way time more (the leader's own
+         * lines may have come at once, so it did not look at the clock) */
+        t->waited += t->yield_ns;
     }
     *sig_p = gc3_ll_sig(hdr);
     __syncthreads();
