@@ -222,19 +222,16 @@ static void gc3_host_live_remove(gc3_host_state_t *s)
     pthread_mutex_unlock(&gc3_host_live.lock);
 }
 
-/* Join a state's threads once (1 when this call joined some). */
-static int gc3_host_join_threads(gc3_host_state_t *s)
+/* Join the threads of the state's last spawn, once (whoever comes first: the call's end, its run
+ * again, gc3_exec_quiesce). */
+static void gc3_host_join_threads(gc3_host_state_t *s)
 {
-    int n;
     pthread_mutex_lock(&s->join_lock);
-    n = s->nthreads;
-    for (int t = 0; t < n; t++) {
+    for (int t = 0; t < s->nthreads; t++) {
         pthread_join(s->threads[t], NULL);
     }
     s->nthreads = 0;
     pthread_mutex_unlock(&s->join_lock);
-    gc3_host_live_remove(s); /* (also a state whose last spawn started no thread) */
-    return n > 0;
 }
 
 typedef struct {
@@ -560,12 +557,7 @@ static int gc3_host_resume(gc3_plan_t *p)
     if (!__atomic_load_n(&s->yielded, __ATOMIC_ACQUIRE) || __atomic_load_n(&s->failed, __ATOMIC_ACQUIRE)) {
         return 0;
     }
-    pthread_mutex_lock(&s->join_lock);
-    for (int t = 0; t < s->nthreads; t++) {
-        pthread_join(s->threads[t], NULL);
-    }
-    s->nthreads = 0;
-    pthread_mutex_unlock(&s->join_lock);
+    gc3_host_join_threads(s);
     __atomic_add_fetch(&p->resumed, 1, __ATOMIC_RELAXED);
     if (gc3_host_spawn(p, 1, NULL) != GC3_OK) {
         __atomic_store_n(&s->failed, 1, __ATOMIC_RELEASE); /* (its threads, if any, were joined: nothing runs) */
@@ -575,10 +567,14 @@ static int gc3_host_resume(gc3_plan_t *p)
     return 1;
 }
 
+/* The call's end (once a call: its test saw it done, or its wait): its threads joined, the state off
+ * the live list, the breakdown's exchange time counted. */
 static gc3_status_t gc3_host_join(gc3_plan_t *p)
 {
     gc3_host_state_t *s = p->be_state;
-    if (gc3_host_join_threads(s) && p->exec->params.breakdown && p->times.exchanged >= p->times.picked) {
+    gc3_host_join_threads(s);
+    gc3_host_live_remove(s);
+    if (p->ntbs > 0 && p->exec->params.breakdown && p->times.exchanged >= p->times.picked) {
         p->times.exchange_ns += p->times.exchanged - p->times.picked;
         p->times.exchanges++;
     }
@@ -598,9 +594,8 @@ void gc3_exec_quiesce(void)
         if (s == NULL) {
             break;
         }
-        if (!gc3_host_join_threads(s)) {
-            gc3_host_live_remove(s); /* (joined meanwhile by its caller) */
-        }
+        gc3_host_join_threads(s);
+        gc3_host_live_remove(s);
     }
     pthread_mutex_lock(&gc3_host_live.lock);
     free(gc3_host_live.s);
@@ -624,16 +619,10 @@ static gc3_status_t gc3_host_test(gc3_plan_t *p, int *done_p)
 
 static gc3_status_t gc3_host_wait(gc3_plan_t *p)
 {
-    gc3_host_state_t *s = p->be_state;
-    for (;;) {
-        while (__atomic_load_n(&s->done, __ATOMIC_ACQUIRE) != s->nthreads) {
-            struct timespec ts = { 0, 20000 };
-            nanosleep(&ts, NULL);
-        }
-        if (!gc3_host_resume(p)) {
-            return gc3_host_join(p);
-        }
-    }
+    do {
+        gc3_host_join_threads(p->be_state);
+    } while (gc3_host_resume(p));
+    return gc3_host_join(p);
 }
 
 static void gc3_host_plan_cleanup(gc3_plan_t *p)
@@ -641,6 +630,7 @@ static void gc3_host_plan_cleanup(gc3_plan_t *p)
     gc3_host_state_t *s = p->be_state;
     if (s != NULL) {
         gc3_host_join_threads(s); /* (a call in flight was waited for by gc3_plan_destroy) */
+        gc3_host_live_remove(s);
         pthread_mutex_destroy(&s->join_lock);
         free(s->threads);
         free(s->ends);
