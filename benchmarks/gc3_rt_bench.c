@@ -168,7 +168,7 @@ int main(int argc, char **argv)
             in  = (char *)h;
             out = (char *)hout;
         }
-        call = (gc3_call_t){in, out, count, GC3_DT_FLOAT32, GC3_OP_SUM, stream};
+        call = (gc3_call_t){ in, out, count, GC3_DT_FLOAT32, GC3_OP_SUM, stream, NULL };
         for (int it = 0; it < warmup + iters && ok; it++) {
             double t0;
             MPI_Barrier(comm);

@@ -94,6 +94,18 @@ enum { GC3_COLL_ACC_READ = 1, GC3_COLL_ACC_WRITE = 2 };
 unsigned     gc3_coll_access(gc3_coll_t coll, int root, int rank, gc3_buf_t buf);
 /* Segments of `buf` (input or output) of coll: 1, or ngpus when it has one per rank. */
 int          gc3_coll_segments(gc3_coll_t coll, gc3_buf_t buf, int ngpus);
+/* A call with per-rank counts (MPI's v-collectives; gc3_call_t.segs): where each segment of a rank's
+ * buffers starts and how many elements it holds, as a table of words: word 0 the index of the output's
+ * first pair, then a pair {first element, elements} per segment of the input, then per segment of the
+ * output (gc3_coll_segments; a buffer of one segment: its one pair). Segments may be out of rank order,
+ * with gaps, and empty; elements outside them are never touched. The table's words for coll on ngpus
+ * ranks (0 for custom collectives, which have none): */
+size_t gc3_coll_segs_words(gc3_coll_t coll, int ngpus);
+/* Pair s of buffer buf (input or output) of such a table: its first element and its elements. */
+static inline const uint64_t *gc3_coll_segs_pair(const uint64_t *segs, gc3_buf_t buf, int s)
+{
+    return segs + 1 + 2 * ((buf == GC3_BUF_OUTPUT ? segs[0] : 0) + (uint64_t)s);
+}
 /* Chunks of a segment of coll with nchunksperloop chunks on ngpus ranks (0 when they do not divide). */
 int          gc3_coll_segment_chunks(gc3_coll_t coll, int nchunksperloop, int ngpus);
 /* The collective a name stands for: gc3's own names, and the spellings of MSCCL, RCCL, msccl-tools

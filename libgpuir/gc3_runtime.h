@@ -254,10 +254,17 @@ void         gc3_plan_destroy(gc3_plan_t *plan);
 typedef struct {
     const void *sendbuf;   /* in-place: NULL (the data is in recvbuf, see gc3_ir.h for positions) */
     void       *recvbuf;
-    size_t      count;
+    size_t      count; /* elements of every segment; with segs, the largest segment of any rank's call */
     gc3_dtype_t dtype;
     gc3_op_t    op;
     void       *stream;    /* cuda: cudaStream_t (NULL: the executor's own) */
+    /* NULL: segment s of a buffer is elements [s * count, +count) of it. Otherwise per-rank counts (MPI's
+     * v-collectives): this rank's table of gc3_coll_segs_words words (gc3_ir.h), copied at the start; in
+     * place, the inner buffer is the pair of this rank of the other one. Every rank passes the same count
+     * (it sets the call's tile and loops: the largest segment of any rank), and a segment's elements
+     * agree between the ranks whose chunks meet (as MPI requires of counts). Such a call never runs in
+     * zero-copy mode (its ranks' buffers are laid out differently). */
+    const uint64_t *segs;
 } gc3_call_t;
 
 /* Run one call to completion (start + wait). Collective: every rank calls with the same count. */

@@ -48,6 +48,15 @@ int gc3_coll_segments(gc3_coll_t coll, gc3_buf_t buf, int ngpus)
     return (buf == GC3_BUF_INPUT ? d->in_per_rank : d->out_per_rank) ? ngpus : 1;
 }
 
+size_t gc3_coll_segs_words(gc3_coll_t coll, int ngpus)
+{
+    if (coll == GC3_COLL_CUSTOM || ngpus <= 0) {
+        return 0;
+    }
+    return 1 +
+           2 * (size_t)(gc3_coll_segments(coll, GC3_BUF_INPUT, ngpus) + gc3_coll_segments(coll, GC3_BUF_OUTPUT, ngpus));
+}
+
 int gc3_coll_segment_chunks(gc3_coll_t coll, int nchunksperloop, int ngpus)
 {
     const gc3_coll_desc_t *d    = gc3_coll_desc(coll);

@@ -8,15 +8,34 @@
 #include "gc3_rt_exec.h"
 #include "gc3_rt_net.h"
 
+/* Where segment s of buffer b (0 input, 1 output) of this rank's call starts and how many elements it holds:
+ * segment s of `count` elements, or the call's table (per-rank counts). */
+static void gc3_call_seg(const gc3_plan_t *p, const gc3_call_t *c, int b, int s, uint64_t *first_p, uint64_t *n_p)
+{
+    if (c->segs != NULL) {
+        const uint64_t *e = gc3_coll_segs_pair(c->segs, (gc3_buf_t)b, s);
+        *first_p          = e[0];
+        *n_p              = e[1];
+        return;
+    }
+    (void)p;
+    *first_p = (uint64_t)s * c->count;
+    *n_p     = c->count;
+}
+
 /* In-place buffers: where the input and output of this rank sit in recvbuf (the inner one at
  * this rank's segment of it, or at its start). */
 static void gc3_call_buffers(const gc3_plan_t *p, const gc3_call_t *c, char **in, char **out)
 {
     const gc3_coll_desc_t *d = gc3_coll_desc((gc3_coll_t)p->flat->coll);
+    uint64_t               first = 0, n = 0;
+    char                  *inner = (char *)c->recvbuf;
+
     /* (recvbuf is NULL only where the rank has no output: a reduce's non-root, gc3_call_check) */
-    char *inner = c->recvbuf == NULL || !d->inplace_slice
-                      ? (char *)c->recvbuf
-                      : (char *)c->recvbuf + (size_t)p->rank * c->count * gc3_dtype_size(c->dtype);
+    if (c->recvbuf != NULL && d->inplace_slice) { /* this rank's segment of the outer buffer */
+        gc3_call_seg(p, c, d->inplace_inner == GC3_BUF_INPUT ? GC3_BUF_OUTPUT : GC3_BUF_INPUT, p->rank, &first, &n);
+        inner += (size_t)first * gc3_dtype_size(c->dtype);
+    }
 
     *out = c->recvbuf;
     *in  = (char *)c->sendbuf;
@@ -52,6 +71,26 @@ static gc3_status_t gc3_call_check(const gc3_plan_t *p, const gc3_call_t *c, gc3
         gc3_diag_add(diag, "executor: operator %s is not defined on %s, or no receive buffer", gc3_op_name(c->op),
                      gc3_dtype_name(c->dtype));
         return GC3_ERR_INVALID_PARAM;
+    }
+    if (c->segs != NULL) { /* per-rank counts: no segment larger than the call's count */
+        const size_t words = gc3_coll_segs_words(coll, p->nranks);
+        for (size_t w = 1; w + 1 < words; w += 2) {
+            if (c->segs[w + 1] > c->count || c->segs[w] > UINT64_MAX / 2 - c->segs[w + 1]) {
+                gc3_diag_add(diag,
+                             "executor: a segment of %llu elements at %llu in a call of count %llu (per-rank "
+                             "counts: the count is the largest segment of any rank)",
+                             (unsigned long long)c->segs[w + 1], (unsigned long long)c->segs[w],
+                             (unsigned long long)c->count);
+                return GC3_ERR_INVALID_PARAM;
+            }
+        }
+        if (words == 0 || c->segs[0] != (uint64_t)gc3_coll_segments(coll, GC3_BUF_INPUT, p->nranks)) {
+            gc3_diag_add(diag,
+                         "executor: the per-rank counts of a %s call are not laid out as gc3_coll_segs_words "
+                         "says",
+                         gc3_coll_name(coll));
+            return GC3_ERR_INVALID_PARAM;
+        }
     }
     if (!one_buf && (c->sendbuf == NULL ? !p->flat->inplace : !p->flat->outofplace)) {
         gc3_diag_add(diag, "executor: the program does not support %s calls",
@@ -160,7 +199,7 @@ static uint64_t gc3_call_signature(const gc3_call_t *c)
 }
 
 /* What changes between calls in the blocks' contexts (the rest was set by gc3_plan_ctx_init). */
-static void gc3_call_contexts(gc3_plan_t *p, const gc3_call_t *c, uint64_t T, int L, int window)
+static void gc3_call_contexts(gc3_plan_t *p, const gc3_call_t *c, const uint64_t *seg, uint64_t T, int L, int window)
 {
     char          *in, *out;
     const uint64_t sig      = gc3_call_signature(c);
@@ -179,6 +218,8 @@ static void gc3_call_contexts(gc3_plan_t *p, const gc3_call_t *c, uint64_t T, in
         x->buf[GC3_BUF_OUTPUT]  = out;
         x->buf[GC3_BUF_SCRATCH] = p->scratch;
         x->count                = c->count;
+        x->seg                  = seg;
+        x->seg_ver              = seg != NULL ? p->segs_ver : 0;
         x->T                    = T;
         x->L                    = L;
         x->dtype                = c->dtype;
@@ -193,11 +234,51 @@ static void gc3_call_contexts(gc3_plan_t *p, const gc3_call_t *c, uint64_t T, in
     }
 }
 
-/* Bytes of the call's buffer b (0 input, 1 output) at a rank: its segments of `count` elements. */
+/* Bytes of the call's buffer b (0 input, 1 output) at a rank: up to the end of its last segment. */
 static uint64_t gc3_call_buf_bytes(const gc3_plan_t *p, const gc3_call_t *c, int b)
 {
-    return c->count * gc3_dtype_size(c->dtype) *
-           (uint64_t)gc3_coll_segments((gc3_coll_t)p->flat->coll, (gc3_buf_t)b, p->nranks);
+    const int segs = gc3_coll_segments((gc3_coll_t)p->flat->coll, (gc3_buf_t)b, p->nranks);
+    uint64_t  end  = 0, first, n;
+
+    for (int s = 0; s < segs; s++) {
+        gc3_call_seg(p, c, b, s, &first, &n);
+        end = first + n > end ? first + n : end;
+    }
+    return end * gc3_dtype_size(c->dtype);
+}
+
+/* The call's per-rank counts into the plan's copy, which the blocks read (a new version when its words
+ * changed); the contexts' pointer to it, or NULL. */
+static gc3_status_t gc3_call_segs(gc3_plan_t *p, const gc3_call_t *c, const uint64_t **seg_p, gc3_diag_t *diag)
+{
+    const size_t bytes = gc3_coll_segs_words((gc3_coll_t)p->flat->coll, p->nranks) * sizeof(uint64_t);
+    gc3_status_t status;
+
+    *seg_p = NULL;
+    if (c->segs == NULL) {
+        return GC3_OK;
+    }
+    if (bytes > p->segs_bytes) {
+        char *mem = NULL;
+        if ((status = p->exec->be->host_alloc(p, bytes, &mem)) != GC3_OK) {
+            gc3_diag_add(diag, "executor: cannot allocate %zu bytes for a call's per-rank counts", bytes);
+            return status;
+        }
+        if (p->segs != NULL) {
+            p->exec->be->host_free(p, (char *)p->segs, p->segs_bytes);
+            gc3_rt_held_add(GC3_RT_HELD_PINNED, -(int64_t)p->segs_bytes);
+        }
+        gc3_rt_held_add(GC3_RT_HELD_PINNED, (int64_t)bytes);
+        p->segs       = (uint64_t *)mem;
+        p->segs_bytes = bytes;
+        p->segs_ver   = 0; /* (a new copy: a new version below) */
+    }
+    if (p->segs_ver == 0 || memcmp(p->segs, c->segs, bytes) != 0) {
+        memcpy(p->segs, c->segs, bytes);
+        p->segs_ver = p->segs_ver % ((1u << 24) - 1) + 1;
+    }
+    *seg_p = p->segs;
+    return GC3_OK;
 }
 
 /* Zero-copy for the call: which marking applies, this rank's registrations of its buffers (held until
@@ -213,7 +294,7 @@ static void gc3_call_zc(gc3_plan_t *p, const gc3_call_t *c)
     p->zc_held[0] = p->zc_held[1] = 0;
     p->zc_peers_last              = 0;
     p->zc_why                     = NULL;
-    if (!p->exec->params.zero_copy || nz == 0 || p->exec->reg == NULL) {
+    if (!p->exec->params.zero_copy || nz == 0 || p->exec->reg == NULL || c->segs != NULL) {
         for (int t = 0; t < p->ntbs; t++) {
             p->tbs_ctx[t].zc_bit = 0;
         }
@@ -312,10 +393,12 @@ static gc3_status_t gc3_call_go(gc3_plan_t *p, const gc3_call_t *c, int big, gc3
     const int      s_chunks = gc3_flat_ranks(p->flat)[p->rank].s_chunks;
     const int      window   = s_chunks > 0 ? GC3_RT_WINDOW : 0;
     uint64_t       T        = 0;
+    const uint64_t *seg      = NULL;
     gc3_status_t   status;
     int            L;
 
-    if ((status = gc3_call_tile(p, c, k, big, &T, diag)) != GC3_OK) {
+    if ((status = gc3_call_tile(p, c, k, big, &T, diag)) != GC3_OK ||
+        (status = gc3_call_segs(p, c, &seg, diag)) != GC3_OK) {
         return status;
     }
     L = (int)((c->count + k * T - 1) / (k * T));
@@ -327,7 +410,7 @@ static gc3_status_t gc3_call_go(gc3_plan_t *p, const gc3_call_t *c, int big, gc3
     }
     p->zc_big = big;
     p->call_L = L;
-    gc3_call_contexts(p, c, T, p->call_L, window);
+    gc3_call_contexts(p, c, seg, T, p->call_L, window);
     gc3_call_push(p, c, big);
     return gc3_call_launch(p, c, diag);
 }
@@ -364,7 +447,7 @@ static gc3_status_t gc3_call_start(gc3_plan_t *p, const gc3_call_t *c, gc3_diag_
         return status; /* (nothing to move: every rank returns at once) */
     }
     gc3_call_zc(p, c);
-    if (p->zc_agree[kind]) {
+    if (p->zc_agree[kind] && c->segs == NULL) { /* (a call of per-rank counts on every rank alike) */
         /* zero-copy mode if every rank of the node is ready: launched once all said (gc3_exec_test) */
         p->call    = *c;
         p->pending = 1;

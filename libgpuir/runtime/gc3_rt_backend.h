@@ -207,6 +207,9 @@ struct gc3_plan {
                                                 * ordered, posted, picked, exchanged) */
     char                *scratch;
     size_t               scratch_bytes;
+    uint64_t            *segs; /* the call's per-rank counts, copied (host_alloc: the blocks read it); NULL */
+    size_t               segs_bytes;
+    uint32_t             segs_ver;    /* gc3_rt_tb_t.seg_ver of that copy */
     char                *stage;       /* LL staging: 2 per block */
     size_t               stage_bytes; /* per buffer */
     gc3_rt_error_t      *err;         /* host memory the blocks write (backend-visible) */

@@ -179,6 +179,10 @@ typedef struct {
     int32_t                handover;     /* pooled: the previous call on the pool was another plan's, whose
                                           * messages the receiver may still be reading */
     uint64_t               count, T;
+    const uint64_t        *seg;     /* per-rank counts: the plan's copy of the call's table (gc3_call_t.segs,
+                                          * memory the blocks read); NULL: every segment has count elements */
+    uint32_t               seg_ver; /* that copy's version, 1 to 2^24 - 1, new whenever its words change (the
+                                          * chunk-ends table's key); 0 without one */
     int32_t                L;
     int32_t                dtype, op, dsize;
     int32_t                slots;

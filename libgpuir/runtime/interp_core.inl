@@ -145,9 +145,14 @@ GC3_DEV static char *gc3_core_chunk_at(const gc3_rt_tb_t *t, char *base, int b, 
     /* no 64-bit division (measured on H200: 335 ns each, in the one thread doing control);
      * allreduce buffers are one segment (c < k) */
     uint32_t k = (uint32_t)t->k[b], seg = (uint32_t)c < k ? 0 : (uint32_t)c / k, m = (uint32_t)c - seg * k;
-    uint64_t pos = (uint64_t)l * k * t->T + m * t->T;
-    *valid       = pos < t->count ? (t->count - pos < t->T ? t->count - pos : t->T) : 0;
-    return base + (seg * t->count + pos) * (uint64_t)t->dsize;
+    uint64_t pos = (uint64_t)l * k * t->T + m * t->T, first = seg * t->count, n = t->count;
+    if (t->seg != 0) { /* per-rank counts: the segment's pair in the table (gc3_coll_segs_pair) */
+        const uint64_t *e = t->seg + 1 + 2 * ((b == GC3_BUF_OUTPUT ? t->seg[0] : 0) + seg);
+        first             = e[0];
+        n                 = e[1];
+    }
+    *valid = pos < n ? (n - pos < t->T ? n - pos : t->T) : 0;
+    return base + (first + pos) * (uint64_t)t->dsize;
 }
 
 /* Chunk c of buffer b in loop l: its address and how many elements of it exist. */
@@ -205,13 +210,14 @@ GC3_DEV static void gc3_core_ends_fill(const gc3_rt_tb_t *t, int l)
     gc3_core_end_t *e  = gc3_core_ends_table(t);
     const uint64_t  k2 = 1ull << 63 | (uint64_t)(uint32_t)l << 24 | (uint64_t)(uint8_t)t->window << 8 |
                          (uint64_t)(uint8_t)t->dsize;
+    const uint64_t  k1 = t->T | (uint64_t)t->seg_ver << 40; /* (a tile is below 2^40 elements) */
     uint64_t       *key;
 
     if (e == 0) {
         return;
     }
     key = GC3_ENDS_KEY; /* only where there is a table (the host's key is a member of it) */
-    if (key[0] == t->count && key[1] == t->T && key[2] == k2) {
+    if (key[0] == t->count && key[1] == k1 && key[2] == k2) {
         return;
     }
     for (int k = GC3_THREAD; k < t->nsteps * GC3_RT_ENDS_CHUNKS; k += GC3_THREADS) {
@@ -229,7 +235,7 @@ GC3_DEV static void gc3_core_ends_fill(const gc3_rt_tb_t *t, int l)
     GC3_SYNC(); /* every thread has read the old key before the leader writes the new one */
     if (GC3_LEADER) {
         key[0] = t->count;
-        key[1] = t->T;
+        key[1] = k1;
         key[2] = k2;
     }
 }

@@ -75,6 +75,10 @@ void gc3_plan_destroy(gc3_plan_t *p)
     }
     gc3_plan_pool_leave(p);
     gc3_plan_scratch_free(p);
+    if (p->segs != NULL) {
+        p->exec->be->host_free(p, (char *)p->segs, p->segs_bytes);
+        gc3_rt_held_add(GC3_RT_HELD_PINNED, -(int64_t)p->segs_bytes);
+    }
     if (p->stage != NULL) {
         p->exec->be->mem_free(p, p->stage, p->mem.stage);
         gc3_rt_held_add(GC3_RT_HELD_DEVICE, -(int64_t)p->mem.stage);

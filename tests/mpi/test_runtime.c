@@ -409,7 +409,7 @@ static void run_rooted(gc3_exec_t *exec, const char *algo, gc3_proto_t proto, in
             const size_t count = counts[i], ds = gc3_dtype_size(types[t].dt), bytes = count * ds;
             const int    bcast = prog->coll == GC3_COLL_BCAST;
             char       **all_in, *h = malloc(bytes + 1), *exp = malloc(bytes + 1), *in = NULL, *out = NULL, msg[1024];
-            gc3_call_t   call = {NULL, NULL, count, types[t].dt, types[t].op, NULL};
+            gc3_call_t   call = { NULL, NULL, count, types[t].dt, types[t].op, NULL, NULL };
             gc3_status_t s;
             int          right = 1;
             if (count > max_count || (t > 0 && (bcast || count > 1000))) {
@@ -529,7 +529,8 @@ static void pool_check_overlap(gc3_plan_t *a, gc3_plan_t *b)
     float       *h  = malloc(n * sizeof(float));
     char        *in = buf_alloc(n * sizeof(float)), *out = buf_alloc(n * sizeof(float));
     char        *in2 = buf_alloc(n * sizeof(float)), *out2 = buf_alloc(n * sizeof(float));
-    gc3_call_t   ca = {in, out, n, GC3_DT_FLOAT32, GC3_OP_SUM, NULL}, cb = {in2, out2, n, GC3_DT_FLOAT32, GC3_OP_SUM, NULL};
+    gc3_call_t   ca = { in, out, n, GC3_DT_FLOAT32, GC3_OP_SUM, NULL, NULL },
+               cb   = { in2, out2, n, GC3_DT_FLOAT32, GC3_OP_SUM, NULL, NULL };
     gc3_diag_t   diag;
     gc3_status_t sa, sb, sw;
     int          ok;
@@ -733,7 +734,7 @@ static void run_planted_deadlock(gc3_exec_t *exec, const char *corpus)
     gc3_diag_t        diag;
     char              path[1024], want[128];
     char             *in = buf_alloc(8 * sizeof(float)), *out = buf_alloc(8 * sizeof(float)); /* alltoall, 4 per peer */
-    gc3_call_t        call = {in, out, 4, GC3_DT_FLOAT32, GC3_OP_SUM, NULL};
+    gc3_call_t        call = { in, out, 4, GC3_DT_FLOAT32, GC3_OP_SUM, NULL, NULL };
     double            t0, dt;
     gc3_status_t      s;
     int               ok;

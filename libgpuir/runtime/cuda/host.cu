@@ -875,17 +875,22 @@ static void gc3_cuda_post(const gc3_plan_t *p, gc3_cuda_state_t *s, uint64_t seq
 {
     const gc3_rt_tb_t *x = &p->tbs_ctx[0];
     uint32_t           w[GC3_CUDA_MAIL_WORDS];
-    const uint64_t     v64[][2] = {{GC3_MAIL_IN, (uint64_t)(uintptr_t)x->buf[GC3_BUF_INPUT]},
-                                   {GC3_MAIL_OUT, (uint64_t)(uintptr_t)x->buf[GC3_BUF_OUTPUT]},
-                                   {GC3_MAIL_SCRATCH, (uint64_t)(uintptr_t)x->buf[GC3_BUF_SCRATCH]},
-                                   {GC3_MAIL_COUNT, x->count}, {GC3_MAIL_SIG, x->sig}, {GC3_MAIL_T, x->T},
-                                   {GC3_MAIL_ZC_PEERS_IN, x->zc_peers[0]}, {GC3_MAIL_ZC_PEERS_OUT, x->zc_peers[1]}};
+    const uint64_t     v64[][2] = { { GC3_MAIL_IN, (uint64_t)(uintptr_t)x->buf[GC3_BUF_INPUT] },
+                                    { GC3_MAIL_OUT, (uint64_t)(uintptr_t)x->buf[GC3_BUF_OUTPUT] },
+                                    { GC3_MAIL_SCRATCH, (uint64_t)(uintptr_t)x->buf[GC3_BUF_SCRATCH] },
+                                    { GC3_MAIL_COUNT, x->count },
+                                    { GC3_MAIL_SIG, x->sig },
+                                    { GC3_MAIL_T, x->T },
+                                    { GC3_MAIL_ZC_PEERS_IN, x->zc_peers[0] },
+                                    { GC3_MAIL_ZC_PEERS_OUT, x->zc_peers[1] },
+                                    { GC3_MAIL_SEG, (uint64_t)(uintptr_t)x->seg } };
     static_assert(GC3_RT_WINDOW < 256, "the window travels in 8 bits");
     for (size_t i = 0; i < sizeof(v64) / sizeof(v64[0]); i++) {
         w[v64[i][0]]     = (uint32_t)v64[i][1];
         w[v64[i][0] + 1] = (uint32_t)(v64[i][1] >> 32);
     }
-    w[GC3_MAIL_L]     = (uint32_t)x->L;
+    w[GC3_MAIL_L]       = (uint32_t)x->L;
+    w[GC3_MAIL_SEG_VER] = x->seg_ver;
     w[GC3_MAIL_TYPE]  = (uint32_t)x->dtype | (uint32_t)x->op << 8 | (uint32_t)x->dsize << 16 | (uint32_t)x->window << 24;
     static_assert(GC3_REG_ENTRIES_MAX <= 0xffff, "a registration id travels in 16 bits");
     w[GC3_MAIL_FLAGS] = flags | (x->handover ? GC3_MAIL_F_HANDOVER : 0) | (uint32_t)(x->zc_bit & 3) << GC3_MAIL_F_ZC_SHIFT;

@@ -367,6 +367,8 @@ __device__ static void gc3_cuda_resident(gc3_cuda_shared_t *sh, const gc3_cuda_r
             t->buf[GC3_BUF_OUTPUT]  = (char *)gc3_mail_u64(w, GC3_MAIL_OUT);
             t->buf[GC3_BUF_SCRATCH] = (char *)gc3_mail_u64(w, GC3_MAIL_SCRATCH);
             t->count  = gc3_mail_u64(w, GC3_MAIL_COUNT);
+            t->seg                  = (const uint64_t *)gc3_mail_u64(w, GC3_MAIL_SEG);
+            t->seg_ver              = w[GC3_MAIL_SEG_VER];
             t->sig    = gc3_mail_u64(w, GC3_MAIL_SIG);
             t->T      = gc3_mail_u64(w, GC3_MAIL_T);
             t->L      = (int32_t)w[GC3_MAIL_L];

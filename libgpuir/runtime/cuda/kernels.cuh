@@ -31,11 +31,23 @@ typedef struct {
 
 /* ---- the resident kernel's mailbox (kernels.cu says how it works) ---- */
 #define GC3_CUDA_MAIL_WORDS 24
-enum { GC3_MAIL_IN = 0, GC3_MAIL_OUT = 2, GC3_MAIL_SCRATCH = 4, GC3_MAIL_COUNT = 6, GC3_MAIL_SIG = 8, GC3_MAIL_T = 10,
-       GC3_MAIL_L = 12, GC3_MAIL_TYPE = 13,  /* dtype | op << 8 | dsize << 16 | window << 24 */
-       GC3_MAIL_FLAGS = 14, GC3_MAIL_CHECK = 15, /* the host's semaphore base of block 0, low 32 bits */
-       GC3_MAIL_ZC_ID = 16,                      /* zc_id[0] | zc_id[1] << 16 */
-       GC3_MAIL_ZC_PEERS_IN = 17, GC3_MAIL_ZC_PEERS_OUT = 19 };
+enum {
+    GC3_MAIL_IN           = 0,
+    GC3_MAIL_OUT          = 2,
+    GC3_MAIL_SCRATCH      = 4,
+    GC3_MAIL_COUNT        = 6,
+    GC3_MAIL_SIG          = 8,
+    GC3_MAIL_T            = 10,
+    GC3_MAIL_L            = 12,
+    GC3_MAIL_TYPE         = 13, /* dtype | op << 8 | dsize << 16 | window << 24 */
+    GC3_MAIL_FLAGS        = 14,
+    GC3_MAIL_CHECK        = 15, /* the host's semaphore base of block 0, low 32 bits */
+    GC3_MAIL_ZC_ID        = 16, /* zc_id[0] | zc_id[1] << 16 */
+    GC3_MAIL_ZC_PEERS_IN  = 17,
+    GC3_MAIL_ZC_PEERS_OUT = 19,
+    GC3_MAIL_SEG          = 21, /* gc3_rt_tb_t.seg (host-mapped) */
+    GC3_MAIL_SEG_VER      = 23  /* gc3_rt_tb_t.seg_ver */
+};
 #define GC3_MAIL_F_ZC_SHIFT 8 /* zc_bit in FLAGS, bits 8-9 */
 #define GC3_MAIL_F_QUIT     1u
 #define GC3_MAIL_F_TRACE    2u
