@@ -869,11 +869,218 @@ static void test_stream_order_small(MPI_Comm comm, const char *cname, int rounds
 #endif
 }
 
+/* ---------------------------------------------------------------- per-rank counts
+ * MPI_Allgatherv, MPI_Alltoallv and MPI_Reduce_scatter with count matrices of five shapes that every rank
+ * draws alike (uniform, zeros, 1:1000 skew, one rank holding everything, displacements permuted with gaps),
+ * out of place and in place where gc3 runs them: every element of every segment against a host
+ * computation, every element outside them against what it held before. */
+enum { VS_UNIFORM, VS_ZEROS, VS_SKEW, VS_ONE, VS_GAPS, VS_N };
+static const char *vs_name[VS_N] = { "uniform", "zeros", "skew", "one rank holds all", "permuted with gaps" };
+
+static uint64_t vs_rng(uint64_t *s)
+{
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
+    return *s;
+}
+
+/* cnt[q * n + r]: elements from rank q to rank r */
+static void vs_counts(int shape, int n, int scale, uint64_t *s, int *cnt)
+{
+    for (int q = 0; q < n; q++) {
+        for (int r = 0; r < n; r++) {
+            int c = scale / 8 + 1;
+            switch (shape) {
+            case VS_ZEROS:
+                c = vs_rng(s) % 3 == 0 ? 0 : 1 + (int)(vs_rng(s) % (uint64_t)(scale / 4 + 1));
+                break;
+            case VS_SKEW:
+                c = vs_rng(s) % 2 ? scale : 1;
+                break;
+            case VS_ONE:
+                c = q == 0 ? scale : 0;
+                break;
+            case VS_GAPS:
+                c = (int)(vs_rng(s) % (uint64_t)(scale / 4 + 2));
+                break;
+            default:
+                break;
+            }
+            cnt[q * n + r] = c;
+        }
+    }
+}
+
+/* displacements of n segments len[i * stride], in order or permuted with gaps (every rank draws them alike);
+ * returns the elements they span (with a tail) */
+static int vs_place(int n, const int *len, int stride, int gaps, uint64_t *s, int *disp)
+{
+    int *order = malloc((size_t)n * sizeof(int)), at = 0;
+    for (int i = 0; i < n; i++) {
+        order[i] = i;
+    }
+    for (int i = n - 1; gaps && i > 0; i--) {
+        int j = (int)(vs_rng(s) % (uint64_t)(i + 1)), t = order[i];
+        order[i] = order[j];
+        order[j] = t;
+    }
+    for (int i = 0; i < n; i++) {
+        at += gaps ? (int)(vs_rng(s) % 5) : 0;
+        disp[order[i]] = at;
+        at += len[order[i] * stride];
+    }
+    free(order);
+    return at + 3;
+}
+
+static int vs_val(int q, int i)
+{
+    return (q * 131 + i * 7) % 1000 - 300;
+}
+
+static void test_vcolls(MPI_Comm comm, const char *cname, int scale)
+{
+    int rank, n;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &n);
+    int *cnt = malloc((size_t)n * (size_t)n * sizeof(int)), *sd = malloc((size_t)n * (size_t)n * sizeof(int));
+    int *rd = malloc((size_t)n * (size_t)n * sizeof(int)), *send_len = malloc((size_t)n * sizeof(int));
+    int *recv_len = malloc((size_t)n * sizeof(int));
+
+    for (int shape = 0; shape < VS_N; shape++) {
+        for (int inplace = 0; inplace <= 1; inplace++) {
+            for (int coll = 0; coll < 3; coll++) { /* alltoallv, allgatherv, reduce_scatter */
+                uint64_t s = 88172645463325252ull + (uint64_t)shape * 7919u + (uint64_t)inplace * 104729u;
+                char     what[200];
+                int      ok = 1;
+                if (coll == 2 && inplace) {
+                    continue; /* gc3 runs it out of place (tested staged elsewhere) */
+                }
+                vs_counts(shape, n, scale, &s, cnt);
+                if (coll > 0) { /* one count per rank: row 0 everywhere */
+                    for (int q = 1; q < n; q++) {
+                        memcpy(cnt + q * n, cnt, (size_t)n * sizeof(int));
+                    }
+                }
+                if (coll == 0 && inplace) { /* symmetric: what r sends to q is what it gets from q */
+                    for (int q = 0; q < n; q++) {
+                        for (int r = 0; r < q; r++) {
+                            cnt[q * n + r] = cnt[r * n + q];
+                        }
+                    }
+                }
+                for (int r = 0; r < n; r++) { /* sd: row r of rank r's input, rd: rank r's output */
+                    send_len[r] = vs_place(n, cnt + r * n, 1, shape == VS_GAPS, &s, sd + r * n);
+                    recv_len[r] =
+                        vs_place(n, coll == 0 ? cnt + r : cnt, coll == 0 ? n : 1, shape == VS_GAPS, &s, rd + r * n);
+                    if (coll == 0 && inplace) {
+                        memcpy(sd + r * n, rd + r * n, (size_t)n * sizeof(int));
+                        send_len[r] = recv_len[r];
+                    }
+                }
+                if (coll == 2) {
+                    int at = 0; /* reduce_scatter: the input is the blocks in rank order, no gaps */
+                    for (int q = 0; q < n; q++) {
+                        sd[rank * n + q] = at;
+                        at += cnt[q];
+                    }
+                    send_len[rank] = at;
+                    recv_len[rank] = cnt[rank] + 3;
+                }
+                const int ilen = send_len[rank], olen = recv_len[rank];
+                int *in = malloc(((size_t)ilen + 1) * sizeof(int)), *out = malloc(((size_t)olen + 1) * sizeof(int));
+                int *before = malloc(((size_t)olen + 1) * sizeof(int)), *exp = malloc(((size_t)olen + 1) * sizeof(int));
+                for (int i = 0; i < ilen; i++) {
+                    in[i] = vs_val(rank, i);
+                }
+                for (int i = 0; i < olen; i++) {
+                    out[i] = -7 - i;
+                }
+                if (inplace && coll == 0) {
+                    memcpy(out, in, (size_t)olen * sizeof(int));
+                } else if (inplace && coll == 1) {
+                    memcpy(out + rd[rank * n + rank], in, (size_t)cnt[rank] * sizeof(int));
+                }
+                memcpy(before, out, (size_t)olen * sizeof(int));
+                memcpy(exp, out, (size_t)olen * sizeof(int));
+                for (int q = 0; q < n; q++) { /* q's input is vs_val(q, i) at q's positions */
+                    if (coll == 0) {
+                        for (int i = 0; i < cnt[q * n + rank]; i++) {
+                            exp[rd[rank * n + q] + i] = vs_val(q, sd[q * n + rank] + i);
+                        }
+                    } else if (coll == 1) {
+                        for (int i = 0; i < cnt[q]; i++) {
+                            exp[rd[rank * n + q] + i] = vs_val(q, i);
+                        }
+                    } else {
+                        int at = 0;
+                        for (int j = 0; j < rank; j++) {
+                            at += cnt[j];
+                        }
+                        for (int i = 0; i < cnt[rank]; i++) {
+                            exp[i] = q == 0 ? vs_val(0, at + i) : exp[i] + vs_val(q, at + i);
+                        }
+                    }
+                }
+                {
+                    int  *rcnt = malloc((size_t)n * sizeof(int)), rc = MPI_SUCCESS;
+                    void *din  = inplace ? MPI_IN_PLACE : dev_copy(in, (size_t)ilen * sizeof(int));
+                    void *dout = dev_copy(out, (size_t)olen * sizeof(int));
+                    for (int q = 0; q < n; q++) {
+                        rcnt[q] = coll == 0 ? cnt[q * n + rank] : cnt[q];
+                    }
+                    if (coll == 0) {
+                        rc = MPI_Alltoallv(din, cnt + rank * n, sd + rank * n, MPI_INT, dout, rcnt, rd + rank * n,
+                                           MPI_INT, comm);
+                    } else if (coll == 1) {
+                        rc = MPI_Allgatherv(din, cnt[rank], MPI_INT, dout, rcnt, rd + rank * n, MPI_INT, comm);
+                    } else {
+                        rc = MPI_Reduce_scatter(din, dout, rcnt, MPI_INT, MPI_SUM, comm);
+                    }
+                    if (!inplace) {
+                        dev_back(in, din, (size_t)ilen * sizeof(int));
+                    }
+                    dev_back(out, dout, (size_t)olen * sizeof(int));
+                    ok = rc == MPI_SUCCESS;
+                    for (int i = 0; i < olen && ok; i++) {
+                        if (out[i] != exp[i]) {
+                            fprintf(stderr, "rank %d: %s shape %d: element %d of %d is %d, expected %d (held %d)\n",
+                                    rank,
+                                    coll == 0   ? "alltoallv"
+                                    : coll == 1 ? "allgatherv"
+                                                : "reduce_scatter",
+                                    shape, i, olen, out[i], exp[i], before[i]);
+                            ok = 0;
+                        }
+                    }
+                    free(rcnt);
+                }
+                free(in);
+                free(out);
+                free(before);
+                free(exp);
+                snprintf(what, sizeof(what), "%s %s %s %s", cname,
+                         coll == 0   ? "alltoallv"
+                         : coll == 1 ? "allgatherv"
+                                     : "reduce_scatter",
+                         vs_name[shape], inplace ? "in place" : "out of place");
+                check(ok, comm, what);
+            }
+        }
+    }
+    free(cnt);
+    free(sd);
+    free(rd);
+    free(send_len);
+    free(recv_len);
+}
+
 int main(int argc, char **argv)
 {
     size_t   max_count = 16u << 20;
     MPI_Comm dup, uneven, parity;
-    int      size, order_only = 0;
+    int      size, order_only = 0, v_only = 0;
 
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
@@ -883,14 +1090,17 @@ int main(int argc, char **argv)
             max_count = strtoull(argv[++i], NULL, 10);
         } else if (strcmp(argv[i], "--device") == 0) {
             on_device = 1;
+        } else if (strcmp(argv[i], "--v-only") == 0) {
+            v_only = 1;
         } else if (strcmp(argv[i], "--stream-order-only") == 0) {
             order_only = on_device = 1;
         } else if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
             if (world_rank == 0) {
-                printf("usage: test_coll [--max-count N] [--device] [--stream-order-only]\n"
+                printf("usage: test_coll [--max-count N] [--device] [--stream-order-only] [--v-only]\n"
                        "  every collective gc3 runs, in every form, on 4 communicators, against host sums\n"
                        "  --device              device buffers (cuda), with the legacy-stream ordering checks\n"
-                       "  --stream-order-only   only those checks (device buffers)\n");
+                       "  --stream-order-only   only those checks (device buffers)\n"
+                       "  --v-only              only the per-rank counts (allgatherv, alltoallv, reduce_scatter)\n");
             }
             MPI_Finalize();
             return 0;
@@ -910,6 +1120,12 @@ int main(int argc, char **argv)
     MPI_Comm_dup(MPI_COMM_WORLD, &dup);
     MPI_Comm_split(MPI_COMM_WORLD, world_rank < (size + 1) / 2 + 1 ? 0 : 1, world_rank, &uneven); /* e.g. 8 -> 5 + 3 */
     MPI_Comm_split(MPI_COMM_WORLD, world_rank % 2, size - world_rank, &parity);                   /* reversed order */
+    if (v_only) {
+        test_vcolls(MPI_COMM_WORLD, "world", max_count < 100000 ? (int)max_count + 1 : 100000);
+        test_vcolls(uneven, "uneven split", 300);
+        test_vcolls(parity, "parity split", 300);
+        goto done;
+    }
     test_allreduce(MPI_COMM_WORLD, "world", max_count);
     test_allreduce(dup, "dup", max_count / 16);
     test_allreduce(uneven, "uneven split", max_count / 16);
@@ -927,10 +1143,14 @@ int main(int argc, char **argv)
     test_allgather_rsb(uneven, "uneven split", max_count / 16);
     test_bcast_reduce(MPI_COMM_WORLD, "world", max_count);
     test_bcast_reduce(parity, "parity split", max_count / 16);
+    test_vcolls(MPI_COMM_WORLD, "world", max_count < 1000 ? (int)max_count + 1 : 1000);
+    test_vcolls(uneven, "uneven split", 300);
+    test_vcolls(parity, "parity split", 300);
     if (on_device) {
         test_stream_order_small(MPI_COMM_WORLD, "world", 20);
         test_stream_order(MPI_COMM_WORLD, "world");
     }
+done:
     MPI_Comm_free(&dup);
     MPI_Comm_free(&uneven);
     MPI_Comm_free(&parity);

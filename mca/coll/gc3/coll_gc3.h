@@ -365,7 +365,35 @@ typedef struct {
     int                  route;    /* gc3_route_t, the same on every rank (mca_coll_gc3_route_take) */
     unsigned             agreed;   /* the kinds the ranks agreed on (the route's reason) */
     mca_coll_gc3_adapt_t ad;       /* this rank's buffers, and as the route needs them */
+    uint64_t            *segs;     /* a v-collective's per-rank counts: this rank's table (gc3_call_t.segs, in the
+                                    * runtime's elements of the buffers as the route runs them), or NULL */
 } mca_coll_gc3_args_t;
+/* coll_gc3_vcall.c: the v-collectives' shared steps. A zeroed table of a->coll's segments (a->segs; freed by
+ * mca_coll_gc3_args_end); NULL when out of host memory. */
+uint64_t *mca_coll_gc3_segs_new(mca_coll_gc3_args_t *a, int nranks);
+/* Set the pair of segment s of buffer b (0 input, 1 output) from MPI's count and displacement of an element of
+ * `size` bytes in the runtime's elements of `unit` bytes (a buffer runs contiguous: packed where its datatype is
+ * not, so element i of the datatype is at byte i * size). */
+void mca_coll_gc3_segs_set(mca_coll_gc3_args_t *a, int b, int s, size_t disp, size_t count, size_t size, size_t unit);
+/* After the route took a v-collective (every rank): the ranks agree on its largest segment (`mine`: this
+ * rank's, in the runtime's elements), which every rank's call runs with (a->count, and a->bytes: the size the
+ * rules match, every rank's segment of that size), and on whether every rank can run it (veto: why this rank
+ * cannot, or NULL). One allreduce of the previous module on host memory. 1 when gc3 runs it; 0 when every
+ * rank passes it on (said why at verbose 2). */
+int mca_coll_gc3_vagree(mca_coll_gc3_module_t *m, mca_coll_gc3_args_t *a, uint64_t mine, const char *veto);
+/* The end of a call's arguments (a v-collective's table freed). */
+void mca_coll_gc3_args_end(mca_coll_gc3_args_t *a);
+/* coll_gc3_fallback.c: the blocking v-collectives where gc3 does not run them (staged on device buffers,
+ * else the previous module's) */
+int mca_coll_gc3_allgatherv_staged(const void *sbuf, int scount, struct ompi_datatype_t *sdt, void *rbuf,
+                                   const int *rcounts, const int *displs, struct ompi_datatype_t *rdt,
+                                   struct ompi_communicator_t *comm, mca_coll_base_module_t *module);
+int mca_coll_gc3_alltoallv_staged(const void *sbuf, const int *scounts, const int *sdispls, struct ompi_datatype_t *sdt,
+                                  void *rbuf, const int *rcounts, const int *rdispls, struct ompi_datatype_t *rdt,
+                                  struct ompi_communicator_t *comm, mca_coll_base_module_t *module);
+int mca_coll_gc3_reduce_scatter_staged(const void *sbuf, void *rbuf, const int *rcounts, struct ompi_datatype_t *dt,
+                                       struct ompi_op_t *op, struct ompi_communicator_t *comm,
+                                       mca_coll_base_module_t *module);
 /* The argument builders' common start: a zeroed record of coll's call. */
 void mca_coll_gc3_args_begin(mca_coll_gc3_args_t *a, gc3_coll_t coll, int root, const char *name);
 /* A buffer of the call: slot 0 send, 1 receive (user NULL or MPI_IN_PLACE: none); count elements of dt. */

@@ -18,10 +18,12 @@
     X(reduce_scatter_block_init, reduce_scatter_block_init)                                              \
     X(bcast, bcast) X(ibcast, ibcast) X(bcast_init, bcast_init)                                          \
     X(reduce, reduce) X(ireduce, ireduce) X(reduce_init, reduce_init)                                    \
+    /* gc3 runs the blocking form where it can (coll_gc3_<name>.c, on its plain collective's plans) */  \
+    X(allgatherv, allgatherv) X(alltoallv, alltoallv) X(reduce_scatter, reduce_scatter)                  \
     /* passed on, staged through host memory on device buffers (coll_gc3_fallback.c) */                  \
-    X(allgatherv, allgatherv) X(gather, gather) X(gatherv, gatherv)                                      \
-    X(scatter, scatter) X(scatterv, scatterv) X(alltoallv, alltoallv) X(alltoallw, alltoallw)            \
-    X(reduce_scatter, reduce_scatter) X(scan, scan) X(exscan, exscan)                                    \
+    X(gather, gather) X(gatherv, gatherv)                                                                \
+    X(scatter, scatter) X(scatterv, scatterv) X(alltoallw, alltoallw)                                    \
+    X(scan, scan) X(exscan, exscan)                                                                      \
     X(neighbor_allgather, allgather) X(neighbor_allgatherv, allgatherv)                                  \
     X(neighbor_alltoall, alltoall) X(neighbor_alltoallv, alltoallv)                                      \
     X(neighbor_alltoallw, neighbor_alltoallw)                                                            \

@@ -8,6 +8,13 @@
 #include "opal/util/output.h"
 #include "ompi/datatype/ompi_datatype.h"
 
+/* No previous module's function: fail the call (said at verbose 1). */
+#define GC3_PREV_OR_FAIL_QUIET(m, comm, name)                                                                          \
+    do {                                                                                                               \
+        if ((m)->prev_##name == NULL) {                                                                                \
+            return MCA_COLL_GC3_NO_PREV(comm, name);                                                                   \
+        }                                                                                                              \
+    } while (0)
 /* No previous module's function: fail the call (said at verbose 1); else say why gc3 passes it on. */
 #define GC3_PREV_OR_FAIL(m, comm, name)                                                                                \
     do {                                                                                                               \
@@ -67,8 +74,8 @@ static int gc3_allgatherv_do(const void *sbuf, int scount, struct ompi_datatype_
 
     if (request != NULL) {
         GC3_PREV_OR_FAIL(m, comm, iallgatherv);
-    } else {
-        GC3_PREV_OR_FAIL(m, comm, allgatherv);
+    } else { /* (gc3's blocking form said why it passes the call on: coll_gc3_allgatherv.c) */
+        GC3_PREV_OR_FAIL_QUIET(m, comm, allgatherv);
     }
     if (!gc3_fb_staged(request != NULL, MCA_COLL_GC3_BUFS_BOTH, sbuf, rbuf, -1, comm,
                        request != NULL ? "iallgatherv" : "allgatherv", &rc)) {
@@ -88,9 +95,9 @@ static int gc3_allgatherv_do(const void *sbuf, int scount, struct ompi_datatype_
     return request != NULL ? mca_coll_gc3_chain(m, b, 2, rc, inner, request) : mca_coll_gc3_stage_out(b, 2, rc);
 }
 
-int mca_coll_gc3_allgatherv(const void *sbuf, int scount, struct ompi_datatype_t *sdt, void *rbuf, const int *rcounts,
-                            const int *displs, struct ompi_datatype_t *rdt, struct ompi_communicator_t *comm,
-                            mca_coll_base_module_t *module)
+int mca_coll_gc3_allgatherv_staged(const void *sbuf, int scount, struct ompi_datatype_t *sdt, void *rbuf,
+                                   const int *rcounts, const int *displs, struct ompi_datatype_t *rdt,
+                                   struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
 {
     return gc3_allgatherv_do(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, comm, module, NULL);
 }
@@ -273,8 +280,8 @@ static int gc3_alltoallv_do(const void *sbuf, const int *scounts, const int *sdi
 
     if (request != NULL) {
         GC3_PREV_OR_FAIL(m, comm, ialltoallv);
-    } else {
-        GC3_PREV_OR_FAIL(m, comm, alltoallv);
+    } else { /* (gc3's blocking form said why it passes the call on: coll_gc3_alltoallv.c) */
+        GC3_PREV_OR_FAIL_QUIET(m, comm, alltoallv);
     }
     if (!gc3_fb_staged(request != NULL, MCA_COLL_GC3_BUFS_BOTH, sbuf, rbuf, -1, comm,
                        request != NULL ? "ialltoallv" : "alltoallv", &rc)) {
@@ -294,9 +301,9 @@ static int gc3_alltoallv_do(const void *sbuf, const int *scounts, const int *sdi
     return request != NULL ? mca_coll_gc3_chain(m, b, 2, rc, inner, request) : mca_coll_gc3_stage_out(b, 2, rc);
 }
 
-int mca_coll_gc3_alltoallv(const void *sbuf, const int *scounts, const int *sdispls, struct ompi_datatype_t *sdt,
-                           void *rbuf, const int *rcounts, const int *rdispls, struct ompi_datatype_t *rdt,
-                           struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
+int mca_coll_gc3_alltoallv_staged(const void *sbuf, const int *scounts, const int *sdispls, struct ompi_datatype_t *sdt,
+                                  void *rbuf, const int *rcounts, const int *rdispls, struct ompi_datatype_t *rdt,
+                                  struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
 {
     return gc3_alltoallv_do(sbuf, scounts, sdispls, sdt, rbuf, rcounts, rdispls, rdt, comm, module, NULL);
 }
@@ -315,8 +322,8 @@ static int gc3_reduce_scatter_do(const void *sbuf, void *rbuf, const int *rcount
 
     if (request != NULL) {
         GC3_PREV_OR_FAIL(m, comm, ireduce_scatter);
-    } else {
-        GC3_PREV_OR_FAIL(m, comm, reduce_scatter);
+    } else { /* (gc3's blocking form said why it passes the call on: coll_gc3_reduce_scatter.c) */
+        GC3_PREV_OR_FAIL_QUIET(m, comm, reduce_scatter);
     }
     if (!gc3_fb_staged(request != NULL, MCA_COLL_GC3_BUFS_BOTH, sbuf, rbuf, -1, comm,
                        request != NULL ? "ireduce_scatter" : "reduce_scatter", &rc)) {
@@ -337,8 +344,9 @@ static int gc3_reduce_scatter_do(const void *sbuf, void *rbuf, const int *rcount
     return request != NULL ? mca_coll_gc3_chain(m, b, 2, rc, inner, request) : mca_coll_gc3_stage_out(b, 2, rc);
 }
 
-int mca_coll_gc3_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts, struct ompi_datatype_t *dt,
-                                struct ompi_op_t *op, struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
+int mca_coll_gc3_reduce_scatter_staged(const void *sbuf, void *rbuf, const int *rcounts, struct ompi_datatype_t *dt,
+                                       struct ompi_op_t *op, struct ompi_communicator_t *comm,
+                                       mca_coll_base_module_t *module)
 {
     return gc3_reduce_scatter_do(sbuf, rbuf, rcounts, dt, op, comm, module, NULL);
 }

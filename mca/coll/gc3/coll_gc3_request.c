@@ -200,6 +200,7 @@ static void mca_coll_gc3_task_init(mca_coll_gc3_task_t *t, gc3_coll_t coll, cons
     t->call.dtype   = a->dtype;
     t->call.op      = a->op;
     t->call.stream  = NULL;
+    t->call.segs    = a->segs;
     t->state        = MCA_COLL_GC3_TASK_QUEUED;
 }
 

@@ -1,0 +1,75 @@
+/* coll/gc3: MPI_Allgatherv. gc3 runs the blocking call on allgather's plans with per-rank counts
+ * (coll_gc3_vcall.c) when its datatypes' sizes agree, on device memory of this rank's GPU (or host
+ * memory with coll_gc3_backend=host), and a plan agreed by all ranks exists; otherwise the previous
+ * module does (device buffers staged through host memory, as the nonblocking form is:
+ * coll_gc3_fallback.c). coll_gc3_enable_allgather governs it. */
+#include "coll_gc3.h"
+#include "ompi/datatype/ompi_datatype.h"
+
+/* The argument builder (mca_coll_gc3_args_t): 1 with this rank's table and its largest segment (*mine),
+ * *veto saying why this rank cannot run it (NULL: it can); 0 when every rank passes it on. */
+static int gc3_allgatherv_args(mca_coll_gc3_module_t *m, const void *sbuf, int scount, struct ompi_datatype_t *sdt,
+                               void *rbuf, const int *rcounts, const int *displs, struct ompi_datatype_t *rdt,
+                               mca_coll_gc3_args_t *a, uint64_t *mine, const char **veto)
+{
+    const int n = ompi_comm_size(m->comm), me = ompi_comm_rank(m->comm), inplace = sbuf == MPI_IN_PLACE;
+    size_t    rsize = 0, ssize = 0, span = 0;
+
+    *mine = 0;
+    *veto = NULL;
+    ompi_datatype_type_size(rdt, &rsize);
+    for (int q = 0; q < n; q++) {
+        if (displs[q] < 0) {
+            *veto = "a negative displacement";
+        } else if (rcounts[q] > 0 && (size_t)displs[q] + (size_t)rcounts[q] > span) {
+            span = (size_t)displs[q] + (size_t)rcounts[q];
+        }
+        *mine = (size_t)rcounts[q] * rsize > *mine ? (size_t)rcounts[q] * rsize : *mine;
+    }
+    mca_coll_gc3_args_begin(a, GC3_COLL_ALLGATHER, -1, "allgatherv");
+    mca_coll_gc3_args_buf(m, a, 0, sbuf, sdt, (size_t)scount, 1, 0);
+    /* copied in where it is adapted: the bytes between the segments come back as they were */
+    mca_coll_gc3_args_buf(m, a, 1, rbuf, rdt, span, 1, 1);
+    if (!mca_coll_gc3_args_usable(m, a, "allgatherv", GC3_COLL_ALLGATHER, 1)) {
+        return 0;
+    }
+    if (!inplace) {
+        ompi_datatype_type_size(sdt, &ssize);
+        if (ssize * (size_t)scount != rsize * (size_t)rcounts[me]) {
+            return mca_coll_gc3_passed_on(m->comm, "allgatherv", "send and receive sizes differ");
+        }
+    }
+    a->dtype = GC3_DT_UINT8; /* moved as bytes, whatever the layout (adapted per rank) */
+    a->op    = GC3_OP_SUM;
+    if (*veto == NULL && mca_coll_gc3_segs_new(a, n) != NULL) {
+        mca_coll_gc3_segs_set(a, 0, 0, 0, (size_t)rcounts[me], rsize, 1);
+        for (int q = 0; q < n; q++) {
+            mca_coll_gc3_segs_set(a, 1, q, (size_t)displs[q], (size_t)rcounts[q], rsize, 1);
+        }
+    }
+    return 1;
+}
+
+int mca_coll_gc3_allgatherv(const void *sbuf, int scount, struct ompi_datatype_t *sdt, void *rbuf, const int *rcounts,
+                            const int *displs, struct ompi_datatype_t *rdt, struct ompi_communicator_t *comm,
+                            mca_coll_base_module_t *module)
+{
+    mca_coll_gc3_module_t *m = (mca_coll_gc3_module_t *)module;
+    mca_coll_gc3_args_t    a;
+    const char            *veto;
+    uint64_t               mine;
+    int                    rc;
+
+    if (gc3_allgatherv_args(m, sbuf, scount, sdt, rbuf, rcounts, displs, rdt, &a, &mine, &veto) &&
+        mca_coll_gc3_route_take(m, &a, MCA_COLL_GC3_CALL_BLOCKING)) {
+        if (mca_coll_gc3_vagree(m, &a, mine, veto) &&
+            mca_coll_gc3_try_run(m, GC3_COLL_ALLGATHER, &a, mca_coll_gc3_run_sbuf(&a), mca_coll_gc3_run_rbuf(&a),
+                                 &rc)) {
+            mca_coll_gc3_args_end(&a);
+            return mca_coll_gc3_adapt_out(m, &a.ad, rc);
+        }
+        (void)mca_coll_gc3_adapt_out(m, &a.ad, OMPI_ERROR); /* no plan (every rank alike): passed on */
+    }
+    mca_coll_gc3_args_end(&a);
+    return mca_coll_gc3_allgatherv_staged(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, comm, module);
+}
