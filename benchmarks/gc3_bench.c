@@ -55,8 +55,14 @@
 
 enum { M_GC3, M_NCCL, M_NCCL_REG, M_NCCL_SYM, M_STAGED, M_OMPI, M_COUNT };
 /* The collectives (-t); the rooted ones have their root at rank bench_root (--root). */
-enum { C_ALLREDUCE, C_ALLTOALL, C_BCAST, C_REDUCE, C_COUNT };
-static const char *const coll_names[C_COUNT] = {"allreduce", "alltoall", "bcast", "reduce"};
+enum { C_ALLREDUCE, C_ALLTOALL, C_BCAST, C_REDUCE, C_ALLGATHERV, C_ALLTOALLV, C_REDUCE_SCATTER, C_COUNT };
+static const char *const coll_names[C_COUNT] = { "allreduce",  "alltoall",  "bcast",         "reduce",
+                                                 "allgatherv", "alltoallv", "reduce_scatter" };
+/* the collective whose plans a call runs on (coll_gc3_enable_<name>, the rules' name) */
+static const char *const plan_names[C_COUNT] = {
+    "allreduce", "alltoall", "bcast", "reduce", "allgather", "alltoall", "reduce_scatter_block"
+};
+#define IS_V(c) ((c) >= C_ALLGATHERV)
 static int               bench_root            = 0;
 static const char *const method_names[M_COUNT] = {"gc3", "nccl", "nccl-reg", "nccl-sym", "staged", "ompi"};
 #define IS_NCCL(m) ((m) == M_NCCL || (m) == M_NCCL_REG || (m) == M_NCCL_SYM)
@@ -103,6 +109,35 @@ static struct {
 } nreg[M_COUNT];
 
 static int      rank, nranks, on_device = 1;
+/* the v-collectives (IS_V): --skew, and this size's counts and displacements (floats) of this rank's call */
+static int  skew;
+static int *v_scnt, *v_sdsp, *v_rcnt, *v_rdsp;
+
+/* elements from rank q to rank r (allgatherv, reduce_scatter: rank q's segment, r unused) of a call of
+ * count per segment: count, or with --skew count * 2((q + r) mod R + 1) / (R + 1) (from 2/(R+1) to
+ * 2R/(R+1) times count, count on average) */
+static int v_seg(int c, size_t count, int q, int r)
+{
+    const int k = c == C_ALLTOALLV ? (q + r) % nranks : q;
+    return (int)(skew ? count * 2 * (size_t)(k + 1) / (size_t)(nranks + 1) : count);
+}
+
+/* this rank's counts and displacements (segments back to back, in rank order); the elements of its send and
+ * receive buffers */
+static void v_layout(int c, size_t count, size_t *in_p, size_t *out_p)
+{
+    size_t at_s = 0, at_r = 0;
+    for (int q = 0; q < nranks; q++) {
+        v_scnt[q] = c == C_ALLTOALLV ? v_seg(c, count, rank, q) : c == C_REDUCE_SCATTER ? v_seg(c, count, q, 0) : 0;
+        v_rcnt[q] = c == C_ALLTOALLV ? v_seg(c, count, q, rank) : v_seg(c, count, q, 0);
+        v_sdsp[q] = (int)at_s;
+        v_rdsp[q] = (int)at_r;
+        at_s += (size_t)v_scnt[q];
+        at_r += (size_t)v_rcnt[q];
+    }
+    *in_p  = c == C_ALLGATHERV ? (size_t)v_seg(c, count, rank, 0) : at_s;
+    *out_p = c == C_REDUCE_SCATTER ? (size_t)v_rcnt[rank] : at_r;
+}
 static MPI_Comm comm_ompi = MPI_COMM_NULL; /* the ompi method's: coll/gc3 left out of it */
 /* --alternate: the untimed call before each call (its collective, elements per rank or per peer,
  * buffers) */
@@ -679,6 +714,12 @@ static int nccl_register(int m, size_t bytes, char *why, size_t whylen)
 static int mpi_call(int c, size_t count, void *s, void *r, MPI_Comm comm)
 {
     switch (c) {
+    case C_ALLGATHERV:
+        return MPI_Allgatherv(s, v_rcnt[rank], MPI_FLOAT, r, v_rcnt, v_rdsp, MPI_FLOAT, comm);
+    case C_ALLTOALLV:
+        return MPI_Alltoallv(s, v_scnt, v_sdsp, MPI_FLOAT, r, v_rcnt, v_rdsp, MPI_FLOAT, comm);
+    case C_REDUCE_SCATTER:
+        return MPI_Reduce_scatter(s, r, v_rcnt, MPI_FLOAT, MPI_SUM, comm);
     case C_ALLTOALL: return MPI_Alltoall(s, (int)count, MPI_FLOAT, r, (int)count, MPI_FLOAT, comm);
     case C_BCAST:
         return MPI_Bcast(rank == bench_root ? s : r, (int)count, MPI_FLOAT, bench_root, comm);
@@ -692,8 +733,26 @@ static int mpi_call(int c, size_t count, void *s, void *r, MPI_Comm comm)
  * staging). 0, or an MPI, NCCL or (-1) CUDA error. */
 static int run_once(int m, int c, size_t count, void *s, void *r, void *hs, void *hr)
 {
-    size_t total = c == C_ALLTOALL ? count * (size_t)nranks : count, bytes = total * sizeof(float);
+    size_t total = c == C_ALLTOALL ? count * (size_t)nranks : count, bytes = total * sizeof(float), vin = 0, vout = 0;
     int    rc    = 0;
+
+    if (IS_V(c)) { /* (the layout of this size is set: v_layout) */
+        for (int q = 0; q < nranks; q++) {
+            vin += (size_t)v_scnt[q];
+            vout += (size_t)v_rcnt[q];
+        }
+        vin  = c == C_ALLGATHERV ? (size_t)v_rcnt[rank] : vin;
+        vout = c == C_REDUCE_SCATTER ? (size_t)v_rcnt[rank] : vout;
+        if (m == M_STAGED) {
+            gc3_test_copy(on_device, hs, s, vin * sizeof(float));
+            rc = mpi_call(c, count, hs, hr, MPI_COMM_WORLD);
+            gc3_test_copy(on_device, r, hr, vout * sizeof(float));
+            return rc;
+        }
+        return m == M_GC3    ? mpi_call(c, count, s, r, MPI_COMM_WORLD)
+               : m == M_OMPI ? mpi_call(c, count, s, r, comm_ompi)
+                             : 1;
+    }
 
     switch (m) {
     case M_GC3: rc = mpi_call(c, count, s, r, MPI_COMM_WORLD); break;
@@ -763,6 +822,30 @@ static int check_result(int c, size_t count, const float *out)
     if ((c == C_BCAST && rank == bench_root) || (c == C_REDUCE && rank != bench_root)) {
         return 1;
     }
+    if (IS_V(c)) {
+        size_t at = 0; /* reduce_scatter: where this rank's block starts in every input */
+        for (int q = 0; q < rank; q++) {
+            at += (size_t)v_seg(c, count, q, 0);
+        }
+        for (int q = 0; q < (c == C_REDUCE_SCATTER ? 1 : nranks); q++) {
+            size_t from = 0; /* alltoallv: where q's segment to this rank starts in q's input */
+            for (int r = 0; c == C_ALLTOALLV && r < rank; r++) {
+                from += (size_t)v_seg(c, count, q, r);
+            }
+            for (int i = 0; i < v_rcnt[c == C_REDUCE_SCATTER ? rank : q]; i++) {
+                float want = c == C_ALLGATHERV  ? input_of(q, (size_t)i)
+                             : c == C_ALLTOALLV ? input_of(q, from + (size_t)i)
+                                                : (float)(nranks * (nranks + 1) / 2 * (int)((at + (size_t)i) % 13 + 1));
+                float got  = out[(c == C_REDUCE_SCATTER ? 0 : (size_t)v_rdsp[q]) + (size_t)i];
+                if (got != want) {
+                    fprintf(stderr, "gc3_bench: rank %d: segment %d element %d is %g, want %g\n", rank, q, i, got,
+                            want);
+                    return 0;
+                }
+            }
+        }
+        return 1;
+    }
     for (size_t i = 0; i < (c == C_ALLTOALL ? count * (size_t)nranks : count); i++) {
         float want = c == C_ALLTOALL ? input_of((int)(i / count), (size_t)rank * count + i % count)
                      : c == C_BCAST  ? input_of(bench_root, i)
@@ -777,13 +860,17 @@ static int check_result(int c, size_t count, const float *out)
 
 static void usage(FILE *out)
 {
-    fputs("usage: gc3_bench [-t allreduce|alltoall|bcast|reduce] [-d cuda|host] [-c] [-m MIN:MAX] [-i ITERS] [-x "
-          "WARMUP]\n"
+    fputs("usage: gc3_bench [-t allreduce|alltoall|bcast|reduce|allgatherv|alltoallv|reduce_scatter] [-d cuda|host] "
+          "[-c]\n"
+          "                 [-m MIN:MAX] [-i ITERS] [-x WARMUP] [--skew]\n"
           "                 [--methods gc3,nccl,nccl-reg,nccl-sym,staged,ompi] [--staged-max BYTES] [--nccl-lib PATH]\n"
           "                 [--csv FILE] [--alternate allreduce|alltoall:BYTES] [--root R]\n"
           "  (under mpirun, one rank per GPU)\n"
           "  -t, --type           the collective (default allreduce; alltoall: -m is the bytes to each peer;\n"
-          "                       bcast, reduce: the root is --root)\n"
+          "                       bcast, reduce: the root is --root; allgatherv, alltoallv, reduce_scatter: -m is\n"
+          "                       the bytes of each rank's segment, sum for reduce_scatter; NCCL not measured)\n"
+          "  --skew               allgatherv, alltoallv, reduce_scatter: uneven segments, rank q's (alltoallv: q to\n"
+          "                       r's) 2((q + r) mod R + 1)/(R + 1) times the size (the same bytes in all)\n"
           "  -d, --accelerator    cuda (default): device buffers (where CUDA sees no GPU it stops, saying so);\n"
           "                       host: host buffers (gc3 runs them with --mca coll_gc3_backend host: for CI)\n"
           "  -c, --validation     check each method's result against a host computation\n"
@@ -851,6 +938,10 @@ int main(int argc, char **argv)
         char       *e;
         if (!strcmp(o, "-c") || !strcmp(o, "--validation")) {
             validate = 1;
+            continue;
+        }
+        if (!strcmp(o, "--skew")) {
+            skew = 1;
             continue;
         }
         {
@@ -932,10 +1023,19 @@ int main(int argc, char **argv)
     }
     for (c = 0; c < C_COUNT && strcmp(coll, coll_names[c]) != 0; c++) {
     }
-    if (c == C_COUNT) die("-t takes allreduce, alltoall, bcast or reduce");
+    if (c == C_COUNT)
+        die("-t takes allreduce, alltoall, bcast, reduce, allgatherv, alltoallv or reduce_scatter");
+    if (skew && !IS_V(c))
+        die("--skew is for allgatherv, alltoallv and reduce_scatter");
+    v_scnt = calloc((size_t)nranks, sizeof(int));
+    v_sdsp = calloc((size_t)nranks, sizeof(int));
+    v_rcnt = calloc((size_t)nranks, sizeof(int));
+    v_rdsp = calloc((size_t)nranks, sizeof(int));
+    if (v_scnt == NULL || v_sdsp == NULL || v_rcnt == NULL || v_rdsp == NULL)
+        die("out of memory");
     if (bench_root >= nranks)
         die("--root takes a rank of the job (below the number of ranks)");
-    a2a  = c == C_ALLTOALL;
+    a2a  = c == C_ALLTOALL || IS_V(c); /* (sizes: the bytes of each rank's segment) */
     cidx = c; /* (the rows' printing has a buffer named c) */
     for (int m = M_NCCL; m < M_COUNT && alt.on; m++) {
         if (use[m]) die("--alternate runs with --methods gc3 only");
@@ -989,7 +1089,7 @@ int main(int argc, char **argv)
     multinode = node_size < nranks;
     MPI_Allreduce(MPI_IN_PLACE, &multinode, 1, MPI_INT, MPI_LOR, MPI_COMM_WORLD);
     /* which module runs the MPI call: the column is labelled gc3 only where coll/gc3 does */
-    is_gc3 = gc3_column(coll, multinode, column, sizeof(column), other, sizeof(other));
+    is_gc3 = gc3_column(plan_names[c], multinode, column, sizeof(column), other, sizeof(other));
     if (is_gc3 && use[M_GC3]) {
         plans_init(node);
     }
@@ -1008,7 +1108,10 @@ int main(int argc, char **argv)
         const char *path = nccl_path ? nccl_path : "libnccl.so.2";
         int         want = use[M_NCCL] || use[M_NCCL_REG] || use[M_NCCL_SYM];
         char        text[512] = "", ver[32];
-        if (want && ranks_share_gpu(node)) {
+        if (want && IS_V(c)) {
+            gc3_snprintf_cut(text, sizeof(text), "NCCL has no %s with per-rank counts (codes group ncclSend/ncclRecv)",
+                             coll);
+        } else if (want && ranks_share_gpu(node)) {
             gc3_snprintf_cut(text, sizeof(text), "ranks share a GPU: NCCL takes one rank per GPU");
         } else if (want && nccl_open(path, text, sizeof(text), lacks) == 0) { /* else text says why */
             size_t regb = (a2a ? maxb * (size_t)nranks : maxb) + 64;
@@ -1047,8 +1150,15 @@ int main(int argc, char **argv)
             snprintf(root, sizeof(root), ", root %d", bench_root);
         }
         printf("# gc3_bench %s, %d ranks, %s buffers, float32%s%s; %s\n", coll, nranks,
-               on_device ? "device (cuda)" : "host", c == C_ALLREDUCE || c == C_REDUCE ? " sum" : "", root,
+               on_device ? "device (cuda)" : "host",
+               c == C_ALLREDUCE || c == C_REDUCE || c == C_REDUCE_SCATTER ? " sum" : "", root,
                validate ? "validation on" : "validation off");
+        if (IS_V(c)) {
+            printf("# size: the bytes of each rank's segment%s; the calls run on gc3's %s plans\n",
+                   skew ? " on average (--skew: rank q's, alltoallv q to r's, is 2((q + r) mod R + 1)/(R + 1) times it)"
+                        : "",
+                   plan_names[c]);
+        }
         printf("# gc3 column: %s\n", column);
         if (use[M_OMPI]) {
             printf("# ompi column: Open MPI's own collective on the same %s buffers (%s%s%s), on a communicator "
@@ -1109,7 +1219,7 @@ int main(int argc, char **argv)
         fflush(stdout);
     }
     for (size_t bytes = minb; bytes <= maxb; bytes *= 2) {
-        size_t count = bytes / sizeof(float), total = a2a ? count * (size_t)nranks : count;
+        size_t count = bytes / sizeof(float), total = a2a ? count * (size_t)nranks : count, v_in = total, v_out = total;
         int    iters = iters_opt > 0 ? iters_opt : bytes > (64u << 20) ? 20 : bytes > (1u << 20) ? 100 : 200;
         int    warm  = warm_opt >= 0 ? warm_opt : iters / 10;
         int    run[M_COUNT], valid[M_COUNT], best = -1;
@@ -1119,6 +1229,10 @@ int main(int argc, char **argv)
 
         if (count == 0) {
             continue;
+        }
+        if (IS_V(c)) {
+            v_layout(c, count, &v_in, &v_out);
+            total = v_in > v_out ? v_in : v_out;
         }
         for (int m = 0; m < M_COUNT; m++) {
             run[m]   = use[m] && (m != M_STAGED || bytes <= staged_max);
@@ -1180,8 +1294,8 @@ int main(int argc, char **argv)
                 ok = rc == 0;
                 gc3_test_copy(on_device, ho, mr, total * sizeof(float));
                 ok = ok && check_result(c, count, ho);
-                gc3_test_copy(on_device, ho, ms, total * sizeof(float)); /* the send buffer: read only */
-                if (ok && memcmp(ho, h, total * sizeof(float)) != 0) {
+                gc3_test_copy(on_device, ho, ms, v_in * sizeof(float)); /* the send buffer: read only */
+                if (ok && memcmp(ho, h, v_in * sizeof(float)) != 0) {
                     fprintf(stderr, "gc3_bench: rank %d: the send buffer changed\n", rank);
                     ok = 0;
                 }
@@ -1244,7 +1358,13 @@ int main(int argc, char **argv)
             }
             if (plans.R != NULL) {
                 char name[160];
-                plan_name(coll, cidx, count, name, sizeof(name));
+                size_t big = count; /* a v-call runs as loops of its largest segment */
+                for (int q = 0; IS_V(cidx) && q < nranks; q++) {
+                    for (int r = 0; r < nranks; r++) {
+                        big = (size_t)v_seg(cidx, count, q, r) > big ? (size_t)v_seg(cidx, count, q, r) : big;
+                    }
+                }
+                plan_name(plan_names[cidx], IS_V(cidx) ? C_ALLTOALL : cidx, big, name, sizeof(name));
                 printf(" %s", name);
             }
             printf("\n");

@@ -12,6 +12,7 @@
 #include "gc3_mpi_util.h"
 
 static int world_rank, failures, checks, on_device;
+static int v_negative; /* --v-negative: test_vcolls also with negative displacements on the last rank */
 
 /* With --device the MPI calls get device buffers (the test fills and reads host copies). */
 static void *dev_copy(const void *host, size_t bytes)
@@ -874,8 +875,13 @@ static void test_stream_order_small(MPI_Comm comm, const char *cname, int rounds
  * draws alike (uniform, zeros, 1:1000 skew, one rank holding everything, displacements permuted with gaps),
  * out of place and in place where gc3 runs them: every element of every segment against a host
  * computation, every element outside them against what it held before. */
-enum { VS_UNIFORM, VS_ZEROS, VS_SKEW, VS_ONE, VS_GAPS, VS_N };
-static const char *vs_name[VS_N] = { "uniform", "zeros", "skew", "one rank holds all", "permuted with gaps" };
+enum { VS_UNIFORM, VS_ZEROS, VS_SKEW, VS_ONE, VS_GAPS, VS_NEG, VS_N };
+static const char *vs_name[VS_N] = { "uniform",
+                                     "zeros",
+                                     "skew",
+                                     "one rank holds all",
+                                     "permuted with gaps",
+                                     "negative displacements on the last rank (passed on everywhere)" };
 
 static uint64_t vs_rng(uint64_t *s)
 {
@@ -954,8 +960,8 @@ static void test_vcolls(MPI_Comm comm, const char *cname, int scale)
                 uint64_t s = 88172645463325252ull + (uint64_t)shape * 7919u + (uint64_t)inplace * 104729u;
                 char     what[200];
                 int      ok = 1;
-                if (coll == 2 && inplace) {
-                    continue; /* gc3 runs it out of place (tested staged elsewhere) */
+                if ((coll == 2 && inplace) || (shape == VS_NEG && (coll == 2 || inplace || !v_negative))) {
+                    continue; /* gc3 runs reduce_scatter out of place (tested staged elsewhere) */
                 }
                 vs_counts(shape, n, scale, &s, cnt);
                 if (coll > 0) { /* one count per rank: row 0 everywhere */
@@ -1026,15 +1032,19 @@ static void test_vcolls(MPI_Comm comm, const char *cname, int scale)
                 {
                     int  *rcnt = malloc((size_t)n * sizeof(int)), rc = MPI_SUCCESS;
                     void *din  = inplace ? MPI_IN_PLACE : dev_copy(in, (size_t)ilen * sizeof(int));
-                    void *dout = dev_copy(out, (size_t)olen * sizeof(int));
+                    void *dout = dev_copy(out, (size_t)olen * sizeof(int)), *rb = dout;
+                    /* VS_NEG: the last rank's receive buffer 2 elements further, its displacements 2 less */
+                    const int shift = shape == VS_NEG && rank == n - 1 ? 2 : 0;
                     for (int q = 0; q < n; q++) {
                         rcnt[q] = coll == 0 ? cnt[q * n + rank] : cnt[q];
+                        rd[rank * n + q] -= shift;
                     }
+                    rb = (char *)dout + shift * (int)sizeof(int);
                     if (coll == 0) {
-                        rc = MPI_Alltoallv(din, cnt + rank * n, sd + rank * n, MPI_INT, dout, rcnt, rd + rank * n,
+                        rc = MPI_Alltoallv(din, cnt + rank * n, sd + rank * n, MPI_INT, rb, rcnt, rd + rank * n,
                                            MPI_INT, comm);
                     } else if (coll == 1) {
-                        rc = MPI_Allgatherv(din, cnt[rank], MPI_INT, dout, rcnt, rd + rank * n, MPI_INT, comm);
+                        rc = MPI_Allgatherv(din, cnt[rank], MPI_INT, rb, rcnt, rd + rank * n, MPI_INT, comm);
                     } else {
                         rc = MPI_Reduce_scatter(din, dout, rcnt, MPI_INT, MPI_SUM, comm);
                     }
@@ -1092,6 +1102,8 @@ int main(int argc, char **argv)
             on_device = 1;
         } else if (strcmp(argv[i], "--v-only") == 0) {
             v_only = 1;
+        } else if (strcmp(argv[i], "--v-negative") == 0) {
+            v_only = v_negative = 1;
         } else if (strcmp(argv[i], "--stream-order-only") == 0) {
             order_only = on_device = 1;
         } else if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
@@ -1100,7 +1112,8 @@ int main(int argc, char **argv)
                        "  every collective gc3 runs, in every form, on 4 communicators, against host sums\n"
                        "  --device              device buffers (cuda), with the legacy-stream ordering checks\n"
                        "  --stream-order-only   only those checks (device buffers)\n"
-                       "  --v-only              only the per-rank counts (allgatherv, alltoallv, reduce_scatter)\n");
+                       "  --v-only              only the per-rank counts (allgatherv, alltoallv, reduce_scatter)\n"
+                       "  --v-negative          --v-only, and a call with negative displacements on the last rank\n");
             }
             MPI_Finalize();
             return 0;
