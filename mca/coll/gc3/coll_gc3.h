@@ -381,6 +381,9 @@ void mca_coll_gc3_segs_set(mca_coll_gc3_args_t *a, int b, int s, size_t disp, si
  * cannot, or NULL). One allreduce of the previous module on host memory. 1 when gc3 runs it; 0 when every
  * rank passes it on (said why at verbose 2). */
 int mca_coll_gc3_vagree(mca_coll_gc3_module_t *m, mca_coll_gc3_args_t *a, uint64_t mine, const char *veto);
+/* A blocking v-call whose argument builder said gc3 may run it: the route, the agreement, the run. 1 when gc3
+ * ran it (*rc: its MPI result, the adapted buffers copied back), 0 when every rank passes it on. */
+int mca_coll_gc3_vrun(mca_coll_gc3_module_t *m, mca_coll_gc3_args_t *a, uint64_t mine, const char *veto, int *rc);
 /* The end of a call's arguments (a v-collective's table freed). */
 void mca_coll_gc3_args_end(mca_coll_gc3_args_t *a);
 /* coll_gc3_fallback.c: the blocking v-collectives where gc3 does not run them (staged on device buffers,

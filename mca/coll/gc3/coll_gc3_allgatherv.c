@@ -58,18 +58,10 @@ int mca_coll_gc3_allgatherv(const void *sbuf, int scount, struct ompi_datatype_t
     mca_coll_gc3_args_t    a;
     const char            *veto;
     uint64_t               mine;
-    int                    rc;
+    int                    rc = OMPI_SUCCESS;
+    const int ran = gc3_allgatherv_args(m, sbuf, scount, sdt, rbuf, rcounts, displs, rdt, &a, &mine, &veto) &&
+                    mca_coll_gc3_vrun(m, &a, mine, veto, &rc);
 
-    if (gc3_allgatherv_args(m, sbuf, scount, sdt, rbuf, rcounts, displs, rdt, &a, &mine, &veto) &&
-        mca_coll_gc3_route_take(m, &a, MCA_COLL_GC3_CALL_BLOCKING)) {
-        if (mca_coll_gc3_vagree(m, &a, mine, veto) &&
-            mca_coll_gc3_try_run(m, GC3_COLL_ALLGATHER, &a, mca_coll_gc3_run_sbuf(&a), mca_coll_gc3_run_rbuf(&a),
-                                 &rc)) {
-            mca_coll_gc3_args_end(&a);
-            return mca_coll_gc3_adapt_out(m, &a.ad, rc);
-        }
-        (void)mca_coll_gc3_adapt_out(m, &a.ad, OMPI_ERROR); /* no plan (every rank alike): passed on */
-    }
     mca_coll_gc3_args_end(&a);
-    return mca_coll_gc3_allgatherv_staged(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, comm, module);
+    return ran ? rc : mca_coll_gc3_allgatherv_staged(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, comm, module);
 }

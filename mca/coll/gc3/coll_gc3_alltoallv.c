@@ -70,17 +70,11 @@ int mca_coll_gc3_alltoallv(const void *sbuf, const int *scounts, const int *sdis
     mca_coll_gc3_args_t    a;
     const char            *veto;
     uint64_t               mine;
-    int                    rc;
+    int                    rc = OMPI_SUCCESS;
+    const int ran = gc3_alltoallv_args(m, sbuf, scounts, sdispls, sdt, rbuf, rcounts, rdispls, rdt, &a, &mine, &veto) &&
+                    mca_coll_gc3_vrun(m, &a, mine, veto, &rc);
 
-    if (gc3_alltoallv_args(m, sbuf, scounts, sdispls, sdt, rbuf, rcounts, rdispls, rdt, &a, &mine, &veto) &&
-        mca_coll_gc3_route_take(m, &a, MCA_COLL_GC3_CALL_BLOCKING)) {
-        if (mca_coll_gc3_vagree(m, &a, mine, veto) &&
-            mca_coll_gc3_try_run(m, GC3_COLL_ALLTOALL, &a, mca_coll_gc3_run_sbuf(&a), mca_coll_gc3_run_rbuf(&a), &rc)) {
-            mca_coll_gc3_args_end(&a);
-            return mca_coll_gc3_adapt_out(m, &a.ad, rc);
-        }
-        (void)mca_coll_gc3_adapt_out(m, &a.ad, OMPI_ERROR); /* no plan (every rank alike): passed on */
-    }
     mca_coll_gc3_args_end(&a);
-    return mca_coll_gc3_alltoallv_staged(sbuf, scounts, sdispls, sdt, rbuf, rcounts, rdispls, rdt, comm, module);
+    return ran ? rc
+               : mca_coll_gc3_alltoallv_staged(sbuf, scounts, sdispls, sdt, rbuf, rcounts, rdispls, rdt, comm, module);
 }

@@ -54,6 +54,20 @@ int mca_coll_gc3_vagree(mca_coll_gc3_module_t *m, mca_coll_gc3_args_t *a, uint64
     return 1;
 }
 
+int mca_coll_gc3_vrun(mca_coll_gc3_module_t *m, mca_coll_gc3_args_t *a, uint64_t mine, const char *veto, int *rc)
+{
+    if (!mca_coll_gc3_route_take(m, a, MCA_COLL_GC3_CALL_BLOCKING)) {
+        return 0;
+    }
+    if (mca_coll_gc3_vagree(m, a, mine, veto) &&
+        mca_coll_gc3_try_run(m, (gc3_coll_t)a->coll, a, mca_coll_gc3_run_sbuf(a), mca_coll_gc3_run_rbuf(a), rc)) {
+        *rc = mca_coll_gc3_adapt_out(m, &a->ad, *rc);
+        return 1;
+    }
+    (void)mca_coll_gc3_adapt_out(m, &a->ad, OMPI_ERROR); /* no plan (every rank alike): passed on */
+    return 0;
+}
+
 void mca_coll_gc3_args_end(mca_coll_gc3_args_t *a)
 {
     free(a->segs);
