@@ -12,7 +12,6 @@
 #include "gc3_mpi_util.h"
 
 static int world_rank, failures, checks, on_device;
-static int v_negative; /* --v-negative: test_vcolls also with negative displacements on the last rank */
 
 /* With --device the MPI calls get device buffers (the test fills and reads host copies). */
 static void *dev_copy(const void *host, size_t bytes)
@@ -881,7 +880,7 @@ static const char *vs_name[VS_N] = { "uniform",
                                      "skew",
                                      "one rank holds all",
                                      "permuted with gaps",
-                                     "negative displacements on the last rank (passed on everywhere)" };
+                                     "negative displacements on the last rank" };
 
 static uint64_t vs_rng(uint64_t *s)
 {
@@ -947,23 +946,26 @@ static int vs_val(int q, int i)
 
 static void test_vcolls(MPI_Comm comm, const char *cname, int scale)
 {
-    int rank, n;
+    int      rank, n;
+    MPI_Comm other;
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &n);
     int *cnt = malloc((size_t)n * (size_t)n * sizeof(int)), *sd = malloc((size_t)n * (size_t)n * sizeof(int));
     int *rd = malloc((size_t)n * (size_t)n * sizeof(int)), *send_len = malloc((size_t)n * sizeof(int));
     int *recv_len = malloc((size_t)n * sizeof(int));
 
-    for (int shape = 0; shape < VS_N; shape++) {
+    for (int shape = 0; shape < 2 * VS_N; shape++) {
+        const int nb = shape >= VS_N; /* the nonblocking forms, beside an MPI_Iallreduce on another communicator */
         for (int inplace = 0; inplace <= 1; inplace++) {
             for (int coll = 0; coll < 3; coll++) { /* alltoallv, allgatherv, reduce_scatter */
-                uint64_t s = 88172645463325252ull + (uint64_t)shape * 7919u + (uint64_t)inplace * 104729u;
+                const int sh = shape % VS_N;
+                uint64_t  s  = 88172645463325252ull + (uint64_t)sh * 7919u + (uint64_t)inplace * 104729u;
                 char     what[200];
                 int      ok = 1;
-                if ((coll == 2 && inplace) || (shape == VS_NEG && (coll == 2 || inplace || !v_negative))) {
+                if ((coll == 2 && inplace) || (sh == VS_NEG && coll == 2)) {
                     continue; /* gc3 runs reduce_scatter out of place (tested staged elsewhere) */
                 }
-                vs_counts(shape, n, scale, &s, cnt);
+                vs_counts(sh, n, scale, &s, cnt);
                 if (coll > 0) { /* one count per rank: row 0 everywhere */
                     for (int q = 1; q < n; q++) {
                         memcpy(cnt + q * n, cnt, (size_t)n * sizeof(int));
@@ -977,9 +979,9 @@ static void test_vcolls(MPI_Comm comm, const char *cname, int scale)
                     }
                 }
                 for (int r = 0; r < n; r++) { /* sd: row r of rank r's input, rd: rank r's output */
-                    send_len[r] = vs_place(n, cnt + r * n, 1, shape == VS_GAPS, &s, sd + r * n);
+                    send_len[r] = vs_place(n, cnt + r * n, 1, sh == VS_GAPS, &s, sd + r * n);
                     recv_len[r] =
-                        vs_place(n, coll == 0 ? cnt + r : cnt, coll == 0 ? n : 1, shape == VS_GAPS, &s, rd + r * n);
+                        vs_place(n, coll == 0 ? cnt + r : cnt, coll == 0 ? n : 1, sh == VS_GAPS, &s, rd + r * n);
                     if (coll == 0 && inplace) {
                         memcpy(sd + r * n, rd + r * n, (size_t)n * sizeof(int));
                         send_len[r] = recv_len[r];
@@ -1034,19 +1036,38 @@ static void test_vcolls(MPI_Comm comm, const char *cname, int scale)
                     void *din  = inplace ? MPI_IN_PLACE : dev_copy(in, (size_t)ilen * sizeof(int));
                     void *dout = dev_copy(out, (size_t)olen * sizeof(int)), *rb = dout;
                     /* VS_NEG: the last rank's receive buffer 2 elements further, its displacements 2 less */
-                    const int shift = shape == VS_NEG && rank == n - 1 ? 2 : 0;
+                    const int shift = sh == VS_NEG && rank == n - 1 ? 2 : 0;
                     for (int q = 0; q < n; q++) {
                         rcnt[q] = coll == 0 ? cnt[q * n + rank] : cnt[q];
                         rd[rank * n + q] -= shift;
                     }
                     rb = (char *)dout + shift * (int)sizeof(int);
+                    MPI_Request req[2] = { MPI_REQUEST_NULL, MPI_REQUEST_NULL };
+                    int         sum[2] = { rank + 1, 0 };
+                    if (nb) { /* in flight together with an allreduce of another communicator, started after it */
+                        MPI_Comm_dup(comm, &other);
+                    }
                     if (coll == 0) {
-                        rc = MPI_Alltoallv(din, cnt + rank * n, sd + rank * n, MPI_INT, rb, rcnt, rd + rank * n,
-                                           MPI_INT, comm);
+                        rc = nb ? MPI_Ialltoallv(din, cnt + rank * n, sd + rank * n, MPI_INT, rb, rcnt, rd + rank * n,
+                                                 MPI_INT, comm, &req[0])
+                                : MPI_Alltoallv(din, cnt + rank * n, sd + rank * n, MPI_INT, rb, rcnt, rd + rank * n,
+                                                MPI_INT, comm);
                     } else if (coll == 1) {
-                        rc = MPI_Allgatherv(din, cnt[rank], MPI_INT, rb, rcnt, rd + rank * n, MPI_INT, comm);
+                        rc = nb ? MPI_Iallgatherv(din, cnt[rank], MPI_INT, rb, rcnt, rd + rank * n, MPI_INT, comm, &req[0])
+                                : MPI_Allgatherv(din, cnt[rank], MPI_INT, rb, rcnt, rd + rank * n, MPI_INT, comm);
                     } else {
-                        rc = MPI_Reduce_scatter(din, dout, rcnt, MPI_INT, MPI_SUM, comm);
+                        rc = nb ? MPI_Ireduce_scatter(din, dout, rcnt, MPI_INT, MPI_SUM, comm, &req[0])
+                                : MPI_Reduce_scatter(din, dout, rcnt, MPI_INT, MPI_SUM, comm);
+                    }
+                    if (nb) {
+                        rc = rc == MPI_SUCCESS ? MPI_Iallreduce(sum, sum + 1, 1, MPI_INT, MPI_SUM, other, &req[1]) : rc;
+                        rc = rc == MPI_SUCCESS ? MPI_Waitall(2, req, MPI_STATUSES_IGNORE) : rc;
+                        if (rc == MPI_SUCCESS && sum[1] != n * (n + 1) / 2) {
+                            fprintf(stderr, "rank %d: the allreduce beside it summed %d, expected %d\n", rank, sum[1],
+                                    n * (n + 1) / 2);
+                            rc = MPI_ERR_OTHER;
+                        }
+                        MPI_Comm_free(&other);
                     }
                     if (!inplace) {
                         dev_back(in, din, (size_t)ilen * sizeof(int));
@@ -1055,12 +1076,12 @@ static void test_vcolls(MPI_Comm comm, const char *cname, int scale)
                     ok = rc == MPI_SUCCESS;
                     for (int i = 0; i < olen && ok; i++) {
                         if (out[i] != exp[i]) {
-                            fprintf(stderr, "rank %d: %s shape %d: element %d of %d is %d, expected %d (held %d)\n",
-                                    rank,
+                            fprintf(stderr, "rank %d: %s%s shape %d: element %d of %d is %d, expected %d (held %d)\n",
+                                    rank, nb ? "i" : "",
                                     coll == 0   ? "alltoallv"
                                     : coll == 1 ? "allgatherv"
                                                 : "reduce_scatter",
-                                    shape, i, olen, out[i], exp[i], before[i]);
+                                    sh, i, olen, out[i], exp[i], before[i]);
                             ok = 0;
                         }
                     }
@@ -1070,11 +1091,11 @@ static void test_vcolls(MPI_Comm comm, const char *cname, int scale)
                 free(out);
                 free(before);
                 free(exp);
-                snprintf(what, sizeof(what), "%s %s %s %s", cname,
+                snprintf(what, sizeof(what), "%s %s%s %s %s", cname, nb ? "i" : "",
                          coll == 0   ? "alltoallv"
                          : coll == 1 ? "allgatherv"
                                      : "reduce_scatter",
-                         vs_name[shape], inplace ? "in place" : "out of place");
+                         vs_name[sh], inplace ? "in place" : "out of place");
                 check(ok, comm, what);
             }
         }
@@ -1102,8 +1123,7 @@ int main(int argc, char **argv)
             on_device = 1;
         } else if (strcmp(argv[i], "--v-only") == 0) {
             v_only = 1;
-        } else if (strcmp(argv[i], "--v-negative") == 0) {
-            v_only = v_negative = 1;
+
         } else if (strcmp(argv[i], "--stream-order-only") == 0) {
             order_only = on_device = 1;
         } else if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
@@ -1112,8 +1132,7 @@ int main(int argc, char **argv)
                        "  every collective gc3 runs, in every form, on 4 communicators, against host sums\n"
                        "  --device              device buffers (cuda), with the legacy-stream ordering checks\n"
                        "  --stream-order-only   only those checks (device buffers)\n"
-                       "  --v-only              only the per-rank counts (allgatherv, alltoallv, reduce_scatter)\n"
-                       "  --v-negative          --v-only, and a call with negative displacements on the last rank\n");
+                       "  --v-only              only the per-rank counts (allgatherv, alltoallv, reduce_scatter)\n");
             }
             MPI_Finalize();
             return 0;

@@ -113,6 +113,7 @@ static inline int mca_coll_gc3_no_prev(struct ompi_communicator_t *comm, const c
  * communicator, so messages of one tag match in order; the two kinds interleave differently. */
 #define MCA_COLL_GC3_TAG_SETUP (-5)
 #define MCA_COLL_GC3_TAG_DATA  (-6)
+#define MCA_COLL_GC3_TAG_VX    (-7) /* a nonblocking v-call's agreement (coll_gc3_vcall.c) */
 
 /* A plan entry: one (backend, collective, rule, in place) of a communicator. */
 enum { MCA_COLL_GC3_ENTRY_NEW, MCA_COLL_GC3_ENTRY_BUILDING, MCA_COLL_GC3_ENTRY_READY, MCA_COLL_GC3_ENTRY_FAILED };
@@ -135,6 +136,7 @@ typedef struct {
 struct mca_coll_gc3_request_t;
 struct mca_coll_gc3_xchg_t;
 struct mca_coll_gc3_hsx_t;
+struct mca_coll_gc3_vx_t;
 
 /* A buffer of a call passed on with its device memory copied through host memory (coll_gc3_stage.c). */
 typedef struct {
@@ -198,6 +200,13 @@ typedef struct mca_coll_gc3_task_t {
     mca_coll_gc3_plan_entry_t     *entry;
     struct mca_coll_gc3_request_t *req;   /* nonblocking and persistent calls */
     struct mca_coll_gc3_hsx_t     *hsx;   /* STAGED */
+    /* a nonblocking v-call: its table (call.segs; the task's own, freed when it completes), and the agreement
+     * of its largest segment, made when it reaches the head of the queue (mca_coll_gc3_vx_advance): this
+     * rank's largest segment, the exchange under way */
+    uint64_t                      *segs;
+    uint64_t                       vmine;
+    int                            vstate; /* MCA_COLL_GC3_VX_* */
+    struct mca_coll_gc3_vx_t      *vx;
     volatile int                   state; /* MCA_COLL_GC3_TASK_* */
     int                            rc;
 } mca_coll_gc3_task_t;
@@ -367,36 +376,52 @@ typedef struct {
     mca_coll_gc3_adapt_t ad;       /* this rank's buffers, and as the route needs them */
     uint64_t            *segs;     /* a v-collective's per-rank counts: this rank's table (gc3_call_t.segs, in the
                                     * runtime's elements of the buffers as the route runs them), or NULL */
+    int                  vagree;   /* the ranks agree on the largest segment (alltoallv), this rank's vmine */
+    uint64_t             vmine;
 } mca_coll_gc3_args_t;
-/* coll_gc3_vcall.c: the v-collectives' shared steps. A zeroed table of a->coll's segments (a->segs; freed by
+/* coll_gc3_vcall.c: the v-collectives' shared steps. A buffer of nsegs segments of counts at displacements
+ * (elements of dt) as mca_coll_gc3_args_buf's slot: from the lowest displacement of a nonempty segment when it
+ * is negative (the buffer the runtime gets starts there), to the end of the last one; returns that first
+ * element (0 or negative), which the table's displacements count from. */
+long mca_coll_gc3_vbuf(mca_coll_gc3_module_t *m, mca_coll_gc3_args_t *a, int slot, const void *user,
+                       struct ompi_datatype_t *dt, const int *counts, const int *displs, int nsegs, int in, int out);
+/* A zeroed table of a->coll's segments (a->segs; freed by
  * mca_coll_gc3_args_end); NULL when out of host memory. */
 uint64_t *mca_coll_gc3_segs_new(mca_coll_gc3_args_t *a, int nranks);
 /* Set the pair of segment s of buffer b (0 input, 1 output) from MPI's count and displacement of an element of
  * `size` bytes in the runtime's elements of `unit` bytes (a buffer runs contiguous: packed where its datatype is
  * not, so element i of the datatype is at byte i * size). */
 void mca_coll_gc3_segs_set(mca_coll_gc3_args_t *a, int b, int s, size_t disp, size_t count, size_t size, size_t unit);
-/* After the route took a v-collective (every rank): the ranks agree on its largest segment (`mine`: this
- * rank's, in the runtime's elements), which every rank's call runs with (a->count, and a->bytes: the size the
- * rules match, every rank's segment of that size), and on whether every rank can run it (veto: why this rank
- * cannot, or NULL). One allreduce of the previous module on host memory. 1 when gc3 runs it; 0 when every
- * rank passes it on (said why at verbose 2). */
-int mca_coll_gc3_vagree(mca_coll_gc3_module_t *m, mca_coll_gc3_args_t *a, uint64_t mine, const char *veto);
-/* A blocking v-call whose argument builder said gc3 may run it: the route, the agreement, the run. 1 when gc3
- * ran it (*rc: its MPI result, the adapted buffers copied back), 0 when every rank passes it on. */
-int mca_coll_gc3_vrun(mca_coll_gc3_module_t *m, mca_coll_gc3_args_t *a, uint64_t mine, const char *veto, int *rc);
+/* A blocking v-call whose argument builder said gc3 may run it: the route, alltoallv's agreement on the largest
+ * segment (a->vagree: one allreduce of the previous module on host memory), the run. 1 when gc3 ran it (*rc: its MPI
+ * result, the adapted buffers copied back; or the error every rank returns when a rank is out of host memory), 0
+ * when every rank passes it on. */
+int mca_coll_gc3_vrun(mca_coll_gc3_module_t *m, mca_coll_gc3_args_t *a, int *rc);
+/* The same for a nonblocking v-call (the route taken): started in the pipeline (its table goes with the task), an
+ * alltoallv's largest segment agreed when it reaches the head of the queue; a call of nothing to move completes at
+ * once. The MPI result of the start. */
+int mca_coll_gc3_vstart(mca_coll_gc3_module_t *m, mca_coll_gc3_args_t *a, ompi_request_t **request);
+/* A nonblocking v-call's agreement (the head task t of the queue, m->lock held): nothing to agree
+ * (MCA_COLL_GC3_VX_NONE, also once agreed), posted when it first comes here (every rank's tasks reach the
+ * head in the same order), then tested. 0 while it waits; 1 when agreed (t->call.count and t->bytes set); -1
+ * when the call fails on every rank (*why: a rank is out of host memory, or the agreement failed). */
+enum { MCA_COLL_GC3_VX_NONE, MCA_COLL_GC3_VX_TODO, MCA_COLL_GC3_VX_POSTED };
+int mca_coll_gc3_vx_advance(mca_coll_gc3_module_t *m, mca_coll_gc3_task_t *t, const char **why);
 /* The end of a call's arguments (a v-collective's table freed). */
 void mca_coll_gc3_args_end(mca_coll_gc3_args_t *a);
-/* coll_gc3_fallback.c: the blocking v-collectives where gc3 does not run them (staged on device buffers,
- * else the previous module's) */
+/* coll_gc3_fallback.c: the v-collectives where gc3 does not run them (staged on device buffers, else the
+ * previous module's), blocking (request NULL) or not */
 int mca_coll_gc3_allgatherv_staged(const void *sbuf, int scount, struct ompi_datatype_t *sdt, void *rbuf,
                                    const int *rcounts, const int *displs, struct ompi_datatype_t *rdt,
-                                   struct ompi_communicator_t *comm, mca_coll_base_module_t *module);
+                                   struct ompi_communicator_t *comm, mca_coll_base_module_t *module,
+                                   ompi_request_t **request);
 int mca_coll_gc3_alltoallv_staged(const void *sbuf, const int *scounts, const int *sdispls, struct ompi_datatype_t *sdt,
                                   void *rbuf, const int *rcounts, const int *rdispls, struct ompi_datatype_t *rdt,
-                                  struct ompi_communicator_t *comm, mca_coll_base_module_t *module);
+                                  struct ompi_communicator_t *comm, mca_coll_base_module_t *module,
+                                  ompi_request_t **request);
 int mca_coll_gc3_reduce_scatter_staged(const void *sbuf, void *rbuf, const int *rcounts, struct ompi_datatype_t *dt,
                                        struct ompi_op_t *op, struct ompi_communicator_t *comm,
-                                       mca_coll_base_module_t *module);
+                                       mca_coll_base_module_t *module, ompi_request_t **request);
 /* The argument builders' common start: a zeroed record of coll's call. */
 void mca_coll_gc3_args_begin(mca_coll_gc3_args_t *a, gc3_coll_t coll, int root, const char *name);
 /* A buffer of the call: slot 0 send, 1 receive (user NULL or MPI_IN_PLACE: none); count elements of dt. */

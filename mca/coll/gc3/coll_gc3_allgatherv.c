@@ -1,50 +1,44 @@
-/* coll/gc3: MPI_Allgatherv. gc3 runs the blocking call on allgather's plans with per-rank counts
- * (coll_gc3_vcall.c) when its datatypes' sizes agree, on device memory of this rank's GPU (or host
- * memory with coll_gc3_backend=host), and a plan agreed by all ranks exists; otherwise the previous
- * module does (device buffers staged through host memory, as the nonblocking form is:
- * coll_gc3_fallback.c). coll_gc3_enable_allgather governs it. */
+/* coll/gc3: MPI_Allgatherv, blocking and nonblocking, around one argument builder. gc3 runs it on
+ * allgather's plans with per-rank counts (coll_gc3_vcall.c) when its datatypes' sizes agree, on device
+ * memory of this rank's GPU (or host memory with coll_gc3_backend=host), and a plan agreed by all ranks
+ * exists (else, nonblocking, on gc3's host-staged exchange); otherwise the previous module does (device
+ * buffers staged through host memory: coll_gc3_fallback.c). coll_gc3_enable_allgather governs it. */
 #include "coll_gc3.h"
 #include "ompi/datatype/ompi_datatype.h"
 
-/* The argument builder (mca_coll_gc3_args_t): 1 with this rank's table and its largest segment (*mine),
- * *veto saying why this rank cannot run it (NULL: it can); 0 when every rank passes it on. */
+/* The argument builder (mca_coll_gc3_args_t, with this rank's table): 1 when gc3 may run it, 0 when every rank
+ * passes it on. Every rank knows every count: the largest segment is the call's count. */
 static int gc3_allgatherv_args(mca_coll_gc3_module_t *m, const void *sbuf, int scount, struct ompi_datatype_t *sdt,
                                void *rbuf, const int *rcounts, const int *displs, struct ompi_datatype_t *rdt,
-                               mca_coll_gc3_args_t *a, uint64_t *mine, const char **veto)
+                               const char *name, mca_coll_gc3_args_t *a)
 {
     const int n = ompi_comm_size(m->comm), me = ompi_comm_rank(m->comm), inplace = sbuf == MPI_IN_PLACE;
-    size_t    rsize = 0, ssize = 0, span = 0;
+    size_t    rsize = 0, ssize = 0;
+    long      lo;
 
-    *mine = 0;
-    *veto = NULL;
     ompi_datatype_type_size(rdt, &rsize);
-    for (int q = 0; q < n; q++) {
-        if (displs[q] < 0) {
-            *veto = "a negative displacement";
-        } else if (rcounts[q] > 0 && (size_t)displs[q] + (size_t)rcounts[q] > span) {
-            span = (size_t)displs[q] + (size_t)rcounts[q];
-        }
-        *mine = (size_t)rcounts[q] * rsize > *mine ? (size_t)rcounts[q] * rsize : *mine;
-    }
-    mca_coll_gc3_args_begin(a, GC3_COLL_ALLGATHER, -1, "allgatherv");
+    mca_coll_gc3_args_begin(a, GC3_COLL_ALLGATHER, -1, name);
     mca_coll_gc3_args_buf(m, a, 0, sbuf, sdt, (size_t)scount, 1, 0);
     /* copied in where it is adapted: the bytes between the segments come back as they were */
-    mca_coll_gc3_args_buf(m, a, 1, rbuf, rdt, span, 1, 1);
-    if (!mca_coll_gc3_args_usable(m, a, "allgatherv", GC3_COLL_ALLGATHER, 1)) {
+    lo = mca_coll_gc3_vbuf(m, a, 1, rbuf, rdt, rcounts, displs, n, 1, 1);
+    if (!mca_coll_gc3_args_usable(m, a, name, GC3_COLL_ALLGATHER, 1)) {
         return 0;
     }
     if (!inplace) {
         ompi_datatype_type_size(sdt, &ssize);
         if (ssize * (size_t)scount != rsize * (size_t)rcounts[me]) {
-            return mca_coll_gc3_passed_on(m->comm, "allgatherv", "send and receive sizes differ");
+            return mca_coll_gc3_passed_on(m->comm, name, "send and receive sizes differ");
         }
     }
     a->dtype = GC3_DT_UINT8; /* moved as bytes, whatever the layout (adapted per rank) */
     a->op    = GC3_OP_SUM;
-    if (*veto == NULL && mca_coll_gc3_segs_new(a, n) != NULL) {
+    for (int q = 0; q < n; q++) {
+        a->count = (size_t)rcounts[q] * rsize > a->count ? (size_t)rcounts[q] * rsize : a->count;
+    }
+    if (mca_coll_gc3_segs_new(a, n) != NULL) {
         mca_coll_gc3_segs_set(a, 0, 0, 0, (size_t)rcounts[me], rsize, 1);
         for (int q = 0; q < n; q++) {
-            mca_coll_gc3_segs_set(a, 1, q, (size_t)displs[q], (size_t)rcounts[q], rsize, 1);
+            mca_coll_gc3_segs_set(a, 1, q, (size_t)(displs[q] - lo), (size_t)rcounts[q], rsize, 1);
         }
     }
     return 1;
@@ -56,12 +50,28 @@ int mca_coll_gc3_allgatherv(const void *sbuf, int scount, struct ompi_datatype_t
 {
     mca_coll_gc3_module_t *m = (mca_coll_gc3_module_t *)module;
     mca_coll_gc3_args_t    a;
-    const char            *veto;
-    uint64_t               mine;
     int                    rc = OMPI_SUCCESS;
-    const int ran = gc3_allgatherv_args(m, sbuf, scount, sdt, rbuf, rcounts, displs, rdt, &a, &mine, &veto) &&
-                    mca_coll_gc3_vrun(m, &a, mine, veto, &rc);
+    const int ran = gc3_allgatherv_args(m, sbuf, scount, sdt, rbuf, rcounts, displs, rdt, "allgatherv", &a) &&
+                    mca_coll_gc3_vrun(m, &a, &rc);
 
     mca_coll_gc3_args_end(&a);
-    return ran ? rc : mca_coll_gc3_allgatherv_staged(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, comm, module);
+    return ran ? rc : mca_coll_gc3_allgatherv_staged(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, comm, module, NULL);
+}
+
+int mca_coll_gc3_iallgatherv(const void *sbuf, int scount, struct ompi_datatype_t *sdt, void *rbuf, const int *rcounts,
+                             const int *displs, struct ompi_datatype_t *rdt, struct ompi_communicator_t *comm,
+                             ompi_request_t **request, mca_coll_base_module_t *module)
+{
+    mca_coll_gc3_module_t *m = (mca_coll_gc3_module_t *)module;
+    mca_coll_gc3_args_t    a;
+    int                    rc;
+
+    if (gc3_allgatherv_args(m, sbuf, scount, sdt, rbuf, rcounts, displs, rdt, "iallgatherv", &a) &&
+        mca_coll_gc3_route_take(m, &a, MCA_COLL_GC3_CALL_NONBLOCKING)) {
+        rc = mca_coll_gc3_vstart(m, &a, request);
+        mca_coll_gc3_args_end(&a);
+        return rc;
+    }
+    mca_coll_gc3_args_end(&a);
+    return mca_coll_gc3_allgatherv_staged(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, comm, module, request);
 }

@@ -18,8 +18,10 @@
     X(reduce_scatter_block_init, reduce_scatter_block_init)                                              \
     X(bcast, bcast) X(ibcast, ibcast) X(bcast_init, bcast_init)                                          \
     X(reduce, reduce) X(ireduce, ireduce) X(reduce_init, reduce_init)                                    \
-    /* gc3 runs the blocking form where it can (coll_gc3_<name>.c, on its plain collective's plans) */  \
+    /* gc3 runs them where it can, blocking and nonblocking (coll_gc3_<name>.c, on their plain          \
+       collective's plans) */                                                                            \
     X(allgatherv, allgatherv) X(alltoallv, alltoallv) X(reduce_scatter, reduce_scatter)                  \
+    X(iallgatherv, iallgatherv) X(ialltoallv, ialltoallv) X(ireduce_scatter, ireduce_scatter)            \
     /* passed on, staged through host memory on device buffers (coll_gc3_fallback.c) */                  \
     X(gather, gather) X(gatherv, gatherv)                                                                \
     X(scatter, scatter) X(scatterv, scatterv) X(alltoallw, alltoallw)                                    \
@@ -28,10 +30,8 @@
     X(neighbor_alltoall, alltoall) X(neighbor_alltoallv, alltoallv)                                      \
     X(neighbor_alltoallw, neighbor_alltoallw)                                                            \
     /* nonblocking forms run as their blocking forms on device buffers (coll_gc3_fallback.c) */          \
-    X(iallgatherv, iallgatherv)                                                                          \
     X(igather, igather) X(igatherv, igatherv) X(iscatter, iscatter) X(iscatterv, iscatterv)              \
-    X(ialltoallv, ialltoallv) X(ialltoallw, ialltoallw)                                                  \
-    X(ireduce_scatter, ireduce_scatter) X(iscan, iscan) X(iexscan, iexscan)                              \
+    X(ialltoallw, ialltoallw) X(iscan, iscan) X(iexscan, iexscan)                                        \
     X(ineighbor_allgather, iallgather) X(ineighbor_allgatherv, iallgatherv)                              \
     X(ineighbor_alltoall, ialltoall) X(ineighbor_alltoallv, ialltoallv)                                  \
     X(ineighbor_alltoallw, ineighbor_alltoallw)

@@ -17,9 +17,9 @@
 const mca_coll_gc3_coll_t mca_coll_gc3_colls[] = {
     /* coll                    name                    enable's help adds */
     {GC3_COLL_ALLREDUCE,      "allreduce",            NULL},
-    {GC3_COLL_ALLTOALL,       "alltoall",             "and the blocking MPI_Alltoallv"},
-    {GC3_COLL_ALLGATHER,      "allgather",            "and the blocking MPI_Allgatherv"},
-    {GC3_COLL_REDUCE_SCATTER, "reduce_scatter_block", "out of place, and the blocking MPI_Reduce_scatter"},
+    {GC3_COLL_ALLTOALL,       "alltoall",             "and MPI_Alltoallv, MPI_Ialltoallv"},
+    {GC3_COLL_ALLGATHER,      "allgather",            "and MPI_Allgatherv, MPI_Iallgatherv"},
+    {GC3_COLL_REDUCE_SCATTER, "reduce_scatter_block", "out of place, and MPI_Reduce_scatter, MPI_Ireduce_scatter"},
     {GC3_COLL_BCAST,          "bcast",                NULL},
     {GC3_COLL_REDUCE,         "reduce",               NULL},
 };

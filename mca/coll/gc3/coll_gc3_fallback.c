@@ -73,7 +73,7 @@ static int gc3_allgatherv_do(const void *sbuf, int scount, struct ompi_datatype_
                                                          1) };
 
     if (request != NULL) {
-        GC3_PREV_OR_FAIL(m, comm, iallgatherv);
+        GC3_PREV_OR_FAIL_QUIET(m, comm, iallgatherv);
     } else { /* (gc3's blocking form said why it passes the call on: coll_gc3_allgatherv.c) */
         GC3_PREV_OR_FAIL_QUIET(m, comm, allgatherv);
     }
@@ -97,9 +97,9 @@ static int gc3_allgatherv_do(const void *sbuf, int scount, struct ompi_datatype_
 
 int mca_coll_gc3_allgatherv_staged(const void *sbuf, int scount, struct ompi_datatype_t *sdt, void *rbuf,
                                    const int *rcounts, const int *displs, struct ompi_datatype_t *rdt,
-                                   struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
+                                   struct ompi_communicator_t *comm, mca_coll_base_module_t *module, ompi_request_t **request)
 {
-    return gc3_allgatherv_do(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, comm, module, NULL);
+    return gc3_allgatherv_do(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, comm, module, request);
 }
 
 static int gc3_gather_do(const void *sbuf, int scount, struct ompi_datatype_t *sdt, void *rbuf, int rcount,
@@ -279,7 +279,7 @@ static int gc3_alltoallv_do(const void *sbuf, const int *scounts, const int *sdi
     };
 
     if (request != NULL) {
-        GC3_PREV_OR_FAIL(m, comm, ialltoallv);
+        GC3_PREV_OR_FAIL_QUIET(m, comm, ialltoallv);
     } else { /* (gc3's blocking form said why it passes the call on: coll_gc3_alltoallv.c) */
         GC3_PREV_OR_FAIL_QUIET(m, comm, alltoallv);
     }
@@ -303,9 +303,9 @@ static int gc3_alltoallv_do(const void *sbuf, const int *scounts, const int *sdi
 
 int mca_coll_gc3_alltoallv_staged(const void *sbuf, const int *scounts, const int *sdispls, struct ompi_datatype_t *sdt,
                                   void *rbuf, const int *rcounts, const int *rdispls, struct ompi_datatype_t *rdt,
-                                  struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
+                                  struct ompi_communicator_t *comm, mca_coll_base_module_t *module, ompi_request_t **request)
 {
-    return gc3_alltoallv_do(sbuf, scounts, sdispls, sdt, rbuf, rcounts, rdispls, rdt, comm, module, NULL);
+    return gc3_alltoallv_do(sbuf, scounts, sdispls, sdt, rbuf, rcounts, rdispls, rdt, comm, module, request);
 }
 
 static int gc3_reduce_scatter_do(const void *sbuf, void *rbuf, const int *rcounts, struct ompi_datatype_t *dt,
@@ -321,7 +321,7 @@ static int gc3_reduce_scatter_do(const void *sbuf, void *rbuf, const int *rcount
                                     mca_coll_gc3_stage_buf(rbuf, dt, inplace ? all : mine, inplace, 1) };
 
     if (request != NULL) {
-        GC3_PREV_OR_FAIL(m, comm, ireduce_scatter);
+        GC3_PREV_OR_FAIL_QUIET(m, comm, ireduce_scatter);
     } else { /* (gc3's blocking form said why it passes the call on: coll_gc3_reduce_scatter.c) */
         GC3_PREV_OR_FAIL_QUIET(m, comm, reduce_scatter);
     }
@@ -346,9 +346,9 @@ static int gc3_reduce_scatter_do(const void *sbuf, void *rbuf, const int *rcount
 
 int mca_coll_gc3_reduce_scatter_staged(const void *sbuf, void *rbuf, const int *rcounts, struct ompi_datatype_t *dt,
                                        struct ompi_op_t *op, struct ompi_communicator_t *comm,
-                                       mca_coll_base_module_t *module)
+                                       mca_coll_base_module_t *module, ompi_request_t **request)
 {
-    return gc3_reduce_scatter_do(sbuf, rbuf, rcounts, dt, op, comm, module, NULL);
+    return gc3_reduce_scatter_do(sbuf, rbuf, rcounts, dt, op, comm, module, request);
 }
 
 static int gc3_scan_do(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dt, struct ompi_op_t *op,
@@ -722,13 +722,6 @@ int mca_coll_gc3_nb_as_blocking(struct ompi_communicator_t *comm, const char *na
     return 1;
 }
 
-int mca_coll_gc3_iallgatherv(const void *sbuf, int scount, struct ompi_datatype_t *sdt, void *rbuf, const int *rcounts,
-                             const int *displs, struct ompi_datatype_t *rdt, struct ompi_communicator_t *comm,
-                             ompi_request_t **request, mca_coll_base_module_t *module)
-{
-    return gc3_allgatherv_do(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, comm, module, request);
-}
-
 int mca_coll_gc3_igather(const void *sbuf, int scount, struct ompi_datatype_t *sdt, void *rbuf, int rcount,
                          struct ompi_datatype_t *rdt, int root, struct ompi_communicator_t *comm,
                          ompi_request_t **request, mca_coll_base_module_t *module)
@@ -757,26 +750,12 @@ int mca_coll_gc3_iscatterv(const void *sbuf, const int *scounts, const int *disp
     return gc3_scatterv_do(sbuf, scounts, displs, sdt, rbuf, rcount, rdt, root, comm, module, request);
 }
 
-int mca_coll_gc3_ialltoallv(const void *sbuf, const int *scounts, const int *sdispls, struct ompi_datatype_t *sdt,
-                            void *rbuf, const int *rcounts, const int *rdispls, struct ompi_datatype_t *rdt,
-                            struct ompi_communicator_t *comm, ompi_request_t **request, mca_coll_base_module_t *module)
-{
-    return gc3_alltoallv_do(sbuf, scounts, sdispls, sdt, rbuf, rcounts, rdispls, rdt, comm, module, request);
-}
-
 int mca_coll_gc3_ialltoallw(const void *sbuf, const int *scounts, const int *sdispls,
                             struct ompi_datatype_t *const *sdts, void *rbuf, const int *rcounts, const int *rdispls,
                             struct ompi_datatype_t *const *rdts, struct ompi_communicator_t *comm,
                             ompi_request_t **request, mca_coll_base_module_t *module)
 {
     return gc3_alltoallw_do(sbuf, scounts, sdispls, sdts, rbuf, rcounts, rdispls, rdts, comm, module, request);
-}
-
-int mca_coll_gc3_ireduce_scatter(const void *sbuf, void *rbuf, const int *rcounts, struct ompi_datatype_t *dt,
-                                 struct ompi_op_t *op, struct ompi_communicator_t *comm, ompi_request_t **request,
-                                 mca_coll_base_module_t *module)
-{
-    return gc3_reduce_scatter_do(sbuf, rbuf, rcounts, dt, op, comm, module, request);
 }
 
 int mca_coll_gc3_iscan(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dt, struct ompi_op_t *op,

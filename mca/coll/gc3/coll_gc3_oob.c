@@ -157,9 +157,11 @@ int mca_coll_gc3_oob_test(void *ctx, void *req)
 #define MCA_COLL_GC3_HSX_PIECE ((size_t)1 << 30) /* bytes per message */
 
 typedef struct mca_coll_gc3_hsx_t {
-    char            *mine; /* this rank's input: one block, or n (an input of one segment per rank) */
-    char            *all;  /* n blocks received (this rank's copied) */
-    size_t           B;    /* bytes per block */
+    char            *mine; /* this rank's input: one block, or n (an input of one segment per rank); per-rank
+                            * counts: a host image of the input */
+    char            *all;  /* n blocks received (this rank's copied); per-rank counts: a host image of the output
+                            * (allgather, alltoall) or n blocks of this rank's result (reduce_scatter) */
+    size_t           B;    /* bytes per block (per-rank counts: of this rank's reduce_scatter result) */
     int              nreq;
     ompi_request_t **reqs;
     int             *peer; /* of each request */
@@ -187,6 +189,135 @@ static void mca_coll_gc3_hsx_free(mca_coll_gc3_hsx_t *h)
     }
 }
 
+/* Per-rank counts (gc3_call_t.segs): pair s of buffer b of the call, in bytes. */
+static void gc3_hsx_pair(const mca_coll_gc3_task_t *t, gc3_buf_t b, int s, size_t *at, size_t *len)
+{
+    const uint64_t *e  = gc3_coll_segs_pair(t->call.segs, b, s);
+    const size_t    ds = gc3_dtype_size(t->call.dtype);
+    *at                = (size_t)e[0] * ds;
+    *len               = (size_t)e[1] * ds;
+}
+
+/* Where the call's input and output are (in place: the inner one inside recvbuf, as the runtime places it). */
+static void gc3_hsx_bufs(const mca_coll_gc3_module_t *m, const mca_coll_gc3_task_t *t, const char **in, char **out)
+{
+    const gc3_coll_desc_t *d = gc3_coll_desc((gc3_coll_t)t->coll);
+    size_t                 at, len;
+
+    *out = t->call.recvbuf;
+    *in  = t->call.sendbuf;
+    if (t->call.sendbuf == NULL) {
+        char *inner = t->call.recvbuf;
+        if (d->inplace_slice) {
+            gc3_hsx_pair(t, d->inplace_inner == GC3_BUF_INPUT ? GC3_BUF_OUTPUT : GC3_BUF_INPUT,
+                         ompi_comm_rank(m->comm), &at, &len);
+            inner += at;
+        }
+        *in  = d->inplace_inner == GC3_BUF_INPUT ? inner : t->call.recvbuf;
+        *out = d->inplace_inner == GC3_BUF_OUTPUT ? inner : t->call.recvbuf;
+    }
+}
+
+/* The end of buffer b's last segment (bytes). */
+static size_t gc3_hsx_span(const mca_coll_gc3_module_t *m, const mca_coll_gc3_task_t *t, gc3_buf_t b)
+{
+    size_t end = 0, at, len;
+    for (int s = 0; s < gc3_coll_segments((gc3_coll_t)t->coll, b, ompi_comm_size(m->comm)); s++) {
+        gc3_hsx_pair(t, b, s, &at, &len);
+        end = at + len > end ? at + len : end;
+    }
+    return end;
+}
+
+/* Post a message of len bytes to or from q in pieces (h->reqs); OMPI_SUCCESS or the error. */
+static int gc3_hsx_post(mca_coll_gc3_module_t *m, mca_coll_gc3_hsx_t *h, int send, int q, char *buf, size_t len)
+{
+    int rc = OMPI_SUCCESS;
+    for (size_t off = 0; off < len && rc == OMPI_SUCCESS; off += MCA_COLL_GC3_HSX_PIECE) {
+        const size_t piece = len - off < MCA_COLL_GC3_HSX_PIECE ? len - off : MCA_COLL_GC3_HSX_PIECE;
+        h->peer[h->nreq]   = q;
+        rc = send ? MCA_PML_CALL(isend(buf + off, piece, MPI_BYTE, q, MCA_COLL_GC3_TAG_DATA, MCA_PML_BASE_SEND_STANDARD,
+                                       m->comm, &h->reqs[h->nreq]))
+                  : MCA_PML_CALL(irecv(buf + off, piece, MPI_BYTE, q, MCA_COLL_GC3_TAG_DATA, m->comm, &h->reqs[h->nreq]));
+        h->nreq += rc == OMPI_SUCCESS;
+    }
+    return rc;
+}
+
+/* The host-staged exchange of a call of per-rank counts: every segment sent to the rank it is for (allgather:
+ * this rank's one to every rank), received into a host image of the output (reduce_scatter: this rank's
+ * block from every rank, reduced at the end); empty segments send nothing (both ends know). */
+static int gc3_hsx_v_start(mca_coll_gc3_module_t *m, mca_coll_gc3_task_t *t, mca_coll_gc3_hsx_t *h)
+{
+    const int   n = ompi_comm_size(m->comm), me = ompi_comm_rank(m->comm);
+    const int   rs = t->coll == GC3_COLL_REDUCE_SCATTER, ag = t->coll == GC3_COLL_ALLGATHER;
+    const char *in;
+    char       *out;
+    size_t      at, biggest = 1, in_span = gc3_hsx_span(m, t, GC3_BUF_INPUT), pieces;
+    int         rc;
+
+    gc3_hsx_bufs(m, t, &in, &out);
+    gc3_hsx_pair(t, GC3_BUF_OUTPUT, rs ? 0 : me, &at, &h->B); /* (reduce_scatter: this rank's result) */
+    for (size_t w = 1; w + 1 < gc3_coll_segs_words((gc3_coll_t)t->coll, n); w += 2) {
+        biggest = t->call.segs[w + 1] * gc3_dtype_size(t->call.dtype) > biggest
+                      ? t->call.segs[w + 1] * gc3_dtype_size(t->call.dtype)
+                      : biggest;
+    }
+    pieces  = (biggest + MCA_COLL_GC3_HSX_PIECE - 1) / MCA_COLL_GC3_HSX_PIECE;
+    h->mine = malloc(in_span + 1);
+    h->all  = malloc((rs ? (size_t)n * h->B : gc3_hsx_span(m, t, GC3_BUF_OUTPUT)) + 1);
+    h->reqs = calloc(2 * (size_t)n * pieces, sizeof(*h->reqs));
+    h->peer = calloc(2 * (size_t)n * pieces, sizeof(*h->peer));
+    if (h->mine == NULL || h->all == NULL || h->reqs == NULL || h->peer == NULL) {
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    if ((rc = mca_coll_gc3_hsx_copy(t, h->mine, in, in_span)) != OMPI_SUCCESS) {
+        return rc;
+    }
+    for (int q = 0; q < n && rc == OMPI_SUCCESS; q++) {
+        size_t sat, slen, rat, rlen;
+        gc3_hsx_pair(t, GC3_BUF_INPUT, ag ? 0 : q, &sat, &slen);      /* what goes to q */
+        gc3_hsx_pair(t, GC3_BUF_OUTPUT, rs ? 0 : q, &rat, &rlen);     /* where q's comes */
+        rat = rs ? (size_t)q * h->B : rat;
+        if (q == me) {
+            memcpy(h->all + rat, h->mine + sat, rlen);
+            continue;
+        }
+        rc = gc3_hsx_post(m, h, 0, q, h->all + rat, rlen);
+        if (rc == OMPI_SUCCESS) {
+            rc = gc3_hsx_post(m, h, 1, q, h->mine + sat, slen);
+        }
+    }
+    return rc;
+}
+
+/* Its end: reduce_scatter's blocks reduced in rank order; every segment of the output copied back (the bytes
+ * between them untouched). */
+static int gc3_hsx_v_finish(mca_coll_gc3_module_t *m, mca_coll_gc3_task_t *t, mca_coll_gc3_hsx_t *h)
+{
+    const int   n = ompi_comm_size(m->comm);
+    const char *in;
+    char       *out;
+    size_t      at, len;
+    int         rc = OMPI_SUCCESS;
+
+    gc3_hsx_bufs(m, t, &in, &out);
+    if (t->coll == GC3_COLL_REDUCE_SCATTER) {
+        const size_t ds = gc3_dtype_size(t->call.dtype);
+        for (int q = 1; q < n && rc == OMPI_SUCCESS; q++) {
+            rc = gc3_reduce_host(t->call.dtype, t->call.op, h->all, h->all + (size_t)q * h->B, h->B / ds) == GC3_OK
+                     ? OMPI_SUCCESS
+                     : OMPI_ERROR;
+        }
+        return rc == OMPI_SUCCESS ? mca_coll_gc3_hsx_copy(t, out, h->all, h->B) : rc;
+    }
+    for (int q = 0; q < n && rc == OMPI_SUCCESS; q++) {
+        gc3_hsx_pair(t, GC3_BUF_OUTPUT, q, &at, &len);
+        rc = len > 0 ? mca_coll_gc3_hsx_copy(t, out + at, h->all + at, len) : OMPI_SUCCESS;
+    }
+    return rc;
+}
+
 int mca_coll_gc3_hsx_start(mca_coll_gc3_module_t *m, mca_coll_gc3_task_t *t)
 {
     int                    n = ompi_comm_size(m->comm), me = ompi_comm_rank(m->comm), rc = OMPI_SUCCESS;
@@ -198,6 +329,19 @@ int mca_coll_gc3_hsx_start(mca_coll_gc3_module_t *m, mca_coll_gc3_task_t *t)
 
     if (h == NULL) {
         return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    if (t->call.segs != NULL) {
+        h->t0 = mca_coll_gc3_now();
+        rc    = gc3_hsx_v_start(m, t, h);
+        if (rc != OMPI_SUCCESS && h->nreq == 0) {
+            mca_coll_gc3_hsx_free(h);
+            return rc;
+        }
+        t->hsx = h;
+        if (rc != OMPI_SUCCESS) {
+            m->unusable = 1; /* posted in part: the peers' messages would match later calls' */
+        }
+        return rc;
     }
     h->B = t->call.count * gc3_dtype_size(t->call.dtype); /* (bytes as UINT8 where gc3 moves bytes) */
     if (t->call.sendbuf == NULL && d->inplace_inner == GC3_BUF_INPUT && d->inplace_slice) {
@@ -281,7 +425,9 @@ int mca_coll_gc3_hsx_test(mca_coll_gc3_module_t *m, mca_coll_gc3_task_t *t, int 
         ompi_request_free(&h->reqs[i]);
     }
     *rc = err ? OMPI_ERROR : OMPI_SUCCESS;
-    if (*rc == OMPI_SUCCESS && d->rooted && ompi_comm_rank(m->comm) != t->root) {
+    if (*rc == OMPI_SUCCESS && t->call.segs != NULL) {
+        *rc = gc3_hsx_v_finish(m, t, h);
+    } else if (*rc == OMPI_SUCCESS && d->rooted && ompi_comm_rank(m->comm) != t->root) {
         /* a reduce's non-root has no result; a bcast's gets the root's block */
         if (!d->reduces) {
             *rc = mca_coll_gc3_hsx_copy(t, t->call.recvbuf, h->all + (size_t)t->root * h->B, h->B);

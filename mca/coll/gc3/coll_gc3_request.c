@@ -168,6 +168,9 @@ static void mca_coll_gc3_complete(mca_coll_gc3_task_t *done)
         done                      = t->next;
         t->next                   = NULL;
         t->rc                     = mca_coll_gc3_adapt_out(r->module, &t->ad, t->rc);
+        free(t->segs); /* a nonblocking v-call's table */
+        t->segs      = NULL;
+        t->call.segs = NULL;
         if (t->nstage > 0) {
             t->rc     = mca_coll_gc3_stage_out(t->stage, t->nstage, t->rc); /* the copies back, released */
             t->nstage = 0;
@@ -371,6 +374,22 @@ static int mca_coll_gc3_head(mca_coll_gc3_module_t *m, mca_coll_gc3_task_t *t, m
         mca_coll_gc3_pop(m);
         mca_coll_gc3_task_end(t, OMPI_ERROR, done); /* the reason was reported */
         return GC3_HEAD_ENDED;
+    }
+    if (t->vstate != MCA_COLL_GC3_VX_NONE) { /* a nonblocking alltoallv: its largest segment agreed first */
+        const char *vwhy;
+        const int   v = mca_coll_gc3_vx_advance(m, t, &vwhy);
+        if (v == 0) {
+            return GC3_HEAD_WAITS;
+        }
+        *changed = 1;
+        if (v < 0 || t->call.count == 0) { /* (every rank alike) */
+            if (v < 0) {
+                mca_coll_gc3_report_failure(m, gc3_coll_desc(t->coll)->mpi_name, vwhy);
+            }
+            mca_coll_gc3_pop(m);
+            mca_coll_gc3_task_end(t, v < 0 ? OMPI_ERROR : OMPI_SUCCESS, done);
+            return GC3_HEAD_ENDED;
+        }
     }
     mca_coll_gc3_setup_exec(m, b);
     if (m->exec_state[b] == 2) {
@@ -759,6 +778,12 @@ int mca_coll_gc3_try_start(mca_coll_gc3_module_t *m, gc3_coll_t coll, mca_coll_g
     mca_coll_gc3_task_init(&r->task, coll, a, sbuf, rbuf);
     r->task.ad  = a->ad; /* its temporaries, released when it completes */
     r->task.req = r;
+    if (a->segs != NULL) { /* a v-call: its table goes with the task (freed when it completes) */
+        r->task.segs   = a->segs;
+        r->task.vmine  = a->vmine;
+        r->task.vstate = a->vagree ? MCA_COLL_GC3_VX_TODO : MCA_COLL_GC3_VX_NONE;
+        a->segs        = NULL;
+    }
     OBJ_RETAIN(r); /* the pipeline's reference, until the call is over */
     pthread_mutex_lock(&m->lock);
     mca_coll_gc3_enqueue(m, &r->task);

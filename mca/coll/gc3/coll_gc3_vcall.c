@@ -1,13 +1,37 @@
 /* coll/gc3: what the v-collectives (MPI_Allgatherv, MPI_Alltoallv, MPI_Reduce_scatter) share: their
- * per-rank counts as the runtime's table (gc3_call_t.segs), and the agreement of every rank on the
- * call's largest segment. A v-call runs on its plain collective's plans (allgather, alltoall,
- * reduce_scatter), its loops and tile set by the largest segment of any rank's call, which no rank
- * knows alone (alltoallv: each rank has its row and column of the matrix), hence one small allreduce
- * on host memory per call, which also lets a rank say it cannot run the call (a negative
- * displacement): every rank then passes it on, none waits for another in a different call. */
+ * per-rank counts as the runtime's table (gc3_call_t.segs), a buffer from its lowest displacement, and
+ * alltoallv's agreement on the call's largest segment. A v-call runs on its plain collective's plans
+ * (allgather, alltoall, reduce_scatter), its loops and tile set by the largest segment of any rank's
+ * call: allgatherv's and reduce_scatter's every rank knows (their counts are the same on every rank),
+ * an alltoallv's rank knows its row and column of the matrix only, so the ranks agree on it: a small
+ * allreduce on host memory before a blocking call, words sent to every rank and tested by the pipeline
+ * for a nonblocking one (a nonblocking call must not wait for another rank). */
 #include <stdlib.h>
+#include <string.h>
 #include "coll_gc3.h"
+#include "ompi/datatype/ompi_datatype.h"
+#include "ompi/mca/pml/pml.h"
 #include "opal/util/output.h"
+
+long mca_coll_gc3_vbuf(mca_coll_gc3_module_t *m, mca_coll_gc3_args_t *a, int slot, const void *user,
+                       struct ompi_datatype_t *dt, const int *counts, const int *displs, int nsegs, int in, int out)
+{
+    long      lo = 0, end = 0;
+    ptrdiff_t lb = 0, extent = 0;
+
+    for (int q = 0; q < nsegs; q++) {
+        if (counts[q] > 0) {
+            lo  = displs[q] < lo ? displs[q] : lo;
+            end = (long)displs[q] + counts[q] > end ? (long)displs[q] + counts[q] : end;
+        }
+    }
+    if (user != NULL && user != MPI_IN_PLACE && dt != NULL) {
+        ompi_datatype_get_extent(dt, &lb, &extent);
+        user = (const char *)user + lo * (long)extent;
+    }
+    mca_coll_gc3_args_buf(m, a, slot, user, dt, (size_t)(end - lo), in, out);
+    return lo;
+}
 
 uint64_t *mca_coll_gc3_segs_new(mca_coll_gc3_args_t *a, int nranks)
 {
@@ -29,43 +53,176 @@ void mca_coll_gc3_segs_set(mca_coll_gc3_args_t *a, int b, int s, size_t disp, si
     e[1] = (uint64_t)(count * size / unit);
 }
 
-int mca_coll_gc3_vagree(mca_coll_gc3_module_t *m, mca_coll_gc3_args_t *a, uint64_t mine, const char *veto)
+/* A blocking call's agreement (a->vagree): 1 with a->count set; 0 when every rank passes it on (count 0);
+ * -1 when it fails on every rank (a rank has no table: out of host memory, or the allreduce failed). */
+static int gc3_vagree(mca_coll_gc3_module_t *m, mca_coll_gc3_args_t *a)
 {
-    const int n    = ompi_comm_size(m->comm);
-    uint64_t  v[2] = { mine, veto != NULL || a->segs == NULL }, all[2] = { 0, 1 };
-    int       rc = m->prev_allreduce != NULL
-                       ? m->prev_allreduce(v, all, 2, MPI_UINT64_T, MPI_MAX, m->comm, m->prev_allreduce_module)
-                       : OMPI_ERR_NOT_SUPPORTED;
+    uint64_t v[2] = { a->vmine, a->segs == NULL }, all[2] = { 0, 1 };
+    int      rc = m->prev_allreduce != NULL
+                      ? m->prev_allreduce(v, all, 2, MPI_UINT64_T, MPI_MAX, m->comm, m->prev_allreduce_module)
+                      : OMPI_ERR_NOT_SUPPORTED;
 
     if (rc != OMPI_SUCCESS || all[1] != 0) {
-        char why[160];
-        snprintf(why, sizeof(why), "%s",
-                 rc != OMPI_SUCCESS ? "the ranks could not agree on its largest segment"
-                 : veto != NULL     ? veto
-                 : a->segs == NULL  ? "out of host memory"
-                                    : "another rank cannot run it (a negative displacement there)");
-        return mca_coll_gc3_passed_on(m->comm, a->name, why);
-    }
-    if (all[0] == 0) {
-        return mca_coll_gc3_passed_on(m->comm, a->name, "count 0, nothing to move");
+        mca_coll_gc3_report_failure(m, a->name,
+                                    rc != OMPI_SUCCESS ? "the ranks could not agree on its largest segment"
+                                                       : "a rank is out of host memory for its counts");
+        return -1;
     }
     a->count = (size_t)all[0];
-    a->bytes = a->count * (size_t)n * gc3_dtype_size(a->dtype);
     return 1;
 }
 
-int mca_coll_gc3_vrun(mca_coll_gc3_module_t *m, mca_coll_gc3_args_t *a, uint64_t mine, const char *veto, int *rc)
+int mca_coll_gc3_vrun(mca_coll_gc3_module_t *m, mca_coll_gc3_args_t *a, int *rc)
 {
+    int agreed = 1;
+
     if (!mca_coll_gc3_route_take(m, a, MCA_COLL_GC3_CALL_BLOCKING)) {
         return 0;
     }
-    if (mca_coll_gc3_vagree(m, a, mine, veto) &&
-        mca_coll_gc3_try_run(m, (gc3_coll_t)a->coll, a, mca_coll_gc3_run_sbuf(a), mca_coll_gc3_run_rbuf(a), rc)) {
+    if (a->vagree && (agreed = gc3_vagree(m, a)) < 0) {
+        *rc = mca_coll_gc3_adapt_out(m, &a->ad, OMPI_ERROR);
+        return 1;
+    }
+    if (a->segs == NULL && a->backend >= 0) {
+        a->backend = -2; /* out of host memory (reported): the call fails on this rank */
+        mca_coll_gc3_report_failure(m, a->name, "out of host memory for its counts");
+    }
+    a->bytes = a->count * (size_t)ompi_comm_size(m->comm) * gc3_dtype_size(a->dtype);
+    if (a->count == 0) { /* (the same on every rank) */
+        (void)mca_coll_gc3_passed_on(m->comm, a->name, "count 0, nothing to move");
+    } else if (mca_coll_gc3_try_run(m, (gc3_coll_t)a->coll, a, mca_coll_gc3_run_sbuf(a), mca_coll_gc3_run_rbuf(a),
+                                    rc)) {
         *rc = mca_coll_gc3_adapt_out(m, &a->ad, *rc);
         return 1;
     }
     (void)mca_coll_gc3_adapt_out(m, &a->ad, OMPI_ERROR); /* no plan (every rank alike): passed on */
     return 0;
+}
+
+int mca_coll_gc3_vstart(mca_coll_gc3_module_t *m, mca_coll_gc3_args_t *a, ompi_request_t **request)
+{
+    if (a->segs == NULL && a->backend >= 0) {
+        a->backend = -2; /* out of host memory (reported): the call fails on this rank */
+        mca_coll_gc3_report_failure(m, a->name, "out of host memory for its counts");
+    }
+    if (!a->vagree) { /* (the counts, the same on every rank, gave its largest segment) */
+        a->bytes = a->count * (size_t)ompi_comm_size(m->comm) * gc3_dtype_size(a->dtype);
+        if (a->count == 0 && a->backend >= 0) {
+            *request = &ompi_request_empty; /* nothing to move, on every rank */
+            return mca_coll_gc3_adapt_out(m, &a->ad, OMPI_SUCCESS);
+        }
+    }
+    return mca_coll_gc3_try_start(m, (gc3_coll_t)a->coll, a, mca_coll_gc3_run_sbuf(a), mca_coll_gc3_run_rbuf(a),
+                                  request, NULL);
+}
+
+/* ---------------------------------------------------------------- the nonblocking agreement
+ * A nonblocking call must not wait for another rank, so its agreement is two words sent to every other
+ * rank and received from each (MCA_COLL_GC3_TAG_VX: matched in call order, apart from the set-up's and
+ * the host-staged exchange's messages), tested by the pipeline while the call waits at the head of the
+ * queue. */
+typedef struct mca_coll_gc3_vx_t {
+    uint64_t        *words; /* 2 per rank: its largest segment, whether it cannot run the call */
+    ompi_request_t **reqs;
+    int              nreq;
+    double           t0;
+} mca_coll_gc3_vx_t;
+
+static void gc3_vx_free(mca_coll_gc3_vx_t *x)
+{
+    if (x != NULL) {
+        free(x->words);
+        free(x->reqs);
+        free(x);
+    }
+}
+
+static int gc3_vx_post(mca_coll_gc3_module_t *m, mca_coll_gc3_task_t *t)
+{
+    const int          n = ompi_comm_size(m->comm), me = ompi_comm_rank(m->comm);
+    mca_coll_gc3_vx_t *x  = calloc(1, sizeof(*x));
+    int                rc = OMPI_SUCCESS;
+
+    if (x == NULL || (x->words = calloc(2 * (size_t)n, sizeof(uint64_t))) == NULL ||
+        (x->reqs = calloc(2 * (size_t)n, sizeof(*x->reqs))) == NULL) {
+        gc3_vx_free(x);
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    x->words[2 * me]     = t->vmine;
+    x->words[2 * me + 1] = (uint64_t)(t->segs == NULL);
+    x->t0                = mca_coll_gc3_now();
+    for (int q = 0; q < n && rc == OMPI_SUCCESS; q++) {
+        if (q == me) {
+            continue;
+        }
+        rc = MCA_PML_CALL(irecv(&x->words[2 * q], 2 * sizeof(uint64_t), MPI_BYTE, q, MCA_COLL_GC3_TAG_VX, m->comm,
+                                &x->reqs[x->nreq]));
+        x->nreq += rc == OMPI_SUCCESS;
+        if (rc == OMPI_SUCCESS) {
+            rc = MCA_PML_CALL(isend(&x->words[2 * me], 2 * sizeof(uint64_t), MPI_BYTE, q, MCA_COLL_GC3_TAG_VX,
+                                    MCA_PML_BASE_SEND_STANDARD, m->comm, &x->reqs[x->nreq]));
+            x->nreq += rc == OMPI_SUCCESS;
+        }
+    }
+    t->vx = x;
+    return rc;
+}
+
+int mca_coll_gc3_vx_advance(mca_coll_gc3_module_t *m, mca_coll_gc3_task_t *t, const char **why)
+{
+    mca_coll_gc3_vx_t *x   = t->vx;
+    const int          n   = ompi_comm_size(m->comm);
+    uint64_t           big = 0, none = 0;
+    int                err = 0;
+
+    *why = NULL;
+    if (t->vstate == MCA_COLL_GC3_VX_NONE) {
+        return 1;
+    }
+    if (t->vstate == MCA_COLL_GC3_VX_TODO) {
+        t->vstate = MCA_COLL_GC3_VX_POSTED;
+        if (gc3_vx_post(m, t) != OMPI_SUCCESS) {
+            m->unusable = 1; /* posted in part: the peers' words would match later calls' */
+            t->vstate   = MCA_COLL_GC3_VX_NONE;
+            *why        = "its agreement on the largest segment could not be posted; gc3 fails every later call on "
+                          "this communicator";
+            return -1;
+        }
+        x = t->vx;
+    }
+    for (int i = 0; i < x->nreq; i++) {
+        if (!REQUEST_COMPLETE(x->reqs[i])) {
+            const double timeout = mca_coll_gc3_component.timeout;
+            if (timeout <= 0 || mca_coll_gc3_now() - x->t0 <= timeout) {
+                return 0;
+            }
+            m->unusable = 1;
+            t->vx       = NULL; /* its buffers stay with the pending messages */
+            t->vstate   = MCA_COLL_GC3_VX_NONE;
+            *why        = "timeout waiting for a rank's word on the call's largest segment; gc3 fails every later "
+                          "call on this communicator";
+            return -1;
+        }
+    }
+    for (int i = 0; i < x->nreq; i++) {
+        err |= x->reqs[i]->req_status.MPI_ERROR != MPI_SUCCESS;
+        ompi_request_free(&x->reqs[i]);
+    }
+    for (int q = 0; q < n; q++) {
+        big = x->words[2 * q] > big ? x->words[2 * q] : big;
+        none |= x->words[2 * q + 1];
+    }
+    gc3_vx_free(x);
+    t->vx     = NULL;
+    t->vstate = MCA_COLL_GC3_VX_NONE;
+    if (err || none) {
+        *why = err ? "a message of its agreement on the largest segment failed"
+                   : "a rank is out of host memory for its counts";
+        return -1;
+    }
+    t->call.count = (size_t)big;
+    t->bytes      = (size_t)big * (size_t)n * gc3_dtype_size(t->call.dtype);
+    return 1;
 }
 
 void mca_coll_gc3_args_end(mca_coll_gc3_args_t *a)
