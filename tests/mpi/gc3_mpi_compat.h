@@ -16,6 +16,9 @@
 #define GC3_REDUCE_SCATTER_BLOCK_INIT MPIX_Reduce_scatter_block_init
 #define GC3_BCAST_INIT                MPIX_Bcast_init
 #define GC3_REDUCE_INIT               MPIX_Reduce_init
+#define GC3_ALLGATHERV_INIT           MPIX_Allgatherv_init
+#define GC3_ALLTOALLV_INIT            MPIX_Alltoallv_init
+#define GC3_REDUCE_SCATTER_INIT       MPIX_Reduce_scatter_init
 #elif MPI_VERSION >= 4 || (defined(OMPI_MAJOR_VERSION) && OMPI_MAJOR_VERSION >= 5)
 #define GC3_ALLREDUCE_INIT            MPI_Allreduce_init
 #define GC3_ALLTOALL_INIT             MPI_Alltoall_init
@@ -23,6 +26,9 @@
 #define GC3_REDUCE_SCATTER_BLOCK_INIT MPI_Reduce_scatter_block_init
 #define GC3_BCAST_INIT                MPI_Bcast_init
 #define GC3_REDUCE_INIT               MPI_Reduce_init
+#define GC3_ALLGATHERV_INIT           MPI_Allgatherv_init
+#define GC3_ALLTOALLV_INIT            MPI_Alltoallv_init
+#define GC3_REDUCE_SCATTER_INIT       MPI_Reduce_scatter_init
 #else
 #error "this MPI has neither MPI_Allreduce_init (MPI-4) nor Open MPI's MPIX_Allreduce_init (pcollreq)"
 #endif

@@ -954,8 +954,10 @@ static void test_vcolls(MPI_Comm comm, const char *cname, int scale)
     int *rd = malloc((size_t)n * (size_t)n * sizeof(int)), *send_len = malloc((size_t)n * sizeof(int));
     int *recv_len = malloc((size_t)n * sizeof(int));
 
-    for (int shape = 0; shape < 2 * VS_N; shape++) {
-        const int nb = shape >= VS_N; /* the nonblocking forms, beside an MPI_Iallreduce on another communicator */
+    for (int shape = 0; shape < 3 * VS_N; shape++) {
+        /* nb 1: the nonblocking forms, beside an MPI_Iallreduce on another communicator; 2: persistent, started
+         * twice */
+        const int nb = shape / VS_N;
         for (int inplace = 0; inplace <= 1; inplace++) {
             for (int coll = 0; coll < 3; coll++) { /* alltoallv, allgatherv, reduce_scatter */
                 const int sh = shape % VS_N;
@@ -1044,10 +1046,25 @@ static void test_vcolls(MPI_Comm comm, const char *cname, int scale)
                     rb = (char *)dout + shift * (int)sizeof(int);
                     MPI_Request req[2] = { MPI_REQUEST_NULL, MPI_REQUEST_NULL };
                     int         sum[2] = { rank + 1, 0 };
-                    if (nb) { /* in flight together with an allreduce of another communicator, started after it */
+                    if (nb == 1) { /* in flight together with an allreduce of another communicator, started after it */
                         MPI_Comm_dup(comm, &other);
                     }
-                    if (coll == 0) {
+                    if (nb == 2) {
+                        rc = coll == 0   ? GC3_ALLTOALLV_INIT(din, cnt + rank * n, sd + rank * n, MPI_INT, rb, rcnt,
+                                                              rd + rank * n, MPI_INT, comm, MPI_INFO_NULL, &req[0])
+                             : coll == 1 ? GC3_ALLGATHERV_INIT(din, cnt[rank], MPI_INT, rb, rcnt, rd + rank * n,
+                                                               MPI_INT, comm, MPI_INFO_NULL, &req[0])
+                                         : GC3_REDUCE_SCATTER_INIT(din, dout, rcnt, MPI_INT, MPI_SUM, comm,
+                                                                   MPI_INFO_NULL, &req[0]);
+                        /* the same result twice (in place once: an alltoallv's second start would swap back) */
+                        for (int k = 0; k < (inplace ? 1 : 2) && rc == MPI_SUCCESS; k++) {
+                            rc = MPI_Start(&req[0]);
+                            rc = rc == MPI_SUCCESS ? MPI_Wait(&req[0], MPI_STATUS_IGNORE) : rc;
+                        }
+                        if (req[0] != MPI_REQUEST_NULL) {
+                            MPI_Request_free(&req[0]);
+                        }
+                    } else if (coll == 0) {
                         rc = nb ? MPI_Ialltoallv(din, cnt + rank * n, sd + rank * n, MPI_INT, rb, rcnt, rd + rank * n,
                                                  MPI_INT, comm, &req[0])
                                 : MPI_Alltoallv(din, cnt + rank * n, sd + rank * n, MPI_INT, rb, rcnt, rd + rank * n,
@@ -1059,7 +1076,7 @@ static void test_vcolls(MPI_Comm comm, const char *cname, int scale)
                         rc = nb ? MPI_Ireduce_scatter(din, dout, rcnt, MPI_INT, MPI_SUM, comm, &req[0])
                                 : MPI_Reduce_scatter(din, dout, rcnt, MPI_INT, MPI_SUM, comm);
                     }
-                    if (nb) {
+                    if (nb == 1) {
                         rc = rc == MPI_SUCCESS ? MPI_Iallreduce(sum, sum + 1, 1, MPI_INT, MPI_SUM, other, &req[1]) : rc;
                         rc = rc == MPI_SUCCESS ? MPI_Waitall(2, req, MPI_STATUSES_IGNORE) : rc;
                         if (rc == MPI_SUCCESS && sum[1] != n * (n + 1) / 2) {
@@ -1077,7 +1094,10 @@ static void test_vcolls(MPI_Comm comm, const char *cname, int scale)
                     for (int i = 0; i < olen && ok; i++) {
                         if (out[i] != exp[i]) {
                             fprintf(stderr, "rank %d: %s%s shape %d: element %d of %d is %d, expected %d (held %d)\n",
-                                    rank, nb ? "i" : "",
+                                    rank,
+                                    nb == 1   ? "i"
+                                    : nb == 2 ? "persistent "
+                                              : "",
                                     coll == 0   ? "alltoallv"
                                     : coll == 1 ? "allgatherv"
                                                 : "reduce_scatter",
@@ -1091,7 +1111,7 @@ static void test_vcolls(MPI_Comm comm, const char *cname, int scale)
                 free(out);
                 free(before);
                 free(exp);
-                snprintf(what, sizeof(what), "%s %s%s %s %s", cname, nb ? "i" : "",
+                snprintf(what, sizeof(what), "%s %s%s%s %s %s", cname, nb == 1 ? "i" : "", nb == 2 ? "persistent " : "",
                          coll == 0   ? "alltoallv"
                          : coll == 1 ? "allgatherv"
                                      : "reduce_scatter",

@@ -401,6 +401,10 @@ int mca_coll_gc3_vrun(mca_coll_gc3_module_t *m, mca_coll_gc3_args_t *a, int *rc)
  * alltoallv's largest segment agreed when it reaches the head of the queue; a call of nothing to move completes at
  * once. The MPI result of the start. */
 int mca_coll_gc3_vstart(mca_coll_gc3_module_t *m, mca_coll_gc3_args_t *a, ompi_request_t **request);
+/* A start of a persistent v-call (the route taken): 1 when queued (*rc its result), 0 when it has nothing to move
+ * (the start runs the blocking call instead, which completes at once). */
+int mca_coll_gc3_vstart_persistent(mca_coll_gc3_module_t *m, mca_coll_gc3_args_t *a, struct mca_coll_gc3_request_t *r,
+                                   int *rc);
 /* A nonblocking v-call's agreement (the head task t of the queue, m->lock held): nothing to agree
  * (MCA_COLL_GC3_VX_NONE, also once agreed), posted when it first comes here (every rank's tasks reach the
  * head in the same order), then tested. 0 while it waits; 1 when agreed (t->call.count and t->bytes set); -1
@@ -555,6 +559,8 @@ typedef struct mca_coll_gc3_request_t {
     struct ompi_datatype_t     *sdtype, *rdtype;
     struct ompi_op_t           *op;
     int                         root; /* a rooted collective's, else -1 */
+    int                        *vec[4]; /* a persistent v-call's scounts, sdispls, rcounts, rdispls, copied (NULL:
+                                         * none; one allocation at vec[0]'s place, freed with the request) */
 } mca_coll_gc3_request_t;
 OBJ_CLASS_DECLARATION(mca_coll_gc3_request_t);
 
@@ -602,6 +608,9 @@ int mca_coll_gc3_persistent(mca_coll_gc3_module_t *m, gc3_coll_t coll, const mca
                             const void *sbuf, void *rbuf, int scount, struct ompi_datatype_t *sdtype, int rcount,
                             struct ompi_datatype_t *rdtype, struct ompi_op_t *op, int gc3_runs,
                             const mca_coll_gc3_args_t *a, ompi_request_t **request);
+
+/* A persistent v-call's vectors (n ints each; NULL: the collective has none) copied into its request. */
+int mca_coll_gc3_persistent_vectors(ompi_request_t *request, int n, const int *const v[4]);
 
 /* coll_gc3_setup.c: the set-up, in phases none of which waits for another rank (m->lock held). */
 void mca_coll_gc3_setup_exec(mca_coll_gc3_module_t *m, gc3_backend_t backend); /* queue its job (once) */

@@ -75,3 +75,57 @@ int mca_coll_gc3_iallgatherv(const void *sbuf, int scount, struct ompi_datatype_
     mca_coll_gc3_args_end(&a);
     return mca_coll_gc3_allgatherv_staged(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, comm, module, request);
 }
+
+/* ---------------------------------------------------------------- persistent (coll_gc3_persistent.c) */
+
+static int gc3_allgatherv_start_on_plan(mca_coll_gc3_request_t *r, int *rc)
+{
+    mca_coll_gc3_args_t a;
+    const int taken = gc3_allgatherv_args(r->module, r->sbuf, r->scount, r->sdtype, r->rbuf, r->vec[2], r->vec[3],
+                                          r->rdtype, "allgatherv_init", &a) &&
+                      mca_coll_gc3_route_take(r->module, &a, MCA_COLL_GC3_CALL_NONBLOCKING) &&
+                      mca_coll_gc3_vstart_persistent(r->module, &a, r, rc);
+
+    mca_coll_gc3_args_end(&a);
+    return taken;
+}
+
+static int gc3_allgatherv_start_blocking(mca_coll_gc3_request_t *r)
+{
+    return mca_coll_gc3_allgatherv(r->sbuf, r->scount, r->sdtype, r->rbuf, r->vec[2], r->vec[3], r->rdtype,
+                                   r->module->comm, &r->module->super);
+}
+
+static const mca_coll_gc3_pcoll_t gc3_allgatherv_persistent = { gc3_allgatherv_start_on_plan,
+                                                                gc3_allgatherv_start_blocking };
+
+int mca_coll_gc3_allgatherv_init(const void *sbuf, int scount, struct ompi_datatype_t *sdt, void *rbuf,
+                                 const int *rcounts, const int *displs, struct ompi_datatype_t *rdt,
+                                 struct ompi_communicator_t *comm, struct ompi_info_t *info, ompi_request_t **request,
+                                 mca_coll_base_module_t *module)
+{
+    mca_coll_gc3_module_t *m = (mca_coll_gc3_module_t *)module;
+    mca_coll_gc3_args_t    a;
+    const int *const       v[4] = { NULL, NULL, rcounts, displs };
+    int                    rc;
+
+    if (gc3_allgatherv_args(m, sbuf, scount, sdt, rbuf, rcounts, displs, rdt, "allgatherv_init", &a)) {
+        (void)mca_coll_gc3_route_take(m, &a, MCA_COLL_GC3_CALL_INIT);
+    }
+    mca_coll_gc3_args_end(&a);
+    if (mca_coll_gc3_init_passes(&a)) { /* host buffers gc3 does not run: the previous module's, untouched */
+        if (m->prev_allgatherv_init == NULL) {
+            return MCA_COLL_GC3_NO_PREV(comm, allgatherv_init);
+        }
+        return m->prev_allgatherv_init(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, comm, info, request,
+                                       m->prev_allgatherv_init_module);
+    }
+    /* each start builds the table (its plan is set up at the first) */
+    rc = mca_coll_gc3_persistent(m, GC3_COLL_ALLGATHER, &gc3_allgatherv_persistent, sbuf, rbuf, scount,
+                                 sbuf == MPI_IN_PLACE ? NULL : sdt, 0, rdt, NULL, 0, &a, request);
+    if (rc == OMPI_SUCCESS &&
+        (rc = mca_coll_gc3_persistent_vectors(*request, ompi_comm_size(comm), v)) != OMPI_SUCCESS) {
+        (void)ompi_request_free(request);
+    }
+    return rc;
+}

@@ -84,3 +84,58 @@ int mca_coll_gc3_ialltoallv(const void *sbuf, const int *scounts, const int *sdi
     return mca_coll_gc3_alltoallv_staged(sbuf, scounts, sdispls, sdt, rbuf, rcounts, rdispls, rdt, comm, module,
                                          request);
 }
+
+/* ---------------------------------------------------------------- persistent (coll_gc3_persistent.c) */
+
+static int gc3_alltoallv_start_on_plan(mca_coll_gc3_request_t *r, int *rc)
+{
+    mca_coll_gc3_args_t a;
+    const int taken = gc3_alltoallv_args(r->module, r->sbuf, r->vec[0], r->vec[1], r->sdtype, r->rbuf, r->vec[2],
+                                         r->vec[3], r->rdtype, "alltoallv_init", &a) &&
+                      mca_coll_gc3_route_take(r->module, &a, MCA_COLL_GC3_CALL_NONBLOCKING) &&
+                      mca_coll_gc3_vstart_persistent(r->module, &a, r, rc);
+
+    mca_coll_gc3_args_end(&a);
+    return taken;
+}
+
+static int gc3_alltoallv_start_blocking(mca_coll_gc3_request_t *r)
+{
+    return mca_coll_gc3_alltoallv(r->sbuf, r->vec[0], r->vec[1], r->sdtype, r->rbuf, r->vec[2], r->vec[3], r->rdtype,
+                                  r->module->comm, &r->module->super);
+}
+
+static const mca_coll_gc3_pcoll_t gc3_alltoallv_persistent = { gc3_alltoallv_start_on_plan,
+                                                               gc3_alltoallv_start_blocking };
+
+int mca_coll_gc3_alltoallv_init(const void *sbuf, const int *scounts, const int *sdispls, struct ompi_datatype_t *sdt,
+                                void *rbuf, const int *rcounts, const int *rdispls, struct ompi_datatype_t *rdt,
+                                struct ompi_communicator_t *comm, struct ompi_info_t *info, ompi_request_t **request,
+                                mca_coll_base_module_t *module)
+{
+    mca_coll_gc3_module_t *m       = (mca_coll_gc3_module_t *)module;
+    const int              inplace = sbuf == MPI_IN_PLACE;
+    mca_coll_gc3_args_t    a;
+    const int *const       v[4] = { inplace ? NULL : scounts, inplace ? NULL : sdispls, rcounts, rdispls };
+    int                    rc;
+
+    if (gc3_alltoallv_args(m, sbuf, scounts, sdispls, sdt, rbuf, rcounts, rdispls, rdt, "alltoallv_init", &a)) {
+        (void)mca_coll_gc3_route_take(m, &a, MCA_COLL_GC3_CALL_INIT);
+    }
+    mca_coll_gc3_args_end(&a);
+    if (mca_coll_gc3_init_passes(&a)) { /* host buffers gc3 does not run: the previous module's, untouched */
+        if (m->prev_alltoallv_init == NULL) {
+            return MCA_COLL_GC3_NO_PREV(comm, alltoallv_init);
+        }
+        return m->prev_alltoallv_init(sbuf, scounts, sdispls, sdt, rbuf, rcounts, rdispls, rdt, comm, info, request,
+                                      m->prev_alltoallv_init_module);
+    }
+    /* each start builds the table and agrees on the largest segment (its plan is set up at the first) */
+    rc = mca_coll_gc3_persistent(m, GC3_COLL_ALLTOALL, &gc3_alltoallv_persistent, sbuf, rbuf, 0, inplace ? NULL : sdt,
+                                 0, rdt, NULL, 0, &a, request);
+    if (rc == OMPI_SUCCESS &&
+        (rc = mca_coll_gc3_persistent_vectors(*request, ompi_comm_size(comm), v)) != OMPI_SUCCESS) {
+        (void)ompi_request_free(request);
+    }
+    return rc;
+}

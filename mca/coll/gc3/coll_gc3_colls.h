@@ -18,10 +18,12 @@
     X(reduce_scatter_block_init, reduce_scatter_block_init)                                              \
     X(bcast, bcast) X(ibcast, ibcast) X(bcast_init, bcast_init)                                          \
     X(reduce, reduce) X(ireduce, ireduce) X(reduce_init, reduce_init)                                    \
-    /* gc3 runs them where it can, blocking and nonblocking (coll_gc3_<name>.c, on their plain          \
-       collective's plans) */                                                                            \
+    /* gc3 runs them where it can, in every form (coll_gc3_<name>.c, on their plain collective's       \
+       plans) */                                                                                         \
     X(allgatherv, allgatherv) X(alltoallv, alltoallv) X(reduce_scatter, reduce_scatter)                  \
     X(iallgatherv, iallgatherv) X(ialltoallv, ialltoallv) X(ireduce_scatter, ireduce_scatter)            \
+    X(allgatherv_init, allgatherv_init) X(alltoallv_init, alltoallv_init)                                \
+    X(reduce_scatter_init, reduce_scatter_init)                                                          \
     /* passed on, staged through host memory on device buffers (coll_gc3_fallback.c) */                  \
     X(gather, gather) X(gatherv, gatherv)                                                                \
     X(scatter, scatter) X(scatterv, scatterv) X(alltoallw, alltoallw)                                    \

@@ -6,6 +6,8 @@
  * instead, which follows coll_gc3_fallback on device buffers, and completes at once. Host buffers
  * that gc3 would not run go to the previous module's persistent collective (libnbc), untouched:
  * the collectives' init functions decide that (coll_gc3_<collective>.c). */
+#include <stdlib.h>
+#include <string.h>
 #include "coll_gc3.h"
 #include "opal/util/output.h"
 
@@ -66,5 +68,27 @@ int mca_coll_gc3_persistent(mca_coll_gc3_module_t *m, gc3_coll_t coll, const mca
         mca_coll_gc3_plan_ahead(m, coll, a, sbuf);
     }
     *request = &r->super;
+    return OMPI_SUCCESS;
+}
+
+int mca_coll_gc3_persistent_vectors(ompi_request_t *request, int n, const int *const v[4])
+{
+    mca_coll_gc3_request_t *r    = (mca_coll_gc3_request_t *)request;
+    int                     nvec = 0;
+    int                    *block;
+
+    for (int i = 0; i < 4; i++) {
+        nvec += v[i] != NULL;
+    }
+    block = malloc((size_t)(nvec > 0 ? nvec : 1) * (size_t)n * sizeof(int));
+    if (block == NULL) {
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    for (int i = 0, k = 0; i < 4; i++) {
+        if (v[i] != NULL) { /* (the first vector present starts the block: freed through vec[0] or vec[2]) */
+            r->vec[i] = block + (size_t)k++ * (size_t)n;
+            memcpy(r->vec[i], v[i], (size_t)n * sizeof(int));
+        }
+    }
     return OMPI_SUCCESS;
 }

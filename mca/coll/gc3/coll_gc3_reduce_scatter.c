@@ -76,3 +76,55 @@ int mca_coll_gc3_ireduce_scatter(const void *sbuf, void *rbuf, const int *rcount
     mca_coll_gc3_args_end(&a);
     return mca_coll_gc3_reduce_scatter_staged(sbuf, rbuf, rcounts, dt, op, comm, module, request);
 }
+
+/* ---------------------------------------------------------------- persistent (coll_gc3_persistent.c) */
+
+static int gc3_reduce_scatter_start_on_plan(mca_coll_gc3_request_t *r, int *rc)
+{
+    mca_coll_gc3_args_t a;
+    const int           taken =
+        gc3_reduce_scatter_args(r->module, r->sbuf, r->rbuf, r->vec[2], r->rdtype, r->op, "reduce_scatter_init", &a) &&
+        mca_coll_gc3_route_take(r->module, &a, MCA_COLL_GC3_CALL_NONBLOCKING) &&
+        mca_coll_gc3_vstart_persistent(r->module, &a, r, rc);
+
+    mca_coll_gc3_args_end(&a);
+    return taken;
+}
+
+static int gc3_reduce_scatter_start_blocking(mca_coll_gc3_request_t *r)
+{
+    return mca_coll_gc3_reduce_scatter(r->sbuf, r->rbuf, r->vec[2], r->rdtype, r->op, r->module->comm,
+                                       &r->module->super);
+}
+
+static const mca_coll_gc3_pcoll_t gc3_reduce_scatter_persistent = { gc3_reduce_scatter_start_on_plan,
+                                                                    gc3_reduce_scatter_start_blocking };
+
+int mca_coll_gc3_reduce_scatter_init(const void *sbuf, void *rbuf, const int *rcounts, struct ompi_datatype_t *dt,
+                                     struct ompi_op_t *op, struct ompi_communicator_t *comm, struct ompi_info_t *info,
+                                     ompi_request_t **request, mca_coll_base_module_t *module)
+{
+    mca_coll_gc3_module_t *m = (mca_coll_gc3_module_t *)module;
+    mca_coll_gc3_args_t    a;
+    const int *const       v[4] = { NULL, NULL, rcounts, NULL };
+    int                    rc;
+
+    if (gc3_reduce_scatter_args(m, sbuf, rbuf, rcounts, dt, op, "reduce_scatter_init", &a)) {
+        (void)mca_coll_gc3_route_take(m, &a, MCA_COLL_GC3_CALL_INIT);
+    }
+    mca_coll_gc3_args_end(&a);
+    if (mca_coll_gc3_init_passes(&a)) { /* host buffers gc3 does not run: the previous module's, untouched */
+        if (m->prev_reduce_scatter_init == NULL) {
+            return MCA_COLL_GC3_NO_PREV(comm, reduce_scatter_init);
+        }
+        return m->prev_reduce_scatter_init(sbuf, rbuf, rcounts, dt, op, comm, info, request,
+                                           m->prev_reduce_scatter_init_module);
+    }
+    rc = mca_coll_gc3_persistent(m, GC3_COLL_REDUCE_SCATTER, &gc3_reduce_scatter_persistent, sbuf, rbuf, 0, NULL, 0, dt,
+                                 op, 0, &a, request);
+    if (rc == OMPI_SUCCESS &&
+        (rc = mca_coll_gc3_persistent_vectors(*request, ompi_comm_size(comm), v)) != OMPI_SUCCESS) {
+        (void)ompi_request_free(request);
+    }
+    return rc;
+}

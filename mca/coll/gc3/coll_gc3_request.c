@@ -91,6 +91,7 @@ static int mca_coll_gc3_request_free(ompi_request_t **req)
             OBJ_RELEASE(r->rdtype);
         if (r->op != NULL)
             OBJ_RELEASE(r->op);
+        free(r->vec[0] != NULL ? r->vec[0] : r->vec[2]);
     }
     OMPI_REQUEST_FINI(*req);
     if (r->super.req_persistent) {
@@ -145,6 +146,7 @@ static mca_coll_gc3_request_t *mca_coll_gc3_request_new(mca_coll_gc3_module_t *m
     r->scount = r->rcount = 0;
     r->sdtype = r->rdtype = NULL;
     r->op                 = NULL;
+    r->vec[0] = r->vec[1] = r->vec[2] = r->vec[3] = NULL;
     return r;
 }
 

@@ -99,21 +99,40 @@ int mca_coll_gc3_vrun(mca_coll_gc3_module_t *m, mca_coll_gc3_args_t *a, int *rc)
     return 0;
 }
 
-int mca_coll_gc3_vstart(mca_coll_gc3_module_t *m, mca_coll_gc3_args_t *a, ompi_request_t **request)
+/* Before a v-call is queued: its size as the rules count it (an alltoallv's once agreed), a failure on this rank
+ * where it has no table. 1 when it has nothing to move (every rank alike: the counts say so). */
+static int gc3_vqueue_prepare(mca_coll_gc3_module_t *m, mca_coll_gc3_args_t *a)
 {
     if (a->segs == NULL && a->backend >= 0) {
         a->backend = -2; /* out of host memory (reported): the call fails on this rank */
         mca_coll_gc3_report_failure(m, a->name, "out of host memory for its counts");
     }
-    if (!a->vagree) { /* (the counts, the same on every rank, gave its largest segment) */
-        a->bytes = a->count * (size_t)ompi_comm_size(m->comm) * gc3_dtype_size(a->dtype);
-        if (a->count == 0 && a->backend >= 0) {
-            *request = &ompi_request_empty; /* nothing to move, on every rank */
-            return mca_coll_gc3_adapt_out(m, &a->ad, OMPI_SUCCESS);
-        }
+    a->bytes = a->vagree ? 0 : a->count * (size_t)ompi_comm_size(m->comm) * gc3_dtype_size(a->dtype);
+    return !a->vagree && a->count == 0 && a->backend >= 0;
+}
+
+int mca_coll_gc3_vstart(mca_coll_gc3_module_t *m, mca_coll_gc3_args_t *a, ompi_request_t **request)
+{
+    if (gc3_vqueue_prepare(m, a)) {
+        *request = &ompi_request_empty;
+        return mca_coll_gc3_adapt_out(m, &a->ad, OMPI_SUCCESS);
     }
     return mca_coll_gc3_try_start(m, (gc3_coll_t)a->coll, a, mca_coll_gc3_run_sbuf(a), mca_coll_gc3_run_rbuf(a),
                                   request, NULL);
+}
+
+int mca_coll_gc3_vstart_persistent(mca_coll_gc3_module_t *m, mca_coll_gc3_args_t *a, struct mca_coll_gc3_request_t *r,
+                                   int *rc)
+{
+    ompi_request_t *req = &r->super;
+
+    if (gc3_vqueue_prepare(m, a)) {
+        (void)mca_coll_gc3_adapt_out(m, &a->ad, OMPI_SUCCESS); /* the blocking call completes it */
+        return 0;
+    }
+    *rc =
+        mca_coll_gc3_try_start(m, (gc3_coll_t)a->coll, a, mca_coll_gc3_run_sbuf(a), mca_coll_gc3_run_rbuf(a), &req, r);
+    return 1;
 }
 
 /* ---------------------------------------------------------------- the nonblocking agreement
