@@ -24,16 +24,39 @@
         (void)mca_coll_gc3_passed_on_not_run((comm), #name);                                                           \
     } while (0)
 
-/* elements of dt spanned by a vector of counts at displacements */
+/* elements of dt a vector of counts at displacements spans from the start of the buffer to the end of its last
+ * nonempty segment (those before the start: gc3_vlow) */
 static size_t gc3_vspan(const int *counts, const int *displs, int n)
 {
-    size_t span = 0;
+    long end = 0;
     for (int i = 0; i < n; i++) {
-        if (counts[i] > 0 && (size_t)displs[i] + (size_t)counts[i] > span) {
-            span = (size_t)displs[i] + (size_t)counts[i];
+        if (counts[i] > 0 && (long)displs[i] + counts[i] > end) {
+            end = (long)displs[i] + counts[i];
         }
     }
-    return span;
+    return (size_t)end;
+}
+
+/* The lowest displacement of a nonempty segment when it is negative, else 0: a staged copy starts there, its
+ * span from there (gc3_vspan - it), and the previous module gets its base moved back by it (gc3_vat). */
+static long gc3_vlow(const int *counts, const int *displs, int n)
+{
+    long lo = 0;
+    for (int i = 0; i < n; i++) {
+        lo = counts[i] > 0 && displs[i] < lo ? displs[i] : lo;
+    }
+    return lo;
+}
+
+/* p moved by `elements` of dt (NULL and MPI_IN_PLACE stay) */
+static void *gc3_vat(const void *p, struct ompi_datatype_t *dt, long elements)
+{
+    ptrdiff_t lb, extent;
+    if (p == NULL || p == MPI_IN_PLACE || elements == 0) {
+        return (void *)p;
+    }
+    ompi_datatype_get_extent(dt, &lb, &extent);
+    return (char *)p + elements * (long)extent;
 }
 
 static int gc3_sum(const int *counts, int n)
@@ -67,10 +90,11 @@ static int gc3_allgatherv_do(const void *sbuf, int scount, struct ompi_datatype_
     mca_coll_gc3_module_t *m     = (mca_coll_gc3_module_t *)module;
     ompi_request_t        *inner = NULL;
     int                    rc;
+    const long             lo = gc3_vlow(rcounts, displs, ompi_comm_size(comm));
     /* the receive buffer copied in even out of place: the gaps between the blocks must come back unchanged */
     mca_coll_gc3_stage_t b[2] = { mca_coll_gc3_stage_buf((void *)sbuf, sdt, (size_t)scount, 1, 0),
-                                  mca_coll_gc3_stage_buf(rbuf, rdt, gc3_vspan(rcounts, displs, ompi_comm_size(comm)), 1,
-                                                         1) };
+                                  mca_coll_gc3_stage_buf(gc3_vat(rbuf, rdt, lo), rdt,
+                                                         gc3_vspan(rcounts, displs, ompi_comm_size(comm)) - lo, 1, 1) };
 
     if (request != NULL) {
         GC3_PREV_OR_FAIL_QUIET(m, comm, iallgatherv);
@@ -87,9 +111,10 @@ static int gc3_allgatherv_do(const void *sbuf, int scount, struct ompi_datatype_
                                                            m->prev_allgatherv_module));
     }
     if ((rc = mca_coll_gc3_stage_in(b, 2)) == OMPI_SUCCESS) {
-        rc = (request != NULL ? m->prev_iallgatherv(b[0].base, scount, sdt, b[1].base, rcounts, displs, rdt, comm,
-                                                    &inner, m->prev_iallgatherv_module)
-                              : m->prev_allgatherv(b[0].base, scount, sdt, b[1].base, rcounts, displs, rdt, comm,
+        char *rb = gc3_vat(b[1].base, rdt, -lo);
+        rc = (request != NULL ? m->prev_iallgatherv(b[0].base, scount, sdt, rb, rcounts, displs, rdt, comm, &inner,
+                                                    m->prev_iallgatherv_module)
+                              : m->prev_allgatherv(b[0].base, scount, sdt, rb, rcounts, displs, rdt, comm,
                                                    m->prev_allgatherv_module));
     }
     return request != NULL ? mca_coll_gc3_chain(m, b, 2, rc, inner, request) : mca_coll_gc3_stage_out(b, 2, rc);
@@ -191,10 +216,11 @@ static int gc3_gatherv_do(const void *sbuf, int scount, struct ompi_datatype_t *
     ompi_request_t        *inner = NULL;
     mca_coll_gc3_module_t *m     = (mca_coll_gc3_module_t *)module;
     int                    me    = ompi_comm_rank(comm), rc;
-    size_t                 span  = me == root ? gc3_vspan(rcounts, displs, ompi_comm_size(comm)) : 0;
+    const long             lo    = me == root ? gc3_vlow(rcounts, displs, ompi_comm_size(comm)) : 0;
+    size_t                 span  = me == root ? gc3_vspan(rcounts, displs, ompi_comm_size(comm)) - lo : 0;
     /* at the root, copied in: its own block in place, and the gaps come back unchanged */
     mca_coll_gc3_stage_t b[2] = { mca_coll_gc3_stage_buf((void *)sbuf, sdt, (size_t)scount, 1, 0),
-                                  mca_coll_gc3_stage_buf(me == root ? rbuf : NULL, rdt, span, 1, 1) };
+                                  mca_coll_gc3_stage_buf(me == root ? gc3_vat(rbuf, rdt, lo) : NULL, rdt, span, 1, 1) };
 
     if (request != NULL) {
         GC3_PREV_OR_FAIL(m, comm, igatherv);
@@ -210,10 +236,11 @@ static int gc3_gatherv_do(const void *sbuf, int scount, struct ompi_datatype_t *
                                                                        root, comm, m->prev_gatherv_module));
     }
     if ((rc = mca_coll_gc3_stage_in(b, 2)) == OMPI_SUCCESS) {
-        rc = (request != NULL ? m->prev_igatherv(b[0].base, scount, sdt, me == root ? b[1].base : rbuf, rcounts, displs,
-                                                 rdt, root, comm, &inner, m->prev_igatherv_module)
-                              : m->prev_gatherv(b[0].base, scount, sdt, me == root ? b[1].base : rbuf, rcounts, displs,
-                                                rdt, root, comm, m->prev_gatherv_module));
+        void *rb = me == root ? gc3_vat(b[1].base, rdt, -lo) : rbuf;
+        rc = (request != NULL ? m->prev_igatherv(b[0].base, scount, sdt, rb, rcounts, displs, rdt, root, comm, &inner,
+                                                 m->prev_igatherv_module)
+                              : m->prev_gatherv(b[0].base, scount, sdt, rb, rcounts, displs, rdt, root, comm,
+                                                m->prev_gatherv_module));
     }
     return request != NULL ? mca_coll_gc3_chain(m, b, 2, rc, inner, request) : mca_coll_gc3_stage_out(b, 2, rc);
 }
@@ -232,9 +259,10 @@ static int gc3_scatterv_do(const void *sbuf, const int *scounts, const int *disp
     ompi_request_t        *inner = NULL;
     mca_coll_gc3_module_t *m     = (mca_coll_gc3_module_t *)module;
     int                    me    = ompi_comm_rank(comm), rc;
-    size_t                 span  = me == root ? gc3_vspan(scounts, displs, ompi_comm_size(comm)) : 0;
-    mca_coll_gc3_stage_t   b[2]  = { mca_coll_gc3_stage_buf(me == root ? (void *)sbuf : NULL, sdt, span, 1, 0),
-                                     mca_coll_gc3_stage_buf(rbuf, rdt, (size_t)rcount, 0, 1) };
+    const long             lo    = me == root ? gc3_vlow(scounts, displs, ompi_comm_size(comm)) : 0;
+    size_t                 span  = me == root ? gc3_vspan(scounts, displs, ompi_comm_size(comm)) - lo : 0;
+    mca_coll_gc3_stage_t   b[2] = { mca_coll_gc3_stage_buf(me == root ? gc3_vat(sbuf, sdt, lo) : NULL, sdt, span, 1, 0),
+                                    mca_coll_gc3_stage_buf(rbuf, rdt, (size_t)rcount, 0, 1) };
 
     if (request != NULL) {
         GC3_PREV_OR_FAIL(m, comm, iscatterv);
@@ -250,10 +278,11 @@ static int gc3_scatterv_do(const void *sbuf, const int *scounts, const int *disp
                                                                         root, comm, m->prev_scatterv_module));
     }
     if ((rc = mca_coll_gc3_stage_in(b, 2)) == OMPI_SUCCESS) {
-        rc = (request != NULL ? m->prev_iscatterv(me == root ? b[0].base : sbuf, scounts, displs, sdt, b[1].base,
-                                                  rcount, rdt, root, comm, &inner, m->prev_iscatterv_module)
-                              : m->prev_scatterv(me == root ? b[0].base : sbuf, scounts, displs, sdt, b[1].base, rcount,
-                                                 rdt, root, comm, m->prev_scatterv_module));
+        const void *sb = me == root ? gc3_vat(b[0].base, sdt, -lo) : sbuf;
+        rc = (request != NULL ? m->prev_iscatterv(sb, scounts, displs, sdt, b[1].base, rcount, rdt, root, comm, &inner,
+                                                  m->prev_iscatterv_module)
+                              : m->prev_scatterv(sb, scounts, displs, sdt, b[1].base, rcount, rdt, root, comm,
+                                                 m->prev_scatterv_module));
     }
     return request != NULL ? mca_coll_gc3_chain(m, b, 2, rc, inner, request) : mca_coll_gc3_stage_out(b, 2, rc);
 }
@@ -272,10 +301,12 @@ static int gc3_alltoallv_do(const void *sbuf, const int *scounts, const int *sdi
     mca_coll_gc3_module_t *m     = (mca_coll_gc3_module_t *)module;
     ompi_request_t        *inner = NULL;
     int                    rc, n = ompi_comm_size(comm);
+    const long slo = sbuf == MPI_IN_PLACE ? 0 : gc3_vlow(scounts, sdispls, n), rlo = gc3_vlow(rcounts, rdispls, n);
     /* the receive buffer copied in: the gaps between the blocks come back unchanged */
     mca_coll_gc3_stage_t b[2] = {
-        mca_coll_gc3_stage_buf((void *)sbuf, sdt, sbuf == MPI_IN_PLACE ? 0 : gc3_vspan(scounts, sdispls, n), 1, 0),
-        mca_coll_gc3_stage_buf(rbuf, rdt, gc3_vspan(rcounts, rdispls, n), 1, 1)
+        mca_coll_gc3_stage_buf(gc3_vat(sbuf, sdt, slo), sdt,
+                               sbuf == MPI_IN_PLACE ? 0 : gc3_vspan(scounts, sdispls, n) - slo, 1, 0),
+        mca_coll_gc3_stage_buf(gc3_vat(rbuf, rdt, rlo), rdt, gc3_vspan(rcounts, rdispls, n) - rlo, 1, 1)
     };
 
     if (request != NULL) {
@@ -293,10 +324,12 @@ static int gc3_alltoallv_do(const void *sbuf, const int *scounts, const int *sdi
                                                           comm, m->prev_alltoallv_module));
     }
     if ((rc = mca_coll_gc3_stage_in(b, 2)) == OMPI_SUCCESS) {
-        rc = (request != NULL ? m->prev_ialltoallv(b[0].base, scounts, sdispls, sdt, b[1].base, rcounts, rdispls, rdt,
-                                                   comm, &inner, m->prev_ialltoallv_module)
-                              : m->prev_alltoallv(b[0].base, scounts, sdispls, sdt, b[1].base, rcounts, rdispls, rdt,
-                                                  comm, m->prev_alltoallv_module));
+        const void *sb = gc3_vat(b[0].base, sdt, -slo);
+        void       *rb = gc3_vat(b[1].base, rdt, -rlo);
+        rc = (request != NULL ? m->prev_ialltoallv(sb, scounts, sdispls, sdt, rb, rcounts, rdispls, rdt, comm, &inner,
+                                                   m->prev_ialltoallv_module)
+                              : m->prev_alltoallv(sb, scounts, sdispls, sdt, rb, rcounts, rdispls, rdt, comm,
+                                                  m->prev_alltoallv_module));
     }
     return request != NULL ? mca_coll_gc3_chain(m, b, 2, rc, inner, request) : mca_coll_gc3_stage_out(b, 2, rc);
 }
@@ -589,7 +622,7 @@ int mca_coll_gc3_neighbor_allgatherv(const void *sbuf, int scount, struct ompi_d
         return rc;
     }
     sspan = (long)scount;
-    rspan = (long)gc3_vspan(rcounts, displs, in);
+    rspan = gc3_vlow(rcounts, displs, in) < 0 ? -1 : (long)gc3_vspan(rcounts, displs, in);
     if (sspan < 0 || rspan < 0) {
         return gc3_unstageable(comm, "neighbor_allgatherv");
     }
@@ -655,8 +688,8 @@ int mca_coll_gc3_neighbor_alltoallv(const void *sbuf, const int *scounts, const 
     if ((rc = gc3_neighbors(comm, &in, &out)) != MPI_SUCCESS) {
         return rc;
     }
-    sspan = (long)gc3_vspan(scounts, sdispls, out);
-    rspan = (long)gc3_vspan(rcounts, rdispls, in);
+    sspan = gc3_vlow(scounts, sdispls, out) < 0 ? -1 : (long)gc3_vspan(scounts, sdispls, out);
+    rspan = gc3_vlow(rcounts, rdispls, in) < 0 ? -1 : (long)gc3_vspan(rcounts, rdispls, in);
     if (sspan < 0 || rspan < 0) {
         return gc3_unstageable(comm, "neighbor_alltoallv");
     }
