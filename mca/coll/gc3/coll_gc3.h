@@ -405,7 +405,7 @@ int mca_coll_gc3_vstart(mca_coll_gc3_module_t *m, mca_coll_gc3_args_t *a, ompi_r
  * (the start runs the blocking call instead, which completes at once). */
 int mca_coll_gc3_vstart_persistent(mca_coll_gc3_module_t *m, mca_coll_gc3_args_t *a, struct mca_coll_gc3_request_t *r,
                                    int *rc);
-/* A nonblocking v-call's agreement (the head task t of the queue, m->lock held): nothing to agree
+/* coll_gc3_vx.c: a nonblocking v-call's agreement (the head task t of the queue, m->lock held): nothing to agree
  * (MCA_COLL_GC3_VX_NONE, also once agreed), posted when it first comes here (every rank's tasks reach the
  * head in the same order), then tested. 0 while it waits; 1 when agreed (t->call.count and t->bytes set); -1
  * when the call fails on every rank (*why: a rank is out of host memory, or the agreement failed). */
