@@ -875,12 +875,9 @@ static void test_stream_order_small(MPI_Comm comm, const char *cname, int rounds
  * out of place and in place where gc3 runs them: every element of every segment against a host
  * computation, every element outside them against what it held before. */
 enum { VS_UNIFORM, VS_ZEROS, VS_SKEW, VS_ONE, VS_GAPS, VS_NEG, VS_N };
-static const char *vs_name[VS_N] = { "uniform",
-                                     "zeros",
-                                     "skew",
-                                     "one rank holds all",
-                                     "permuted with gaps",
-                                     "negative displacements on the last rank" };
+static const char *vs_name[VS_N] = {
+    "uniform", "zeros", "skew", "one rank holds all", "permuted with gaps", "negative displacements on the last rank"
+};
 
 static uint64_t vs_rng(uint64_t *s)
 {
@@ -962,8 +959,8 @@ static void test_vcolls(MPI_Comm comm, const char *cname, int scale)
             for (int coll = 0; coll < 3; coll++) { /* alltoallv, allgatherv, reduce_scatter */
                 const int sh = shape % VS_N;
                 uint64_t  s  = 88172645463325252ull + (uint64_t)sh * 7919u + (uint64_t)inplace * 104729u;
-                char     what[200];
-                int      ok = 1;
+                char      what[200];
+                int       ok = 1;
                 if ((coll == 2 && inplace) || (sh == VS_NEG && coll == 2)) {
                     continue; /* gc3 runs reduce_scatter out of place (tested staged elsewhere) */
                 }
@@ -1043,7 +1040,7 @@ static void test_vcolls(MPI_Comm comm, const char *cname, int scale)
                         rcnt[q] = coll == 0 ? cnt[q * n + rank] : cnt[q];
                         rd[rank * n + q] -= shift;
                     }
-                    rb = (char *)dout + shift * (int)sizeof(int);
+                    rb                 = (char *)dout + shift * (int)sizeof(int);
                     MPI_Request req[2] = { MPI_REQUEST_NULL, MPI_REQUEST_NULL };
                     int         sum[2] = { rank + 1, 0 };
                     if (nb == 1) { /* in flight together with an allreduce of another communicator, started after it */
@@ -1070,7 +1067,8 @@ static void test_vcolls(MPI_Comm comm, const char *cname, int scale)
                                 : MPI_Alltoallv(din, cnt + rank * n, sd + rank * n, MPI_INT, rb, rcnt, rd + rank * n,
                                                 MPI_INT, comm);
                     } else if (coll == 1) {
-                        rc = nb ? MPI_Iallgatherv(din, cnt[rank], MPI_INT, rb, rcnt, rd + rank * n, MPI_INT, comm, &req[0])
+                        rc = nb ? MPI_Iallgatherv(din, cnt[rank], MPI_INT, rb, rcnt, rd + rank * n, MPI_INT, comm,
+                                                  &req[0])
                                 : MPI_Allgatherv(din, cnt[rank], MPI_INT, rb, rcnt, rd + rank * n, MPI_INT, comm);
                     } else {
                         rc = nb ? MPI_Ireduce_scatter(din, dout, rcnt, MPI_INT, MPI_SUM, comm, &req[0])

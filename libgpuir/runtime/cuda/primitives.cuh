@@ -115,33 +115,44 @@ __device__ static inline uint64_t gc3_dev_ld_volatile(const uint64_t *p)
  * copied one by one */
 template <typename W> __device__ static void gc3_be_copy_words(char *d1, char *d2, const char *src, uint64_t bytes)
 {
-    const int      tid  = threadIdx.x, nt = blockDim.x;
+    const int      tid = threadIdx.x, nt = blockDim.x;
     const uint64_t mis  = (uint64_t)(uintptr_t)src % sizeof(W);
     const uint64_t head = mis == 0 ? 0 : (sizeof(W) - mis < bytes ? sizeof(W) - mis : bytes);
     for (uint64_t j = tid; j < head; j += nt) {
         d1[j] = src[j];
-        if (d2) d2[j] = src[j];
+        if (d2)
+            d2[j] = src[j];
     }
     src += head;
     d1 += head;
     d2 = d2 ? d2 + head : d2;
     bytes -= head;
-    const W *s  = (const W *)src;
-    W       *a  = (W *)d1, *b = (W *)d2;
+    const W *s = (const W *)src;
+    W       *a = (W *)d1, *b = (W *)d2;
     uint64_t nv = bytes / sizeof(W), i = tid;
     for (; i + 3 * nt < nv; i += 4 * nt) {
         W v0 = s[i], v1 = s[i + nt], v2 = s[i + 2 * nt], v3 = s[i + 3 * nt];
-        a[i] = v0; a[i + nt] = v1; a[i + 2 * nt] = v2; a[i + 3 * nt] = v3;
-        if (b) { b[i] = v0; b[i + nt] = v1; b[i + 2 * nt] = v2; b[i + 3 * nt] = v3; }
+        a[i]          = v0;
+        a[i + nt]     = v1;
+        a[i + 2 * nt] = v2;
+        a[i + 3 * nt] = v3;
+        if (b) {
+            b[i]          = v0;
+            b[i + nt]     = v1;
+            b[i + 2 * nt] = v2;
+            b[i + 3 * nt] = v3;
+        }
     }
     for (; i < nv; i += nt) {
         W v  = s[i];
         a[i] = v;
-        if (b) b[i] = v;
+        if (b)
+            b[i] = v;
     }
     for (uint64_t j = nv * sizeof(W) + tid; j < bytes; j += nt) {
         d1[j] = src[j];
-        if (d2) d2[j] = src[j];
+        if (d2)
+            d2[j] = src[j];
     }
 }
 

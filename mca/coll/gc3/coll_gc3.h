@@ -198,17 +198,17 @@ typedef struct mca_coll_gc3_task_t {
     mca_coll_gc3_stage_t           stage[2]; /* CHAINED: the host copies of its device buffers */
     int                            nstage;
     mca_coll_gc3_plan_entry_t     *entry;
-    struct mca_coll_gc3_request_t *req;   /* nonblocking and persistent calls */
-    struct mca_coll_gc3_hsx_t     *hsx;   /* STAGED */
+    struct mca_coll_gc3_request_t *req; /* nonblocking and persistent calls */
+    struct mca_coll_gc3_hsx_t     *hsx; /* STAGED */
     /* a nonblocking v-call: its table (call.segs; the task's own, freed when it completes), and the agreement
      * of its largest segment, made when it reaches the head of the queue (mca_coll_gc3_vx_advance): this
      * rank's largest segment, the exchange under way */
-    uint64_t                      *segs;
-    uint64_t                       vmine;
-    int                            vstate; /* MCA_COLL_GC3_VX_* */
-    struct mca_coll_gc3_vx_t      *vx;
-    volatile int                   state; /* MCA_COLL_GC3_TASK_* */
-    int                            rc;
+    uint64_t                 *segs;
+    uint64_t                  vmine;
+    int                       vstate; /* MCA_COLL_GC3_VX_* */
+    struct mca_coll_gc3_vx_t *vx;
+    volatile int              state; /* MCA_COLL_GC3_TASK_* */
+    int                       rc;
 } mca_coll_gc3_task_t;
 
 /* The set-up of a communicator, in jobs done one after the other in the order the calls needed
@@ -405,6 +405,17 @@ int mca_coll_gc3_vstart(mca_coll_gc3_module_t *m, mca_coll_gc3_args_t *a, ompi_r
  * (the start runs the blocking call instead, which completes at once). */
 int mca_coll_gc3_vstart_persistent(mca_coll_gc3_module_t *m, mca_coll_gc3_args_t *a, struct mca_coll_gc3_request_t *r,
                                    int *rc);
+/* The MPI name of a task's call, for messages: its collective's, or with per-rank counts the v-form's
+ * ("alltoallv", "reduce_scatter"). */
+static inline const char *mca_coll_gc3_task_name(const mca_coll_gc3_task_t *t)
+{
+    if (t->call.segs != NULL) {
+        return t->coll == GC3_COLL_ALLGATHER  ? "allgatherv"
+               : t->coll == GC3_COLL_ALLTOALL ? "alltoallv"
+                                              : "reduce_scatter";
+    }
+    return gc3_coll_desc((gc3_coll_t)t->coll)->mpi_name;
+}
 /* coll_gc3_vx.c: a nonblocking v-call's agreement (the head task t of the queue, m->lock held): nothing to agree
  * (MCA_COLL_GC3_VX_NONE, also once agreed), posted when it first comes here (every rank's tasks reach the
  * head in the same order), then tested. 0 while it waits; 1 when agreed (t->call.count and t->bytes set); -1
@@ -558,7 +569,7 @@ typedef struct mca_coll_gc3_request_t {
     int                         scount, rcount;
     struct ompi_datatype_t     *sdtype, *rdtype;
     struct ompi_op_t           *op;
-    int                         root; /* a rooted collective's, else -1 */
+    int                         root;   /* a rooted collective's, else -1 */
     int                        *vec[4]; /* a persistent v-call's scounts, sdispls, rcounts, rdispls, copied (NULL:
                                          * none; one allocation at vec[0]'s place, freed with the request) */
 } mca_coll_gc3_request_t;

@@ -122,7 +122,8 @@ static int gc3_allgatherv_do(const void *sbuf, int scount, struct ompi_datatype_
 
 int mca_coll_gc3_allgatherv_staged(const void *sbuf, int scount, struct ompi_datatype_t *sdt, void *rbuf,
                                    const int *rcounts, const int *displs, struct ompi_datatype_t *rdt,
-                                   struct ompi_communicator_t *comm, mca_coll_base_module_t *module, ompi_request_t **request)
+                                   struct ompi_communicator_t *comm, mca_coll_base_module_t *module,
+                                   ompi_request_t **request)
 {
     return gc3_allgatherv_do(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, comm, module, request);
 }
@@ -336,7 +337,8 @@ static int gc3_alltoallv_do(const void *sbuf, const int *scounts, const int *sdi
 
 int mca_coll_gc3_alltoallv_staged(const void *sbuf, const int *scounts, const int *sdispls, struct ompi_datatype_t *sdt,
                                   void *rbuf, const int *rcounts, const int *rdispls, struct ompi_datatype_t *rdt,
-                                  struct ompi_communicator_t *comm, mca_coll_base_module_t *module, ompi_request_t **request)
+                                  struct ompi_communicator_t *comm, mca_coll_base_module_t *module,
+                                  ompi_request_t **request)
 {
     return gc3_alltoallv_do(sbuf, scounts, sdispls, sdt, rbuf, rcounts, rdispls, rdt, comm, module, request);
 }

@@ -209,8 +209,8 @@ static void gc3_hsx_bufs(const mca_coll_gc3_module_t *m, const mca_coll_gc3_task
     if (t->call.sendbuf == NULL) {
         char *inner = t->call.recvbuf;
         if (d->inplace_slice) {
-            gc3_hsx_pair(t, d->inplace_inner == GC3_BUF_INPUT ? GC3_BUF_OUTPUT : GC3_BUF_INPUT,
-                         ompi_comm_rank(m->comm), &at, &len);
+            gc3_hsx_pair(t, d->inplace_inner == GC3_BUF_INPUT ? GC3_BUF_OUTPUT : GC3_BUF_INPUT, ompi_comm_rank(m->comm),
+                         &at, &len);
             inner += at;
         }
         *in  = d->inplace_inner == GC3_BUF_INPUT ? inner : t->call.recvbuf;
@@ -236,9 +236,11 @@ static int gc3_hsx_post(mca_coll_gc3_module_t *m, mca_coll_gc3_hsx_t *h, int sen
     for (size_t off = 0; off < len && rc == OMPI_SUCCESS; off += MCA_COLL_GC3_HSX_PIECE) {
         const size_t piece = len - off < MCA_COLL_GC3_HSX_PIECE ? len - off : MCA_COLL_GC3_HSX_PIECE;
         h->peer[h->nreq]   = q;
-        rc = send ? MCA_PML_CALL(isend(buf + off, piece, MPI_BYTE, q, MCA_COLL_GC3_TAG_DATA, MCA_PML_BASE_SEND_STANDARD,
-                                       m->comm, &h->reqs[h->nreq]))
-                  : MCA_PML_CALL(irecv(buf + off, piece, MPI_BYTE, q, MCA_COLL_GC3_TAG_DATA, m->comm, &h->reqs[h->nreq]));
+        rc =
+            send
+                ? MCA_PML_CALL(isend(buf + off, piece, MPI_BYTE, q, MCA_COLL_GC3_TAG_DATA, MCA_PML_BASE_SEND_STANDARD,
+                                     m->comm, &h->reqs[h->nreq]))
+                : MCA_PML_CALL(irecv(buf + off, piece, MPI_BYTE, q, MCA_COLL_GC3_TAG_DATA, m->comm, &h->reqs[h->nreq]));
         h->nreq += rc == OMPI_SUCCESS;
     }
     return rc;
@@ -276,8 +278,8 @@ static int gc3_hsx_v_start(mca_coll_gc3_module_t *m, mca_coll_gc3_task_t *t, mca
     }
     for (int q = 0; q < n && rc == OMPI_SUCCESS; q++) {
         size_t sat, slen, rat, rlen;
-        gc3_hsx_pair(t, GC3_BUF_INPUT, ag ? 0 : q, &sat, &slen);      /* what goes to q */
-        gc3_hsx_pair(t, GC3_BUF_OUTPUT, rs ? 0 : q, &rat, &rlen);     /* where q's comes */
+        gc3_hsx_pair(t, GC3_BUF_INPUT, ag ? 0 : q, &sat, &slen);  /* what goes to q */
+        gc3_hsx_pair(t, GC3_BUF_OUTPUT, rs ? 0 : q, &rat, &rlen); /* where q's comes */
         rat = rs ? (size_t)q * h->B : rat;
         if (q == me) {
             memcpy(h->all + rat, h->mine + sat, rlen);
@@ -412,7 +414,7 @@ int mca_coll_gc3_hsx_test(mca_coll_gc3_module_t *m, mca_coll_gc3_task_t *t, int 
                                   "timeout after %.1f s waiting for rank %d in the host-staged exchange (the "
                                   "call has no gc3 plan); gc3 fails every later call on this communicator",
                                   timeout, h->peer[i]);
-            mca_coll_gc3_report_failure(m, gc3_coll_desc(t->coll)->mpi_name, MCA_COLL_GC3_TEXT(why));
+            mca_coll_gc3_report_failure(m, mca_coll_gc3_task_name(t), MCA_COLL_GC3_TEXT(why));
             free(why);
             m->unusable = 1;
             t->hsx      = NULL; /* its buffers stay with the pending messages */
@@ -449,7 +451,7 @@ int mca_coll_gc3_hsx_test(mca_coll_gc3_module_t *m, mca_coll_gc3_task_t *t, int 
         *rc = mca_coll_gc3_hsx_copy(t, t->call.recvbuf, h->all, (size_t)n * h->B);
     }
     if (*rc != OMPI_SUCCESS) {
-        mca_coll_gc3_report_failure(m, gc3_coll_desc(t->coll)->mpi_name,
+        mca_coll_gc3_report_failure(m, mca_coll_gc3_task_name(t),
                                     err ? "a message of the host-staged exchange failed" : "copying the result failed");
     }
     mca_coll_gc3_hsx_free(h);

@@ -260,13 +260,13 @@ void mca_coll_gc3_report_nonblocking(mca_coll_gc3_module_t *m, const mca_coll_gc
     if (why == NULL) {
         mca_coll_gc3_verbose_once(1, m->comm,
                                   "coll:gc3: comm %s: %s %s runs on gc3's %s plan, completed by MPI progress",
-                                  m->comm->c_name, kind, gc3_coll_desc(t->coll)->mpi_name, t->entry->program->name);
+                                  m->comm->c_name, kind, mca_coll_gc3_task_name(t), t->entry->program->name);
     } else {
         mca_coll_gc3_verbose_once(
             1, m->comm,
             "coll:gc3: comm %s: %s %s of %zu bytes has no gc3 plan (%s): it runs on gc3's host-staged "
             "exchange, completed by MPI progress",
-            m->comm->c_name, kind, gc3_coll_desc(t->coll)->mpi_name, t->bytes, why);
+            m->comm->c_name, kind, mca_coll_gc3_task_name(t), t->bytes, why);
     }
 }
 
@@ -287,7 +287,7 @@ static void mca_coll_gc3_no_plan(mca_coll_gc3_module_t *m, mca_coll_gc3_task_t *
         return;
     }
     if (t->device && mca_coll_gc3_fallback(m->comm, 1) == MCA_COLL_GC3_FALLBACK_ERROR) {
-        (void)mca_coll_gc3_stage_call(m->comm, gc3_coll_desc(t->coll)->mpi_name, &rc); /* reports it */
+        (void)mca_coll_gc3_stage_call(m->comm, mca_coll_gc3_task_name(t), &rc); /* reports it */
         mca_coll_gc3_task_end(t, rc, done);
         return;
     }
@@ -301,7 +301,7 @@ static void mca_coll_gc3_no_plan(mca_coll_gc3_module_t *m, mca_coll_gc3_task_t *
     }
     rc = mca_coll_gc3_hsx_start(m, t);
     if (rc != OMPI_SUCCESS) {
-        mca_coll_gc3_report_failure(m, gc3_coll_desc(t->coll)->mpi_name, "the host-staged exchange could not start");
+        mca_coll_gc3_report_failure(m, mca_coll_gc3_task_name(t), "the host-staged exchange could not start");
         mca_coll_gc3_task_end(t, rc, done);
         return;
     }
@@ -386,7 +386,7 @@ static int mca_coll_gc3_head(mca_coll_gc3_module_t *m, mca_coll_gc3_task_t *t, m
         *changed = 1;
         if (v < 0 || t->call.count == 0) { /* (every rank alike) */
             if (v < 0) {
-                mca_coll_gc3_report_failure(m, gc3_coll_desc(t->coll)->mpi_name, vwhy);
+                mca_coll_gc3_report_failure(m, mca_coll_gc3_task_name(t), vwhy);
             }
             mca_coll_gc3_pop(m);
             mca_coll_gc3_task_end(t, v < 0 ? OMPI_ERROR : OMPI_SUCCESS, done);
@@ -435,7 +435,7 @@ static void mca_coll_gc3_start_on_plan(mca_coll_gc3_module_t *m, mca_coll_gc3_ta
     if (st != GC3_OK) {
         char call[64];
         mca_coll_gc3_blocks_give(s);
-        gc3_snprintf_cut(call, sizeof(call), "nonblocking %s", gc3_coll_desc(t->coll)->mpi_name);
+        gc3_snprintf_cut(call, sizeof(call), "nonblocking %s", mca_coll_gc3_task_name(t));
         mca_coll_gc3_report_failure(m, call, diag.count ? diag.msgs[0] : gc3_status_string(st));
         mca_coll_gc3_entry_give(m, s);
         mca_coll_gc3_task_end(t, OMPI_ERROR, done);
@@ -491,7 +491,7 @@ static int mca_coll_gc3_test_running(mca_coll_gc3_module_t *m, mca_coll_gc3_task
                 mca_coll_gc3_blocks_give(t->entry);
                 if (st != GC3_OK) {
                     char call[64];
-                    gc3_snprintf_cut(call, sizeof(call), "nonblocking %s", gc3_coll_desc(t->coll)->mpi_name);
+                    gc3_snprintf_cut(call, sizeof(call), "nonblocking %s", mca_coll_gc3_task_name(t));
                     mca_coll_gc3_report_failure(m, call, diag.count ? diag.msgs[0] : gc3_status_string(st));
                     rc = OMPI_ERROR;
                 }
