@@ -242,7 +242,7 @@ static uint64_t gc3_call_buf_bytes(const gc3_plan_t *p, const gc3_call_t *c, int
 
     for (int s = 0; s < segs; s++) {
         gc3_call_seg(p, c, b, s, &first, &n);
-        end = first + n > end ? first + n : end;
+        end = n > 0 && first + n > end ? first + n : end;
     }
     return end * gc3_dtype_size(c->dtype);
 }

@@ -387,8 +387,10 @@ __device__ static void gc3_cuda_resident(gc3_cuda_shared_t *sh, const gc3_cuda_r
             /* the host wrote the table before the mailbox, whose words this block saw: ordered at system scope
              * (block 0 read the mailbox with volatile loads, the others took it through device memory) */
             t->push[0] = t->push[1] = 0;
-            if (w[GC3_MAIL_FLAGS] & GC3_MAIL_F_PUSH) {
+            if ((w[GC3_MAIL_FLAGS] & GC3_MAIL_F_PUSH) || t->seg != 0) { /* (the push table, the per-rank counts) */
                 __threadfence_system();
+            }
+            if (w[GC3_MAIL_FLAGS] & GC3_MAIL_F_PUSH) {
                 t->push[0] = ((const volatile uint64_t *)r->push)[2 * blockIdx.x];
                 t->push[1] = ((const volatile uint64_t *)r->push)[2 * blockIdx.x + 1];
             }

@@ -206,6 +206,7 @@ typedef struct mca_coll_gc3_task_t {
     uint64_t                 *segs;
     uint64_t                  vmine;
     int                       vstate; /* MCA_COLL_GC3_VX_* */
+    int                       vfail;  /* this rank cannot run it: every rank fails it after the agreement */
     struct mca_coll_gc3_vx_t *vx;
     volatile int              state; /* MCA_COLL_GC3_TASK_* */
     int                       rc;
@@ -378,6 +379,7 @@ typedef struct {
                                     * runtime's elements of the buffers as the route runs them), or NULL */
     int                  vagree;   /* the ranks agree on the largest segment (alltoallv), this rank's vmine */
     uint64_t             vmine;
+    int                  vfail; /* nonblocking, vagree: this rank cannot run it (says so in the agreement) */
 } mca_coll_gc3_args_t;
 /* coll_gc3_vcall.c: the v-collectives' shared steps. A buffer of nsegs segments of counts at displacements
  * (elements of dt) as mca_coll_gc3_args_buf's slot: from the lowest displacement of a nonempty segment when it
@@ -392,6 +394,9 @@ uint64_t *mca_coll_gc3_segs_new(mca_coll_gc3_args_t *a, int nranks);
  * `size` bytes in the runtime's elements of `unit` bytes (a buffer runs contiguous: packed where its datatype is
  * not, so element i of the datatype is at byte i * size). */
 void mca_coll_gc3_segs_set(mca_coll_gc3_args_t *a, int b, int s, size_t disp, size_t count, size_t size, size_t unit);
+/* After the route: a side of nothing to move that the caller gave as NULL (MPI allows it) gets a pointer nothing
+ * reads or writes, so that the runtime sees neither a missing buffer nor an in-place call. */
+void mca_coll_gc3_vnull(mca_coll_gc3_args_t *a);
 /* A blocking v-call whose argument builder said gc3 may run it: the route, alltoallv's agreement on the largest
  * segment (a->vagree: one allreduce of the previous module on host memory), the run. 1 when gc3 ran it (*rc: its MPI
  * result, the adapted buffers copied back; or the error every rank returns when a rank is out of host memory), 0
@@ -405,16 +410,18 @@ int mca_coll_gc3_vstart(mca_coll_gc3_module_t *m, mca_coll_gc3_args_t *a, ompi_r
  * (the start runs the blocking call instead, which completes at once). */
 int mca_coll_gc3_vstart_persistent(mca_coll_gc3_module_t *m, mca_coll_gc3_args_t *a, struct mca_coll_gc3_request_t *r,
                                    int *rc);
-/* The MPI name of a task's call, for messages: its collective's, or with per-rank counts the v-form's
- * ("alltoallv", "reduce_scatter"). */
+/* The MPI name of a call of coll, for messages: its collective's, or with per-rank counts the v-form's
+ * ("alltoallv", "reduce_scatter"); of a task's call. */
+static inline const char *mca_coll_gc3_call_name(int coll, const gc3_call_t *call)
+{
+    if (call->segs != NULL) {
+        return coll == GC3_COLL_ALLGATHER ? "allgatherv" : coll == GC3_COLL_ALLTOALL ? "alltoallv" : "reduce_scatter";
+    }
+    return gc3_coll_desc((gc3_coll_t)coll)->mpi_name;
+}
 static inline const char *mca_coll_gc3_task_name(const mca_coll_gc3_task_t *t)
 {
-    if (t->call.segs != NULL) {
-        return t->coll == GC3_COLL_ALLGATHER  ? "allgatherv"
-               : t->coll == GC3_COLL_ALLTOALL ? "alltoallv"
-                                              : "reduce_scatter";
-    }
-    return gc3_coll_desc((gc3_coll_t)t->coll)->mpi_name;
+    return mca_coll_gc3_call_name(t->coll, &t->call);
 }
 /* coll_gc3_vx.c: a nonblocking v-call's agreement (the head task t of the queue, m->lock held): nothing to agree
  * (MCA_COLL_GC3_VX_NONE, also once agreed), posted when it first comes here (every rank's tasks reach the

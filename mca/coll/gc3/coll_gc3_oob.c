@@ -224,7 +224,7 @@ static size_t gc3_hsx_span(const mca_coll_gc3_module_t *m, const mca_coll_gc3_ta
     size_t end = 0, at, len;
     for (int s = 0; s < gc3_coll_segments((gc3_coll_t)t->coll, b, ompi_comm_size(m->comm)); s++) {
         gc3_hsx_pair(t, b, s, &at, &len);
-        end = at + len > end ? at + len : end;
+        end = len > 0 && at + len > end ? at + len : end;
     }
     return end;
 }

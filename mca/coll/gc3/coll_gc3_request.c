@@ -392,6 +392,10 @@ static int mca_coll_gc3_head(mca_coll_gc3_module_t *m, mca_coll_gc3_task_t *t, m
             mca_coll_gc3_task_end(t, v < 0 ? OMPI_ERROR : OMPI_SUCCESS, done);
             return GC3_HEAD_ENDED;
         }
+        if (mca_coll_gc3_component.max_bytes > 0 && t->bytes > (size_t)mca_coll_gc3_component.max_bytes) {
+            mca_coll_gc3_no_plan(m, t, "above coll_gc3_max_bytes", done); /* (its host-staged exchange) */
+            return GC3_HEAD_ENDED;
+        }
     }
     mca_coll_gc3_setup_exec(m, b);
     if (m->exec_state[b] == 2) {
@@ -686,7 +690,7 @@ static int mca_coll_gc3_run(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_entry_t 
     mca_coll_gc3_blocks_give(s);
     mca_coll_gc3_report_zc(m, s);
     if (st != GC3_OK) {
-        mca_coll_gc3_report_failure(m, gc3_coll_desc(s->coll)->mpi_name,
+        mca_coll_gc3_report_failure(m, mca_coll_gc3_call_name(s->coll, call),
                                     diag.count ? diag.msgs[0] : gc3_status_string(st));
         rc = OMPI_ERROR;
     }
@@ -767,7 +771,7 @@ int mca_coll_gc3_try_start(mca_coll_gc3_module_t *m, gc3_coll_t coll, mca_coll_g
     mca_coll_gc3_request_t *r;
     int                     unusable;
 
-    if (a->backend < 0) {
+    if (a->backend < 0 && !a->vagree) {  /* (an alltoallv's ranks fail it together after their agreement) */
         return OMPI_ERR_OUT_OF_RESOURCE; /* its buffers could not be adapted (reported) */
     }
     pthread_mutex_lock(&m->lock);
@@ -780,9 +784,10 @@ int mca_coll_gc3_try_start(mca_coll_gc3_module_t *m, gc3_coll_t coll, mca_coll_g
     mca_coll_gc3_task_init(&r->task, coll, a, sbuf, rbuf);
     r->task.ad  = a->ad; /* its temporaries, released when it completes */
     r->task.req = r;
-    if (a->segs != NULL) { /* a v-call: its table goes with the task (freed when it completes) */
+    if (a->segs != NULL || a->vagree) { /* a v-call: its table goes with the task (freed when it completes) */
         r->task.segs   = a->segs;
         r->task.vmine  = a->vmine;
+        r->task.vfail  = a->vfail || a->backend < 0;
         r->task.vstate = a->vagree ? MCA_COLL_GC3_VX_TODO : MCA_COLL_GC3_VX_NONE;
         a->segs        = NULL;
     }

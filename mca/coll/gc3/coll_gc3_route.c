@@ -373,7 +373,7 @@ static const gc3_route_ops_t gc3_agreement = { gc3_agreement_post, gc3_agreement
 /* Does gc3 take a call of this size on m at all? From the call and the settings alone. */
 static int gc3_takes(mca_coll_gc3_module_t *m, const mca_coll_gc3_args_t *a)
 {
-    const char *name = gc3_coll_desc((gc3_coll_t)a->coll)->mpi_name;
+    const char *name = a->name != NULL ? a->name : gc3_coll_desc((gc3_coll_t)a->coll)->mpi_name; /* (the call's) */
 
     if (ompi_comm_size(m->comm) < 2) {
         return 0; /* nothing to communicate: the previous module copies (staged on device buffers) */

@@ -48,15 +48,37 @@ void mca_coll_gc3_segs_set(mca_coll_gc3_args_t *a, int b, int s, size_t disp, si
 {
     uint64_t *e = (uint64_t *)gc3_coll_segs_pair(a->segs, b == 0 ? GC3_BUF_INPUT : GC3_BUF_OUTPUT, s);
 
-    e[0] = (uint64_t)(disp * size / unit);
+    e[0] = count > 0 ? (uint64_t)(disp * size / unit) : 0; /* (an empty segment's displacement may be anything) */
     e[1] = (uint64_t)(count * size / unit);
 }
 
-/* A blocking call's agreement (a->vagree): 1 with a->count set; 0 when every rank passes it on (count 0);
- * -1 when it fails on every rank (a rank has no table: out of host memory, or the allreduce failed). */
+void mca_coll_gc3_vnull(mca_coll_gc3_args_t *a)
+{
+    static char none[16]; /* (every pair of such a side is empty: nothing is read or written there) */
+
+    for (int i = 0; i < 2; i++) {
+        if (a->ad.b[i].run == NULL && !(i == 0 && a->ad.inplace_send)) {
+            a->ad.b[i].run = none;
+        }
+    }
+}
+
+/* Whether this rank cannot run the call it takes part in (no table: out of host memory; its buffers could not be
+ * adapted): said once here. */
+static int gc3_vbroken(mca_coll_gc3_module_t *m, mca_coll_gc3_args_t *a)
+{
+    if (a->segs == NULL && a->backend >= 0) {
+        a->backend = -2; /* the call fails on this rank */
+        mca_coll_gc3_report_failure(m, a->name, "out of host memory for its counts");
+    }
+    return a->backend < 0;
+}
+
+/* A blocking call's agreement (a->vagree): 1 with a->count set; -1 when it fails on every rank (a rank cannot run
+ * it, or the allreduce failed). */
 static int gc3_vagree(mca_coll_gc3_module_t *m, mca_coll_gc3_args_t *a)
 {
-    uint64_t v[2] = { a->vmine, a->segs == NULL }, all[2] = { 0, 1 };
+    uint64_t v[2] = { a->vmine, (uint64_t)gc3_vbroken(m, a) }, all[2] = { 0, 1 };
     int      rc = m->prev_allreduce != NULL
                       ? m->prev_allreduce(v, all, 2, MPI_UINT64_T, MPI_MAX, m->comm, m->prev_allreduce_module)
                       : OMPI_ERR_NOT_SUPPORTED;
@@ -64,33 +86,43 @@ static int gc3_vagree(mca_coll_gc3_module_t *m, mca_coll_gc3_args_t *a)
     if (rc != OMPI_SUCCESS || all[1] != 0) {
         mca_coll_gc3_report_failure(m, a->name,
                                     rc != OMPI_SUCCESS ? "the ranks could not agree on its largest segment"
-                                                       : "a rank is out of host memory for its counts");
+                                                       : "a rank cannot run it (out of host memory)");
         return -1;
     }
     a->count = (size_t)all[0];
     return 1;
 }
 
+/* The size the rules and coll_gc3_max_bytes see: the largest segment on every rank; 0 when the call is not for gc3's
+ * plans (nothing to move, or above coll_gc3_max_bytes: every rank alike, the count is). */
+static int gc3_vsize(mca_coll_gc3_module_t *m, mca_coll_gc3_args_t *a)
+{
+    char why[96];
+
+    a->bytes = a->count * (size_t)ompi_comm_size(m->comm) * gc3_dtype_size(a->dtype);
+    if (a->count == 0) {
+        return mca_coll_gc3_passed_on(m->comm, a->name, "count 0, nothing to move");
+    }
+    if (mca_coll_gc3_component.max_bytes > 0 && a->bytes > (size_t)mca_coll_gc3_component.max_bytes) {
+        gc3_snprintf_cut(why, sizeof(why), "%zu bytes, above coll_gc3_max_bytes", a->bytes);
+        return mca_coll_gc3_passed_on(m->comm, a->name, why);
+    }
+    return 1;
+}
+
 int mca_coll_gc3_vrun(mca_coll_gc3_module_t *m, mca_coll_gc3_args_t *a, int *rc)
 {
-    int agreed = 1;
-
     if (!mca_coll_gc3_route_take(m, a, MCA_COLL_GC3_CALL_BLOCKING)) {
         return 0;
     }
-    if (a->vagree && (agreed = gc3_vagree(m, a)) < 0) {
+    if (a->vagree ? gc3_vagree(m, a) < 0 : gc3_vbroken(m, a)) {
+        /* (alltoallv: every rank; the others: this rank, whose peers' calls then time out) */
         *rc = mca_coll_gc3_adapt_out(m, &a->ad, OMPI_ERROR);
         return 1;
     }
-    if (a->segs == NULL && a->backend >= 0) {
-        a->backend = -2; /* out of host memory (reported): the call fails on this rank */
-        mca_coll_gc3_report_failure(m, a->name, "out of host memory for its counts");
-    }
-    a->bytes = a->count * (size_t)ompi_comm_size(m->comm) * gc3_dtype_size(a->dtype);
-    if (a->count == 0) { /* (the same on every rank) */
-        (void)mca_coll_gc3_passed_on(m->comm, a->name, "count 0, nothing to move");
-    } else if (mca_coll_gc3_try_run(m, (gc3_coll_t)a->coll, a, mca_coll_gc3_run_sbuf(a), mca_coll_gc3_run_rbuf(a),
-                                    rc)) {
+    mca_coll_gc3_vnull(a);
+    if (gc3_vsize(m, a) &&
+        mca_coll_gc3_try_run(m, (gc3_coll_t)a->coll, a, mca_coll_gc3_run_sbuf(a), mca_coll_gc3_run_rbuf(a), rc)) {
         *rc = mca_coll_gc3_adapt_out(m, &a->ad, *rc);
         return 1;
     }
@@ -98,16 +130,20 @@ int mca_coll_gc3_vrun(mca_coll_gc3_module_t *m, mca_coll_gc3_args_t *a, int *rc)
     return 0;
 }
 
-/* Before a v-call is queued: its size as the rules count it (an alltoallv's once agreed), a failure on this rank
- * where it has no table. 1 when it has nothing to move (every rank alike: the counts say so). */
+/* Before a v-call is queued: its size as the rules count it (an alltoallv's once agreed in the queue, where a rank
+ * that cannot run it says so, so that it fails on every rank). 1 when it has nothing to move (every rank alike:
+ * the counts say so). */
 static int gc3_vqueue_prepare(mca_coll_gc3_module_t *m, mca_coll_gc3_args_t *a)
 {
-    if (a->segs == NULL && a->backend >= 0) {
-        a->backend = -2; /* out of host memory (reported): the call fails on this rank */
-        mca_coll_gc3_report_failure(m, a->name, "out of host memory for its counts");
+    mca_coll_gc3_vnull(a);
+    if (a->vagree) {
+        a->bytes = 0;
+        a->vfail = gc3_vbroken(m, a);
+        return 0;
     }
-    a->bytes = a->vagree ? 0 : a->count * (size_t)ompi_comm_size(m->comm) * gc3_dtype_size(a->dtype);
-    return !a->vagree && a->count == 0 && a->backend >= 0;
+    (void)gc3_vbroken(m, a);
+    a->bytes = a->count * (size_t)ompi_comm_size(m->comm) * gc3_dtype_size(a->dtype);
+    return a->count == 0 && a->backend >= 0;
 }
 
 int mca_coll_gc3_vstart(mca_coll_gc3_module_t *m, mca_coll_gc3_args_t *a, ompi_request_t **request)

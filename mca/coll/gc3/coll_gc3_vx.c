@@ -37,7 +37,7 @@ static int gc3_vx_post(mca_coll_gc3_module_t *m, mca_coll_gc3_task_t *t)
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
     x->words[2 * me]     = t->vmine;
-    x->words[2 * me + 1] = (uint64_t)(t->segs == NULL);
+    x->words[2 * me + 1] = (uint64_t)(t->segs == NULL || t->vfail);
     x->t0                = mca_coll_gc3_now();
     for (int q = 0; q < n && rc == OMPI_SUCCESS; q++) {
         if (q == me) {
@@ -105,7 +105,7 @@ int mca_coll_gc3_vx_advance(mca_coll_gc3_module_t *m, mca_coll_gc3_task_t *t, co
     t->vstate = MCA_COLL_GC3_VX_NONE;
     if (err || none) {
         *why = err ? "a message of its agreement on the largest segment failed"
-                   : "a rank is out of host memory for its counts";
+                   : "a rank cannot run it (out of host memory, or its buffers could not be adapted)";
         return -1;
     }
     t->call.count = (size_t)big;
