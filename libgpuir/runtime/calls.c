@@ -8,32 +8,27 @@
 #include "gc3_rt_exec.h"
 #include "gc3_rt_net.h"
 
-/* Where segment s of buffer b (0 input, 1 output) of this rank's call starts and how many elements it holds:
- * segment s of `count` elements, or the call's table (per-rank counts). */
-static void gc3_call_seg(const gc3_plan_t *p, const gc3_call_t *c, int b, int s, uint64_t *first_p, uint64_t *n_p)
+void gc3_call_seg(const gc3_call_t *c, gc3_buf_t b, int s, uint64_t *first_p, uint64_t *n_p)
 {
     if (c->segs != NULL) {
-        const uint64_t *e = gc3_coll_segs_pair(c->segs, (gc3_buf_t)b, s);
+        const uint64_t *e = gc3_coll_segs_pair(c->segs, b, s);
         *first_p          = e[0];
         *n_p              = e[1];
         return;
     }
-    (void)p;
     *first_p = (uint64_t)s * c->count;
     *n_p     = c->count;
 }
 
-/* In-place buffers: where the input and output of this rank sit in recvbuf (the inner one at
- * this rank's segment of it, or at its start). */
-static void gc3_call_buffers(const gc3_plan_t *p, const gc3_call_t *c, char **in, char **out)
+void gc3_call_places(gc3_coll_t coll, int rank, const gc3_call_t *c, char **in, char **out)
 {
-    const gc3_coll_desc_t *d = gc3_coll_desc((gc3_coll_t)p->flat->coll);
+    const gc3_coll_desc_t *d     = gc3_coll_desc(coll);
     uint64_t               first = 0, n = 0;
     char                  *inner = (char *)c->recvbuf;
 
     /* (recvbuf is NULL only where the rank has no output: a reduce's non-root, gc3_call_check) */
     if (c->recvbuf != NULL && d->inplace_slice) { /* this rank's segment of the outer buffer */
-        gc3_call_seg(p, c, d->inplace_inner == GC3_BUF_INPUT ? GC3_BUF_OUTPUT : GC3_BUF_INPUT, p->rank, &first, &n);
+        gc3_call_seg(c, d->inplace_inner == GC3_BUF_INPUT ? GC3_BUF_OUTPUT : GC3_BUF_INPUT, rank, &first, &n);
         inner += (size_t)first * gc3_dtype_size(c->dtype);
     }
 
@@ -43,6 +38,12 @@ static void gc3_call_buffers(const gc3_plan_t *p, const gc3_call_t *c, char **in
         *in  = d->inplace_inner == GC3_BUF_INPUT ? inner : c->recvbuf;
         *out = d->inplace_inner == GC3_BUF_OUTPUT ? inner : c->recvbuf;
     }
+}
+
+/* gc3_call_places of a call on p */
+static void gc3_call_buffers(const gc3_plan_t *p, const gc3_call_t *c, char **in, char **out)
+{
+    gc3_call_places((gc3_coll_t)p->flat->coll, p->rank, c, in, out);
 }
 
 /* May this call run on p now? */
@@ -241,7 +242,7 @@ static uint64_t gc3_call_buf_bytes(const gc3_plan_t *p, const gc3_call_t *c, int
     uint64_t  end  = 0, first, n;
 
     for (int s = 0; s < segs; s++) {
-        gc3_call_seg(p, c, b, s, &first, &n);
+        gc3_call_seg(c, (gc3_buf_t)b, s, &first, &n);
         end = n > 0 && first + n > end ? first + n : end;
     }
     return end * gc3_dtype_size(c->dtype);

@@ -381,6 +381,19 @@ typedef struct {
     uint64_t             vmine;
     int                  vfail; /* nonblocking, vagree: this rank cannot run it (says so in the agreement) */
 } mca_coll_gc3_args_t;
+/* A call of this size (as the rules count it) is above coll_gc3_max_bytes; mca_coll_gc3_within_max_bytes
+ * (coll_gc3_route.c): 1 when it is not, else 0 after saying so (the call `name` is passed on). */
+static inline int mca_coll_gc3_above_max_bytes(size_t bytes)
+{
+    return mca_coll_gc3_component.max_bytes > 0 && bytes > (size_t)mca_coll_gc3_component.max_bytes;
+}
+int mca_coll_gc3_within_max_bytes(mca_coll_gc3_module_t *m, const char *name, size_t bytes);
+/* The size the rules see of a call of count elements of dt per rank's segment on n ranks (a v-call: its
+ * largest segment of any rank's) */
+static inline size_t mca_coll_gc3_vbytes(size_t count, int n, gc3_dtype_t dt)
+{
+    return count * (size_t)n * gc3_dtype_size(dt);
+}
 /* coll_gc3_vcall.c: the v-collectives' shared steps. A buffer of nsegs segments of counts at displacements
  * (elements of dt) as mca_coll_gc3_args_buf's slot: from the lowest displacement of a nonempty segment when it
  * is negative (the buffer the runtime gets starts there), to the end of the last one; returns that first

@@ -18,9 +18,7 @@
 /* No previous module's function: fail the call (said at verbose 1); else say why gc3 passes it on. */
 #define GC3_PREV_OR_FAIL(m, comm, name)                                                                                \
     do {                                                                                                               \
-        if ((m)->prev_##name == NULL) {                                                                                \
-            return MCA_COLL_GC3_NO_PREV(comm, name);                                                                   \
-        }                                                                                                              \
+        GC3_PREV_OR_FAIL_QUIET(m, comm, name);                                                                         \
         (void)mca_coll_gc3_passed_on_not_run((comm), #name);                                                           \
     } while (0)
 

@@ -189,33 +189,21 @@ static void mca_coll_gc3_hsx_free(mca_coll_gc3_hsx_t *h)
     }
 }
 
-/* Per-rank counts (gc3_call_t.segs): pair s of buffer b of the call, in bytes. */
+/* Segment s of buffer b of the call (gc3_call_seg), in bytes. */
 static void gc3_hsx_pair(const mca_coll_gc3_task_t *t, gc3_buf_t b, int s, size_t *at, size_t *len)
 {
-    const uint64_t *e  = gc3_coll_segs_pair(t->call.segs, b, s);
-    const size_t    ds = gc3_dtype_size(t->call.dtype);
-    *at                = (size_t)e[0] * ds;
-    *len               = (size_t)e[1] * ds;
+    const size_t ds = gc3_dtype_size(t->call.dtype);
+    uint64_t     first, n;
+
+    gc3_call_seg(&t->call, b, s, &first, &n);
+    *at  = (size_t)first * ds;
+    *len = (size_t)n * ds;
 }
 
-/* Where the call's input and output are (in place: the inner one inside recvbuf, as the runtime places it). */
-static void gc3_hsx_bufs(const mca_coll_gc3_module_t *m, const mca_coll_gc3_task_t *t, const char **in, char **out)
+/* Where the call's input and output are, as the runtime places them (in place: inside recvbuf). */
+static void gc3_hsx_bufs(const mca_coll_gc3_module_t *m, const mca_coll_gc3_task_t *t, char **in, char **out)
 {
-    const gc3_coll_desc_t *d = gc3_coll_desc((gc3_coll_t)t->coll);
-    size_t                 at, len;
-
-    *out = t->call.recvbuf;
-    *in  = t->call.sendbuf;
-    if (t->call.sendbuf == NULL) {
-        char *inner = t->call.recvbuf;
-        if (d->inplace_slice) {
-            gc3_hsx_pair(t, d->inplace_inner == GC3_BUF_INPUT ? GC3_BUF_OUTPUT : GC3_BUF_INPUT, ompi_comm_rank(m->comm),
-                         &at, &len);
-            inner += at;
-        }
-        *in  = d->inplace_inner == GC3_BUF_INPUT ? inner : t->call.recvbuf;
-        *out = d->inplace_inner == GC3_BUF_OUTPUT ? inner : t->call.recvbuf;
-    }
+    gc3_call_places((gc3_coll_t)t->coll, ompi_comm_rank(m->comm), &t->call, in, out);
 }
 
 /* The end of buffer b's last segment (bytes). */
@@ -253,8 +241,7 @@ static int gc3_hsx_v_start(mca_coll_gc3_module_t *m, mca_coll_gc3_task_t *t, mca
 {
     const int   n = ompi_comm_size(m->comm), me = ompi_comm_rank(m->comm);
     const int   rs = t->coll == GC3_COLL_REDUCE_SCATTER, ag = t->coll == GC3_COLL_ALLGATHER;
-    const char *in;
-    char       *out;
+    char       *in, *out;
     size_t      at, biggest = 1, in_span = gc3_hsx_span(m, t, GC3_BUF_INPUT), pieces;
     int         rc;
 
@@ -298,8 +285,7 @@ static int gc3_hsx_v_start(mca_coll_gc3_module_t *m, mca_coll_gc3_task_t *t, mca
 static int gc3_hsx_v_finish(mca_coll_gc3_module_t *m, mca_coll_gc3_task_t *t, mca_coll_gc3_hsx_t *h)
 {
     const int   n = ompi_comm_size(m->comm);
-    const char *in;
-    char       *out;
+    char       *in, *out;
     size_t      at, len;
     int         rc = OMPI_SUCCESS;
 
@@ -325,7 +311,7 @@ int mca_coll_gc3_hsx_start(mca_coll_gc3_module_t *m, mca_coll_gc3_task_t *t)
     int                    n = ompi_comm_size(m->comm), me = ompi_comm_rank(m->comm), rc = OMPI_SUCCESS;
     mca_coll_gc3_hsx_t    *h   = calloc(1, sizeof(*h));
     const gc3_coll_desc_t *d   = gc3_coll_desc((gc3_coll_t)t->coll);
-    const char            *in  = t->call.sendbuf != NULL ? t->call.sendbuf : t->call.recvbuf;
+    char                  *in, *out;
     int                    a2a = d->in_per_rank; /* block q of the input goes to rank q */
     size_t                 pieces;
 
@@ -346,9 +332,8 @@ int mca_coll_gc3_hsx_start(mca_coll_gc3_module_t *m, mca_coll_gc3_task_t *t)
         return rc;
     }
     h->B = t->call.count * gc3_dtype_size(t->call.dtype); /* (bytes as UINT8 where gc3 moves bytes) */
-    if (t->call.sendbuf == NULL && d->inplace_inner == GC3_BUF_INPUT && d->inplace_slice) {
-        in = (const char *)t->call.recvbuf + (size_t)me * h->B; /* allgather in place: this rank's block */
-    }
+    gc3_hsx_bufs(m, t, &in, &out);                        /* (allgather in place: this rank's block of the output) */
+    (void)out;                                            /* (its results go to recvbuf as a whole, below) */
     pieces  = (h->B + MCA_COLL_GC3_HSX_PIECE - 1) / MCA_COLL_GC3_HSX_PIECE;
     h->mine = malloc((a2a ? (size_t)n : 1) * h->B + 1);
     h->all  = malloc((size_t)n * h->B + 1);
@@ -373,20 +358,11 @@ int mca_coll_gc3_hsx_start(mca_coll_gc3_module_t *m, mca_coll_gc3_task_t *t)
         /* rooted: a bcast's root sends to every rank, a reduce's ranks send to the root; else all to all */
         const int send = !d->rooted || (d->reduces ? q == t->root : me == t->root);
         const int recv = !d->rooted || (d->reduces ? me == t->root : q == t->root);
-        for (size_t off = 0; q != me && off < h->B && rc == OMPI_SUCCESS; off += MCA_COLL_GC3_HSX_PIECE) {
-            size_t len = h->B - off < MCA_COLL_GC3_HSX_PIECE ? h->B - off : MCA_COLL_GC3_HSX_PIECE;
-            if (recv) {
-                h->peer[h->nreq] = q;
-                rc = MCA_PML_CALL(irecv(h->all + (size_t)q * h->B + off, len, MPI_BYTE, q, MCA_COLL_GC3_TAG_DATA,
-                                        m->comm, &h->reqs[h->nreq]));
-                h->nreq += rc == OMPI_SUCCESS;
-            }
-            if (send && rc == OMPI_SUCCESS) {
-                h->peer[h->nreq] = q;
-                rc = MCA_PML_CALL(isend(src + off, len, MPI_BYTE, q, MCA_COLL_GC3_TAG_DATA, MCA_PML_BASE_SEND_STANDARD,
-                                        m->comm, &h->reqs[h->nreq]));
-                h->nreq += rc == OMPI_SUCCESS;
-            }
+        if (q != me && recv) {
+            rc = gc3_hsx_post(m, h, 0, q, h->all + (size_t)q * h->B, h->B);
+        }
+        if (q != me && send && rc == OMPI_SUCCESS) {
+            rc = gc3_hsx_post(m, h, 1, q, (char *)src, h->B);
         }
     }
     t->hsx = h;

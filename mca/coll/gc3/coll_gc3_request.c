@@ -392,7 +392,7 @@ static int mca_coll_gc3_head(mca_coll_gc3_module_t *m, mca_coll_gc3_task_t *t, m
             mca_coll_gc3_task_end(t, v < 0 ? OMPI_ERROR : OMPI_SUCCESS, done);
             return GC3_HEAD_ENDED;
         }
-        if (mca_coll_gc3_component.max_bytes > 0 && t->bytes > (size_t)mca_coll_gc3_component.max_bytes) {
+        if (mca_coll_gc3_above_max_bytes(t->bytes)) {
             mca_coll_gc3_no_plan(m, t, "above coll_gc3_max_bytes", done); /* (its host-staged exchange) */
             return GC3_HEAD_ENDED;
         }

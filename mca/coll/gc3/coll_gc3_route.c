@@ -378,12 +378,18 @@ static int gc3_takes(mca_coll_gc3_module_t *m, const mca_coll_gc3_args_t *a)
     if (ompi_comm_size(m->comm) < 2) {
         return 0; /* nothing to communicate: the previous module copies (staged on device buffers) */
     }
-    if (mca_coll_gc3_component.max_bytes > 0 && a->bytes > (size_t)mca_coll_gc3_component.max_bytes) {
-        char why[96];
-        gc3_snprintf_cut(why, sizeof(why), "%zu bytes, above coll_gc3_max_bytes", a->bytes);
-        return mca_coll_gc3_passed_on(m->comm, name, why);
+    return mca_coll_gc3_within_max_bytes(m, name, a->bytes);
+}
+
+int mca_coll_gc3_within_max_bytes(mca_coll_gc3_module_t *m, const char *name, size_t bytes)
+{
+    char why[96];
+
+    if (!mca_coll_gc3_above_max_bytes(bytes)) {
+        return 1;
     }
-    return 1;
+    gc3_snprintf_cut(why, sizeof(why), "%zu bytes, above coll_gc3_max_bytes", bytes);
+    return mca_coll_gc3_passed_on(m->comm, name, why);
 }
 
 /* The route of the call, the same on every rank: from the settings where they decide it, else from

@@ -93,21 +93,18 @@ static int gc3_vagree(mca_coll_gc3_module_t *m, mca_coll_gc3_args_t *a)
     return 1;
 }
 
-/* The size the rules and coll_gc3_max_bytes see: the largest segment on every rank; 0 when the call is not for gc3's
- * plans (nothing to move, or above coll_gc3_max_bytes: every rank alike, the count is). */
+/* 0 when the call is not for gc3's plans, every rank alike: nothing to move, or an alltoallv above
+ * coll_gc3_max_bytes once its size is agreed (the others' size, set by their builders, was checked with the route). */
 static int gc3_vsize(mca_coll_gc3_module_t *m, mca_coll_gc3_args_t *a)
 {
-    char why[96];
-
-    a->bytes = a->count * (size_t)ompi_comm_size(m->comm) * gc3_dtype_size(a->dtype);
     if (a->count == 0) {
         return mca_coll_gc3_passed_on(m->comm, a->name, "count 0, nothing to move");
     }
-    if (mca_coll_gc3_component.max_bytes > 0 && a->bytes > (size_t)mca_coll_gc3_component.max_bytes) {
-        gc3_snprintf_cut(why, sizeof(why), "%zu bytes, above coll_gc3_max_bytes", a->bytes);
-        return mca_coll_gc3_passed_on(m->comm, a->name, why);
+    if (!a->vagree) {
+        return 1;
     }
-    return 1;
+    a->bytes = mca_coll_gc3_vbytes(a->count, ompi_comm_size(m->comm), a->dtype);
+    return mca_coll_gc3_within_max_bytes(m, a->name, a->bytes);
 }
 
 int mca_coll_gc3_vrun(mca_coll_gc3_module_t *m, mca_coll_gc3_args_t *a, int *rc)
@@ -130,19 +127,17 @@ int mca_coll_gc3_vrun(mca_coll_gc3_module_t *m, mca_coll_gc3_args_t *a, int *rc)
     return 0;
 }
 
-/* Before a v-call is queued: its size as the rules count it (an alltoallv's once agreed in the queue, where a rank
- * that cannot run it says so, so that it fails on every rank). 1 when it has nothing to move (every rank alike:
- * the counts say so). */
+/* Before a v-call is queued (its size as the rules count it set by its builder; an alltoallv's agreed in the
+ * queue, where a rank that cannot run it says so, so that it fails on every rank). 1 when it has nothing to move
+ * (every rank alike: the counts say so). */
 static int gc3_vqueue_prepare(mca_coll_gc3_module_t *m, mca_coll_gc3_args_t *a)
 {
     mca_coll_gc3_vnull(a);
     if (a->vagree) {
-        a->bytes = 0;
         a->vfail = gc3_vbroken(m, a);
         return 0;
     }
     (void)gc3_vbroken(m, a);
-    a->bytes = a->count * (size_t)ompi_comm_size(m->comm) * gc3_dtype_size(a->dtype);
     return a->count == 0 && a->backend >= 0;
 }
 
