@@ -12,9 +12,16 @@
 #include "gc3_status.h"
 
 typedef enum {
-    GC3_COLL_ALLREDUCE, GC3_COLL_ALLTOALL, GC3_COLL_ALLGATHER, GC3_COLL_REDUCE_SCATTER,
-    GC3_COLL_BCAST, GC3_COLL_REDUCE, /* rooted: a program is compiled for one root (gc3_ir_program_t.root) */
-    GC3_COLL_CUSTOM, /* anything else: needs an explicit postcondition table */
+    GC3_COLL_ALLREDUCE,
+    GC3_COLL_ALLTOALL,
+    GC3_COLL_ALLGATHER,
+    GC3_COLL_REDUCE_SCATTER,
+    GC3_COLL_BCAST,
+    GC3_COLL_REDUCE,
+    GC3_COLL_GATHER,
+    GC3_COLL_SCATTER, /* rooted: a program is compiled for one
+                                                                         root (gc3_ir_program_t.root) */
+    GC3_COLL_CUSTOM,  /* anything else: needs an explicit postcondition table */
     GC3_COLL_COUNT
 } gc3_coll_t;
 
@@ -65,11 +72,13 @@ char         gc3_buf_char(gc3_buf_t buf); /* 'i' 'o' 's', '-' for none */
  * s*k+m of rank j (s = r when the input has a segment per rank, else 0); a reducing collective
  * combines that input chunk of every rank instead. In an in-place call the inner buffer lives
  * inside the other one, at this rank's segment of it (slice) or at its start.
- * Rooted collectives (bcast, reduce) take s = the root instead of every rank: bcast's output chunk m
- * of every rank is input chunk m of the root, and only the root has an input (the others' input is
- * not significant and is never read); reduce's output chunk m of the root combines input chunk m of
- * every rank, and only the root has an output (the others' output is never read or written: MPI
- * lets them pass NULL). gc3_coll_access says which buffers a rank may touch. */
+ * Rooted collectives (bcast, reduce, gather, scatter): one buffer is the root's only (root_buf); the
+ * others' is not significant and is never read or written (MPI lets them pass NULL). Where the output
+ * has one segment the source is the root instead of rank j: bcast's output chunk m of every rank is
+ * input chunk m of the root; scatter's output chunk m of rank r is input chunk r*k+m of the root.
+ * Gather is allgather's rule at the root only (output chunk j*k+m is input chunk m of rank j);
+ * reduce's output chunk m of the root combines input chunk m of every rank. gc3_coll_access says
+ * which buffers a rank may touch. */
 typedef struct {
     gc3_coll_t  coll;
     const char *name;          /* gc3's and the IR's: "allreduce", ..., "reduce_scatter", "custom" */
@@ -81,13 +90,15 @@ typedef struct {
     int         builtin_post;  /* the postcondition follows from the above (0: custom, carried) */
     gc3_buf_t   inplace_inner; /* in place: the buffer that lives inside the other */
     int         inplace_slice; /* ... at this rank's segment of the other (1) or at its start (0) */
-    int         rooted;        /* one rank is the root (bcast: the only input; reduce: the only output) */
+    int         rooted;        /* one rank is the root ... */
+    gc3_buf_t   root_buf;      /* ... and the only one with this buffer (bcast, scatter: the input; reduce,
+                                  gather: the output); GC3_BUF_NONE when not rooted */
 } gc3_coll_desc_t;
 /* The descriptor of coll (custom's for a value out of range: never NULL). */
 const gc3_coll_desc_t *gc3_coll_desc(gc3_coll_t coll);
 /* What rank `rank` of a collective with root `root` (-1: not rooted) may do with its buffer `buf`
  * (input or output; scratch is always both): GC3_COLL_ACC_READ | GC3_COLL_ACC_WRITE, or 0 when the
- * buffer is not there (bcast: a non-root's input; reduce: a non-root's output). Out-of-place inputs
+ * buffer is not there (a non-root's root_buf: bcast's and scatter's input, reduce's and gather's output). Out-of-place inputs
  * are read-only for every collective; this says what in-place calls allow too, so a reduce's
  * non-root never writes its input (its send buffer, whatever the root's call). */
 enum { GC3_COLL_ACC_READ = 1, GC3_COLL_ACC_WRITE = 2 };

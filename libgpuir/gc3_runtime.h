@@ -270,9 +270,10 @@ typedef struct {
 /* Where segment s of buffer buf of a call starts and how many elements it holds: [s * count, +count), or the
  * call's table (per-rank counts). */
 void gc3_call_seg(const gc3_call_t *call, gc3_buf_t buf, int s, uint64_t *first_p, uint64_t *n_p);
-/* Where the input and output of rank `rank`'s call of coll are: its buffers, or in place (sendbuf NULL) both in
- * recvbuf, the inner one at its start or at this rank's segment of the other (gc3_coll_desc_t). */
-void gc3_call_places(gc3_coll_t coll, int rank, const gc3_call_t *call, char **in, char **out);
+/* Where the input and output of rank `rank`'s call of coll with root `root` (-1: not rooted) are: its buffers, or
+ * in place (sendbuf NULL) both in recvbuf, the inner one at its start or at this rank's segment of the other
+ * (gc3_coll_desc_t). A rooted collective's non-root has one buffer: recvbuf is its output, sendbuf its input. */
+void gc3_call_places(gc3_coll_t coll, int root, int rank, const gc3_call_t *call, char **in, char **out);
 
 /* Run one call to completion (start + wait). Collective: every rank calls with the same count. */
 gc3_status_t gc3_exec_run(gc3_plan_t *plan, const gc3_call_t *call, gc3_diag_t *diag);

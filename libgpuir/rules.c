@@ -106,7 +106,21 @@ const char *gc3_rules_builtin_text(void)
            "reduce                1  *  nvlink  128K-4M  reduce_ring    channels=2\n"
            "reduce                1  *  nvlink  4M-inf   reduce_ring    channels=8 instances=4\n"
            "reduce                1  *  pcie    64K-inf  reduce_ring    channels=4 instances=2\n"
-           "reduce                1  *  host    *        reduce_ring\n";
+           "reduce                1  *  host    *        reduce_ring\n"
+           "# gather and scatter (not measured on several GPUs yet; size: the root's whole buffer): the direct\n"
+           "# exchange where the root's links reach every rank (LL small, channels large), the chain on PCIe\n"
+           "gather                1  *  nvlink  0-64K    gather_direct  proto=LL\n"
+           "gather                1  *  nvlink  64K-inf  gather_direct  channels=4 chunks_per_peer=4 instances=2\n"
+           "gather                1  *  pcie    0-64K    gather_direct  proto=LL\n"
+           "gather                1  *  pcie    64K-inf  gather_ring    channels=4\n"
+           "gather                1  *  host    *        gather_direct\n"
+           "gather                2-*  *  *  *          gather_direct\n"
+           "scatter               1  *  nvlink  0-64K    scatter_direct proto=LL\n"
+           "scatter               1  *  nvlink  64K-inf  scatter_direct channels=4 chunks_per_peer=4 instances=2\n"
+           "scatter               1  *  pcie    0-64K    scatter_direct proto=LL\n"
+           "scatter               1  *  pcie    64K-inf  scatter_ring   channels=4\n"
+           "scatter               1  *  host    *        scatter_direct\n"
+           "scatter               2-*  *  *  *          scatter_direct\n";
 }
 
 static int gc3_rules_int_range(const char *t, int *lo, int *hi)
@@ -701,14 +715,16 @@ gc3_status_t gc3_rule_program(const gc3_rule_t *rule, const gc3_rule_target_t *t
             (*program_p)->no_zc   = rule->no_zc;
             (*program_p)->zc_pull = rule->zc_pull;
             gc3_rule_both_kinds(*program_p, target);
-            if (rule->program != NULL && (*program_p)->coll == GC3_COLL_REDUCE &&
-                !((*program_p)->inplace && (*program_p)->outofplace)) {
-                /* a file's reduce program, for the component's calls (keyed out of place on every rank):
-                 * every rank refuses it alike (the root alone would fail an in-place call, the others
-                 * wait); the generators' out-of-place reduce programs serve both kinds */
-                gc3_diag_add(diag, "%s: a reduce program must serve in-place and out-of-place calls alike (the "
+            if (rule->program != NULL && gc3_coll_desc((*program_p)->coll)->rooted &&
+                (*program_p)->coll != GC3_COLL_BCAST && !((*program_p)->inplace && (*program_p)->outofplace)) {
+                /* a file's reduce, gather or scatter program, for the component's calls (keyed out of place on
+                 * every rank): every rank refuses it alike (the root alone would fail an in-place call, the
+                 * others wait); the generators' out-of-place programs serve both kinds (bcast has one buffer) */
+                gc3_diag_add(diag,
+                             "%s: a %s program must serve in-place and out-of-place calls alike (the "
                              "other ranks cannot know whether the root calls in place); this one verifies in "
-                             "one kind only", rule->where);
+                             "one kind only",
+                             rule->where, (*program_p)->coll_name);
                 gc3_ir_program_destroy(*program_p);
                 *program_p = NULL;
                 return GC3_ERR_UNSUPPORTED;

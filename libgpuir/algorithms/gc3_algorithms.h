@@ -74,5 +74,9 @@ GC3_ALGO_DECLARE(gc3_algo_bcast_direct);
 GC3_ALGO_DECLARE(gc3_algo_bcast_ring);
 GC3_ALGO_DECLARE(gc3_algo_reduce_direct);
 GC3_ALGO_DECLARE(gc3_algo_reduce_ring);
+GC3_ALGO_DECLARE(gc3_algo_gather_direct);
+GC3_ALGO_DECLARE(gc3_algo_gather_ring);
+GC3_ALGO_DECLARE(gc3_algo_scatter_direct);
+GC3_ALGO_DECLARE(gc3_algo_scatter_ring);
 
 #endif

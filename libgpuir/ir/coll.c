@@ -5,19 +5,34 @@
 #include "gc3_ir.h"
 
 /* What each collective is (gc3_ir.h): the one table. */
+/* clang-format off */
 static const gc3_coll_desc_t gc3_colls[GC3_COLL_COUNT] = {
-    [GC3_COLL_ALLREDUCE]      = {GC3_COLL_ALLREDUCE, "allreduce", "allreduce", {NULL}, 0, 0, 1, 1,
-                                 GC3_BUF_OUTPUT, 0, 0},
-    [GC3_COLL_ALLTOALL]       = {GC3_COLL_ALLTOALL, "alltoall", "alltoall", {NULL}, 1, 1, 0, 1, GC3_BUF_OUTPUT, 0, 0},
-    [GC3_COLL_ALLGATHER]      = {GC3_COLL_ALLGATHER, "allgather", "allgather", {NULL}, 0, 1, 0, 1, GC3_BUF_INPUT, 1, 0},
+    /*  coll                     name              mpi_name                aliases
+        in_per_rank, out_per_rank, reduces, builtin_post, inplace_inner, inplace_slice, rooted, root_buf */
+    [GC3_COLL_ALLREDUCE]      = {GC3_COLL_ALLREDUCE, "allreduce", "allreduce", {NULL},
+                                 0, 0, 1, 1, GC3_BUF_OUTPUT, 0, 0, GC3_BUF_NONE},
+    [GC3_COLL_ALLTOALL]       = {GC3_COLL_ALLTOALL, "alltoall", "alltoall", {NULL},
+                                 1, 1, 0, 1, GC3_BUF_OUTPUT, 0, 0, GC3_BUF_NONE},
+    [GC3_COLL_ALLGATHER]      = {GC3_COLL_ALLGATHER, "allgather", "allgather", {NULL},
+                                 0, 1, 0, 1, GC3_BUF_INPUT, 1, 0, GC3_BUF_NONE},
     [GC3_COLL_REDUCE_SCATTER] = {GC3_COLL_REDUCE_SCATTER, "reduce_scatter", "reduce_scatter_block",
-                                 {"reducescatter", "reduce-scatter", NULL}, 1, 0, 1, 1, GC3_BUF_OUTPUT, 1, 0},
+                                 {"reducescatter", "reduce-scatter", NULL},
+                                 1, 0, 1, 1, GC3_BUF_OUTPUT, 1, 0, GC3_BUF_NONE},
     /* MSCCL's and SCCL's readers spell them "broadcast" and "reduce"; NCCL/RCCL's "Broadcast" */
-    [GC3_COLL_BCAST]          = {GC3_COLL_BCAST, "bcast", "bcast", {"broadcast", "Broadcast", NULL}, 0, 0, 0, 1,
-                                 GC3_BUF_INPUT, 0, 1},
-    [GC3_COLL_REDUCE]         = {GC3_COLL_REDUCE, "reduce", "reduce", {"Reduce", NULL}, 0, 0, 1, 1, GC3_BUF_OUTPUT, 0, 1},
-    [GC3_COLL_CUSTOM]         = {GC3_COLL_CUSTOM, "custom", "custom", {NULL}, 0, 0, 0, 0, GC3_BUF_OUTPUT, 0, 0},
+    [GC3_COLL_BCAST]          = {GC3_COLL_BCAST, "bcast", "bcast", {"broadcast", "Broadcast", NULL},
+                                 0, 0, 0, 1, GC3_BUF_INPUT, 0, 1, GC3_BUF_INPUT},
+    [GC3_COLL_REDUCE]         = {GC3_COLL_REDUCE, "reduce", "reduce", {"Reduce", NULL},
+                                 0, 0, 1, 1, GC3_BUF_OUTPUT, 0, 1, GC3_BUF_OUTPUT},
+    /* in place at the root: its input is its segment of the output (gather), its output its segment of
+       the input (scatter) */
+    [GC3_COLL_GATHER]         = {GC3_COLL_GATHER, "gather", "gather", {"Gather", NULL},
+                                 0, 1, 0, 1, GC3_BUF_INPUT, 1, 1, GC3_BUF_OUTPUT},
+    [GC3_COLL_SCATTER]        = {GC3_COLL_SCATTER, "scatter", "scatter", {"Scatter", NULL},
+                                 1, 0, 0, 1, GC3_BUF_OUTPUT, 1, 1, GC3_BUF_INPUT},
+    [GC3_COLL_CUSTOM]         = {GC3_COLL_CUSTOM, "custom", "custom", {NULL},
+                                 0, 0, 0, 0, GC3_BUF_OUTPUT, 0, 0, GC3_BUF_NONE},
 };
+/* clang-format on */
 
 const gc3_coll_desc_t *gc3_coll_desc(gc3_coll_t coll)
 {
@@ -36,10 +51,11 @@ unsigned gc3_coll_access(gc3_coll_t coll, int root, int rank, gc3_buf_t buf)
     if (!d->rooted || rank == root || buf == GC3_BUF_SCRATCH) {
         return GC3_COLL_ACC_READ | GC3_COLL_ACC_WRITE;
     }
-    if (d->reduces) { /* reduce: a non-root has its input (read-only) and no output */
-        return buf == GC3_BUF_INPUT ? GC3_COLL_ACC_READ : 0;
+    if (buf == d->root_buf) { /* the root's only */
+        return 0;
     }
-    return buf == GC3_BUF_OUTPUT ? GC3_COLL_ACC_READ | GC3_COLL_ACC_WRITE : 0; /* bcast: no input */
+    /* a non-root's one buffer: its input is read-only (reduce, gather), its output is its (bcast, scatter) */
+    return buf == GC3_BUF_INPUT ? GC3_COLL_ACC_READ : GC3_COLL_ACC_READ | GC3_COLL_ACC_WRITE;
 }
 
 int gc3_coll_segments(gc3_coll_t coll, gc3_buf_t buf, int ngpus)

@@ -200,7 +200,8 @@ static void gc3_postcond_shape_text(const gc3_coll_desc_t *d, char *buf, size_t 
 }
 
 /* The cell of output chunk c of rank r (gc3_ir.h: output chunk j*k+m is input chunk s*k+m of rank
- * j, or of every rank for a reducing collective; bcast: of the root). */
+ * j, or of every rank for a reducing collective; a rooted one's output of one segment (bcast,
+ * scatter): of the root). */
 static gc3_status_t gc3_postcond_builtin_cell(gc3_pc_builder_t *b, const gc3_coll_desc_t *d, int R, int k, int root,
                                               int r, int c)
 {
@@ -208,7 +209,7 @@ static gc3_status_t gc3_postcond_builtin_cell(gc3_pc_builder_t *b, const gc3_col
     const uint32_t chunk  = (uint32_t)((d->in_per_rank ? r : 0) * k + c % k);
     gc3_status_t   status = GC3_OK;
 
-    if (d->rooted && !d->reduces) { /* bcast: the root's input chunk */
+    if (d->rooted && !d->reduces && !d->out_per_rank) { /* bcast, scatter: the root's input chunk */
         return gc3_pc_add_id(b, (uint32_t)root * stride + chunk);
     }
     if (!d->reduces) {
@@ -258,8 +259,8 @@ gc3_status_t gc3_postcond_builtin(const gc3_ir_program_t *p, gc3_diag_t *diag, g
         return status;
     }
     for (int r = 0; r < R; r++) {
-        /* reduce: a non-root's output is not significant (and never touched: gc3_coll_access) */
-        const int dontcare = d->rooted && d->reduces && r != p->root;
+        /* reduce, gather: a non-root's output is not significant (and never touched: gc3_coll_access) */
+        const int dontcare = d->root_buf == GC3_BUF_OUTPUT && r != p->root;
         for (int c = 0; c < p->gpus[r].o_chunks; c++) {
             status = dontcare ? GC3_OK : gc3_postcond_builtin_cell(&b, d, R, k, p->root, r, c);
             if (status != GC3_OK) {

@@ -20,11 +20,17 @@ void gc3_call_seg(const gc3_call_t *c, gc3_buf_t b, int s, uint64_t *first_p, ui
     *n_p     = c->count;
 }
 
-void gc3_call_places(gc3_coll_t coll, int rank, const gc3_call_t *c, char **in, char **out)
+void gc3_call_places(gc3_coll_t coll, int root, int rank, const gc3_call_t *c, char **in, char **out)
 {
     const gc3_coll_desc_t *d     = gc3_coll_desc(coll);
     uint64_t               first = 0, n = 0;
     char                  *inner = (char *)c->recvbuf;
+
+    if (d->rooted && rank != root) { /* one buffer, never in place (bcast's and scatter's recvbuf is the output) */
+        *in  = (char *)c->sendbuf;
+        *out = c->recvbuf;
+        return;
+    }
 
     /* (recvbuf is NULL only where the rank has no output: a reduce's non-root, gc3_call_check) */
     if (c->recvbuf != NULL && d->inplace_slice) { /* this rank's segment of the outer buffer */
@@ -43,7 +49,7 @@ void gc3_call_places(gc3_coll_t coll, int rank, const gc3_call_t *c, char **in, 
 /* gc3_call_places of a call on p */
 static void gc3_call_buffers(const gc3_plan_t *p, const gc3_call_t *c, char **in, char **out)
 {
-    gc3_call_places((gc3_coll_t)p->flat->coll, p->rank, c, in, out);
+    gc3_call_places((gc3_coll_t)p->flat->coll, p->flat->root, p->rank, c, in, out);
 }
 
 /* May this call run on p now? */

@@ -50,8 +50,9 @@ static const struct {
      "        an out-of-place call does: its input copied into place first. The run holds every\n"
      "        rank's buffers in this process: it first estimates the host memory it needs and refuses\n"
      "        when that is more than is available (MemAvailable, the cgroup's limit); --force runs anyway.\n"
-     "        Alltoall, allgather and bcast programs move data: T matters, OP does not. A bcast or\n"
-     "        reduce program runs for the root it was compiled for (root= in FILE, chosen by gen).\n"},
+     "        Alltoall, allgather, bcast, gather and scatter programs move data: T matters, OP does\n"
+     "        not. A rooted program (bcast, reduce, gather, scatter) runs for the root it was compiled\n"
+     "        for (root= in FILE, chosen by gen).\n"},
     {"show",
      "  show FILE\n"
      "        list every rank, thread block and step.\n"},
@@ -99,8 +100,8 @@ static const struct {
      "        for in-place calls; --msccl-inplace: the same, written in MSCCL's in-place form (the\n"
      "        buffer inside the other given with 0 chunks: o_chunks=0, allgather i_chunks=0).\n"
      "        --min-bytes/--max-bytes: the sizes the program is for (minBytes, maxBytes).\n"
-     "        --root R: the root of a rooted collective (bcast, reduce; default 0): a program is\n"
-     "        compiled for one root (<algo root=\"R\">); R ranks may be 1 for them.\n"
+     "        --root R: the root of a rooted collective (bcast, reduce, gather, scatter; default 0):\n"
+     "        a program is compiled for one root (<algo root=\"R\">); R ranks may be 1 for them.\n"
      "        --slots S: scheduled (and verified) for S FIFO slots per connection, default "
      GC3_STR(GC3_FIFO_SLOTS_DEFAULT) " as\n"
      "        coll_gc3_fifo_slots: it runs with S or more.\n"},
@@ -627,8 +628,10 @@ static int check_root_option(const char *cmd, const char *algo)
 {
     const gc3_algo_t *a = gc3_algo_find(algo);
     if (gc3c_root_given && a != NULL && !gc3_coll_desc(a->coll)->rooted) {
-        fprintf(stderr, "gc3c %s: --root is for the rooted collectives' algorithms (bcast, reduce), not %s (%s)\n", cmd,
-                algo, a->coll_name ? a->coll_name : gc3_coll_name(a->coll));
+        fprintf(
+            stderr,
+            "gc3c %s: --root is for the rooted collectives' algorithms (bcast, reduce, gather, scatter), not %s (%s)\n",
+            cmd, algo, a->coll_name ? a->coll_name : gc3_coll_name(a->coll));
         return 0;
     }
     return 1;

@@ -7,8 +7,8 @@
 #include <string.h>
 #include "gc3_refexec.h"
 
-/* expected[r] for the collective, computed directly. count: the MPI count; root: the root of bcast and
- * reduce (exp[r] of reduce's other ranks is left as it is: they have no output). */
+/* expected[r] for the collective, computed directly. count: the MPI count; root: the root of a rooted
+ * collective (exp[r] of reduce's and gather's other ranks is left as it is: they have no output). */
 static void gc3_oracle(gc3_coll_t coll, int R, int root, gc3_dtype_t dt, gc3_op_t op, size_t count, int inplace,
                        void **in, void **exp)
 {
@@ -26,6 +26,14 @@ static void gc3_oracle(gc3_coll_t coll, int R, int root, gc3_dtype_t dt, gc3_op_
                     gc3_reduce_host(dt, op, e, in[q], count);
                 }
             }
+            break;
+        case GC3_COLL_GATHER: /* block q of the root's output = rank q's input */
+            for (int q = 0; q < R && r == root; q++) {
+                memcpy(e + (size_t)q * count * ds, in[q], count * ds);
+            }
+            break;
+        case GC3_COLL_SCATTER: /* rank r's output = block r of the root's input (in place: at block r) */
+            memcpy(e + (inplace ? (size_t)r * count * ds : 0), (char *)in[root] + (size_t)r * count * ds, count * ds);
             break;
         case GC3_COLL_ALLREDUCE:
             memcpy(e, in[0], count * ds);
@@ -63,7 +71,7 @@ static void gc3_oracle(gc3_coll_t coll, int R, int root, gc3_dtype_t dt, gc3_op_
 static size_t gc3_oracle_in_elems(gc3_coll_t c, int R, size_t count)
 {
     return c == GC3_COLL_ALLREDUCE || c == GC3_COLL_ALLGATHER || c == GC3_COLL_CUSTOM || c == GC3_COLL_BCAST ||
-                   c == GC3_COLL_REDUCE
+                   c == GC3_COLL_REDUCE || c == GC3_COLL_GATHER
                ? count
                : count * (size_t)R;
 }
@@ -71,7 +79,7 @@ static size_t gc3_oracle_in_elems(gc3_coll_t c, int R, size_t count)
 static size_t gc3_oracle_out_elems(gc3_coll_t c, int R, size_t count)
 {
     return c == GC3_COLL_ALLREDUCE || c == GC3_COLL_REDUCE_SCATTER || c == GC3_COLL_CUSTOM || c == GC3_COLL_BCAST ||
-                   c == GC3_COLL_REDUCE
+                   c == GC3_COLL_REDUCE || c == GC3_COLL_SCATTER
                ? count
                : count * (size_t)R;
 }
@@ -103,19 +111,20 @@ static inline int gc3_oracle_check_zc(const gc3_ir_program_t *p, gc3_dtype_t dt,
         exp[r] = calloc(nbuf, ds);
         gc3_refexec_fill(dt, op, in[r], ni, (uint64_t)(r + 1) * 7919u + count);
         if (inplace) {
-            size_t off = p->coll == GC3_COLL_ALLGATHER ? (size_t)r * count : 0;
+            size_t off = p->coll == GC3_COLL_ALLGATHER || p->coll == GC3_COLL_GATHER ? (size_t)r * count : 0;
             memcpy((char *)out[r] + off * ds, in[r], ni * ds);
             memcpy(exp[r], out[r], nbuf * ds);
         }
     }
     gc3_oracle(p->coll, R, p->root, dt, op, count, inplace, in, exp);
     {
-        /* what MPI lets the other ranks of a rooted collective pass: no input for bcast's, no output for
-           an out-of-place reduce's; the reference executor must not touch them */
+        /* what MPI lets the other ranks of a rooted collective pass: no input for bcast's and scatter's, no
+           output for an out-of-place reduce's or gather's; the reference executor must not touch them */
         void *in_run[64], *out_run[64];
         for (int r = 0; r < R; r++) {
-            in_run[r]  = p->coll == GC3_COLL_BCAST && r != p->root ? NULL : in[r];
-            out_run[r] = p->coll == GC3_COLL_REDUCE && r != p->root && !inplace ? NULL : out[r];
+            in_run[r] = (p->coll == GC3_COLL_BCAST || p->coll == GC3_COLL_SCATTER) && r != p->root ? NULL : in[r];
+            out_run[r] =
+                (p->coll == GC3_COLL_REDUCE || p->coll == GC3_COLL_GATHER) && r != p->root && !inplace ? NULL : out[r];
         }
         s = gc3_refexec_run(p, &args, in_run, out_run, &diag);
     }

@@ -74,7 +74,7 @@ check verify-reduce 0 "verified out-of-place" -- "$gc3c" verify "$gtmp/reduce3.x
 check gen-one-rank 0 'ngpus="1" coll="reduce"' -- "$gc3c" gen reduce_ring --ranks 1
 check gen-root-range 1 "bcast_ring: root 4 is not a rank of 4 (0 to 3)" -- "$gc3c" gen bcast_ring --ranks 4 --root 4
 check gen-root-bad 2 "--root needs a rank, an integer from 0 (got 'x')" -- "$gc3c" gen bcast_ring --ranks 4 --root x
-check gen-root-unrooted 2 "--root is for the rooted collectives' algorithms (bcast, reduce), not ring (allreduce)" -- \
+check gen-root-unrooted 2 "--root is for the rooted collectives' algorithms (bcast, reduce, gather, scatter), not ring (allreduce)" -- \
     "$gc3c" gen ring --ranks 4 --root 1
 check simulate-root 0 "bcast_direct (us)" -- "$gc3c" simulate --algo bcast_direct,bcast_ring --gpus 4 --root 3 --sizes 1K:4K
 sed 's/ root="1"//' "$gtmp/reduce3.xml" > "$gtmp/noroot.xml"

@@ -1,4 +1,4 @@
-/* Rooted collectives (bcast, reduce; issue 40): every generator for 1 to 8 ranks, every root, in
+/* Rooted collectives (bcast, reduce; issue 40; gather, scatter: issue 57): every generator for 1 to 8 ranks, every root, in
  * place and not, verified and run by the reference executor against the direct computation of
  * gc3_oracle.h (non-roots passing NULL where MPI lets them); the verifier refusing steps that touch a
  * buffer a non-root does not have; the root in the XML file; the rules' bcast and reduce lines and a
@@ -14,7 +14,8 @@
 #include "gc3_verify.h"
 #include "gc3_compiler.h"
 
-static const char *const rooted_algos[] = { "bcast_direct", "bcast_ring", "reduce_direct", "reduce_ring" };
+static const char *const rooted_algos[] = { "bcast_direct",  "bcast_ring",  "reduce_direct",  "reduce_ring",
+                                            "gather_direct", "gather_ring", "scatter_direct", "scatter_ring" };
 
 static gc3_ir_program_t *gen(const char *algo, int R, int root, int inplace, int channels, int instances,
                              gc3_proto_t proto)
@@ -62,7 +63,12 @@ static void test_generators(void)
     int cases = 0, programs = 0;
 
     for (size_t a = 0; a < sizeof(rooted_algos) / sizeof(rooted_algos[0]); a++) {
-        const int reduce = strncmp(rooted_algos[a], "reduce", 6) == 0;
+        const gc3_coll_t coll   = strncmp(rooted_algos[a], "reduce", 6) == 0    ? GC3_COLL_REDUCE
+                                  : strncmp(rooted_algos[a], "gather", 6) == 0  ? GC3_COLL_GATHER
+                                  : strncmp(rooted_algos[a], "scatter", 7) == 0 ? GC3_COLL_SCATTER
+                                                                                : GC3_COLL_BCAST;
+        const int        reduce = coll == GC3_COLL_REDUCE;
+        const gc3_buf_t  only   = gc3_coll_desc(coll)->root_buf; /* the buffer a non-root does not have */
         for (int R = 1; R <= 8; R++) {
             for (int root = 0; root < R; root++) {
                 for (int inplace = 0; inplace <= 1; inplace++) {
@@ -74,15 +80,14 @@ static void test_generators(void)
                         continue;
                     }
                     programs++;
-                    CHECK(p->root == root && p->coll == (reduce ? GC3_COLL_REDUCE : GC3_COLL_BCAST) &&
-                              p->inplace == inplace,
-                          "%s: root %d coll %s", p->name, p->root, p->coll_name);
+                    CHECK(p->root == root && p->coll == coll && p->inplace == inplace, "%s: root %d coll %s", p->name,
+                          p->root, p->coll_name);
                     for (int r = 0; r < R; r++) {
                         if (r == root) {
                             continue;
                         }
-                        CHECK(reduce ? !touches(p, r, GC3_BUF_OUTPUT) : !touches(p, r, GC3_BUF_INPUT),
-                              "%s: non-root %d touches its %s", p->name, r, reduce ? "output" : "input");
+                        CHECK(!touches(p, r, only), "%s: non-root %d touches its %s", p->name, r,
+                              only == GC3_BUF_OUTPUT ? "output" : "input");
                     }
                     for (int k = 1; k <= 3; k += 2) {
                         const size_t count = (size_t)p->nchunksperloop * (size_t)k;
@@ -111,7 +116,7 @@ static void test_generators(void)
             }
         }
     }
-    CHECK(programs == 4 * 36 * 2, "%d programs", programs);
+    CHECK(programs == 8 * 36 * 2, "%d programs", programs);
     printf("test_rooted: %d programs, %d reference-executor runs against the oracle\n", programs, cases);
 }
 
@@ -310,8 +315,9 @@ static void test_xml(void)
                   gc3_coll_from_name("reduce", &c) == GC3_OK && c == GC3_COLL_REDUCE,
               "bcast/reduce spellings");
         gc3_coll_mpi_names(names, sizeof(names));
-        CHECK(strcmp(names, "allreduce, alltoall, allgather, reduce_scatter_block, bcast, reduce") == 0, "names: %s",
-              names);
+        CHECK(strcmp(names, "allreduce, alltoall, allgather, reduce_scatter_block, bcast, reduce, gather, scatter") ==
+                  0,
+              "names: %s", names);
     }
 }
 
@@ -374,6 +380,37 @@ static void test_rules(void)
             gc3_diag_cleanup(&diag);
         }
     }
+    /* gather and scatter: direct on NVLink (LL small), the chain on PCIe from 64K, direct on the host; the
+       rule's program for every root serves the root's in-place call and everyone's out-of-place one */
+    for (int g = 0; g < 2; g++) {
+        const gc3_coll_t c      = g ? GC3_COLL_SCATTER : GC3_COLL_GATHER;
+        const char      *direct = g ? "scatter_direct" : "gather_direct", *ring = g ? "scatter_ring" : "gather_ring";
+        r = gc3_rules_match_call(R, c, 1, 4, GC3_LINK_NVLINK, 4096, 4, 0);
+        CHECK(r && strcmp(r->algo, direct) == 0 && r->proto == GC3_PROTO_LL, "%s 4K: %s", direct, r ? r->algo : "-");
+        r = gc3_rules_match_call(R, c, 1, 8, GC3_LINK_PCIE, 1u << 20, 8, 0);
+        CHECK(r && strcmp(r->algo, ring) == 0, "%s pcie 1M: %s", ring, r ? r->algo : "-");
+        r = gc3_rules_match_call(R, c, 1, 3, GC3_LINK_HOST, 1u << 20, 3, 0);
+        CHECK(r && strcmp(r->algo, direct) == 0, "%s host 1M: %s", direct, r ? r->algo : "-");
+        r = gc3_rules_match_call(R, c, 1, 5, GC3_LINK_NVLINK, 1u << 24, 5, 0);
+        CHECK(r && strcmp(r->algo, direct) == 0 && r->channels == 4 && r->chunks_per_peer == 4, "%s 16M: %s", direct,
+              r ? r->algo : "-");
+        for (int root = 0; r != NULL && root < 5; root++) {
+            gc3_rule_target_t t = {
+                .ranks = 5, .nodes = 1, .inplace = 0, .slots = 4, .max_blocks = 1 << 20, .root = root
+            };
+            gc3_rule_made_t   made;
+            gc3_ir_program_t *p = NULL;
+            gc3_status_t      s = gc3_rule_program(r, &t, &diag, &p, &made);
+            CHECK(s == GC3_OK && p && p->root == root && p->coll == c && p->inplace && p->outofplace,
+                  "%s root %d: both kinds: %s", direct, root, diag.count ? diag.msgs[0] : "");
+            if (p != NULL) {
+                gc3_oracle_check(p, GC3_DT_FLOAT32, GC3_OP_SUM, (size_t)p->nchunksperloop, 0, 4);
+                gc3_oracle_check(p, GC3_DT_INT8, GC3_OP_SUM, (size_t)p->nchunksperloop * 3, 1, 2);
+            }
+            gc3_ir_program_destroy(p);
+            gc3_diag_cleanup(&diag);
+        }
+    }
     gc3_rules_destroy(R);
     R = NULL;
     /* lines of a site's file; a wrong collective lists the names from the table */
@@ -384,10 +421,10 @@ static void test_rules(void)
           "site rules");
     gc3_rules_destroy(R);
     R = NULL;
-    CHECK(gc3_rules_parse("scatter 1 * * * bcast_ring\nbcast 1 * * * reduce_ring\n", "bad", &diag, &R) != GC3_OK,
+    CHECK(gc3_rules_parse("alltoallw 1 * * * bcast_ring\nbcast 1 * * * reduce_ring\n", "bad", &diag, &R) != GC3_OK,
           "bad");
-    CHECK(gc3_diag_contains(&diag, "bad:1: unknown collective 'scatter' (allreduce, alltoall, allgather, "
-                                   "reduce_scatter_block, bcast, reduce or *)") &&
+    CHECK(gc3_diag_contains(&diag, "bad:1: unknown collective 'alltoallw' (allreduce, alltoall, allgather, "
+                                   "reduce_scatter_block, bcast, reduce, gather, scatter or *)") &&
               gc3_diag_contains(&diag, "bad:2: algorithm 'reduce_ring' is for reduce, not bcast"),
           "bad lines: %s", diag.count ? diag.msgs[0] : "");
     gc3_diag_cleanup(&diag);
