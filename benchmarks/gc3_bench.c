@@ -55,13 +55,25 @@
 
 enum { M_GC3, M_NCCL, M_NCCL_REG, M_NCCL_SYM, M_STAGED, M_OMPI, M_COUNT };
 /* The collectives (-t); the rooted ones have their root at rank bench_root (--root). */
-enum { C_ALLREDUCE, C_ALLTOALL, C_BCAST, C_REDUCE, C_ALLGATHERV, C_ALLTOALLV, C_REDUCE_SCATTER, C_COUNT };
-static const char *const coll_names[C_COUNT] = { "allreduce",  "alltoall",  "bcast",         "reduce",
-                                                 "allgatherv", "alltoallv", "reduce_scatter" };
+enum {
+    C_ALLREDUCE,
+    C_ALLTOALL,
+    C_BCAST,
+    C_REDUCE,
+    C_ALLGATHERV,
+    C_ALLTOALLV,
+    C_REDUCE_SCATTER,
+    C_GATHERV,
+    C_SCATTERV,
+    C_COUNT
+};
+static const char *const coll_names[C_COUNT] = { "allreduce", "alltoall",       "bcast",   "reduce",  "allgatherv",
+                                                 "alltoallv", "reduce_scatter", "gatherv", "scatterv" };
 /* the collective whose plans a call runs on (coll_gc3_enable_<name>, the rules' name) */
 static const char *const plan_names[C_COUNT] = {
-    "allreduce", "alltoall", "bcast", "reduce", "allgather", "alltoall", "reduce_scatter_block"
+    "allreduce", "alltoall", "bcast", "reduce", "allgather", "alltoall", "reduce_scatter_block", "gather", "scatter"
 };
+#define IS_ROOTED(c) ((c) == C_BCAST || (c) == C_REDUCE || (c) == C_GATHERV || (c) == C_SCATTERV)
 #define IS_V(c) ((c) >= C_ALLGATHERV)
 static int               bench_root            = 0;
 static const char *const method_names[M_COUNT] = {"gc3", "nccl", "nccl-reg", "nccl-sym", "staged", "ompi"};
@@ -113,7 +125,7 @@ static int      rank, nranks, on_device = 1;
 static int  skew;
 static int *v_scnt, *v_sdsp, *v_rcnt, *v_rdsp;
 
-/* elements from rank q to rank r (allgatherv, reduce_scatter: rank q's segment, r unused) of a call of
+/* elements from rank q to rank r (allgatherv, reduce_scatter, gatherv, scatterv: rank q's segment, r unused) of a call of
  * count per segment: count, or with --skew count * 2((q + r) mod R + 1) / (R + 1) (from 2/(R+1) to
  * 2R/(R+1) times count, count on average) */
 static int v_seg(int c, size_t count, int q, int r)
@@ -128,15 +140,17 @@ static void v_layout(int c, size_t count, size_t *in_p, size_t *out_p)
 {
     size_t at_s = 0, at_r = 0;
     for (int q = 0; q < nranks; q++) {
-        v_scnt[q] = c == C_ALLTOALLV ? v_seg(c, count, rank, q) : c == C_REDUCE_SCATTER ? v_seg(c, count, q, 0) : 0;
+        v_scnt[q] = c == C_ALLTOALLV                           ? v_seg(c, count, rank, q)
+                    : c == C_REDUCE_SCATTER || c == C_SCATTERV ? v_seg(c, count, q, 0)
+                                                               : 0;
         v_rcnt[q] = c == C_ALLTOALLV ? v_seg(c, count, q, rank) : v_seg(c, count, q, 0);
         v_sdsp[q] = (int)at_s;
         v_rdsp[q] = (int)at_r;
         at_s += (size_t)v_scnt[q];
         at_r += (size_t)v_rcnt[q];
     }
-    *in_p  = c == C_ALLGATHERV ? (size_t)v_seg(c, count, rank, 0) : at_s;
-    *out_p = c == C_REDUCE_SCATTER ? (size_t)v_rcnt[rank] : at_r;
+    *in_p  = c == C_ALLGATHERV || c == C_GATHERV ? (size_t)v_seg(c, count, rank, 0) : at_s;
+    *out_p = c == C_REDUCE_SCATTER || c == C_SCATTERV ? (size_t)v_rcnt[rank] : at_r;
 }
 static MPI_Comm comm_ompi = MPI_COMM_NULL; /* the ompi method's: coll/gc3 left out of it */
 /* --alternate: the untimed call before each call (its collective, elements per rank or per peer,
@@ -720,6 +734,10 @@ static int mpi_call(int c, size_t count, void *s, void *r, MPI_Comm comm)
         return MPI_Alltoallv(s, v_scnt, v_sdsp, MPI_FLOAT, r, v_rcnt, v_rdsp, MPI_FLOAT, comm);
     case C_REDUCE_SCATTER:
         return MPI_Reduce_scatter(s, r, v_rcnt, MPI_FLOAT, MPI_SUM, comm);
+    case C_GATHERV:
+        return MPI_Gatherv(s, v_rcnt[rank], MPI_FLOAT, r, v_rcnt, v_rdsp, MPI_FLOAT, bench_root, comm);
+    case C_SCATTERV:
+        return MPI_Scatterv(s, v_scnt, v_sdsp, MPI_FLOAT, r, v_rcnt[rank], MPI_FLOAT, bench_root, comm);
     case C_ALLTOALL: return MPI_Alltoall(s, (int)count, MPI_FLOAT, r, (int)count, MPI_FLOAT, comm);
     case C_BCAST:
         return MPI_Bcast(rank == bench_root ? s : r, (int)count, MPI_FLOAT, bench_root, comm);
@@ -741,8 +759,11 @@ static int run_once(int m, int c, size_t count, void *s, void *r, void *hs, void
             vin += (size_t)v_scnt[q];
             vout += (size_t)v_rcnt[q];
         }
-        vin  = c == C_ALLGATHERV ? (size_t)v_rcnt[rank] : vin;
-        vout = c == C_REDUCE_SCATTER ? (size_t)v_rcnt[rank] : vout;
+        vin  = c == C_ALLGATHERV || c == C_GATHERV ? (size_t)v_rcnt[rank] : vin;
+        vout = c == C_REDUCE_SCATTER || c == C_SCATTERV ? (size_t)v_rcnt[rank] : vout;
+        /* a rooted call's root-only side is staged at the root only */
+        vin  = c == C_SCATTERV && rank != bench_root ? 0 : vin;
+        vout = c == C_GATHERV && rank != bench_root ? 0 : vout;
         if (m == M_STAGED) {
             gc3_test_copy(on_device, hs, s, vin * sizeof(float));
             rc = mpi_call(c, count, hs, hr, MPI_COMM_WORLD);
@@ -819,7 +840,7 @@ static float input_of(int q, size_t i)
  * buffer the call does not write (bcast: the root; reduce: all but the root) have nothing to check. */
 static int check_result(int c, size_t count, const float *out)
 {
-    if ((c == C_BCAST && rank == bench_root) || (c == C_REDUCE && rank != bench_root)) {
+    if ((c == C_BCAST && rank == bench_root) || ((c == C_REDUCE || c == C_GATHERV) && rank != bench_root)) {
         return 1;
     }
     if (IS_V(c)) {
@@ -827,16 +848,18 @@ static int check_result(int c, size_t count, const float *out)
         for (int q = 0; q < rank; q++) {
             at += (size_t)v_seg(c, count, q, 0);
         }
-        for (int q = 0; q < (c == C_REDUCE_SCATTER ? 1 : nranks); q++) {
+        const int one = c == C_REDUCE_SCATTER || c == C_SCATTERV; /* this rank's one segment */
+        for (int q = 0; q < (one ? 1 : nranks); q++) {
             size_t from = 0; /* alltoallv: where q's segment to this rank starts in q's input */
             for (int r = 0; c == C_ALLTOALLV && r < rank; r++) {
                 from += (size_t)v_seg(c, count, q, r);
             }
-            for (int i = 0; i < v_rcnt[c == C_REDUCE_SCATTER ? rank : q]; i++) {
-                float want = c == C_ALLGATHERV  ? input_of(q, (size_t)i)
-                             : c == C_ALLTOALLV ? input_of(q, from + (size_t)i)
-                                                : (float)(nranks * (nranks + 1) / 2 * (int)((at + (size_t)i) % 13 + 1));
-                float got  = out[(c == C_REDUCE_SCATTER ? 0 : (size_t)v_rdsp[q]) + (size_t)i];
+            for (int i = 0; i < v_rcnt[one ? rank : q]; i++) {
+                float want = c == C_ALLGATHERV || c == C_GATHERV ? input_of(q, (size_t)i)
+                             : c == C_ALLTOALLV                  ? input_of(q, from + (size_t)i)
+                             : c == C_SCATTERV                   ? input_of(bench_root, at + (size_t)i)
+                                               : (float)(nranks * (nranks + 1) / 2 * (int)((at + (size_t)i) % 13 + 1));
+                float got  = out[(one ? 0 : (size_t)v_rdsp[q]) + (size_t)i];
                 if (got != want) {
                     fprintf(stderr, "gc3_bench: rank %d: segment %d element %d is %g, want %g\n", rank, q, i, got,
                             want);
@@ -860,16 +883,17 @@ static int check_result(int c, size_t count, const float *out)
 
 static void usage(FILE *out)
 {
-    fputs("usage: gc3_bench [-t allreduce|alltoall|bcast|reduce|allgatherv|alltoallv|reduce_scatter] [-d cuda|host] "
-          "[-c]\n"
+    fputs("usage: gc3_bench [-t allreduce|alltoall|bcast|reduce|allgatherv|alltoallv|reduce_scatter|gatherv|\n"
+          "                  scatterv] [-d cuda|host] [-c]\n"
           "                 [-m MIN:MAX] [-i ITERS] [-x WARMUP] [--skew]\n"
           "                 [--methods gc3,nccl,nccl-reg,nccl-sym,staged,ompi] [--staged-max BYTES] [--nccl-lib PATH]\n"
           "                 [--csv FILE] [--alternate allreduce|alltoall:BYTES] [--root R]\n"
           "  (under mpirun, one rank per GPU)\n"
           "  -t, --type           the collective (default allreduce; alltoall: -m is the bytes to each peer;\n"
-          "                       bcast, reduce: the root is --root; allgatherv, alltoallv, reduce_scatter: -m is\n"
-          "                       the bytes of each rank's segment, sum for reduce_scatter; NCCL not measured)\n"
-          "  --skew               allgatherv, alltoallv, reduce_scatter: uneven segments, rank q's (alltoallv: q to\n"
+          "                       bcast, reduce, gatherv, scatterv: the root is --root; allgatherv, alltoallv,\n"
+          "                       reduce_scatter, gatherv, scatterv: -m is the bytes of each rank's segment, sum\n"
+          "                       for reduce_scatter; NCCL not measured)\n"
+          "  --skew               the v-collectives: uneven segments, rank q's (alltoallv: q to\n"
           "                       r's) 2((q + r) mod R + 1)/(R + 1) times the size (the same bytes in all)\n"
           "  -d, --accelerator    cuda (default): device buffers (where CUDA sees no GPU it stops, saying so);\n"
           "                       host: host buffers (gc3 runs them with --mca coll_gc3_backend host: for CI)\n"
@@ -1024,9 +1048,9 @@ int main(int argc, char **argv)
     for (c = 0; c < C_COUNT && strcmp(coll, coll_names[c]) != 0; c++) {
     }
     if (c == C_COUNT)
-        die("-t takes allreduce, alltoall, bcast, reduce, allgatherv, alltoallv or reduce_scatter");
+        die("-t takes allreduce, alltoall, bcast, reduce, allgatherv, alltoallv, reduce_scatter, gatherv or scatterv");
     if (skew && !IS_V(c))
-        die("--skew is for allgatherv, alltoallv and reduce_scatter");
+        die("--skew is for allgatherv, alltoallv, reduce_scatter, gatherv and scatterv");
     v_scnt = calloc((size_t)nranks, sizeof(int));
     v_sdsp = calloc((size_t)nranks, sizeof(int));
     v_rcnt = calloc((size_t)nranks, sizeof(int));
@@ -1146,7 +1170,7 @@ int main(int argc, char **argv)
     if (rank == 0) {
         char ver[32];
         char root[32] = "";
-        if (c == C_BCAST || c == C_REDUCE) {
+        if (IS_ROOTED(c)) {
             snprintf(root, sizeof(root), ", root %d", bench_root);
         }
         printf("# gc3_bench %s, %d ranks, %s buffers, float32%s%s; %s\n", coll, nranks,

@@ -19,6 +19,10 @@
 #define GC3_ALLGATHERV_INIT           MPIX_Allgatherv_init
 #define GC3_ALLTOALLV_INIT            MPIX_Alltoallv_init
 #define GC3_REDUCE_SCATTER_INIT       MPIX_Reduce_scatter_init
+#define GC3_GATHER_INIT               MPIX_Gather_init
+#define GC3_GATHERV_INIT              MPIX_Gatherv_init
+#define GC3_SCATTER_INIT              MPIX_Scatter_init
+#define GC3_SCATTERV_INIT             MPIX_Scatterv_init
 #elif MPI_VERSION >= 4 || (defined(OMPI_MAJOR_VERSION) && OMPI_MAJOR_VERSION >= 5)
 #define GC3_ALLREDUCE_INIT            MPI_Allreduce_init
 #define GC3_ALLTOALL_INIT             MPI_Alltoall_init
@@ -29,6 +33,10 @@
 #define GC3_ALLGATHERV_INIT           MPI_Allgatherv_init
 #define GC3_ALLTOALLV_INIT            MPI_Alltoallv_init
 #define GC3_REDUCE_SCATTER_INIT       MPI_Reduce_scatter_init
+#define GC3_GATHER_INIT               MPI_Gather_init
+#define GC3_GATHERV_INIT              MPI_Gatherv_init
+#define GC3_SCATTER_INIT              MPI_Scatter_init
+#define GC3_SCATTERV_INIT             MPI_Scatterv_init
 #else
 #error "this MPI has neither MPI_Allreduce_init (MPI-4) nor Open MPI's MPIX_Allreduce_init (pcollreq)"
 #endif

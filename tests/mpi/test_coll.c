@@ -1145,6 +1145,142 @@ static void test_vcolls(MPI_Comm comm, const char *cname, int scale)
     free(recv_len);
 }
 
+/* MPI_Gather(v) and MPI_Scatter(v) with the count shapes above (row 0: one count per rank), every root, in place
+ * at the root and not, blocking, nonblocking beside an MPI_Iallreduce on another communicator, persistent started
+ * twice; the non-roots pass NULL for the side they do not have, the root's buffer has its segments permuted with
+ * gaps (VS_GAPS): every element of the root's (gather) or every rank's (scatter) buffer against a host computation,
+ * every element outside the segments against what it held. MPI_Gather and MPI_Scatter: the uniform shape. */
+static void test_rooted_vcolls(MPI_Comm comm, const char *cname, int scale)
+{
+    int rank, n;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &n);
+    int *cnt = malloc((size_t)n * (size_t)n * sizeof(int)), *disp = malloc((size_t)n * sizeof(int));
+
+    for (int shape = 0; shape < 3 * VS_N; shape++) {
+        const int nb = shape / VS_N, sh = shape % VS_N;
+        for (int coll = 0; coll < 4; coll++) { /* gatherv, scatterv, gather, scatter */
+            const int scat = coll % 2, plain = coll >= 2;
+            if (sh == VS_NEG || (plain && sh != VS_UNIFORM)) {
+                continue;
+            }
+            for (int root = 0; root < n; root++) {
+                for (int inplace = 0; inplace <= 1; inplace++) {
+                    uint64_t s = 1442695040888963407ull + (uint64_t)sh * 7919u + (uint64_t)root * 31u;
+                    char     what[200];
+                    int      ok = 1, rc = MPI_SUCCESS;
+                    vs_counts(sh, n, scale, &s, cnt); /* row 0: rank q's count cnt[q] */
+                    const int big = vs_place(n, cnt, 1, sh == VS_GAPS, &s, disp), at_root = rank == root;
+                    const int mine = cnt[rank], pad = 3;
+                    /* the root's big buffer (gather: output; scatter: input), everyone's own block (+pad) */
+                    int *bigb = malloc(((size_t)big + 1) * sizeof(int)),
+                        *own  = malloc(((size_t)mine + pad) * sizeof(int));
+                    int *expb = malloc(((size_t)big + 1) * sizeof(int)),
+                        *expo = malloc(((size_t)mine + pad) * sizeof(int));
+                    for (int i = 0; i < big; i++) {
+                        bigb[i] = scat ? vs_val(root, i) : -7 - i;
+                    }
+                    for (int i = 0; i < mine + pad; i++) {
+                        own[i] = scat ? -9 - i : (i < mine ? vs_val(rank, i) : -9 - i);
+                    }
+                    if (inplace && at_root && !scat) { /* the root's block is in place already */
+                        memcpy(bigb + disp[rank], own, (size_t)mine * sizeof(int));
+                    }
+                    memcpy(expb, bigb, (size_t)big * sizeof(int));
+                    memcpy(expo, own, ((size_t)mine + pad) * sizeof(int));
+                    for (int q = 0; q < n && !scat && at_root; q++) {
+                        for (int i = 0; i < cnt[q]; i++) {
+                            expb[disp[q] + i] = vs_val(q, i);
+                        }
+                    }
+                    for (int i = 0; i < mine && scat && !(inplace && at_root); i++) {
+                        expo[i] = vs_val(root, disp[rank] + i);
+                    }
+                    void       *dbig   = at_root ? dev_copy(bigb, (size_t)big * sizeof(int)) : NULL;
+                    void       *down   = dev_copy(own, ((size_t)mine + pad) * sizeof(int));
+                    void       *ob     = inplace && at_root ? MPI_IN_PLACE : down; /* the root's own side in place */
+                    MPI_Request req[2] = { MPI_REQUEST_NULL, MPI_REQUEST_NULL };
+                    int         sum[2] = { rank + 1, 0 };
+                    MPI_Comm    other  = MPI_COMM_NULL;
+                    if (plain) { /* MPI_Gather / MPI_Scatter: every count cnt[0], blocks in rank order */
+                        if (nb == 2) {
+                            rc = scat ? GC3_SCATTER_INIT(dbig, mine, MPI_INT, ob, mine, MPI_INT, root, comm,
+                                                         MPI_INFO_NULL, &req[0])
+                                      : GC3_GATHER_INIT(ob, mine, MPI_INT, dbig, mine, MPI_INT, root, comm,
+                                                        MPI_INFO_NULL, &req[0]);
+                        } else if (nb == 1) {
+                            rc = scat ? MPI_Iscatter(dbig, mine, MPI_INT, ob, mine, MPI_INT, root, comm, &req[0])
+                                      : MPI_Igather(ob, mine, MPI_INT, dbig, mine, MPI_INT, root, comm, &req[0]);
+                        } else {
+                            rc = scat ? MPI_Scatter(dbig, mine, MPI_INT, ob, mine, MPI_INT, root, comm)
+                                      : MPI_Gather(ob, mine, MPI_INT, dbig, mine, MPI_INT, root, comm);
+                        }
+                    } else if (nb == 2) {
+                        rc = scat ? GC3_SCATTERV_INIT(dbig, cnt, disp, MPI_INT, ob, mine, MPI_INT, root, comm,
+                                                      MPI_INFO_NULL, &req[0])
+                                  : GC3_GATHERV_INIT(ob, mine, MPI_INT, dbig, cnt, disp, MPI_INT, root, comm,
+                                                     MPI_INFO_NULL, &req[0]);
+                    } else if (nb == 1) {
+                        rc = scat ? MPI_Iscatterv(dbig, cnt, disp, MPI_INT, ob, mine, MPI_INT, root, comm, &req[0])
+                                  : MPI_Igatherv(ob, mine, MPI_INT, dbig, cnt, disp, MPI_INT, root, comm, &req[0]);
+                    } else {
+                        rc = scat ? MPI_Scatterv(dbig, cnt, disp, MPI_INT, ob, mine, MPI_INT, root, comm)
+                                  : MPI_Gatherv(ob, mine, MPI_INT, dbig, cnt, disp, MPI_INT, root, comm);
+                    }
+                    if (nb == 2) { /* the same result twice */
+                        for (int k = 0; k < 2 && rc == MPI_SUCCESS; k++) {
+                            rc = MPI_Start(&req[0]);
+                            rc = rc == MPI_SUCCESS ? MPI_Wait(&req[0], MPI_STATUS_IGNORE) : rc;
+                        }
+                        if (req[0] != MPI_REQUEST_NULL) {
+                            MPI_Request_free(&req[0]);
+                        }
+                    } else if (nb == 1) { /* in flight together with an allreduce of another communicator */
+                        MPI_Comm_dup(comm, &other);
+                        rc = rc == MPI_SUCCESS ? MPI_Iallreduce(sum, sum + 1, 1, MPI_INT, MPI_SUM, other, &req[1]) : rc;
+                        rc = rc == MPI_SUCCESS ? MPI_Waitall(2, req, MPI_STATUSES_IGNORE) : rc;
+                        if (rc == MPI_SUCCESS && sum[1] != n * (n + 1) / 2) {
+                            fprintf(stderr, "rank %d: the allreduce beside it summed %d\n", rank, sum[1]);
+                            rc = MPI_ERR_OTHER;
+                        }
+                        MPI_Comm_free(&other);
+                    }
+                    if (at_root) {
+                        dev_back(bigb, dbig, (size_t)big * sizeof(int));
+                    }
+                    dev_back(own, down, ((size_t)mine + pad) * sizeof(int));
+                    ok = rc == MPI_SUCCESS;
+                    for (int i = 0; i < big && ok && at_root; i++) {
+                        if (bigb[i] != expb[i]) {
+                            fprintf(stderr,
+                                    "rank %d (root %d): %s shape %d: root's element %d of %d is %d, expected %d\n",
+                                    rank, root, scat ? "scatter" : "gather", sh, i, big, bigb[i], expb[i]);
+                            ok = 0;
+                        }
+                    }
+                    for (int i = 0; i < mine + pad && ok; i++) {
+                        if (own[i] != expo[i]) {
+                            fprintf(stderr, "rank %d (root %d): %s shape %d: own element %d of %d is %d, expected %d\n",
+                                    rank, root, scat ? "scatter" : "gather", sh, i, mine + pad, own[i], expo[i]);
+                            ok = 0;
+                        }
+                    }
+                    free(bigb);
+                    free(own);
+                    free(expb);
+                    free(expo);
+                    snprintf(what, sizeof(what), "%s %s%s%s%s %s root %d %s", cname, nb == 1 ? "i" : "",
+                             nb == 2 ? "persistent " : "", scat ? "scatter" : "gather", plain ? "" : "v", vs_name[sh],
+                             root, inplace ? "in place" : "out of place");
+                    check(ok, comm, what);
+                }
+            }
+        }
+    }
+    free(cnt);
+    free(disp);
+}
+
 int main(int argc, char **argv)
 {
     size_t   max_count = 16u << 20;
@@ -1170,7 +1306,9 @@ int main(int argc, char **argv)
                        "  every collective gc3 runs, in every form, on 4 communicators, against host sums\n"
                        "  --device              device buffers (cuda), with the legacy-stream ordering checks\n"
                        "  --stream-order-only   only those checks (device buffers)\n"
-                       "  --v-only              only the per-rank counts (allgatherv, alltoallv, reduce_scatter)\n");
+                       "  --v-only              only the per-rank counts (allgatherv, alltoallv, reduce_scatter, "
+                       "gather(v),\n"
+                       "                        scatter(v))\n");
             }
             MPI_Finalize();
             return 0;
@@ -1194,6 +1332,9 @@ int main(int argc, char **argv)
         test_vcolls(MPI_COMM_WORLD, "world", max_count < 100000 ? (int)max_count + 1 : 100000);
         test_vcolls(uneven, "uneven split", 300);
         test_vcolls(parity, "parity split", 300);
+        test_rooted_vcolls(MPI_COMM_WORLD, "world", max_count < 100000 ? (int)max_count + 1 : 100000);
+        test_rooted_vcolls(uneven, "uneven split", 300);
+        test_rooted_vcolls(parity, "parity split", 300);
         goto done;
     }
     test_allreduce(MPI_COMM_WORLD, "world", max_count);
@@ -1216,6 +1357,8 @@ int main(int argc, char **argv)
     test_vcolls(MPI_COMM_WORLD, "world", max_count < 1000 ? (int)max_count + 1 : 1000);
     test_vcolls(uneven, "uneven split", 300);
     test_vcolls(parity, "parity split", 300);
+    test_rooted_vcolls(MPI_COMM_WORLD, "world", max_count < 1000 ? (int)max_count + 1 : 1000);
+    test_rooted_vcolls(parity, "parity split", 300);
     if (on_device) {
         test_stream_order_small(MPI_COMM_WORLD, "world", 20);
         test_stream_order(MPI_COMM_WORLD, "world");

@@ -427,8 +427,11 @@ int mca_coll_gc3_vstart_persistent(mca_coll_gc3_module_t *m, mca_coll_gc3_args_t
  * ("alltoallv", "reduce_scatter"); of a task's call. */
 static inline const char *mca_coll_gc3_call_name(int coll, const gc3_call_t *call)
 {
-    if (call->segs != NULL) {
-        return coll == GC3_COLL_ALLGATHER ? "allgatherv" : coll == GC3_COLL_ALLTOALL ? "alltoallv" : "reduce_scatter";
+    if (call->segs != NULL && coll == GC3_COLL_ALLGATHER) { /* (gather and scatter: always a table) */
+        return "allgatherv";
+    }
+    if (call->segs != NULL && (coll == GC3_COLL_ALLTOALL || coll == GC3_COLL_REDUCE_SCATTER)) {
+        return coll == GC3_COLL_ALLTOALL ? "alltoallv" : "reduce_scatter";
     }
     return gc3_coll_desc((gc3_coll_t)coll)->mpi_name;
 }
@@ -457,6 +460,21 @@ int mca_coll_gc3_alltoallv_staged(const void *sbuf, const int *scounts, const in
 int mca_coll_gc3_reduce_scatter_staged(const void *sbuf, void *rbuf, const int *rcounts, struct ompi_datatype_t *dt,
                                        struct ompi_op_t *op, struct ompi_communicator_t *comm,
                                        mca_coll_base_module_t *module, ompi_request_t **request);
+/* ... and gather, scatter and their v-forms */
+int mca_coll_gc3_gather_staged(const void *sbuf, int scount, struct ompi_datatype_t *sdt, void *rbuf, int rcount,
+                               struct ompi_datatype_t *rdt, int root, struct ompi_communicator_t *comm,
+                               mca_coll_base_module_t *module, ompi_request_t **request);
+int mca_coll_gc3_scatter_staged(const void *sbuf, int scount, struct ompi_datatype_t *sdt, void *rbuf, int rcount,
+                                struct ompi_datatype_t *rdt, int root, struct ompi_communicator_t *comm,
+                                mca_coll_base_module_t *module, ompi_request_t **request);
+int mca_coll_gc3_gatherv_staged(const void *sbuf, int scount, struct ompi_datatype_t *sdt, void *rbuf,
+                                const int *rcounts, const int *displs, struct ompi_datatype_t *rdt, int root,
+                                struct ompi_communicator_t *comm, mca_coll_base_module_t *module,
+                                ompi_request_t **request);
+int mca_coll_gc3_scatterv_staged(const void *sbuf, const int *scounts, const int *displs, struct ompi_datatype_t *sdt,
+                                 void *rbuf, int rcount, struct ompi_datatype_t *rdt, int root,
+                                 struct ompi_communicator_t *comm, mca_coll_base_module_t *module,
+                                 ompi_request_t **request);
 /* The argument builders' common start: a zeroed record of coll's call. */
 void mca_coll_gc3_args_begin(mca_coll_gc3_args_t *a, gc3_coll_t coll, int root, const char *name);
 /* A buffer of the call: slot 0 send, 1 receive (user NULL or MPI_IN_PLACE: none); count elements of dt. */
@@ -671,7 +689,7 @@ typedef struct {
 } mca_coll_gc3_card_t;
 enum { MCA_COLL_GC3_AGREE_OK, MCA_COLL_GC3_AGREE_NOT_READY, MCA_COLL_GC3_AGREE_DIFFERENT, MCA_COLL_GC3_AGREE_MISMATCH };
 /* The verdict on all ranks' cards, the same on every rank (peer: the rank that differs). */
-int      mca_coll_gc3_verdict(const mca_coll_gc3_card_t *v, int n, uint64_t hash, uint64_t key, int *peer);
+int      mca_coll_gc3_verdict(const mca_coll_gc3_card_t *v, int n, uint64_t key, int *peer);
 void     mca_coll_gc3_warn_disagree(mca_coll_gc3_module_t *m, const char *what, int peer);
 uint64_t mca_coll_gc3_settings_hash(void); /* the selection settings (rules and parameters) */
 /* coll_gc3_shape.c: SHAPE, post this rank's card (0 when posted); done: everybody's are in m->xrecv. */

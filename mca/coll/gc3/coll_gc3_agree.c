@@ -36,17 +36,22 @@ void mca_coll_gc3_agree_release(mca_coll_gc3_module_t *m)
 }
 
 /* The verdict on all ranks' cards, the same on every rank: another call key first, then another
- * hash among the ready ranks (peer: the first such rank), then a rank not ready. */
-int mca_coll_gc3_verdict(const mca_coll_gc3_card_t *v, int n, uint64_t hash, uint64_t key, int *peer)
+ * hash among the ready ranks (peer: the first that differs from the first ready one; a rank that is not
+ * ready, over the memory budget say, has no hash to compare), then a rank not ready. */
+int mca_coll_gc3_verdict(const mca_coll_gc3_card_t *v, int n, uint64_t key, int *peer)
 {
-    int verdict = MCA_COLL_GC3_AGREE_OK;
-    *peer       = -1;
+    int verdict = MCA_COLL_GC3_AGREE_OK, first = -1;
+    *peer = -1;
     for (int r = 0; r < n; r++) {
         if (v[r].key != key) {
             *peer = r;
             return MCA_COLL_GC3_AGREE_MISMATCH;
         }
-        if (v[r].ok && v[r].hash != hash && verdict != MCA_COLL_GC3_AGREE_DIFFERENT) {
+    }
+    for (int r = 0; r < n; r++) {
+        if (v[r].ok && first < 0) {
+            first = r;
+        } else if (v[r].ok && v[r].hash != v[first].hash && verdict != MCA_COLL_GC3_AGREE_DIFFERENT) {
             *peer   = r;
             verdict = MCA_COLL_GC3_AGREE_DIFFERENT;
         } else if (!v[r].ok && verdict == MCA_COLL_GC3_AGREE_OK) {

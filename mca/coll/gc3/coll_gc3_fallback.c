@@ -126,9 +126,9 @@ int mca_coll_gc3_allgatherv_staged(const void *sbuf, int scount, struct ompi_dat
     return gc3_allgatherv_do(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, comm, module, request);
 }
 
-static int gc3_gather_do(const void *sbuf, int scount, struct ompi_datatype_t *sdt, void *rbuf, int rcount,
-                         struct ompi_datatype_t *rdt, int root, struct ompi_communicator_t *comm,
-                         mca_coll_base_module_t *module, ompi_request_t **request)
+int mca_coll_gc3_gather_staged(const void *sbuf, int scount, struct ompi_datatype_t *sdt, void *rbuf, int rcount,
+                               struct ompi_datatype_t *rdt, int root, struct ompi_communicator_t *comm,
+                               mca_coll_base_module_t *module, ompi_request_t **request)
 {
     ompi_request_t        *inner = NULL;
     mca_coll_gc3_module_t *m     = (mca_coll_gc3_module_t *)module;
@@ -138,9 +138,9 @@ static int gc3_gather_do(const void *sbuf, int scount, struct ompi_datatype_t *s
                                      mca_coll_gc3_stage_buf(me == root ? rbuf : NULL, rdt, n, sbuf == MPI_IN_PLACE, 1) };
 
     if (request != NULL) {
-        GC3_PREV_OR_FAIL(m, comm, igather);
+        GC3_PREV_OR_FAIL_QUIET(m, comm, igather);
     } else {
-        GC3_PREV_OR_FAIL(m, comm, gather);
+        GC3_PREV_OR_FAIL_QUIET(m, comm, gather);
     }
     if (!gc3_fb_staged(request != NULL, MCA_COLL_GC3_BUFS_ROOT_RECV, sbuf, rbuf, root, comm,
                        request != NULL ? "igather" : "gather", &rc)) {
@@ -160,16 +160,9 @@ static int gc3_gather_do(const void *sbuf, int scount, struct ompi_datatype_t *s
     return request != NULL ? mca_coll_gc3_chain(m, b, 2, rc, inner, request) : mca_coll_gc3_stage_out(b, 2, rc);
 }
 
-int mca_coll_gc3_gather(const void *sbuf, int scount, struct ompi_datatype_t *sdt, void *rbuf, int rcount,
-                        struct ompi_datatype_t *rdt, int root, struct ompi_communicator_t *comm,
-                        mca_coll_base_module_t *module)
-{
-    return gc3_gather_do(sbuf, scount, sdt, rbuf, rcount, rdt, root, comm, module, NULL);
-}
-
-static int gc3_scatter_do(const void *sbuf, int scount, struct ompi_datatype_t *sdt, void *rbuf, int rcount,
-                          struct ompi_datatype_t *rdt, int root, struct ompi_communicator_t *comm,
-                          mca_coll_base_module_t *module, ompi_request_t **request)
+int mca_coll_gc3_scatter_staged(const void *sbuf, int scount, struct ompi_datatype_t *sdt, void *rbuf, int rcount,
+                                struct ompi_datatype_t *rdt, int root, struct ompi_communicator_t *comm,
+                                mca_coll_base_module_t *module, ompi_request_t **request)
 {
     ompi_request_t        *inner = NULL;
     mca_coll_gc3_module_t *m     = (mca_coll_gc3_module_t *)module;
@@ -179,9 +172,9 @@ static int gc3_scatter_do(const void *sbuf, int scount, struct ompi_datatype_t *
                                      mca_coll_gc3_stage_buf(rbuf, rdt, (size_t)rcount, 0, 1) };
 
     if (request != NULL) {
-        GC3_PREV_OR_FAIL(m, comm, iscatter);
+        GC3_PREV_OR_FAIL_QUIET(m, comm, iscatter);
     } else {
-        GC3_PREV_OR_FAIL(m, comm, scatter);
+        GC3_PREV_OR_FAIL_QUIET(m, comm, scatter);
     }
     if (!gc3_fb_staged(request != NULL, MCA_COLL_GC3_BUFS_ROOT_SEND, sbuf, rbuf, root, comm,
                        request != NULL ? "iscatter" : "scatter", &rc)) {
@@ -201,16 +194,10 @@ static int gc3_scatter_do(const void *sbuf, int scount, struct ompi_datatype_t *
     return request != NULL ? mca_coll_gc3_chain(m, b, 2, rc, inner, request) : mca_coll_gc3_stage_out(b, 2, rc);
 }
 
-int mca_coll_gc3_scatter(const void *sbuf, int scount, struct ompi_datatype_t *sdt, void *rbuf, int rcount,
-                         struct ompi_datatype_t *rdt, int root, struct ompi_communicator_t *comm,
-                         mca_coll_base_module_t *module)
-{
-    return gc3_scatter_do(sbuf, scount, sdt, rbuf, rcount, rdt, root, comm, module, NULL);
-}
-
-static int gc3_gatherv_do(const void *sbuf, int scount, struct ompi_datatype_t *sdt, void *rbuf, const int *rcounts,
-                          const int *displs, struct ompi_datatype_t *rdt, int root, struct ompi_communicator_t *comm,
-                          mca_coll_base_module_t *module, ompi_request_t **request)
+int mca_coll_gc3_gatherv_staged(const void *sbuf, int scount, struct ompi_datatype_t *sdt, void *rbuf,
+                                const int *rcounts, const int *displs, struct ompi_datatype_t *rdt, int root,
+                                struct ompi_communicator_t *comm, mca_coll_base_module_t *module,
+                                ompi_request_t **request)
 {
     ompi_request_t        *inner = NULL;
     mca_coll_gc3_module_t *m     = (mca_coll_gc3_module_t *)module;
@@ -222,9 +209,9 @@ static int gc3_gatherv_do(const void *sbuf, int scount, struct ompi_datatype_t *
                                   mca_coll_gc3_stage_buf(me == root ? gc3_vat(rbuf, rdt, lo) : NULL, rdt, span, 1, 1) };
 
     if (request != NULL) {
-        GC3_PREV_OR_FAIL(m, comm, igatherv);
+        GC3_PREV_OR_FAIL_QUIET(m, comm, igatherv);
     } else {
-        GC3_PREV_OR_FAIL(m, comm, gatherv);
+        GC3_PREV_OR_FAIL_QUIET(m, comm, gatherv);
     }
     if (!gc3_fb_staged(request != NULL, MCA_COLL_GC3_BUFS_ROOT_RECV, sbuf, rbuf, root, comm,
                        request != NULL ? "igatherv" : "gatherv", &rc)) {
@@ -244,16 +231,10 @@ static int gc3_gatherv_do(const void *sbuf, int scount, struct ompi_datatype_t *
     return request != NULL ? mca_coll_gc3_chain(m, b, 2, rc, inner, request) : mca_coll_gc3_stage_out(b, 2, rc);
 }
 
-int mca_coll_gc3_gatherv(const void *sbuf, int scount, struct ompi_datatype_t *sdt, void *rbuf, const int *rcounts,
-                         const int *displs, struct ompi_datatype_t *rdt, int root, struct ompi_communicator_t *comm,
-                         mca_coll_base_module_t *module)
-{
-    return gc3_gatherv_do(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, root, comm, module, NULL);
-}
-
-static int gc3_scatterv_do(const void *sbuf, const int *scounts, const int *displs, struct ompi_datatype_t *sdt,
-                           void *rbuf, int rcount, struct ompi_datatype_t *rdt, int root,
-                           struct ompi_communicator_t *comm, mca_coll_base_module_t *module, ompi_request_t **request)
+int mca_coll_gc3_scatterv_staged(const void *sbuf, const int *scounts, const int *displs, struct ompi_datatype_t *sdt,
+                                 void *rbuf, int rcount, struct ompi_datatype_t *rdt, int root,
+                                 struct ompi_communicator_t *comm, mca_coll_base_module_t *module,
+                                 ompi_request_t **request)
 {
     ompi_request_t        *inner = NULL;
     mca_coll_gc3_module_t *m     = (mca_coll_gc3_module_t *)module;
@@ -264,9 +245,9 @@ static int gc3_scatterv_do(const void *sbuf, const int *scounts, const int *disp
                                     mca_coll_gc3_stage_buf(rbuf, rdt, (size_t)rcount, 0, 1) };
 
     if (request != NULL) {
-        GC3_PREV_OR_FAIL(m, comm, iscatterv);
+        GC3_PREV_OR_FAIL_QUIET(m, comm, iscatterv);
     } else {
-        GC3_PREV_OR_FAIL(m, comm, scatterv);
+        GC3_PREV_OR_FAIL_QUIET(m, comm, scatterv);
     }
     if (!gc3_fb_staged(request != NULL, MCA_COLL_GC3_BUFS_ROOT_SEND, sbuf, rbuf, root, comm,
                        request != NULL ? "iscatterv" : "scatterv", &rc)) {
@@ -284,13 +265,6 @@ static int gc3_scatterv_do(const void *sbuf, const int *scounts, const int *disp
                                                  m->prev_scatterv_module));
     }
     return request != NULL ? mca_coll_gc3_chain(m, b, 2, rc, inner, request) : mca_coll_gc3_stage_out(b, 2, rc);
-}
-
-int mca_coll_gc3_scatterv(const void *sbuf, const int *scounts, const int *displs, struct ompi_datatype_t *sdt,
-                          void *rbuf, int rcount, struct ompi_datatype_t *rdt, int root,
-                          struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
-{
-    return gc3_scatterv_do(sbuf, scounts, displs, sdt, rbuf, rcount, rdt, root, comm, module, NULL);
 }
 
 static int gc3_alltoallv_do(const void *sbuf, const int *scounts, const int *sdispls, struct ompi_datatype_t *sdt,
@@ -753,34 +727,6 @@ int mca_coll_gc3_nb_as_blocking(struct ompi_communicator_t *comm, const char *na
                               "coll:gc3: comm %s: %s on device buffers: run as its blocking form, completed at once",
                               comm->c_name, name);
     return 1;
-}
-
-int mca_coll_gc3_igather(const void *sbuf, int scount, struct ompi_datatype_t *sdt, void *rbuf, int rcount,
-                         struct ompi_datatype_t *rdt, int root, struct ompi_communicator_t *comm,
-                         ompi_request_t **request, mca_coll_base_module_t *module)
-{
-    return gc3_gather_do(sbuf, scount, sdt, rbuf, rcount, rdt, root, comm, module, request);
-}
-
-int mca_coll_gc3_igatherv(const void *sbuf, int scount, struct ompi_datatype_t *sdt, void *rbuf, const int *rcounts,
-                          const int *displs, struct ompi_datatype_t *rdt, int root, struct ompi_communicator_t *comm,
-                          ompi_request_t **request, mca_coll_base_module_t *module)
-{
-    return gc3_gatherv_do(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, root, comm, module, request);
-}
-
-int mca_coll_gc3_iscatter(const void *sbuf, int scount, struct ompi_datatype_t *sdt, void *rbuf, int rcount,
-                          struct ompi_datatype_t *rdt, int root, struct ompi_communicator_t *comm,
-                          ompi_request_t **request, mca_coll_base_module_t *module)
-{
-    return gc3_scatter_do(sbuf, scount, sdt, rbuf, rcount, rdt, root, comm, module, request);
-}
-
-int mca_coll_gc3_iscatterv(const void *sbuf, const int *scounts, const int *displs, struct ompi_datatype_t *sdt,
-                           void *rbuf, int rcount, struct ompi_datatype_t *rdt, int root,
-                           struct ompi_communicator_t *comm, ompi_request_t **request, mca_coll_base_module_t *module)
-{
-    return gc3_scatterv_do(sbuf, scounts, displs, sdt, rbuf, rcount, rdt, root, comm, module, request);
 }
 
 int mca_coll_gc3_ialltoallw(const void *sbuf, const int *scounts, const int *sdispls,

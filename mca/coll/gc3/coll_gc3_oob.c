@@ -203,7 +203,7 @@ static void gc3_hsx_pair(const mca_coll_gc3_task_t *t, gc3_buf_t b, int s, size_
 /* Where the call's input and output are, as the runtime places them (in place: inside recvbuf). */
 static void gc3_hsx_bufs(const mca_coll_gc3_module_t *m, const mca_coll_gc3_task_t *t, char **in, char **out)
 {
-    gc3_call_places((gc3_coll_t)t->coll, ompi_comm_rank(m->comm), &t->call, in, out);
+    gc3_call_places((gc3_coll_t)t->coll, t->root, ompi_comm_rank(m->comm), &t->call, in, out);
 }
 
 /* The end of buffer b's last segment (bytes). */
@@ -235,12 +235,14 @@ static int gc3_hsx_post(mca_coll_gc3_module_t *m, mca_coll_gc3_hsx_t *h, int sen
 }
 
 /* The host-staged exchange of a call of per-rank counts: every segment sent to the rank it is for (allgather:
- * this rank's one to every rank), received into a host image of the output (reduce_scatter: this rank's
- * block from every rank, reduced at the end); empty segments send nothing (both ends know). */
+ * this rank's one to every rank; a rooted collective's: between the root and each rank), received into a host
+ * image of the output (reduce_scatter: this rank's block from every rank, reduced at the end); empty segments
+ * send nothing (both ends know). */
 static int gc3_hsx_v_start(mca_coll_gc3_module_t *m, mca_coll_gc3_task_t *t, mca_coll_gc3_hsx_t *h)
 {
-    const int   n = ompi_comm_size(m->comm), me = ompi_comm_rank(m->comm);
-    const int   rs = t->coll == GC3_COLL_REDUCE_SCATTER, ag = t->coll == GC3_COLL_ALLGATHER;
+    const int              n = ompi_comm_size(m->comm), me = ompi_comm_rank(m->comm);
+    const int              rs = t->coll == GC3_COLL_REDUCE_SCATTER;
+    const gc3_coll_desc_t *d  = gc3_coll_desc((gc3_coll_t)t->coll);
     char       *in, *out;
     size_t      at, biggest = 1, in_span = gc3_hsx_span(m, t, GC3_BUF_INPUT), pieces;
     int         rc;
@@ -264,16 +266,22 @@ static int gc3_hsx_v_start(mca_coll_gc3_module_t *m, mca_coll_gc3_task_t *t, mca
         return rc;
     }
     for (int q = 0; q < n && rc == OMPI_SUCCESS; q++) {
-        size_t sat, slen, rat, rlen;
-        gc3_hsx_pair(t, GC3_BUF_INPUT, ag ? 0 : q, &sat, &slen);  /* what goes to q */
-        gc3_hsx_pair(t, GC3_BUF_OUTPUT, rs ? 0 : q, &rat, &rlen); /* where q's comes */
+        /* a rooted collective: the root sends to every rank (its root_buf the input), or receives from every rank */
+        const int to_root = d->root_buf == GC3_BUF_OUTPUT;
+        const int send    = !d->rooted || (to_root ? q == t->root : me == t->root);
+        const int recv    = !d->rooted || (to_root ? me == t->root : q == t->root);
+        size_t    sat, slen, rat, rlen;
+        gc3_hsx_pair(t, GC3_BUF_INPUT, d->in_per_rank ? q : 0, &sat, &slen);   /* what goes to q */
+        gc3_hsx_pair(t, GC3_BUF_OUTPUT, d->out_per_rank ? q : 0, &rat, &rlen); /* where q's comes */
         rat = rs ? (size_t)q * h->B : rat;
         if (q == me) {
-            memcpy(h->all + rat, h->mine + sat, rlen);
+            if (send && recv) {
+                memcpy(h->all + rat, h->mine + sat, rlen);
+            }
             continue;
         }
-        rc = gc3_hsx_post(m, h, 0, q, h->all + rat, rlen);
-        if (rc == OMPI_SUCCESS) {
+        rc = recv ? gc3_hsx_post(m, h, 0, q, h->all + rat, rlen) : OMPI_SUCCESS;
+        if (rc == OMPI_SUCCESS && send) {
             rc = gc3_hsx_post(m, h, 1, q, h->mine + sat, slen);
         }
     }
@@ -299,8 +307,8 @@ static int gc3_hsx_v_finish(mca_coll_gc3_module_t *m, mca_coll_gc3_task_t *t, mc
         }
         return rc == OMPI_SUCCESS ? mca_coll_gc3_hsx_copy(t, out, h->all, h->B) : rc;
     }
-    for (int q = 0; q < n && rc == OMPI_SUCCESS; q++) {
-        gc3_hsx_pair(t, GC3_BUF_OUTPUT, q, &at, &len);
+    for (int q = 0; q < gc3_coll_segments((gc3_coll_t)t->coll, GC3_BUF_OUTPUT, n) && rc == OMPI_SUCCESS; q++) {
+        gc3_hsx_pair(t, GC3_BUF_OUTPUT, q, &at, &len); /* (none at a gather's non-root: its pairs are empty) */
         rc = len > 0 ? mca_coll_gc3_hsx_copy(t, out + at, h->all + at, len) : OMPI_SUCCESS;
     }
     return rc;

@@ -262,7 +262,7 @@ static void gc3_plan_end(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_entry_t *s,
 int mca_coll_gc3_plan_agreed(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_entry_t *s)
 {
     const mca_coll_gc3_card_t *v = (const mca_coll_gc3_card_t *)m->xrecv, *mine = &v[ompi_comm_rank(m->comm)];
-    int                        peer, a = mca_coll_gc3_verdict(v, ompi_comm_size(m->comm), mine->hash, mine->key, &peer);
+    int                        peer, a = mca_coll_gc3_verdict(v, ompi_comm_size(m->comm), mine->key, &peer);
 
     if (a == MCA_COLL_GC3_AGREE_MISMATCH) {
         opal_output(0,

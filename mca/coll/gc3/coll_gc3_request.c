@@ -196,7 +196,8 @@ static void mca_coll_gc3_task_init(mca_coll_gc3_task_t *t, gc3_coll_t coll, cons
     t->bytes   = a->bytes;
     t->root    = a->root;
     /* the plan's kind, the same on every rank: a rooted collective's other ranks cannot know whether the
-     * root calls in place (reduce: its programs serve both kinds, gc3_rule_program), bcast is one buffer */
+     * root calls in place (reduce, gather, scatter: their programs serve both kinds, gc3_rule_program), bcast
+     * is one buffer */
     t->inplace      = gc3_coll_desc(coll)->rooted ? coll == GC3_COLL_BCAST : sbuf == MPI_IN_PLACE;
     t->device       = a->backend == GC3_BACKEND_CUDA;
     t->call.sendbuf = sbuf == MPI_IN_PLACE ? NULL : sbuf;
