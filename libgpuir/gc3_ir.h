@@ -16,12 +16,13 @@ typedef enum {
     GC3_COLL_ALLTOALL,
     GC3_COLL_ALLGATHER,
     GC3_COLL_REDUCE_SCATTER,
-    GC3_COLL_BCAST,
+    GC3_COLL_BCAST, /* bcast, reduce, gather, scatter are rooted: a program is compiled for one root */
     GC3_COLL_REDUCE,
     GC3_COLL_GATHER,
-    GC3_COLL_SCATTER, /* rooted: a program is compiled for one
-                                                                         root (gc3_ir_program_t.root) */
-    GC3_COLL_CUSTOM,  /* anything else: needs an explicit postcondition table */
+    GC3_COLL_SCATTER,
+    GC3_COLL_SCAN, /* scan, exscan: prefix reductions (gc3_coll_desc_t.prefix) */
+    GC3_COLL_EXSCAN,
+    GC3_COLL_CUSTOM, /* anything else: needs an explicit postcondition table */
     GC3_COLL_COUNT
 } gc3_coll_t;
 
@@ -78,7 +79,8 @@ char         gc3_buf_char(gc3_buf_t buf); /* 'i' 'o' 's', '-' for none */
  * input chunk m of the root; scatter's output chunk m of rank r is input chunk r*k+m of the root.
  * Gather is allgather's rule at the root only (output chunk j*k+m is input chunk m of rank j);
  * reduce's output chunk m of the root combines input chunk m of every rank. gc3_coll_access says
- * which buffers a rank may touch. */
+ * which buffers a rank may touch. A prefix reduction combines input chunk m of ranks 0 to r (scan) or
+ * 0 to r-1 (exscan: rank 0's output is not significant and never touched) into rank r's output chunk m. */
 typedef struct {
     gc3_coll_t  coll;
     const char *name;          /* gc3's and the IR's: "allreduce", ..., "reduce_scatter", "custom" */
@@ -93,6 +95,7 @@ typedef struct {
     int         rooted;        /* one rank is the root ... */
     gc3_buf_t   root_buf;      /* ... and the only one with this buffer (bcast, scatter: the input; reduce,
                                   gather: the output); GC3_BUF_NONE when not rooted */
+    int         prefix;        /* a prefix reduction: 1 inclusive (scan), 2 exclusive (exscan), else 0 */
 } gc3_coll_desc_t;
 /* The descriptor of coll (custom's for a value out of range: never NULL). */
 const gc3_coll_desc_t *gc3_coll_desc(gc3_coll_t coll);

@@ -120,7 +120,21 @@ const char *gc3_rules_builtin_text(void)
            "scatter               1  *  pcie    0-64K    scatter_direct proto=LL\n"
            "scatter               1  *  pcie    64K-inf  scatter_ring   channels=4\n"
            "scatter               1  *  host    *        scatter_direct\n"
-           "scatter               2-*  *  *  *          scatter_direct\n";
+           "scatter               2-*  *  *  *          scatter_direct\n"
+           "# scan and exscan (not measured on several GPUs yet): the direct exchange below 64K (LL), the\n"
+           "# pipelined chain above it and on the host\n"
+           "scan                  1  *  nvlink  0-64K    scan_direct    proto=LL\n"
+           "scan                  1  *  pcie    0-64K    scan_direct    proto=LL\n"
+           "scan                  1  *  nvlink  64K-inf  scan_ring      channels=4\n"
+           "scan                  1  *  pcie    64K-inf  scan_ring      channels=4\n"
+           "scan                  1  *  host    *        scan_ring\n"
+           "scan                  2-*  *  *  *          scan_ring\n"
+           "exscan                1  *  nvlink  0-64K    exscan_direct  proto=LL\n"
+           "exscan                1  *  pcie    0-64K    exscan_direct  proto=LL\n"
+           "exscan                1  *  nvlink  64K-inf  exscan_ring    channels=4\n"
+           "exscan                1  *  pcie    64K-inf  exscan_ring    channels=4\n"
+           "exscan                1  *  host    *        exscan_ring\n"
+           "exscan                2-*  *  *  *          exscan_ring\n";
 }
 
 static int gc3_rules_int_range(const char *t, int *lo, int *hi)

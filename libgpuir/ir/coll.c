@@ -8,29 +8,35 @@
 /* clang-format off */
 static const gc3_coll_desc_t gc3_colls[GC3_COLL_COUNT] = {
     /*  coll                     name              mpi_name                aliases
-        in_per_rank, out_per_rank, reduces, builtin_post, inplace_inner, inplace_slice, rooted, root_buf */
+        in_per_rank, out_per_rank, reduces, builtin_post, inplace_inner, inplace_slice, rooted, root_buf,
+        prefix */
     [GC3_COLL_ALLREDUCE]      = {GC3_COLL_ALLREDUCE, "allreduce", "allreduce", {NULL},
-                                 0, 0, 1, 1, GC3_BUF_OUTPUT, 0, 0, GC3_BUF_NONE},
+                                 0, 0, 1, 1, GC3_BUF_OUTPUT, 0, 0, GC3_BUF_NONE, 0},
     [GC3_COLL_ALLTOALL]       = {GC3_COLL_ALLTOALL, "alltoall", "alltoall", {NULL},
-                                 1, 1, 0, 1, GC3_BUF_OUTPUT, 0, 0, GC3_BUF_NONE},
+                                 1, 1, 0, 1, GC3_BUF_OUTPUT, 0, 0, GC3_BUF_NONE, 0},
     [GC3_COLL_ALLGATHER]      = {GC3_COLL_ALLGATHER, "allgather", "allgather", {NULL},
-                                 0, 1, 0, 1, GC3_BUF_INPUT, 1, 0, GC3_BUF_NONE},
+                                 0, 1, 0, 1, GC3_BUF_INPUT, 1, 0, GC3_BUF_NONE, 0},
     [GC3_COLL_REDUCE_SCATTER] = {GC3_COLL_REDUCE_SCATTER, "reduce_scatter", "reduce_scatter_block",
                                  {"reducescatter", "reduce-scatter", NULL},
-                                 1, 0, 1, 1, GC3_BUF_OUTPUT, 1, 0, GC3_BUF_NONE},
+                                 1, 0, 1, 1, GC3_BUF_OUTPUT, 1, 0, GC3_BUF_NONE, 0},
     /* MSCCL's and SCCL's readers spell them "broadcast" and "reduce"; NCCL/RCCL's "Broadcast" */
     [GC3_COLL_BCAST]          = {GC3_COLL_BCAST, "bcast", "bcast", {"broadcast", "Broadcast", NULL},
-                                 0, 0, 0, 1, GC3_BUF_INPUT, 0, 1, GC3_BUF_INPUT},
+                                 0, 0, 0, 1, GC3_BUF_INPUT, 0, 1, GC3_BUF_INPUT, 0},
     [GC3_COLL_REDUCE]         = {GC3_COLL_REDUCE, "reduce", "reduce", {"Reduce", NULL},
-                                 0, 0, 1, 1, GC3_BUF_OUTPUT, 0, 1, GC3_BUF_OUTPUT},
+                                 0, 0, 1, 1, GC3_BUF_OUTPUT, 0, 1, GC3_BUF_OUTPUT, 0},
     /* in place at the root: its input is its segment of the output (gather), its output its segment of
        the input (scatter) */
     [GC3_COLL_GATHER]         = {GC3_COLL_GATHER, "gather", "gather", {"Gather", NULL},
-                                 0, 1, 0, 1, GC3_BUF_INPUT, 1, 1, GC3_BUF_OUTPUT},
+                                 0, 1, 0, 1, GC3_BUF_INPUT, 1, 1, GC3_BUF_OUTPUT, 0},
     [GC3_COLL_SCATTER]        = {GC3_COLL_SCATTER, "scatter", "scatter", {"Scatter", NULL},
-                                 1, 0, 0, 1, GC3_BUF_OUTPUT, 1, 1, GC3_BUF_INPUT},
+                                 1, 0, 0, 1, GC3_BUF_OUTPUT, 1, 1, GC3_BUF_INPUT, 0},
+    /* in place as allreduce: the input is the output */
+    [GC3_COLL_SCAN]           = {GC3_COLL_SCAN, "scan", "scan", {"Scan", NULL},
+                                 0, 0, 1, 1, GC3_BUF_OUTPUT, 0, 0, GC3_BUF_NONE, 1},
+    [GC3_COLL_EXSCAN]         = {GC3_COLL_EXSCAN, "exscan", "exscan", {"Exscan", NULL},
+                                 0, 0, 1, 1, GC3_BUF_OUTPUT, 0, 0, GC3_BUF_NONE, 2},
     [GC3_COLL_CUSTOM]         = {GC3_COLL_CUSTOM, "custom", "custom", {NULL},
-                                 0, 0, 0, 0, GC3_BUF_OUTPUT, 0, 0, GC3_BUF_NONE},
+                                 0, 0, 0, 0, GC3_BUF_OUTPUT, 0, 0, GC3_BUF_NONE, 0},
 };
 /* clang-format on */
 

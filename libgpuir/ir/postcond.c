@@ -215,7 +215,8 @@ static gc3_status_t gc3_postcond_builtin_cell(gc3_pc_builder_t *b, const gc3_col
     if (!d->reduces) {
         return gc3_pc_add_id(b, (uint32_t)(c / k) * stride + chunk);
     }
-    for (int q = 0; q < R && status == GC3_OK; q++) {
+    /* every rank, or a prefix: ranks 0 to r (scan), 0 to r-1 (exscan) */
+    for (int q = 0; q < (d->prefix ? r + (d->prefix == 1) : R) && status == GC3_OK; q++) {
         status = gc3_pc_add_id(b, (uint32_t)q * stride + chunk);
     }
     return status;
@@ -259,8 +260,9 @@ gc3_status_t gc3_postcond_builtin(const gc3_ir_program_t *p, gc3_diag_t *diag, g
         return status;
     }
     for (int r = 0; r < R; r++) {
-        /* reduce, gather: a non-root's output is not significant (and never touched: gc3_coll_access) */
-        const int dontcare = d->root_buf == GC3_BUF_OUTPUT && r != p->root;
+        /* reduce, gather: a non-root's output is not significant (and never touched: gc3_coll_access);
+           exscan: rank 0's */
+        const int dontcare = (d->root_buf == GC3_BUF_OUTPUT && r != p->root) || (d->prefix == 2 && r == 0);
         for (int c = 0; c < p->gpus[r].o_chunks; c++) {
             status = dontcare ? GC3_OK : gc3_postcond_builtin_cell(&b, d, R, k, p->root, r, c);
             if (status != GC3_OK) {

@@ -35,6 +35,15 @@ static void gc3_oracle(gc3_coll_t coll, int R, int root, gc3_dtype_t dt, gc3_op_
         case GC3_COLL_SCATTER: /* rank r's output = block r of the root's input (in place: at block r) */
             memcpy(e + (inplace ? (size_t)r * count * ds : 0), (char *)in[root] + (size_t)r * count * ds, count * ds);
             break;
+        case GC3_COLL_SCAN:   /* ranks 0 to r, in rank order */
+        case GC3_COLL_EXSCAN: /* ranks 0 to r-1; rank 0's output is left as it is */
+            if (coll == GC3_COLL_SCAN || r > 0) {
+                memcpy(e, in[0], count * ds);
+            }
+            for (int q = 1; q < (coll == GC3_COLL_SCAN ? r + 1 : r); q++) {
+                gc3_reduce_host(dt, op, e, in[q], count);
+            }
+            break;
         case GC3_COLL_ALLREDUCE:
             memcpy(e, in[0], count * ds);
             for (int q = 1; q < R; q++) {
@@ -71,7 +80,7 @@ static void gc3_oracle(gc3_coll_t coll, int R, int root, gc3_dtype_t dt, gc3_op_
 static size_t gc3_oracle_in_elems(gc3_coll_t c, int R, size_t count)
 {
     return c == GC3_COLL_ALLREDUCE || c == GC3_COLL_ALLGATHER || c == GC3_COLL_CUSTOM || c == GC3_COLL_BCAST ||
-                   c == GC3_COLL_REDUCE || c == GC3_COLL_GATHER
+                   c == GC3_COLL_REDUCE || c == GC3_COLL_GATHER || c == GC3_COLL_SCAN || c == GC3_COLL_EXSCAN
                ? count
                : count * (size_t)R;
 }
@@ -79,7 +88,7 @@ static size_t gc3_oracle_in_elems(gc3_coll_t c, int R, size_t count)
 static size_t gc3_oracle_out_elems(gc3_coll_t c, int R, size_t count)
 {
     return c == GC3_COLL_ALLREDUCE || c == GC3_COLL_REDUCE_SCATTER || c == GC3_COLL_CUSTOM || c == GC3_COLL_BCAST ||
-                   c == GC3_COLL_REDUCE || c == GC3_COLL_SCATTER
+                   c == GC3_COLL_REDUCE || c == GC3_COLL_SCATTER || c == GC3_COLL_SCAN || c == GC3_COLL_EXSCAN
                ? count
                : count * (size_t)R;
 }

@@ -315,8 +315,8 @@ static void test_xml(void)
                   gc3_coll_from_name("reduce", &c) == GC3_OK && c == GC3_COLL_REDUCE,
               "bcast/reduce spellings");
         gc3_coll_mpi_names(names, sizeof(names));
-        CHECK(strcmp(names, "allreduce, alltoall, allgather, reduce_scatter_block, bcast, reduce, gather, scatter") ==
-                  0,
+        CHECK(strcmp(names, "allreduce, alltoall, allgather, reduce_scatter_block, bcast, reduce, gather, scatter, "
+                            "scan, exscan") == 0,
               "names: %s", names);
     }
 }
@@ -424,7 +424,7 @@ static void test_rules(void)
     CHECK(gc3_rules_parse("alltoallw 1 * * * bcast_ring\nbcast 1 * * * reduce_ring\n", "bad", &diag, &R) != GC3_OK,
           "bad");
     CHECK(gc3_diag_contains(&diag, "bad:1: unknown collective 'alltoallw' (allreduce, alltoall, allgather, "
-                                   "reduce_scatter_block, bcast, reduce, gather, scatter or *)") &&
+                                   "reduce_scatter_block, bcast, reduce, gather, scatter, scan, exscan or *)") &&
               gc3_diag_contains(&diag, "bad:2: algorithm 'reduce_ring' is for reduce, not bcast"),
           "bad lines: %s", diag.count ? diag.msgs[0] : "");
     gc3_diag_cleanup(&diag);

@@ -325,11 +325,10 @@ static void test_builtin(void)
                         continue;
                     }
                     for (int k = 0; k < 2; k++) {
-                        /* per rank (allreduce, custom) or per peer: whole chunks */
-                        size_t count = p->coll == GC3_COLL_ALLREDUCE || p->coll == GC3_COLL_CUSTOM ||
-                                               p->coll == GC3_COLL_BCAST || p->coll == GC3_COLL_REDUCE
-                                           ? counts[k]
-                                           : counts[k] / (size_t)R;
+                        /* per rank (a buffer of one segment everywhere: allreduce, scan, custom, ...) or
+                           per peer: whole chunks */
+                        const gc3_coll_desc_t *d = gc3_coll_desc(p->coll);
+                        size_t count = !d->in_per_rank && !d->out_per_rank ? counts[k] : counts[k] / (size_t)R;
                         gc3_oracle_check_zc(p, GC3_DT_INT32, GC3_OP_SUM, count, ip, 2, 1);
                         gc3_oracle_check_zc(p, GC3_DT_FLOAT64, GC3_OP_MAX, count, ip, 8, 1);
                         cases += 2;

@@ -1,0 +1,101 @@
+/* Scan and exscan (prefix reductions): rank r's output combines the inputs of ranks 0 to r (scan) or 0 to
+ * r-1 (exscan; rank 0's output is never touched: MPI leaves it undefined).
+ *   direct: every rank sends its buffer (chunks_per_peer chunks) to every rank after it, into scratch, and
+ *           each rank reduces what it received (one step: the latency choice for small sizes, LL);
+ *   ring:   a pipelined chain 0 -> 1 -> ... -> R-1 carrying the running prefix, cut into channels x
+ *           chunks_per_peer chunks: each rank combines its input with the prefix it receives (scan: into
+ *           its output, which it sends on; exscan: the prefix received is its output, the prefix with its
+ *           input goes on through scratch). The bandwidth choice for large sizes (Simple).
+ * In place (the input is the output) every read of a rank's input comes before its output is written. */
+#include "gc3_algorithms.h"
+
+static gc3_status_t gc3_scan_direct(const gc3_algo_params_t *params, int exclusive, const char *name, gc3_diag_t *diag,
+                                    gc3_compile_stats_t *stats, gc3_ir_program_t **program_p)
+{
+    const int    R = params->nranks, k = params->chunks_per_peer;
+    gc3_prog_t  *prog;
+    gc3_status_t status =
+        gc3_algo_begin(params, name, exclusive ? GC3_COLL_EXSCAN : GC3_COLL_SCAN, k, k, k, diag, &prog);
+
+    if (status != GC3_OK) {
+        return status;
+    }
+    for (int q = 0; q < R; q++) { /* every transfer first: rank q's input to every rank after it */
+        for (int r = q + 1; r < R; r++) {
+            gc3_cref_t x;
+            gc3_chunk(prog, q, GC3_BUF_INPUT, 0, k, &x);
+            gc3_copy(prog, x, r, GC3_BUF_SCRATCH, q * k, (r - q - 1) % params->channels, &x);
+        }
+    }
+    for (int r = exclusive ? 1 : 0; r < R; r++) {
+        gc3_cref_t o, x;
+        /* scan: its own input first (nothing to do in place); exscan: rank 0's */
+        gc3_chunk(prog, r, exclusive ? GC3_BUF_SCRATCH : GC3_BUF_INPUT, 0, k, &x);
+        gc3_copy(prog, x, r, GC3_BUF_OUTPUT, 0, 0, &o);
+        for (int q = exclusive ? 1 : 0; q < r; q++) {
+            gc3_chunk(prog, r, GC3_BUF_SCRATCH, q * k, k, &x);
+            gc3_reduce(prog, o, x, 0, &o);
+        }
+    }
+    return gc3_algo_finish(prog, name, diag, stats, program_p);
+}
+
+static gc3_status_t gc3_scan_ring(const gc3_algo_params_t *params, int exclusive, const char *name, gc3_diag_t *diag,
+                                  gc3_compile_stats_t *stats, gc3_ir_program_t **program_p)
+{
+    const int    R = params->nranks, nch = params->channels, C = nch * params->chunks_per_peer;
+    gc3_prog_t  *prog;
+    gc3_status_t status =
+        gc3_algo_begin(params, name, exclusive ? GC3_COLL_EXSCAN : GC3_COLL_SCAN, C, C, C, diag, &prog);
+
+    if (status != GC3_OK) {
+        return status;
+    }
+    for (int idx = 0; idx < C; idx++) {
+        const int  ch = idx % nch;
+        gc3_cref_t acc, mine, o;
+        gc3_chunk(prog, 0, GC3_BUF_INPUT, idx, 1, &acc);
+        if (!exclusive) {
+            gc3_copy(prog, acc, 0, GC3_BUF_OUTPUT, idx, ch, &acc); /* nothing to do in place */
+        }
+        for (int r = 1; r < R; r++) {
+            if (!exclusive) { /* out_r = in_r op prefix_{r-1}, sent on from the output */
+                gc3_chunk(prog, r, GC3_BUF_INPUT, idx, 1, &mine);
+                gc3_copy(prog, mine, r, GC3_BUF_OUTPUT, idx, ch, &o);
+                gc3_reduce(prog, o, acc, ch, &acc);
+                continue;
+            }
+            /* exscan: the input kept in scratch before the prefix lands in the output (in place they are
+               one buffer), then input op prefix goes on from scratch */
+            if (r < R - 1) {
+                gc3_chunk(prog, r, GC3_BUF_INPUT, idx, 1, &mine);
+                gc3_copy(prog, mine, r, GC3_BUF_SCRATCH, idx, ch, &mine);
+            }
+            gc3_copy(prog, acc, r, GC3_BUF_OUTPUT, idx, ch, &o);
+            if (r < R - 1) {
+                gc3_reduce(prog, mine, o, ch, &acc);
+            }
+        }
+    }
+    return gc3_algo_finish(prog, name, diag, stats, program_p);
+}
+
+GC3_ALGO_DECLARE(gc3_algo_scan_direct)
+{
+    return gc3_scan_direct(params, 0, "scan_direct", diag, stats, program_p);
+}
+
+GC3_ALGO_DECLARE(gc3_algo_exscan_direct)
+{
+    return gc3_scan_direct(params, 1, "exscan_direct", diag, stats, program_p);
+}
+
+GC3_ALGO_DECLARE(gc3_algo_scan_ring)
+{
+    return gc3_scan_ring(params, 0, "scan_ring", diag, stats, program_p);
+}
+
+GC3_ALGO_DECLARE(gc3_algo_exscan_ring)
+{
+    return gc3_scan_ring(params, 1, "exscan_ring", diag, stats, program_p);
+}
