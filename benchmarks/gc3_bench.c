@@ -55,24 +55,18 @@
 
 enum { M_GC3, M_NCCL, M_NCCL_REG, M_NCCL_SYM, M_STAGED, M_OMPI, M_COUNT };
 /* The collectives (-t); the rooted ones have their root at rank bench_root (--root). */
+/* clang-format off */
 enum {
-    C_ALLREDUCE,
-    C_ALLTOALL,
-    C_BCAST,
-    C_REDUCE,
-    C_ALLGATHERV,
-    C_ALLTOALLV,
-    C_REDUCE_SCATTER,
-    C_GATHERV,
-    C_SCATTERV,
-    C_COUNT
+    C_ALLREDUCE, C_ALLTOALL, C_BCAST, C_REDUCE, C_SCAN, C_EXSCAN, C_ALLGATHERV, C_ALLTOALLV, C_REDUCE_SCATTER,
+    C_GATHERV, C_SCATTERV, C_COUNT
 };
-static const char *const coll_names[C_COUNT] = { "allreduce", "alltoall",       "bcast",   "reduce",  "allgatherv",
-                                                 "alltoallv", "reduce_scatter", "gatherv", "scatterv" };
+static const char *const coll_names[C_COUNT] = { "allreduce", "alltoall", "bcast", "reduce", "scan", "exscan",
+                                                 "allgatherv", "alltoallv", "reduce_scatter", "gatherv", "scatterv" };
 /* the collective whose plans a call runs on (coll_gc3_enable_<name>, the rules' name) */
-static const char *const plan_names[C_COUNT] = {
-    "allreduce", "alltoall", "bcast", "reduce", "allgather", "alltoall", "reduce_scatter_block", "gather", "scatter"
-};
+static const char *const plan_names[C_COUNT] = { "allreduce", "alltoall", "bcast", "reduce", "scan", "exscan",
+                                                 "allgather", "alltoall", "reduce_scatter_block", "gather",
+                                                 "scatter" };
+/* clang-format on */
 #define IS_ROOTED(c) ((c) == C_BCAST || (c) == C_REDUCE || (c) == C_GATHERV || (c) == C_SCATTERV)
 #define IS_V(c) ((c) >= C_ALLGATHERV)
 static int               bench_root            = 0;
@@ -743,6 +737,10 @@ static int mpi_call(int c, size_t count, void *s, void *r, MPI_Comm comm)
         return MPI_Bcast(rank == bench_root ? s : r, (int)count, MPI_FLOAT, bench_root, comm);
     case C_REDUCE:
         return MPI_Reduce(s, r, (int)count, MPI_FLOAT, MPI_SUM, bench_root, comm);
+    case C_SCAN:
+        return MPI_Scan(s, r, (int)count, MPI_FLOAT, MPI_SUM, comm);
+    case C_EXSCAN:
+        return MPI_Exscan(s, r, (int)count, MPI_FLOAT, MPI_SUM, comm);
     default: return MPI_Allreduce(s, r, (int)count, MPI_FLOAT, MPI_SUM, comm);
     }
 }
@@ -840,8 +838,9 @@ static float input_of(int q, size_t i)
  * buffer the call does not write (bcast: the root; reduce: all but the root) have nothing to check. */
 static int check_result(int c, size_t count, const float *out)
 {
-    if ((c == C_BCAST && rank == bench_root) || ((c == C_REDUCE || c == C_GATHERV) && rank != bench_root)) {
-        return 1;
+    if ((c == C_BCAST && rank == bench_root) || ((c == C_REDUCE || c == C_GATHERV) && rank != bench_root) ||
+        (c == C_EXSCAN && rank == 0)) {
+        return 1; /* (exscan: MPI leaves rank 0's undefined) */
     }
     if (IS_V(c)) {
         size_t at = 0; /* reduce_scatter: where this rank's block starts in every input */
@@ -870,9 +869,12 @@ static int check_result(int c, size_t count, const float *out)
         return 1;
     }
     for (size_t i = 0; i < (c == C_ALLTOALL ? count * (size_t)nranks : count); i++) {
-        float want = c == C_ALLTOALL ? input_of((int)(i / count), (size_t)rank * count + i % count)
-                     : c == C_BCAST  ? input_of(bench_root, i)
-                                     : (float)(nranks * (nranks + 1) / 2 * (int)(i % 13 + 1));
+        /* the ranks whose inputs a reduction sums: every one, or a prefix (scan: 0 to this one; exscan: to the
+           one before) */
+        const int upto = c == C_SCAN ? rank + 1 : c == C_EXSCAN ? rank : nranks;
+        float     want = c == C_ALLTOALL ? input_of((int)(i / count), (size_t)rank * count + i % count)
+                         : c == C_BCAST  ? input_of(bench_root, i)
+                                         : (float)(upto * (upto + 1) / 2 * (int)(i % 13 + 1));
         if (out[i] != want) {
             fprintf(stderr, "gc3_bench: rank %d: element %zu is %g, want %g\n", rank, i, out[i], want);
             return 0;
@@ -883,8 +885,8 @@ static int check_result(int c, size_t count, const float *out)
 
 static void usage(FILE *out)
 {
-    fputs("usage: gc3_bench [-t allreduce|alltoall|bcast|reduce|allgatherv|alltoallv|reduce_scatter|gatherv|\n"
-          "                  scatterv] [-d cuda|host] [-c]\n"
+    fputs("usage: gc3_bench [-t allreduce|alltoall|bcast|reduce|scan|exscan|allgatherv|alltoallv|reduce_scatter|\n"
+          "                  gatherv|scatterv] [-d cuda|host] [-c]\n"
           "                 [-m MIN:MAX] [-i ITERS] [-x WARMUP] [--skew]\n"
           "                 [--methods gc3,nccl,nccl-reg,nccl-sym,staged,ompi] [--staged-max BYTES] [--nccl-lib PATH]\n"
           "                 [--csv FILE] [--alternate allreduce|alltoall:BYTES] [--root R]\n"
@@ -1048,7 +1050,8 @@ int main(int argc, char **argv)
     for (c = 0; c < C_COUNT && strcmp(coll, coll_names[c]) != 0; c++) {
     }
     if (c == C_COUNT)
-        die("-t takes allreduce, alltoall, bcast, reduce, allgatherv, alltoallv, reduce_scatter, gatherv or scatterv");
+        die("-t takes allreduce, alltoall, bcast, reduce, scan, exscan, allgatherv, alltoallv, reduce_scatter, gatherv "
+            "or scatterv");
     if (skew && !IS_V(c))
         die("--skew is for allgatherv, alltoallv, reduce_scatter, gatherv and scatterv");
     v_scnt = calloc((size_t)nranks, sizeof(int));
@@ -1135,6 +1138,8 @@ int main(int argc, char **argv)
         if (want && IS_V(c)) {
             gc3_snprintf_cut(text, sizeof(text), "NCCL has no %s with per-rank counts (codes group ncclSend/ncclRecv)",
                              coll);
+        } else if (want && (c == C_SCAN || c == C_EXSCAN)) {
+            gc3_snprintf_cut(text, sizeof(text), "NCCL has no %s", coll);
         } else if (want && ranks_share_gpu(node)) {
             gc3_snprintf_cut(text, sizeof(text), "ranks share a GPU: NCCL takes one rank per GPU");
         } else if (want && nccl_open(path, text, sizeof(text), lacks) == 0) { /* else text says why */
@@ -1175,8 +1180,8 @@ int main(int argc, char **argv)
         }
         printf("# gc3_bench %s, %d ranks, %s buffers, float32%s%s; %s\n", coll, nranks,
                on_device ? "device (cuda)" : "host",
-               c == C_ALLREDUCE || c == C_REDUCE || c == C_REDUCE_SCATTER ? " sum" : "", root,
-               validate ? "validation on" : "validation off");
+               c == C_ALLREDUCE || c == C_REDUCE || c == C_REDUCE_SCATTER || c == C_SCAN || c == C_EXSCAN ? " sum" : "",
+               root, validate ? "validation on" : "validation off");
         if (IS_V(c)) {
             printf("# size: the bytes of each rank's segment%s; the calls run on gc3's %s plans\n",
                    skew ? " on average (--skew: rank q's, alltoallv q to r's, is 2((q + r) mod R + 1)/(R + 1) times it)"

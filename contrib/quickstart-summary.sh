@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # What the main job of quickstart.sh ran where, in words, read from its output (test_coll run
 # through coll/gc3 with coll_gc3_verbose 1): the collectives gc3 ran itself (allreduce, alltoall,
-# allgather, reduce_scatter_block, bcast, reduce, gather, scatter, their nonblocking and persistent
-# forms; the v-forms run on their plans) and with which
+# allgather, reduce_scatter_block, bcast, reduce, gather, scatter, scan, exscan, their nonblocking and
+# persistent forms; the v-forms run on their plans) and with which
 # algorithms, on which GPUs (ranks per GPU, MPS) or with its host backend, whether device buffers
 # were staged instead, and how many results were checked.
 #
@@ -38,13 +38,13 @@ mpi_name() {
     case $1 in
     allreduce) echo MPI_Allreduce;; alltoall) echo MPI_Alltoall;; allgather) echo MPI_Allgather;;
     reduce_scatter_block) echo MPI_Reduce_scatter_block;; bcast) echo MPI_Bcast;; reduce) echo MPI_Reduce;;
-    gather) echo MPI_Gather;; scatter) echo MPI_Scatter;;
+    gather) echo MPI_Gather;; scatter) echo MPI_Scatter;; scan) echo MPI_Scan;; exscan) echo MPI_Exscan;;
     *) echo "$1";;
     esac
 }
 
 # every rank prints each plan line: "COLL BACKEND ALGO PROTO verified|unused", once each
-plans=$(sed -nE 's/^(\[[^]]*\] )?coll:gc3: comm .*: (allreduce|alltoall|allgather|reduce_scatter_block|bcast|reduce|gather|scatter) [^ ]+ bytes(, in place)? \(([a-z]+) backend, [0-9]+ ranks, [^)]*\): ([A-Za-z_0-9]+) (Simple|LL128|LL)[ ,(](.*)$/\2 \4 \5 \6 \7/p' "$log" |
+plans=$(sed -nE 's/^(\[[^]]*\] )?coll:gc3: comm .*: (allreduce|alltoall|allgather|reduce_scatter_block|bcast|reduce|gather|scatter|scan|exscan) [^ ]+ bytes(, in place)? \(([a-z]+) backend, [0-9]+ ranks, [^)]*\): ([A-Za-z_0-9]+) (Simple|LL128|LL)[ ,(](.*)$/\2 \4 \5 \6 \7/p' "$log" |
         awk '{ st = ($0 ~ /NOT USED/) ? "unused" : ($0 ~ /, verified/ ? "verified" : "unused"); k = $1 " " $2 " " $3 " " $4 " " st
                if (!(k in seen)) { seen[k] = 1; print k } }')
 used=$(awk '$5 == "verified"' <<<"$plans")
@@ -55,7 +55,7 @@ staged=$(sed -nE 's/^.*coll:gc3: comm .*: (ranks [0-9]+ and [0-9]+ share GPU .* 
 
 colls=()
 algos=()
-for c in allreduce alltoall allgather reduce_scatter_block bcast reduce gather scatter; do
+for c in allreduce alltoall allgather reduce_scatter_block bcast reduce gather scatter scan exscan; do
     a=$(awk -v c="$c" '$1 == c { if (!($3 " " $4 in s)) { s[$3 " " $4] = 1; l = l (l == "" ? "" : ", ") $3 " " $4 } } END { print l }' <<<"$used")
     [ -n "$a" ] || continue
     colls+=("$(mpi_name "$c")")
@@ -66,6 +66,7 @@ for k in "nonblocking allreduce:MPI_Iallreduce" "nonblocking alltoall:MPI_Iallto
          "nonblocking allgather:MPI_Iallgather" "nonblocking reduce_scatter_block:MPI_Ireduce_scatter_block" \
          "nonblocking bcast:MPI_Ibcast" "nonblocking reduce:MPI_Ireduce" \
          "nonblocking gather:MPI_Igather" "nonblocking scatter:MPI_Iscatter" \
+         "nonblocking scan:MPI_Iscan" "nonblocking exscan:MPI_Iexscan" \
          "persistent allreduce:MPIX_Allreduce_init" "persistent alltoall:MPIX_Alltoall_init" \
          "persistent allgather:MPIX_Allgather_init" "persistent reduce_scatter_block:MPIX_Reduce_scatter_block_init" \
          "persistent bcast:MPIX_Bcast_init" "persistent reduce:MPIX_Reduce_init"; do

@@ -23,6 +23,8 @@
 #define GC3_GATHERV_INIT              MPIX_Gatherv_init
 #define GC3_SCATTER_INIT              MPIX_Scatter_init
 #define GC3_SCATTERV_INIT             MPIX_Scatterv_init
+#define GC3_SCAN_INIT                 MPIX_Scan_init
+#define GC3_EXSCAN_INIT               MPIX_Exscan_init
 #elif MPI_VERSION >= 4 || (defined(OMPI_MAJOR_VERSION) && OMPI_MAJOR_VERSION >= 5)
 #define GC3_ALLREDUCE_INIT            MPI_Allreduce_init
 #define GC3_ALLTOALL_INIT             MPI_Alltoall_init
@@ -37,6 +39,8 @@
 #define GC3_GATHERV_INIT              MPI_Gatherv_init
 #define GC3_SCATTER_INIT              MPI_Scatter_init
 #define GC3_SCATTERV_INIT             MPI_Scatterv_init
+#define GC3_SCAN_INIT                 MPI_Scan_init
+#define GC3_EXSCAN_INIT               MPI_Exscan_init
 #else
 #error "this MPI has neither MPI_Allreduce_init (MPI-4) nor Open MPI's MPIX_Allreduce_init (pcollreq)"
 #endif

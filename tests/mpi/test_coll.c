@@ -869,6 +869,88 @@ static void test_stream_order_small(MPI_Comm comm, const char *cname, int rounds
 #endif
 }
 
+/* MPI_Scan and MPI_Exscan: every datatype and op of the tables, counts 1 to 1M, in place and not, blocking,
+ * nonblocking and persistent (started twice), against the prefix computed here (exscan: ranks 1 on; MPI leaves
+ * rank 0's receive buffer undefined) */
+static void test_scans(MPI_Comm comm, const char *cname, size_t max_count)
+{
+    int          rank, size, k = 0;
+    const size_t counts[] = { 1, 13, 1009, 65537, 1u << 20 };
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    for (int ex = 0; ex <= 1; ex++) {
+        for (size_t d = 0; d < sizeof(dtypes) / sizeof(dtypes[0]); d++) {
+            for (size_t o = 0; o < sizeof(ops) / sizeof(ops[0]); o++) {
+                if (dtypes[d].is_float && o >= 4) {
+                    continue;
+                }
+                for (size_t c = 0; c < sizeof(counts) / sizeof(counts[0]); c++) {
+                    const size_t n = counts[c], bytes = n * (size_t)dtypes[d].size;
+                    const int    inplace = k % 2, form = (k / 2) % 3; /* blocking, nonblocking, persistent */
+                    char        *in, *out, what[200];
+                    void        *din, *dout;
+                    int          ok = 1, rc = MPI_SUCCESS;
+                    MPI_Request  req = MPI_REQUEST_NULL;
+                    if (n > max_count || (n > 65537 && !(d == 0 && o == 0)) || (n > 1009 && o != 0)) {
+                        continue;
+                    }
+                    k++;
+                    in  = malloc(bytes + 8);
+                    out = malloc(bytes + 8);
+                    for (size_t i = 0; i < n; i++) {
+                        put(&dtypes[d], inplace ? out : in, i, val(rank, i, &ops[o], &dtypes[d]));
+                    }
+                    din  = inplace ? MPI_IN_PLACE : dev_copy(in, bytes);
+                    dout = dev_copy(out, bytes);
+                    if (form == 2) {
+                        rc = ex ? GC3_EXSCAN_INIT(din, dout, (int)n, dtypes[d].dt, ops[o].op, comm, MPI_INFO_NULL, &req)
+                                : GC3_SCAN_INIT(din, dout, (int)n, dtypes[d].dt, ops[o].op, comm, MPI_INFO_NULL, &req);
+                        for (int t = 0; t < (inplace ? 1 : 2) && rc == MPI_SUCCESS; t++) {
+                            rc = MPI_Start(&req);
+                            rc = rc == MPI_SUCCESS ? MPI_Wait(&req, MPI_STATUS_IGNORE) : rc;
+                        }
+                        if (req != MPI_REQUEST_NULL) {
+                            MPI_Request_free(&req);
+                        }
+                    } else if (form == 1) {
+                        rc = ex ? MPI_Iexscan(din, dout, (int)n, dtypes[d].dt, ops[o].op, comm, &req)
+                                : MPI_Iscan(din, dout, (int)n, dtypes[d].dt, ops[o].op, comm, &req);
+                        rc = rc == MPI_SUCCESS ? MPI_Wait(&req, MPI_STATUS_IGNORE) : rc;
+                    } else {
+                        rc = ex ? MPI_Exscan(din, dout, (int)n, dtypes[d].dt, ops[o].op, comm)
+                                : MPI_Scan(din, dout, (int)n, dtypes[d].dt, ops[o].op, comm);
+                    }
+                    dev_back(out, dout, bytes);
+                    if (!inplace) {
+                        dev_back(in, din, 0);
+                    }
+                    ok = rc == MPI_SUCCESS;
+                    for (size_t i = 0; i < n && ok && !(ex && rank == 0); i++) {
+                        long want = val(0, i, &ops[o], &dtypes[d]);
+                        for (int r = 1; r < (ex ? rank : rank + 1); r++) {
+                            want = combine(&ops[o], want, val(r, i, &ops[o], &dtypes[d]));
+                        }
+                        if (!same(&dtypes[d], get(&dtypes[d], out, i), want)) {
+                            fprintf(stderr, "rank %d: %s %s %s count %zu element %zu: got %ld, expected %ld\n", rank,
+                                    ex ? "exscan" : "scan", dtypes[d].name, ops[o].name, n, i, get(&dtypes[d], out, i),
+                                    want);
+                            ok = 0;
+                        }
+                    }
+                    snprintf(what, sizeof(what), "%s%s %s %s %s count %zu%s",
+                             form == 1   ? "i"
+                             : form == 2 ? "persistent "
+                                         : "",
+                             ex ? "exscan" : "scan", cname, dtypes[d].name, ops[o].name, n, inplace ? " in place" : "");
+                    check(ok, comm, what);
+                    free(in);
+                    free(out);
+                }
+            }
+        }
+    }
+}
+
 /* ---------------------------------------------------------------- per-rank counts
  * MPI_Allgatherv, MPI_Alltoallv and MPI_Reduce_scatter with count matrices of five shapes that every rank
  * draws alike (uniform, zeros, 1:1000 skew, one rank holding everything, displacements permuted with gaps),
@@ -1354,6 +1436,8 @@ int main(int argc, char **argv)
     test_allgather_rsb(uneven, "uneven split", max_count / 16);
     test_bcast_reduce(MPI_COMM_WORLD, "world", max_count);
     test_bcast_reduce(parity, "parity split", max_count / 16);
+    test_scans(MPI_COMM_WORLD, "world", max_count);
+    test_scans(parity, "parity split", max_count / 16);
     test_vcolls(MPI_COMM_WORLD, "world", max_count < 1000 ? (int)max_count + 1 : 1000);
     test_vcolls(uneven, "uneven split", 300);
     test_vcolls(parity, "parity split", 300);

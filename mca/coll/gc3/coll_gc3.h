@@ -460,7 +460,7 @@ int mca_coll_gc3_alltoallv_staged(const void *sbuf, const int *scounts, const in
 int mca_coll_gc3_reduce_scatter_staged(const void *sbuf, void *rbuf, const int *rcounts, struct ompi_datatype_t *dt,
                                        struct ompi_op_t *op, struct ompi_communicator_t *comm,
                                        mca_coll_base_module_t *module, ompi_request_t **request);
-/* ... and gather, scatter and their v-forms */
+/* ... and gather, scatter and their v-forms, scan and exscan */
 int mca_coll_gc3_gather_staged(const void *sbuf, int scount, struct ompi_datatype_t *sdt, void *rbuf, int rcount,
                                struct ompi_datatype_t *rdt, int root, struct ompi_communicator_t *comm,
                                mca_coll_base_module_t *module, ompi_request_t **request);
@@ -475,6 +475,12 @@ int mca_coll_gc3_scatterv_staged(const void *sbuf, const int *scounts, const int
                                  void *rbuf, int rcount, struct ompi_datatype_t *rdt, int root,
                                  struct ompi_communicator_t *comm, mca_coll_base_module_t *module,
                                  ompi_request_t **request);
+int mca_coll_gc3_scan_staged(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dt, struct ompi_op_t *op,
+                             struct ompi_communicator_t *comm, mca_coll_base_module_t *module,
+                             ompi_request_t **request);
+int mca_coll_gc3_exscan_staged(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dt,
+                               struct ompi_op_t *op, struct ompi_communicator_t *comm, mca_coll_base_module_t *module,
+                               ompi_request_t **request);
 /* The argument builders' common start: a zeroed record of coll's call. */
 void mca_coll_gc3_args_begin(mca_coll_gc3_args_t *a, gc3_coll_t coll, int root, const char *name);
 /* A buffer of the call: slot 0 send, 1 receive (user NULL or MPI_IN_PLACE: none); count elements of dt. */

@@ -25,19 +25,20 @@
     X(allgatherv_init, allgatherv_init) X(alltoallv_init, alltoallv_init)                                \
     X(reduce_scatter_init, reduce_scatter_init)                                                          \
     /* gc3 runs them where it can, in every form (coll_gc3_gather.c, coll_gc3_scatter.c: the plain and     \
-       v-forms on one collective's plans, with per-rank counts) */                                       \
+       v-forms on one collective's plans, with per-rank counts; coll_gc3_scan.c) */                      \
     X(gather, gather) X(gatherv, gatherv) X(igather, igather) X(igatherv, igatherv)                      \
     X(gather_init, gather_init) X(gatherv_init, gatherv_init)                                            \
     X(scatter, scatter) X(scatterv, scatterv) X(iscatter, iscatter) X(iscatterv, iscatterv)              \
     X(scatter_init, scatter_init) X(scatterv_init, scatterv_init)                                        \
+    X(scan, scan) X(exscan, exscan) X(iscan, iscan) X(iexscan, iexscan)                                  \
+    X(scan_init, scan_init) X(exscan_init, exscan_init)                                                  \
     /* passed on, staged through host memory on device buffers (coll_gc3_fallback.c) */                  \
     X(alltoallw, alltoallw)                                                                              \
-    X(scan, scan) X(exscan, exscan)                                                                      \
     X(neighbor_allgather, allgather) X(neighbor_allgatherv, allgatherv)                                  \
     X(neighbor_alltoall, alltoall) X(neighbor_alltoallv, alltoallv)                                      \
     X(neighbor_alltoallw, neighbor_alltoallw)                                                            \
     /* nonblocking forms run as their blocking forms on device buffers (coll_gc3_fallback.c) */          \
-    X(ialltoallw, ialltoallw) X(iscan, iscan) X(iexscan, iexscan)                                        \
+    X(ialltoallw, ialltoallw)                                                                            \
     X(ineighbor_allgather, iallgather) X(ineighbor_allgatherv, iallgatherv)                              \
     X(ineighbor_alltoall, ialltoall) X(ineighbor_alltoallv, ialltoallv)                                  \
     X(ineighbor_alltoallw, ineighbor_alltoallw)

@@ -24,6 +24,8 @@ const mca_coll_gc3_coll_t mca_coll_gc3_colls[] = {
     {GC3_COLL_REDUCE,         "reduce",               NULL},
     {GC3_COLL_GATHER,         "gather",               "and MPI_Gatherv, their nonblocking and persistent forms"},
     {GC3_COLL_SCATTER,        "scatter",              "and MPI_Scatterv, their nonblocking and persistent forms"},
+    {GC3_COLL_SCAN,           "scan",                 NULL},
+    {GC3_COLL_EXSCAN,         "exscan",               NULL},
 };
 /* clang-format on */
 const int mca_coll_gc3_ncolls = (int)(sizeof(mca_coll_gc3_colls) / sizeof(mca_coll_gc3_colls[0]));

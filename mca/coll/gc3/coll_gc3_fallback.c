@@ -358,8 +358,8 @@ int mca_coll_gc3_reduce_scatter_staged(const void *sbuf, void *rbuf, const int *
     return gc3_reduce_scatter_do(sbuf, rbuf, rcounts, dt, op, comm, module, request);
 }
 
-static int gc3_scan_do(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dt, struct ompi_op_t *op,
-                       struct ompi_communicator_t *comm, mca_coll_base_module_t *module, ompi_request_t **request)
+int mca_coll_gc3_scan_staged(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dt, struct ompi_op_t *op,
+                             struct ompi_communicator_t *comm, mca_coll_base_module_t *module, ompi_request_t **request)
 {
     mca_coll_gc3_module_t *m     = (mca_coll_gc3_module_t *)module;
     ompi_request_t        *inner = NULL;
@@ -368,9 +368,9 @@ static int gc3_scan_do(const void *sbuf, void *rbuf, int count, struct ompi_data
                                     mca_coll_gc3_stage_buf(rbuf, dt, (size_t)count, sbuf == MPI_IN_PLACE, 1) };
 
     if (request != NULL) {
-        GC3_PREV_OR_FAIL(m, comm, iscan);
+        GC3_PREV_OR_FAIL_QUIET(m, comm, iscan);
     } else {
-        GC3_PREV_OR_FAIL(m, comm, scan);
+        GC3_PREV_OR_FAIL_QUIET(m, comm, scan);
     }
     if (!gc3_fb_staged(request != NULL, MCA_COLL_GC3_BUFS_BOTH, sbuf, rbuf, -1, comm,
                        request != NULL ? "iscan" : "scan", &rc)) {
@@ -386,14 +386,9 @@ static int gc3_scan_do(const void *sbuf, void *rbuf, int count, struct ompi_data
     return request != NULL ? mca_coll_gc3_chain(m, b, 2, rc, inner, request) : mca_coll_gc3_stage_out(b, 2, rc);
 }
 
-int mca_coll_gc3_scan(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dt, struct ompi_op_t *op,
-                      struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
-{
-    return gc3_scan_do(sbuf, rbuf, count, dt, op, comm, module, NULL);
-}
-
-static int gc3_exscan_do(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dt, struct ompi_op_t *op,
-                         struct ompi_communicator_t *comm, mca_coll_base_module_t *module, ompi_request_t **request)
+int mca_coll_gc3_exscan_staged(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dt,
+                               struct ompi_op_t *op, struct ompi_communicator_t *comm, mca_coll_base_module_t *module,
+                               ompi_request_t **request)
 {
     mca_coll_gc3_module_t *m     = (mca_coll_gc3_module_t *)module;
     ompi_request_t        *inner = NULL;
@@ -402,9 +397,9 @@ static int gc3_exscan_do(const void *sbuf, void *rbuf, int count, struct ompi_da
                                     mca_coll_gc3_stage_buf(rbuf, dt, (size_t)count, sbuf == MPI_IN_PLACE, 1) };
 
     if (request != NULL) {
-        GC3_PREV_OR_FAIL(m, comm, iexscan);
+        GC3_PREV_OR_FAIL_QUIET(m, comm, iexscan);
     } else {
-        GC3_PREV_OR_FAIL(m, comm, exscan);
+        GC3_PREV_OR_FAIL_QUIET(m, comm, exscan);
     }
     if (!gc3_fb_staged(request != NULL, MCA_COLL_GC3_BUFS_BOTH, sbuf, rbuf, -1, comm,
                        request != NULL ? "iexscan" : "exscan", &rc)) {
@@ -420,12 +415,6 @@ static int gc3_exscan_do(const void *sbuf, void *rbuf, int count, struct ompi_da
                   : m->prev_exscan(b[0].base, b[1].base, count, dt, op, comm, m->prev_exscan_module));
     }
     return request != NULL ? mca_coll_gc3_chain(m, b, 2, rc, inner, request) : mca_coll_gc3_stage_out(b, 2, rc);
-}
-
-int mca_coll_gc3_exscan(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dt, struct ompi_op_t *op,
-                        struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
-{
-    return gc3_exscan_do(sbuf, rbuf, count, dt, op, comm, module, NULL);
 }
 
 /* Bytes [0, end) that blocks of counts[q] x types[q] at byte displacements displs[q] reach; -1
@@ -735,18 +724,6 @@ int mca_coll_gc3_ialltoallw(const void *sbuf, const int *scounts, const int *sdi
                             ompi_request_t **request, mca_coll_base_module_t *module)
 {
     return gc3_alltoallw_do(sbuf, scounts, sdispls, sdts, rbuf, rcounts, rdispls, rdts, comm, module, request);
-}
-
-int mca_coll_gc3_iscan(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dt, struct ompi_op_t *op,
-                       struct ompi_communicator_t *comm, ompi_request_t **request, mca_coll_base_module_t *module)
-{
-    return gc3_scan_do(sbuf, rbuf, count, dt, op, comm, module, request);
-}
-
-int mca_coll_gc3_iexscan(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dt, struct ompi_op_t *op,
-                         struct ompi_communicator_t *comm, ompi_request_t **request, mca_coll_base_module_t *module)
-{
-    return gc3_exscan_do(sbuf, rbuf, count, dt, op, comm, module, request);
 }
 
 int mca_coll_gc3_ineighbor_allgather(const void *sbuf, int scount, struct ompi_datatype_t *sdt, void *rbuf, int rcount,

@@ -420,9 +420,13 @@ int mca_coll_gc3_hsx_test(mca_coll_gc3_module_t *m, mca_coll_gc3_task_t *t, int 
         }
     } else if (*rc == OMPI_SUCCESS && d->rooted && !d->reduces) {
         /* a bcast's root: its buffer is the result already */
+    } else if (*rc == OMPI_SUCCESS && d->prefix == 2 && ompi_comm_rank(m->comm) == 0) {
+        /* exscan: rank 0's receive buffer is not written */
     } else if (*rc == OMPI_SUCCESS && d->reduces) {
-        /* in rank order on every rank: the same result everywhere */
-        for (int q = 1; q < n && *rc == OMPI_SUCCESS; q++) {
+        /* in rank order on every rank: the same result everywhere (a prefix: ranks 0 to this one, or to the one
+           before it) */
+        const int upto = d->prefix ? ompi_comm_rank(m->comm) + (d->prefix == 1) : n;
+        for (int q = 1; q < upto && *rc == OMPI_SUCCESS; q++) {
             *rc = gc3_reduce_host(t->call.dtype, t->call.op, h->all, h->all + (size_t)q * h->B, t->call.count) == GC3_OK
                       ? OMPI_SUCCESS
                       : OMPI_ERROR;
