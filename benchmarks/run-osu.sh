@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Run the OSU micro-benchmarks' osu_allreduce, osu_alltoall and osu_iallreduce on device buffers
-# (-d cuda) with validation (-c) through coll/gc3, beside the same sizes staged through host
+# Run OSU micro-benchmarks (default osu_allreduce, osu_alltoall and osu_iallreduce; OSU_COLLS picks
+# others) on device buffers (-d cuda) with validation (-c) through coll/gc3, beside the same sizes staged through host
 # memory (gc3 with the collective disabled, i.e. what a stock non-CUDA-aware Open MPI user must
 # do) and OSU's NCCL benchmarks when they were built; then print one table with the ratios.
 #
@@ -12,11 +12,16 @@
 #   NP         ranks, one per GPU (default: the number of GPUs nvidia-smi lists, else 2)
 #   MAX_BYTES  largest size (default 64M; K/M/G suffixes allowed)
 #   LOG_DIR    where the raw OSU outputs go (default: a temporary folder, named at the end)
-# Environment: GC3_MPIRUN (default: contrib/gc3-mpirun of the build in build/ or here, or on PATH), OSU_ITERS
-# (iterations per size, default OSU's own), OSU_EXTRA (more options for every OSU run),
+# Environment: OSU_COLLS (the benchmarks, without osu_: e.g. "allgatherv alltoallv gatherv scatterv
+# reduce_scatter gather scatter iallgatherv ialltoallv igatherv iscatterv ireduce_scatter igather iscatter";
+# the staged runs disable the coll_gc3_enable_ parameter each runs under), GC3_MPIRUN (default:
+# contrib/gc3-mpirun of the build in build/ or here, or on PATH), OSU_ITERS
+# (iterations per size, default OSU's own), OSU_EXTRA (more options for every OSU run), MPIRUN_EXTRA
+# (more mpirun options, e.g. "-x CUDA_MPS_PIPE_DIRECTORY" where ranks share a GPU through MPS),
 # OSU_BUFFERS=host (host buffers and gc3's host backend, for machines without GPUs: then the
 # "staged" column is Open MPI's own collective on host memory).
-# Exit status: non-zero when any gc3 run fails or OSU reports a validation failure.
+# Exit status: non-zero when any gc3 run fails or OSU reports a validation failure in one (the staged
+# and NCCL runs' failures are reported, not counted).
 set -uo pipefail
 osu_dir=${1:?usage: run-osu.sh OSU_DIR [NP] [MAX_BYTES] [LOG_DIR]}
 np=${2:-}
@@ -49,6 +54,15 @@ else
     gc3opt=()
 fi
 status=0
+colls=${OSU_COLLS:-allreduce alltoall iallreduce}
+# the coll_gc3_enable_ parameter a benchmark's calls run under: its blocking form's plain collective
+enable_of() {
+    local c=${1#i}
+    case $c in
+    allgatherv) echo allgather ;; alltoallv) echo alltoall ;; gatherv) echo gather ;; scatterv) echo scatter ;;
+    reduce_scatter) echo reduce_scatter_block ;; *) echo "$c" ;;
+    esac
+}
 
 # run LABEL LOGNAME COMMAND...: keep the output, report failures
 run() {
@@ -62,25 +76,27 @@ run() {
         tail -n 20 "$log" | sed 's/^/   | /'
         return 1
     fi
-    grep -E "^(allreduce|alltoall|nonblocking)" "$log" | sort -u | sed 's/^/   gc3: /'
+    grep -oE "coll:gc3: comm [^:]*: ([a-z_]+ [^ ]+ bytes[^:]*: [a-z_]+ [A-Za-z0-9]+|nonblocking [a-z_]+ runs on gc3's [^ ]+)" "$log" |
+        sed 's/^coll:gc3: comm [^:]*: //' | sort -u | sed 's/^/   gc3: /'
     return 0
 }
 
-for coll in allreduce alltoall iallreduce; do
+for coll in $colls; do
     bench=$(find_bench "osu_$coll")
     if [ -z "$bench" ]; then
         echo "osu_$coll not found under $osu_dir" >&2
         status=1
         continue
     fi
-    base=${coll#i}
-    run "gc3 $coll" "gc3-$coll" "$mpirun_gc3" -np "$np" "${gc3opt[@]}" --mca coll_gc3_verbose 1 \
+    base=$(enable_of "$coll")
+    run "gc3 $coll" "gc3-$coll" "$mpirun_gc3" -np "$np" ${MPIRUN_EXTRA:-} "${gc3opt[@]}" --mca coll_gc3_verbose 2 \
         "$bench" "${accel[@]}" -c -m "1:$max" "${iters[@]}" ${OSU_EXTRA:-} || status=1
-    run "staged $coll" "staged-$coll" "$mpirun_gc3" -np "$np" "${gc3opt[@]}" --mca "coll_gc3_enable_$base" false \
-        "$bench" "${accel[@]}" -c -m "1:$max" "${iters[@]}" ${OSU_EXTRA:-} || status=1
+    # (a failure here is Open MPI's own collective's, reported, not gc3's: the exit status is gc3's)
+    run "staged $coll" "staged-$coll" "$mpirun_gc3" -np "$np" ${MPIRUN_EXTRA:-} "${gc3opt[@]}" --mca "coll_gc3_enable_$base" false \
+        "$bench" "${accel[@]}" -c -m "1:$max" "${iters[@]}" ${OSU_EXTRA:-} || true
     nccl=$(find_bench "osu_nccl_$coll")
     if [ -n "$nccl" ] && [ ${#accel[@]} -gt 0 ]; then
-        run "nccl $coll" "nccl-$coll" "$mpirun_gc3" -np "$np" "$nccl" "${accel[@]}" -m "1:$max" "${iters[@]}" \
+        run "nccl $coll" "nccl-$coll" "$mpirun_gc3" -np "$np" ${MPIRUN_EXTRA:-} "$nccl" "${accel[@]}" -m "1:$max" "${iters[@]}" \
             ${OSU_EXTRA:-} || true
     fi
 done
@@ -103,7 +119,7 @@ table() {
             }
         }' "$logs/gc3-$coll.log" "$logs/staged-$coll.log" $( [ -f "$logs/nccl-$coll.log" ] && echo "$logs/nccl-$coll.log")
 }
-for coll in allreduce alltoall iallreduce; do table "$coll"; done
+for coll in $colls; do table "$coll"; done
 echo
 echo "raw OSU outputs: $logs"
 [ $status -eq 0 ] && echo "osu: all gc3 runs completed and validated" || echo "osu: some runs FAILED"
