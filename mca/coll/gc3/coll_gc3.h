@@ -553,6 +553,10 @@ int mca_coll_gc3_passed_on_not_run(struct ompi_communicator_t *comm, const char 
  * above 0): 1, or 0 after saying why not. */
 int mca_coll_gc3_args_usable(const mca_coll_gc3_module_t *m, const mca_coll_gc3_args_t *a, const char *call,
                              gc3_coll_t coll, long count);
+/* A reduction's datatype and op as gc3's (a->dtype, a->count, a->op, from count elements of dt): 1, or 0
+ * after saying why the call `name` is passed on (a user-defined or unsupported op or datatype). */
+int mca_coll_gc3_args_reduction(const mca_coll_gc3_module_t *m, mca_coll_gc3_args_t *a, const char *name,
+                                struct ompi_datatype_t *dt, size_t count, struct ompi_op_t *op);
 
 /* coll_gc3_request.c: the pipeline. Run `coll` through the runtime: 1 when gc3 took the call
  * (then *rc is its MPI result), 0 when the caller must pass it on. It waits for the communicator's

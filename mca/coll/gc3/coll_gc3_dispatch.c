@@ -6,6 +6,7 @@
 #include <string.h>
 #include "coll_gc3.h"
 #include "opal/util/output.h"
+#include "ompi/datatype/ompi_datatype.h"
 #if defined(OPEN_MPI) && OPEN_MPI
 #include "mpi-ext.h" /* MPIX_Query_cuda_support, where Open MPI has its CUDA extension */
 #endif
@@ -122,6 +123,20 @@ int mca_coll_gc3_passed_on_not_run(struct ompi_communicator_t *comm, const char 
 
     gc3_snprintf_cut(why, sizeof(why), "gc3 runs %s only", mca_coll_gc3_colls_text());
     return mca_coll_gc3_passed_on(comm, coll, why);
+}
+
+int mca_coll_gc3_args_reduction(const mca_coll_gc3_module_t *m, mca_coll_gc3_args_t *a, const char *name,
+                                struct ompi_datatype_t *dt, size_t count, struct ompi_op_t *op)
+{
+    char why[160];
+
+    if (mca_coll_gc3_map_signature(dt, count, &a->dtype, &a->count) && mca_coll_gc3_map_op(op, &a->op) &&
+        gc3_op_valid(a->op, a->dtype)) {
+        return 1;
+    }
+    gc3_snprintf_cut(why, sizeof(why), "datatype %s with this op: a user-defined or unsupported op or datatype",
+                     dt->name);
+    return mca_coll_gc3_passed_on(m->comm, name, why);
 }
 
 int mca_coll_gc3_args_usable(const mca_coll_gc3_module_t *m, const mca_coll_gc3_args_t *a, const char *call,

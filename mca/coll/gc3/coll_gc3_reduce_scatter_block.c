@@ -25,9 +25,8 @@ static int gc3_reduce_scatter_block_args(mca_coll_gc3_module_t *m, const void *s
     if (!mca_coll_gc3_args_usable(m, a, name, GC3_COLL_REDUCE_SCATTER, rcount)) {
         return 0;
     }
-    if (!mca_coll_gc3_map_signature(dt, (size_t)rcount, &a->dtype, &a->count) || !mca_coll_gc3_map_op(op, &a->op) ||
-        !gc3_op_valid(a->op, a->dtype)) {
-        return mca_coll_gc3_passed_on(m->comm, name, "a user-defined or unsupported op or datatype");
+    if (!mca_coll_gc3_args_reduction(m, a, name, dt, (size_t)rcount, op)) {
+        return 0;
     }
     a->bytes = a->count * n * gc3_dtype_size(a->dtype);
     return 1;

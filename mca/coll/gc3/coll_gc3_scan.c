@@ -18,12 +18,8 @@ static int gc3_scan_args(mca_coll_gc3_module_t *m, gc3_coll_t coll, const void *
     if (!mca_coll_gc3_args_usable(m, a, name, coll, count)) {
         return 0;
     }
-    if (!mca_coll_gc3_map_signature(dtype, (size_t)count, &a->dtype, &a->count) || !mca_coll_gc3_map_op(op, &a->op) ||
-        !gc3_op_valid(a->op, a->dtype)) {
-        char why[160];
-        gc3_snprintf_cut(why, sizeof(why), "datatype %s with this op: a user-defined or unsupported op or datatype",
-                         dtype->name);
-        return mca_coll_gc3_passed_on(m->comm, name, why);
+    if (!mca_coll_gc3_args_reduction(m, a, name, dtype, (size_t)count, op)) {
+        return 0;
     }
     a->bytes = a->count * gc3_dtype_size(a->dtype);
     return 1;
