@@ -202,12 +202,142 @@ static int gc3_rules_bytes(const char *t, uint64_t *lo, uint64_t *hi)
     return gc3_rules_size(a, lo) && gc3_rules_size(dash + 1, hi) && *lo <= *hi;
 }
 
+/* The fields of a rule line (tok[0] to tok[5]: collective, nodes, gpus, link, bytes, algorithm) into r: 1, or 0
+ * after saying what is wrong (where: the line's file:line). */
+static int gc3_rules_line_fields(char *const *tok, const char *where, gc3_diag_t *diag, gc3_rule_t *r)
+{
+    const gc3_algo_t *a;
+
+    r->coll = -1;
+    if (strcmp(tok[0], "*") != 0) {
+        gc3_coll_t c;
+        if (gc3_coll_from_name(tok[0], &c) != GC3_OK) {
+            char names[256];
+            gc3_coll_mpi_names(names, sizeof(names));
+            gc3_diag_add(diag, "%s: unknown collective '%s' (%s or *)", where, tok[0], names);
+            return 0;
+        }
+        r->coll = (int)c;
+    }
+    if (!gc3_rules_int_range(tok[1], &r->nodes_lo, &r->nodes_hi) ||
+        !gc3_rules_int_range(tok[2], &r->gpus_lo, &r->gpus_hi)) {
+        gc3_diag_add(diag, "%s: nodes and gpus must be N, A-B, A-* or * (found '%s' '%s')", where, tok[1], tok[2]);
+        return 0;
+    }
+    r->link = -1;
+    for (int i = 0; i < GC3_LINK_COUNT; i++) {
+        if (strcmp(tok[3], gc3_link_name((gc3_link_t)i)) == 0) {
+            r->link = i;
+        }
+    }
+    if (r->link < 0 && strcmp(tok[3], "*") != 0) {
+        gc3_diag_add(diag, "%s: link must be nvlink, pcie, host or * (found '%s')", where, tok[3]);
+        return 0;
+    }
+    if (!gc3_rules_bytes(tok[4], &r->bytes_lo, &r->bytes_hi)) {
+        gc3_diag_add(diag, "%s: bytes must be A-B (K/M/G suffixes, B may be inf) or * (found '%s')", where, tok[4]);
+        return 0;
+    }
+    if ((a = gc3_algo_find(tok[5])) == NULL) {
+        gc3_diag_add(diag, "%s: unknown algorithm '%s' (gc3c list names them)", where, tok[5]);
+        return 0;
+    }
+    if (a->coll == GC3_COLL_CUSTOM || (r->coll >= 0 && (int)a->coll != r->coll)) {
+        gc3_diag_add(diag, "%s: algorithm '%s' is for %s, not %s", where, tok[5],
+                     a->coll == GC3_COLL_CUSTOM ? a->coll_name : gc3_coll_desc(a->coll)->mpi_name,
+                     r->coll >= 0 ? gc3_coll_desc((gc3_coll_t)r->coll)->mpi_name : "a collective MPI calls");
+        return 0;
+    }
+    if (r->coll < 0) {
+        r->coll = (int)a->coll; /* '*': the algorithm's collective, the only one it can run */
+    }
+    return 1;
+}
+
+/* The key=value options of a rule line (tok[6] on) into r: the errors found, each said. */
+static int gc3_rules_line_options(char *const *tok, int ntok, const char *where, gc3_diag_t *diag, gc3_rule_t *r)
+{
+    int errors = 0;
+
+    for (int i = 6; i < ntok; i++) {
+        char *eq = strchr(tok[i], '=');
+        char *e;
+        long  v;
+        if (eq == NULL) {
+            gc3_diag_add(diag, "%s: '%s' is not key=value", where, tok[i]);
+            errors++;
+            continue;
+        }
+        *eq = '\0';
+        if (strcmp(tok[i], "zero_copy") == 0) {
+            if (strcmp(eq + 1, "on") != 0 && strcmp(eq + 1, "off") != 0 && strcmp(eq + 1, "pull") != 0) {
+                gc3_diag_add(diag, "%s: zero_copy must be on, pull or off (found '%s')", where, eq + 1);
+                errors++;
+            }
+            r->no_zc   = strcmp(eq + 1, "off") == 0;
+            r->zc_pull = strcmp(eq + 1, "pull") == 0;
+            continue;
+        }
+        if (strcmp(tok[i], "proto") == 0) {
+            if (gc3_proto_from_name(eq + 1, &r->proto) != GC3_OK) {
+                gc3_diag_add(diag, "%s: proto must be Simple, LL or LL128 (found '%s')", where, eq + 1);
+                errors++;
+            } else if (gc3_proto_runs_as(r->proto) != r->proto) { /* a warning: the rules stay usable */
+                gc3_diag_add(diag, "%s: proto=%s: gc3 has no %s, the rule runs as proto=%s", where,
+                             gc3_proto_name(r->proto), gc3_proto_name(r->proto),
+                             gc3_proto_name(gc3_proto_runs_as(r->proto)));
+            }
+            r->proto_set = 1;
+            continue;
+        }
+        errno = 0;
+        v     = strtol(eq + 1, &e, 10);
+        if (errno || e == eq + 1 || *e != '\0' || v < 1 || v > 1024) {
+            gc3_diag_add(diag, "%s: %s=%s: expected an integer in [1, 1024]", where, tok[i], eq + 1);
+            errors++;
+        } else if (strcmp(tok[i], "channels") == 0) {
+            r->channels = (int)v;
+        } else if (strcmp(tok[i], "instances") == 0) {
+            r->instances = (int)v;
+        } else if (strcmp(tok[i], "chunks_per_peer") == 0) {
+            r->chunks_per_peer = (int)v;
+        } else {
+            gc3_diag_add(diag, "%s: unknown key '%s' (proto, channels, instances, chunks_per_peer, zero_copy)", where,
+                         tok[i]);
+            errors++;
+        }
+    }
+    return errors;
+}
+
+/* r appended to R (*cap: the rules' room), with a copy of its algorithm's name and where (taken): GC3_OK, or
+ * GC3_ERR_NO_MEMORY (where freed). */
+static gc3_status_t gc3_rules_append(gc3_rules_t *R, int *cap, gc3_rule_t *r, const char *algo, char *where)
+{
+    if (R->n == *cap) {
+        int         ncap = *cap ? 2 * *cap : 16;
+        gc3_rule_t *n    = realloc(R->rules, (size_t)ncap * sizeof(*n));
+        if (n == NULL) {
+            free(where);
+            return GC3_ERR_NO_MEMORY;
+        }
+        R->rules = n;
+        *cap     = ncap;
+    }
+    if ((r->algo = strdup(algo)) == NULL) {
+        free(where);
+        return GC3_ERR_NO_MEMORY;
+    }
+    r->where         = where;
+    R->rules[R->n++] = *r;
+    return GC3_OK;
+}
+
 gc3_status_t gc3_rules_parse(const char *text, const char *name, gc3_diag_t *diag, gc3_rules_t **rules_p)
 {
     gc3_rules_t *R = calloc(1, sizeof(*R));
     int          cap = 0, lineno = 0, errors = 0;
     const char  *p = text;
-    char        *where = NULL; /* of the line being read; its rule's once added */
 
     *rules_p = NULL;
     if (R == NULL || (R->source = strdup(name ? name : "rules")) == NULL) {
@@ -215,7 +345,7 @@ gc3_status_t gc3_rules_parse(const char *text, const char *name, gc3_diag_t *dia
         return GC3_ERR_NO_MEMORY;
     }
     while (*p) {
-        char        line[1024], *tok[32], *save = NULL, *t;
+        char        line[1024], *tok[32], *save = NULL, *t, *where;
         int         ntok = 0;
         const char *nl   = strchr(p, '\n');
         size_t      len  = nl ? (size_t)(nl - p) : strlen(p);
@@ -241,141 +371,30 @@ gc3_status_t gc3_rules_parse(const char *text, const char *name, gc3_diag_t *dia
             continue;
         }
         memset(&r, 0, sizeof(r));
-        r.root = -1; /* a generator: any root */
+        r.root          = -1; /* a generator: any root */
         r.inplace_ok    = 1;
         r.outofplace_ok = 1;
-        free(where);
         if ((where = gc3_strdup_printf("%s:%d", R->source, lineno)) == NULL) {
             gc3_rules_destroy(R);
             return GC3_ERR_NO_MEMORY;
         }
         if (ntok < 6) {
-            gc3_diag_add(diag, "%s: expected 'collective nodes gpus link bytes algorithm [key=value ...]', found %d "
-                         "fields", where, ntok);
+            gc3_diag_add(diag,
+                         "%s: expected 'collective nodes gpus link bytes algorithm [key=value ...]', found %d "
+                         "fields",
+                         where, ntok);
+        }
+        if (ntok < 6 || !gc3_rules_line_fields(tok, where, diag, &r)) {
             errors++;
-            continue;
-        }
-        r.coll = -1;
-        if (strcmp(tok[0], "*") != 0) {
-            gc3_coll_t c;
-            if (gc3_coll_from_name(tok[0], &c) != GC3_OK) {
-                char names[256];
-                gc3_coll_mpi_names(names, sizeof(names));
-                gc3_diag_add(diag, "%s: unknown collective '%s' (%s or *)", where, tok[0], names);
-                errors++;
-                continue;
-            }
-            r.coll = (int)c;
-        }
-        if (!gc3_rules_int_range(tok[1], &r.nodes_lo, &r.nodes_hi) ||
-            !gc3_rules_int_range(tok[2], &r.gpus_lo, &r.gpus_hi)) {
-            gc3_diag_add(diag, "%s: nodes and gpus must be N, A-B, A-* or * (found '%s' '%s')", where, tok[1], tok[2]);
-            errors++;
-            continue;
-        }
-        r.link = -1;
-        for (int i = 0; i < GC3_LINK_COUNT; i++) {
-            if (strcmp(tok[3], gc3_link_name((gc3_link_t)i)) == 0) {
-                r.link = i;
-            }
-        }
-        if (r.link < 0 && strcmp(tok[3], "*") != 0) {
-            gc3_diag_add(diag, "%s: link must be nvlink, pcie, host or * (found '%s')", where, tok[3]);
-            errors++;
-            continue;
-        }
-        if (!gc3_rules_bytes(tok[4], &r.bytes_lo, &r.bytes_hi)) {
-            gc3_diag_add(diag, "%s: bytes must be A-B (K/M/G suffixes, B may be inf) or * (found '%s')", where, tok[4]);
-            errors++;
-            continue;
-        }
-        {
-            const gc3_algo_t *a = gc3_algo_find(tok[5]);
-            if (a == NULL) {
-                gc3_diag_add(diag, "%s: unknown algorithm '%s' (gc3c list names them)", where, tok[5]);
-                errors++;
-                continue;
-            }
-            if (a->coll == GC3_COLL_CUSTOM || (r.coll >= 0 && (int)a->coll != r.coll)) {
-                gc3_diag_add(diag, "%s: algorithm '%s' is for %s, not %s", where, tok[5],
-                             a->coll == GC3_COLL_CUSTOM ? a->coll_name : gc3_coll_desc(a->coll)->mpi_name,
-                             r.coll >= 0 ? gc3_coll_desc((gc3_coll_t)r.coll)->mpi_name : "a collective MPI calls");
-                errors++;
-                continue;
-            }
-            if (r.coll < 0) {
-                r.coll = (int)a->coll; /* '*': the algorithm's collective, the only one it can run */
-            }
-        }
-        for (int i = 6; i < ntok; i++) {
-            char *eq = strchr(tok[i], '=');
-            char *e;
-            long  v;
-            if (eq == NULL) {
-                gc3_diag_add(diag, "%s: '%s' is not key=value", where, tok[i]);
-                errors++;
-                continue;
-            }
-            *eq = '\0';
-            if (strcmp(tok[i], "zero_copy") == 0) {
-                if (strcmp(eq + 1, "on") != 0 && strcmp(eq + 1, "off") != 0 && strcmp(eq + 1, "pull") != 0) {
-                    gc3_diag_add(diag, "%s: zero_copy must be on, pull or off (found '%s')", where, eq + 1);
-                    errors++;
-                }
-                r.no_zc   = strcmp(eq + 1, "off") == 0;
-                r.zc_pull = strcmp(eq + 1, "pull") == 0;
-                continue;
-            }
-            if (strcmp(tok[i], "proto") == 0) {
-                if (gc3_proto_from_name(eq + 1, &r.proto) != GC3_OK) {
-                    gc3_diag_add(diag, "%s: proto must be Simple, LL or LL128 (found '%s')", where, eq + 1);
-                    errors++;
-                } else if (gc3_proto_runs_as(r.proto) != r.proto) { /* a warning: the rules stay usable */
-                    gc3_diag_add(diag, "%s: proto=%s: gc3 has no %s, the rule runs as proto=%s", where,
-                                 gc3_proto_name(r.proto), gc3_proto_name(r.proto),
-                                 gc3_proto_name(gc3_proto_runs_as(r.proto)));
-                }
-                r.proto_set = 1;
-                continue;
-            }
-            errno = 0;
-            v     = strtol(eq + 1, &e, 10);
-            if (errno || e == eq + 1 || *e != '\0' || v < 1 || v > 1024) {
-                gc3_diag_add(diag, "%s: %s=%s: expected an integer in [1, 1024]", where, tok[i], eq + 1);
-                errors++;
-            } else if (strcmp(tok[i], "channels") == 0) {
-                r.channels = (int)v;
-            } else if (strcmp(tok[i], "instances") == 0) {
-                r.instances = (int)v;
-            } else if (strcmp(tok[i], "chunks_per_peer") == 0) {
-                r.chunks_per_peer = (int)v;
-            } else {
-                gc3_diag_add(diag, "%s: unknown key '%s' (proto, channels, instances, chunks_per_peer, zero_copy)",
-                             where, tok[i]);
-                errors++;
-            }
-        }
-        if (R->n == cap) {
-            int         ncap = cap ? 2 * cap : 16;
-            gc3_rule_t *n    = realloc(R->rules, (size_t)ncap * sizeof(*n));
-            if (n == NULL) {
-                free(where);
-                gc3_rules_destroy(R);
-                return GC3_ERR_NO_MEMORY;
-            }
-            R->rules = n;
-            cap      = ncap;
-        }
-        if ((r.algo = strdup(tok[5])) == NULL) {
             free(where);
+            continue;
+        }
+        errors += gc3_rules_line_options(tok, ntok, where, diag, &r);
+        if (gc3_rules_append(R, &cap, &r, tok[5], where) != GC3_OK) {
             gc3_rules_destroy(R);
             return GC3_ERR_NO_MEMORY;
         }
-        r.where          = where;
-        where            = NULL;
-        R->rules[R->n++] = r;
     }
-    free(where);
     if (errors) {
         gc3_rules_destroy(R);
         return GC3_ERR_PARSE;

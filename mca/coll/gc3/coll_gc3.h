@@ -242,14 +242,20 @@ typedef struct {
     uint64_t ex_ns[2], ex_n[2]; /* the plan's sums of its exchanges (gc3_exec_times_t) at the run's start, now */
 } mca_coll_gc3_breakdown_t;
 
+/* Where a communicator's executor of a backend stands (mca_coll_gc3_module_t.exec_state) */
+enum {
+    MCA_COLL_GC3_EXEC_UNUSABLE = -1, /* its set-up failed or did not finish (exec_why says why) */
+    MCA_COLL_GC3_EXEC_NONE     = 0,  /* not set up yet */
+    MCA_COLL_GC3_EXEC_READY    = 1,
+    MCA_COLL_GC3_EXEC_SETTING  = 2 /* being set up: the communicator's shape is being exchanged */
+};
 typedef struct mca_coll_gc3_module_t {
     mca_coll_base_module_t super;
     MCA_COLL_GC3_INTERCEPTED(MCA_COLL_GC3_PREV_FIELDS)
     struct ompi_communicator_t *comm;
     pthread_mutex_t             lock; /* everything below that calls and progress change */
     gc3_exec_t                 *exec[MCA_COLL_GC3_NBACKEND];
-    int                         exec_state[MCA_COLL_GC3_NBACKEND];    /* 0 not set up, 1 ready, -1 unusable,
-                                                                    * 2 being set up */
+    int                         exec_state[MCA_COLL_GC3_NBACKEND];    /* MCA_COLL_GC3_EXEC_* */
     char                        exec_why[MCA_COLL_GC3_NBACKEND][160]; /* unusable: why */
     int                         device;      /* CUDA device of this rank's executor, -1 unknown */
     int                         nodes, gpus; /* shape of the communicator */

@@ -399,10 +399,10 @@ static int mca_coll_gc3_head(mca_coll_gc3_module_t *m, mca_coll_gc3_task_t *t, m
         }
     }
     mca_coll_gc3_setup_exec(m, b);
-    if (m->exec_state[b] == 2) {
+    if (m->exec_state[b] == MCA_COLL_GC3_EXEC_SETTING) {
         return GC3_HEAD_WAITS; /* the communicator's shape is being exchanged */
     }
-    if (m->exec_state[b] < 0) {
+    if (m->exec_state[b] == MCA_COLL_GC3_EXEC_UNUSABLE) {
         mca_coll_gc3_no_plan(m, t, m->exec_why[b][0] ? m->exec_why[b] : "no executor", done);
         return GC3_HEAD_ENDED;
     }
@@ -725,7 +725,7 @@ int mca_coll_gc3_try_run(mca_coll_gc3_module_t *m, gc3_coll_t coll, const mca_co
         *rc = OMPI_ERROR;
         return 1;
     }
-    if (m->head == NULL && m->exec_state[backend] == 1) {
+    if (m->head == NULL && m->exec_state[backend] == MCA_COLL_GC3_EXEC_READY) {
         /* nothing queued before it and the shape is known: decided here (the common case) */
         mca_coll_gc3_plan_entry_t *s =
             mca_coll_gc3_entry(m, coll, a->root, a->bytes, t.inplace, backend, why, sizeof(why));

@@ -45,8 +45,8 @@ static void gc3_setup_abandon(mca_coll_gc3_module_t *m, const char *call, const 
         if (m->jobs[i].kind == MCA_COLL_GC3_JOB_PLAN) {
             m->jobs[i].entry->state = MCA_COLL_GC3_ENTRY_FAILED;
             mca_coll_gc3_set_text(&m->jobs[i].entry->why, "its set-up did not finish");
-        } else if (m->exec_state[m->jobs[i].backend] == 2) {
-            m->exec_state[m->jobs[i].backend] = -1;
+        } else if (m->exec_state[m->jobs[i].backend] == MCA_COLL_GC3_EXEC_SETTING) {
+            m->exec_state[m->jobs[i].backend] = MCA_COLL_GC3_EXEC_UNUSABLE;
             gc3_snprintf_cut(m->exec_why[m->jobs[i].backend], sizeof(m->exec_why[0]), "its set-up did not finish");
         }
     }
@@ -116,8 +116,8 @@ static void gc3_job_push(mca_coll_gc3_module_t *m, int kind, int backend, mca_co
 
 void mca_coll_gc3_setup_exec(mca_coll_gc3_module_t *m, gc3_backend_t backend)
 {
-    if (m->exec_state[backend] == 0 && !m->unusable) {
-        m->exec_state[backend] = 2;
+    if (m->exec_state[backend] == MCA_COLL_GC3_EXEC_NONE && !m->unusable) {
+        m->exec_state[backend] = MCA_COLL_GC3_EXEC_SETTING;
         gc3_job_push(m, MCA_COLL_GC3_JOB_EXEC, backend, NULL);
     }
 }

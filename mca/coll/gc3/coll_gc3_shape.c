@@ -303,5 +303,5 @@ void mca_coll_gc3_shape_done(mca_coll_gc3_module_t *m, gc3_backend_t backend)
         gc3_exec_params(m, backend, &ep);
         (void)gc3_exec_create(&ep, &m->diag, &m->exec[backend]);
     }
-    m->exec_state[backend] = ok ? 1 : -1;
+    m->exec_state[backend] = ok ? MCA_COLL_GC3_EXEC_READY : MCA_COLL_GC3_EXEC_UNUSABLE;
 }
