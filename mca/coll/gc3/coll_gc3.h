@@ -413,6 +413,13 @@ uint64_t *mca_coll_gc3_segs_new(mca_coll_gc3_args_t *a, int nranks);
  * `size` bytes in the runtime's elements of `unit` bytes (a buffer runs contiguous: packed where its datatype is
  * not, so element i of the datatype is at byte i * size). */
 void mca_coll_gc3_segs_set(mca_coll_gc3_args_t *a, int b, int s, size_t disp, size_t count, size_t size, size_t unit);
+/* A rooted v-call's size and table (gather, scatter; their plain forms as n segments of count in rank order): the
+ * root's buffer b (1: gather's output, 0: scatter's input) holds counts[q] elements of `size` bytes at displs[q] - lo
+ * (counts NULL: count at q * count), read at the root only; this rank's one segment on the other side is `mine`
+ * bytes. v: the ranks agree on the largest segment (a non-root knows its own only, a->vagree); else every
+ * segment is mine, the call's count. */
+void mca_coll_gc3_vrooted(mca_coll_gc3_args_t *a, int n, int at_root, int v, int b, int count, const int *counts,
+                          const int *displs, long lo, size_t size, size_t mine);
 /* After the route: a side of nothing to move that the caller gave as NULL (MPI allows it) gets a pointer nothing
  * reads or writes, so that the runtime sees neither a missing buffer nor an in-place call. */
 void mca_coll_gc3_vnull(mca_coll_gc3_args_t *a);

@@ -30,12 +30,11 @@ static int gc3_gather_args(mca_coll_gc3_module_t *m, const void *sbuf, int scoun
     }
     mca_coll_gc3_args_begin(a, GC3_COLL_GATHER, root, name);
     mca_coll_gc3_args_buf(m, a, 0, inplace ? MPI_IN_PLACE : sbuf, sdt, (size_t)scount, 1, 0);
+    /* (a non-root's receive buffer is not significant: gc3 never looks at it there, its slot stays empty) */
     if (at_root && v) { /* copied in where it is adapted: the bytes between the segments come back as they were */
         lo = mca_coll_gc3_vbuf(m, a, 1, rbuf, rdt, rcounts, displs, n, 1, 1);
     } else if (at_root) {
         mca_coll_gc3_args_buf(m, a, 1, rbuf, rdt, (size_t)rcount * (size_t)n, inplace, 1);
-    } else { /* a non-root's receive buffer is not significant: gc3 never looks at it there */
-        mca_coll_gc3_args_buf(m, a, 1, NULL, NULL, 0, 0, 1);
     }
     if (!mca_coll_gc3_args_usable(m, a, name, GC3_COLL_GATHER, 1)) {
         return 0;
@@ -44,25 +43,7 @@ static int gc3_gather_args(mca_coll_gc3_module_t *m, const void *sbuf, int scoun
     if (at_root && !inplace && mine != (size_t)(v ? rcounts[me] : rcount) * rsize) {
         return mca_coll_gc3_passed_on(m->comm, name, "send and receive sizes differ");
     }
-    a->dtype = GC3_DT_UINT8; /* moved as bytes, whatever the layout (adapted per rank) */
-    a->op    = GC3_OP_SUM;
-    if (v) { /* the largest segment: this rank's (a non-root), every rank's (the root); agreed */
-        a->vagree = 1;
-        a->vmine  = mine;
-        for (int q = 0; at_root && q < n; q++) {
-            a->vmine = (uint64_t)rcounts[q] * rsize > a->vmine ? (uint64_t)rcounts[q] * rsize : a->vmine;
-        }
-    } else {
-        a->count = mine;
-        a->bytes = mca_coll_gc3_vbytes(a->count, n, a->dtype); /* (the route's key, coll_gc3_max_bytes) */
-    }
-    if (mca_coll_gc3_segs_new(a, n) != NULL) {
-        mca_coll_gc3_segs_set(a, 0, 0, 0, mine, 1, 1);
-        for (int q = 0; at_root && q < n; q++) {
-            mca_coll_gc3_segs_set(a, 1, q, v ? (size_t)(displs[q] - lo) : (size_t)q * (size_t)rcount,
-                                  (size_t)(v ? rcounts[q] : rcount), rsize, 1);
-        }
-    }
+    mca_coll_gc3_vrooted(a, n, at_root, v, 1, rcount, v ? rcounts : NULL, displs, lo, rsize, mine);
     return 1;
 }
 

@@ -189,6 +189,18 @@ static void mca_coll_gc3_hsx_free(mca_coll_gc3_hsx_t *h)
     }
 }
 
+/* Whether this rank (me) sends to and receives from q in the host-staged exchange of t: every pair, or a rooted
+ * collective's root and each other rank (towards the root where only the root has an output: reduce, gather;
+ * from it where only the root has an input: bcast, scatter). */
+static void gc3_hsx_peers(const mca_coll_gc3_task_t *t, int me, int q, int *send, int *recv)
+{
+    const gc3_coll_desc_t *d       = gc3_coll_desc((gc3_coll_t)t->coll);
+    const int              to_root = d->root_buf == GC3_BUF_OUTPUT;
+
+    *send = !d->rooted || (to_root ? q == t->root : me == t->root);
+    *recv = !d->rooted || (to_root ? me == t->root : q == t->root);
+}
+
 /* Segment s of buffer b of the call (gc3_call_seg), in bytes. */
 static void gc3_hsx_pair(const mca_coll_gc3_task_t *t, gc3_buf_t b, int s, size_t *at, size_t *len)
 {
@@ -266,11 +278,9 @@ static int gc3_hsx_v_start(mca_coll_gc3_module_t *m, mca_coll_gc3_task_t *t, mca
         return rc;
     }
     for (int q = 0; q < n && rc == OMPI_SUCCESS; q++) {
-        /* a rooted collective: the root sends to every rank (its root_buf the input), or receives from every rank */
-        const int to_root = d->root_buf == GC3_BUF_OUTPUT;
-        const int send    = !d->rooted || (to_root ? q == t->root : me == t->root);
-        const int recv    = !d->rooted || (to_root ? me == t->root : q == t->root);
-        size_t    sat, slen, rat, rlen;
+        int    send, recv;
+        size_t sat, slen, rat, rlen;
+        gc3_hsx_peers(t, me, q, &send, &recv);
         gc3_hsx_pair(t, GC3_BUF_INPUT, d->in_per_rank ? q : 0, &sat, &slen);   /* what goes to q */
         gc3_hsx_pair(t, GC3_BUF_OUTPUT, d->out_per_rank ? q : 0, &rat, &rlen); /* where q's comes */
         rat = rs ? (size_t)q * h->B : rat;
@@ -363,9 +373,8 @@ int mca_coll_gc3_hsx_start(mca_coll_gc3_module_t *m, mca_coll_gc3_task_t *t)
     }
     for (int q = 0; q < n && rc == OMPI_SUCCESS; q++) {
         const char *src = h->mine + (a2a ? (size_t)q * h->B : 0);
-        /* rooted: a bcast's root sends to every rank, a reduce's ranks send to the root; else all to all */
-        const int send = !d->rooted || (d->reduces ? q == t->root : me == t->root);
-        const int recv = !d->rooted || (d->reduces ? me == t->root : q == t->root);
+        int         send, recv;
+        gc3_hsx_peers(t, me, q, &send, &recv);
         if (q != me && recv) {
             rc = gc3_hsx_post(m, h, 0, q, h->all + (size_t)q * h->B, h->B);
         }

@@ -41,25 +41,7 @@ static int gc3_scatter_args(mca_coll_gc3_module_t *m, const void *sbuf, int v, i
     if (at_root && !inplace && mine != (size_t)(v ? scounts[me] : scount) * ssize) {
         return mca_coll_gc3_passed_on(m->comm, name, "send and receive sizes differ");
     }
-    a->dtype = GC3_DT_UINT8; /* moved as bytes, whatever the layout (adapted per rank) */
-    a->op    = GC3_OP_SUM;
-    if (v) { /* the largest segment: this rank's (a non-root), every rank's (the root); agreed */
-        a->vagree = 1;
-        a->vmine  = mine;
-        for (int q = 0; at_root && q < n; q++) {
-            a->vmine = (uint64_t)scounts[q] * ssize > a->vmine ? (uint64_t)scounts[q] * ssize : a->vmine;
-        }
-    } else {
-        a->count = mine;
-        a->bytes = mca_coll_gc3_vbytes(a->count, n, a->dtype); /* (the route's key, coll_gc3_max_bytes) */
-    }
-    if (mca_coll_gc3_segs_new(a, n) != NULL) {
-        for (int q = 0; at_root && q < n; q++) {
-            mca_coll_gc3_segs_set(a, 0, q, v ? (size_t)(displs[q] - lo) : (size_t)q * (size_t)scount,
-                                  (size_t)(v ? scounts[q] : scount), ssize, 1);
-        }
-        mca_coll_gc3_segs_set(a, 1, 0, 0, mine, 1, 1);
-    }
+    mca_coll_gc3_vrooted(a, n, at_root, v, 0, scount, v ? scounts : NULL, displs, lo, ssize, mine);
     return 1;
 }
 

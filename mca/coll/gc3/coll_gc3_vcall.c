@@ -52,6 +52,30 @@ void mca_coll_gc3_segs_set(mca_coll_gc3_args_t *a, int b, int s, size_t disp, si
     e[1] = (uint64_t)(count * size / unit);
 }
 
+void mca_coll_gc3_vrooted(mca_coll_gc3_args_t *a, int n, int at_root, int v, int b, int count, const int *counts,
+                          const int *displs, long lo, size_t size, size_t mine)
+{
+    a->dtype = GC3_DT_UINT8; /* moved as bytes, whatever the layout (adapted per rank) */
+    a->op    = GC3_OP_SUM;
+    if (v) {
+        a->vagree = 1;
+        a->vmine  = mine;
+        for (int q = 0; at_root && q < n; q++) {
+            a->vmine = (uint64_t)counts[q] * size > a->vmine ? (uint64_t)counts[q] * size : a->vmine;
+        }
+    } else {
+        a->count = mine;
+        a->bytes = mca_coll_gc3_vbytes(a->count, n, a->dtype); /* (the route's key, coll_gc3_max_bytes) */
+    }
+    if (mca_coll_gc3_segs_new(a, n) != NULL) {
+        mca_coll_gc3_segs_set(a, 1 - b, 0, 0, mine, 1, 1);
+        for (int q = 0; at_root && q < n; q++) {
+            mca_coll_gc3_segs_set(a, b, q, counts != NULL ? (size_t)(displs[q] - lo) : (size_t)q * (size_t)count,
+                                  (size_t)(counts != NULL ? counts[q] : count), size, 1);
+        }
+    }
+}
+
 void mca_coll_gc3_vnull(mca_coll_gc3_args_t *a)
 {
     static char none[16]; /* (every pair of such a side is empty: nothing is read or written there) */
