@@ -108,6 +108,10 @@ enum { GC3_COLL_ACC_READ = 1, GC3_COLL_ACC_WRITE = 2 };
 unsigned     gc3_coll_access(gc3_coll_t coll, int root, int rank, gc3_buf_t buf);
 /* Segments of `buf` (input or output) of coll: 1, or ngpus when it has one per rank. */
 int          gc3_coll_segments(gc3_coll_t coll, gc3_buf_t buf, int ngpus);
+/* The size the rules match a call of coll by (gc3_rules.h's bytes column; coll_gc3_max_bytes): seg_bytes, the
+ * bytes of its largest segment (a v-call: of any rank's), times the segments of its larger buffer. The component,
+ * gc3c and gc3_info all count a call with it. */
+uint64_t gc3_coll_call_bytes(gc3_coll_t coll, int ngpus, uint64_t seg_bytes);
 /* A call with per-rank counts (MPI's v-collectives; gc3_call_t.segs): where each segment of a rank's
  * buffers starts and how many elements it holds, as a table of words: word 0 the index of the output's
  * first pair, then a pair {first element, elements} per segment of the input, then per segment of the

@@ -104,7 +104,9 @@ typedef struct {
 /* The program of a rule for a target, verified, at most max_blocks thread blocks per rank wide: the
  * rule's generator run with its parameters (narrowed to fit: gc3_algo_generate_fit), or a copy of
  * the program of its file (in its out-of-place form when the calls are out of place and the program
- * is for in-place calls only). The caller owns *program_p. GC3_ERR_* with the reason in diag. */
+ * is for in-place calls only), its largest call (max_bytes: the runtime sizes its slots for it) the rule's
+ * upper bound unless the program says one. The component's plans, gc3c simulate and gc3_info --memory all
+ * make their programs with it. The caller owns *program_p. GC3_ERR_* with the reason in diag. */
 gc3_status_t gc3_rule_program(const gc3_rule_t *rule, const gc3_rule_target_t *target, gc3_diag_t *diag,
                               gc3_ir_program_t **program_p, gc3_rule_made_t *made);
 

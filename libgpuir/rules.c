@@ -750,6 +750,9 @@ gc3_status_t gc3_rule_program(const gc3_rule_t *rule, const gc3_rule_target_t *t
         if (st == GC3_OK) {
             (*program_p)->no_zc   = rule->no_zc;
             (*program_p)->zc_pull = rule->zc_pull;
+            if ((*program_p)->max_bytes == 0 && rule->bytes_hi != UINT64_MAX) {
+                (*program_p)->max_bytes = rule->bytes_hi; /* its largest call: the runtime sizes its slots for it */
+            }
             gc3_rule_both_kinds(*program_p, target);
             if (rule->program != NULL && gc3_coll_desc((*program_p)->coll)->rooted &&
                 (*program_p)->coll != GC3_COLL_BCAST && !((*program_p)->inplace && (*program_p)->outofplace)) {

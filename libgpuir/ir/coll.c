@@ -70,6 +70,12 @@ int gc3_coll_segments(gc3_coll_t coll, gc3_buf_t buf, int ngpus)
     return (buf == GC3_BUF_INPUT ? d->in_per_rank : d->out_per_rank) ? ngpus : 1;
 }
 
+uint64_t gc3_coll_call_bytes(gc3_coll_t coll, int ngpus, uint64_t seg_bytes)
+{
+    const int in = gc3_coll_segments(coll, GC3_BUF_INPUT, ngpus), out = gc3_coll_segments(coll, GC3_BUF_OUTPUT, ngpus);
+    return seg_bytes * (uint64_t)(in > out ? in : out);
+}
+
 size_t gc3_coll_segs_words(gc3_coll_t coll, int ngpus)
 {
     if (coll == GC3_COLL_CUSTOM || ngpus <= 0) {

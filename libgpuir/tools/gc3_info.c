@@ -252,11 +252,9 @@ static int memory(const gc3_rules_t *R, const char *spec, int nodes, int gpus, g
             rc = 2;
             break;
         }
-        {
-            int si = gc3_coll_segments(coll, GC3_BUF_INPUT, ranks), so = gc3_coll_segments(coll, GC3_BUF_OUTPUT, ranks);
-            bytes  = per * (uint64_t)(si > so ? si : so); /* as the component counts the call */
-        }
-        r = gc3_rules_match_call(R, coll, nodes, gpus, link, bytes, ranks, inplace);
+        bytes = gc3_coll_call_bytes(coll, ranks, per); /* as the component counts the call */
+        r     = gc3_rules_match_root(R, coll, nodes, gpus, link, bytes, ranks, inplace,
+                                 gc3_coll_desc(coll)->rooted ? 0 : -1);
         if (r == NULL) {
             printf("%s:%-16s %s\n", gc3_coll_desc(coll)->mpi_name, colon + 1, "(passed on: no plan)");
             continue;
@@ -285,9 +283,6 @@ static int memory(const gc3_rules_t *R, const char *spec, int nodes, int gpus, g
                        diag.count ? diag.msgs[0] : "?");
                 rc = 1;
             } else {
-                if (p->max_bytes == 0 && r->bytes_hi != UINT64_MAX) {
-                    p->max_bytes = r->bytes_hi; /* as the component does */
-                }
                 if (gc3_plan_estimate(&ep, p, &diag, &m) != GC3_OK) {
                     printf("%s:%-16s no estimate: %s\n", gc3_coll_desc(coll)->mpi_name, colon + 1,
                            diag.count ? diag.msgs[0] : "?");

@@ -1188,11 +1188,7 @@ static int cmd_simulate_rules(int argc, char **argv)
            csv ? "   measured    error" : "");
     for (int k = 0; csv ? k < nrows : (k == 0 || (uint64_t)1 << 62 >= lo); k++) {
         const uint64_t per = csv ? rows[k].bytes : lo;
-        const int      segs =
-            gc3_coll_segments(coll, GC3_BUF_INPUT, (int)gpus) > gc3_coll_segments(coll, GC3_BUF_OUTPUT, (int)gpus)
-                     ? gc3_coll_segments(coll, GC3_BUF_INPUT, (int)gpus)
-                     : gc3_coll_segments(coll, GC3_BUF_OUTPUT, (int)gpus);
-        const uint64_t    bytes = per * (uint64_t)segs; /* as the component counts the call, and the model */
+        const uint64_t    bytes = gc3_coll_call_bytes(coll, (int)gpus, per); /* as the component counts it */
         const gc3_rule_t *r;
         sim_plan_t       *pl = NULL;
         gc3_call_shape_t  shape;
@@ -1233,9 +1229,6 @@ static int cmd_simulate_rules(int argc, char **argv)
                 fprintf(stderr, "gc3c simulate: cannot make %s's program (%s)\n", r->algo, r->where);
                 rc = 1;
                 break;
-            }
-            if (pl->program->max_bytes == 0 && r->bytes_hi != UINT64_MAX) {
-                pl->program->max_bytes = r->bytes_hi; /* as the component does: its slots sized for it */
             }
             nplans++;
         }

@@ -145,12 +145,25 @@ int main(void)
             CHECK(p1 != NULL && p2 != NULL && p2->zc_pull == 1 && p1->zc_pull == 0 &&
                       gc3_ir_hash(p1) != gc3_ir_hash(p2),
                   "zero_copy=pull reaches the program and its hash");
+            CHECK(p0 != NULL && p1 != NULL && p2 != NULL && p0->max_bytes == (1u << 20) &&
+                      p1->max_bytes == (4u << 20) && p2->max_bytes == 0,
+                  "a rule's program sized for the rule's largest call (none for 4M-inf)");
             gc3_ir_program_destroy(p0);
             gc3_ir_program_destroy(p1);
             gc3_ir_program_destroy(p2);
             gc3_rules_destroy(R);
             R = NULL;
         }
+    }
+    {
+        /* the size every caller counts a call by: a segment's bytes times the larger side's segments */
+        CHECK(gc3_coll_call_bytes(GC3_COLL_ALLREDUCE, 4, 1000) == 1000 &&
+                  gc3_coll_call_bytes(GC3_COLL_BCAST, 4, 7) == 7 && gc3_coll_call_bytes(GC3_COLL_SCAN, 5, 8) == 8 &&
+                  gc3_coll_call_bytes(GC3_COLL_ALLGATHER, 4, 1000) == 4000 &&
+                  gc3_coll_call_bytes(GC3_COLL_ALLTOALL, 3, 10) == 30 &&
+                  gc3_coll_call_bytes(GC3_COLL_REDUCE_SCATTER, 4, 16) == 64 &&
+                  gc3_coll_call_bytes(GC3_COLL_GATHER, 5, 2) == 10 && gc3_coll_call_bytes(GC3_COLL_SCATTER, 2, 3) == 6,
+              "gc3_coll_call_bytes: segment bytes x segments of the larger side");
     }
     {
         /* LL128: accepted, and said to run as Simple (as the runtime runs it) */

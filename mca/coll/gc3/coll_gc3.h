@@ -394,11 +394,11 @@ static inline int mca_coll_gc3_above_max_bytes(size_t bytes)
     return mca_coll_gc3_component.max_bytes > 0 && bytes > (size_t)mca_coll_gc3_component.max_bytes;
 }
 int mca_coll_gc3_within_max_bytes(mca_coll_gc3_module_t *m, const char *name, size_t bytes);
-/* The size the rules see of a call of count elements of dt per rank's segment on n ranks (a v-call: its
- * largest segment of any rank's) */
-static inline size_t mca_coll_gc3_vbytes(size_t count, int n, gc3_dtype_t dt)
+/* The call's size as the rules and coll_gc3_max_bytes see it (gc3_coll_call_bytes, as gc3c and gc3_info count it):
+ * a->count elements of a->dtype in its largest segment (a v-call: of any rank's) on n ranks */
+static inline size_t mca_coll_gc3_args_bytes(const mca_coll_gc3_args_t *a, int n)
 {
-    return count * (size_t)n * gc3_dtype_size(dt);
+    return (size_t)gc3_coll_call_bytes((gc3_coll_t)a->coll, n, (uint64_t)a->count * gc3_dtype_size(a->dtype));
 }
 /* coll_gc3_vcall.c: the v-collectives' shared steps. A buffer of nsegs segments of counts at displacements
  * (elements of dt) as mca_coll_gc3_args_buf's slot: from the lowest displacement of a nonempty segment when it

@@ -35,7 +35,7 @@ static int gc3_allgatherv_args(mca_coll_gc3_module_t *m, const void *sbuf, int s
     for (int q = 0; q < n; q++) {
         a->count = (size_t)rcounts[q] * rsize > a->count ? (size_t)rcounts[q] * rsize : a->count;
     }
-    a->bytes = mca_coll_gc3_vbytes(a->count, n, a->dtype); /* (the route's key, coll_gc3_max_bytes) */
+    a->bytes = mca_coll_gc3_args_bytes(a, n); /* (the route's key, coll_gc3_max_bytes) */
     if (mca_coll_gc3_segs_new(a, n) != NULL) {
         mca_coll_gc3_segs_set(a, 0, 0, 0, (size_t)rcounts[me], rsize, 1);
         for (int q = 0; q < n; q++) {

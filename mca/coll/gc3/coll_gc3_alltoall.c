@@ -34,7 +34,7 @@ static int gc3_alltoall_args(mca_coll_gc3_module_t *m, const void *sbuf, int *sc
     a->dtype = GC3_DT_UINT8; /* moved as bytes, whatever the layout (adapted per rank) */
     a->op    = GC3_OP_SUM;
     a->count = rsize * (size_t)rcount;
-    a->bytes = a->count * n;
+    a->bytes = mca_coll_gc3_args_bytes(a, (int)n);
     return 1;
 }
 

@@ -26,7 +26,7 @@ static int gc3_bcast_args(mca_coll_gc3_module_t *m, void *buf, int count, struct
     a->dtype = GC3_DT_UINT8; /* moved as bytes, whatever the layout (adapted per rank) */
     a->op    = GC3_OP_SUM;
     a->count = (size_t)count * dsize;
-    a->bytes = a->count;
+    a->bytes = mca_coll_gc3_args_bytes(a, ompi_comm_size(m->comm));
     return 1;
 }
 

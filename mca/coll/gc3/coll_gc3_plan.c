@@ -120,9 +120,6 @@ int mca_coll_gc3_plan_post(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_entry_t *
     int                  ok     = gc3_plan_build(m, s, rule) && m->exec[s->backend] != NULL;
     uint64_t             fit;
 
-    if (ok && s->program->max_bytes == 0 && rule->bytes_hi != UINT64_MAX) {
-        s->program->max_bytes = rule->bytes_hi; /* its largest call: the runtime sizes its slots for it */
-    }
     fit = ok ? gc3_plan_fit(m, s) : 0;
     ok  = ok && fit != 0;
 

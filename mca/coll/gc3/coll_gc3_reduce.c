@@ -33,7 +33,7 @@ static int gc3_reduce_args(mca_coll_gc3_module_t *m, const void *sbuf, void *rbu
     if (!mca_coll_gc3_args_reduction(m, a, name, dt, (size_t)count, op)) {
         return 0;
     }
-    a->bytes = a->count * gc3_dtype_size(a->dtype);
+    a->bytes = mca_coll_gc3_args_bytes(a, ompi_comm_size(m->comm));
     return 1;
 }
 

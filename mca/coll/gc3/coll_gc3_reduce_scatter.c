@@ -35,7 +35,7 @@ static int gc3_reduce_scatter_args(mca_coll_gc3_module_t *m, const void *sbuf, v
         return mca_coll_gc3_passed_on(m->comm, name, "a user-defined or unsupported op or datatype");
     }
     a->count = big * per;
-    a->bytes = mca_coll_gc3_vbytes(a->count, n, a->dtype); /* (the route's key, coll_gc3_max_bytes) */
+    a->bytes = mca_coll_gc3_args_bytes(a, n); /* (the route's key, coll_gc3_max_bytes) */
     if (mca_coll_gc3_segs_new(a, n) != NULL) {
         size_t at = 0;
         for (int q = 0; q < n; q++) {

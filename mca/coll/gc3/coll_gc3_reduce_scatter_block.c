@@ -28,7 +28,7 @@ static int gc3_reduce_scatter_block_args(mca_coll_gc3_module_t *m, const void *s
     if (!mca_coll_gc3_args_reduction(m, a, name, dt, (size_t)rcount, op)) {
         return 0;
     }
-    a->bytes = a->count * n * gc3_dtype_size(a->dtype);
+    a->bytes = mca_coll_gc3_args_bytes(a, (int)n);
     return 1;
 }
 

@@ -65,7 +65,7 @@ void mca_coll_gc3_vrooted(mca_coll_gc3_args_t *a, int n, int at_root, int v, int
         }
     } else {
         a->count = mine;
-        a->bytes = mca_coll_gc3_vbytes(a->count, n, a->dtype); /* (the route's key, coll_gc3_max_bytes) */
+        a->bytes = mca_coll_gc3_args_bytes(a, n); /* (the route's key, coll_gc3_max_bytes) */
     }
     if (mca_coll_gc3_segs_new(a, n) != NULL) {
         mca_coll_gc3_segs_set(a, 1 - b, 0, 0, mine, 1, 1);
@@ -127,7 +127,7 @@ static int gc3_vsize(mca_coll_gc3_module_t *m, mca_coll_gc3_args_t *a)
     if (!a->vagree) {
         return 1;
     }
-    a->bytes = mca_coll_gc3_vbytes(a->count, ompi_comm_size(m->comm), a->dtype);
+    a->bytes = mca_coll_gc3_args_bytes(a, ompi_comm_size(m->comm));
     return mca_coll_gc3_within_max_bytes(m, a->name, a->bytes);
 }
 

@@ -109,6 +109,6 @@ int mca_coll_gc3_vx_advance(mca_coll_gc3_module_t *m, mca_coll_gc3_task_t *t, co
         return -1;
     }
     t->call.count = (size_t)big;
-    t->bytes      = mca_coll_gc3_vbytes((size_t)big, n, t->call.dtype);
+    t->bytes      = (size_t)gc3_coll_call_bytes((gc3_coll_t)t->coll, n, big * gc3_dtype_size(t->call.dtype));
     return 1;
 }
