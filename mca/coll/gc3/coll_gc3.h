@@ -664,14 +664,6 @@ void mca_coll_gc3_breakdown_add(mca_coll_gc3_module_t *m, const mca_coll_gc3_pla
                                 const mca_coll_gc3_args_t *a, uint64_t found_ns);
 /* the run being summed ends (printed by rank 0 of the communicator) */
 void mca_coll_gc3_breakdown_flush(mca_coll_gc3_module_t *m);
-/* A call of plan entry s starts on its GPU (verbose 1 the first time blocks exceed this rank's share), ends. */
-/* The thread blocks a call on s holds on this rank's GPU (cuda backend; 0 elsewhere). */
-static inline int mca_coll_gc3_entry_blocks(const mca_coll_gc3_plan_entry_t *s)
-{
-    return s->backend == GC3_BACKEND_CUDA ? s->blocks : 0;
-}
-void mca_coll_gc3_blocks_take(mca_coll_gc3_module_t *m, const mca_coll_gc3_plan_entry_t *s);
-void mca_coll_gc3_blocks_give(const mca_coll_gc3_plan_entry_t *s);
 
 /* coll_gc3_persistent.c: a persistent request of a collective gc3 runs, its call bound (the
  * datatypes and op retained); then, *request set, the plan its starts will use set up ahead when
@@ -686,18 +678,33 @@ int mca_coll_gc3_persistent_vectors(ompi_request_t *request, int n, const int *c
 
 /* coll_gc3_setup.c: the set-up, in phases none of which waits for another rank (m->lock held). */
 void mca_coll_gc3_setup_exec(mca_coll_gc3_module_t *m, gc3_backend_t backend); /* queue its job (once) */
-/* The plan entry of a call (a new one is queued for set-up), or NULL when no rule matches (*why). */
-mca_coll_gc3_plan_entry_t *mca_coll_gc3_entry(mca_coll_gc3_module_t *m, int coll, int root, size_t bytes, int inplace,
-                                              gc3_backend_t backend, char *why, size_t why_len);
+/* Queue the set-up of plan entry s (new) behind the jobs before it (coll_gc3_entry.c does, once). */
+void mca_coll_gc3_setup_plan(mca_coll_gc3_module_t *m, gc3_backend_t backend, mca_coll_gc3_plan_entry_t *s);
 /* Advance the job under way (and start the next); 1 when something changed. A phase whose
  * exchange exceeds coll_gc3_timeout makes the communicator unusable (reported). */
 int  mca_coll_gc3_setup_advance(mca_coll_gc3_module_t *m);
 void mca_coll_gc3_setup_fini(mca_coll_gc3_module_t *m);
-/* coll_gc3_select.c: the rules (loaded once per process) and a call's plan entry, found or made
- * (a new one is MCA_COLL_GC3_ENTRY_NEW), or NULL when no rule matches (*why). */
-gc3_rules_t               *mca_coll_gc3_rules(void);
-mca_coll_gc3_plan_entry_t *mca_coll_gc3_entry_lookup(mca_coll_gc3_module_t *m, int coll, int root, size_t bytes,
-                                                     int inplace, gc3_backend_t backend, char *why, size_t why_len);
+/* coll_gc3_select.c: the rules, loaded once per process. */
+gc3_rules_t *mca_coll_gc3_rules(void);
+/* coll_gc3_entry.c: a communicator's plan entries. The entry of a call, found or made (a new one is queued for
+ * set-up), or NULL when no rule matches (*why). */
+mca_coll_gc3_plan_entry_t *mca_coll_gc3_entry(mca_coll_gc3_module_t *m, int coll, int root, size_t bytes, int inplace,
+                                              gc3_backend_t backend, char *why, size_t why_len);
+void mca_coll_gc3_entries_release(mca_coll_gc3_module_t *m); /* every entry and its plan (nothing in flight) */
+/* The thread blocks a call on s holds on this rank's GPU (cuda backend; 0 elsewhere). */
+static inline int mca_coll_gc3_entry_blocks(const mca_coll_gc3_plan_entry_t *s)
+{
+    return s->backend == GC3_BACKEND_CUDA ? s->blocks : 0;
+}
+/* Can a call take s now (m->lock held)? Taken by the call, given back when it ends. */
+int  mca_coll_gc3_entry_free(const mca_coll_gc3_module_t *m, const mca_coll_gc3_plan_entry_t *s);
+void mca_coll_gc3_entry_take(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_entry_t *s);
+void mca_coll_gc3_entry_give(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_entry_t *s);
+/* A call on s starts on its GPU, ends: the process's account of blocks in flight (verbose 1 the first time they
+ * exceed this rank's share); were they ever over it (the failure record says so)? */
+void mca_coll_gc3_blocks_take(mca_coll_gc3_module_t *m, const mca_coll_gc3_plan_entry_t *s);
+void mca_coll_gc3_blocks_give(const mca_coll_gc3_plan_entry_t *s);
+int  mca_coll_gc3_blocks_were_over(void);
 /* coll_gc3_agree.c: a phase's exchange of this rank's record m->xsend (bytes; freed here) into
  * m->xrecv (every rank's): 0 when posted; release: m->xrecv once read (or the exchange's, pending). */
 int  mca_coll_gc3_agree_post(mca_coll_gc3_module_t *m, size_t bytes);

@@ -43,13 +43,7 @@ static void mca_coll_gc3_module_destruct(mca_coll_gc3_module_t *m)
     mca_coll_gc3_graveyard_release(); /* persistent requests the application freed */
     mca_coll_gc3_breakdown_flush(m);
     mca_coll_gc3_setup_fini(m);
-    for (int i = 0; i < m->nentries; i++) {
-        gc3_plan_destroy(m->entries[i]->plan);
-        gc3_ir_program_destroy(m->entries[i]->program);
-        free(m->entries[i]->why);
-        free(m->entries[i]);
-    }
-    free(m->entries);
+    mca_coll_gc3_entries_release(m);
     for (int b = 0; b < MCA_COLL_GC3_NBACKEND; b++) {
         gc3_exec_destroy(m->exec[b]);
     }

@@ -1,5 +1,5 @@
-/* coll/gc3: the error record of a call that fails, and the account it consults: the thread blocks
- * of this process's gc3 calls in flight on GPUs (all communicators); a message's text, kept whole. */
+/* coll/gc3: the error record of a call that fails (it consults the account of thread blocks in flight,
+ * coll_gc3_entry.c), what a plan left in place, a message's text kept whole. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,41 +17,10 @@ void mca_coll_gc3_set_text(char **text, const char *fmt, ...)
     va_end(ap);
 }
 
-/* Thread blocks of this process's gc3 calls running on GPUs (all communicators), and whether they
- * were ever more than a communicator's share of its GPU. Blocks that wait give way
- * (coll_gc3_yield_us), so kernels of calls in flight together on several communicators, started in
- * different orders on different ranks, complete even then; with coll_gc3_yield_us 0 a kernel needs
- * all its blocks on the GPU until its call ends, and such kernels can hold the SMs each other's peers
- * need (a wait that only coll_gc3_timeout ends): said then. */
-static int gc3_gpu_blocks, gc3_gpu_blocks_over;
-
-void mca_coll_gc3_blocks_take(mca_coll_gc3_module_t *m, const mca_coll_gc3_plan_entry_t *s)
-{
-    const int blocks = mca_coll_gc3_entry_blocks(s);
-    int       now;
-    if (blocks == 0) {
-        return;
-    }
-    now = __atomic_add_fetch(&gc3_gpu_blocks, blocks, __ATOMIC_RELAXED);
-    if (now > m->gpu_share && mca_coll_gc3_component.yield_us == 0 &&
-        !__atomic_exchange_n(&gc3_gpu_blocks_over, 1, __ATOMIC_RELAXED)) {
-        opal_output_verbose(1, mca_coll_gc3_component.output,
-                            "coll:gc3: comm %s rank %d: %d thread blocks of gc3 calls in flight on this rank's GPU, "
-                            "more than the %d it holds at once for this rank: with coll_gc3_yield_us 0, calls in "
-                            "flight together on several communicators may wait for each other",
-                            m->comm->c_name, ompi_comm_rank(m->comm), now, m->gpu_share);
-    }
-}
-
-void mca_coll_gc3_blocks_give(const mca_coll_gc3_plan_entry_t *s)
-{
-    __atomic_sub_fetch(&gc3_gpu_blocks, mca_coll_gc3_entry_blocks(s), __ATOMIC_RELAXED);
-}
-
 void mca_coll_gc3_report_failure(mca_coll_gc3_module_t *m, const char *call, const char *why)
 {
     opal_output(0, "coll:gc3: comm %s rank %d: %s failed: %s%s", m->comm->c_name, ompi_comm_rank(m->comm), call, why,
-                __atomic_load_n(&gc3_gpu_blocks_over, __ATOMIC_RELAXED)
+                mca_coll_gc3_blocks_were_over()
                     ? " (gc3 calls in flight on several communicators held more thread blocks than the GPU runs "
                       "at once for this rank, and coll_gc3_yield_us 0 keeps a waiting block on the GPU: their "
                       "kernels may have waited for each other; a positive coll_gc3_yield_us lets them give way)"

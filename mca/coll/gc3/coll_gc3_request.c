@@ -311,35 +311,6 @@ static void mca_coll_gc3_no_plan(mca_coll_gc3_module_t *m, mca_coll_gc3_task_t *
     m->running = t;
 }
 
-/* May a call start on the plan of s: no call runs on it, nor, when its slots are in the backend's
- * FIFO pool of the communicator (coll_gc3_fifo_pool), on another plan of that pool, nor would its kernel
- * with those of the communicator's calls in flight hold more thread blocks than this rank's GPU runs
- * at once for it (a shared GPU: their kernels could wait for each other's SMs; the calls of one
- * communicator start in the same order on every rank, so waiting for the earlier ones is safe)? Taken
- * and given back with m->lock held. */
-static int mca_coll_gc3_entry_free(const mca_coll_gc3_module_t *m, const mca_coll_gc3_plan_entry_t *s)
-{
-    const int blocks = mca_coll_gc3_entry_blocks(s);
-    return !s->busy && !(gc3_plan_pooled(s->plan) && m->pool_busy[s->backend]) &&
-           !(m->blocks_busy > 0 && blocks > 0 && m->blocks_busy + blocks > m->gpu_share);
-}
-
-static void mca_coll_gc3_entry_take(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_entry_t *s)
-{
-    s->busy = 1;
-    m->pool_busy[s->backend] |= gc3_plan_pooled(s->plan);
-    m->blocks_busy += mca_coll_gc3_entry_blocks(s);
-}
-
-static void mca_coll_gc3_entry_give(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_entry_t *s)
-{
-    s->busy = 0;
-    if (gc3_plan_pooled(s->plan)) {
-        m->pool_busy[s->backend] = 0;
-    }
-    m->blocks_busy -= mca_coll_gc3_entry_blocks(s);
-}
-
 enum { GC3_HEAD_WAITS, GC3_HEAD_ENDED, GC3_HEAD_READY };
 
 /* The head task whose plan entry is known: it waits (the plan is being set up, or an earlier call

@@ -1,6 +1,5 @@
-/* coll/gc3: selection. Which rule runs a call (the rules, loaded once per process: a rules file or
- * the built-in ones, with the programs of an algorithm directory ahead), and the plan entry of a
- * communicator that holds the plan of that rule. */
+/* coll/gc3: the rules, loaded once per process: a rules file or the built-in ones, with the programs
+ * of an algorithm directory ahead (which rule runs a call: coll_gc3_entry.c). */
 #include <stdlib.h>
 #include <string.h>
 #include <pthread.h>
@@ -67,56 +66,4 @@ gc3_rules_t *mca_coll_gc3_rules(void)
     R = mca_coll_gc3_component.rules != NULL ? mca_coll_gc3_component.rules : mca_coll_gc3_rules_load();
     pthread_mutex_unlock(&lock);
     return R;
-}
-
-mca_coll_gc3_plan_entry_t *mca_coll_gc3_entry_lookup(mca_coll_gc3_module_t *m, int coll, int root, size_t bytes,
-                                                     int inplace, gc3_backend_t backend, char *why, size_t why_len)
-{
-    gc3_rules_t               *R = mca_coll_gc3_rules();
-    const gc3_rule_t          *rule;
-    mca_coll_gc3_plan_entry_t *s;
-    int                        idx;
-
-    rule = R == NULL ? NULL
-                     : gc3_rules_match_root(R, (gc3_coll_t)coll, m->nodes, m->gpus, m->link[backend], bytes,
-                                            ompi_comm_size(m->comm), inplace, root);
-    if (rule == NULL) {
-        gc3_snprintf_cut(why, why_len, "no rule of %s for %s of %zu bytes on %d node(s) x %d, %s",
-                         R ? R->source : "gc3", gc3_coll_desc(coll)->mpi_name, bytes, m->nodes, m->gpus,
-                         gc3_link_name(m->link[backend]));
-        mca_coll_gc3_verbose_once(2, m->comm, "coll:gc3: comm %s: %s: no plan", m->comm->c_name, why);
-        return NULL;
-    }
-    idx = (int)(rule - R->rules);
-    for (int i = 0; i < m->nentries; i++) {
-        s = m->entries[i];
-        if (s->backend == (int)backend && s->coll == coll && s->rule == idx && s->inplace == inplace &&
-            s->root == root) {
-            return s;
-        }
-    }
-    if (m->nentries == m->entries_cap) {
-        int                         ncap = m->entries_cap ? 2 * m->entries_cap : 8;
-        mca_coll_gc3_plan_entry_t **n    = realloc(m->entries, (size_t)ncap * sizeof(*n));
-        if (n == NULL) {
-            gc3_snprintf_cut(why, why_len, "out of host memory");
-            return NULL;
-        }
-        m->entries     = n;
-        m->entries_cap = ncap;
-    }
-    s = calloc(1, sizeof(*s));
-    if (s == NULL) {
-        gc3_snprintf_cut(why, why_len, "out of host memory");
-        return NULL;
-    }
-    m->entries[m->nentries++] = s;
-    s->backend                = backend;
-    s->coll                   = coll;
-    s->rule                   = idx;
-    s->inplace                = inplace;
-    s->root                   = root;
-    s->bytes                  = bytes;
-    s->state                  = MCA_COLL_GC3_ENTRY_NEW;
-    return s;
 }

@@ -122,17 +122,9 @@ void mca_coll_gc3_setup_exec(mca_coll_gc3_module_t *m, gc3_backend_t backend)
     }
 }
 
-mca_coll_gc3_plan_entry_t *mca_coll_gc3_entry(mca_coll_gc3_module_t *m, int coll, int root, size_t bytes, int inplace,
-                                              gc3_backend_t backend, char *why, size_t why_len)
+void mca_coll_gc3_setup_plan(mca_coll_gc3_module_t *m, gc3_backend_t backend, mca_coll_gc3_plan_entry_t *s)
 {
-    mca_coll_gc3_plan_entry_t *s = mca_coll_gc3_entry_lookup(m, coll, root, bytes, inplace, backend, why, why_len);
-
-    if (s != NULL && s->state == MCA_COLL_GC3_ENTRY_NEW) { /* new, or built before and given up (the call failed) */
-        s->bytes = bytes;
-        s->state = MCA_COLL_GC3_ENTRY_BUILDING;
-        gc3_job_push(m, MCA_COLL_GC3_JOB_PLAN, backend, s);
-    }
-    return s;
+    gc3_job_push(m, MCA_COLL_GC3_JOB_PLAN, backend, s);
 }
 
 /* Start jobs[0]'s first phase. */
