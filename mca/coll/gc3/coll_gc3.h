@@ -271,34 +271,44 @@ typedef struct mca_coll_gc3_module_t {
     char     net_why[MCA_COLL_GC3_NBACKEND][192]; /* which path and why (verbose) */
     char     nic[256];  /* cuda, several nodes (or verbose 2): the NIC nearest this rank's GPU */
     uint64_t gpu_mem;   /* cuda: this rank's GPU memory (0: unknown) */
-    uint64_t mem_peak;  /* device bytes its plans held at most together (coll_gc3_verbose) */
-    int      mem_plans; /* plans it built */
-    int      mem_rank;  /* this rank in it, and its name, when the last plan was built (the
-                                            * module may be destroyed after the communicator) */
-    char     mem_name[MPI_MAX_OBJECT_NAME];
-    mca_coll_gc3_breakdown_t    bd; /* coll_gc3_breakdown: the run of calls being summed */
-    mca_coll_gc3_plan_entry_t **entries;
-    int                         nentries, entries_cap;
-    int                         pool_busy[MCA_COLL_GC3_NBACKEND]; /* a call runs on a plan of the backend's FIFO
-                                                                   * pool (coll_gc3_fifo_pool) */
-    int      blocks_busy; /* cuda: thread blocks of this communicator's calls in flight on this rank's GPU */
-    uint64_t mem_pool[MCA_COLL_GC3_NBACKEND]; /* the pool's bytes counted in mem_peak */
-    /* the pipeline (coll_gc3_request.c) */
-    mca_coll_gc3_task_t *head, *tail; /* waiting, in call order */
-    mca_coll_gc3_task_t *running;     /* started */
-    int                  active;      /* on the progress list */
-    int                  staged_seen; /* per collective (bit): a call without a plan was reported */
+    mca_coll_gc3_breakdown_t bd; /* coll_gc3_breakdown: the run of calls being summed */
+    /* its plan entries (coll_gc3_entry.c) */
+    struct {
+        mca_coll_gc3_plan_entry_t **entries;
+        int                         nentries, entries_cap;
+        int                         pool_busy
+            [MCA_COLL_GC3_NBACKEND]; /* a call runs on a plan of the backend's FIFO pool (coll_gc3_fifo_pool) */
+        int blocks_busy;             /* cuda: thread blocks of this communicator's calls in flight on this rank's GPU */
+    } plans;
+    /* what its plans hold (coll_gc3_plan.c: coll_gc3_verbose's memory lines) */
+    struct {
+        uint64_t peak;  /* device bytes its plans held at most together */
+        int      plans; /* plans it built */
+        int      rank;  /* this rank in it, and its name, when the last plan was built (the module may be
+                         * destroyed after the communicator) */
+        char     name[MPI_MAX_OBJECT_NAME];
+        uint64_t pool[MCA_COLL_GC3_NBACKEND]; /* the FIFO pool's bytes counted in peak */
+    } mem;
+    /* the pipeline of calls (coll_gc3_request.c) */
+    struct {
+        mca_coll_gc3_task_t *head, *tail; /* waiting, in call order */
+        mca_coll_gc3_task_t *running;     /* started */
+        int                  active;      /* on the progress list */
+        int                  staged_seen; /* per collective (bit): a call without a plan was reported */
+    } pipe;
     /* the set-up (coll_gc3_setup.c) */
-    mca_coll_gc3_job_t *jobs; /* to do, in order; jobs[0] is under way when `phase` is set */
-    int                 njobs, jobs_cap;
-    int                 phase;                                  /* of jobs[0] (coll_gc3_setup.c), 0: none */
-    void               *xreq;                                   /* gc3's own exchange of that phase: its handle, */
-    char               *xsend, *xrecv;                          /* this rank's record and everybody's */
-    gc3_prep_t         *prep;                                   /* the runtime's preparation of that plan */
-    gc3_diag_t          diag;                                   /* of the job under way */
-    int                 job_proto, job_channels, job_instances; /* the plan's, for its line */
-    char                job_narrow[96];
-    char                job_copied[80]; /* an in-place program serving an out-of-place call */
+    struct {
+        mca_coll_gc3_job_t *jobs; /* to do, in order; jobs[0] is under way when `phase` is set */
+        int                 njobs, jobs_cap;
+        int                 phase;                                  /* of jobs[0], 0: none */
+        void               *xreq;                                   /* gc3's own exchange of that phase: its handle, */
+        char               *xsend, *xrecv;                          /* this rank's record and everybody's */
+        gc3_prep_t         *prep;                                   /* the runtime's preparation of that plan */
+        gc3_diag_t          diag;                                   /* of the job under way */
+        int                 job_proto, job_channels, job_instances; /* the plan's, for its line */
+        char                job_narrow[96];
+        char                job_copied[80]; /* an in-place program serving an out-of-place call */
+    } setup;
     /* the route of calls (coll_gc3_route.c): agreed memory kinds per call key, the agreements'
      * results, temporaries kept for the next call */
     gc3_route_cache_t route;
@@ -308,9 +318,11 @@ typedef struct mca_coll_gc3_module_t {
         int    device;
     } spare[4];
     /* gc3's set-up exchanges (coll_gc3_oob.c): one pending at a time, numbered */
-    struct mca_coll_gc3_xchg_t *oob_pending;
-    double                      oob_posted; /* when it was posted (monotonic seconds) */
-    uint32_t                    oob_seq;
+    struct {
+        struct mca_coll_gc3_xchg_t *pending;
+        double                      posted; /* when it was posted (monotonic seconds) */
+        uint32_t                    seq;
+    } oob;
 } mca_coll_gc3_module_t;
 
 OBJ_CLASS_DECLARATION(mca_coll_gc3_module_t);
@@ -705,8 +717,8 @@ void mca_coll_gc3_entry_give(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_entry_t
 void mca_coll_gc3_blocks_take(mca_coll_gc3_module_t *m, const mca_coll_gc3_plan_entry_t *s);
 void mca_coll_gc3_blocks_give(const mca_coll_gc3_plan_entry_t *s);
 int  mca_coll_gc3_blocks_were_over(void);
-/* coll_gc3_agree.c: a phase's exchange of this rank's record m->xsend (bytes; freed here) into
- * m->xrecv (every rank's): 0 when posted; release: m->xrecv once read (or the exchange's, pending). */
+/* coll_gc3_agree.c: a phase's exchange of this rank's record m->setup.xsend (bytes; freed here) into
+ * m->setup.xrecv (every rank's): 0 when posted; release: m->setup.xrecv once read (or the exchange's, pending). */
 int  mca_coll_gc3_agree_post(mca_coll_gc3_module_t *m, size_t bytes);
 void mca_coll_gc3_agree_release(mca_coll_gc3_module_t *m);
 /* What every rank says before gc3 uses something collectively: whether it is ready, a hash of
@@ -722,7 +734,7 @@ enum { MCA_COLL_GC3_AGREE_OK, MCA_COLL_GC3_AGREE_NOT_READY, MCA_COLL_GC3_AGREE_D
 int      mca_coll_gc3_verdict(const mca_coll_gc3_card_t *v, int n, uint64_t key, int *peer);
 void     mca_coll_gc3_warn_disagree(mca_coll_gc3_module_t *m, const char *what, int peer);
 uint64_t mca_coll_gc3_settings_hash(void); /* the selection settings (rules and parameters) */
-/* coll_gc3_shape.c: SHAPE, post this rank's card (0 when posted); done: everybody's are in m->xrecv. */
+/* coll_gc3_shape.c: SHAPE, post this rank's card (0 when posted); done: everybody's are in m->setup.xrecv. */
 int  mca_coll_gc3_shape_post(mca_coll_gc3_module_t *m, gc3_backend_t backend);
 void mca_coll_gc3_shape_done(mca_coll_gc3_module_t *m, gc3_backend_t backend);
 /* coll_gc3_plan.c: AGREE, post this rank's card of s (0 when posted); agreed: the verdict, and the

@@ -8,31 +8,33 @@
 #include "coll_gc3.h"
 #include "opal/util/output.h"
 
-/* Post this rank's record of the phase (m->xsend, bytes; released here); 0 when posted. */
+/* Post this rank's record of the phase (m->setup.xsend, bytes; released here); 0 when posted. */
 int mca_coll_gc3_agree_post(mca_coll_gc3_module_t *m, size_t bytes)
 {
     int rc = -1;
-    if (m->xsend != NULL) {
-        m->xrecv = malloc((size_t)ompi_comm_size(m->comm) * bytes);
-        rc       = m->xrecv != NULL ? mca_coll_gc3_oob_iallgather(m, m->xsend, m->xrecv, bytes, &m->xreq) : -1;
+    if (m->setup.xsend != NULL) {
+        m->setup.xrecv = malloc((size_t)ompi_comm_size(m->comm) * bytes);
+        rc             = m->setup.xrecv != NULL
+                             ? mca_coll_gc3_oob_iallgather(m, m->setup.xsend, m->setup.xrecv, bytes, &m->setup.xreq)
+                             : -1;
     }
-    free(m->xsend); /* the exchange has its copy */
-    m->xsend = NULL;
+    free(m->setup.xsend); /* the exchange has its copy */
+    m->setup.xsend = NULL;
     if (rc != 0) {
-        free(m->xrecv);
-        m->xrecv = NULL;
-        m->xreq  = NULL;
+        free(m->setup.xrecv);
+        m->setup.xrecv = NULL;
+        m->setup.xreq  = NULL;
     }
     return rc;
 }
 
 void mca_coll_gc3_agree_release(mca_coll_gc3_module_t *m)
 {
-    if (m->xreq == NULL) {
-        free(m->xrecv);
+    if (m->setup.xreq == NULL) {
+        free(m->setup.xrecv);
     } /* else it belongs to the pending exchange */
-    m->xrecv = NULL;
-    m->xreq  = NULL;
+    m->setup.xrecv = NULL;
+    m->setup.xreq  = NULL;
 }
 
 /* The verdict on all ranks' cards, the same on every rank: another call key first, then another

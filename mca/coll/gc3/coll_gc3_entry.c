@@ -32,29 +32,29 @@ static mca_coll_gc3_plan_entry_t *mca_coll_gc3_entry_lookup(mca_coll_gc3_module_
         return NULL;
     }
     idx = (int)(rule - R->rules);
-    for (int i = 0; i < m->nentries; i++) {
-        s = m->entries[i];
+    for (int i = 0; i < m->plans.nentries; i++) {
+        s = m->plans.entries[i];
         if (s->backend == (int)backend && s->coll == coll && s->rule == idx && s->inplace == inplace &&
             s->root == root) {
             return s;
         }
     }
-    if (m->nentries == m->entries_cap) {
-        int                         ncap = m->entries_cap ? 2 * m->entries_cap : 8;
-        mca_coll_gc3_plan_entry_t **n    = realloc(m->entries, (size_t)ncap * sizeof(*n));
+    if (m->plans.nentries == m->plans.entries_cap) {
+        int                         ncap = m->plans.entries_cap ? 2 * m->plans.entries_cap : 8;
+        mca_coll_gc3_plan_entry_t **n    = realloc(m->plans.entries, (size_t)ncap * sizeof(*n));
         if (n == NULL) {
             gc3_snprintf_cut(why, why_len, "out of host memory");
             return NULL;
         }
-        m->entries     = n;
-        m->entries_cap = ncap;
+        m->plans.entries     = n;
+        m->plans.entries_cap = ncap;
     }
     s = calloc(1, sizeof(*s));
     if (s == NULL) {
         gc3_snprintf_cut(why, why_len, "out of host memory");
         return NULL;
     }
-    m->entries[m->nentries++] = s;
+    m->plans.entries[m->plans.nentries++] = s;
     s->backend                = backend;
     s->coll                   = coll;
     s->rule                   = idx;
@@ -80,15 +80,15 @@ mca_coll_gc3_plan_entry_t *mca_coll_gc3_entry(mca_coll_gc3_module_t *m, int coll
 
 void mca_coll_gc3_entries_release(mca_coll_gc3_module_t *m)
 {
-    for (int i = 0; i < m->nentries; i++) {
-        gc3_plan_destroy(m->entries[i]->plan);
-        gc3_ir_program_destroy(m->entries[i]->program);
-        free(m->entries[i]->why);
-        free(m->entries[i]);
+    for (int i = 0; i < m->plans.nentries; i++) {
+        gc3_plan_destroy(m->plans.entries[i]->plan);
+        gc3_ir_program_destroy(m->plans.entries[i]->program);
+        free(m->plans.entries[i]->why);
+        free(m->plans.entries[i]);
     }
-    free(m->entries);
-    m->entries  = NULL;
-    m->nentries = m->entries_cap = 0;
+    free(m->plans.entries);
+    m->plans.entries  = NULL;
+    m->plans.nentries = m->plans.entries_cap = 0;
 }
 
 /* ---------------------------------------------------------------- taken and given back */
@@ -102,24 +102,24 @@ void mca_coll_gc3_entries_release(mca_coll_gc3_module_t *m)
 int mca_coll_gc3_entry_free(const mca_coll_gc3_module_t *m, const mca_coll_gc3_plan_entry_t *s)
 {
     const int blocks = mca_coll_gc3_entry_blocks(s);
-    return !s->busy && !(gc3_plan_pooled(s->plan) && m->pool_busy[s->backend]) &&
-           !(m->blocks_busy > 0 && blocks > 0 && m->blocks_busy + blocks > m->gpu_share);
+    return !s->busy && !(gc3_plan_pooled(s->plan) && m->plans.pool_busy[s->backend]) &&
+           !(m->plans.blocks_busy > 0 && blocks > 0 && m->plans.blocks_busy + blocks > m->gpu_share);
 }
 
 void mca_coll_gc3_entry_take(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_entry_t *s)
 {
     s->busy = 1;
-    m->pool_busy[s->backend] |= gc3_plan_pooled(s->plan);
-    m->blocks_busy += mca_coll_gc3_entry_blocks(s);
+    m->plans.pool_busy[s->backend] |= gc3_plan_pooled(s->plan);
+    m->plans.blocks_busy += mca_coll_gc3_entry_blocks(s);
 }
 
 void mca_coll_gc3_entry_give(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_entry_t *s)
 {
     s->busy = 0;
     if (gc3_plan_pooled(s->plan)) {
-        m->pool_busy[s->backend] = 0;
+        m->plans.pool_busy[s->backend] = 0;
     }
-    m->blocks_busy -= mca_coll_gc3_entry_blocks(s);
+    m->plans.blocks_busy -= mca_coll_gc3_entry_blocks(s);
 }
 
 /* Thread blocks of this process's gc3 calls running on GPUs (all communicators), and whether they

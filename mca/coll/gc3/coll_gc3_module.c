@@ -25,7 +25,7 @@ static void mca_coll_gc3_module_construct(mca_coll_gc3_module_t *m)
     m->device    = -1;
     m->gpu_share = INT_MAX;
     pthread_mutex_init(&m->lock, NULL);
-    gc3_diag_init(&m->diag);
+    gc3_diag_init(&m->setup.diag);
 }
 
 #define GC3_RELEASE_PREV(name, ...)                                                                                    \
@@ -49,7 +49,7 @@ static void mca_coll_gc3_module_destruct(mca_coll_gc3_module_t *m)
     }
     /* what waited for a kernel in flight goes now if it can (else with the next call that ends) */
     (void)gc3_mem_release_deferred();
-    if (m->mem_plans > 0 && m->mem_rank == 0) { /* (m->comm may be gone: see mca_coll_gc3_progress) */
+    if (m->mem.plans > 0 && m->mem.rank == 0) { /* (m->comm may be gone: see mca_coll_gc3_progress) */
         gc3_mem_held_t h;
         char           a[32], b[32], c[32];
         gc3_mem_held(&h);
@@ -57,7 +57,7 @@ static void mca_coll_gc3_module_destruct(mca_coll_gc3_module_t *m)
             1, mca_coll_gc3_component.output,
             "coll:gc3: comm %s freed: its %d plan(s) took %s per rank; gc3 now holds %s in this process "
             "(%lld region(s), %lld peer mapping(s)), %s waiting to be freed",
-            m->mem_name, m->mem_plans, gc3_mem_format(m->mem_peak, a, sizeof(a)),
+            m->mem.name, m->mem.plans, gc3_mem_format(m->mem.peak, a, sizeof(a)),
             gc3_mem_format(h.device, b, sizeof(b)), (long long)h.regions, (long long)h.mappings,
             gc3_mem_format(h.deferred, c, sizeof(c)));
     }

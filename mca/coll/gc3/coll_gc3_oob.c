@@ -83,7 +83,7 @@ int mca_coll_gc3_oob_iallgather(void *ctx, const void *send, void *recv, size_t 
     x->block = sizeof(h) + bytes;
     x->n     = ompi_comm_size(m->comm);
     x->rank  = ompi_comm_rank(m->comm);
-    x->seq   = ++m->oob_seq;
+    x->seq   = ++m->oob.seq;
     x->buf   = malloc((size_t)x->n * x->block);
     if (x->buf == NULL) {
         free(x);
@@ -93,11 +93,11 @@ int mca_coll_gc3_oob_iallgather(void *ctx, const void *send, void *recv, size_t 
     h.bytes = (uint32_t)bytes;
     memcpy(x->buf + (size_t)x->rank * x->block, &h, sizeof(h));
     memcpy(x->buf + (size_t)x->rank * x->block + sizeof(h), send, bytes);
-    m->oob_pending = x;
-    m->oob_posted  = mca_coll_gc3_now();
+    m->oob.pending = x;
+    m->oob.posted  = mca_coll_gc3_now();
     if (x->n > 1 && mca_coll_gc3_xchg_step(x) != OMPI_SUCCESS) {
         /* nothing to match: the others' exchange fails or times out */
-        m->oob_pending = NULL;
+        m->oob.pending = NULL;
         if (x->reqs[1] != MPI_REQUEST_NULL) {
             return 1; /* a receive is posted: the buffer stays with it */
         }
@@ -125,12 +125,12 @@ int mca_coll_gc3_oob_test(void *ctx, void *req)
         }
         x->step++;
         if (err || (x->step < x->n - 1 && mca_coll_gc3_xchg_step(x) != OMPI_SUCCESS)) {
-            m->oob_pending = NULL;
+            m->oob.pending = NULL;
             m->unusable    = 1; /* a message of a later exchange might match what this one left */
             return -1;          /* (x stays: a request of it may still be pending) */
         }
     }
-    m->oob_pending = NULL;
+    m->oob.pending = NULL;
     for (int q = 0; q < x->n; q++) {
         mca_coll_gc3_xhdr_t h;
         memcpy(&h, x->buf + (size_t)q * x->block, sizeof(h));

@@ -23,22 +23,22 @@ static int gc3_plan_build(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_entry_t *s
                              .root       = s->root,
                              .slots      = mca_coll_gc3_component.fifo_slots,
                              .max_blocks = m->block_budget[s->backend] };
-    int               ok = gc3_rule_program(rule, &t, &m->diag, &s->program, &made) == GC3_OK;
+    int               ok = gc3_rule_program(rule, &t, &m->setup.diag, &s->program, &made) == GC3_OK;
 
-    m->job_narrow[0] = '\0';
-    m->job_copied[0] = '\0';
+    m->setup.job_narrow[0] = '\0';
+    m->setup.job_copied[0] = '\0';
     if (ok && made.narrowed) {
-        gc3_snprintf_cut(m->job_narrow, sizeof(m->job_narrow),
+        gc3_snprintf_cut(m->setup.job_narrow, sizeof(m->setup.job_narrow),
                          " (narrowed from %d x %d to fit %d thread blocks per rank)", made.asked_channels,
                          made.asked_instances, t.max_blocks);
     }
     if (made.copied) {
-        gc3_snprintf_cut(m->job_copied, sizeof(m->job_copied),
+        gc3_snprintf_cut(m->setup.job_copied, sizeof(m->setup.job_copied),
                          ", the input copied into place first (a program for in-place calls)");
     }
-    m->job_proto     = made.proto;
-    m->job_channels  = made.channels;
-    m->job_instances = made.instances;
+    m->setup.job_proto     = made.proto;
+    m->setup.job_channels  = made.channels;
+    m->setup.job_instances = made.instances;
     return ok;
 }
 
@@ -91,7 +91,7 @@ static uint64_t gc3_plan_fit(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_entry_t
             return cap;
         }
     }
-    gc3_diag_add(&m->diag,
+    gc3_diag_add(&m->setup.diag,
                  "over the memory budget: it needs %s (%s with the smallest FIFOs), gc3 holds %s of "
                  "coll_gc3_memory_budget %s in this process: its calls are staged",
                  gc3_mem_format(whole, a, sizeof(a)), gc3_mem_format(need, c, sizeof(c)),
@@ -123,7 +123,7 @@ int mca_coll_gc3_plan_post(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_entry_t *
     fit = ok ? gc3_plan_fit(m, s) : 0;
     ok  = ok && fit != 0;
 
-    m->xsend = (char *)c;
+    m->setup.xsend = (char *)c;
     if (c != NULL) {
         c->ok   = (uint64_t)ok;
         c->cap  = fit;
@@ -161,12 +161,12 @@ static int gc3_plan_mem_text(const gc3_plan_mem_t *mem, uint64_t pool, char **li
 static void gc3_plan_line(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_entry_t *s, int ok, const gc3_plan_mem_t *pm)
 {
     const gc3_rule_t *rule     = &mca_coll_gc3_rules()->rules[s->rule];
-    const gc3_proto_t proto    = (gc3_proto_t)m->job_proto;
+    const gc3_proto_t proto    = (gc3_proto_t)m->setup.job_proto;
     char              net[512] = "", lo[32], hi[32], *line = NULL;
     int               fine;
 
     if (!ok) {
-        mca_coll_gc3_set_text(&s->why, "%s", m->diag.count ? m->diag.msgs[0] : "a rank could not build it");
+        mca_coll_gc3_set_text(&s->why, "%s", m->setup.diag.count ? m->setup.diag.msgs[0] : "a rank could not build it");
     }
     if (mca_coll_gc3_component.verbose < 1 || !MCA_COLL_GC3_SAYS(m->comm)) {
         return;
@@ -189,8 +189,9 @@ static void gc3_plan_line(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_entry_t *s
         fine = gc3_str_appendf(&line, " (gc3 has no %s: runs as %s)", gc3_proto_name(proto),
                                gc3_proto_name(gc3_proto_runs_as(proto))) == GC3_OK;
     }
-    fine = fine && gc3_str_appendf(&line, ", %d channel(s) x %d instance(s)%s, rule %s%s", m->job_channels,
-                                   m->job_instances, m->job_narrow, rule->where, m->job_copied) == GC3_OK;
+    fine = fine &&
+           gc3_str_appendf(&line, ", %d channel(s) x %d instance(s)%s, rule %s%s", m->setup.job_channels,
+                           m->setup.job_instances, m->setup.job_narrow, rule->where, m->setup.job_copied) == GC3_OK;
     if (fine && !ok) {
         fine = gc3_str_appendf(&line, "; NOT USED: %s", MCA_COLL_GC3_TEXT(s->why)) == GC3_OK;
     } else if (fine) {
@@ -233,14 +234,14 @@ static void gc3_plan_end(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_entry_t *s,
     memset(&mem, 0, sizeof(mem));
     if (ok && gc3_exec_estimate(m->exec[s->backend], s->program, NULL, &mem) == GC3_OK) {
         const uint64_t pool = gc3_exec_pool_bytes(m->exec[s->backend]);
-        m->mem_plans++;
-        m->mem_peak += gc3_plan_mem_device(&mem);
-        if (pool > m->mem_pool[s->backend]) { /* the pool grew (the old one was freed) */
-            m->mem_peak += pool - m->mem_pool[s->backend];
-            m->mem_pool[s->backend] = pool;
+        m->mem.plans++;
+        m->mem.peak += gc3_plan_mem_device(&mem);
+        if (pool > m->mem.pool[s->backend]) { /* the pool grew (the old one was freed) */
+            m->mem.peak += pool - m->mem.pool[s->backend];
+            m->mem.pool[s->backend] = pool;
         }
-        m->mem_rank = ompi_comm_rank(m->comm);
-        gc3_snprintf_cut(m->mem_name, sizeof(m->mem_name), "%s", m->comm->c_name);
+        m->mem.rank = ompi_comm_rank(m->comm);
+        gc3_snprintf_cut(m->mem.name, sizeof(m->mem.name), "%s", m->comm->c_name);
     }
     if (line) {
         gc3_plan_line(m, s, ok, &mem);
@@ -258,7 +259,7 @@ static void gc3_plan_end(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_entry_t *s,
 /* AGREE is done: the verdict, then the runtime's preparation (or the end). 1 when the job goes on. */
 int mca_coll_gc3_plan_agreed(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_entry_t *s)
 {
-    const mca_coll_gc3_card_t *v = (const mca_coll_gc3_card_t *)m->xrecv, *mine = &v[ompi_comm_rank(m->comm)];
+    const mca_coll_gc3_card_t *v = (const mca_coll_gc3_card_t *)m->setup.xrecv, *mine = &v[ompi_comm_rank(m->comm)];
     int                        peer, a = mca_coll_gc3_verdict(v, ompi_comm_size(m->comm), mine->key, &peer);
 
     if (a == MCA_COLL_GC3_AGREE_MISMATCH) {
@@ -281,7 +282,7 @@ int mca_coll_gc3_plan_agreed(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_entry_t
         return 0;
     }
     gc3_plan_fit_agreed(m, s, v);
-    if (gc3_exec_prepare_post(m->exec[s->backend], s->program, &m->diag, &m->prep) != GC3_OK) {
+    if (gc3_exec_prepare_post(m->exec[s->backend], s->program, &m->setup.diag, &m->setup.prep) != GC3_OK) {
         /* nothing posted (the program does not fit the executor: the same on every rank) */
         gc3_plan_end(m, s, 0, 1);
         return 0;
@@ -291,29 +292,29 @@ int mca_coll_gc3_plan_agreed(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_entry_t
 
 int mca_coll_gc3_plan_prepared(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_entry_t *s)
 {
-    gc3_status_t st = gc3_exec_prepare_test(m->prep, &m->diag, &s->plan);
+    gc3_status_t st = gc3_exec_prepare_test(m->setup.prep, &m->setup.diag, &s->plan);
 
     if (st == GC3_IN_PROGRESS) {
         return 0;
     }
-    m->prep = NULL;
+    m->setup.prep = NULL;
     /* ok or not, every rank says so in CONNECT (a local failure after the last exchange) */
-    m->xsend = calloc(1, sizeof(mca_coll_gc3_card_t));
-    if (m->xsend != NULL) {
-        ((mca_coll_gc3_card_t *)m->xsend)->ok = st == GC3_OK;
+    m->setup.xsend = calloc(1, sizeof(mca_coll_gc3_card_t));
+    if (m->setup.xsend != NULL) {
+        ((mca_coll_gc3_card_t *)m->setup.xsend)->ok = st == GC3_OK;
     }
     return mca_coll_gc3_agree_post(m, sizeof(mca_coll_gc3_card_t)) == 0 ? 1 : -1;
 }
 
 void mca_coll_gc3_plan_connected(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_entry_t *s)
 {
-    const mca_coll_gc3_card_t *v  = (const mca_coll_gc3_card_t *)m->xrecv;
+    const mca_coll_gc3_card_t *v  = (const mca_coll_gc3_card_t *)m->setup.xrecv;
     int                        ok = 1;
 
     for (int r = 0; r < ompi_comm_size(m->comm) && ok; r++) {
         ok = v[r].ok != 0;
-        if (!ok && m->diag.count == 0) {
-            gc3_diag_add(&m->diag, "rank %d could not set up its connections", r);
+        if (!ok && m->setup.diag.count == 0) {
+            gc3_diag_add(&m->setup.diag, "rank %d could not set up its connections", r);
         }
     }
     gc3_plan_end(m, s, ok, 1);

@@ -92,12 +92,12 @@ void mca_coll_gc3_breakdown_flush(mca_coll_gc3_module_t *m)
         snprintf(split, sizeof(split), "exchange on the GPU %.2f (taken to done), signalling %.2f", ex,
                  v[MCA_COLL_GC3_PH_FLIGHT] - ex);
     }
-    if (m->mem_rank == 0) {
+    if (m->mem.rank == 0) {
         opal_output(0,
                     "coll:gc3: comm %s rank 0: breakdown of %s%s %zu bytes, %llu calls, mean us: find plan %.2f, "
                     "start %.2f, stream order %.2f, post %.2f, posted to completion seen %.2f (%s), return %.2f; "
                     "total %.2f",
-                    m->mem_name, gc3_coll_desc((gc3_coll_t)b->coll)->mpi_name, b->inplace ? " (in place)" : "",
+                    m->mem.name, gc3_coll_desc((gc3_coll_t)b->coll)->mpi_name, b->inplace ? " (in place)" : "",
                     b->bytes, (unsigned long long)b->calls, v[MCA_COLL_GC3_PH_FIND], v[MCA_COLL_GC3_PH_START],
                     v[MCA_COLL_GC3_PH_ORDER], v[MCA_COLL_GC3_PH_POST], v[MCA_COLL_GC3_PH_FLIGHT], split,
                     v[MCA_COLL_GC3_PH_RETURN], v[MCA_COLL_GC3_PH_TOTAL]);

@@ -224,19 +224,19 @@ static int mca_coll_gc3_unusable(mca_coll_gc3_module_t *m, int coll)
 static void mca_coll_gc3_enqueue(mca_coll_gc3_module_t *m, mca_coll_gc3_task_t *t)
 {
     t->next = NULL;
-    if (m->tail != NULL) {
-        m->tail->next = t;
+    if (m->pipe.tail != NULL) {
+        m->pipe.tail->next = t;
     } else {
-        m->head = t;
+        m->pipe.head = t;
     }
-    m->tail = t;
+    m->pipe.tail = t;
 }
 
 static void mca_coll_gc3_pop(mca_coll_gc3_module_t *m)
 {
-    m->head = m->head->next;
-    if (m->head == NULL) {
-        m->tail = NULL;
+    m->pipe.head = m->pipe.head->next;
+    if (m->pipe.head == NULL) {
+        m->pipe.tail = NULL;
     }
 }
 
@@ -292,12 +292,12 @@ static void mca_coll_gc3_no_plan(mca_coll_gc3_module_t *m, mca_coll_gc3_task_t *
         mca_coll_gc3_task_end(t, rc, done);
         return;
     }
-    if (t->entry != NULL ? !t->entry->nb_seen : !(m->staged_seen & (1 << t->coll))) {
+    if (t->entry != NULL ? !t->entry->nb_seen : !(m->pipe.staged_seen & (1 << t->coll))) {
         mca_coll_gc3_report_nonblocking(m, t, why); /* once per plan, or per collective */
         if (t->entry != NULL) {
             t->entry->nb_seen = 1;
         } else {
-            m->staged_seen |= 1 << t->coll;
+            m->pipe.staged_seen |= 1 << t->coll;
         }
     }
     rc = mca_coll_gc3_hsx_start(m, t);
@@ -307,8 +307,8 @@ static void mca_coll_gc3_no_plan(mca_coll_gc3_module_t *m, mca_coll_gc3_task_t *
         return;
     }
     t->state   = MCA_COLL_GC3_TASK_STAGED;
-    t->next    = m->running;
-    m->running = t;
+    t->next         = m->pipe.running;
+    m->pipe.running = t;
 }
 
 enum { GC3_HEAD_WAITS, GC3_HEAD_ENDED, GC3_HEAD_READY };
@@ -422,8 +422,8 @@ static void mca_coll_gc3_start_on_plan(mca_coll_gc3_module_t *m, mca_coll_gc3_ta
         }
         mca_coll_gc3_report_zc(m, s);
         t->state   = MCA_COLL_GC3_TASK_RUNNING;
-        t->next    = m->running;
-        m->running = t;
+        t->next         = m->pipe.running;
+        m->pipe.running = t;
     }
     gc3_diag_cleanup(&diag);
 }
@@ -434,7 +434,7 @@ static int mca_coll_gc3_start_queued(mca_coll_gc3_module_t *m, mca_coll_gc3_task
     mca_coll_gc3_task_t *t;
     int                  changed = 0;
 
-    while ((t = m->head) != NULL) {
+    while ((t = m->pipe.head) != NULL) {
         const int head = mca_coll_gc3_head(m, t, done, &changed);
         if (head == GC3_HEAD_WAITS) {
             break;
@@ -452,7 +452,7 @@ static int mca_coll_gc3_start_queued(mca_coll_gc3_module_t *m, mca_coll_gc3_task
 /* Test what runs; 1 when something ended. */
 static int mca_coll_gc3_test_running(mca_coll_gc3_module_t *m, mca_coll_gc3_task_t **done)
 {
-    mca_coll_gc3_task_t **pp      = &m->running, *t;
+    mca_coll_gc3_task_t **pp      = &m->pipe.running, *t;
     int                   changed = 0;
 
     while ((t = *pp) != NULL) {
@@ -495,7 +495,7 @@ static int mca_coll_gc3_test_running(mca_coll_gc3_module_t *m, mca_coll_gc3_task
 
 static int mca_coll_gc3_idle(const mca_coll_gc3_module_t *m)
 {
-    return m->head == NULL && m->running == NULL && m->njobs == 0;
+    return m->pipe.head == NULL && m->pipe.running == NULL && m->setup.njobs == 0;
 }
 
 /* Everything of m that can move, moves. m->lock held; the CUDA device of m's executor is current
@@ -521,10 +521,10 @@ static void mca_coll_gc3_advance(mca_coll_gc3_module_t *m, mca_coll_gc3_task_t *
  * returns whether the caller must add it once it released the lock. */
 static int mca_coll_gc3_needs_progress(mca_coll_gc3_module_t *m)
 {
-    if (mca_coll_gc3_idle(m) || m->active) {
+    if (mca_coll_gc3_idle(m) || m->pipe.active) {
         return 0;
     }
-    m->active = 1;
+    m->pipe.active = 1;
     return 1;
 }
 
@@ -606,7 +606,7 @@ int mca_coll_gc3_progress(void)
                         found           = 1;
                     }
                 }
-                m->active = 0;
+                m->pipe.active = 0;
             }
             pthread_mutex_unlock(&m->lock);
             pthread_mutex_unlock(&gc3_active.lock);
@@ -628,7 +628,7 @@ void mca_coll_gc3_quiesce(mca_coll_gc3_module_t *m)
         int                  idle;
         pthread_mutex_lock(&m->lock);
         mca_coll_gc3_advance(m, &done);
-        idle = m->head == NULL && m->running == NULL;
+        idle = m->pipe.head == NULL && m->pipe.running == NULL;
         pthread_mutex_unlock(&m->lock);
         mca_coll_gc3_complete(done);
         if (idle) {
@@ -669,7 +669,7 @@ static int mca_coll_gc3_run(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_entry_t 
     gc3_diag_cleanup(&diag);
     pthread_mutex_lock(&m->lock);
     mca_coll_gc3_entry_give(m, s);
-    queued = m->head != NULL;
+    queued = m->pipe.head != NULL;
     pthread_mutex_unlock(&m->lock);
     if (queued) {
         mca_coll_gc3_kick(m); /* a call queued behind it may start now */
@@ -696,7 +696,7 @@ int mca_coll_gc3_try_run(mca_coll_gc3_module_t *m, gc3_coll_t coll, const mca_co
         *rc = OMPI_ERROR;
         return 1;
     }
-    if (m->head == NULL && m->exec_state[backend] == MCA_COLL_GC3_EXEC_READY) {
+    if (m->pipe.head == NULL && m->exec_state[backend] == MCA_COLL_GC3_EXEC_READY) {
         /* nothing queued before it and the shape is known: decided here (the common case) */
         mca_coll_gc3_plan_entry_t *s =
             mca_coll_gc3_entry(m, coll, a->root, a->bytes, t.inplace, backend, why, sizeof(why));
@@ -810,8 +810,8 @@ int mca_coll_gc3_chain(mca_coll_gc3_module_t *m, mca_coll_gc3_stage_t *b, int n,
     OBJ_RETAIN(r); /* the pipeline's reference, until the call is over */
     *request = &r->super;
     pthread_mutex_lock(&m->lock);
-    r->task.next = m->running;
-    m->running   = &r->task;
+    r->task.next    = m->pipe.running;
+    m->pipe.running = &r->task;
     add          = mca_coll_gc3_needs_progress(m);
     pthread_mutex_unlock(&m->lock);
     if (add) {

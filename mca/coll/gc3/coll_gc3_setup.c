@@ -33,33 +33,34 @@ static void gc3_setup_abandon(mca_coll_gc3_module_t *m, const char *call, const 
         mca_coll_gc3_report_failure(m, call, why);
     }
     m->unusable = 1;
-    if (m->prep != NULL) {
-        gc3_exec_prepare_abandon(m->prep);
-        m->prep = NULL;
+    if (m->setup.prep != NULL) {
+        gc3_exec_prepare_abandon(m->setup.prep);
+        m->setup.prep = NULL;
     }
     /* a pending exchange stays pending (it cannot be cancelled); gc3's writes xrecv only when tested */
-    m->xreq = NULL;
+    m->setup.xreq = NULL;
     mca_coll_gc3_agree_release(m);
-    m->oob_pending = NULL;
-    for (int i = 0; i < m->njobs; i++) {
-        if (m->jobs[i].kind == MCA_COLL_GC3_JOB_PLAN) {
-            m->jobs[i].entry->state = MCA_COLL_GC3_ENTRY_FAILED;
-            mca_coll_gc3_set_text(&m->jobs[i].entry->why, "its set-up did not finish");
-        } else if (m->exec_state[m->jobs[i].backend] == MCA_COLL_GC3_EXEC_SETTING) {
-            m->exec_state[m->jobs[i].backend] = MCA_COLL_GC3_EXEC_UNUSABLE;
-            gc3_snprintf_cut(m->exec_why[m->jobs[i].backend], sizeof(m->exec_why[0]), "its set-up did not finish");
+    m->oob.pending = NULL;
+    for (int i = 0; i < m->setup.njobs; i++) {
+        if (m->setup.jobs[i].kind == MCA_COLL_GC3_JOB_PLAN) {
+            m->setup.jobs[i].entry->state = MCA_COLL_GC3_ENTRY_FAILED;
+            mca_coll_gc3_set_text(&m->setup.jobs[i].entry->why, "its set-up did not finish");
+        } else if (m->exec_state[m->setup.jobs[i].backend] == MCA_COLL_GC3_EXEC_SETTING) {
+            m->exec_state[m->setup.jobs[i].backend] = MCA_COLL_GC3_EXEC_UNUSABLE;
+            gc3_snprintf_cut(m->exec_why[m->setup.jobs[i].backend], sizeof(m->exec_why[0]),
+                             "its set-up did not finish");
         }
     }
-    m->njobs = 0;
-    m->phase = GC3_PHASE_NONE;
+    m->setup.njobs = 0;
+    m->setup.phase = GC3_PHASE_NONE;
 }
 
 /* What the job under way waits for, for the error record. */
 static void gc3_setup_waiting(mca_coll_gc3_module_t *m, char *buf, size_t len)
 {
-    const mca_coll_gc3_job_t *j    = &m->jobs[0];
+    const mca_coll_gc3_job_t *j    = &m->setup.jobs[0];
     const char               *coll = j->kind == MCA_COLL_GC3_JOB_PLAN ? gc3_coll_desc(j->entry->coll)->mpi_name : "";
-    switch (m->phase) {
+    switch (m->setup.phase) {
     case GC3_PHASE_SHAPE:
         gc3_snprintf_cut(buf, len,
                          "the exchange of the communicator's shape and settings (the first call gc3 runs on it "
@@ -71,8 +72,8 @@ static void gc3_setup_waiting(mca_coll_gc3_module_t *m, char *buf, size_t len)
                          j->entry->bytes);
         break;
     case GC3_PHASE_PREPARE:
-        gc3_snprintf_cut(buf, len, "%s of the %s plan", m->prep != NULL ? gc3_exec_prepare_waiting(m->prep) : "?",
-                         coll);
+        gc3_snprintf_cut(buf, len, "%s of the %s plan",
+                         m->setup.prep != NULL ? gc3_exec_prepare_waiting(m->setup.prep) : "?", coll);
         break;
     default:
         gc3_snprintf_cut(buf, len, "the agreement on the connections of the %s plan", coll);
@@ -83,19 +84,19 @@ static void gc3_setup_waiting(mca_coll_gc3_module_t *m, char *buf, size_t len)
 /* The call a job is for, for the error record. */
 static const char *gc3_setup_call(const mca_coll_gc3_module_t *m)
 {
-    if (m->njobs > 0 && m->jobs[0].kind == MCA_COLL_GC3_JOB_PLAN) {
-        return gc3_coll_desc(m->jobs[0].entry->coll)->mpi_name;
+    if (m->setup.njobs > 0 && m->setup.jobs[0].kind == MCA_COLL_GC3_JOB_PLAN) {
+        return gc3_coll_desc(m->setup.jobs[0].entry->coll)->mpi_name;
     }
-    return m->head != NULL ? gc3_coll_desc(m->head->coll)->mpi_name : "the set-up";
+    return m->pipe.head != NULL ? gc3_coll_desc(m->pipe.head->coll)->mpi_name : "the set-up";
 }
 
 /* ---------------------------------------------------------------- the jobs */
 
 static void gc3_job_push(mca_coll_gc3_module_t *m, int kind, int backend, mca_coll_gc3_plan_entry_t *s)
 {
-    if (m->njobs == m->jobs_cap) {
-        int                 ncap = m->jobs_cap ? 2 * m->jobs_cap : 8;
-        mca_coll_gc3_job_t *n    = realloc(m->jobs, (size_t)ncap * sizeof(*n));
+    if (m->setup.njobs == m->setup.jobs_cap) {
+        int                 ncap = m->setup.jobs_cap ? 2 * m->setup.jobs_cap : 8;
+        mca_coll_gc3_job_t *n    = realloc(m->setup.jobs, (size_t)ncap * sizeof(*n));
         if (n == NULL) {
             /* nothing can be set up: as if it timed out (the others do time out) */
             gc3_setup_abandon(m, kind == MCA_COLL_GC3_JOB_PLAN ? gc3_coll_desc(s->coll)->mpi_name : "the set-up",
@@ -105,13 +106,13 @@ static void gc3_job_push(mca_coll_gc3_module_t *m, int kind, int backend, mca_co
             }
             return;
         }
-        m->jobs     = n;
-        m->jobs_cap = ncap;
+        m->setup.jobs     = n;
+        m->setup.jobs_cap = ncap;
     }
-    m->jobs[m->njobs].kind    = kind;
-    m->jobs[m->njobs].backend = backend;
-    m->jobs[m->njobs].entry   = s;
-    m->njobs++;
+    m->setup.jobs[m->setup.njobs].kind    = kind;
+    m->setup.jobs[m->setup.njobs].backend = backend;
+    m->setup.jobs[m->setup.njobs].entry   = s;
+    m->setup.njobs++;
 }
 
 void mca_coll_gc3_setup_exec(mca_coll_gc3_module_t *m, gc3_backend_t backend)
@@ -130,16 +131,16 @@ void mca_coll_gc3_setup_plan(mca_coll_gc3_module_t *m, gc3_backend_t backend, mc
 /* Start jobs[0]'s first phase. */
 static void gc3_job_start(mca_coll_gc3_module_t *m)
 {
-    mca_coll_gc3_job_t *j = &m->jobs[0];
+    mca_coll_gc3_job_t *j = &m->setup.jobs[0];
     int                 rc;
 
-    gc3_diag_cleanup(&m->diag);
-    gc3_diag_init(&m->diag);
+    gc3_diag_cleanup(&m->setup.diag);
+    gc3_diag_init(&m->setup.diag);
     if (j->kind == MCA_COLL_GC3_JOB_EXEC) {
-        m->phase = GC3_PHASE_SHAPE;
+        m->setup.phase = GC3_PHASE_SHAPE;
         rc       = mca_coll_gc3_shape_post(m, (gc3_backend_t)j->backend);
     } else {
-        m->phase = GC3_PHASE_AGREE;
+        m->setup.phase = GC3_PHASE_AGREE;
         rc       = mca_coll_gc3_plan_post(m, j->entry);
     }
     if (rc != 0) {
@@ -152,9 +153,9 @@ static void gc3_job_start(mca_coll_gc3_module_t *m)
 static void gc3_job_pop(mca_coll_gc3_module_t *m)
 {
     mca_coll_gc3_agree_release(m);
-    memmove(m->jobs, m->jobs + 1, (size_t)(m->njobs - 1) * sizeof(*m->jobs));
-    m->njobs--;
-    m->phase = GC3_PHASE_NONE;
+    memmove(m->setup.jobs, m->setup.jobs + 1, (size_t)(m->setup.njobs - 1) * sizeof(*m->setup.jobs));
+    m->setup.njobs--;
+    m->setup.phase = GC3_PHASE_NONE;
 }
 
 /* The exchange of the phase under way is done (1), or over the timeout (abandoned), or still
@@ -164,30 +165,30 @@ static int gc3_phase_ready(mca_coll_gc3_module_t *m)
     double timeout = mca_coll_gc3_component.timeout;
     int    rc;
 
-    if (m->phase == GC3_PHASE_PREPARE) {
-        rc = mca_coll_gc3_plan_prepared(m, m->jobs[0].entry);
+    if (m->setup.phase == GC3_PHASE_PREPARE) {
+        rc = mca_coll_gc3_plan_prepared(m, m->setup.jobs[0].entry);
         if (rc != 0) {
-            m->phase = GC3_PHASE_CONNECT;
+            m->setup.phase = GC3_PHASE_CONNECT;
             if (rc < 0) {
                 gc3_setup_abandon(m, gc3_setup_call(m), "gc3's set-up exchange could not be started");
             }
             return 0;
         }
     } else {
-        rc = mca_coll_gc3_oob_test(m, m->xreq);
+        rc = mca_coll_gc3_oob_test(m, m->setup.xreq);
         if (rc > 0) {
-            m->xreq = NULL;
+            m->setup.xreq = NULL;
             return 1;
         }
         if (rc < 0) {
-            m->xreq = NULL;
+            m->setup.xreq = NULL;
             gc3_setup_abandon(m, gc3_setup_call(m),
                               "gc3's set-up exchange failed; gc3 fails every later call on "
                               "this communicator");
             return 0;
         }
     }
-    if (m->oob_pending != NULL && timeout > 0 && mca_coll_gc3_now() - m->oob_posted > timeout) {
+    if (m->oob.pending != NULL && timeout > 0 && mca_coll_gc3_now() - m->oob.posted > timeout) {
         char what[512], *why = NULL;
         gc3_setup_waiting(m, what, sizeof(what));
         mca_coll_gc3_set_text(&why,
@@ -204,20 +205,20 @@ int mca_coll_gc3_setup_advance(mca_coll_gc3_module_t *m)
 {
     int changed = 0;
 
-    if (m->unusable && m->njobs > 0) {
+    if (m->unusable && m->setup.njobs > 0) {
         gc3_setup_abandon(m, NULL, NULL); /* (an exchange or a call failed: reported there) */
         return 1;
     }
-    while (m->njobs > 0 && !m->unusable) {
-        mca_coll_gc3_job_t *j     = &m->jobs[0];
-        int                 phase = m->phase;
+    while (m->setup.njobs > 0 && !m->unusable) {
+        mca_coll_gc3_job_t *j     = &m->setup.jobs[0];
+        int                 phase = m->setup.phase;
         if (phase == GC3_PHASE_NONE) {
             gc3_job_start(m);
             changed = 1;
             continue;
         }
         if (!gc3_phase_ready(m)) {
-            return changed || m->phase != phase || m->unusable;
+            return changed || m->setup.phase != phase || m->unusable;
         }
         changed = 1;
         switch (phase) {
@@ -228,7 +229,7 @@ int mca_coll_gc3_setup_advance(mca_coll_gc3_module_t *m)
         case GC3_PHASE_AGREE:
             if (mca_coll_gc3_plan_agreed(m, j->entry)) {
                 mca_coll_gc3_agree_release(m);
-                m->phase = GC3_PHASE_PREPARE;
+                m->setup.phase = GC3_PHASE_PREPARE;
             } else {
                 gc3_job_pop(m);
             }
@@ -244,13 +245,13 @@ int mca_coll_gc3_setup_advance(mca_coll_gc3_module_t *m)
 
 void mca_coll_gc3_setup_fini(mca_coll_gc3_module_t *m)
 {
-    if (m->prep != NULL) {
-        gc3_exec_prepare_abandon(m->prep);
-        m->prep = NULL;
+    if (m->setup.prep != NULL) {
+        gc3_exec_prepare_abandon(m->setup.prep);
+        m->setup.prep = NULL;
     }
     mca_coll_gc3_agree_release(m);
-    free(m->jobs);
-    m->jobs  = NULL;
-    m->njobs = 0;
-    gc3_diag_cleanup(&m->diag);
+    free(m->setup.jobs);
+    m->setup.jobs  = NULL;
+    m->setup.njobs = 0;
+    gc3_diag_cleanup(&m->setup.diag);
 }

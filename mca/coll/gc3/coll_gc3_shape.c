@@ -112,22 +112,23 @@ int mca_coll_gc3_shape_post(mca_coll_gc3_module_t *m, gc3_backend_t backend)
     gc3_shape_card_t *c = calloc(1, sizeof(*c));
     gc3_exec_params_t ep;
 
-    m->xsend = (char *)c;
+    m->setup.xsend = (char *)c;
     if (c == NULL) {
         return mca_coll_gc3_agree_post(m, sizeof(*c));
     }
     gethostname(c->host, sizeof(c->host) - 1);
     c->gpu.device = -1;
     if (backend == GC3_BACKEND_CUDA) {
-        (void)gc3_gpu_probe(-1, &c->gpu, &m->diag); /* the calling thread's GPU (a cuda backend has one) */
+        (void)gc3_gpu_probe(-1, &c->gpu, &m->setup.diag); /* the calling thread's GPU (a cuda backend has one) */
         m->device  = c->gpu.device;
         m->gpu_mem = c->gpu.mem_bytes;
     }
     gc3_exec_params(m, backend, &ep);
-    c->exec_ok = gc3_exec_create(&ep, &m->diag, &m->exec[backend]) == GC3_OK;
+    c->exec_ok = gc3_exec_create(&ep, &m->setup.diag, &m->exec[backend]) == GC3_OK;
     if (!c->exec_ok) {
         opal_output_verbose(2, mca_coll_gc3_component.output, "coll:gc3: comm %s: no %s executor: %s", m->comm->c_name,
-                            backend == GC3_BACKEND_CUDA ? "cuda" : "host", m->diag.count ? m->diag.msgs[0] : "?");
+                            backend == GC3_BACKEND_CUDA ? "cuda" : "host",
+                            m->setup.diag.count ? m->setup.diag.msgs[0] : "?");
     }
     /* the query failed: no limit here (a plan that does not fit is still refused when it runs) */
     c->max_blocks = c->exec_ok ? gc3_exec_max_blocks(m->exec[backend]) : 0;
@@ -253,7 +254,7 @@ static void gc3_shape_say_skipped(mca_coll_gc3_module_t *m)
 void mca_coll_gc3_shape_done(mca_coll_gc3_module_t *m, gc3_backend_t backend)
 {
     int                     n = ompi_comm_size(m->comm), ok = 1;
-    const gc3_shape_card_t *all = (const gc3_shape_card_t *)m->xrecv, *mine = &all[ompi_comm_rank(m->comm)];
+    const gc3_shape_card_t *all = (const gc3_shape_card_t *)m->setup.xrecv, *mine = &all[ompi_comm_rank(m->comm)];
 
     for (int r = 0; r < n && ok; r++) {
         if (all[r].settings != mine->settings) {
@@ -301,7 +302,7 @@ void mca_coll_gc3_shape_done(mca_coll_gc3_module_t *m, gc3_backend_t backend)
         gc3_exec_destroy(m->exec[backend]);
         m->exec[backend] = NULL;
         gc3_exec_params(m, backend, &ep);
-        (void)gc3_exec_create(&ep, &m->diag, &m->exec[backend]);
+        (void)gc3_exec_create(&ep, &m->setup.diag, &m->exec[backend]);
     }
     m->exec_state[backend] = ok ? MCA_COLL_GC3_EXEC_READY : MCA_COLL_GC3_EXEC_UNUSABLE;
 }
