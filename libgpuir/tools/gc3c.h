@@ -1,4 +1,4 @@
-/* gc3c: what the command line's files share (gc3c.c: usage, main, the options several commands take;
+/* gc3c: what the command line's files share (gc3c.c: usage, main; gc3c_options.c: the options several commands take;
  * a file per command: gc3c_verify.c, gc3c_run.c, gc3c_show.c, gc3c_gen.c (gen, list), gc3c_simulate.c). */
 #ifndef GC3C_H
 #define GC3C_H
@@ -32,7 +32,7 @@ int need_arg(int i, int argc, const char *opt);
 /* A program file read and checked (NULL: said why); its postcondition file (--post), 1 when good. */
 gc3_ir_program_t *gc3c_load(const char *path);
 int               gc3c_load_post(const char *post, const gc3_ir_program_t *p, gc3_postcond_t **pc_p);
-/* The generators' options, shared by gen and simulate --algo (gc3c.c). */
+/* The generators' options, shared by gen and simulate --algo (gc3c_options.c). */
 void print_algo_list(FILE *out);
 int  check_root_option(const char *cmd, const char *algo);
 int  parse_gen_option(int argc, char **argv, int *i, gc3_algo_params_t *ap, int *nodes_given);

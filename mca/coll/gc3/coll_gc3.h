@@ -664,6 +664,9 @@ void mca_coll_gc3_set_text(char **text, const char *fmt, ...) __attribute__((for
 /* coll_gc3_report.c: the error record of a call that fails: rank, what failed and why, on which
  * communicator (and whether calls in flight held more thread blocks than the GPU runs at once). */
 void mca_coll_gc3_report_failure(mca_coll_gc3_module_t *m, const char *call, const char *why);
+/* The blocks in flight (`blocks`) exceed this rank's share of its GPU with coll_gc3_yield_us 0: said at verbose 1
+ * the first time, and in every failure record after. */
+void mca_coll_gc3_report_over_share(mca_coll_gc3_module_t *m, int blocks);
 /* Verbose 2: whether the plan's last call left data in place (zero-copy) and for how many peers, or why
  * not; said when it changes. */
 void mca_coll_gc3_report_zc(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_entry_t *s);
@@ -712,11 +715,9 @@ static inline int mca_coll_gc3_entry_blocks(const mca_coll_gc3_plan_entry_t *s)
 int  mca_coll_gc3_entry_free(const mca_coll_gc3_module_t *m, const mca_coll_gc3_plan_entry_t *s);
 void mca_coll_gc3_entry_take(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_entry_t *s);
 void mca_coll_gc3_entry_give(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_entry_t *s);
-/* A call on s starts on its GPU, ends: the process's account of blocks in flight (verbose 1 the first time they
- * exceed this rank's share); were they ever over it (the failure record says so)? */
+/* A call on s starts on its GPU, ends: the process's account of blocks in flight. */
 void mca_coll_gc3_blocks_take(mca_coll_gc3_module_t *m, const mca_coll_gc3_plan_entry_t *s);
 void mca_coll_gc3_blocks_give(const mca_coll_gc3_plan_entry_t *s);
-int  mca_coll_gc3_blocks_were_over(void);
 /* coll_gc3_agree.c: a phase's exchange of this rank's record m->setup.xsend (bytes; freed here) into
  * m->setup.xrecv (every rank's): 0 when posted; release: m->setup.xrecv once read (or the exchange's, pending). */
 int  mca_coll_gc3_agree_post(mca_coll_gc3_module_t *m, size_t bytes);

@@ -123,12 +123,12 @@ void mca_coll_gc3_entry_give(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_entry_t
 }
 
 /* Thread blocks of this process's gc3 calls running on GPUs (all communicators), and whether they
- * were ever more than a communicator's share of its GPU. Blocks that wait give way
+ * are more than a communicator's share of its GPU. Blocks that wait give way
  * (coll_gc3_yield_us), so kernels of calls in flight together on several communicators, started in
  * different orders on different ranks, complete even then; with coll_gc3_yield_us 0 a kernel needs
  * all its blocks on the GPU until its call ends, and such kernels can hold the SMs each other's peers
- * need (a wait that only coll_gc3_timeout ends): said then. */
-static int gc3_gpu_blocks, gc3_gpu_blocks_over;
+ * need (a wait that only coll_gc3_timeout ends): said then (coll_gc3_report.c). */
+static int gc3_gpu_blocks;
 
 void mca_coll_gc3_blocks_take(mca_coll_gc3_module_t *m, const mca_coll_gc3_plan_entry_t *s)
 {
@@ -138,22 +138,12 @@ void mca_coll_gc3_blocks_take(mca_coll_gc3_module_t *m, const mca_coll_gc3_plan_
         return;
     }
     now = __atomic_add_fetch(&gc3_gpu_blocks, blocks, __ATOMIC_RELAXED);
-    if (now > m->gpu_share && mca_coll_gc3_component.yield_us == 0 &&
-        !__atomic_exchange_n(&gc3_gpu_blocks_over, 1, __ATOMIC_RELAXED)) {
-        opal_output_verbose(1, mca_coll_gc3_component.output,
-                            "coll:gc3: comm %s rank %d: %d thread blocks of gc3 calls in flight on this rank's GPU, "
-                            "more than the %d it holds at once for this rank: with coll_gc3_yield_us 0, calls in "
-                            "flight together on several communicators may wait for each other",
-                            m->comm->c_name, ompi_comm_rank(m->comm), now, m->gpu_share);
+    if (now > m->gpu_share && mca_coll_gc3_component.yield_us == 0) {
+        mca_coll_gc3_report_over_share(m, now);
     }
 }
 
 void mca_coll_gc3_blocks_give(const mca_coll_gc3_plan_entry_t *s)
 {
     __atomic_sub_fetch(&gc3_gpu_blocks, mca_coll_gc3_entry_blocks(s), __ATOMIC_RELAXED);
-}
-
-int mca_coll_gc3_blocks_were_over(void)
-{
-    return __atomic_load_n(&gc3_gpu_blocks_over, __ATOMIC_RELAXED);
 }

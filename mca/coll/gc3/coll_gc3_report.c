@@ -1,5 +1,6 @@
-/* coll/gc3: the error record of a call that fails (it consults the account of thread blocks in flight,
- * coll_gc3_entry.c), what a plan left in place, a message's text kept whole. */
+/* coll/gc3: the error record of a call that fails (and whether calls in flight ever held more thread blocks
+ * than the GPU runs at once: coll_gc3_entry.c's account says so here), what a plan left in place, a message's
+ * text kept whole. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,10 +18,25 @@ void mca_coll_gc3_set_text(char **text, const char *fmt, ...)
     va_end(ap);
 }
 
+/* Were the thread blocks of this process's calls in flight ever more than a communicator's share of its GPU, with
+ * coll_gc3_yield_us 0 (coll_gc3_entry.c's account)? The failure record says so. */
+static int gc3_gpu_blocks_over;
+
+void mca_coll_gc3_report_over_share(mca_coll_gc3_module_t *m, int blocks)
+{
+    if (!__atomic_exchange_n(&gc3_gpu_blocks_over, 1, __ATOMIC_RELAXED)) {
+        opal_output_verbose(1, mca_coll_gc3_component.output,
+                            "coll:gc3: comm %s rank %d: %d thread blocks of gc3 calls in flight on this rank's GPU, "
+                            "more than the %d it holds at once for this rank: with coll_gc3_yield_us 0, calls in "
+                            "flight together on several communicators may wait for each other",
+                            m->comm->c_name, ompi_comm_rank(m->comm), blocks, m->gpu_share);
+    }
+}
+
 void mca_coll_gc3_report_failure(mca_coll_gc3_module_t *m, const char *call, const char *why)
 {
     opal_output(0, "coll:gc3: comm %s rank %d: %s failed: %s%s", m->comm->c_name, ompi_comm_rank(m->comm), call, why,
-                mca_coll_gc3_blocks_were_over()
+                __atomic_load_n(&gc3_gpu_blocks_over, __ATOMIC_RELAXED)
                     ? " (gc3 calls in flight on several communicators held more thread blocks than the GPU runs "
                       "at once for this rank, and coll_gc3_yield_us 0 keeps a waiting block on the GPU: their "
                       "kernels may have waited for each other; a positive coll_gc3_yield_us lets them give way)"
