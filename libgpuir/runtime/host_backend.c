@@ -266,7 +266,8 @@ static gc3_status_t gc3_host_region_create(gc3_plan_t *p, size_t bytes, char **b
     if (gc3_host_state(p) == NULL) {
         return GC3_ERR_NO_MEMORY;
     }
-    snprintf(handle, GC3_RT_HANDLE_BYTES, "/gc3-%016llx-%u-r%d", (unsigned long long)p->exec->uid,
+    /* the creating process first: what it left behind is told from other jobs' segments (test_faults) */
+    snprintf(handle, GC3_RT_HANDLE_BYTES, "/gc3-%ld-%016llx-%u-r%d", (long)getpid(), (unsigned long long)p->exec->uid,
              __atomic_add_fetch(&serial, 1, __ATOMIC_RELAXED), p->rank);
     fd = shm_open(handle, O_CREAT | O_EXCL | O_RDWR, 0600);
     if (fd < 0) {

@@ -272,7 +272,8 @@ static gc3_status_t gc3_reg_board_create(gc3_reg_t *g, const gc3_exec_t *e, gc3_
     int   fd;
     void *m;
 
-    snprintf(g->name, sizeof(g->name), "/gc3-reg-%016llx-r%d", (unsigned long long)e->uid, e->params.rank);
+    snprintf(g->name, sizeof(g->name), "/gc3-%ld-reg-%016llx-r%d", (long)getpid(), (unsigned long long)e->uid,
+             e->params.rank);
     fd = shm_open(g->name, O_CREAT | O_EXCL | O_RDWR, 0600);
     if (fd < 0) {
         gc3_diag_add(diag, "zero-copy: shm_open(%s): %s", g->name, strerror(errno));
