@@ -96,6 +96,8 @@ typedef struct {
     gc3_buf_t   root_buf;      /* ... and the only one with this buffer (bcast, scatter: the input; reduce,
                                   gather: the output); GC3_BUF_NONE when not rooted */
     int         prefix;        /* a prefix reduction: 1 inclusive (scan), 2 exclusive (exscan), else 0 */
+    const char *v_name;        /* the MPI call with per-rank counts that runs on this collective's plans
+                                  ("alltoallv", ..., "reduce_scatter"); NULL: none */
 } gc3_coll_desc_t;
 /* The descriptor of coll (custom's for a value out of range: never NULL). */
 const gc3_coll_desc_t *gc3_coll_desc(gc3_coll_t coll);
@@ -130,6 +132,9 @@ int          gc3_coll_segment_chunks(gc3_coll_t coll, int nchunksperloop, int ng
  * and MPI ("reducescatter", "reduce-scatter", "reduce_scatter_block"). Unknown names: custom,
  * GC3_ERR_UNSUPPORTED. Names are for reading and printing; code compares gc3_coll_t. */
 gc3_status_t gc3_coll_from_name(const char *name, gc3_coll_t *coll_p);
+/* The same for the tools' questions about MPI calls: the v-forms too (v_name: "alltoallv" is alltoall, whose plans
+ * run it with per-rank counts; *v_p 1 then, else 0). Not for rules, which name the collectives of the plans. */
+gc3_status_t gc3_coll_from_call_name(const char *name, gc3_coll_t *coll_p, int *v_p);
 /* The MPI names of the collectives gc3 runs (every one but custom), "allreduce, alltoall, ...", into
  * buf (cut to len): what messages list as the accepted names, from the table. */
 void         gc3_coll_mpi_names(char *buf, size_t len);

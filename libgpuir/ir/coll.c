@@ -9,16 +9,16 @@
 static const gc3_coll_desc_t gc3_colls[GC3_COLL_COUNT] = {
     /*  coll                     name              mpi_name                aliases
         in_per_rank, out_per_rank, reduces, builtin_post, inplace_inner, inplace_slice, rooted, root_buf,
-        prefix */
+        prefix, v_name */
     [GC3_COLL_ALLREDUCE]      = {GC3_COLL_ALLREDUCE, "allreduce", "allreduce", {NULL},
                                  0, 0, 1, 1, GC3_BUF_OUTPUT, 0, 0, GC3_BUF_NONE, 0},
     [GC3_COLL_ALLTOALL]       = {GC3_COLL_ALLTOALL, "alltoall", "alltoall", {NULL},
-                                 1, 1, 0, 1, GC3_BUF_OUTPUT, 0, 0, GC3_BUF_NONE, 0},
+                                 1, 1, 0, 1, GC3_BUF_OUTPUT, 0, 0, GC3_BUF_NONE, 0, "alltoallv"},
     [GC3_COLL_ALLGATHER]      = {GC3_COLL_ALLGATHER, "allgather", "allgather", {NULL},
-                                 0, 1, 0, 1, GC3_BUF_INPUT, 1, 0, GC3_BUF_NONE, 0},
+                                 0, 1, 0, 1, GC3_BUF_INPUT, 1, 0, GC3_BUF_NONE, 0, "allgatherv"},
     [GC3_COLL_REDUCE_SCATTER] = {GC3_COLL_REDUCE_SCATTER, "reduce_scatter", "reduce_scatter_block",
                                  {"reducescatter", "reduce-scatter", NULL},
-                                 1, 0, 1, 1, GC3_BUF_OUTPUT, 1, 0, GC3_BUF_NONE, 0},
+                                 1, 0, 1, 1, GC3_BUF_OUTPUT, 1, 0, GC3_BUF_NONE, 0, "reduce_scatter"},
     /* MSCCL's and SCCL's readers spell them "broadcast" and "reduce"; NCCL/RCCL's "Broadcast" */
     [GC3_COLL_BCAST]          = {GC3_COLL_BCAST, "bcast", "bcast", {"broadcast", "Broadcast", NULL},
                                  0, 0, 0, 1, GC3_BUF_INPUT, 0, 1, GC3_BUF_INPUT, 0},
@@ -27,9 +27,9 @@ static const gc3_coll_desc_t gc3_colls[GC3_COLL_COUNT] = {
     /* in place at the root: its input is its segment of the output (gather), its output its segment of
        the input (scatter) */
     [GC3_COLL_GATHER]         = {GC3_COLL_GATHER, "gather", "gather", {"Gather", NULL},
-                                 0, 1, 0, 1, GC3_BUF_INPUT, 1, 1, GC3_BUF_OUTPUT, 0},
+                                 0, 1, 0, 1, GC3_BUF_INPUT, 1, 1, GC3_BUF_OUTPUT, 0, "gatherv"},
     [GC3_COLL_SCATTER]        = {GC3_COLL_SCATTER, "scatter", "scatter", {"Scatter", NULL},
-                                 1, 0, 0, 1, GC3_BUF_OUTPUT, 1, 1, GC3_BUF_INPUT, 0},
+                                 1, 0, 0, 1, GC3_BUF_OUTPUT, 1, 1, GC3_BUF_INPUT, 0, "scatterv"},
     /* in place as allreduce: the input is the output */
     [GC3_COLL_SCAN]           = {GC3_COLL_SCAN, "scan", "scan", {"Scan", NULL},
                                  0, 0, 1, 1, GC3_BUF_OUTPUT, 0, 0, GC3_BUF_NONE, 1},
@@ -107,6 +107,22 @@ gc3_status_t gc3_coll_from_name(const char *name, gc3_coll_t *coll_p)
         }
     }
     *coll_p = GC3_COLL_CUSTOM;
+    return GC3_ERR_UNSUPPORTED;
+}
+
+gc3_status_t gc3_coll_from_call_name(const char *name, gc3_coll_t *coll_p, int *v_p)
+{
+    *v_p = 0;
+    if (gc3_coll_from_name(name, coll_p) == GC3_OK) {
+        return GC3_OK;
+    }
+    for (int i = 0; i < GC3_COLL_CUSTOM; i++) {
+        if (gc3_colls[i].v_name != NULL && strcmp(name, gc3_colls[i].v_name) == 0) {
+            *coll_p = (gc3_coll_t)i;
+            *v_p    = 1;
+            return GC3_OK;
+        }
+    }
     return GC3_ERR_UNSUPPORTED;
 }
 

@@ -40,7 +40,8 @@ static void usage(FILE *out)
             "  pair peer access and native peer atomics (without them the link class is pcie).\n"
             "  --memory: the memory one communicator of that shape takes per rank for calls of those sizes\n"
             "  (BYTES as each rank passes them: allreduce, bcast and reduce count x size, alltoall and\n"
-            "  allgather per peer, reduce_scatter_block per block; K, M, G suffixes; rank 0 is shown, the\n"
+            "  allgather per peer, reduce_scatter_block per block; alltoallv, allgatherv, gatherv, scatterv and\n"
+            "  reduce_scatter on their plain collective's plans, per segment; K, M, G suffixes; rank 0 is shown, the\n"
             "  root of bcast and reduce): each plan (one per rule matched), its FIFOs\n"
             "  (connections x slots x slot bytes), flags, scratch, LL staging, backend control memory and\n"
             "  pinned host memory, and the total, as coll_gc3_verbose 1 reports them. --backend (default\n"
@@ -236,14 +237,14 @@ static int memory(const gc3_rules_t *R, const char *spec, int nodes, int gpus, g
            "flags", "scratch", "staging", "control", "pinned", "rule");
     for (char *tok = strtok_r(list, ",", &save); tok != NULL; tok = strtok_r(NULL, ",", &save)) {
         char             *colon = strchr(tok, ':');
-        int               ok = 0, dup = 0;
+        int               ok = 0, dup = 0, v = 0;
         gc3_coll_t        coll = GC3_COLL_CUSTOM;
         uint64_t          per, bytes;
         const gc3_rule_t *r;
         if (colon != NULL) {
             *colon = '\0';
             per    = parse_bytes(colon + 1, &ok);
-            if (gc3_coll_from_name(tok, &coll) != GC3_OK) {
+            if (gc3_coll_from_call_name(tok, &coll, &v) != GC3_OK) { /* (alltoallv: alltoall's plans) */
                 coll = GC3_COLL_CUSTOM;
             }
         }
@@ -256,14 +257,14 @@ static int memory(const gc3_rules_t *R, const char *spec, int nodes, int gpus, g
         r     = gc3_rules_match_root(R, coll, nodes, gpus, link, bytes, ranks, inplace,
                                  gc3_coll_desc(coll)->rooted ? 0 : -1);
         if (r == NULL) {
-            printf("%s:%-16s %s\n", gc3_coll_desc(coll)->mpi_name, colon + 1, "(passed on: no plan)");
+            printf("%s:%-16s %s\n", tok, colon + 1, "(passed on: no plan)");
             continue;
         }
         for (int i = 0; i < nseen; i++) {
             dup |= seen[i] == r;
         }
         if (dup) {
-            printf("%s:%-16s (the plan above: %s)\n", gc3_coll_desc(coll)->mpi_name, colon + 1, r->where);
+            printf("%s:%-16s (the plan above: %s)\n", tok, colon + 1, r->where);
             continue;
         }
         if (nseen < 64) {
@@ -279,13 +280,11 @@ static int memory(const gc3_rules_t *R, const char *spec, int nodes, int gpus, g
             char              plan[512], fifo[96];
             gc3_diag_init(&diag);
             if (gc3_rule_program(r, &t, &diag, &p, &made) != GC3_OK) {
-                printf("%s:%-16s cannot be made: %s\n", gc3_coll_desc(coll)->mpi_name, colon + 1,
-                       diag.count ? diag.msgs[0] : "?");
+                printf("%s:%-16s cannot be made: %s\n", tok, colon + 1, diag.count ? diag.msgs[0] : "?");
                 rc = 1;
             } else {
                 if (gc3_plan_estimate(&ep, p, &diag, &m) != GC3_OK) {
-                    printf("%s:%-16s no estimate: %s\n", gc3_coll_desc(coll)->mpi_name, colon + 1,
-                           diag.count ? diag.msgs[0] : "?");
+                    printf("%s:%-16s no estimate: %s\n", tok, colon + 1, diag.count ? diag.msgs[0] : "?");
                     rc = 1;
                 } else {
                     gc3_snprintf_cut(plan, sizeof(plan), "%s %s%s%s%s %dx%d", r->algo,
@@ -304,9 +303,8 @@ static int memory(const gc3_rules_t *R, const char *spec, int nodes, int gpus, g
                         gc3_snprintf_cut(fifo, sizeof(fifo), "%s (%d x %d x %s)", gc3_mem_format(m.fifo, a, sizeof(a)),
                                  m.recv_conns, m.slots, gc3_mem_format(m.slot_bytes, b, sizeof(b)));
                     }
-                    printf("%s:%-*s %-28s %-9s %-28s %-10s %-10s %-10s %-10s %-10s %s\n", gc3_coll_desc(coll)->mpi_name,
-                           (int)(25 - strlen(gc3_coll_desc(coll)->mpi_name)), colon + 1, plan,
-                           gc3_mem_format(gc3_plan_mem_device(&m), c, sizeof(c)), fifo,
+                    printf("%s:%-*s %-28s %-9s %-28s %-10s %-10s %-10s %-10s %-10s %s\n", tok, (int)(25 - strlen(tok)),
+                           colon + 1, plan, gc3_mem_format(gc3_plan_mem_device(&m), c, sizeof(c)), fifo,
                            gc3_mem_format(m.flags, d, sizeof(d)), gc3_mem_format(m.scratch, e, sizeof(e)),
                            gc3_mem_format(m.stage, f, sizeof(f)), gc3_mem_format(m.control, g, sizeof(g)),
                            gc3_mem_format(m.pinned, a, sizeof(a)), r->where);

@@ -138,6 +138,7 @@ static int cmd_simulate_rules(int argc, char **argv)
     long          gpus = 0, nodes = 1, fifo_slots = GC3_FIFO_SLOTS_DEFAULT;
     uint64_t      lo = 4, hi = 1ull << 28, slot_bytes = 0, plan_fifo = GC3_PLAN_FIFO_BYTES_DEFAULT, tile_bytes = 0;
     int           zero_copy = 1, zc_pull = 0, inplace = 0, rc = 0, nrows = 0, nplans = 0, counted = 0, want_params = 0;
+    int               vcall     = 0; /* --coll alltoallv etc.: the plain collective's plans, per-rank counts */
     double        tolerance = -1, worst = 0, sum = 0;
     uint64_t      worst_at = 0;
     gc3_link_t    link     = GC3_LINK_NVLINK;
@@ -243,7 +244,8 @@ static int cmd_simulate_rules(int argc, char **argv)
     if (csv != NULL && !read_measured(csv, method, collname, sizeof(collname), &gpus, &rows, &nrows)) {
         return 1;
     }
-    if (gc3_coll_from_name(collname, &coll) != GC3_OK || coll == GC3_COLL_CUSTOM || gpus < 1 || gpus % nodes != 0) {
+    if (gc3_coll_from_call_name(collname, &coll, &vcall) != GC3_OK || coll == GC3_COLL_CUSTOM || gpus < 1 ||
+        gpus % nodes != 0) {
         fprintf(stderr, "gc3c simulate: --coll needs a collective (allreduce, alltoall, ...) and --gpus G "
                         "(or a gc3_bench CSV with --measured)\n");
         free(rows);
@@ -325,14 +327,18 @@ static int cmd_simulate_rules(int argc, char **argv)
     if (slot_bytes > 0) {
         ep.slot_bytes = slot_bytes;
     }
+    if (vcall) {
+        zero_copy = 0; /* a call with per-rank counts never runs in zero-copy mode (gc3_call_t.segs) */
+    }
     {
         char a[32], b[32], c[32];
-        printf("# %s on %ld node%s x %ld GPU%s (%s), %s calls, rules: %s; runtime: %d slots of at most %s, plan FIFOs "
-               "%s%s, zero-copy %s\n",
-               gc3_coll_desc(coll)->mpi_name, nodes, nodes == 1 ? "" : "s", gpus / nodes, gpus / nodes == 1 ? "" : "s",
-               gc3_link_name(link), inplace ? "in-place" : "out-of-place", rules_file ? rules_file : "built-in",
-               ep.slots, gc3_mem_format(ep.slot_bytes, a, sizeof(a)), plan_fifo ? "capped at " : "without a cap",
-               plan_fifo ? gc3_mem_format(plan_fifo, b, sizeof(b)) : "",
+        printf("# %s%s%s%s on %ld node%s x %ld GPU%s (%s), %s calls, rules: %s; runtime: %d slots of at most %s, plan "
+               "FIFOs %s%s, zero-copy %s\n",
+               vcall ? collname : "", vcall ? " (on " : "", gc3_coll_desc(coll)->mpi_name,
+               vcall ? "'s plans, every rank's segments of the size below)" : "", nodes, nodes == 1 ? "" : "s",
+               gpus / nodes, gpus / nodes == 1 ? "" : "s", gc3_link_name(link), inplace ? "in-place" : "out-of-place",
+               rules_file ? rules_file : "built-in", ep.slots, gc3_mem_format(ep.slot_bytes, a, sizeof(a)),
+               plan_fifo ? "capped at " : "without a cap", plan_fifo ? gc3_mem_format(plan_fifo, b, sizeof(b)) : "",
                zero_copy ? (snprintf(c, sizeof(c), "%s (tiles up to %s)", zc_pull ? "on, never pushed" : "on",
                                      gc3_mem_format(tile_bytes ? tile_bytes : GC3_TILE_BYTES_DEFAULT, a, sizeof(a))),
                             c)

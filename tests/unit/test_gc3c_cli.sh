@@ -226,6 +226,12 @@ check info-memory-zc 0 "KiB  4.0 KiB+pool 12.0 MiB (32 x 4 x 95.9 KiB)" -- \
 check info-memory-zc-off 0 "KiB  4.0 KiB+pool 32.0 MiB (32 x 4 x 255.9 KiB)" -- \
     "$info" --gpus 2 --memory "$use" --zero-copy off
 check info-memory-zc-bad 2 "gc3_info: --zero-copy must be on or off" -- "$info" --gpus 2 --memory "$use" --zero-copy maybe
+# MPI's calls with per-rank counts: on their plain collective's plan (the same plan: the line after says so)
+check info-memory-vcall 0 "alltoall:1M               (the plan above" -- "$info" --gpus 4 --memory alltoallv:1M,alltoall:1M
+check info-memory-vcall-bad 2 "'alltoallw' is not COLLECTIVE:BYTES" -- "$info" --gpus 4 --memory alltoallw:1M
+check simulate-vcall 0 "# alltoallv (on alltoall's plans, every rank's segments of the size below)" -- \
+    "$gc3c" simulate --coll alltoallv --gpus 4 --sizes 1M:1M
+check simulate-vcall-nozc 0 "zero-copy off" -- "$gc3c" simulate --coll gatherv --gpus 4 --sizes 1M:1M
 # (the totals count the CUDA backend's control and pinned memory: a build without CUDA has none; since
 # the 2-rank oneshot lost its local blocks, its plan needs no scratch or staging out of place; the push
 # form added a step's destination at its receiver (8 B a step) and the resident kernel's push table, 1 KiB

@@ -164,6 +164,14 @@ int main(void)
                   gc3_coll_call_bytes(GC3_COLL_REDUCE_SCATTER, 4, 16) == 64 &&
                   gc3_coll_call_bytes(GC3_COLL_GATHER, 5, 2) == 10 && gc3_coll_call_bytes(GC3_COLL_SCATTER, 2, 3) == 6,
               "gc3_coll_call_bytes: segment bytes x segments of the larger side");
+        gc3_coll_t c = GC3_COLL_CUSTOM;
+        int        v = -1;
+        CHECK(gc3_coll_from_call_name("alltoallv", &c, &v) == GC3_OK && c == GC3_COLL_ALLTOALL && v == 1 &&
+                  gc3_coll_from_call_name("scatterv", &c, &v) == GC3_OK && c == GC3_COLL_SCATTER && v == 1 &&
+                  gc3_coll_from_call_name("bcast", &c, &v) == GC3_OK && c == GC3_COLL_BCAST && v == 0 &&
+                  gc3_coll_from_call_name("alltoallw", &c, &v) == GC3_ERR_UNSUPPORTED &&
+                  gc3_coll_from_name("alltoallv", &c) == GC3_ERR_UNSUPPORTED,
+              "a v-call's name: its plain collective for the tools, not for rules");
     }
     {
         /* LL128: accepted, and said to run as Simple (as the runtime runs it) */
