@@ -62,8 +62,9 @@ typedef struct {
 
 /* How the caller agrees: post an agreement of this rank's `kinds` (every rank posts in the same call
  * of the same key) whose result, the kinds OR-ed over the ranks, arrives in s->result (*req_p: the
- * caller's handle, kept in s->req); wait until s's pending agreement has arrived. A post that fails
- * must fail alike on every rank (the call then goes to Open MPI's component). */
+ * caller's handle, kept in s->req); wait until s's pending agreement has arrived, or give it up
+ * (GC3_ERR_TIMEOUT: the other ranks never joined it; the slot forgets it and it is never waited for
+ * again). A post that fails must fail alike on every rank (the call then goes to Open MPI's component). */
 typedef struct {
     gc3_status_t (*post)(void *ctx, gc3_route_slot_t *s, unsigned kinds, void **req_p);
     gc3_status_t (*wait)(void *ctx, gc3_route_slot_t *s);
@@ -79,7 +80,7 @@ uint64_t gc3_route_key(int coll, uint64_t bytes, int root);
  * on every rank, and the call runs on gc3's host-staged exchange); every `recheck` calls one is posted and applied
  * at the next call (recheck 0: blocking calls agree before every call). *agreed: the kinds the
  * route was chosen from (0 where none was known yet). GC3_ERR_IO when an agreement could not be posted or
- * failed (the route is then GC3_ROUTE_PREV). */
+ * failed (the route is then GC3_ROUTE_PREV); GC3_ERR_TIMEOUT when its wait gave up (the caller fails the call). */
 gc3_status_t gc3_route_decide(gc3_route_cache_t *c, const gc3_route_ops_t *ops, void *ctx, uint64_t key, unsigned kinds,
                               unsigned recheck, int blocking, gc3_route_t *route, unsigned *agreed);
 /* The pending agreements of the cache, waited for (a communicator that goes). */

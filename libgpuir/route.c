@@ -42,9 +42,9 @@ static gc3_status_t gc3_route_apply(gc3_route_cache_t *c, const gc3_route_ops_t 
     gc3_status_t st = ops->wait(ctx, s);
 
     s->pending = 0;
-    s->req     = NULL;
+    s->req     = NULL; /* (one that timed out is the caller's: abandoned, never waited for again) */
     if (st != GC3_OK) {
-        return GC3_ERR_IO; /* not known: the next call agrees again */
+        return st == GC3_ERR_TIMEOUT ? st : GC3_ERR_IO; /* not known: the next call agrees again */
     }
     s->agreed = s->result;
     s->known  = 1;

@@ -221,6 +221,50 @@ static void eviction(void)
     CHECK(mismatch == 0, "every rank posted each agreement in the same call");
 }
 
+/* an agreement the others never join (ranks that called with different sizes: an erroneous program) gives up
+ * after the caller's bound: the call is told so, and the slot forgets it (never waited for again, at the next
+ * call of the key or when the communicator goes) */
+static int          waits_given_up;
+static gc3_status_t never_post(void *ctx, gc3_route_slot_t *s, unsigned kinds, void **req_p)
+{
+    (void)ctx;
+    (void)s;
+    (void)kinds;
+    *req_p = &waits_given_up;
+    return GC3_OK;
+}
+static gc3_status_t never_wait(void *ctx, gc3_route_slot_t *s)
+{
+    (void)ctx;
+    CHECK(s->req == &waits_given_up, "the request waited for is the one posted");
+    waits_given_up++;
+    return GC3_ERR_TIMEOUT;
+}
+static void given_up(void)
+{
+    const gc3_route_ops_t ops = { never_post, never_wait };
+    gc3_route_cache_t     c;
+    gc3_route_t           route  = GC3_ROUTE_CUDA;
+    unsigned              agreed = 1;
+    gc3_status_t          st;
+
+    memset(&c, 0, sizeof(c));
+    st = gc3_route_decide(&c, &ops, NULL, gc3_route_key(0, 4000, -1), D, 4, 1, &route, &agreed);
+    CHECK(st == GC3_ERR_TIMEOUT && waits_given_up == 1, "a blocking call's agreement that times out: GC3_ERR_TIMEOUT");
+    gc3_route_drain(&c, &ops, NULL);
+    CHECK(waits_given_up == 1, "the given-up agreement is not waited for again when the communicator goes");
+    /* a nonblocking call posts without waiting; the next call of the key waits, gives up, says so */
+    memset(&c, 0, sizeof(c));
+    waits_given_up = 0;
+    st             = gc3_route_decide(&c, &ops, NULL, gc3_route_key(0, 8000, -1), D, 4, 0, &route, &agreed);
+    CHECK(st == GC3_OK && route == GC3_ROUTE_CUDA && waits_given_up == 0, "a nonblocking first call does not wait");
+    st = gc3_route_decide(&c, &ops, NULL, gc3_route_key(0, 8000, -1), D, 4, 0, &route, &agreed);
+    CHECK(st == GC3_ERR_TIMEOUT && waits_given_up == 1,
+          "its next call gives the pending agreement up: GC3_ERR_TIMEOUT");
+    gc3_route_drain(&c, &ops, NULL);
+    CHECK(waits_given_up == 1, "and the communicator's end does not wait for it");
+}
+
 int main(void)
 {
     choose();
@@ -229,5 +273,6 @@ int main(void)
     nonblocking();
     no_driver();
     eviction();
+    given_up();
     return gc3_test_summary("test_route");
 }

@@ -380,7 +380,8 @@ int mca_coll_gc3_nb_as_blocking(struct ompi_communicator_t *comm, const char *na
  * when it passes the call on (why: at verbose level 2); a->device and a->backend are set either way. */
 typedef struct {
     int                  device;  /* a buffer is device memory (or counts as such: coll_gc3_stage_host) */
-    int                  backend; /* the gc3_backend_t that would run it; -1: none */
+    int                  backend; /* the gc3_backend_t that would run it; -1: none; MCA_COLL_GC3_BACKEND_* below: this
+                                   * rank cannot run it (reported) */
     gc3_dtype_t          dtype;
     gc3_op_t             op;
     size_t               count; /* the runtime's count: elements (reductions), bytes per rank's segment (the others) */
@@ -399,6 +400,15 @@ typedef struct {
     uint64_t             vmine;
     int                  vfail; /* nonblocking, vagree: this rank cannot run it (says so in the agreement) */
 } mca_coll_gc3_args_t;
+/* mca_coll_gc3_args_t.backend of a call this rank takes part in but cannot run (reported), and its return code */
+enum {
+    MCA_COLL_GC3_BACKEND_UNADAPTED = -2, /* its buffers could not be adapted, or its table made: out of memory */
+    MCA_COLL_GC3_BACKEND_FAILED    = -3  /* the agreement on its route timed out (the communicator is unusable now) */
+};
+static inline int mca_coll_gc3_failed_rc(const mca_coll_gc3_args_t *a)
+{
+    return a->backend == MCA_COLL_GC3_BACKEND_FAILED ? OMPI_ERROR : OMPI_ERR_OUT_OF_RESOURCE;
+}
 /* A call of this size (as the rules count it) is above coll_gc3_max_bytes; mca_coll_gc3_within_max_bytes
  * (coll_gc3_route.c): 1 when it is not, else 0 after saying so (the call `name` is passed on). */
 static inline int mca_coll_gc3_above_max_bytes(size_t bytes)

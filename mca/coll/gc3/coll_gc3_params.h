@@ -32,14 +32,15 @@
       "memory per call. false: off")                                                                                   \
     X(backend, int, INT, MCA_COLL_GC3_BACKEND_AUTO, 6, READONLY, 1, mca_coll_gc3_backend_values,                       \
       "Where gc3 runs collectives: auto (device buffers on the GPU, host buffers passed on), cuda (the same), "        \
-      "host (also runs host buffers itself with the host backend, and device buffers copied to host memory). The "   \
+      "host (also runs host buffers itself with the host backend, and device buffers copied to host memory). The "     \
       "host backend is for tests, demos and machines without GPUs, where running gc3's algorithms matters more than "  \
       "speed: it is slower than Open MPI's own host collectives (an 8-byte allreduce on 2 ranks: about 24 us "         \
       "against 0.4 us with tuned)")                                                                                    \
     X(timeout, double, DOUBLE, 300.0, 6, READONLY, 0, NULL,                                                            \
       "Seconds a collective may make no progress before it fails with MPI_ERR_OTHER naming the rank, thread block, "   \
-      "step and what it waited for, and seconds each exchange of a communicator's set-up may wait for the other "      \
-      "ranks (0: wait forever; a negative value, or one that is not a number, is reported and replaced by 300)")       \
+      "step and what it waited for, and seconds each exchange of a communicator's set-up, or the ranks' agreement "    \
+      "on a call's memory kinds, may wait for the other ranks (0: wait forever; a negative value, or one that is "     \
+      "not a number, is reported and replaced by 300)")                                                                \
     X(rules_file, char *, STRING, "", 6, READONLY, 0, NULL,                                                            \
       "Selection rules: which algorithm runs which collective, size and machine shape (format in coll_gc3(7); "        \
       "gc3_info prints the resolved table). Empty: the built-in rules. A file that cannot be used is reported "        \
@@ -125,13 +126,13 @@
                                                                 "the application waits until it has left. 0: one "     \
                                                                 "launch per call (a negative value is reported and "   \
                                                                 "replaced by " GC3_STR(GC3_RESIDENT_US_DEFAULT) ")")   \
-    X(yield_us, int, INT, GC3_YIELD_US_DEFAULT, 6, READONLY, 0, NULL,                                                \
-      "A thread block of a call that waited this many microseconds (for a peer, another block or a free slot) "       \
-      "gives way: it leaves the call where it stands and runs on from there later (GPUs: the kernel ends once "       \
-      "each of its blocks ended or gave way, and is launched again). Calls in flight together on any number of "      \
-      "communicators then complete in any order MPI allows, whatever the GPU holds at once. 0: never (a call then "   \
-      "needs all of its blocks and its peers' on the GPU at once; a negative value is reported and replaced by "      \
-      GC3_STR(GC3_YIELD_US_DEFAULT) ")")                                                                              \
+    X(yield_us, int, INT, GC3_YIELD_US_DEFAULT, 6, READONLY, 0, NULL,                                                  \
+      "A thread block of a call that waited this many microseconds (for a peer, another block or a free slot) "        \
+      "gives way: it leaves the call where it stands and runs on from there later (GPUs: the kernel ends once "        \
+      "each of its blocks ended or gave way, and is launched again). Calls in flight together on any number of "       \
+      "communicators then complete in any order MPI allows, whatever the GPU holds at once. 0: never (a call then "    \
+      "needs all of its blocks and its peers' on the GPU at once; a negative value is reported and replaced "          \
+      "by " GC3_STR(GC3_YIELD_US_DEFAULT) ")")                                                                         \
     X(fuse, bool, BOOL, true, 6, READONLY, 0, NULL,                                                                    \
       "Run a thread block's local copy or reduction, and the reductions of received chunks into the same "             \
       "chunks that follow it, as one pass over memory once all their inputs are there (the same result, "              \
@@ -158,12 +159,12 @@
       "on any Open MPI), pass (give that module the device buffers: only for a CUDA-aware Open MPI), error (fail "     \
       "the call with MPI_ERR_UNSUPPORTED_OPERATION, naming it: to be sure nothing runs slowly unnoticed)")             \
     X(route_recheck, int, INT, 1024, 6, READONLY, 1, NULL,                                                             \
-      "Calls of one collective, size and root between two agreements of the ranks on which memory they pass "         \
-      "(host, device, managed), which decides the route every rank takes: gc3 on the GPUs, or Open MPI's own "        \
+      "Calls of one collective, size and root between two agreements of the ranks on which memory they pass "          \
+      "(host, device, managed), which decides the route every rank takes: gc3 on the GPUs, or Open MPI's own "         \
       "component for host buffers. The first call of each agrees and waits; later ones use what was agreed, a "        \
-      "rank whose buffers differ copies them to the route's memory, and every N-th call posts a new agreement "         \
+      "rank whose buffers differ copies them to the route's memory, and every N-th call posts a new agreement "        \
       "applied at the next. 0: blocking calls agree before every call. A job without a CUDA driver on any rank "       \
-      "agrees once per communicator")                                                                                 \
+      "agrees once per communicator")                                                                                  \
     X(pseudo_nodes, int, INT, 0, 9, READONLY, 1, NULL,                                                                 \
       "Test and demo feature: split the ranks of each host into pseudo-nodes of this many consecutive ranks, so "      \
       "that gc3 treats them as separate nodes (connections between them through UCX and the proxy thread, "            \

@@ -685,7 +685,7 @@ int mca_coll_gc3_try_run(mca_coll_gc3_module_t *m, gc3_coll_t coll, const mca_co
     char                why[MCA_COLL_GC3_WHY_BYTES];
 
     if (a->backend < 0) {
-        *rc = OMPI_ERR_OUT_OF_RESOURCE; /* its buffers could not be adapted (reported) */
+        *rc = mca_coll_gc3_failed_rc(a); /* this rank cannot run it (reported) */
         return 1;
     }
     mca_coll_gc3_task_init(&t, coll, a, sbuf, rbuf);
@@ -743,8 +743,8 @@ int mca_coll_gc3_try_start(mca_coll_gc3_module_t *m, gc3_coll_t coll, mca_coll_g
     mca_coll_gc3_request_t *r;
     int                     unusable;
 
-    if (a->backend < 0 && !a->vagree) {  /* (an alltoallv's ranks fail it together after their agreement) */
-        return OMPI_ERR_OUT_OF_RESOURCE; /* its buffers could not be adapted (reported) */
+    if (a->backend < 0 && !a->vagree) {   /* (an alltoallv's ranks fail it together after their agreement) */
+        return mca_coll_gc3_failed_rc(a); /* this rank cannot run it (reported) */
     }
     pthread_mutex_lock(&m->lock);
     unusable = mca_coll_gc3_unusable(m, coll);

@@ -350,13 +350,20 @@ static gc3_status_t gc3_agreement_post(void *ctx, gc3_route_slot_t *s, unsigned 
  * from a progress callback), and ompi_request_wait there, under MPI_THREAD_MULTIPLE (mpi4py's default),
  * sleeps on a condition only the progress engine it is nested in would signal: mpi4py's
  * comm.allreduce of a Python object hung in its first MPI_Comm_dup on a GPU machine. */
+/* Bounded by coll_gc3_timeout: ranks that called with different sizes or roots (an erroneous program) agree on
+ * different keys, and a rank whose key was known already never joins; the request is then left to Open MPI
+ * (a collective cannot be cancelled) and the caller fails the call. */
 static gc3_status_t gc3_agreement_wait(void *ctx, gc3_route_slot_t *s)
 {
-    mca_coll_gc3_module_t *m    = ctx;
-    ompi_request_t        *req  = (ompi_request_t *)s->req;
-    int                    done = 0, rc;
+    mca_coll_gc3_module_t *m     = ctx;
+    ompi_request_t        *req   = (ompi_request_t *)s->req;
+    const double           limit = mca_coll_gc3_component.timeout, t0 = mca_coll_gc3_now();
+    int                    done = 0, rc, polls = 0;
 
     while ((rc = ompi_request_test(&req, &done, MPI_STATUS_IGNORE)) == OMPI_SUCCESS && !done) {
+        if (limit > 0 && (++polls & 255) == 0 && mca_coll_gc3_now() - t0 > limit) {
+            return GC3_ERR_TIMEOUT;
+        }
         opal_progress();
     }
 
@@ -393,23 +400,36 @@ int mca_coll_gc3_within_max_bytes(mca_coll_gc3_module_t *m, const char *name, si
 }
 
 /* The route of the call, the same on every rank: from the settings where they decide it, else from
- * the kinds the ranks agreed on for its key. */
-static void gc3_route_agreed(mca_coll_gc3_module_t *m, mca_coll_gc3_args_t *a, int how, gc3_route_t *route)
+ * the kinds the ranks agreed on for its key. 1 when the agreement timed out: the call fails here. */
+static int gc3_route_agreed(mca_coll_gc3_module_t *m, mca_coll_gc3_args_t *a, int how, gc3_route_t *route)
 {
     gc3_status_t st;
 
     if (mca_coll_gc3_component.stage_host) {
         *route    = GC3_ROUTE_PREV; /* test feature: every buffer is staged around the previous module */
         a->agreed = GC3_KIND_DEVICE | GC3_KIND_NOCUDA;
-        return;
+        return 0;
     }
     if (mca_coll_gc3_component.backend == MCA_COLL_GC3_BACKEND_HOST) {
         *route = GC3_ROUTE_HOST; /* every buffer goes to host memory: no agreement needed */
-        return;
+        return 0;
     }
     st = gc3_route_decide(&m->route, &gc3_agreement, m, gc3_route_key(a->coll, a->bytes, a->root),
                           a->kinds | gc3_process_kinds(), (unsigned)mca_coll_gc3_component.route_recheck,
                           how == MCA_COLL_GC3_CALL_BLOCKING, route, &a->agreed);
+    if (st == GC3_ERR_TIMEOUT) {
+        /* the others never joined: this call fails here (they fail theirs on their own: a message of
+         * this rank's never comes, or their agreement times out too), and so does every later one */
+        char why[192];
+        gc3_snprintf_cut(why, sizeof(why),
+                         "timeout after %.1f s: the other ranks did not join the agreement on the ranks' memory kinds "
+                         "for a call of %zu bytes (they called with another size or root: an erroneous program)",
+                         mca_coll_gc3_component.timeout, a->bytes);
+        mca_coll_gc3_report_failure(m, a->name != NULL ? a->name : gc3_coll_desc((gc3_coll_t)a->coll)->mpi_name, why);
+        m->unusable = 1; /* its request stays with Open MPI: a later agreement could match it */
+        *route      = GC3_ROUTE_CUDA;
+        return 1;
+    }
     if (st != GC3_OK) {
         /* every rank alike: staged, as a call of device buffers gc3 does not run */
         opal_output_verbose(1, mca_coll_gc3_component.output,
@@ -418,6 +438,7 @@ static void gc3_route_agreed(mca_coll_gc3_module_t *m, mca_coll_gc3_args_t *a, i
         *route    = GC3_ROUTE_PREV;
         a->agreed = GC3_KIND_HOST | GC3_KIND_DEVICE | GC3_KIND_NOCUDA;
     }
+    return 0;
 }
 
 /* gc3 is loaded, takes the collectives it runs, and passes them all on when the application's
@@ -465,7 +486,12 @@ int mca_coll_gc3_route_take(mca_coll_gc3_module_t *m, mca_coll_gc3_args_t *a, in
     if (!gc3_takes(m, a)) {
         return 0;
     }
-    gc3_route_agreed(m, a, how, &route);
+    if (gc3_route_agreed(m, a, how, &route)) {
+        a->route   = route;
+        a->backend = MCA_COLL_GC3_BACKEND_FAILED; /* the call fails here (reported) */
+        a->vagree  = 0;                           /* (nobody to agree with) */
+        return 1;
+    }
     a->route = route;
     switch (route) {
     case GC3_ROUTE_CUDA:
@@ -489,7 +515,7 @@ int mca_coll_gc3_route_take(mca_coll_gc3_module_t *m, mca_coll_gc3_args_t *a, in
                     m->comm->c_name, ompi_comm_rank(m->comm), gc3_coll_desc((gc3_coll_t)a->coll)->mpi_name,
                     gc3_route_name(route), rc);
         (void)mca_coll_gc3_adapt_out(m, &a->ad, rc);
-        a->backend = -2; /* the call fails (mca_coll_gc3_try_run / try_start) */
+        a->backend = MCA_COLL_GC3_BACKEND_UNADAPTED; /* the call fails (mca_coll_gc3_try_run / try_start) */
     }
     return 1;
 }

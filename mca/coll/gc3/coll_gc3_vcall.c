@@ -92,7 +92,7 @@ void mca_coll_gc3_vnull(mca_coll_gc3_args_t *a)
 static int gc3_vbroken(mca_coll_gc3_module_t *m, mca_coll_gc3_args_t *a)
 {
     if (a->segs == NULL && a->backend >= 0) {
-        a->backend = -2; /* the call fails on this rank */
+        a->backend = MCA_COLL_GC3_BACKEND_UNADAPTED; /* the call fails on this rank */
         mca_coll_gc3_report_failure(m, a->name, "out of host memory for its counts");
     }
     return a->backend < 0;
