@@ -108,11 +108,11 @@ int mca_coll_gc3_allgatherv_init(const void *sbuf, int scount, struct ompi_datat
     mca_coll_gc3_module_t *m = (mca_coll_gc3_module_t *)module;
     mca_coll_gc3_args_t    a;
     const int *const       v[4] = { NULL, NULL, rcounts, displs };
-    int                    rc;
+    /* every rank knows every count: the call's size too, so its plan is set up from init on */
+    const int gc3_runs = gc3_allgatherv_args(m, sbuf, scount, sdt, rbuf, rcounts, displs, rdt, "allgatherv_init", &a) &&
+                         mca_coll_gc3_route_take(m, &a, MCA_COLL_GC3_CALL_INIT);
+    int rc;
 
-    if (gc3_allgatherv_args(m, sbuf, scount, sdt, rbuf, rcounts, displs, rdt, "allgatherv_init", &a)) {
-        (void)mca_coll_gc3_route_take(m, &a, MCA_COLL_GC3_CALL_INIT);
-    }
     mca_coll_gc3_args_end(&a);
     if (mca_coll_gc3_init_passes(&a)) { /* host buffers gc3 does not run: the previous module's, untouched */
         if (m->prev_allgatherv_init == NULL) {
@@ -121,9 +121,9 @@ int mca_coll_gc3_allgatherv_init(const void *sbuf, int scount, struct ompi_datat
         return m->prev_allgatherv_init(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, comm, info, request,
                                        m->prev_allgatherv_init_module);
     }
-    /* each start builds the table (its plan is set up at the first) */
+    /* each start builds the table */
     rc = mca_coll_gc3_persistent(m, GC3_COLL_ALLGATHER, &gc3_allgatherv_persistent, sbuf, rbuf, scount,
-                                 sbuf == MPI_IN_PLACE ? NULL : sdt, 0, rdt, NULL, 0, &a, request);
+                                 sbuf == MPI_IN_PLACE ? NULL : sdt, 0, rdt, NULL, gc3_runs, &a, request);
     if (rc == OMPI_SUCCESS &&
         (rc = mca_coll_gc3_persistent_vectors(*request, ompi_comm_size(comm), v)) != OMPI_SUCCESS) {
         (void)ompi_request_free(request);

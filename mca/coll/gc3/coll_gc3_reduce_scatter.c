@@ -108,11 +108,11 @@ int mca_coll_gc3_reduce_scatter_init(const void *sbuf, void *rbuf, const int *rc
     mca_coll_gc3_module_t *m = (mca_coll_gc3_module_t *)module;
     mca_coll_gc3_args_t    a;
     const int *const       v[4] = { NULL, NULL, rcounts, NULL };
-    int                    rc;
+    /* every rank knows every count: the call's size too, so its plan is set up from init on */
+    const int gc3_runs = gc3_reduce_scatter_args(m, sbuf, rbuf, rcounts, dt, op, "reduce_scatter_init", &a) &&
+                         mca_coll_gc3_route_take(m, &a, MCA_COLL_GC3_CALL_INIT);
+    int rc;
 
-    if (gc3_reduce_scatter_args(m, sbuf, rbuf, rcounts, dt, op, "reduce_scatter_init", &a)) {
-        (void)mca_coll_gc3_route_take(m, &a, MCA_COLL_GC3_CALL_INIT);
-    }
     mca_coll_gc3_args_end(&a);
     if (mca_coll_gc3_init_passes(&a)) { /* host buffers gc3 does not run: the previous module's, untouched */
         if (m->prev_reduce_scatter_init == NULL) {
@@ -122,7 +122,7 @@ int mca_coll_gc3_reduce_scatter_init(const void *sbuf, void *rbuf, const int *rc
                                            m->prev_reduce_scatter_init_module);
     }
     rc = mca_coll_gc3_persistent(m, GC3_COLL_REDUCE_SCATTER, &gc3_reduce_scatter_persistent, sbuf, rbuf, 0, NULL, 0, dt,
-                                 op, 0, &a, request);
+                                 op, gc3_runs, &a, request);
     if (rc == OMPI_SUCCESS &&
         (rc = mca_coll_gc3_persistent_vectors(*request, ompi_comm_size(comm), v)) != OMPI_SUCCESS) {
         (void)ompi_request_free(request);

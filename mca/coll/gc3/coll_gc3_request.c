@@ -828,7 +828,8 @@ void mca_coll_gc3_plan_ahead(mca_coll_gc3_module_t *m, gc3_coll_t coll, const mc
         return; /* (out of memory: the plan is set up at the first start) */
     }
     mca_coll_gc3_task_init(t, coll, a, sbuf, NULL);
-    t->ahead = 1;
+    t->ahead     = 1;
+    t->call.segs = NULL; /* (a v-call's table is its starts'; this task runs no call) */
     pthread_mutex_lock(&m->lock);
     mca_coll_gc3_enqueue(m, t);
     pthread_mutex_unlock(&m->lock);
