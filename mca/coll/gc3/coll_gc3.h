@@ -416,11 +416,15 @@ static inline int mca_coll_gc3_above_max_bytes(size_t bytes)
     return mca_coll_gc3_component.max_bytes > 0 && bytes > (size_t)mca_coll_gc3_component.max_bytes;
 }
 int mca_coll_gc3_within_max_bytes(mca_coll_gc3_module_t *m, const char *name, size_t bytes);
-/* The call's size as the rules and coll_gc3_max_bytes see it (gc3_coll_call_bytes, as gc3c and gc3_info count it):
- * a->count elements of a->dtype in its largest segment (a v-call: of any rank's) on n ranks */
+/* A call's size as the rules and coll_gc3_max_bytes see it (gc3_coll_call_bytes, as gc3c and gc3_info count it):
+ * count elements of dt in its largest segment (a v-call: of any rank's) on n ranks; of a call being built */
+static inline size_t mca_coll_gc3_call_bytes(int coll, int n, size_t count, gc3_dtype_t dt)
+{
+    return (size_t)gc3_coll_call_bytes((gc3_coll_t)coll, n, (uint64_t)count * gc3_dtype_size(dt));
+}
 static inline size_t mca_coll_gc3_args_bytes(const mca_coll_gc3_args_t *a, int n)
 {
-    return (size_t)gc3_coll_call_bytes((gc3_coll_t)a->coll, n, (uint64_t)a->count * gc3_dtype_size(a->dtype));
+    return mca_coll_gc3_call_bytes(a->coll, n, a->count, a->dtype);
 }
 /* coll_gc3_vcall.c: the v-collectives' shared steps. A buffer of nsegs segments of counts at displacements
  * (elements of dt) as mca_coll_gc3_args_buf's slot: from the lowest displacement of a nonempty segment when it
@@ -462,13 +466,9 @@ int mca_coll_gc3_vstart_persistent(mca_coll_gc3_module_t *m, mca_coll_gc3_args_t
  * ("alltoallv", "reduce_scatter"); of a task's call. */
 static inline const char *mca_coll_gc3_call_name(int coll, const gc3_call_t *call)
 {
-    if (call->segs != NULL && coll == GC3_COLL_ALLGATHER) { /* (gather and scatter: always a table) */
-        return "allgatherv";
-    }
-    if (call->segs != NULL && (coll == GC3_COLL_ALLTOALL || coll == GC3_COLL_REDUCE_SCATTER)) {
-        return coll == GC3_COLL_ALLTOALL ? "alltoallv" : "reduce_scatter";
-    }
-    return gc3_coll_desc((gc3_coll_t)coll)->mpi_name;
+    const gc3_coll_desc_t *d = gc3_coll_desc((gc3_coll_t)coll);
+    /* (gather and scatter, rooted: their plain forms carry a table too, so it does not tell) */
+    return call->segs != NULL && d->v_name != NULL && !d->rooted ? d->v_name : d->mpi_name;
 }
 static inline const char *mca_coll_gc3_task_name(const mca_coll_gc3_task_t *t)
 {

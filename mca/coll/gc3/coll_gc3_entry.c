@@ -55,13 +55,13 @@ static mca_coll_gc3_plan_entry_t *mca_coll_gc3_entry_lookup(mca_coll_gc3_module_
         return NULL;
     }
     m->plans.entries[m->plans.nentries++] = s;
-    s->backend                = backend;
-    s->coll                   = coll;
-    s->rule                   = idx;
-    s->inplace                = inplace;
-    s->root                   = root;
-    s->bytes                  = bytes;
-    s->state                  = MCA_COLL_GC3_ENTRY_NEW;
+    s->backend                            = backend;
+    s->coll                               = coll;
+    s->rule                               = idx;
+    s->inplace                            = inplace;
+    s->root                               = root;
+    s->bytes                              = bytes;
+    s->state                              = MCA_COLL_GC3_ENTRY_NEW;
     return s;
 }
 

@@ -377,10 +377,16 @@ static gc3_status_t gc3_agreement_wait(void *ctx, gc3_route_slot_t *s)
 
 static const gc3_route_ops_t gc3_agreement = { gc3_agreement_post, gc3_agreement_wait };
 
+/* The call's name for messages: its builder's ("alltoallv"), else its collective's. */
+static const char *gc3_args_name(const mca_coll_gc3_args_t *a)
+{
+    return a->name != NULL ? a->name : gc3_coll_desc((gc3_coll_t)a->coll)->mpi_name;
+}
+
 /* Does gc3 take a call of this size on m at all? From the call and the settings alone. */
 static int gc3_takes(mca_coll_gc3_module_t *m, const mca_coll_gc3_args_t *a)
 {
-    const char *name = a->name != NULL ? a->name : gc3_coll_desc((gc3_coll_t)a->coll)->mpi_name; /* (the call's) */
+    const char *name = gc3_args_name(a);
 
     if (ompi_comm_size(m->comm) < 2) {
         return 0; /* nothing to communicate: the previous module copies (staged on device buffers) */
@@ -425,7 +431,7 @@ static int gc3_route_agreed(mca_coll_gc3_module_t *m, mca_coll_gc3_args_t *a, in
                          "timeout after %.1f s: the other ranks did not join the agreement on the ranks' memory kinds "
                          "for a call of %zu bytes (they called with another size or root: an erroneous program)",
                          mca_coll_gc3_component.timeout, a->bytes);
-        mca_coll_gc3_report_failure(m, a->name != NULL ? a->name : gc3_coll_desc((gc3_coll_t)a->coll)->mpi_name, why);
+        mca_coll_gc3_report_failure(m, gc3_args_name(a), why);
         m->unusable = 1; /* its request stays with Open MPI: a later agreement could match it */
         *route      = GC3_ROUTE_CUDA;
         return 1;

@@ -109,6 +109,6 @@ int mca_coll_gc3_vx_advance(mca_coll_gc3_module_t *m, mca_coll_gc3_task_t *t, co
         return -1;
     }
     t->call.count = (size_t)big;
-    t->bytes      = (size_t)gc3_coll_call_bytes((gc3_coll_t)t->coll, n, big * gc3_dtype_size(t->call.dtype));
+    t->bytes      = mca_coll_gc3_call_bytes(t->coll, n, (size_t)big, t->call.dtype);
     return 1;
 }
