@@ -154,6 +154,10 @@ typedef struct {
                                  * message in slot-sized pieces: slots only pace it); LL and scratch: one slot's payload.
                                  * 0: GC3_TILE_BYTES_DEFAULT. Every rank passes the same value */
     int           breakdown;    /* record when each call passes each phase (gc3_exec_times); 0 (default): not */
+    int           relabel;      /* a plan of a rooted collective on one node serves every root (gc3_plan_root): ranks
+                                 * relabelled at run time, its region the union of the connections of every root's
+                                 * relabelling. 1 (default); 0: a plan serves its program's root only. Every rank of
+                                 * the executor passes the same value (the layouts follow it) */
     const int    *node;         /* per rank: its node (NULL: all on one node); copied at creation.
                                  * Connections between nodes go through UCX (the proxy thread), the
                                  * others through CUDA IPC or shared memory. */
@@ -250,6 +254,13 @@ void         gc3_exec_prepare_abandon(gc3_prep_t *prep);
 gc3_status_t gc3_exec_prepare(gc3_exec_t *exec, const gc3_ir_program_t *program, gc3_diag_t *diag,
                               gc3_plan_t **plan_p);
 void         gc3_plan_destroy(gc3_plan_t *plan);
+/* The roots a plan serves: 1 (its program's root, or not rooted), or every rank (params.relabel: a rooted
+ * collective on one node). gc3_plan_root sets the root of the plan's next calls (between calls, every rank
+ * the same, as MPI's root): rank a then plays program rank (a - s) mod n for s = root - the program's root,
+ * and the segments of the root's buffer are rotated alike, so the results are those of a program for that
+ * root. GC3_ERR_INVALID_PARAM for a root the plan does not serve or while a call is in flight. */
+int          gc3_plan_roots(const gc3_plan_t *plan);
+gc3_status_t gc3_plan_root(gc3_plan_t *plan, int root, gc3_diag_t *diag);
 
 typedef struct {
     const void *sendbuf;   /* in-place: NULL (the data is in recvbuf, see gc3_ir.h for positions) */

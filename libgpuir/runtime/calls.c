@@ -46,10 +46,10 @@ void gc3_call_places(gc3_coll_t coll, int root, int rank, const gc3_call_t *c, c
     }
 }
 
-/* gc3_call_places of a call on p */
+/* gc3_call_places of a call on p (a relabelled plan's: of this rank under the call's root, its own segment) */
 static void gc3_call_buffers(const gc3_plan_t *p, const gc3_call_t *c, char **in, char **out)
 {
-    gc3_call_places((gc3_coll_t)p->flat->coll, p->flat->root, p->rank, c, in, out);
+    gc3_call_places((gc3_coll_t)p->flat->coll, gc3_plan_root_now(p), p->rank, c, in, out);
 }
 
 /* May this call run on p now? */
@@ -71,8 +71,8 @@ static gc3_status_t gc3_call_check(const gc3_plan_t *p, const gc3_call_t *c, gc3
     /* a rooted collective's non-root has one buffer (gc3_coll_access): a reduce's passes no receive buffer,
        a bcast's its receive buffer only, and the program runs alike in either kind of call there */
     const gc3_coll_t coll     = (gc3_coll_t)p->flat->coll;
-    const int        has_out  = gc3_coll_access(coll, p->flat->root, p->rank, GC3_BUF_OUTPUT) != 0;
-    const int        one_buf  = !has_out || !gc3_coll_access(coll, p->flat->root, p->rank, GC3_BUF_INPUT);
+    const int        has_out  = gc3_coll_access(coll, p->flat->root, p->prank, GC3_BUF_OUTPUT) != 0;
+    const int        one_buf  = !has_out || !gc3_coll_access(coll, p->flat->root, p->prank, GC3_BUF_INPUT);
     if (gc3_dtype_size(c->dtype) == 0 || !gc3_op_valid(c->op, c->dtype) ||
         (c->recvbuf == NULL && (has_out || c->sendbuf == NULL))) {
         gc3_diag_add(diag, "executor: operator %s is not defined on %s, or no receive buffer", gc3_op_name(c->op),
@@ -186,9 +186,9 @@ static gc3_status_t gc3_call_memory(gc3_plan_t *p, int s_chunks, uint64_t T, siz
     }
     if (p->proto == GC3_PROTO_LL && p->stage == NULL) {
         p->stage_bytes = gc3_plan_stage_bytes(p->slot_payload);
-        status         = p->exec->be->mem_alloc(p, p->stage_bytes * 2 * (size_t)(p->ntbs > 0 ? p->ntbs : 1), &p->stage);
+        status = p->exec->be->mem_alloc(p, p->stage_bytes * 2 * (size_t)(p->ntbs_max > 0 ? p->ntbs_max : 1), &p->stage);
         if (status == GC3_OK) {
-            p->mem.stage = p->stage_bytes * 2 * (size_t)(p->ntbs > 0 ? p->ntbs : 1);
+            p->mem.stage = p->stage_bytes * 2 * (size_t)(p->ntbs_max > 0 ? p->ntbs_max : 1);
             gc3_rt_held_add(GC3_RT_HELD_DEVICE, (int64_t)p->mem.stage);
         }
         return status;
@@ -256,15 +256,56 @@ static uint64_t gc3_call_buf_bytes(const gc3_plan_t *p, const gc3_call_t *c, int
 
 /* The call's per-rank counts into the plan's copy, which the blocks read (a new version when its words
  * changed); the contexts' pointer to it, or NULL. */
+static gc3_status_t gc3_call_segs_copy(gc3_plan_t *p, const uint64_t *segs, size_t bytes, const uint64_t **seg_p,
+                                       gc3_diag_t *diag);
+
+/* A relabelled plan's call for another root than its program's: the segments of the buffers with one per rank
+ * rotated (the program's segment s is rank (s + shift) mod n's), as a table (tab: gc3_coll_segs_words words). */
+static void gc3_call_segs_rotated(const gc3_plan_t *p, const gc3_call_t *c, uint64_t *tab)
+{
+    const gc3_coll_t coll = (gc3_coll_t)p->flat->coll;
+    const int        n    = p->nranks;
+    uint64_t        *e    = tab + 1;
+
+    tab[0] = (uint64_t)gc3_coll_segments(coll, GC3_BUF_INPUT, n);
+    for (int b = GC3_BUF_INPUT; b <= GC3_BUF_OUTPUT; b++) {
+        const int segs = gc3_coll_segments(coll, (gc3_buf_t)b, n);
+        for (int s = 0; s < segs; s++, e += 2) {
+            gc3_call_seg(c, (gc3_buf_t)b, segs == n ? (s + p->shift) % n : s, &e[0], &e[1]);
+        }
+    }
+}
+
 static gc3_status_t gc3_call_segs(gc3_plan_t *p, const gc3_call_t *c, const uint64_t **seg_p, gc3_diag_t *diag)
 {
-    const size_t bytes = gc3_coll_segs_words((gc3_coll_t)p->flat->coll, p->nranks) * sizeof(uint64_t);
+    const size_t words = gc3_coll_segs_words((gc3_coll_t)p->flat->coll, p->nranks);
+    const size_t bytes = words * sizeof(uint64_t);
+    const int    rot   = p->shift != 0 && (gc3_coll_desc((gc3_coll_t)p->flat->coll)->in_per_rank ||
+                                      gc3_coll_desc((gc3_coll_t)p->flat->coll)->out_per_rank);
+    uint64_t    *tab   = NULL;
     gc3_status_t status;
 
     *seg_p = NULL;
-    if (c->segs == NULL) {
+    if (c->segs == NULL && !rot) {
         return GC3_OK;
     }
+    if (rot) {
+        if ((tab = malloc(bytes)) == NULL) {
+            return GC3_ERR_NO_MEMORY;
+        }
+        gc3_call_segs_rotated(p, c, tab);
+    }
+    status = gc3_call_segs_copy(p, tab != NULL ? tab : c->segs, bytes, seg_p, diag);
+    free(tab);
+    return status;
+}
+
+/* The table into the plan's copy, which the blocks read (a new version when its words changed) */
+static gc3_status_t gc3_call_segs_copy(gc3_plan_t *p, const uint64_t *segs, size_t bytes, const uint64_t **seg_p,
+                                       gc3_diag_t *diag)
+{
+    gc3_status_t status;
+
     if (bytes > p->segs_bytes) {
         char *mem = NULL;
         if ((status = p->exec->be->host_alloc(p, bytes, &mem)) != GC3_OK) {
@@ -280,8 +321,8 @@ static gc3_status_t gc3_call_segs(gc3_plan_t *p, const gc3_call_t *c, const uint
         p->segs_bytes = bytes;
         p->segs_ver   = 0; /* (a new copy: a new version below) */
     }
-    if (p->segs_ver == 0 || memcmp(p->segs, c->segs, bytes) != 0) {
-        memcpy(p->segs, c->segs, bytes);
+    if (p->segs_ver == 0 || memcmp(p->segs, segs, bytes) != 0) {
+        memcpy(p->segs, segs, bytes);
         p->segs_ver = p->segs_ver % ((1u << 24) - 1) + 1;
     }
     *seg_p = p->segs;
@@ -397,7 +438,7 @@ static void gc3_call_push(gc3_plan_t *p, const gc3_call_t *c, int big)
 static gc3_status_t gc3_call_go(gc3_plan_t *p, const gc3_call_t *c, int big, gc3_diag_t *diag)
 {
     const uint64_t k        = (uint64_t)(p->k_in > p->k_out ? p->k_in : p->k_out);
-    const int      s_chunks = gc3_flat_ranks(p->flat)[p->rank].s_chunks;
+    const int       s_chunks = gc3_flat_ranks(p->flat)[p->prank].s_chunks;
     const int      window   = s_chunks > 0 ? GC3_RT_WINDOW : 0;
     uint64_t       T        = 0;
     const uint64_t *seg      = NULL;

@@ -29,6 +29,7 @@ void gc3_exec_params_default(gc3_exec_params_t *p, gc3_backend_t backend, int ra
     p->net_peer_errors   = 1;
     p->reg_entries       = GC3_REG_ENTRIES_DEFAULT;
     p->tile_bytes        = GC3_TILE_BYTES_DEFAULT;
+    p->relabel           = 1;
 }
 
 int gc3_exec_backend_available(gc3_backend_t backend)

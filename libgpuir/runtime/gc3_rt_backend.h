@@ -45,6 +45,9 @@ typedef struct gc3_rt_backend {
     /* the plan's connections moved (its slots to a new FIFO pool): a kernel that kept the old ones
      * ends (NULL: nothing keeps them) */
     void (*plan_moved)(gc3_plan_t *plan);
+    /* a relabelled plan's blocks now run another program rank's (gc3_plan_root): what the backend keeps of the
+     * blocks across calls (a resident kernel, tables per block) goes (NULL: nothing kept) */
+    gc3_status_t (*plan_rebind)(gc3_plan_t *plan, gc3_diag_t *diag);
     /* thread blocks of one rank that can run at once (cuda: all co-resident on the device) */
     int (*max_blocks)(const gc3_exec_t *exec);
     /* the bytes of frees the backend deferred (NULL: it defers none); release: free them first if
@@ -258,6 +261,42 @@ struct gc3_plan {
     char        broken_why[512];
     uint64_t    resumed;    /* times a call of the plan ran again after blocks gave way (gc3_plan_resumed) */
     uint64_t    started_ns; /* when the call in flight started (gc3_exec_wait_for) */
+    /* Relabelled (doc/design/call-model.md): one plan for every root of a rooted collective on one node. For
+     * the root that shift s gives (the program's root + s), this rank plays program rank prank = (rank - s) mod
+     * n, whose peer q is rank (q + s) mod n. The region holds the union of the connections of every shift
+     * (layout: gc3_rt_layout_union), found by peer and channel, so a connection's counters stay paired whatever
+     * shift used it last; the block fields above (ntbs, tbs, tb_nsteps, nsend, nrecv, conn, the slot offsets,
+     * send_conn, recv_conn) are those of the binding of the current shift, each shift's kept in binds once
+     * built. Other plans: nshift 1, shift 0, prank rank, ntbs_max ntbs. */
+    int                    nshift, shift, prank, ntbs_max;
+    struct gc3_plan_bind **binds;    /* per shift (NULL: not built yet) */
+    gc3_rt_layout_t       *ulayouts; /* per rank: the union layouts of the peers (and this rank's, = layout) */
+    int                   *send_conn, *recv_conn;   /* per block: its connection in the union layouts (-1: none) */
+    uint64_t              *sconn_base, *rconn_base; /* per union connection: messages sent / received on it
+                                                       * before the current binding's first call */
 };
+
+/* What a relabelled plan keeps per shift (gc3_plan_t's block fields of that binding). */
+typedef struct gc3_plan_bind {
+    int                  prank, ntbs;
+    const gc3_flat_tb_t *tbs;
+    int32_t             *tb_nsteps;
+    int                 *nsend, *nrecv, *send_conn, *recv_conn;
+    gc3_rt_conn_t       *conn;
+    int64_t             *send_slot_off, *recv_slot_off;
+    gc3_zc_stats_t       zc_stats;
+} gc3_plan_bind_t;
+
+/* A relabelled plan's real peer of program rank q (-1: none) under its current shift. */
+static inline int gc3_plan_peer(const gc3_plan_t *p, int q)
+{
+    return q < 0 ? q : (q + p->shift) % p->nranks;
+}
+/* The real root of the plan's current calls (-1: not rooted). */
+int gc3_plan_root_now(const gc3_plan_t *p);
+/* Relabelled: the binding of the current shift built (its blocks, their connections in the union layouts). */
+gc3_status_t gc3_plan_bind_connect(gc3_plan_t *p, gc3_diag_t *diag);
+void         gc3_plan_binds_free(gc3_plan_t *p);
+void         gc3_plan_bind_save(gc3_plan_t *p, struct gc3_plan_bind *b);
 
 #endif

@@ -43,6 +43,15 @@ void gc3_exec_pool_move_all(gc3_exec_t *e);
 int gc3_plan_takes_pool(const gc3_exec_params_t *ep, int proto, const gc3_flat_program_t *f, const int *node);
 /* the plan off the executor's list of pooled plans, its references given back */
 void gc3_plan_pool_leave(gc3_plan_t *p);
+/* The current binding's connections pointed at the pools the plan holds (a relabelled plan's new shift) */
+void gc3_plan_pool_point(gc3_plan_t *p);
+
+/* Relabelled plans (relabel.c): whether a plan of flat serves every root (params.relabel, a rooted
+ * collective, one node); the sends marked for zero-copy among a program rank's steps; the blocks' contexts of
+ * the current binding, what stays the same for every call of it (prepare.c) */
+int  gc3_plan_relabels(const gc3_exec_params_t *ep, const gc3_flat_program_t *f);
+void gc3_plan_zc_count(const gc3_flat_program_t *f, int rank, gc3_zc_stats_t *st);
+void gc3_plan_ctx_init(gc3_plan_t *p);
 
 /* ---- memory accounting (memory.c; gc3_rt_held_add and gc3_rt_plan_mem: gc3_rt_backend.h) ---- */
 /* the plan's scratch freed (and no longer counted) */

@@ -124,7 +124,20 @@ typedef struct {
     int64_t *net_send_off; /* sending: copies of tail, lengths and slots (my proxy sends them), head */
     int64_t *net_recv_slots, *net_send_slots; /* the connection's slots: offset in the net region
                                                * (host-staged) or in the slot region (direct) */
+    /* A relabelled plan's region (gc3_rt_layout_union): the counters of nblocks blocks (sem_off, loops_off: the
+     * most blocks any rank of the program has), then every connection on the node that the rank uses under any
+     * relabelling, found by its peer and channel rather than by a block: nrconn receiving ones (off: the tail
+     * line, slot: the slots, in the region or, pooled, in the pool), nsconn sending ones (off: the head line).
+     * The per-block arrays above are NULL then. 0 and NULL for other plans. */
+    int                  nblocks, nrconn, nsconn;
+    struct gc3_rt_uconn *rconn, *sconn;
 } gc3_rt_layout_t;
+
+/* A connection of a relabelled plan's region: the peer at its other end, its channel, where it is. */
+typedef struct gc3_rt_uconn {
+    int32_t peer, chan;
+    int64_t off, slot;
+} gc3_rt_uconn_t;
 
 /* One inter-node connection's block in the net region: tail line, per-slot message lengths,
  * slots (host-staged), head line (the block's last). */
@@ -243,6 +256,16 @@ enum { GC3_TRACE_WAITED, GC3_TRACE_RECEIVED, GC3_TRACE_MOVED, GC3_TRACE_PUBLISHE
 gc3_status_t gc3_rt_layout_compute(const gc3_flat_program_t *flat, int rank, int slots, uint64_t slot_stride,
                                    const int *node, int net_direct, int pooled, gc3_rt_layout_t *layout);
 void         gc3_rt_layout_free(gc3_rt_layout_t *layout);
+/* The region of real rank `rank` of a relabelled plan of flat (one node): the union over every shift s of the
+ * connections of program rank (rank - s) mod n, their peers shifted by s (what the rank runs for the root
+ * that shift gives). GC3_ERR_VERIFY when a rank of the program has two blocks on one connection (one
+ * sending and one receiving block per peer and channel, as MSCCL requires): connections could not be
+ * told apart. */
+gc3_status_t gc3_rt_layout_union(const gc3_flat_program_t *flat, int rank, int slots, uint64_t slot_stride, int pooled,
+                                 gc3_rt_layout_t *layout);
+/* The index of the receiving (from peer) or sending (to peer) connection on channel chan in a union layout, or -1 */
+int gc3_rt_layout_rconn(const gc3_rt_layout_t *layout, int peer, int chan);
+int gc3_rt_layout_sconn(const gc3_rt_layout_t *layout, int peer, int chan);
 
 /* Format an error record as text. */
 void gc3_rt_error_format(const gc3_rt_error_t *e, char *buf, size_t len);

@@ -487,10 +487,12 @@ static gc3_status_t gc3_host_start(gc3_plan_t *p, void *stream, gc3_diag_t *diag
     memset(&s->err, 0, sizeof(s->err));
     s->abort_flag = 0;
     s->failed     = 0;
-    if (s->ends == NULL) {
-        s->ends = calloc((size_t)(p->ntbs > 0 ? p->ntbs : 1), sizeof(*s->ends)); /* NULL: computed at each step */
+    if (s->ends == NULL) { /* (a relabelled plan's blocks: the most of any binding) */
+        s->ends =
+            calloc((size_t)(p->ntbs_max > 0 ? p->ntbs_max : 1), sizeof(*s->ends)); /* NULL: computed at each step */
     }
-    if (s->resume == NULL && (s->resume = calloc((size_t)(p->ntbs > 0 ? p->ntbs : 1), sizeof(*s->resume))) == NULL) {
+    if (s->resume == NULL &&
+        (s->resume = calloc((size_t)(p->ntbs_max > 0 ? p->ntbs_max : 1), sizeof(*s->resume))) == NULL) {
         return GC3_ERR_NO_MEMORY;
     }
     s->calls++;
@@ -785,6 +787,17 @@ static void gc3_host_reg_close(gc3_exec_t *e, char *mapped, uint64_t size)
     munmap(mapped, size + gc3_host_guard_bytes());
 }
 
+/* A relabelled plan's blocks run another program rank's steps: their chunk-ends tables are empty again. */
+static gc3_status_t gc3_host_plan_rebind(gc3_plan_t *p, gc3_diag_t *diag)
+{
+    gc3_host_state_t *s = p->be_state;
+    (void)diag;
+    if (s != NULL && s->ends != NULL) {
+        memset(s->ends, 0, (size_t)(p->ntbs_max > 0 ? p->ntbs_max : 1) * sizeof(*s->ends));
+    }
+    return GC3_OK;
+}
+
 const gc3_rt_backend_t gc3_rt_backend_host = {
     "host",
     gc3_host_region_create,
@@ -800,6 +813,7 @@ const gc3_rt_backend_t gc3_rt_backend_host = {
     gc3_host_wait,
     gc3_host_plan_cleanup,
     NULL, /* every call's threads read the contexts afresh */
+    gc3_host_plan_rebind,
     gc3_host_max_blocks,
     NULL, /* frees at once */
     NULL, /* nothing of its own */

@@ -2,6 +2,7 @@
  * talks to whom. The same function gives every rank the layout of every other rank. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include "gc3_rt_internal.h"
 #include "gc3_runtime.h"
 
@@ -40,7 +41,7 @@ gc3_status_t gc3_rt_layout_compute(const gc3_flat_program_t *f, int rank, int sl
     const uint64_t         fifo_slots = gc3_rt_round((uint64_t)slots * slot_stride, GC3_RT_LINE);
     uint64_t               off = 0, noff = 0, soff = 0, poff = 0;
 
-    L->bytes     = 0;
+    memset(L, 0, sizeof(*L));
     L->sem_off   = calloc((size_t)r->ntbs + 1, sizeof(int64_t));
     L->loops_off = calloc((size_t)r->ntbs + 1, sizeof(int64_t));
     L->fifo_off  = calloc((size_t)r->ntbs + 1, sizeof(int64_t));
@@ -101,8 +102,133 @@ gc3_status_t gc3_rt_layout_compute(const gc3_flat_program_t *f, int rank, int sl
     return GC3_OK;
 }
 
+/* Add (peer, chan) to a list of union connections unless there (*n of them, room for cap) */
+static void gc3_rt_uconn_add(gc3_rt_uconn_t *u, int *n, int peer, int chan)
+{
+    for (int i = 0; i < *n; i++) {
+        if (u[i].peer == peer && u[i].chan == chan) {
+            return;
+        }
+    }
+    u[*n].peer = peer;
+    u[*n].chan = chan;
+    u[*n].off = u[*n].slot = -1;
+    (*n)++;
+}
+
+static int gc3_rt_uconn_find(const gc3_rt_uconn_t *u, int n, int peer, int chan)
+{
+    for (int i = 0; i < n; i++) {
+        if (u[i].peer == peer && u[i].chan == chan) {
+            return i;
+        }
+    }
+    return -1;
+}
+
+int gc3_rt_layout_rconn(const gc3_rt_layout_t *L, int peer, int chan)
+{
+    return gc3_rt_uconn_find(L->rconn, L->nrconn, peer, chan);
+}
+
+int gc3_rt_layout_sconn(const gc3_rt_layout_t *L, int peer, int chan)
+{
+    return gc3_rt_uconn_find(L->sconn, L->nsconn, peer, chan);
+}
+
+/* Does some rank of the program have two blocks on one connection (the same peer and channel, one way)? */
+static int gc3_rt_layout_shared_conn(const gc3_flat_program_t *f)
+{
+    const gc3_flat_tb_t *tbs = gc3_flat_tbs(f);
+    for (int r = 0; r < f->nranks; r++) {
+        const gc3_flat_rank_t *me = &gc3_flat_ranks(f)[r];
+        for (int t = 0; t < me->ntbs; t++) {
+            const gc3_flat_tb_t *a = &tbs[me->tb_begin + t];
+            for (int u = 0; u < t; u++) {
+                const gc3_flat_tb_t *b = &tbs[me->tb_begin + u];
+                if (a->chan == b->chan &&
+                    ((a->send >= 0 && a->send == b->send) || (a->recv >= 0 && a->recv == b->recv))) {
+                    return 1;
+                }
+            }
+        }
+    }
+    return 0;
+}
+
+gc3_status_t gc3_rt_layout_union(const gc3_flat_program_t *f, int rank, int slots, uint64_t slot_stride, int pooled,
+                                 gc3_rt_layout_t *L)
+{
+    const int      n          = f->nranks;
+    const uint64_t fifo_slots = gc3_rt_round((uint64_t)slots * slot_stride, GC3_RT_LINE);
+    int            cap        = 1;
+    uint64_t       off = 0, poff = 0;
+
+    memset(L, 0, sizeof(*L));
+    if (gc3_rt_layout_shared_conn(f)) {
+        return GC3_ERR_VERIFY;
+    }
+    for (int r = 0; r < n; r++) {
+        const int nt = gc3_flat_ranks(f)[r].ntbs;
+        cap += nt;
+        L->nblocks = nt > L->nblocks ? nt : L->nblocks;
+    }
+    L->pooled    = pooled;
+    L->sem_off   = calloc((size_t)L->nblocks + 1, sizeof(int64_t));
+    L->loops_off = calloc((size_t)L->nblocks + 1, sizeof(int64_t));
+    L->rconn     = calloc((size_t)cap, sizeof(gc3_rt_uconn_t)); /* (each block of the program at most once) */
+    L->sconn     = calloc((size_t)cap, sizeof(gc3_rt_uconn_t));
+    if (L->sem_off == NULL || L->loops_off == NULL || L->rconn == NULL || L->sconn == NULL) {
+        gc3_rt_layout_free(L);
+        return GC3_ERR_NO_MEMORY;
+    }
+    /* shift s: this rank plays program rank (rank - s) mod n, whose peer q is rank (q + s) mod n; a
+     * block of program rank p appears under exactly one shift, so the lists hold at most one entry per block */
+    for (int s = 0; s < n; s++) {
+        const int              p  = (rank - s + n) % n;
+        const gc3_flat_rank_t *me = &gc3_flat_ranks(f)[p];
+        for (int t = 0; t < me->ntbs; t++) {
+            const gc3_flat_tb_t *tb = &gc3_flat_tbs(f)[me->tb_begin + t];
+            if (gc3_flat_peer_sender(f, p, t) >= 0) {
+                gc3_rt_uconn_add(L->rconn, &L->nrconn, (tb->recv + s) % n, tb->chan);
+            }
+            if (gc3_flat_peer_receiver(f, p, t) >= 0) {
+                gc3_rt_uconn_add(L->sconn, &L->nsconn, (tb->send + s) % n, tb->chan);
+            }
+        }
+    }
+    for (int t = 0; t < L->nblocks; t++) {
+        L->sem_off[t] = (int64_t)off;
+        off += GC3_RT_LINE;
+        L->loops_off[t] = (int64_t)off;
+        off += GC3_RT_LINE;
+    }
+    for (int i = 0; i < L->nrconn; i++) { /* the tail line, then the slots (here, or in the pool) */
+        L->rconn[i].off = (int64_t)off;
+        off += GC3_RT_LINE;
+        if (pooled) {
+            L->rconn[i].slot = (int64_t)poff;
+            poff += fifo_slots;
+        } else {
+            L->rconn[i].slot = (int64_t)off;
+            off += fifo_slots;
+        }
+    }
+    for (int i = 0; i < L->nsconn; i++) {
+        L->sconn[i].off = (int64_t)off;
+        off += GC3_RT_LINE;
+    }
+    L->bytes      = off > 0 ? off : GC3_RT_LINE;
+    L->pool_bytes = poff;
+    return GC3_OK;
+}
+
 void gc3_rt_layout_free(gc3_rt_layout_t *L)
 {
+    free(L->rconn);
+    free(L->sconn);
+    L->rconn = L->sconn = NULL;
+    L->nrconn = L->nsconn = L->nblocks = 0;
     free(L->sem_off);
     free(L->loops_off);
     free(L->fifo_off);

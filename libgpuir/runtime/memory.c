@@ -88,6 +88,15 @@ void gc3_plan_mem_layout(gc3_plan_mem_t *m, const gc3_rt_layout_t *L, int ntbs, 
     m->recv_conns = m->send_conns = m->net_conns = 0;
     m->fifo                                      = 0;
     m->pool                                      = L->pool_bytes;
+    if (L->rconn != NULL) { /* a relabelled plan's union of connections (one node) */
+        m->blocks     = L->nblocks;
+        m->recv_conns = L->nrconn;
+        m->send_conns = L->nsconn;
+        m->fifo       = (uint64_t)L->nrconn *
+                  (L->pooled ? GC3_RT_LINE : GC3_RT_LINE + gc3_rt_round((uint64_t)slots * stride, GC3_RT_LINE));
+        m->flags = L->bytes - m->fifo;
+        return;
+    }
     for (int t = 0; t < ntbs; t++) {
         if (L->fifo_off[t] >= 0) {
             m->recv_conns++;

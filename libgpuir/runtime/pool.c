@@ -67,6 +67,14 @@ int gc3_plan_pool_uses(const gc3_plan_t *p, int q)
     if (!p->pooled || q == p->rank) {
         return p->pooled && p->layout.pool_bytes > 0;
     }
+    if (p->nshift > 1) { /* relabelled: the connections of every shift (one node) */
+        for (int i = 0; i < p->layout.nsconn; i++) {
+            if (p->layout.sconn[i].peer == q) {
+                return 1;
+            }
+        }
+        return 0;
+    }
     for (int t = 0; t < p->ntbs; t++) {
         if (p->nsend[t] && p->tbs[t].send == q && !gc3_plan_remote(p, q)) {
             return 1;
@@ -92,20 +100,26 @@ void gc3_plan_pool_move(gc3_plan_t *p)
             p->pool[q]->refs++;
         }
     }
-    for (int t = 0; t < p->ntbs; t++) {
-        if (p->send_slot_off[t] >= 0) {
-            p->conn[t].send_slots = p->tbs_ctx[t].send_slots = p->pool[p->tbs[t].send]->base + p->send_slot_off[t];
-        }
-        if (p->recv_slot_off[t] >= 0) {
-            p->conn[t].recv_slots = p->tbs_ctx[t].recv_slots = p->pool[p->rank]->base + p->recv_slot_off[t];
-        }
-    }
+    gc3_plan_pool_point(p);
     p->pool_epoch = e->pool_epoch;
     if (moved && e->be->plan_moved != NULL) {
         e->be->plan_moved(p);
     }
     for (int q = 0; q < p->nranks; q++) {
         gc3_pool_unref(e, p, old[q]);
+    }
+}
+
+void gc3_plan_pool_point(gc3_plan_t *p)
+{
+    for (int t = 0; t < p->ntbs; t++) {
+        if (p->send_slot_off[t] >= 0) {
+            p->conn[t].send_slots = p->tbs_ctx[t].send_slots =
+                p->pool[gc3_plan_peer(p, p->tbs[t].send)]->base + p->send_slot_off[t];
+        }
+        if (p->recv_slot_off[t] >= 0) {
+            p->conn[t].recv_slots = p->tbs_ctx[t].recv_slots = p->pool[p->rank]->base + p->recv_slot_off[t];
+        }
     }
 }
 

@@ -86,6 +86,15 @@ void gc3_plan_destroy(gc3_plan_t *p)
     if (p->exec->be->plan_cleanup != NULL) {
         p->exec->be->plan_cleanup(p);
     }
+    gc3_plan_binds_free(p);
+    for (int q = 0; p->ulayouts != NULL && q < p->nranks; q++) {
+        gc3_rt_layout_free(&p->ulayouts[q]);
+    }
+    free(p->ulayouts);
+    free(p->send_conn);
+    free(p->recv_conn);
+    free(p->sconn_base);
+    free(p->rconn_base);
     gc3_rt_layout_free(&p->layout);
     free(p->peer_region);
     free(p->peer_bytes);
@@ -105,8 +114,9 @@ void gc3_plan_destroy(gc3_plan_t *p)
     free(p);
 }
 
-/* The blocks' contexts, what stays the same for every call of the plan (gc3_exec_start sets the rest). */
-static void gc3_plan_ctx_init(gc3_plan_t *p)
+/* The blocks' contexts, what stays the same for every call of the plan (gc3_exec_start sets the rest);
+ * a relabelled plan's, of its current binding. */
+void gc3_plan_ctx_init(gc3_plan_t *p)
 {
     for (int t = 0; t < p->ntbs; t++) {
         gc3_rt_tb_t         *x  = &p->tbs_ctx[t];
@@ -116,8 +126,8 @@ static void gc3_plan_ctx_init(gc3_plan_t *p)
         x->tb          = t;
         x->nsteps      = tb->nsteps;
         x->chan        = tb->chan;
-        x->send_peer   = tb->send;
-        x->recv_peer   = tb->recv;
+        x->send_peer   = gc3_plan_peer(p, tb->send);
+        x->recv_peer   = gc3_plan_peer(p, tb->recv);
         x->steps       = &gc3_flat_steps(p->flat)[tb->step_begin];
         x->proto       = p->proto;
         x->send_tail   = p->conn[t].send_tail;
@@ -138,22 +148,30 @@ static void gc3_plan_ctx_init(gc3_plan_t *p)
         x->ntbs        = p->ntbs;
         x->k[0]        = p->k_in;
         x->k[1]        = p->k_out;
-        x->s_chunks    = gc3_flat_ranks(p->flat)[p->rank].s_chunks;
+        x->s_chunks    = gc3_flat_ranks(p->flat)[p->prank].s_chunks;
         x->slots       = p->slots;
         x->slot_stride = p->slot_stride;
         x->timeout_s   = p->exec->params.timeout_s;
         x->zc_table    = gc3_reg_table(p->exec->reg, &x->zc_entries);
-        x->zc_slocal   = gc3_reg_local(p->exec->reg, tb->send);
-        x->zc_rlocal   = gc3_reg_local(p->exec->reg, tb->recv);
+        x->zc_slocal   = gc3_reg_local(p->exec->reg, x->send_peer);
+        x->zc_rlocal   = gc3_reg_local(p->exec->reg, x->recv_peer);
         x->zc_slocal   = x->zc_slocal < 64 ? x->zc_slocal : -1;
     }
 }
 
-/* The most receiving connections a rank of the program has (the FIFO cap divides among them). */
-static int gc3_flat_max_recv(const gc3_flat_program_t *f)
+/* The most receiving connections a rank of the program has (the FIFO cap divides among them); a relabelled
+ * plan's: of the union of its shifts' (gc3_rt_layout_union), the same on every rank. */
+static int gc3_flat_max_recv(const gc3_exec_params_t *ep, const gc3_flat_program_t *f)
 {
     const gc3_flat_rank_t *ranks = gc3_flat_ranks(f);
     int                    most  = 0;
+    for (int r = 0; gc3_plan_relabels(ep, f) && r < f->nranks; r++) {
+        gc3_rt_layout_t U;
+        if (gc3_rt_layout_union(f, r, 1, GC3_RT_LINE, 0, &U) == GC3_OK) { /* (a failure: the preparation's) */
+            most = U.nrconn > most ? U.nrconn : most;
+        }
+        gc3_rt_layout_free(&U);
+    }
     for (int r = 0; r < f->nranks; r++) {
         int n = 0;
         for (int t = 0; t < ranks[r].ntbs; t++) {
@@ -285,7 +303,7 @@ static gc3_status_t gc3_plan_fifo_shape(const gc3_exec_params_t *ep, const gc3_i
                                         gc3_diag_t *diag, uint64_t *payload_p, int *slots_p)
 {
     const uint64_t chunk = gc3_plan_chunk_bytes(prog, f, k);
-    const int      conns = gc3_flat_max_recv(f), one_node = !gc3_flat_crosses_nodes(f, ep->node);
+    const int      conns = gc3_flat_max_recv(ep, f), one_node = !gc3_flat_crosses_nodes(f, ep->node);
     uint64_t       payload = (uint64_t)ep->slot_bytes / 16 * 16, need = 0,
              fifo = prog->fifo_cap > 0 && (ep->fifo_bytes == 0 || prog->fifo_cap < ep->fifo_bytes) ? prog->fifo_cap
                                                                                                    : ep->fifo_bytes;
@@ -405,14 +423,17 @@ static gc3_status_t gc3_prep_blocks(gc3_exec_t *exec, const gc3_ir_program_t *pr
 {
     const int R = exec->params.nranks, rank = exec->params.rank;
 
+    /* (the counters' bases and the contexts: for the most blocks any binding of a relabelled plan has) */
     p->tb_nsteps     = calloc((size_t)p->ntbs + 1, sizeof(int32_t));
-    p->sem_base      = calloc((size_t)p->ntbs + 1, sizeof(uint64_t));
-    p->loops_base    = calloc((size_t)p->ntbs + 1, sizeof(uint64_t));
-    p->send_base     = calloc((size_t)p->ntbs + 1, sizeof(uint64_t));
-    p->recv_base     = calloc((size_t)p->ntbs + 1, sizeof(uint64_t));
+    p->sem_base      = calloc((size_t)p->ntbs_max + 1, sizeof(uint64_t));
+    p->loops_base    = calloc((size_t)p->ntbs_max + 1, sizeof(uint64_t));
+    p->send_base     = calloc((size_t)p->ntbs_max + 1, sizeof(uint64_t));
+    p->recv_base     = calloc((size_t)p->ntbs_max + 1, sizeof(uint64_t));
     p->nsend         = calloc((size_t)p->ntbs + 1, sizeof(int));
     p->nrecv         = calloc((size_t)p->ntbs + 1, sizeof(int));
-    p->tbs_ctx       = calloc((size_t)p->ntbs + 1, sizeof(gc3_rt_tb_t));
+    p->send_conn     = calloc((size_t)p->ntbs + 1, sizeof(int));
+    p->recv_conn     = calloc((size_t)p->ntbs + 1, sizeof(int));
+    p->tbs_ctx       = calloc((size_t)p->ntbs_max + 1, sizeof(gc3_rt_tb_t));
     p->peer_region   = calloc((size_t)R, sizeof(char *));
     p->peer_bytes    = calloc((size_t)R, sizeof(size_t));
     p->send_slot_off = malloc(((size_t)p->ntbs + 1) * sizeof(int64_t));
@@ -420,8 +441,8 @@ static gc3_status_t gc3_prep_blocks(gc3_exec_t *exec, const gc3_ir_program_t *pr
     p->pool          = p->pooled ? calloc(2 * (size_t)R, sizeof(gc3_rt_pool_t *)) : NULL; /* (2nd half: moves) */
     if (p->tb_nsteps == NULL || p->sem_base == NULL || p->loops_base == NULL || p->send_base == NULL ||
         p->recv_base == NULL || p->nsend == NULL || p->nrecv == NULL || p->tbs_ctx == NULL || p->peer_region == NULL ||
-        p->peer_bytes == NULL || p->send_slot_off == NULL || p->recv_slot_off == NULL ||
-        (p->pooled && p->pool == NULL)) {
+        p->peer_bytes == NULL || p->send_slot_off == NULL || p->recv_slot_off == NULL || p->send_conn == NULL ||
+        p->recv_conn == NULL || (p->pooled && p->pool == NULL)) {
         return GC3_ERR_NO_MEMORY;
     }
     for (int t = 0; t < p->ntbs; t++) {
@@ -448,6 +469,19 @@ static gc3_status_t gc3_prep_blocks(gc3_exec_t *exec, const gc3_ir_program_t *pr
 static gc3_status_t gc3_prep_peer_layouts(gc3_exec_t *exec, gc3_plan_t *p, gc3_rt_layout_t *layouts)
 {
     gc3_status_t status = GC3_OK;
+
+    if (p->nshift > 1) { /* relabelled: every rank it has a connection with under some shift, their union layouts */
+        for (int k = 0; k < 2; k++) {
+            const gc3_rt_uconn_t *u = k ? p->layout.sconn : p->layout.rconn;
+            for (int i = 0; i < (k ? p->layout.nsconn : p->layout.nrconn) && status == GC3_OK; i++) {
+                if (layouts[u[i].peer].sem_off == NULL) {
+                    status = gc3_rt_layout_union(p->flat, u[i].peer, p->slots, p->slot_stride, p->pooled,
+                                                 &layouts[u[i].peer]);
+                }
+            }
+        }
+        return status;
+    }
 
     for (int t = 0; t < p->ntbs && status == GC3_OK; t++) {
         int peers[2] = { p->tbs[t].send, p->tbs[t].recv };
@@ -495,23 +529,9 @@ static void gc3_zc_full(const gc3_flat_program_t *f, int full[2])
  * others' tell whether every message of a call can be left in place: zero-copy mode): this rank's count. */
 static void gc3_zc_prep(gc3_plan_t *p)
 {
-    const gc3_flat_tb_t   *tbs   = gc3_flat_tbs(p->flat);
-    const gc3_flat_step_t *steps = gc3_flat_steps(p->flat);
-    int                    full[2];
+    int full[2];
 
-    memset(&p->zc_stats, 0, sizeof(p->zc_stats));
-    for (int t = 0; t < p->flat->ntbs; t++) {
-        for (int s = 0; s < tbs[t].nsteps; s++) {
-            const gc3_flat_step_t *st = &steps[tbs[t].step_begin + s];
-            if (!(gc3_step_flags((gc3_step_type_t)st->type) & GC3_STEP_F_SEND) || tbs[t].rank != p->rank) {
-                continue;
-            }
-            p->zc_stats.sends++;
-            p->zc_stats.oop += (st->zc & GC3_FLAT_ZC_OOP) != 0;
-            p->zc_stats.ip += (st->zc & GC3_FLAT_ZC_IP) != 0;
-            p->zc_stats.homed += (st->zc & GC3_FLAT_ZC_HOMED) != 0;
-        }
-    }
+    gc3_plan_zc_count(p->flat, p->rank, &p->zc_stats);
     /* zero-copy mode (decided at the second exchange, when the ranks know each other's boards) */
     gc3_zc_full(p->flat, full);
     for (int k = 0; k < 2; k++) {
@@ -532,11 +552,21 @@ static gc3_status_t gc3_prep_local(gc3_exec_t *exec, const gc3_ir_program_t *pro
         gc3_diag_add(diag, "executor: program '%s' is malformed (run the verifier)", program->name);
         return status;
     }
-    if (exec->params.fuse) {
-        p->fused_runs = gc3_flat_fuse(p->flat, rank, GC3_RT_FUSE_MAX);
+    p->nshift = gc3_plan_relabels(&exec->params, p->flat) ? p->nranks : 1;
+    p->prank  = rank;
+    for (int r = 0; exec->params.fuse && r < p->nranks; r++) { /* (a relabelled plan runs every rank's blocks) */
+        if (r == rank) {
+            p->fused_runs = gc3_flat_fuse(p->flat, r, GC3_RT_FUSE_MAX);
+        } else if (p->nshift > 1) {
+            (void)gc3_flat_fuse(p->flat, r, GC3_RT_FUSE_MAX);
+        }
     }
-    me       = &gc3_flat_ranks(p->flat)[rank];
-    p->ntbs  = me->ntbs;
+    me          = &gc3_flat_ranks(p->flat)[rank];
+    p->ntbs     = me->ntbs;
+    p->ntbs_max = me->ntbs;
+    for (int r = 0; p->nshift > 1 && r < p->nranks; r++) {
+        p->ntbs_max = gc3_flat_ranks(p->flat)[r].ntbs > p->ntbs_max ? gc3_flat_ranks(p->flat)[r].ntbs : p->ntbs_max;
+    }
     p->tbs   = &gc3_flat_tbs(p->flat)[me->tb_begin];
     p->proto = gc3_proto_runs_as(program->proto); /* LL128: Simple */
     for (int r = 0; r < p->flat->nranks; r++) {
@@ -555,8 +585,22 @@ static gc3_status_t gc3_prep_local(gc3_exec_t *exec, const gc3_ir_program_t *pro
     if (status != GC3_OK) {
         return status;
     }
-    status = gc3_rt_layout_compute(p->flat, rank, p->slots, p->slot_stride, exec->node, exec->params.net_direct,
-                                   p->pooled, &p->layout);
+    if (p->nshift > 1) {
+        status = gc3_rt_layout_union(p->flat, rank, p->slots, p->slot_stride, p->pooled, &p->layout);
+        if (status == GC3_ERR_VERIFY) {
+            gc3_diag_add(diag,
+                         "executor: program '%s' has a rank with two blocks on one connection (the same peer and "
+                         "channel): its plan cannot serve every root (set coll_gc3_relabel 0)",
+                         program->name);
+        }
+        if (status == GC3_OK && ((p->sconn_base = calloc((size_t)p->layout.nsconn + 1, 8)) == NULL ||
+                                 (p->rconn_base = calloc((size_t)p->layout.nrconn + 1, 8)) == NULL)) {
+            status = GC3_ERR_NO_MEMORY;
+        }
+    } else {
+        status = gc3_rt_layout_compute(p->flat, rank, p->slots, p->slot_stride, exec->node, exec->params.net_direct,
+                                       p->pooled, &p->layout);
+    }
     if (status != GC3_OK) {
         return status;
     }
@@ -843,6 +887,12 @@ static gc3_status_t gc3_prep_connect(gc3_prep_t *x, gc3_diag_t *diag)
     p->conn = calloc((size_t)p->ntbs + 1, sizeof(gc3_rt_conn_t));
     if (p->conn == NULL) {
         return GC3_ERR_NO_MEMORY;
+    }
+    if (p->nshift > 1) { /* relabelled (one node): by connection, in the union layouts */
+        p->ulayouts = x->layouts;
+        x->layouts  = NULL; /* (the plan's now: the bindings of other shifts need them) */
+        status      = gc3_plan_bind_connect(p, diag);
+        return status == GC3_OK && p->pooled ? gc3_prep_connect_pools(p, p->ulayouts, diag) : status;
     }
     for (int t = 0; t < p->ntbs; t++) {
         const gc3_flat_tb_t *tb = &p->tbs[t];
@@ -1152,6 +1202,14 @@ gc3_status_t gc3_exec_prepare_test(gc3_prep_t *x, gc3_diag_t *diag, gc3_plan_t *
         }
     }
 done:
+    if (status == GC3_OK && p->nshift > 1) { /* the binding of the program's own root, kept as the others will be */
+        if ((p->binds = calloc((size_t)p->nshift, sizeof(*p->binds))) == NULL ||
+            (p->binds[0] = calloc(1, sizeof(**p->binds))) == NULL) {
+            status = GC3_ERR_NO_MEMORY;
+        } else {
+            gc3_plan_bind_save(p, p->binds[0]);
+        }
+    }
     if (status == GC3_OK) {
         gc3_plan_ctx_init(p);
         p->exec->nplans++;
@@ -1251,7 +1309,7 @@ gc3_status_t gc3_plan_estimate(const gc3_exec_params_t *ep, const gc3_ir_program
     gc3_rt_layout_t        L;
     const gc3_flat_rank_t *me;
     gc3_status_t           status;
-    int                    k, cnt_max = 1, slots, proto = gc3_proto_runs_as(program->proto);
+    int                    k, cnt_max = 1, slots, proto = gc3_proto_runs_as(program->proto), relabel;
     uint64_t               payload, stride, chunk;
 
     memset(m, 0, sizeof(*m));
@@ -1272,22 +1330,28 @@ gc3_status_t gc3_plan_estimate(const gc3_exec_params_t *ep, const gc3_ir_program
     stride = gc3_plan_slot_stride(proto, payload);
     chunk  = gc3_plan_chunk_bytes(program, f, k);
     me     = &gc3_flat_ranks(f)[ep->rank];
-    status = gc3_rt_layout_compute(f, ep->rank, slots, stride, ep->node, ep->net_direct,
-                                   gc3_plan_takes_pool(ep, proto, f, ep->node), &L);
+    /* a relabelled plan: the union of its shifts' connections, the most blocks and scratch of any program rank */
+    relabel = gc3_plan_relabels(ep, f);
+    status  = relabel ? gc3_rt_layout_union(f, ep->rank, slots, stride, gc3_plan_takes_pool(ep, proto, f, ep->node), &L)
+                      : gc3_rt_layout_compute(f, ep->rank, slots, stride, ep->node, ep->net_direct,
+                                              gc3_plan_takes_pool(ep, proto, f, ep->node), &L);
     if (status == GC3_OK) {
         /* the largest call's tile (a chunk, or what a slot carries of it), and its loops' copies of scratch
          * (gc3_call_memory's: no more than the call has loops) */
         uint64_t tile = payload / (uint64_t)cnt_max / 16 * 16, loops;
-        tile          = chunk > 0 && chunk < tile ? chunk : tile;
-        loops         = chunk > 0 && tile > 0 ? (chunk + tile - 1) / tile : GC3_RT_WINDOW;
-        gc3_plan_mem_layout(m, &L, me->ntbs, slots, payload, stride);
-        m->scratch = me->s_chunks > 0 ? (uint64_t)me->s_chunks * tile * (uint64_t)gc3_rt_scratch_copies(loops) : 0;
-        m->stage =
-            proto == GC3_PROTO_LL ? gc3_plan_stage_bytes(payload) * 2 * (uint64_t)(me->ntbs > 0 ? me->ntbs : 1) : 0;
+        int      ntbs = relabel ? L.nblocks : me->ntbs, s_chunks = me->s_chunks;
+        for (int r = 0; relabel && r < f->nranks; r++) {
+            s_chunks = gc3_flat_ranks(f)[r].s_chunks > s_chunks ? gc3_flat_ranks(f)[r].s_chunks : s_chunks;
+        }
+        tile  = chunk > 0 && chunk < tile ? chunk : tile;
+        loops = chunk > 0 && tile > 0 ? (chunk + tile - 1) / tile : GC3_RT_WINDOW;
+        gc3_plan_mem_layout(m, &L, ntbs, slots, payload, stride);
+        m->scratch = s_chunks > 0 ? (uint64_t)s_chunks * tile * (uint64_t)gc3_rt_scratch_copies(loops) : 0;
+        m->stage   = proto == GC3_PROTO_LL ? gc3_plan_stage_bytes(payload) * 2 * (uint64_t)(ntbs > 0 ? ntbs : 1) : 0;
         m->pinned = L.net_bytes;
 #ifdef GC3_HAVE_CUDA
         if (ep->backend == GC3_BACKEND_CUDA && gc3_rt_backend_cuda.mem_estimate != NULL) {
-            gc3_rt_backend_cuda.mem_estimate(f, me->ntbs, m);
+            gc3_rt_backend_cuda.mem_estimate(f, ntbs, m);
         }
 #endif
         gc3_rt_layout_free(&L);

@@ -7,7 +7,7 @@
  *   gc3_info --devices                     the GPUs as the component sees them
  *   gc3_info --memory COLL:BYTES[,...] [shape and rules options] [--backend cuda|host] [--fifo-slots N]
  *            [--slot-bytes B] [--plan-fifo-bytes B] [--zero-copy on|off] [--zero-copy-fifo-bytes B]
- *            [--max-blocks N] [--[no-]fifo-pool]   the memory of those plans
+ *            [--max-blocks N] [--[no-]fifo-pool] [--[no-]relabel]   the memory of those plans
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -26,7 +26,7 @@ static void usage(FILE *out)
             "       gc3_info --devices\n"
             "       gc3_info --memory COLL:BYTES[,COLL:BYTES...] [the options above] [--backend cuda|host]\n"
             "                [--fifo-slots N] [--slot-bytes B] [--plan-fifo-bytes B] [--zero-copy on|off]\n"
-            "                [--zero-copy-fifo-bytes B] [--max-blocks N] [--[no-]fifo-pool]\n"
+            "                [--zero-copy-fifo-bytes B] [--max-blocks N] [--[no-]fifo-pool] [--[no-]relabel]\n"
             "  prints, for N nodes of G GPUs (ranks) joined by LINK (default 1 x 4, nvlink), which rule and\n"
             "  algorithm gc3 uses for each collective and size range; --rules FILE: the rules file the\n"
             "  component would read (coll_gc3_rules_file), default the built-in rules; --algorithm-dir DIR:\n"
@@ -49,7 +49,9 @@ static void usage(FILE *out)
             "  (%ldM), --zero-copy (on with the cuda backend, off with host: auto), --zero-copy-fifo-bytes\n"
             "  (%ldM) and --max-blocks (0: no limit) as the coll_gc3_ parameters of those names; --fifo-pool\n"
             "  (%s) as coll_gc3_fifo_pool true: the Simple plans' slots in one pool (the largest of them),\n"
-            "  counted once in the total; --no-fifo-pool: every plan its own slots.\n"
+            "  counted once in the total; --no-fifo-pool: every plan its own slots; --relabel (the default) as\n"
+            "  coll_gc3_relabel true: one plan of bcast, reduce, gather and scatter for every root on one node (its\n"
+            "  connections those of every root's relabelling, the same on every rank); --no-relabel: a plan per root.\n"
             "examples:\n"
             "  gc3_info                                   # the built-in rules, 1 node x 4 GPUs, NVLink\n"
             "  gc3_info --rules site.rules --gpus 8       # a site's rules file (exit 1 while it has errors)\n"
@@ -198,7 +200,7 @@ static uint64_t parse_bytes(const char *t, int *ok)
 
 typedef struct {
     gc3_backend_t backend;
-    int           slots, max_blocks, fifo_pool, zero_copy; /* zero_copy: -1 auto (the backend's) */
+    int           slots, max_blocks, fifo_pool, relabel, zero_copy; /* zero_copy: -1 auto (the backend's) */
     uint64_t      slot_bytes, plan_fifo_bytes, zc_fifo_bytes;
 } mem_opts_t;
 
@@ -220,19 +222,21 @@ static int memory(const gc3_rules_t *R, const char *spec, int nodes, int gpus, g
     ep.slots      = o->slots;
     ep.fifo_bytes    = o->plan_fifo_bytes;
     ep.fifo_pool     = o->fifo_pool;
+    ep.relabel       = o->relabel;
     ep.zero_copy     = o->zero_copy >= 0 ? o->zero_copy : o->backend == GC3_BACKEND_CUDA;
     ep.zc_fifo_bytes = o->zc_fifo_bytes;
     if (o->slot_bytes > 0) {
         ep.slot_bytes = o->slot_bytes;
     }
     printf("# memory per rank of one communicator: %d node(s) x %d GPU(s), %s, %s backend, %d slots of at most %s, "
-           "plan FIFOs capped at %s%s%s%s\n",
+           "plan FIFOs capped at %s%s%s%s%s\n",
            nodes, gpus, gc3_link_name(link), o->backend == GC3_BACKEND_CUDA ? "cuda" : "host", ep.slots,
            gc3_mem_format(ep.slot_bytes, a, sizeof(a)),
            o->plan_fifo_bytes ? gc3_mem_format(o->plan_fifo_bytes, b, sizeof(b)) : "no cap",
            ep.zero_copy ? ", zero-copy plans' at " : ", zero-copy off",
            ep.zero_copy ? (ep.zc_fifo_bytes ? gc3_mem_format(ep.zc_fifo_bytes, c, sizeof(c)) : "the same") : "",
-           o->fifo_pool ? ", Simple plans' slots in one FIFO pool" : "");
+           o->fifo_pool ? ", Simple plans' slots in one FIFO pool" : "",
+           o->relabel ? ", one plan for every root" : ", a plan per root");
     printf("%-26s %-28s %-9s %-28s %-10s %-10s %-10s %-10s %-10s %s\n", "# call", "plan", "total", "FIFOs (conns x slots x bytes)",
            "flags", "scratch", "staging", "control", "pinned", "rule");
     for (char *tok = strtok_r(list, ",", &save); tok != NULL; tok = strtok_r(NULL, ",", &save)) {
@@ -337,6 +341,7 @@ int main(int argc, char **argv)
                                        .slots           = GC3_FIFO_SLOTS_DEFAULT,
                                        .plan_fifo_bytes = GC3_PLAN_FIFO_BYTES_DEFAULT,
                                        .fifo_pool       = GC3_FIFO_POOL_DEFAULT,
+                                       .relabel         = 1,
                                        .zero_copy       = -1,
                                        .zc_fifo_bytes   = GC3_ZC_FIFO_BYTES_DEFAULT };
     int                backend_set = 0;
@@ -360,7 +365,9 @@ int main(int argc, char **argv)
             inplace = 1;
             continue;
         }
-        if (!strcmp(o, "--fifo-pool") || !strcmp(o, "--no-fifo-pool")) {
+        if (!strcmp(o, "--relabel") || !strcmp(o, "--no-relabel")) {
+            mo.relabel = !strcmp(o, "--relabel");
+        } else if (!strcmp(o, "--fifo-pool") || !strcmp(o, "--no-fifo-pool")) {
             mo.fifo_pool = !strcmp(o, "--fifo-pool");
             continue;
         }

@@ -373,10 +373,88 @@ static void run_algo(gc3_exec_t *exec, const char *algo, int nodes, gc3_proto_t 
  * Every rank checks its part against a host computation: bcast, every output is the root's data;
  * reduce, the root's output is the reduction of every rank's data, and every rank's send buffer is
  * as it was. */
-static void run_rooted(gc3_exec_t *exec, const char *algo, gc3_proto_t proto, int inplace, int root, size_t max_count)
+/* One call of a bcast or reduce plan with root `root` (the program's, or another one on a relabelled plan), its
+ * output and send buffer checked against a host computation; 1 when right (else *why). */
+static int rooted_call(gc3_plan_t *plan, const gc3_ir_program_t *prog, int root, int inplace, size_t count,
+                       gc3_dtype_t dt, gc3_op_t op, char *why, size_t whylen)
+{
+    const size_t ds = gc3_dtype_size(dt), bytes = count * ds;
+    const int    bcast = prog->coll == GC3_COLL_BCAST;
+    char       **all_in, *h = malloc(bytes + 1), *exp = malloc(bytes + 1), *in = NULL, *out = NULL;
+    gc3_call_t   call = { NULL, NULL, count, dt, op, NULL, NULL };
+    gc3_diag_t   diag;
+    gc3_status_t s;
+    int          right = 1;
+
+    gc3_diag_init(&diag);
+    all_in = call_inputs(prog, &(test_call_t){ .dt = dt, .op = op, .count = count });
+    memcpy(exp, all_in[root], bytes); /* bcast; reduce: the reduction, below */
+    for (int q = 0; !bcast && q < nranks; q++) {
+        if (q != root) {
+            gc3_reduce_host(dt, op, exp, all_in[q], count);
+        }
+    }
+    if (rank == root || !bcast) { /* the data: a send buffer, or the root's one buffer in place */
+        in = buf_alloc(bytes);
+        buf_put(in, all_in[rank], bytes);
+    }
+    if (rank == root ? !inplace : bcast) { /* a receive buffer of garbage */
+        out = buf_alloc(bytes);
+        memset(h, 0xA5, bytes);
+        buf_put(out, h, bytes);
+    }
+    call.sendbuf = rank == root && inplace ? NULL : bcast && rank != root ? NULL : in;
+    call.recvbuf = rank == root && inplace ? in : out;
+    s            = gc3_plan_roots(plan) > 1 ? gc3_plan_root(plan, root, &diag) : GC3_OK;
+    s            = s == GC3_OK ? gc3_exec_run(plan, &call, &diag) : s;
+    if (s != GC3_OK) {
+        snprintf(why, whylen, "rank %d: %s (%s)", rank, gc3_status_string(s), diag.count ? diag.msgs[0] : "");
+        right = 0;
+    }
+    if (right && (bcast || rank == root)) { /* the output */
+        buf_get(h, (char *)call.recvbuf, bytes);
+        right = gc3_refexec_compare(dt, h, exp, count, "output vs direct computation", &diag) == GC3_OK;
+    }
+    if (right && !bcast && !(rank == root && inplace)) { /* the send buffer, untouched */
+        buf_get(h, in, bytes);
+        right = gc3_refexec_compare(dt, h, all_in[rank], count, "send buffer afterwards", &diag) == GC3_OK;
+    }
+    if (!right && s == GC3_OK) {
+        snprintf(why, whylen, "rank %d: %s", rank, diag.count ? diag.msgs[diag.count - 1] : "?");
+    }
+    buf_free(in);
+    buf_free(out);
+    call_inputs_free(all_in);
+    free(h);
+    free(exp);
+    gc3_diag_cleanup(&diag);
+    return right;
+}
+
+static gc3_ir_program_t *rooted_program(const char *algo, gc3_proto_t proto, int inplace, int root, char *why,
+                                        size_t whylen)
 {
     gc3_algo_params_t ap;
     gc3_ir_program_t *prog = NULL;
+    gc3_diag_t        diag;
+
+    gc3_diag_init(&diag);
+    gc3_algo_params_default(&ap, nranks);
+    ap.proto     = proto;
+    ap.inplace   = inplace;
+    ap.root      = root;
+    ap.instances = instances;
+    ap.channels  = channels;
+    if (gc3_algo_generate(algo, &ap, &diag, NULL, &prog) != GC3_OK) {
+        snprintf(why, whylen, "generate: %s", diag.count ? diag.msgs[0] : "?");
+    }
+    gc3_diag_cleanup(&diag);
+    return prog;
+}
+
+static void run_rooted(gc3_exec_t *exec, const char *algo, gc3_proto_t proto, int inplace, int root, size_t max_count)
+{
+    gc3_ir_program_t *prog;
     gc3_plan_t       *plan = NULL;
     gc3_diag_t        diag;
     char              what[256], why[512] = "";
@@ -388,16 +466,10 @@ static void run_rooted(gc3_exec_t *exec, const char *algo, gc3_proto_t proto, in
     } types[] = {{GC3_DT_FLOAT32, GC3_OP_SUM}, {GC3_DT_INT32, GC3_OP_MAX}, {GC3_DT_UINT8, GC3_OP_BXOR}};
 
     gc3_diag_init(&diag);
-    gc3_algo_params_default(&ap, nranks);
-    ap.proto     = proto;
-    ap.inplace   = inplace;
-    ap.root      = root;
-    ap.instances = instances;
-    ap.channels  = channels;
     snprintf(what, sizeof(what), "%s root %d %s %s", algo, root, gc3_proto_name(proto),
              inplace ? "in-place" : "out-of-place");
-    if (gc3_algo_generate(algo, &ap, &diag, NULL, &prog) != GC3_OK) {
-        snprintf(why, sizeof(why), "generate: %s", diag.count ? diag.msgs[0] : "?");
+    prog = rooted_program(algo, proto, inplace, root, why, sizeof(why));
+    if (prog == NULL) {
         ok = 0;
     } else if (gc3_exec_prepare(exec, prog, &diag, &plan) != GC3_OK) {
         snprintf(why, sizeof(why), "prepare: %s", diag.count ? diag.msgs[0] : "?");
@@ -406,65 +478,19 @@ static void run_rooted(gc3_exec_t *exec, const char *algo, gc3_proto_t proto, in
     ok = agree(ok, what) && ok;
     for (size_t i = 0; ok && i < sizeof(counts) / sizeof(counts[0]); i++) {
         for (size_t t = 0; ok && t < sizeof(types) / sizeof(types[0]); t++) {
-            const size_t count = counts[i], ds = gc3_dtype_size(types[t].dt), bytes = count * ds;
-            const int    bcast = prog->coll == GC3_COLL_BCAST;
-            char       **all_in, *h = malloc(bytes + 1), *exp = malloc(bytes + 1), *in = NULL, *out = NULL, msg[1024];
-            gc3_call_t   call = { NULL, NULL, count, types[t].dt, types[t].op, NULL, NULL };
-            gc3_status_t s;
-            int          right = 1;
-            if (count > max_count || (t > 0 && (bcast || count > 1000))) {
-                free(h);
-                free(exp);
+            char msg[1024];
+            int  right;
+            if (counts[i] > max_count || (t > 0 && (prog->coll == GC3_COLL_BCAST || counts[i] > 1000))) {
                 continue;
             }
-            all_in = call_inputs(prog, &(test_call_t){.dt = types[t].dt, .op = types[t].op, .count = count});
-            memcpy(exp, all_in[root], bytes); /* bcast; reduce: the reduction, below */
-            for (int q = 0; !bcast && q < nranks; q++) {
-                if (q != root) {
-                    gc3_reduce_host(types[t].dt, types[t].op, exp, all_in[q], count);
-                }
-            }
-            if (rank == root || !bcast) { /* the data: a send buffer, or the root's one buffer in place */
-                in = buf_alloc(bytes);
-                buf_put(in, all_in[rank], bytes);
-            }
-            if (rank == root ? !inplace : bcast) { /* a receive buffer of garbage */
-                out = buf_alloc(bytes);
-                memset(h, 0xA5, bytes);
-                buf_put(out, h, bytes);
-            }
-            call.sendbuf = rank == root && inplace ? NULL : bcast && rank != root ? NULL : in;
-            call.recvbuf = rank == root && inplace ? in : out;
-            s            = gc3_exec_run(plan, &call, &diag);
-            if (s != GC3_OK) {
-                snprintf(why, sizeof(why), "rank %d: %s (%s)", rank, gc3_status_string(s), diag.count ? diag.msgs[0] : "");
-                right = 0;
-            }
-            if (right && (bcast || rank == root)) { /* the output */
-                buf_get(h, (char *)call.recvbuf, bytes);
-                right = gc3_refexec_compare(types[t].dt, h, exp, count, "output vs direct computation", &diag) == GC3_OK;
-            }
-            if (right && !bcast && !(rank == root && inplace)) { /* the send buffer, untouched */
-                buf_get(h, in, bytes);
-                right = gc3_refexec_compare(types[t].dt, h, all_in[rank], count, "send buffer afterwards", &diag) ==
-                        GC3_OK;
-            }
-            if (!right && s == GC3_OK) {
-                snprintf(why, sizeof(why), "rank %d: %s", rank, diag.count ? diag.msgs[diag.count - 1] : "?");
-            }
-            snprintf(msg, sizeof(msg), "%s count %zu %s %s: %s", what, count, gc3_dtype_name(types[t].dt),
+            right = rooted_call(plan, prog, root, inplace, counts[i], types[t].dt, types[t].op, why, sizeof(why));
+            snprintf(msg, sizeof(msg), "%s count %zu %s %s: %s", what, counts[i], gc3_dtype_name(types[t].dt),
                      gc3_op_name(types[t].op), right ? "ok" : why);
             if (!right) {
                 fprintf(stderr, "%s\n", msg);
             }
             ok = agree(right, msg);
             calls++;
-            buf_free(in);
-            buf_free(out);
-            call_inputs_free(all_in);
-            free(h);
-            free(exp);
-            gc3_diag_cleanup(&diag);
         }
     }
     if (rank == 0) {
@@ -472,6 +498,84 @@ static void run_rooted(gc3_exec_t *exec, const char *algo, gc3_proto_t proto, in
         fflush(stdout);
     }
     gc3_plan_destroy(plan);
+    gc3_ir_program_destroy(prog);
+    gc3_diag_cleanup(&diag);
+}
+
+static int64_t held_regions(uint64_t *device);
+
+/* One plan for every root (params.relabel): the plan of the program for root 0 serves calls whose root goes
+ * round every rank in an order that changes the shift every call (twice round, each result checked), without
+ * another region or more memory after the first round; with relabel off, the same plan refuses another root. */
+static void run_relabel(const gc3_exec_params_t *ep0, const char *algo, gc3_proto_t proto, int inplace,
+                        size_t max_count)
+{
+    gc3_exec_params_t ep   = *ep0;
+    gc3_exec_t       *exec = NULL;
+    gc3_ir_program_t *prog;
+    gc3_plan_t       *plan = NULL;
+    gc3_diag_t        diag;
+    char              what[256], why[512] = "", msg[1024];
+    const size_t      count = max_count < 65539 ? max_count : 65539;
+    int               ok = 1, calls = 0;
+    int64_t           regions = 0;
+    uint64_t          device = 0, dev_now = 0;
+
+    gc3_diag_init(&diag);
+    snprintf(what, sizeof(what), "%s %s %s, every root on one plan", algo, gc3_proto_name(proto),
+             inplace ? "in-place" : "out-of-place");
+    prog = rooted_program(algo, proto, inplace, 0, why, sizeof(why));
+    ok   = prog != NULL && gc3_exec_create(&ep, &diag, &exec) == GC3_OK &&
+         gc3_exec_prepare(exec, prog, &diag, &plan) == GC3_OK;
+    if (!ok && prog != NULL) {
+        snprintf(why, sizeof(why), "prepare: %s", diag.count ? diag.msgs[0] : "?");
+    }
+    ok = agree(ok, what) && ok;
+    ok = ok && agree(gc3_plan_roots(plan) == nranks, "a rooted plan on one node serves every root (gc3_plan_roots)");
+    for (int k = 0; ok && k < 2 * nranks; k++) {
+        const int root = (int)((k * 3u + (unsigned)nranks - 1u) % (unsigned)nranks);
+        int       right;
+        if (k == nranks) { /* every shift ran once: its memory is all there */
+            regions = held_regions(&device);
+        }
+        right = rooted_call(plan, prog, root, inplace, k % 2 ? count : 7, GC3_DT_FLOAT32, GC3_OP_SUM, why, sizeof(why));
+        snprintf(msg, sizeof(msg), "%s: call %d, root %d: %s", what, k, root, right ? "ok" : why);
+        if (!right) {
+            fprintf(stderr, "%s\n", msg);
+        }
+        ok = agree(right, msg);
+        calls++;
+    }
+    if (ok) {
+        const int64_t now = held_regions(&dev_now);
+        snprintf(msg, sizeof(msg),
+                 "%s: a second round of roots takes no region (%lld then %lld) nor device memory "
+                 "(%llu then %llu bytes)",
+                 what, (long long)regions, (long long)now, (unsigned long long)device, (unsigned long long)dev_now);
+        ok = agree(now == regions && dev_now == device, msg);
+    }
+    if (rank == 0) {
+        printf("%-55s %s (%d calls)\n", what, ok ? "results verified" : "FAILED", calls);
+        fflush(stdout);
+    }
+    gc3_plan_destroy(plan);
+    gc3_exec_destroy(exec);
+    if (prog != NULL && nranks > 1) { /* relabel off: the plan is the program's root's only */
+        int refused;
+        ep.relabel = 0;
+        plan       = NULL;
+        exec       = NULL;
+        gc3_diag_cleanup(&diag);
+        gc3_diag_init(&diag);
+        refused = gc3_exec_create(&ep, &diag, &exec) == GC3_OK &&
+                  gc3_exec_prepare(exec, prog, &diag, &plan) == GC3_OK && gc3_plan_roots(plan) == 1 &&
+                  gc3_plan_root(plan, 0, &diag) == GC3_OK && gc3_plan_root(plan, 1, &diag) == GC3_ERR_INVALID_PARAM;
+        snprintf(msg, sizeof(msg), "%s: with relabel 0 the plan serves root 0 only (root 1 refused: %s)", what,
+                 diag.count ? diag.msgs[diag.count - 1] : "not refused");
+        agree(refused, msg);
+        gc3_plan_destroy(plan);
+        gc3_exec_destroy(exec);
+    }
     gc3_ir_program_destroy(prog);
     gc3_diag_cleanup(&diag);
 }
@@ -931,6 +1035,7 @@ int main(int argc, char **argv)
                 for (int inplace = 0; inplace <= 1; inplace++) {
                     run_rooted(exec, rooted[a].algo, rooted[a].proto, inplace, 0, max_count);
                     run_rooted(exec, rooted[a].algo, rooted[a].proto, inplace, nranks - 1, max_count);
+                    run_relabel(&ep, rooted[a].algo, rooted[a].proto, inplace, max_count);
                 }
             }
         }

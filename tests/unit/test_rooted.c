@@ -13,6 +13,7 @@
 #include "gc3_rules.h"
 #include "gc3_verify.h"
 #include "gc3_compiler.h"
+#include "runtime/gc3_rt_internal.h" /* gc3_rt_layout_union */
 
 static const char *const rooted_algos[] = { "bcast_direct",  "bcast_ring",  "reduce_direct",  "reduce_ring",
                                             "gather_direct", "gather_ring", "scatter_direct", "scatter_ring" };
@@ -545,9 +546,99 @@ static void test_zc(void)
     }
 }
 
+/* One plan for every root (gc3_exec_params_t.relabel): every generator's root-0 program, 2 to 8 ranks, 1 and
+ * 4 channels. For every shift s, every block of every program rank p (played by rank (p + s) mod n) finds its
+ * connection, peers shifted by s, in the union layouts of both ends; every rank's region has no two things at
+ * one place; a chain's ranks talk to their two neighbours only, whatever the root. */
+static int overlap_cmp(const void *a, const void *b)
+{
+    const int64_t *x = a, *y = b;
+    return x[0] < y[0] ? -1 : x[0] > y[0];
+}
+
+static void test_union_layouts(void)
+{
+    int checked = 0;
+    for (size_t a = 0; a < sizeof(rooted_algos) / sizeof(rooted_algos[0]); a++) {
+        for (int R = 2; R <= 8; R++) {
+            for (int ch = 1; ch <= 4; ch += 3) {
+                gc3_ir_program_t   *p = gen(rooted_algos[a], R, 0, 0, ch, 1, GC3_PROTO_SIMPLE);
+                gc3_flat_program_t *f = NULL;
+                gc3_rt_layout_t     U[8];
+                const int           ring = strstr(rooted_algos[a], "_ring") != NULL;
+                if (p == NULL || gc3_flat_create(p, &f) != GC3_OK) {
+                    CHECK(0, "%s R=%d: no flat program", rooted_algos[a], R);
+                    gc3_ir_program_destroy(p);
+                    continue;
+                }
+                for (int r = 0; r < R; r++) {
+                    CHECK_OK(gc3_rt_layout_union(f, r, 4, 4096, ch > 1, &U[r]));
+                }
+                for (int s = 0; s < R; s++) {
+                    for (int q = 0; q < R; q++) {
+                        const gc3_flat_rank_t *fr = &gc3_flat_ranks(f)[q];
+                        const int              me = (q + s) % R;
+                        for (int t = 0; t < fr->ntbs; t++) {
+                            const gc3_flat_tb_t *tb = &gc3_flat_tbs(f)[fr->tb_begin + t];
+                            if (gc3_flat_peer_receiver(f, q, t) >= 0) {
+                                const int to = (tb->send + s) % R;
+                                CHECK(gc3_rt_layout_sconn(&U[me], to, tb->chan) >= 0 &&
+                                          gc3_rt_layout_rconn(&U[to], me, tb->chan) >= 0,
+                                      "%s R=%d shift %d: rank %d -> %d channel %d not in the unions", rooted_algos[a],
+                                      R, s, me, to, tb->chan);
+                            }
+                            if (gc3_flat_peer_sender(f, q, t) >= 0) {
+                                const int from = (tb->recv + s) % R;
+                                CHECK(gc3_rt_layout_rconn(&U[me], from, tb->chan) >= 0 &&
+                                          gc3_rt_layout_sconn(&U[from], me, tb->chan) >= 0,
+                                      "%s R=%d shift %d: rank %d <- %d channel %d not in the unions", rooted_algos[a],
+                                      R, s, me, from, tb->chan);
+                            }
+                            checked++;
+                        }
+                    }
+                }
+                for (int r = 0; r < R; r++) { /* [start, end) of every line and slot run of the region, apart */
+                    const gc3_rt_layout_t *L    = &U[r];
+                    const int64_t          fifo = (int64_t)gc3_rt_round(4 * 4096, GC3_RT_LINE);
+                    int64_t                iv[2 * (2 * 64 + 3 * 64)];
+                    int                    n = 0, apart = 1;
+                    for (int b = 0; b < L->nblocks; b++) {
+                        iv[2 * n] = L->sem_off[b], iv[2 * n + 1] = L->sem_off[b] + GC3_RT_LINE, n++;
+                        iv[2 * n] = L->loops_off[b], iv[2 * n + 1] = L->loops_off[b] + GC3_RT_LINE, n++;
+                    }
+                    for (int i = 0; i < L->nrconn; i++) {
+                        iv[2 * n] = L->rconn[i].off, iv[2 * n + 1] = L->rconn[i].off + GC3_RT_LINE, n++;
+                        if (!L->pooled) {
+                            iv[2 * n] = L->rconn[i].slot, iv[2 * n + 1] = L->rconn[i].slot + fifo, n++;
+                        }
+                        CHECK(!ring || L->rconn[i].peer == (r + R - 1) % R || L->rconn[i].peer == (r + 1) % R,
+                              "%s R=%d: rank %d receives from %d", rooted_algos[a], R, r, L->rconn[i].peer);
+                    }
+                    for (int i = 0; i < L->nsconn; i++) {
+                        iv[2 * n] = L->sconn[i].off, iv[2 * n + 1] = L->sconn[i].off + GC3_RT_LINE, n++;
+                    }
+                    qsort(iv, (size_t)n, 2 * sizeof(int64_t), overlap_cmp);
+                    for (int i = 1; i < n; i++) {
+                        apart = apart && iv[2 * i] >= iv[2 * i - 1];
+                    }
+                    CHECK(apart && (n == 0 || iv[2 * n - 1] <= (int64_t)L->bytes) && L->nrconn <= (R - 1) * ch,
+                          "%s R=%d rank %d: the region's %d places overlap or pass its %zu bytes", rooted_algos[a], R,
+                          r, n, L->bytes);
+                    gc3_rt_layout_free(&U[r]);
+                }
+                gc3_flat_destroy(f);
+                gc3_ir_program_destroy(p);
+            }
+        }
+    }
+    CHECK(checked > 1000, "%d blocks checked", checked);
+}
+
 int main(void)
 {
     test_generators();
+    test_union_layouts();
     test_bad_root();
     test_access();
     test_xml();

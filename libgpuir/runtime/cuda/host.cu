@@ -68,6 +68,7 @@ typedef struct {
     uint64_t        *h_trace, *d_trace; /* d_trace device memory, copied to h_trace at the end: a store to
                                          * host memory would delay the next release by a PCIe round trip */
     uint64_t         trace_host[3]; /* host clock: start entered, launch returned, completion seen */
+    char            *ns_up;         /* a relabelled plan's: per shift, its steps per block are in d_plan */
     int              counted;       /* the call in flight counts in gc3_cuda_in_flight */
 } gc3_cuda_state_t;
 
@@ -347,13 +348,13 @@ typedef struct {
     size_t sem, loops, ns, count, go, desc, legacy, resume, plan, call;
 } gc3_cuda_layout_t;
 
-static gc3_cuda_layout_t gc3_cuda_layout(size_t flat_bytes, size_t nt)
+static gc3_cuda_layout_t gc3_cuda_layout(size_t flat_bytes, size_t nt, size_t nshift)
 {
     gc3_cuda_layout_t l;
     l.sem    = flat_bytes;
     l.loops  = l.sem + nt * 8;
-    l.ns     = l.loops + nt * 8;
-    l.count  = (l.ns + nt * 4 + 7) / 8 * 8;
+    l.ns     = l.loops + nt * 8; /* the steps per block of each shift of a relabelled plan (gc3_plan_t.nshift) */
+    l.count  = (l.ns + nshift * nt * 4 + 7) / 8 * 8;
     l.go     = (l.count + 8 + GC3_RT_LINE - 1) / GC3_RT_LINE * GC3_RT_LINE;
     l.desc   = l.go + GC3_RT_LINE;
     l.legacy = l.desc + GC3_RT_LINE;
@@ -361,6 +362,12 @@ static gc3_cuda_layout_t gc3_cuda_layout(size_t flat_bytes, size_t nt)
     l.plan   = l.resume + nt * sizeof(gc3_rt_resume_t);
     l.call   = nt > GC3_CUDA_ARGS_LARGE ? nt * (sizeof(gc3_rt_tb_t) + 16) : 0;
     return l;
+}
+
+/* A plan's: its blocks (a relabelled plan's: the most of any binding, its counters' lines), every shift */
+static gc3_cuda_layout_t gc3_cuda_plan_layout(const gc3_plan_t *p)
+{
+    return gc3_cuda_layout(p->flat->bytes, (size_t)p->ntbs_max, (size_t)p->nshift);
 }
 
 static gc3_status_t gc3_cuda_check(cudaError_t e, const char *what, gc3_diag_t *diag)
@@ -415,7 +422,7 @@ static gc3_cuda_state_t *gc3_cuda_state(gc3_plan_t *p, gc3_diag_t *diag)
     gc3_rt_plan_mem(p, 0, (int64_t)GC3_CUDA_MAPPED_BYTES);
     {
         const char *tr = getenv("GC3_CUDA_TRACE");
-        s->trace_call  = tr != NULL ? atol(tr) : 0;
+        s->trace_call  = tr != NULL && p->nshift == 1 ? atol(tr) : 0; /* (not a relabelled plan's: its stride) */
         for (int t = 0; t < p->ntbs && s->trace_call > 0; t++) {
             s->trace_stride = GC3_TRACE_END(p->tb_nsteps[t]) + 1 > s->trace_stride ? GC3_TRACE_END(p->tb_nsteps[t]) + 1
                                                                                      : s->trace_stride;
@@ -658,7 +665,7 @@ static void gc3_cuda_host_free(gc3_plan_t *p, char *ptr, size_t bytes)
 static void gc3_cuda_device_ctx(const gc3_plan_t *p, const gc3_cuda_state_t *s, gc3_rt_tb_t *c)
 {
     const size_t              nt = (size_t)p->ntbs;
-    const gc3_cuda_layout_t   l  = gc3_cuda_layout(p->flat->bytes, nt);
+    const gc3_cuda_layout_t   l  = gc3_cuda_plan_layout(p);
     const gc3_flat_program_t *df = (const gc3_flat_program_t *)s->d_plan;
     for (int t = 0; t < p->ntbs; t++) {
         c[t]            = p->tbs_ctx[t];
@@ -666,7 +673,7 @@ static void gc3_cuda_device_ctx(const gc3_plan_t *p, const gc3_cuda_state_t *s, 
                           (p->tbs_ctx[t].steps - gc3_flat_steps(p->flat));
         c[t].sem_off    = (const int64_t *)(s->d_plan + l.sem);
         c[t].loops_off  = (const int64_t *)(s->d_plan + l.loops);
-        c[t].tb_nsteps  = (const int32_t *)(s->d_plan + l.ns);
+        c[t].tb_nsteps  = (const int32_t *)(s->d_plan + l.ns) + (size_t)p->shift * (size_t)p->ntbs_max;
         c[t].sem_base   = (const uint64_t *)(s->d_ctx != NULL ? (const char *)(s->d_ctx + nt) : NULL);
         c[t].loops_base = c[t].sem_base != NULL ? c[t].sem_base + nt : NULL;
         c[t].err        = s->d_err;
@@ -752,8 +759,8 @@ static void gc3_cuda_trace_print(const gc3_plan_t *p, const gc3_cuda_state_t *s)
  * per-call part). */
 static gc3_status_t gc3_cuda_upload(gc3_plan_t *p, gc3_cuda_state_t *s, gc3_diag_t *diag)
 {
-    const size_t            nt    = (size_t)p->ntbs;
-    const gc3_cuda_layout_t l     = gc3_cuda_layout(p->flat->bytes, nt);
+    const size_t            nt    = (size_t)p->ntbs_max;
+    const gc3_cuda_layout_t l     = gc3_cuda_plan_layout(p);
     const size_t            total = l.plan, call = l.call;
     char        *h = NULL;
     gc3_status_t status;
@@ -762,7 +769,7 @@ static gc3_status_t gc3_cuda_upload(gc3_plan_t *p, gc3_cuda_state_t *s, gc3_diag
     if (status != GC3_OK) {
         goto err;
     }
-    if (p->ntbs > GC3_CUDA_ARGS_LARGE) {
+    if (p->ntbs_max > GC3_CUDA_ARGS_LARGE) {
         status = gc3_cuda_check(cudaMalloc((void **)&s->d_ctx, call), "cudaMalloc(contexts)", diag);
         if (status != GC3_OK) {
             goto err_plan;
@@ -781,7 +788,7 @@ static gc3_status_t gc3_cuda_upload(gc3_plan_t *p, gc3_cuda_state_t *s, gc3_diag
     memcpy(h, p->flat, p->flat->bytes);
     memcpy(h + l.sem, p->sem_off, nt * 8);
     memcpy(h + l.loops, p->loops_off, nt * 8);
-    memcpy(h + l.ns, p->tb_nsteps, nt * 4);
+    memcpy(h + l.ns + (size_t)p->shift * nt * 4, p->tb_nsteps, (size_t)p->ntbs * 4);
     s->d_count  = (unsigned long long *)(s->d_plan + l.count);
     s->d_go     = (uint64_t *)(s->d_plan + l.go);
     s->d_desc   = (uint32_t *)(s->d_plan + l.desc);
@@ -790,6 +797,14 @@ static gc3_status_t gc3_cuda_upload(gc3_plan_t *p, gc3_cuda_state_t *s, gc3_diag
     free(h);
     if (status != GC3_OK) {
         goto err_stage;
+    }
+    if (p->nshift > 1 && s->ns_up == NULL && (s->ns_up = (char *)calloc((size_t)p->nshift, 1)) == NULL) {
+        gc3_diag_add(diag, "cuda backend: out of host memory");
+        status = GC3_ERR_NO_MEMORY;
+        goto err_stage;
+    }
+    if (s->ns_up != NULL) {
+        s->ns_up[p->shift] = 1;
     }
     gc3_rt_plan_mem(p, (int64_t)(total + call), (int64_t)call);
     return GC3_OK;
@@ -1310,7 +1325,7 @@ static void gc3_cuda_plan_cleanup(gc3_plan_t *p)
     gc3_cuda_stream_give_locked(s, 1);
     pthread_mutex_unlock(&gc3_cuda_launch_lock);
     {
-        const gc3_cuda_layout_t l    = gc3_cuda_layout(p->flat->bytes, (size_t)p->ntbs);
+        const gc3_cuda_layout_t l    = gc3_cuda_plan_layout(p);
         const size_t            plan = l.plan, call = l.call;
         const size_t            trace = s->d_trace != NULL ? (size_t)p->ntbs * s->trace_stride * 8 : 0;
         const size_t call_h = s->d_plan != NULL && s->h_stage != NULL ? call : 0, mapped = s->d_err != NULL ? GC3_CUDA_MAPPED_BYTES : 0;
@@ -1323,16 +1338,39 @@ static void gc3_cuda_plan_cleanup(gc3_plan_t *p)
         gc3_rt_plan_mem(p, -(int64_t)p->mem.control, -(int64_t)(mapped + call_h));
     }
     free(s->h_trace);
+    free(s->ns_up);
     if (s->done) cudaEventDestroy(s->done);
     if (s->after_legacy) cudaEventDestroy(s->after_legacy);
     free(s);
     p->be_state = NULL;
 }
 
+/* A relabelled plan's blocks run another program rank's steps: the resident kernel, whose blocks keep their
+ * contexts, ends; the steps per block of the new shift go into the device copy the first time. */
+static gc3_status_t gc3_cuda_plan_rebind(gc3_plan_t *p, gc3_diag_t *diag)
+{
+    gc3_cuda_state_t *s = (gc3_cuda_state_t *)p->be_state;
+    gc3_status_t      status;
+    if (s == NULL || s->d_plan == NULL) {
+        return GC3_OK; /* (gc3_cuda_upload writes them at the first call) */
+    }
+    gc3_cuda_quit(p);
+    if (!s->ns_up[p->shift]) { /* (the upload made ns_up) */
+        const gc3_cuda_layout_t l = gc3_cuda_plan_layout(p);
+        status = gc3_cuda_fill(s->d_plan + l.ns + (size_t)p->shift * (size_t)p->ntbs_max * 4, p->tb_nsteps,
+                               (size_t)p->ntbs * 4, "cudaMemcpyAsync(steps per block)", diag);
+        if (status != GC3_OK) {
+            return status;
+        }
+        s->ns_up[p->shift] = 1;
+    }
+    return GC3_OK;
+}
+
 /* What this backend would allocate for a plan (gc3_plan_estimate). */
 static void gc3_cuda_mem_estimate(const gc3_flat_program_t *flat, int ntbs, gc3_plan_mem_t *m)
 {
-    const gc3_cuda_layout_t l = gc3_cuda_layout(flat->bytes, (size_t)ntbs);
+    const gc3_cuda_layout_t l = gc3_cuda_layout(flat->bytes, (size_t)ntbs, 1);
     m->control += l.plan + l.call;
     m->pinned += GC3_CUDA_MAPPED_BYTES + l.call;
 }
@@ -1392,6 +1430,7 @@ extern "C" const gc3_rt_backend_t gc3_rt_backend_cuda = {
     gc3_cuda_wait,
     gc3_cuda_plan_cleanup,
     gc3_cuda_quit, /* plan_moved: the resident kernel keeps the connections of its first call */
+    gc3_cuda_plan_rebind,
     gc3_cuda_max_blocks,
     gc3_cuda_deferred_query,
     gc3_cuda_mem_estimate,
