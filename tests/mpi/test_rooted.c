@@ -9,7 +9,7 @@
  * (every buffer passed to MPI is device memory, filled from and read back into the host arrays the
  * checks use; the rank's GPU is its rank on the node modulo the GPUs). The last line is
  * "test_rooted: N ranks: P passed, F failed" ("test_rooted: N ranks, device buffers: ..." with
- * --device). */
+ * --device). --rotate: only the rotating roots' test (test_rotate; --per-root: with coll_gc3_relabel false). */
 #include <mpi.h>
 #include "gc3_mpi_compat.h" /* GC3_BCAST_INIT, GC3_REDUCE_INIT */
 #include <stdint.h>
@@ -501,9 +501,109 @@ static void test_persistent(MPI_Comm comm, const char *cname)
     }
 }
 
+/* gc3's memory in this process: the host backend's shared segments mapped (its own and its peers'), or with
+ * --device the GPU's memory in use (cudaMemGetInfo: every process on it, read by rank 0 after a barrier) */
+static long gc3_memory_now(MPI_Comm comm)
+{
+    long v = 0;
+    MPI_Barrier(comm);
+#ifdef GC3_HAVE_CUDA
+    if (on_device) {
+        size_t free_b = 0, total_b = 0;
+        cudaDeviceSynchronize();
+        MPI_Barrier(comm);
+        if (cudaMemGetInfo(&free_b, &total_b) == cudaSuccess) {
+            v = (long)(total_b - free_b);
+        }
+        MPI_Bcast(&v, 1, MPI_LONG, 0, comm);
+        return v;
+    }
+#endif
+    v = gc3_test_shm_mapped();
+    MPI_Allreduce(MPI_IN_PLACE, &v, 1, MPI_LONG, MPI_SUM, comm);
+    return v;
+}
+
+/* Roots that rotate (--rotate): bcast and reduce (sum, in place at the root and not) of 4 KB, 256 KB and 4 MB
+ * with root 0 only, then twice round every root in an order that changes each call, each result checked; gc3's
+ * memory (gc3_memory_now) before and after the rotation. One plan serves every root (coll_gc3_relabel true):
+ * the host backend maps no more shared memory, the GPU holds at most 8 MiB per rank more (scratch a new
+ * program rank may need); --per-root (run with coll_gc3_relabel false): more, a plan per root. */
+static void test_rotate(int per_root)
+{
+    MPI_Comm     comm;
+    const size_t ns[] = { 512, 32768, 524288 }; /* doubles */
+    int          size, rank;
+    long         before = 0, after;
+    char         what[256];
+
+    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+    MPI_Comm_set_name(comm, "rotate");
+    MPI_Comm_size(comm, &size);
+    MPI_Comm_rank(comm, &rank);
+    for (int phase = 0; phase < 2; phase++) {
+        const int calls = phase == 0 ? 1 : 2 * size;
+        for (int k = 0; k < calls; k++) {
+            const int root = phase == 0 ? 0 : (int)((k * 3u + (unsigned)size - 1u) % (unsigned)size);
+            for (size_t j = 0; j < sizeof(ns) / sizeof(ns[0]); j++) {
+                const size_t n = ns[j];
+                double      *h = malloc(n * sizeof(double)), *o = malloc(n * sizeof(double));
+                void        *db = dev_buf(h, n * sizeof(double), 0), *dr = dev_buf(o, n * sizeof(double), 0);
+                int          ok = 1;
+                for (size_t i = 0; i < n; i++) {
+                    h[i] = rank == root ? (double)(k * 7 + (int)i % 1000) : -1.0;
+                }
+                dev_put(db, h, n * sizeof(double));
+                MPI_Bcast(db, (int)n, MPI_DOUBLE, root, comm);
+                dev_get(h, db, n * sizeof(double));
+                for (size_t i = 0; i < n && ok; i++) {
+                    ok = h[i] == (double)(k * 7 + (int)i % 1000);
+                }
+                for (size_t i = 0; i < n; i++) {
+                    h[i] = (double)(rank + 1) * (double)(i % 977);
+                }
+                dev_put(db, h, n * sizeof(double));
+                MPI_Reduce(rank == root && (k & 1) ? MPI_IN_PLACE : db, rank == root ? ((k & 1) ? db : dr) : NULL,
+                           (int)n, MPI_DOUBLE, MPI_SUM, root, comm);
+                if (rank == root) {
+                    dev_get(o, (k & 1) ? db : dr, n * sizeof(double));
+                    for (size_t i = 0; i < n && ok; i++) {
+                        ok = o[i] == (double)size * (double)(size + 1) / 2.0 * (double)(i % 977);
+                    }
+                }
+                snprintf(what, sizeof(what), "rotating roots: bcast and reduce%s of %zu doubles at root %d",
+                         (k & 1) ? " in place" : "", n, root);
+                check(ok, comm, what);
+                dev_free(db);
+                dev_free(dr);
+                free(h);
+                free(o);
+            }
+        }
+        if (phase == 0) {
+            before = gc3_memory_now(comm);
+        }
+    }
+    after = gc3_memory_now(comm);
+    if (rank == 0) {
+        printf("rotating roots over %d ranks (%s): gc3's memory %ld -> %ld bytes (%+ld)\n", size,
+               on_device ? "the GPU's memory in use" : "shared memory mapped, all ranks", before, after,
+               after - before);
+        fflush(stdout);
+    }
+    if (per_root) {
+        check(after > before, comm, "rotating roots with a plan per root (coll_gc3_relabel false): more memory");
+    } else {
+        snprintf(what, sizeof(what), "rotating roots on one plan per size: %+ld bytes (at most %s)", after - before,
+                 on_device ? "8 MiB per rank" : "none");
+        check(on_device ? after - before <= (long)size * (8l << 20) : after == before, comm, what);
+    }
+    MPI_Comm_free(&comm);
+}
+
 int main(int argc, char **argv)
 {
-    int      size;
+    int      size, rotate = 0, per_root = 0;
     MPI_Comm uneven, parity;
 
     MPI_Init(&argc, &argv);
@@ -512,9 +612,22 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--device") == 0) {
             on_device = 1;
+        } else if (strcmp(argv[i], "--rotate") == 0) {
+            rotate = 1;
+        } else if (strcmp(argv[i], "--per-root") == 0) {
+            per_root = 1;
         }
     }
     gc3_test_device_setup("test_rooted", on_device, MPI_COMM_WORLD);
+    if (rotate) {
+        test_rotate(per_root);
+        if (world_rank == 0) {
+            printf("test_rooted: %d ranks%s, rotating roots: %d passed, %d failed\n", size,
+                   on_device ? ", device buffers" : "", checks - failures, failures);
+        }
+        MPI_Finalize();
+        return failures != 0;
+    }
     MPI_Comm_split(MPI_COMM_WORLD, world_rank < (size + 1) / 2 + 1 ? 0 : 1, world_rank, &uneven);
     MPI_Comm_split(MPI_COMM_WORLD, world_rank % 2, size - world_rank, &parity); /* reversed order */
     MPI_Comm_set_name(uneven, "uneven");

@@ -116,10 +116,12 @@ static inline int mca_coll_gc3_no_prev(struct ompi_communicator_t *comm, const c
 #define MCA_COLL_GC3_TAG_VX    (-7) /* a nonblocking v-call's agreement (coll_gc3_vcall.c) */
 
 /* A plan entry: one (backend, collective, rule, in place) of a communicator. */
+#define MCA_COLL_GC3_ROOT_ANY (-2)
 enum { MCA_COLL_GC3_ENTRY_NEW, MCA_COLL_GC3_ENTRY_BUILDING, MCA_COLL_GC3_ENTRY_READY, MCA_COLL_GC3_ENTRY_FAILED };
 typedef struct {
     int               backend, coll, rule, inplace; /* the key: the rule that matched the call */
-    int               root;      /* ... and a rooted collective's root (a rooted plan is compiled for one); -1 */
+    int               root;      /* ... and a rooted collective's root (a rooted plan is compiled for one); -1;
+                                  * MCA_COLL_GC3_ROOT_ANY: one plan for every root (coll_gc3_relabel) */
     int               state;     /* MCA_COLL_GC3_ENTRY_* */
     int               busy;      /* a call runs on the plan (coll_gc3_request.c: mca_coll_gc3_entry_take) */
     int               nb_seen;   /* a nonblocking call used it (reported once) */

@@ -32,6 +32,9 @@ static mca_coll_gc3_plan_entry_t *mca_coll_gc3_entry_lookup(mca_coll_gc3_module_
         return NULL;
     }
     idx = (int)(rule - R->rules);
+    if (gc3_coll_desc((gc3_coll_t)coll)->rooted && rule->root < 0 && m->nodes == 1 && mca_coll_gc3_component.relabel) {
+        root = MCA_COLL_GC3_ROOT_ANY; /* one plan for every root, relabelled at each call (gc3_plan_root) */
+    }
     for (int i = 0; i < m->plans.nentries; i++) {
         s = m->plans.entries[i];
         if (s->backend == (int)backend && s->coll == coll && s->rule == idx && s->inplace == inplace &&

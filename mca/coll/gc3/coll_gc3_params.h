@@ -107,6 +107,12 @@
       "(nonblocking ones too, in call order); a call that follows another plan's waits, before its first "             \
       "message to a peer, until the peer has started it. LL plans keep their own slots. false: every plan its own "    \
       "slots")                                                                                                         \
+    X(relabel, bool, BOOL, true, 6, READONLY, 1, NULL,                                                                 \
+      "One plan serves every root of MPI_Bcast, MPI_Reduce, MPI_Gather(v) and MPI_Scatter(v) on a communicator of "    \
+      "one node: the ranks are relabelled at run time (the root's rank plays the program's root), so a code that "     \
+      "rotates its roots holds one plan per rule, not one per root (a plan's FIFOs and counters are those of every "   \
+      "connection its relabellings use). Calls of different roots on one plan run one after the other. false: a "      \
+      "plan per root")                                                                                                 \
     X(memory_budget, long, LONG, 0, 6, READONLY, 0, NULL,                                                              \
       "Memory (bytes) gc3's plans may hold per process, all communicators together (GPUs: device memory; the "         \
       "host backend: shared and private host memory). A plan that would take the process past it is made smaller "     \

@@ -20,7 +20,7 @@ static int gc3_plan_build(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_entry_t *s
                             * connections between nodes go through UCX all the same) */
                              .nodes      = m->regular ? m->nodes : 1,
                              .inplace    = s->inplace,
-                             .root       = s->root,
+                             .root       = s->root == MCA_COLL_GC3_ROOT_ANY ? 0 : s->root,
                              .slots      = mca_coll_gc3_component.fifo_slots,
                              .max_blocks = m->block_budget[s->backend] };
     int               ok = gc3_rule_program(rule, &t, &m->setup.diag, &s->program, &made) == GC3_OK;
@@ -197,6 +197,10 @@ static void gc3_plan_line(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_entry_t *s
     } else if (fine) {
         int runs = gc3_plan_fused_runs(s->plan);
         fine     = gc3_str_appendf(&line, ", verified") == GC3_OK;
+        if (fine && gc3_coll_desc(s->coll)->rooted) { /* (coll_gc3_relabel) */
+            fine = (gc3_plan_roots(s->plan) > 1 ? gc3_str_appendf(&line, ", serves every root (relabelled)")
+                                                : gc3_str_appendf(&line, ", for root %d", s->root)) == GC3_OK;
+        }
         if (fine && runs > 0) {
             fine = gc3_str_appendf(&line, ", %d fused run%s of local steps", runs, runs > 1 ? "s" : "") == GC3_OK;
         }

@@ -393,6 +393,14 @@ static int mca_coll_gc3_head(mca_coll_gc3_module_t *m, mca_coll_gc3_task_t *t, m
     return mca_coll_gc3_head_on_entry(m, t, done);
 }
 
+/* A call starts on its plan (a plan for every root: under the call's root first). */
+static gc3_status_t mca_coll_gc3_plan_start(mca_coll_gc3_plan_entry_t *s, const gc3_call_t *call, int root,
+                                            gc3_diag_t *diag)
+{
+    gc3_status_t st = s->root == MCA_COLL_GC3_ROOT_ANY ? gc3_plan_root(s->plan, root, diag) : GC3_OK;
+    return st == GC3_OK ? gc3_exec_start(s->plan, call, diag) : st;
+}
+
 /* A task off the queue, its plan taken (mca_coll_gc3_entry_take): a blocking one goes back to its caller, which
  * runs it; a nonblocking one starts. */
 static void mca_coll_gc3_start_on_plan(mca_coll_gc3_module_t *m, mca_coll_gc3_task_t *t, mca_coll_gc3_task_t **done)
@@ -407,7 +415,7 @@ static void mca_coll_gc3_start_on_plan(mca_coll_gc3_module_t *m, mca_coll_gc3_ta
     }
     gc3_diag_init(&diag);
     mca_coll_gc3_blocks_take(m, s);
-    st = gc3_exec_start(s->plan, &t->call, &diag);
+    st = mca_coll_gc3_plan_start(s, &t->call, t->root, &diag);
     if (st != GC3_OK) {
         char call[64];
         mca_coll_gc3_blocks_give(s);
@@ -646,7 +654,7 @@ void mca_coll_gc3_quiesce(mca_coll_gc3_module_t *m)
 #define MCA_COLL_GC3_RUN_SPIN_NS 100000
 
 /* Run a blocking call on its plan (the caller took the plan: mca_coll_gc3_entry_take). */
-static int mca_coll_gc3_run(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_entry_t *s, const gc3_call_t *call)
+static int mca_coll_gc3_run(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_entry_t *s, const gc3_call_t *call, int root)
 {
     gc3_diag_t   diag;
     gc3_status_t st, w = GC3_OK;
@@ -654,7 +662,7 @@ static int mca_coll_gc3_run(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_entry_t 
 
     gc3_diag_init(&diag);
     mca_coll_gc3_blocks_take(m, s);
-    st = gc3_exec_start(s->plan, call, &diag);
+    st = mca_coll_gc3_plan_start(s, call, root, &diag);
     while (st == GC3_OK && (w = gc3_exec_wait_for(s->plan, MCA_COLL_GC3_RUN_SPIN_NS, &diag)) == GC3_IN_PROGRESS) {
         opal_progress();
     }
@@ -708,7 +716,7 @@ int mca_coll_gc3_try_run(mca_coll_gc3_module_t *m, gc3_coll_t coll, const mca_co
             const uint64_t found = mca_coll_gc3_breakdown_now();
             mca_coll_gc3_entry_take(m, s);
             pthread_mutex_unlock(&m->lock);
-            *rc = mca_coll_gc3_run(m, s, &t.call);
+            *rc = mca_coll_gc3_run(m, s, &t.call, t.root);
             mca_coll_gc3_breakdown_add(m, s, a, found);
             return 1;
         }
@@ -727,7 +735,7 @@ int mca_coll_gc3_try_run(mca_coll_gc3_module_t *m, gc3_coll_t coll, const mca_co
     }
     switch (t.state) {
     case MCA_COLL_GC3_TASK_GO:
-        *rc = mca_coll_gc3_run(m, t.entry, &t.call); /* (waited: not in coll_gc3_breakdown's runs) */
+        *rc = mca_coll_gc3_run(m, t.entry, &t.call, t.root); /* (waited: not in coll_gc3_breakdown's runs) */
         return 1;
     case MCA_COLL_GC3_TASK_PASS:
         return 0;

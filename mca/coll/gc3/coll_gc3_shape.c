@@ -55,6 +55,7 @@ static void gc3_exec_params(mca_coll_gc3_module_t *m, gc3_backend_t backend, gc3
     ep->fifo_bytes      = (uint64_t)mca_coll_gc3_component.plan_fifo_bytes;
     ep->zc_fifo_bytes   = (uint64_t)mca_coll_gc3_component.zero_copy_fifo_bytes;
     ep->fifo_pool       = mca_coll_gc3_component.fifo_pool;
+    ep->relabel         = mca_coll_gc3_component.relabel;
     ep->zero_copy       = mca_coll_gc3_component.zero_copy == MCA_COLL_GC3_ZC_ON ||
                     (mca_coll_gc3_component.zero_copy == MCA_COLL_GC3_ZC_AUTO && backend == GC3_BACKEND_CUDA);
     ep->reg_entries = mca_coll_gc3_component.reg_cache;
