@@ -52,6 +52,8 @@ void gc3_plan_pool_point(gc3_plan_t *p);
 int  gc3_plan_relabels(const gc3_exec_params_t *ep, const gc3_flat_program_t *f);
 void gc3_plan_zc_count(const gc3_flat_program_t *f, int rank, gc3_zc_stats_t *st);
 void gc3_plan_ctx_init(gc3_plan_t *p);
+/* A block's sending and receiving steps (each needs a partner block at the other end) */
+void gc3_plan_tb_messages(const gc3_flat_program_t *f, const gc3_flat_tb_t *tb, int *nsend, int *nrecv);
 
 /* ---- memory accounting (memory.c; gc3_rt_held_add and gc3_rt_plan_mem: gc3_rt_backend.h) ---- */
 /* the plan's scratch freed (and no longer counted) */

@@ -114,51 +114,6 @@ void gc3_plan_destroy(gc3_plan_t *p)
     free(p);
 }
 
-/* The blocks' contexts, what stays the same for every call of the plan (gc3_exec_start sets the rest);
- * a relabelled plan's, of its current binding. */
-void gc3_plan_ctx_init(gc3_plan_t *p)
-{
-    for (int t = 0; t < p->ntbs; t++) {
-        gc3_rt_tb_t         *x  = &p->tbs_ctx[t];
-        const gc3_flat_tb_t *tb = &p->tbs[t];
-        memset(x, 0, sizeof(*x));
-        x->rank        = p->rank;
-        x->tb          = t;
-        x->nsteps      = tb->nsteps;
-        x->chan        = tb->chan;
-        x->send_peer   = gc3_plan_peer(p, tb->send);
-        x->recv_peer   = gc3_plan_peer(p, tb->recv);
-        x->steps       = &gc3_flat_steps(p->flat)[tb->step_begin];
-        x->proto       = p->proto;
-        x->send_tail   = p->conn[t].send_tail;
-        x->send_slots  = p->conn[t].send_slots;
-        x->send_head   = p->conn[t].send_head;
-        x->send_lens   = p->conn[t].send_lens;
-        x->recv_tail   = p->conn[t].recv_tail;
-        x->recv_slots  = p->conn[t].recv_slots;
-        x->recv_head   = p->conn[t].recv_head;
-        x->recv_remote = p->conn[t].recv_remote;
-        x->pooled      = p->pooled;
-        x->region      = p->region;
-        x->sem_off     = p->sem_off;
-        x->loops_off   = p->loops_off;
-        x->sem_base    = p->sem_base;
-        x->loops_base  = p->loops_base;
-        x->tb_nsteps   = p->tb_nsteps;
-        x->ntbs        = p->ntbs;
-        x->k[0]        = p->k_in;
-        x->k[1]        = p->k_out;
-        x->s_chunks    = gc3_flat_ranks(p->flat)[p->prank].s_chunks;
-        x->slots       = p->slots;
-        x->slot_stride = p->slot_stride;
-        x->timeout_s   = p->exec->params.timeout_s;
-        x->zc_table    = gc3_reg_table(p->exec->reg, &x->zc_entries);
-        x->zc_slocal   = gc3_reg_local(p->exec->reg, x->send_peer);
-        x->zc_rlocal   = gc3_reg_local(p->exec->reg, x->recv_peer);
-        x->zc_slocal   = x->zc_slocal < 64 ? x->zc_slocal : -1;
-    }
-}
-
 /* The most receiving connections a rank of the program has (the FIFO cap divides among them); a relabelled
  * plan's: of the union of its shifts' (gc3_rt_layout_union), the same on every rank. */
 static int gc3_flat_max_recv(const gc3_exec_params_t *ep, const gc3_flat_program_t *f)
@@ -446,13 +401,9 @@ static gc3_status_t gc3_prep_blocks(gc3_exec_t *exec, const gc3_ir_program_t *pr
         return GC3_ERR_NO_MEMORY;
     }
     for (int t = 0; t < p->ntbs; t++) {
-        const gc3_flat_step_t *st = &gc3_flat_steps(p->flat)[p->tbs[t].step_begin];
-        p->tb_nsteps[t]           = p->tbs[t].nsteps;
+        p->tb_nsteps[t]     = p->tbs[t].nsteps;
         p->send_slot_off[t] = p->recv_slot_off[t] = -1;
-        for (int s = 0; s < p->tbs[t].nsteps; s++) {
-            p->nsend[t] += (gc3_step_flags((gc3_step_type_t)st[s].type) & GC3_STEP_F_SEND) != 0;
-            p->nrecv[t] += (gc3_step_flags((gc3_step_type_t)st[s].type) & GC3_STEP_F_RECV) != 0;
-        }
+        gc3_plan_tb_messages(p->flat, &p->tbs[t], &p->nsend[t], &p->nrecv[t]);
         if ((p->nsend[t] && gc3_flat_peer_receiver(p->flat, rank, t) < 0) ||
             (p->nrecv[t] && gc3_flat_peer_sender(p->flat, rank, t) < 0)) {
             gc3_diag_add(diag,

@@ -1,4 +1,5 @@
-/* gc3 / libgpuir: one plan for every root of a rooted collective (doc/design/call-model.md). Rank a of a
+/* gc3 / libgpuir: a plan's binding, what its blocks are and where their connections and contexts point; one
+ * plan for every root of a rooted collective (doc/design/call-model.md). Rank a of a
  * call whose root is the program's root + s plays program rank (a - s) mod n, whose peer q is rank
  * (q + s) mod n, with the segments of the root's buffer rotated alike (gc3_call_segs). The region holds every
  * connection any shift uses (gc3_rt_layout_union), found by peer and channel, so a connection's FIFO and
@@ -50,6 +51,61 @@ void gc3_plan_zc_count(const gc3_flat_program_t *f, int rank, gc3_zc_stats_t *st
                 st->homed += (x->zc & GC3_FLAT_ZC_HOMED) != 0;
             }
         }
+    }
+}
+
+void gc3_plan_tb_messages(const gc3_flat_program_t *f, const gc3_flat_tb_t *tb, int *nsend, int *nrecv)
+{
+    const gc3_flat_step_t *st = &gc3_flat_steps(f)[tb->step_begin];
+    *nsend = *nrecv = 0;
+    for (int s = 0; s < tb->nsteps; s++) {
+        *nsend += (gc3_step_flags((gc3_step_type_t)st[s].type) & GC3_STEP_F_SEND) != 0;
+        *nrecv += (gc3_step_flags((gc3_step_type_t)st[s].type) & GC3_STEP_F_RECV) != 0;
+    }
+}
+
+/* The blocks' contexts, what stays the same for every call of the plan (gc3_exec_start sets the rest);
+ * a relabelled plan's, of its current binding. */
+void gc3_plan_ctx_init(gc3_plan_t *p)
+{
+    for (int t = 0; t < p->ntbs; t++) {
+        gc3_rt_tb_t         *x  = &p->tbs_ctx[t];
+        const gc3_flat_tb_t *tb = &p->tbs[t];
+        memset(x, 0, sizeof(*x));
+        x->rank        = p->rank;
+        x->tb          = t;
+        x->nsteps      = tb->nsteps;
+        x->chan        = tb->chan;
+        x->send_peer   = gc3_plan_peer(p, tb->send);
+        x->recv_peer   = gc3_plan_peer(p, tb->recv);
+        x->steps       = &gc3_flat_steps(p->flat)[tb->step_begin];
+        x->proto       = p->proto;
+        x->send_tail   = p->conn[t].send_tail;
+        x->send_slots  = p->conn[t].send_slots;
+        x->send_head   = p->conn[t].send_head;
+        x->send_lens   = p->conn[t].send_lens;
+        x->recv_tail   = p->conn[t].recv_tail;
+        x->recv_slots  = p->conn[t].recv_slots;
+        x->recv_head   = p->conn[t].recv_head;
+        x->recv_remote = p->conn[t].recv_remote;
+        x->pooled      = p->pooled;
+        x->region      = p->region;
+        x->sem_off     = p->sem_off;
+        x->loops_off   = p->loops_off;
+        x->sem_base    = p->sem_base;
+        x->loops_base  = p->loops_base;
+        x->tb_nsteps   = p->tb_nsteps;
+        x->ntbs        = p->ntbs;
+        x->k[0]        = p->k_in;
+        x->k[1]        = p->k_out;
+        x->s_chunks    = gc3_flat_ranks(p->flat)[p->prank].s_chunks;
+        x->slots       = p->slots;
+        x->slot_stride = p->slot_stride;
+        x->timeout_s   = p->exec->params.timeout_s;
+        x->zc_table    = gc3_reg_table(p->exec->reg, &x->zc_entries);
+        x->zc_slocal   = gc3_reg_local(p->exec->reg, x->send_peer);
+        x->zc_rlocal   = gc3_reg_local(p->exec->reg, x->recv_peer);
+        x->zc_slocal   = x->zc_slocal < 64 ? x->zc_slocal : -1;
     }
 }
 
@@ -166,12 +222,8 @@ static gc3_status_t gc3_plan_bind_make(gc3_plan_t *p, int s, gc3_plan_bind_t **b
     b->ntbs  = me->ntbs;
     b->tbs   = &gc3_flat_tbs(p->flat)[me->tb_begin];
     for (int t = 0; t < b->ntbs; t++) {
-        const gc3_flat_step_t *st = &gc3_flat_steps(p->flat)[b->tbs[t].step_begin];
-        b->tb_nsteps[t]           = b->tbs[t].nsteps;
-        for (int k = 0; k < b->tbs[t].nsteps; k++) {
-            b->nsend[t] += (gc3_step_flags((gc3_step_type_t)st[k].type) & GC3_STEP_F_SEND) != 0;
-            b->nrecv[t] += (gc3_step_flags((gc3_step_type_t)st[k].type) & GC3_STEP_F_RECV) != 0;
-        }
+        b->tb_nsteps[t] = b->tbs[t].nsteps;
+        gc3_plan_tb_messages(p->flat, &b->tbs[t], &b->nsend[t], &b->nrecv[t]);
     }
     gc3_plan_zc_count(p->flat, prank, &b->zc_stats);
     p->shift = s;
