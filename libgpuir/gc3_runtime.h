@@ -399,7 +399,7 @@ typedef struct {
     uint64_t pinned;   /* pinned host memory of live plans */
     uint64_t mapped;   /* peers' regions (and pools) mapped by live plans (and executors) */
     uint64_t deferred; /* given up by destroyed plans, freed as soon as no gc3 kernel runs (cuda:
-                        * cudaFree waits for the whole device, see cuda/host.cu) */
+                        * cudaFree waits for the whole device, see cuda/memory.cu) */
     int64_t  regions, mappings; /* regions created, peers' regions mapped (live) */
 } gc3_mem_held_t;
 void         gc3_mem_held(gc3_mem_held_t *held);

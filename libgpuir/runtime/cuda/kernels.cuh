@@ -1,4 +1,4 @@
-/* gc3 / libgpuir: what the CUDA backend's host side (host.cu) and its kernels (kernels.cu) share:
+/* gc3 / libgpuir: what the CUDA backend's host side (host.cu, memory.cu, streams.cu) and its kernels (kernels.cu) share:
  * the arguments of a launch, the end of a call, the resident kernel's mailbox, and the functions
  * that launch the kernels (the host side has no device code). */
 #ifndef GC3_CUDA_KERNELS_CUH
