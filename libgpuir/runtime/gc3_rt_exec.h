@@ -57,6 +57,19 @@ void gc3_plan_tb_messages(const gc3_flat_program_t *f, const gc3_flat_tb_t *tb, 
 
 /* ---- memory accounting (memory.c; gc3_rt_held_add and gc3_rt_plan_mem: gc3_rt_backend.h) ---- */
 /* the plan's scratch freed (and no longer counted) */
+/* A plan's shape (shape.c): whether the program crosses nodes, its chunks per segment of input and output, its
+ * sends marked for zero-copy (0: zero-copy not for it), its FIFOs' slots and payload (every rank computes the
+ * same from the program and agreed parameters; `what` names the caller in diag), a slot's stride, and
+ * zero-copy mode for out-of-place and in-place calls (full[0], full[1]) */
+int          gc3_flat_crosses_nodes(const gc3_flat_program_t *f, const int *node);
+void         gc3_plan_segments(const gc3_flat_program_t *f, int *k_in, int *k_out);
+int          gc3_plan_zc_marks(const gc3_exec_params_t *ep, const gc3_ir_program_t *prog, gc3_flat_program_t *f);
+gc3_status_t gc3_plan_fifo_shape(const gc3_exec_params_t *ep, const gc3_ir_program_t *prog, const gc3_flat_program_t *f,
+                                 int cnt_max, int k, const char *what, gc3_diag_t *diag, uint64_t *payload_p,
+                                 int *slots_p);
+uint64_t     gc3_plan_slot_stride(int proto, uint64_t payload);
+void         gc3_zc_full(const gc3_flat_program_t *f, int full[2]);
+
 void gc3_plan_scratch_free(gc3_plan_t *p);
 /* the region's part of a plan's record (its layout L on this rank) */
 void gc3_plan_mem_layout(gc3_plan_mem_t *m, const gc3_rt_layout_t *L, int ntbs, int slots, uint64_t payload,
