@@ -66,22 +66,35 @@ static inline double gc3_test_now(void)
 /* Bytes of gc3's shared memory segments (the host backend's regions and pools, its own and its
  * peers') mapped in this process, from /proc/self/maps (the names are gone once all peers mapped
  * them, the mappings stay). */
-static inline long gc3_test_shm_mapped(void)
+static inline long gc3_test_shm_maps(int own_only)
 {
     FILE *f = fopen("/proc/self/maps", "r");
-    char  line[1024];
+    char  line[1024], own[64];
     long  bytes = 0;
     if (f == NULL) {
         return -1;
     }
+    snprintf(own, sizeof(own), "/gc3-%ld-", (long)getpid()); /* (the segments this process made) */
     while (fgets(line, sizeof(line), f) != NULL) {
         unsigned long a, b;
-        if (strstr(line, "/gc3-") != NULL && sscanf(line, "%lx-%lx", &a, &b) == 2) {
+        if (strstr(line, own_only ? own : "/gc3-") != NULL && sscanf(line, "%lx-%lx", &a, &b) == 2) {
             bytes += (long)(b - a);
         }
     }
     fclose(f);
     return bytes;
+}
+
+static inline long gc3_test_shm_mapped(void)
+{
+    return gc3_test_shm_maps(0);
+}
+
+/* Of them, the segments this process made (what the node's memory holds for it, once: the peers' mappings of
+ * them take no more) */
+static inline long gc3_test_shm_own(void)
+{
+    return gc3_test_shm_maps(1);
 }
 
 /* Buffers of a test: device memory when on_device (cuda builds), host memory otherwise. New

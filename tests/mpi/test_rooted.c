@@ -501,8 +501,9 @@ static void test_persistent(MPI_Comm comm, const char *cname)
     }
 }
 
-/* gc3's memory in this process: the host backend's shared segments mapped (its own and its peers'), or with
- * --device the GPU's memory in use (cudaMemGetInfo: every process on it, read by rank 0 after a barrier) */
+/* gc3's memory: the host backend's shared segments the ranks made (summed over the ranks; their peers'
+ * mappings of them take no more memory), or with --device the GPU's memory in use (cudaMemGetInfo: every process
+ * on it, read by rank 0 after a barrier) */
 static long gc3_memory_now(MPI_Comm comm)
 {
     long v = 0;
@@ -519,7 +520,7 @@ static long gc3_memory_now(MPI_Comm comm)
         return v;
     }
 #endif
-    v = gc3_test_shm_mapped();
+    v = gc3_test_shm_own();
     MPI_Allreduce(MPI_IN_PLACE, &v, 1, MPI_LONG, MPI_SUM, comm);
     return v;
 }
@@ -541,6 +542,7 @@ static void test_rotate(int per_root)
     MPI_Comm_set_name(comm, "rotate");
     MPI_Comm_size(comm, &size);
     MPI_Comm_rank(comm, &rank);
+    (void)gc3_memory_now(comm); /* (its own reduction's plan made before anything is measured) */
     for (int phase = 0; phase < 2; phase++) {
         const int calls = phase == 0 ? 1 : 2 * size;
         for (int k = 0; k < calls; k++) {
@@ -565,10 +567,11 @@ static void test_rotate(int per_root)
                 dev_put(db, h, n * sizeof(double));
                 MPI_Reduce(rank == root && (k & 1) ? MPI_IN_PLACE : db, rank == root ? ((k & 1) ? db : dr) : NULL,
                            (int)n, MPI_DOUBLE, MPI_SUM, root, comm);
-                if (rank == root) {
-                    dev_get(o, (k & 1) ? db : dr, n * sizeof(double));
+                if (rank == root) { /* (in place: the result in db, whose host side is h) */
+                    double *res = (k & 1) ? h : o;
+                    dev_get(res, (k & 1) ? db : dr, n * sizeof(double));
                     for (size_t i = 0; i < n && ok; i++) {
-                        ok = o[i] == (double)size * (double)(size + 1) / 2.0 * (double)(i % 977);
+                        ok = res[i] == (double)size * (double)(size + 1) / 2.0 * (double)(i % 977);
                     }
                 }
                 snprintf(what, sizeof(what), "rotating roots: bcast and reduce%s of %zu doubles at root %d",
@@ -587,8 +590,7 @@ static void test_rotate(int per_root)
     after = gc3_memory_now(comm);
     if (rank == 0) {
         printf("rotating roots over %d ranks (%s): gc3's memory %ld -> %ld bytes (%+ld)\n", size,
-               on_device ? "the GPU's memory in use" : "shared memory mapped, all ranks", before, after,
-               after - before);
+               on_device ? "the GPU's memory in use" : "shared memory the ranks made", before, after, after - before);
         fflush(stdout);
     }
     if (per_root) {
