@@ -78,6 +78,8 @@ gc3_cuda_state_t *gc3_cuda_state(gc3_plan_t *p, gc3_diag_t *diag)
     }
     p->be_state = s;
     s->device   = p->exec->params.device;
+    s->epoch_seq    = 1;
+    s->epoch_blocks = (uint64_t)p->ntbs;
     if (gc3_cuda_check(cudaSetDevice(p->exec->params.device), "cudaSetDevice", diag) != GC3_OK ||
         gc3_cuda_check(cudaEventCreateWithFlags(&s->after_legacy, cudaEventDisableTiming), "cudaEventCreate", diag) != GC3_OK ||
         gc3_cuda_check(cudaEventCreateWithFlags(&s->done, cudaEventDisableTiming), "cudaEventCreate", diag) != GC3_OK ||
@@ -300,6 +302,7 @@ static gc3_cuda_done_t gc3_cuda_done_args(const gc3_cuda_state_t *s, uint64_t se
     d.count = s->d_count;
     d.flag  = s->d_done;
     d.seq     = seq;
+    d.base    = s->epoch_base + (seq - s->epoch_seq) * s->epoch_blocks;
     d.marks   = s->breakdown ? s->d_marks : NULL;
     d.yielded = s->d_yield;
     d.cap     = s->cap;
@@ -819,10 +822,17 @@ static gc3_status_t gc3_cuda_plan_rebind(gc3_plan_t *p, gc3_diag_t *diag)
 {
     gc3_cuda_state_t *s = (gc3_cuda_state_t *)p->be_state;
     gc3_status_t      status;
-    if (s == NULL || s->d_plan == NULL) {
-        return GC3_OK; /* (gc3_cuda_upload writes them at the first call) */
+    if (s == NULL) {
+        return GC3_OK; /* (made at the first call, for its blocks) */
     }
     gc3_cuda_quit(p);
+    /* the calls up to the last one had the old binding's blocks, the next ones the new one's */
+    s->epoch_base += (s->seq + 1 - s->epoch_seq) * s->epoch_blocks;
+    s->epoch_seq    = s->seq + 1;
+    s->epoch_blocks = (uint64_t)p->ntbs;
+    if (s->d_plan == NULL) {
+        return GC3_OK; /* (gc3_cuda_upload writes the steps per block at the first call) */
+    }
     if (!s->ns_up[p->shift]) { /* (the upload made ns_up) */
         const gc3_cuda_layout_t l = gc3_cuda_plan_layout(p);
         status = gc3_cuda_fill(s->d_plan + l.ns + (size_t)p->shift * (size_t)p->ntbs_max * 4, p->tb_nsteps,

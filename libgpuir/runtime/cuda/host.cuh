@@ -62,6 +62,9 @@ typedef struct {
                                          * host memory would delay the next release by a PCIe round trip */
     uint64_t  trace_host[3];     /* host clock: start entered, launch returned, completion seen */
     char     *ns_up;             /* a relabelled plan's: per shift, its steps per block are in d_plan */
+    /* the blocks the calls counted in before call epoch_seq (gc3_cuda_done_t.base); each call from there on
+     * has epoch_blocks (a relabelled plan's binding changes them: gc3_cuda_plan_rebind) */
+    uint64_t  epoch_base, epoch_seq, epoch_blocks;
     int       counted;           /* the call in flight counts in gc3_cuda_in_flight */
 } gc3_cuda_state_t;
 

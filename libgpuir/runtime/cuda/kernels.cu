@@ -85,7 +85,7 @@ __device__ static void gc3_cuda_leave(const gc3_cuda_done_t &d)
     if (threadIdx.x == 0) {
         unsigned long long n;
         asm volatile("atom.acq_rel.gpu.global.add.u64 %0, [%1], %2;" : "=l"(n) : "l"(d.count), "l"(1ull) : "memory");
-        if (n + 1 == d.seq * gridDim.x) {
+        if (n + 1 == d.base + gridDim.x) {
             const uint64_t now = d.marks != NULL ? gc3_dev_now() : 0;
             gc3_dev_st_rel(d.flag, d.seq);
             if (d.marks != NULL) {
@@ -396,6 +396,7 @@ __device__ static void gc3_cuda_resident(gc3_cuda_shared_t *sh, const gc3_cuda_r
             }
         }
         done.seq++;
+        done.base += gridDim.x; /* (every call of a resident kernel has its blocks) */
         if (threadIdx.x == 0) {
             t->call = done.seq;
         }

@@ -21,6 +21,9 @@ typedef struct {
     unsigned long long *count; /* blocks ended, all calls of the plan */
     uint64_t           *flag;  /* host-mapped: the last call whose blocks all ended */
     uint64_t            seq;   /* this call's number (1, 2, ...) */
+    uint64_t            base;  /* blocks the plan's calls before this one counted in: its last block's count is
+                                * base + its blocks (a relabelled plan's calls of different roots have different
+                                * numbers of blocks) */
     uint64_t           *marks; /* host-mapped, NULL unless the plan records its calls' phases: the GPU's
                                 * clock when block 0 took the call [0] and when its last block ended [1],
                                 * written after the completion flag */
