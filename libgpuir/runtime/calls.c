@@ -259,6 +259,15 @@ static uint64_t gc3_call_buf_bytes(const gc3_plan_t *p, const gc3_call_t *c, int
 static gc3_status_t gc3_call_segs_copy(gc3_plan_t *p, const uint64_t *segs, size_t bytes, const uint64_t **seg_p,
                                        gc3_diag_t *diag);
 
+/* Does a call of the plan run with the segments of a buffer rotated (a relabelled gather's or scatter's of
+ * another root than its program's)? It then runs on a table as MPI's v-calls do, and as they do without
+ * zero-copy (its messages' places come from the table). */
+static int gc3_call_rotates(const gc3_plan_t *p)
+{
+    const gc3_coll_desc_t *d = gc3_coll_desc((gc3_coll_t)p->flat->coll);
+    return p->shift != 0 && (d->in_per_rank || d->out_per_rank);
+}
+
 /* A relabelled plan's call for another root than its program's: the segments of the buffers with one per rank
  * rotated (the program's segment s is rank (s + shift) mod n's), as a table (tab: gc3_coll_segs_words words). */
 static void gc3_call_segs_rotated(const gc3_plan_t *p, const gc3_call_t *c, uint64_t *tab)
@@ -280,8 +289,7 @@ static gc3_status_t gc3_call_segs(gc3_plan_t *p, const gc3_call_t *c, const uint
 {
     const size_t words = gc3_coll_segs_words((gc3_coll_t)p->flat->coll, p->nranks);
     const size_t bytes = words * sizeof(uint64_t);
-    const int    rot   = p->shift != 0 && (gc3_coll_desc((gc3_coll_t)p->flat->coll)->in_per_rank ||
-                                      gc3_coll_desc((gc3_coll_t)p->flat->coll)->out_per_rank);
+    const int    rot   = gc3_call_rotates(p);
     uint64_t    *tab   = NULL;
     gc3_status_t status;
 
@@ -342,7 +350,7 @@ static void gc3_call_zc(gc3_plan_t *p, const gc3_call_t *c)
     p->zc_held[0] = p->zc_held[1] = 0;
     p->zc_peers_last              = 0;
     p->zc_why                     = NULL;
-    if (!p->exec->params.zero_copy || nz == 0 || p->exec->reg == NULL || c->segs != NULL) {
+    if (!p->exec->params.zero_copy || nz == 0 || p->exec->reg == NULL || c->segs != NULL || gc3_call_rotates(p)) {
         for (int t = 0; t < p->ntbs; t++) {
             p->tbs_ctx[t].zc_bit = 0;
         }
