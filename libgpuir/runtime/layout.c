@@ -102,20 +102,6 @@ gc3_status_t gc3_rt_layout_compute(const gc3_flat_program_t *f, int rank, int sl
     return GC3_OK;
 }
 
-/* Add (peer, chan) to a list of union connections unless there (*n of them, room for cap) */
-static void gc3_rt_uconn_add(gc3_rt_uconn_t *u, int *n, int peer, int chan)
-{
-    for (int i = 0; i < *n; i++) {
-        if (u[i].peer == peer && u[i].chan == chan) {
-            return;
-        }
-    }
-    u[*n].peer = peer;
-    u[*n].chan = chan;
-    u[*n].off = u[*n].slot = -1;
-    (*n)++;
-}
-
 static int gc3_rt_uconn_find(const gc3_rt_uconn_t *u, int n, int peer, int chan)
 {
     for (int i = 0; i < n; i++) {
@@ -124,6 +110,18 @@ static int gc3_rt_uconn_find(const gc3_rt_uconn_t *u, int n, int peer, int chan)
         }
     }
     return -1;
+}
+
+/* Add (peer, chan) to a list of union connections unless there (*n of them, room for cap) */
+static void gc3_rt_uconn_add(gc3_rt_uconn_t *u, int *n, int peer, int chan)
+{
+    if (gc3_rt_uconn_find(u, *n, peer, chan) >= 0) {
+        return;
+    }
+    u[*n].peer = peer;
+    u[*n].chan = chan;
+    u[*n].off = u[*n].slot = -1;
+    (*n)++;
 }
 
 int gc3_rt_layout_rconn(const gc3_rt_layout_t *L, int peer, int chan)

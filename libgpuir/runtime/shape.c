@@ -40,13 +40,15 @@ void gc3_plan_segments(const gc3_flat_program_t *f, int *k_in, int *k_out)
 static int gc3_flat_max_recv(const gc3_exec_params_t *ep, const gc3_flat_program_t *f)
 {
     const gc3_flat_rank_t *ranks = gc3_flat_ranks(f);
-    int                    most  = 0;
-    for (int r = 0; gc3_plan_relabels(ep, f) && r < f->nranks; r++) {
+    int                    most = 0, unions = gc3_plan_relabels(ep, f);
+    for (int r = 0; unions && r < f->nranks; r++) { /* (a rank's union holds its own program rank's connections) */
         gc3_rt_layout_t U;
-        if (gc3_rt_layout_union(f, r, 1, GC3_RT_LINE, 0, &U) == GC3_OK) { /* (a failure: the preparation's) */
-            most = U.nrconn > most ? U.nrconn : most;
-        }
+        unions = gc3_rt_layout_union(f, r, 1, GC3_RT_LINE, 0, &U) == GC3_OK; /* (a failure: the preparation's) */
+        most   = unions && U.nrconn > most ? U.nrconn : most;
         gc3_rt_layout_free(&U);
+    }
+    if (unions) {
+        return most;
     }
     for (int r = 0; r < f->nranks; r++) {
         int n = 0;
