@@ -285,12 +285,15 @@ static void gc3_call_segs_rotated(const gc3_plan_t *p, const gc3_call_t *c, uint
     }
 }
 
+#define GC3_CALL_SEGS_LOCAL 256
+
 static gc3_status_t gc3_call_segs(gc3_plan_t *p, const gc3_call_t *c, const uint64_t **seg_p, gc3_diag_t *diag)
 {
     const size_t words = gc3_coll_segs_words((gc3_coll_t)p->flat->coll, p->nranks);
     const size_t bytes = words * sizeof(uint64_t);
     const int    rot   = gc3_call_rotates(p);
-    uint64_t    *tab   = NULL;
+    uint64_t     local[GC3_CALL_SEGS_LOCAL]; /* a rotated table of up to ~125 ranks, without the heap */
+    uint64_t    *tab = NULL;
     gc3_status_t status;
 
     *seg_p = NULL;
@@ -298,13 +301,16 @@ static gc3_status_t gc3_call_segs(gc3_plan_t *p, const gc3_call_t *c, const uint
         return GC3_OK;
     }
     if (rot) {
-        if ((tab = malloc(bytes)) == NULL) {
+        tab = words <= GC3_CALL_SEGS_LOCAL ? local : malloc(bytes);
+        if (tab == NULL) {
             return GC3_ERR_NO_MEMORY;
         }
         gc3_call_segs_rotated(p, c, tab);
     }
     status = gc3_call_segs_copy(p, tab != NULL ? tab : c->segs, bytes, seg_p, diag);
-    free(tab);
+    if (tab != local) {
+        free(tab);
+    }
     return status;
 }
 
