@@ -210,7 +210,9 @@ static void gc3_call_contexts(gc3_plan_t *p, const gc3_call_t *c, const uint64_t
 {
     char          *in, *out;
     const uint64_t sig      = gc3_call_signature(c);
-    const int      handover = p->pooled && p->exec->pool_last != p->id;
+    /* (a relabelled plan's shifts use different connections, whose counters do not order this call after
+     * another plan's: a new shift hands over as a new plan does) */
+    const int handover = p->pooled && (p->exec->pool_last != p->id || p->exec->pool_last_shift != p->shift);
 
     gc3_call_buffers(p, c, &in, &out);
     for (int t = 0; t < p->ntbs; t++) {
@@ -524,7 +526,8 @@ static gc3_status_t gc3_call_start(gc3_plan_t *p, const gc3_call_t *c, gc3_diag_
     p->in_flight = 1;
     if (p->pooled) {
         p->exec->pool_busy = p;
-        p->exec->pool_last = p->id;
+        p->exec->pool_last       = p->id;
+        p->exec->pool_last_shift = p->shift;
     }
     return GC3_OK;
 }

@@ -186,6 +186,7 @@ struct gc3_exec {
     gc3_plan_t     *plans;      /* the live pooled plans, linked by pool_next */
     gc3_plan_t     *pool_busy;  /* the pooled plan whose call is in flight */
     int             pool_last;  /* the id of the plan of the last call on the pool (0: none) */
+    int             pool_last_shift; /* and its shift (a relabelled plan's root) */
 };
 
 struct gc3_plan {

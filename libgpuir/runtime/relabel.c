@@ -244,13 +244,13 @@ void gc3_plan_binds_free(gc3_plan_t *p)
     p->binds = NULL;
 }
 
+static gc3_status_t gc3_plan_bind_shift(gc3_plan_t *p, int s, int root, gc3_diag_t *diag);
+
 gc3_status_t gc3_plan_root(gc3_plan_t *p, int root, gc3_diag_t *diag)
 {
-    const int       n   = p->nranks;
-    const int       was = p->shift;
-    int             s;
-    gc3_plan_bind_t old, *made = NULL;
-    gc3_status_t    status;
+    const int    n = p->nranks;
+    int          s;
+    gc3_status_t status;
 
     if (root < 0 || root >= n || p->flat->root < 0) {
         gc3_diag_add(diag, "executor: root %d for a plan of %d ranks (%s)", root, n,
@@ -268,6 +268,23 @@ gc3_status_t gc3_plan_root(gc3_plan_t *p, int root, gc3_diag_t *diag)
                      p->flat->root, root);
         return GC3_ERR_INVALID_PARAM;
     }
+    if (!p->pooled) {
+        return gc3_plan_bind_shift(p, s, root, diag);
+    }
+    /* (a progress thread finishing another plan's preparation may move this plan to a new pool meanwhile) */
+    pthread_mutex_lock(&p->exec->pool_lock);
+    status = gc3_plan_bind_shift(p, s, root, diag);
+    pthread_mutex_unlock(&p->exec->pool_lock);
+    return status;
+}
+
+/* gc3_plan_root's change of binding to shift s (under pool_lock for a pooled plan). */
+static gc3_status_t gc3_plan_bind_shift(gc3_plan_t *p, int s, int root, gc3_diag_t *diag)
+{
+    const int       was = p->shift;
+    gc3_plan_bind_t old, *made = NULL;
+    gc3_status_t    status;
+
     if (p->in_flight) {
         gc3_diag_add(diag, "executor: a call is in flight on this plan (its root cannot change)");
         return GC3_ERR_INVALID_PARAM;

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include "gc3_mpi_util.h"
 
 static int world_rank, failures, checks, on_device;
@@ -603,6 +604,56 @@ static void test_rotate(int per_root)
     MPI_Comm_free(&comm);
 }
 
+/* Roots that rotate between calls of another collective (--rotate): an allreduce, then a bcast whose root moves
+ * on each time, 3 x size rounds of 256 KB, one rank a little late in turn (before its allreduce), each result
+ * checked. A relabelled bcast's new root uses connections its plan had not used lately: its first messages on
+ * them must wait, as another plan's would, until the receiver has left the allreduce that shares its FIFO pool. */
+static void test_rotate_mixed(void)
+{
+    MPI_Comm     comm;
+    const size_t n = 32768; /* doubles */
+    int          size, rank;
+    char         what[160];
+    double      *h = malloc(n * sizeof(double)), *a = malloc(n * sizeof(double));
+    void        *db, *da;
+
+    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+    MPI_Comm_set_name(comm, "rotate mixed");
+    MPI_Comm_size(comm, &size);
+    MPI_Comm_rank(comm, &rank);
+    db = dev_buf(h, n * sizeof(double), 0);
+    da = dev_buf(a, n * sizeof(double), 0);
+    for (int k = 0; k < 3 * size; k++) {
+        const int root = (k * 2 + 1) % size;
+        int       ok   = 1;
+        for (size_t i = 0; i < n; i++) {
+            a[i] = (double)(rank + k) * (double)(i % 613);
+            h[i] = rank == root ? (double)(k * 11 + (int)(i % 509)) : -2.0;
+        }
+        dev_put(da, a, n * sizeof(double));
+        dev_put(db, h, n * sizeof(double));
+        if (rank == k % size) {
+            struct timespec ts = { 0, 200000 }; /* 0.2 ms */
+            nanosleep(&ts, NULL);
+        }
+        MPI_Allreduce(MPI_IN_PLACE, da, (int)n, MPI_DOUBLE, MPI_SUM, comm);
+        MPI_Bcast(db, (int)n, MPI_DOUBLE, root, comm);
+        dev_get(a, da, n * sizeof(double));
+        dev_get(h, db, n * sizeof(double));
+        for (size_t i = 0; i < n && ok; i++) {
+            ok = a[i] == ((double)size * (double)(size - 1) / 2.0 + (double)size * (double)k) * (double)(i % 613) &&
+                 h[i] == (double)(k * 11 + (int)(i % 509));
+        }
+        snprintf(what, sizeof(what), "rotating roots between allreduces: round %d, bcast root %d", k, root);
+        check(ok, comm, what);
+    }
+    dev_free(db);
+    dev_free(da);
+    free(h);
+    free(a);
+    MPI_Comm_free(&comm);
+}
+
 int main(int argc, char **argv)
 {
     int      size, rotate = 0, per_root = 0;
@@ -623,6 +674,7 @@ int main(int argc, char **argv)
     gc3_test_device_setup("test_rooted", on_device, MPI_COMM_WORLD);
     if (rotate) {
         test_rotate(per_root);
+        test_rotate_mixed();
         if (world_rank == 0) {
             printf("test_rooted: %d ranks%s, rotating roots: %d passed, %d failed\n", size,
                    on_device ? ", device buffers" : "", checks - failures, failures);
