@@ -198,8 +198,10 @@ static void gc3_plan_line(mca_coll_gc3_module_t *m, mca_coll_gc3_plan_entry_t *s
         int runs = gc3_plan_fused_runs(s->plan);
         fine     = gc3_str_appendf(&line, ", verified") == GC3_OK;
         if (fine && gc3_coll_desc(s->coll)->rooted) { /* (coll_gc3_relabel) */
-            fine = (gc3_plan_roots(s->plan) > 1 ? gc3_str_appendf(&line, ", serves every root (relabelled)")
-                                                : gc3_str_appendf(&line, ", for root %d", s->root)) == GC3_OK;
+            fine = (gc3_plan_roots(s->plan) > 1
+                        ? gc3_str_appendf(&line, ", serves every root (relabelled)")
+                        : gc3_str_appendf(&line, ", for root %d", s->root == MCA_COLL_GC3_ROOT_ANY ? 0 : s->root)) ==
+                   GC3_OK;
         }
         if (fine && runs > 0) {
             fine = gc3_str_appendf(&line, ", %d fused run%s of local steps", runs, runs > 1 ? "s" : "") == GC3_OK;
