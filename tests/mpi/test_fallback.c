@@ -393,6 +393,22 @@ int main(int argc, char **argv)
     ok = 1;
     for (int q = 0; q < size; q++) for (int i = 0; i < n; i++) ok &= g[q * n + i] == V(q, rank * n + i);
     check(ok, "alltoall (staged or run by gc3)");
+    /* a communicator of one rank: nothing to exchange, gc3 passes it on (saying why at verbose 2) */
+    {
+        int one = n, at = 2;
+        for (int i = 0; i < n + 2; i++)
+            h[i] = -1;
+        dput(b, h, (size_t)n + 2);
+        for (int i = 0; i < n; i++)
+            h[i] = V(rank, i);
+        dput(a, h, (size_t)n);
+        MPI_Allgatherv(a, n, MPI_INT, b, &one, &at, MPI_INT, MPI_COMM_SELF);
+        dget(g, b, (size_t)n + 2);
+        ok = g[0] == -1 && g[1] == -1;
+        for (int i = 0; i < n; i++)
+            ok &= g[2 + i] == V(rank, i);
+        check(ok, "allgatherv on MPI_COMM_SELF (gap kept)");
+    }
 
     /* nonblocking forms on the same buffers */
     {

@@ -188,9 +188,38 @@ static int mca_coll_gc3_ompi_cuda_aware(const char **why)
     return 0;
 }
 
+/* What coll_gc3_fallback does with device buffers of calls gc3 does not run, said once (verbose 1). */
+static void gc3_fallback_say(mca_coll_gc3_fallback_t set, mca_coll_gc3_fallback_t resolved, const char *why)
+{
+    if (set != MCA_COLL_GC3_FALLBACK_AUTO) {
+        opal_output_verbose(1, mca_coll_gc3_component.output,
+                            "coll:gc3: device buffers of calls gc3 does not run are %s (coll_gc3_fallback %s)",
+                            set == MCA_COLL_GC3_FALLBACK_PASS    ? "passed on to Open MPI's next coll component"
+                            : set == MCA_COLL_GC3_FALLBACK_ERROR ? "refused: such calls fail"
+                                                                 : "staged through host memory",
+                            set == MCA_COLL_GC3_FALLBACK_PASS    ? "pass"
+                            : set == MCA_COLL_GC3_FALLBACK_ERROR ? "error"
+                                                                 : "stage");
+    } else {
+        if (why == NULL) {
+            (void)mca_coll_gc3_ompi_cuda_aware(&why);
+        }
+        opal_output_verbose(1, mca_coll_gc3_component.output,
+                            "coll:gc3: coll_gc3_fallback auto: %s, so device buffers of calls gc3 does not run "
+                            "are %s",
+                            why,
+                            resolved == MCA_COLL_GC3_FALLBACK_PASS
+                                ? "passed on to Open MPI's next coll component (blocking calls; a nonblocking "
+                                  "one runs as its blocking form, as Open MPI's nonblocking collectives take no "
+                                  "device buffers)"
+                                : "staged through host memory (--mca coll_gc3_fallback pass would give them to "
+                                  "Open MPI as they are: only for a CUDA-aware Open MPI)");
+    }
+}
+
 /* coll_gc3_fallback as it applies: the parameter, or for auto what this Open MPI says (asked once
- * per process; the first call that asks says which and why at verbose 1, where the process is
- * rank 0 of the call's communicator, every rank at verbose 3). */
+ * per process; the first call that asks says which and why at verbose 1 if the process is rank 0
+ * of the call's communicator, every rank at verbose 3; later calls never). */
 mca_coll_gc3_fallback_t mca_coll_gc3_fallback(struct ompi_communicator_t *comm, int nonblocking)
 {
     static int                     said;
@@ -203,31 +232,10 @@ mca_coll_gc3_fallback_t mca_coll_gc3_fallback(struct ompi_communicator_t *comm, 
     } else if (resolved == MCA_COLL_GC3_FALLBACK_AUTO) {
         resolved = mca_coll_gc3_ompi_cuda_aware(&why) ? MCA_COLL_GC3_FALLBACK_PASS : MCA_COLL_GC3_FALLBACK_STAGE;
     }
-    if (!said && mca_coll_gc3_component.verbose >= 1 && MCA_COLL_GC3_SAYS(comm)) {
-        said = 1;
-        if (set != MCA_COLL_GC3_FALLBACK_AUTO) {
-            opal_output_verbose(1, mca_coll_gc3_component.output,
-                                "coll:gc3: device buffers of calls gc3 does not run are %s (coll_gc3_fallback %s)",
-                                set == MCA_COLL_GC3_FALLBACK_PASS    ? "passed on to Open MPI's next coll component"
-                                : set == MCA_COLL_GC3_FALLBACK_ERROR ? "refused: such calls fail"
-                                                                     : "staged through host memory",
-                                set == MCA_COLL_GC3_FALLBACK_PASS    ? "pass"
-                                : set == MCA_COLL_GC3_FALLBACK_ERROR ? "error"
-                                                                     : "stage");
-        } else {
-            if (why == NULL) {
-                (void)mca_coll_gc3_ompi_cuda_aware(&why);
-            }
-            opal_output_verbose(1, mca_coll_gc3_component.output,
-                                "coll:gc3: coll_gc3_fallback auto: %s, so device buffers of calls gc3 does not run "
-                                "are %s",
-                                why,
-                                resolved == MCA_COLL_GC3_FALLBACK_PASS
-                                    ? "passed on to Open MPI's next coll component (blocking calls; a nonblocking "
-                                      "one runs as its blocking form, as Open MPI's nonblocking collectives take no "
-                                      "device buffers)"
-                                    : "staged through host memory (--mca coll_gc3_fallback pass would give them to "
-                                      "Open MPI as they are: only for a CUDA-aware Open MPI)");
+    if (!said && mca_coll_gc3_component.verbose >= 1) {
+        said = 1; /* (the first call decides: a process that is not its communicator's rank 0 stays silent) */
+        if (MCA_COLL_GC3_SAYS(comm)) {
+            gc3_fallback_say(set, resolved, why);
         }
     }
     /* auto's pass is for blocking calls: Open MPI's nonblocking collectives (libnbc) are not
@@ -245,9 +253,9 @@ static int gc3_stage_call(struct ompi_communicator_t *comm, const char *coll, in
 
     switch (mca_coll_gc3_fallback(comm, nb)) {
     case MCA_COLL_GC3_FALLBACK_PASS:
-        mca_coll_gc3_verbose_once(2, comm,
-                                  "coll:gc3: %s on device buffers: passed on as they are (coll_gc3_fallback=%s)", coll,
-                                  auto_set ? "auto: a CUDA-aware Open MPI" : "pass");
+        mca_coll_gc3_verbose_once(
+            2, comm, "coll:gc3: comm %s: %s on device buffers: passed on as they are (coll_gc3_fallback=%s)",
+            comm->c_name, coll, auto_set ? "auto: a CUDA-aware Open MPI" : "pass");
         *rc_p = OMPI_SUCCESS;
         return 0;
     case MCA_COLL_GC3_FALLBACK_ERROR:
@@ -259,10 +267,10 @@ static int gc3_stage_call(struct ompi_communicator_t *comm, const char *coll, in
         return 0;
     default:
         mca_coll_gc3_verbose_once(2, comm,
-                                  nb ? "coll:gc3: %s on device buffers: Open MPI's nonblocking collective on host "
-                                       "copies, copied back when it completes"
-                                     : "coll:gc3: %s on device buffers: staged through host memory",
-                                  coll);
+                                  nb ? "coll:gc3: comm %s: %s on device buffers: Open MPI's nonblocking collective on "
+                                       "host copies, copied back when it completes"
+                                     : "coll:gc3: comm %s: %s on device buffers: staged through host memory",
+                                  comm->c_name, coll);
         *rc_p = OMPI_SUCCESS;
         return 1;
     }
