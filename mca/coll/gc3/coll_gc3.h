@@ -586,6 +586,9 @@ int mca_coll_gc3_stage_args(const mca_coll_gc3_args_t *a, struct ompi_communicat
 int mca_coll_gc3_passed_on(struct ompi_communicator_t *comm, const char *coll, const char *why);
 /* The same for a collective gc3 does not run ("gc3 runs allreduce, ... only"). */
 int mca_coll_gc3_passed_on_not_run(struct ompi_communicator_t *comm, const char *coll);
+/* A call on a communicator of one rank: nothing to exchange, Open MPI's component copies (said at verbose 2);
+ * 0. */
+int mca_coll_gc3_one_rank(struct ompi_communicator_t *comm, const char *coll);
 /* What every collective gc3 runs needs (a backend for the buffers, the collective enabled, a count
  * above 0): 1, or 0 after saying why not. */
 int mca_coll_gc3_args_usable(const mca_coll_gc3_module_t *m, const mca_coll_gc3_args_t *a, const char *call,

@@ -117,6 +117,15 @@ int mca_coll_gc3_passed_on(struct ompi_communicator_t *comm, const char *coll, c
     return 0;
 }
 
+int mca_coll_gc3_one_rank(struct ompi_communicator_t *comm, const char *coll)
+{
+    mca_coll_gc3_verbose_once(2, comm,
+                              "coll:gc3: comm %s: MPI_%c%s on a communicator of one rank: nothing to exchange, Open "
+                              "MPI's component copies",
+                              comm->c_name, coll[0] >= 'a' && coll[0] <= 'z' ? coll[0] - 'a' + 'A' : coll[0], coll + 1);
+    return 0;
+}
+
 int mca_coll_gc3_passed_on_not_run(struct ompi_communicator_t *comm, const char *coll)
 {
     char why[320];

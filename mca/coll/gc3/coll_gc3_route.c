@@ -389,7 +389,7 @@ static int gc3_takes(mca_coll_gc3_module_t *m, const mca_coll_gc3_args_t *a)
     const char *name = gc3_args_name(a);
 
     if (ompi_comm_size(m->comm) < 2) { /* the previous module copies (staged on device buffers) */
-        return mca_coll_gc3_passed_on(m->comm, name, "a communicator of one rank, nothing to exchange");
+        return mca_coll_gc3_one_rank(m->comm, name);
     }
     return mca_coll_gc3_within_max_bytes(m, name, a->bytes);
 }
