@@ -582,6 +582,11 @@ int mca_coll_gc3_staged(mca_coll_gc3_bufs_t bufs, const void *sbuf, const void *
  * host copies and hands its request to mca_coll_gc3_chain. */
 int mca_coll_gc3_stage_args(const mca_coll_gc3_args_t *a, struct ompi_communicator_t *comm, int nb, int *rc_p);
 
+/* The first letter of a collective's MPI name ("allgatherv": 'A'), printed as "MPI_%c%s" with name + 1. */
+static inline char mca_coll_gc3_mpi_initial(const char *name)
+{
+    return name[0] >= 'a' && name[0] <= 'z' ? (char)(name[0] - 'a' + 'A') : name[0];
+}
 /* A call gc3 passes on: says so and why at coll_gc3_verbose 2 (the communicator's rank 0); 0. */
 int mca_coll_gc3_passed_on(struct ompi_communicator_t *comm, const char *coll, const char *why);
 /* The same for a collective gc3 does not run ("gc3 runs allreduce, ... only"). */

@@ -97,8 +97,9 @@ static void mca_coll_gc3_register_enable(void)
         char                       name[64];
         snprintf(name, sizeof(name), "enable_%s", c->name);
         snprintf(help[c->coll], sizeof(help[c->coll]),
-                 "Run MPI_%c%s with gc3%s%s (false: always pass it on, device buffers staged)", c->name[0] - 'a' + 'A',
-                 c->name + 1, c->when != NULL ? ", " : "", c->when != NULL ? c->when : "");
+                 "Run MPI_%c%s with gc3%s%s (false: always pass it on, device buffers staged)",
+                 mca_coll_gc3_mpi_initial(c->name), c->name + 1, c->when != NULL ? ", " : "",
+                 c->when != NULL ? c->when : "");
         mca_coll_gc3_component.enable[c->coll] = true;
         mca_coll_gc3_register_param(name, help[c->coll], MCA_BASE_VAR_TYPE_BOOL, NULL, OPAL_INFO_LVL_6,
                                     MCA_BASE_VAR_SCOPE_READONLY, &mca_coll_gc3_component.enable[c->coll]);

@@ -113,7 +113,7 @@ int mca_coll_gc3_memcpy(void *dst, const void *src, size_t bytes)
 int mca_coll_gc3_passed_on(struct ompi_communicator_t *comm, const char *coll, const char *why)
 {
     mca_coll_gc3_verbose_once(2, comm, "coll:gc3: comm %s: MPI_%c%s passed on: %s", comm->c_name,
-                              coll[0] >= 'a' && coll[0] <= 'z' ? coll[0] - 'a' + 'A' : coll[0], coll + 1, why);
+                              mca_coll_gc3_mpi_initial(coll), coll + 1, why);
     return 0;
 }
 
@@ -122,7 +122,7 @@ int mca_coll_gc3_one_rank(struct ompi_communicator_t *comm, const char *coll)
     mca_coll_gc3_verbose_once(2, comm,
                               "coll:gc3: comm %s: MPI_%c%s on a communicator of one rank: nothing to exchange, Open "
                               "MPI's component copies",
-                              comm->c_name, coll[0] >= 'a' && coll[0] <= 'z' ? coll[0] - 'a' + 'A' : coll[0], coll + 1);
+                              comm->c_name, mca_coll_gc3_mpi_initial(coll), coll + 1);
     return 0;
 }
 

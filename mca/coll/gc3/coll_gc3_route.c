@@ -464,7 +464,7 @@ static void gc3_host_buffers_said(struct ompi_communicator_t *comm, const char *
                         "MPI_%c%s on comm %s): it runs device buffers only (%s) and passes calls on host buffers on to "
                         "Open MPI's other coll components; --mca coll_gc3_backend host runs them with gc3's host "
                         "backend (for tests and demos: slower than Open MPI's own host collectives)",
-                        coll[0] >= 'a' && coll[0] <= 'z' ? coll[0] - 'a' + 'A' : coll[0], coll + 1, comm->c_name,
+                        mca_coll_gc3_mpi_initial(coll), coll + 1, comm->c_name,
                         gc3_mem_driver() ? "the CUDA driver is loaded" : "this process has no CUDA driver: no GPU");
 }
 
