@@ -69,6 +69,7 @@ GC3_ALGO_DECLARE(gc3_algo_alltoall_direct);
 GC3_ALGO_DECLARE(gc3_algo_alltoall_twostep);
 GC3_ALGO_DECLARE(gc3_algo_allgather_ring);
 GC3_ALGO_DECLARE(gc3_algo_reduce_scatter_ring);
+GC3_ALGO_DECLARE(gc3_algo_reduce_scatter_direct);
 GC3_ALGO_DECLARE(gc3_algo_alltonext);
 GC3_ALGO_DECLARE(gc3_algo_bcast_direct);
 GC3_ALGO_DECLARE(gc3_algo_bcast_ring);

@@ -18,6 +18,8 @@ static const gc3_algo_t gc3_algos[] = {
      gc3_algo_alltoall_twostep},
     {"allgather_ring", GC3_COLL_ALLGATHER, NULL, "allgather: ring", 0, gc3_algo_allgather_ring},
     {"reduce_scatter_ring", GC3_COLL_REDUCE_SCATTER, NULL, "reduce_scatter: ring", 0, gc3_algo_reduce_scatter_ring},
+    {"reduce_scatter_direct", GC3_COLL_REDUCE_SCATTER, NULL, "reduce_scatter: every rank sends each other rank its chunk, which reduces them (one step); --chunks-per-peer K; --channels N", 0,
+     gc3_algo_reduce_scatter_direct},
     {"bcast_direct", GC3_COLL_BCAST, NULL, "bcast: the root sends its buffer to every other rank (one step: small sizes, LL); --chunks-per-peer K: K chunks; --root R", 0,
      gc3_algo_bcast_direct},
     {"bcast_ring", GC3_COLL_BCAST, NULL, "bcast: a pipelined chain root -> root+1 -> ... (channels x chunks-per-peer x ngpus chunks: large sizes, Simple); --root R", 0,

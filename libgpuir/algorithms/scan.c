@@ -20,21 +20,38 @@ static gc3_status_t gc3_scan_direct(const gc3_algo_params_t *params, int exclusi
     if (status != GC3_OK) {
         return status;
     }
-    for (int q = 0; q < R; q++) { /* every transfer first: rank q's input to every rank after it */
+    /* scan: its own input into its output first (nothing to do in place), then every transfer: rank q's
+       input to every rank r after it, on channel (r - q - 1) mod channels */
+    for (int r = 0; r < R && !exclusive; r++) {
+        gc3_cref_t x;
+        gc3_chunk(prog, r, GC3_BUF_INPUT, 0, k, &x);
+        gc3_copy(prog, x, r, GC3_BUF_OUTPUT, 0, 0, &x);
+    }
+    for (int q = 0; q < R; q++) {
         for (int r = q + 1; r < R; r++) {
             gc3_cref_t x;
             gc3_chunk(prog, q, GC3_BUF_INPUT, 0, k, &x);
             gc3_copy(prog, x, r, GC3_BUF_SCRATCH, q * k, (r - q - 1) % params->channels, &x);
         }
     }
-    for (int r = exclusive ? 1 : 0; r < R; r++) {
-        gc3_cref_t o, x;
-        /* scan: its own input first (nothing to do in place); exscan: rank 0's */
-        gc3_chunk(prog, r, exclusive ? GC3_BUF_SCRATCH : GC3_BUF_INPUT, 0, k, &x);
-        gc3_copy(prog, x, r, GC3_BUF_OUTPUT, 0, 0, &o);
-        for (int q = exclusive ? 1 : 0; q < r; q++) {
-            gc3_chunk(prog, r, GC3_BUF_SCRATCH, q * k, k, &x);
-            gc3_reduce(prog, o, x, 0, &o);
+    /* chunk by chunk, each starting with another sender's copy, on its channel, so that the k reductions
+       run in different blocks (local work runs in the block of its latest dependency on its channel) */
+    for (int r = 1; r < R; r++) { /* (scan: rank 0's output is its input) */
+        for (int j = 0; j < k; j++) {
+            const int  ch = (r - j % r - 1) % params->channels; /* sender j mod r's channel */
+            gc3_cref_t o, x;
+            int        m = 0;
+            if (exclusive) {
+                gc3_chunk(prog, r, GC3_BUF_SCRATCH, (j % r) * k + j, 1, &x);
+                gc3_copy(prog, x, r, GC3_BUF_OUTPUT, j, ch, &o);
+                m = 1;
+            } else {
+                gc3_chunk(prog, r, GC3_BUF_OUTPUT, j, 1, &o);
+            }
+            for (; m < r; m++) {
+                gc3_chunk(prog, r, GC3_BUF_SCRATCH, ((m + j) % r) * k + j, 1, &x);
+                gc3_reduce(prog, o, x, ch, &o);
+            }
         }
     }
     return gc3_algo_finish(prog, name, diag, stats, program_p);

@@ -185,7 +185,9 @@ static void check_algo(const char *name, gc3_algo_params_t *ap, tally_t *t)
 
 static void test_matrix(void)
 {
-    const char *flat[] = { "ring", "allpairs", "oneshot", "rhd", "direct", "allgather_ring", "reduce_scatter_ring" };
+    const char *flat[] = {
+        "ring", "allpairs", "oneshot", "rhd", "direct", "allgather_ring", "reduce_scatter_ring", "reduce_scatter_direct"
+    };
     const char *hier[] = { "hierarchical", "twostep", "alltonext" };
     tally_t     t      = { 0, 0 };
     clock_t     c0     = clock();
