@@ -50,7 +50,7 @@ static gc3_cuda_layout_t gc3_cuda_plan_layout(const gc3_plan_t *p)
 /* Blocks of the interpreter kernel (every variant) co-resident on the executor's device. */
 static int gc3_cuda_max_blocks(const gc3_exec_t *e)
 {
-    const int threads = e->params.threads_per_block > 0 ? e->params.threads_per_block : 512;
+    const int threads = e->params.threads_per_block > 0 ? e->params.threads_per_block : GC3_CUDA_MAX_THREADS;
     int       per_sm = 0, sms = 0, dev = -1;
 
     cudaGetDevice(&dev);
@@ -121,7 +121,7 @@ gc3_cuda_state_t *gc3_cuda_state(gc3_plan_t *p, gc3_diag_t *diag)
     memset(s->h_err, 0, GC3_CUDA_MAPPED_BYTES);
     p->err        = s->h_err;
     p->abort_flag = s->h_abort;
-    s->threads    = p->exec->params.threads_per_block > 0 ? p->exec->params.threads_per_block : 512;
+    s->threads    = p->exec->params.threads_per_block > 0 ? p->exec->params.threads_per_block : GC3_CUDA_MAX_THREADS;
     s->breakdown  = p->exec->params.breakdown;
     s->max_blocks = gc3_cuda_max_blocks(p->exec);
     {

@@ -180,8 +180,11 @@ __device__ static inline void gc3_cuda_mark_taken(const gc3_cuda_done_t &d)
     }
 }
 
-/* Large plans: the contexts and the per-call counter bases were copied to device memory. */
-__global__ void gc3_interp_kernel(const gc3_rt_tb_t *ctxs, const gc3_cuda_done_t done)
+/* Large plans: the contexts and the per-call counter bases were copied to device memory. The kernels are
+ * built for blocks of up to GC3_CUDA_MAX_THREADS threads (the executor's 512): at most 128 registers a
+ * thread, which the reductions of unaligned operands (gc3_be_reduce_n) would pass otherwise. */
+__global__ void __launch_bounds__(GC3_CUDA_MAX_THREADS, 1)
+    gc3_interp_kernel(const gc3_rt_tb_t *ctxs, const gc3_cuda_done_t done)
 {
     __shared__ gc3_cuda_shared_t sh;
     gc3_cuda_mark_taken(done);
@@ -409,7 +412,9 @@ __device__ static void gc3_cuda_resident(gc3_cuda_shared_t *sh, const gc3_cuda_r
     }
 }
 
-template <int N> __global__ void gc3_interp_kernel_args(const __grid_constant__ gc3_cuda_args<N> a)
+template <int N>
+__global__ void __launch_bounds__(GC3_CUDA_MAX_THREADS, 1)
+    gc3_interp_kernel_args(const __grid_constant__ gc3_cuda_args<N> a)
 {
     __shared__ gc3_cuda_shared_t sh;
     int                          rc;

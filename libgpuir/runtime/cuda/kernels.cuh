@@ -11,6 +11,9 @@ extern "C" {
 }
 
 /* steps and blocks whose control data a block keeps in shared memory */
+/* threads a block of the interpreter kernel may have (__launch_bounds__, kernels.cu): the executor's
+ * default; a block of more is refused (gc3_cuda_max_blocks finds none resident) */
+#define GC3_CUDA_MAX_THREADS 512
 #define GC3_CUDA_SH_STEPS 96
 #define GC3_CUDA_SH_TBS   64
 

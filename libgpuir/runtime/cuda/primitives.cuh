@@ -226,22 +226,53 @@ template <typename T, bool BIT> __device__ static inline T gc3_dev_any_op(int op
     X(GC3_DT_FLOAT32, float, false)                                                                       \
     X(GC3_DT_FLOAT64, double, false)
 
-/* dst = x[0] op x[1] op ... op x[m-1], left to right, 16 bytes at a time when everything is aligned.
- * One operand at a time: holding three operands' vectors at once took the kernel to 255 registers
- * with spills (-Xptxas -v). */
+/* An operand's 16 bytes at vector i of a 16-byte aligned destination: one 16-byte load when the operand
+ * is aligned too, else element by element (a segment of per-rank counts starts at any element, so the
+ * operands of one reduction are often unequally aligned). */
+template <typename T> __device__ static inline uint4 gc3_dev_ld16(const T *p, uint64_t i, bool aligned)
+{
+    if (aligned) {
+        return ((const uint4 *)p)[i];
+    }
+    uint4 v;
+    T    *e = (T *)&v;
+#pragma unroll
+    for (int k = 0; k < 16 / (int)sizeof(T); k++) {
+        e[k] = p[i * (16 / sizeof(T)) + k];
+    }
+    return v;
+}
+
+/* The elements before dst's first 16-byte boundary (all of them when dst is not even element-aligned
+ * or n is small): the reductions do these one by one and the rest 16 bytes at a time. */
+template <typename T> __device__ static inline uint64_t gc3_dev_head(const T *dst, uint64_t n)
+{
+    const uint64_t mis = (uint64_t)(uintptr_t)dst & 15;
+    if (mis % sizeof(T) != 0) {
+        return n;
+    }
+    const uint64_t h = ((16 - mis) & 15) / sizeof(T);
+    return h < n ? h : n;
+}
+
+/* dst = x[0] op x[1] op ... op x[m-1], left to right, 16 bytes at a time: from the start when everything
+ * is aligned, else from dst's first 16-byte boundary (operands not aligned with it loaded element by
+ * element). One operand at a time: holding three operands' vectors at once took the kernel to 255
+ * registers with spills (-Xptxas -v). */
 template <typename T, bool BIT>
 __device__ static void gc3_dev_reduce_n(int op, T *dst, const char *const *x, int m, uint64_t n)
 {
-    const int      tid = threadIdx.x, nt = blockDim.x;
-    const int      per = 16 / sizeof(T);
-    uint64_t       al  = (uint64_t)(uintptr_t)dst, done = 0;
+    const int tid = threadIdx.x, nt = blockDim.x;
+    const int per = 16 / sizeof(T);
+    uint64_t  al  = (uint64_t)(uintptr_t)dst;
     for (int j = 0; j < m; j++) {
         al |= (uint64_t)(uintptr_t)x[j];
     }
+    const uint64_t head = (al & 15) == 0 ? 0 : gc3_dev_head(dst, n);
+    const uint64_t nv = (n - head) / per, done = head + nv * per;
     if ((al & 15) == 0) {
-        uint64_t nv = n / per;
         for (uint64_t i = tid; i < nv; i += nt) {
-            uint4 v = ((const uint4 *)x[0])[i];
+            uint4 v   = ((const uint4 *)x[0])[i];
             T    *acc = (T *)&v;
             for (int j = 1; j < m; j++) {
                 uint4    w = ((const uint4 *)x[j])[i];
@@ -253,10 +284,26 @@ __device__ static void gc3_dev_reduce_n(int op, T *dst, const char *const *x, in
             }
             ((uint4 *)dst)[i] = v;
         }
-        done = n / per * per;
+    } else {
+        for (uint64_t i = tid; i < nv; i += nt) {
+            const T *x0  = (const T *)x[0] + head;
+            uint4    v   = gc3_dev_ld16<T>(x0, i, ((uintptr_t)x0 & 15) == 0);
+            T       *acc = (T *)&v;
+            for (int j = 1; j < m; j++) {
+                const T *xj = (const T *)x[j] + head;
+                uint4    w  = gc3_dev_ld16<T>(xj, i, ((uintptr_t)xj & 15) == 0);
+                const T *b  = (const T *)&w;
+#pragma unroll
+                for (int k = 0; k < 16 / (int)sizeof(T); k++) {
+                    acc[k] = gc3_dev_any_op<T, BIT>(op, acc[k], b[k]);
+                }
+            }
+            ((uint4 *)(dst + head))[i] = v;
+        }
     }
-    for (uint64_t i = done + tid; i < n; i += nt) {
-        T acc = ((const T *)x[0])[i];
+    for (uint64_t r = tid; r < head + (n - done); r += nt) { /* the head, then the tail */
+        const uint64_t i   = r < head ? r : done + (r - head);
+        T              acc = ((const T *)x[0])[i];
         for (int j = 1; j < m; j++) {
             acc = gc3_dev_any_op<T, BIT>(op, acc, ((const T *)x[j])[i]);
         }
@@ -278,37 +325,43 @@ __device__ static __noinline__ void gc3_be_reduce_n(int dtype, int op, char *dst
     __syncthreads(); /* dst may be read by other threads next (rrcs) */
 }
 
-/* dst = a op b, vectorized over 16 bytes when everything is aligned: the ring's reductions, bound by
- * bandwidth, inlined where they are used (4 x H200, allreduce busbw at 1 GiB: 291 GB/s this way, 286
- * through gc3_be_reduce_n with a two-operand loop of its own, 258 through its general loop) */
+/* dst = a op b, vectorized over 16 bytes when everything is aligned (else gc3_be_reduce3 takes
+ * gc3_be_reduce_n): the ring's reductions, bound by bandwidth, inlined where they are used (4 x H200,
+ * allreduce busbw at 1 GiB: 291 GB/s this way, 286 through gc3_be_reduce_n with a two-operand loop of its
+ * own, 258 through its general loop) */
 template <typename T, bool BIT>
 __device__ static void gc3_dev_reduce(int op, T *dst, const T *a, const T *b, uint64_t n)
 {
     const int      tid = threadIdx.x, nt = blockDim.x;
     const int      per = 16 / sizeof(T);
-    const uint64_t al  = (uint64_t)(uintptr_t)dst | (uint64_t)(uintptr_t)a | (uint64_t)(uintptr_t)b;
-    uint64_t       done = 0;
-    if ((al & 15) == 0) {
-        uint64_t nv = n / per;
-        for (uint64_t i = tid; i < nv; i += nt) {
-            uint4 va = ((const uint4 *)a)[i], vb = ((const uint4 *)b)[i], vd;
-            const T *pa = (const T *)&va, *pb = (const T *)&vb;
-            T       *pd = (T *)&vd;
+    const uint64_t nv  = n / per;
+    for (uint64_t i = tid; i < nv; i += nt) {
+        uint4    va = ((const uint4 *)a)[i], vb = ((const uint4 *)b)[i], vd;
+        const T *pa = (const T *)&va, *pb = (const T *)&vb;
+        T       *pd = (T *)&vd;
 #pragma unroll
-            for (int k = 0; k < 16 / (int)sizeof(T); k++) {
-                pd[k] = gc3_dev_any_op<T, BIT>(op, pa[k], pb[k]);
-            }
-            ((uint4 *)dst)[i] = vd;
+        for (int k = 0; k < 16 / (int)sizeof(T); k++) {
+            pd[k] = gc3_dev_any_op<T, BIT>(op, pa[k], pb[k]);
         }
-        done = nv * per;
+        ((uint4 *)dst)[i] = vd;
     }
-    for (uint64_t i = done + tid; i < n; i += nt) {
+    for (uint64_t i = nv * per + tid; i < n; i += nt) {
         dst[i] = gc3_dev_any_op<T, BIT>(op, a[i], b[i]);
     }
 }
 
+/* Pointers not all 16-byte aligned (a segment of per-rank counts starts at any element) go through
+ * gc3_be_reduce_n, which vectorizes them from dst's first 16-byte boundary: element by element, a
+ * reduce_scatter whose segments were at most 1.6 times the mean took 2.2 times the uniform one's time at
+ * 16 MB (1 x H100, doc/measurements/vcoll-1xh100.md), and a misaligned path here, inlined or not, took
+ * the kernel past 128 registers (512 threads a block). */
 __device__ static void gc3_be_reduce3(int dtype, int op, char *dst, const char *a, const char *b, uint64_t n)
 {
+    if ((((uintptr_t)dst | (uintptr_t)a | (uintptr_t)b) & 15) != 0) {
+        const char *x[2] = { a, b };
+        gc3_be_reduce_n(dtype, op, dst, x, 2, n);
+        return;
+    }
 #define GC3_DEV_REDUCE_CASE(DT, T, BIT) \
     case DT: gc3_dev_reduce<T, BIT>(op, (T *)dst, (const T *)a, (const T *)b, n); break;
     switch (dtype) {
