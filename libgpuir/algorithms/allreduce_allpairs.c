@@ -15,26 +15,8 @@ GC3_ALGO_DECLARE(gc3_algo_allreduce_allpairs)
         return status;
     }
     for (int r = 0; r < R; r++) {
-        gc3_cref_t mine, o, x;
-        gc3_chunk(prog, r, GC3_BUF_INPUT, r * K, K, &mine);
-        gc3_copy(prog, mine, r, GC3_BUF_OUTPUT, r * K, 0, &o);
-        for (int q = 0; q < R; q++) {
-            if (q != r) {
-                gc3_chunk(prog, q, GC3_BUF_INPUT, r * K, K, &x);
-                gc3_copy(prog, x, r, GC3_BUF_SCRATCH, (q < r ? q : q - 1) * K, 0, &x);
-            }
-        }
-        /* chunk by chunk, each starting with another peer's copy, so that the K reductions run in
-           different blocks (a reduction runs in the block that received its operand) */
-        for (int j = 0; j < K; j++) {
-            gc3_cref_t oj;
-            gc3_chunk(prog, r, GC3_BUF_OUTPUT, r * K + j, 1, &oj);
-            for (int m = 0; m < R - 1; m++) {
-                int slot = (m + j) % (R - 1); /* peer q's scratch slot: q < r ? q : q - 1 */
-                gc3_chunk(prog, r, GC3_BUF_SCRATCH, slot * K + j, 1, &x);
-                gc3_reduce(prog, oj, x, 0, &oj);
-            }
-        }
+        gc3_cref_t o, x;
+        gc3_algo_reduce_to_owner(prog, R, K, r, r * K, 1);
         gc3_chunk(prog, r, GC3_BUF_OUTPUT, r * K, K, &o);
         for (int q = 0; q < R; q++) {
             if (q != r) {

@@ -54,6 +54,12 @@ gc3_status_t gc3_algo_begin_custom(const gc3_algo_params_t *params, const char *
 /* Compile (and verify), report a trace error with the generator's name, destroy the trace. */
 gc3_status_t gc3_algo_finish(gc3_prog_t *prog, const char *name, gc3_diag_t *diag, gc3_compile_stats_t *stats,
                              gc3_ir_program_t **program_p);
+/* The direct reduction of rank r's chunks [r*K, (r+1)*K) of every rank's input into r's output at chunk out:
+ * its own copied there, every other rank q's sent into r's scratch slot (q < r ? q : q - 1) on channel
+ * slot mod channels, then reduced chunk by chunk, chunk j's from another peer's copy on, on channel
+ * (j mod (R-1)) mod channels, so that the K reductions run in different blocks. Direct reduce_scatter, and
+ * the first half of all-pairs allreduce (channels 1). */
+void gc3_algo_reduce_to_owner(gc3_prog_t *prog, int R, int K, int r, int out, int channels);
 /* Check nodes x gpus_per_node == nranks (hierarchical algorithms). */
 gc3_status_t gc3_algo_check_shape(const gc3_algo_params_t *params, const char *name, gc3_diag_t *diag);
 

@@ -4,6 +4,34 @@
  * half). In place the output is the input's chunk of the rank, which the copy leaves as it is. */
 #include "gc3_algorithms.h"
 
+void gc3_algo_reduce_to_owner(gc3_prog_t *prog, int R, int K, int r, int out, int channels)
+{
+    gc3_cref_t x;
+
+    /* its own chunks into its output first, then rank q's copy of them into r's scratch slot
+       (q < r ? q : q - 1), on channel slot mod channels */
+    gc3_chunk(prog, r, GC3_BUF_INPUT, r * K, K, &x);
+    gc3_copy(prog, x, r, GC3_BUF_OUTPUT, out, 0, &x);
+    for (int q = 0; q < R; q++) {
+        if (q != r) {
+            const int slot = q < r ? q : q - 1;
+            gc3_chunk(prog, q, GC3_BUF_INPUT, r * K, K, &x);
+            gc3_copy(prog, x, r, GC3_BUF_SCRATCH, slot * K, slot % channels, &x);
+        }
+    }
+    /* chunk by chunk, each starting with another peer's copy, on its channel, so that the K reductions run
+       in different blocks (local work runs in the block of its latest dependency on its channel) */
+    for (int j = 0; j < K; j++) {
+        const int  ch = (j % (R - 1)) % channels;
+        gc3_cref_t oj;
+        gc3_chunk(prog, r, GC3_BUF_OUTPUT, out + j, 1, &oj);
+        for (int m = 0; m < R - 1; m++) {
+            gc3_chunk(prog, r, GC3_BUF_SCRATCH, ((m + j) % (R - 1)) * K + j, 1, &x);
+            gc3_reduce(prog, oj, x, ch, &oj);
+        }
+    }
+}
+
 GC3_ALGO_DECLARE(gc3_algo_reduce_scatter_direct)
 {
     const int    R = params->nranks, K = params->chunks_per_peer;
@@ -14,35 +42,8 @@ GC3_ALGO_DECLARE(gc3_algo_reduce_scatter_direct)
     if (status != GC3_OK) {
         return status;
     }
-    /* its own chunks into its output first, then the transfers: rank q's copy of r's chunks into r's
-       scratch slot (q < r ? q : q - 1), on channel slot mod channels */
     for (int r = 0; r < R; r++) {
-        gc3_cref_t x;
-        gc3_chunk(prog, r, GC3_BUF_INPUT, r * K, K, &x);
-        gc3_copy(prog, x, r, GC3_BUF_OUTPUT, 0, 0, &x);
-    }
-    for (int r = 0; r < R; r++) {
-        for (int q = 0; q < R; q++) {
-            if (q != r) {
-                const int  slot = q < r ? q : q - 1;
-                gc3_cref_t x;
-                gc3_chunk(prog, q, GC3_BUF_INPUT, r * K, K, &x);
-                gc3_copy(prog, x, r, GC3_BUF_SCRATCH, slot * K, slot % params->channels, &x);
-            }
-        }
-    }
-    /* chunk by chunk, each starting with another peer's copy, on its channel, so that the K reductions run
-       in different blocks (local work runs in the block of its latest dependency on its channel) */
-    for (int r = 0; r < R; r++) {
-        for (int j = 0; j < K; j++) {
-            const int  ch = (j % (R - 1)) % params->channels;
-            gc3_cref_t oj, x;
-            gc3_chunk(prog, r, GC3_BUF_OUTPUT, j, 1, &oj);
-            for (int m = 0; m < R - 1; m++) {
-                gc3_chunk(prog, r, GC3_BUF_SCRATCH, ((m + j) % (R - 1)) * K + j, 1, &x);
-                gc3_reduce(prog, oj, x, ch, &oj);
-            }
-        }
+        gc3_algo_reduce_to_owner(prog, R, K, r, 0, params->channels);
     }
     return gc3_algo_finish(prog, "reduce_scatter_direct", diag, stats, program_p);
 }
