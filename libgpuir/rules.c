@@ -384,6 +384,12 @@ gc3_status_t gc3_rules_parse(const char *text, const char *name, gc3_diag_t *dia
             gc3_rules_destroy(R);
             return GC3_ERR_NO_MEMORY;
         }
+        if (t != NULL) { /* a 33rd field */
+            gc3_diag_add(diag, "%s: more than %d fields (6 and the keys)", where, (int)(sizeof(tok) / sizeof(tok[0])));
+            errors++;
+            free(where);
+            continue;
+        }
         if (ntok < 6) {
             gc3_diag_add(diag,
                          "%s: expected 'collective nodes gpus link bytes algorithm [key=value ...]', found %d "

@@ -107,7 +107,11 @@ int main(void)
                           "allreduce 1 * * *\n"
                           "allreduce * * * * superfast\n"
                           "alltoall 1 * * * ring\n"
-                          "allreduce 1 * * * ring zero_copy=maybe\n";
+                          "allreduce 1 * * * ring zero_copy=maybe\n"
+                          "allreduce 1 * * * ring channels=1 channels=1 channels=1 channels=1 channels=1 channels=1 "
+                          "channels=1 channels=1 channels=1 channels=1 channels=1 channels=1 channels=1 channels=1 "
+                          "channels=1 channels=1 channels=1 channels=1 channels=1 channels=1 channels=1 channels=1 "
+                          "channels=1 channels=1 channels=1 channels=1 instances=0\n";
         gc3_diag_cleanup(&diag);
         gc3_diag_init(&diag);
         CHECK(gc3_rules_parse(bad, "bad", &diag, &R) == GC3_ERR_PARSE && R == NULL, "malformed rules accepted");
@@ -120,6 +124,8 @@ int main(void)
         CHECK(gc3_diag_contains(&diag, "bad:8: unknown algorithm 'superfast' (gc3c list names them)"), "line 8");
         CHECK(gc3_diag_contains(&diag, "bad:9: algorithm 'ring' is for allreduce, not alltoall"), "line 9");
         CHECK(gc3_diag_contains(&diag, "bad:10: zero_copy must be on, pull or off (found 'maybe')"), "line 10");
+        CHECK(gc3_diag_contains(&diag, "bad:11: more than 32 fields (6 and the keys)"), "line 11: a 33rd field");
+        CHECK(!gc3_diag_contains(&diag, "bad:11: instances=0"), "line 11 read no further");
         CHECK(!gc3_diag_contains(&diag, "bad:1:"), "line 1 is fine");
     }
     {
