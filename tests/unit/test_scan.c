@@ -71,12 +71,14 @@ static void test_rules(void)
         const char      *direct = e ? "exscan_direct" : "scan_direct", *ring = e ? "exscan_ring" : "scan_ring";
         r = gc3_rules_match_call(R, c, 1, 4, GC3_LINK_NVLINK, 4096, 4, 0);
         CHECK(r && strcmp(r->algo, direct) == 0 && r->proto == GC3_PROTO_LL, "%s 4K: %s", direct, r ? r->algo : "-");
-        r = gc3_rules_match_call(R, c, 1, 4, GC3_LINK_NVLINK, 256u << 10, 4, 1);
-        CHECK(r && strcmp(r->algo, ring) == 0 && r->channels == 4, "%s 256K: %s", ring, r ? r->algo : "-");
-        /* wider above 512K (measured on one H100: doc/measurements/gather-scatter-scan-1xh100.md) */
-        r = gc3_rules_match_call(R, c, 1, 4, GC3_LINK_NVLINK, 1u << 20, 4, 1);
-        CHECK(r && strcmp(r->algo, ring) == 0 && r->channels == 8 && r->instances == (e ? 0 : 2), "%s 1M: %s %dx%d",
-              ring, r ? r->algo : "-", r ? r->channels : 0, r ? r->instances : 0);
+        /* the chain on 16 channels x 2 instances above 64K (measured on one H100:
+           doc/measurements/scan-rs-candidates-1xh100.md) */
+        for (int k = 0; k < 2; k++) {
+            const unsigned bytes = k ? 8u << 20 : 256u << 10;
+            r                    = gc3_rules_match_call(R, c, 1, 4, GC3_LINK_NVLINK, bytes, 4, 1);
+            CHECK(r && strcmp(r->algo, ring) == 0 && r->channels == 16 && r->instances == 2, "%s %uK: %s %dx%d", ring,
+                  bytes >> 10, r ? r->algo : "-", r ? r->channels : 0, r ? r->instances : 0);
+        }
         r = gc3_rules_match_call(R, c, 1, 3, GC3_LINK_HOST, 8, 3, 0);
         CHECK(r && strcmp(r->algo, ring) == 0, "%s host: %s", ring, r ? r->algo : "-");
         if (r != NULL) { /* the rule's program, run */
