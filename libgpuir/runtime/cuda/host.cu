@@ -515,6 +515,11 @@ static gc3_status_t gc3_cuda_start(gc3_plan_t *p, void *stream, gc3_diag_t *diag
     if (s == NULL) {
         return GC3_ERR_IO;
     }
+    if (s->threads > GC3_CUDA_MAX_THREADS) {
+        gc3_diag_add(diag, "cuda backend: %d threads per block: the kernels are built for at most %d", s->threads,
+                     GC3_CUDA_MAX_THREADS);
+        return GC3_ERR_INVALID_PARAM;
+    }
     if (p->ntbs > s->max_blocks) {
         gc3_diag_add(diag, "cuda backend: %d thread blocks cannot all be resident on device %d (at most %d of %d threads)",
                      p->ntbs, p->exec->params.device, s->max_blocks, s->threads);

@@ -243,8 +243,10 @@ template <typename T> __device__ static inline uint4 gc3_dev_ld16(const T *p, ui
     return v;
 }
 
-/* The elements before dst's first 16-byte boundary (all of them when dst is not even element-aligned
- * or n is small): the reductions do these one by one and the rest 16 bytes at a time. */
+/* The elements before dst's first 16-byte boundary (all of them when n is small): the reductions do these
+ * one by one and the rest 16 bytes at a time. Pointers must be aligned to their element type (buffers of
+ * an MPI datatype are): for a dst that is not, the head is all n, whose element accesses are misaligned
+ * too (not supported). */
 template <typename T> __device__ static inline uint64_t gc3_dev_head(const T *dst, uint64_t n)
 {
     const uint64_t mis = (uint64_t)(uintptr_t)dst & 15;
@@ -312,7 +314,8 @@ __device__ static void gc3_dev_reduce_n(int op, T *dst, const char *const *x, in
 }
 
 /* Not inlined: inlined at each of its callers in the four kernels, it took the kernel from 72 to 128
- * registers and the compile from 37 s to 220 s; called, the kernel has 96 registers. */
+ * registers and the compile from 37 s to 220 s; called, the kernels stay at 128 registers with the bound
+ * of 512 threads (kernels.cu). */
 __device__ static __noinline__ void gc3_be_reduce_n(int dtype, int op, char *dst, const char *const *x, int m, uint64_t n)
 {
 #define GC3_DEV_REDUCE_N_CASE(DT, T, BIT) \
