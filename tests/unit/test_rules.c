@@ -108,7 +108,7 @@ int main(void)
                           "allreduce * * * * superfast\n"
                           "alltoall 1 * * * ring\n"
                           "allreduce 1 * * * ring zero_copy=maybe\n"
-                          "allreduce 1 * * * ring channels=1 channels=1 channels=1 channels=1 channels=1 channels=1 "
+                          "allreduce 1 * * * ring channels=0 channels=1 channels=1 channels=1 channels=1 channels=1 "
                           "channels=1 channels=1 channels=1 channels=1 channels=1 channels=1 channels=1 channels=1 "
                           "channels=1 channels=1 channels=1 channels=1 channels=1 channels=1 channels=1 channels=1 "
                           "channels=1 channels=1 channels=1 channels=1 instances=0\n";
@@ -125,7 +125,7 @@ int main(void)
         CHECK(gc3_diag_contains(&diag, "bad:9: algorithm 'ring' is for allreduce, not alltoall"), "line 9");
         CHECK(gc3_diag_contains(&diag, "bad:10: zero_copy must be on, pull or off (found 'maybe')"), "line 10");
         CHECK(gc3_diag_contains(&diag, "bad:11: more than 32 fields (6 and the keys)"), "line 11: a 33rd field");
-        CHECK(!gc3_diag_contains(&diag, "bad:11: instances=0"), "line 11 read no further");
+        CHECK(!gc3_diag_contains(&diag, "bad:11: channels=0"), "line 11 is not read as its first 32 fields");
         CHECK(!gc3_diag_contains(&diag, "bad:1:"), "line 1 is fine");
     }
     {
