@@ -354,7 +354,8 @@ gc3_status_t gc3_rules_parse(const char *text, const char *name, gc3_diag_t *dia
     }
     while (*p) {
         char        line[1024], *tok[32], *save = NULL, *t, *where;
-        int         ntok = 0;
+        const int   maxtok = (int)(sizeof(tok) / sizeof(tok[0]));
+        int         ntok   = 0;
         const char *nl   = strchr(p, '\n');
         size_t      len  = nl ? (size_t)(nl - p) : strlen(p);
         gc3_rule_t  r;
@@ -372,7 +373,7 @@ gc3_status_t gc3_rules_parse(const char *text, const char *name, gc3_diag_t *dia
         if ((t = strchr(line, '#')) != NULL) {
             *t = '\0';
         }
-        for (t = strtok_r(line, " \t\r", &save); t != NULL && ntok < 32; t = strtok_r(NULL, " \t\r", &save)) {
+        for (t = strtok_r(line, " \t\r", &save); t != NULL && ntok < maxtok; t = strtok_r(NULL, " \t\r", &save)) {
             tok[ntok++] = t;
         }
         if (ntok == 0) {
@@ -387,7 +388,7 @@ gc3_status_t gc3_rules_parse(const char *text, const char *name, gc3_diag_t *dia
             return GC3_ERR_NO_MEMORY;
         }
         if (t != NULL) { /* a 33rd field */
-            gc3_diag_add(diag, "%s: more than %d fields (6 and the keys)", where, (int)(sizeof(tok) / sizeof(tok[0])));
+            gc3_diag_add(diag, "%s: more than %d fields (6 and the keys)", where, maxtok);
             errors++;
             free(where);
             continue;
