@@ -354,6 +354,7 @@ gc3_status_t gc3_rules_parse(const char *text, const char *name, gc3_diag_t *dia
     }
     while (*p) {
         char        line[1024], *tok[32], *save = NULL, *t, *where;
+        const char *unread;
         const int   maxtok = (int)(sizeof(tok) / sizeof(tok[0]));
         int         ntok   = 0;
         const char *nl   = strchr(p, '\n');
@@ -405,6 +406,12 @@ gc3_status_t gc3_rules_parse(const char *text, const char *name, gc3_diag_t *dia
             continue;
         }
         errors += gc3_rules_line_options(tok, ntok, where, diag, &r);
+        if ((unread = gc3_algo_unread(gc3_algo_find(tok[5]), r.channels ? r.channels : 1,
+                                      r.chunks_per_peer ? r.chunks_per_peer : 1)) != NULL) {
+            gc3_diag_add(diag, "%s: %s does not take %s (gc3c list says what each generator takes)", where, tok[5],
+                         unread);
+            errors++;
+        }
         if (gc3_rules_append(R, &cap, &r, tok[5], where) != GC3_OK) {
             gc3_rules_destroy(R);
             return GC3_ERR_NO_MEMORY;

@@ -19,12 +19,17 @@ typedef struct {
     int         verify;         /* run the verifier on the result (1) */
 } gc3_algo_params_t;
 
+/* gc3_algo_t.takes */
+#define GC3_ALGO_TAKES_CHANNELS 1u /* channels */
+#define GC3_ALGO_TAKES_CHUNKS   2u /* chunks_per_peer */
+
 typedef struct gc3_algo {
     const char *name;
     gc3_coll_t  coll;
     const char *coll_name;      /* custom collectives */
     const char *summary;
     int         uses_nodes;     /* 1 when the nodes x gpus_per_node shape matters */
+    unsigned    takes;          /* GC3_ALGO_TAKES_*: the parameters it reads besides ranks, instances, protocol */
     gc3_status_t (*generate)(const gc3_algo_params_t *params, gc3_diag_t *diag, gc3_compile_stats_t *stats,
                              gc3_ir_program_t **program_p);
 } gc3_algo_t;
@@ -33,6 +38,9 @@ void              gc3_algo_params_default(gc3_algo_params_t *params, int nranks)
 int               gc3_algo_count(void);
 const gc3_algo_t *gc3_algo_at(int i);
 const gc3_algo_t *gc3_algo_find(const char *name);
+/* The name of a parameter given a value other than 1 that a does not read ("channels",
+ * "chunks_per_peer"), or NULL: a generator is never asked for a shape it would not make. */
+const char *gc3_algo_unread(const gc3_algo_t *a, int channels, int chunks_per_peer);
 /* Generate `name` (looks it up, checks the shape). */
 gc3_status_t      gc3_algo_generate(const char *name, const gc3_algo_params_t *params, gc3_diag_t *diag,
                                     gc3_compile_stats_t *stats, gc3_ir_program_t **program_p);

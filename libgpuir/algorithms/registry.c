@@ -3,49 +3,88 @@
 #include "gc3_algorithms.h"
 
 static const gc3_algo_t gc3_algos[] = {
-    {"ring", GC3_COLL_ALLREDUCE, NULL, "allreduce: one logical ring (reduce-scatter then allgather) over --channels channels", 0,
-     gc3_algo_allreduce_ring},
-    {"allpairs", GC3_COLL_ALLREDUCE, NULL, "allreduce: every rank reduces its chunk from all others, then sends it to all (small sizes, LL); --chunks-per-peer K: K chunks per rank", 0,
-     gc3_algo_allreduce_allpairs},
-    {"oneshot", GC3_COLL_ALLREDUCE, NULL, "allreduce: every rank sends its whole buffer to all others and reduces them itself (one step: smallest sizes, LL)", 0,
-     gc3_algo_allreduce_oneshot},
-    {"hierarchical", GC3_COLL_ALLREDUCE, NULL, "allreduce on N nodes x G GPUs: intra-node reduce-scatter, inter-node reduce-scatter and allgather, intra-node allgather", 1,
-     gc3_algo_allreduce_hierarchical},
-    {"rhd", GC3_COLL_ALLREDUCE, NULL, "allreduce: recursive halving (reduce-scatter) and doubling (allgather); extra ranks fold in", 0,
-     gc3_algo_allreduce_rhd},
-    {"direct", GC3_COLL_ALLTOALL, NULL, "alltoall: every pair exchanges its chunks directly", 0, gc3_algo_alltoall_direct},
-    {"twostep", GC3_COLL_ALLTOALL, NULL, "alltoall on N nodes x G GPUs: gather node-bound chunks over NVLink, one aggregated transfer per peer node", 1,
-     gc3_algo_alltoall_twostep},
-    {"allgather_ring", GC3_COLL_ALLGATHER, NULL, "allgather: ring", 0, gc3_algo_allgather_ring},
-    {"reduce_scatter_ring", GC3_COLL_REDUCE_SCATTER, NULL, "reduce_scatter: ring", 0, gc3_algo_reduce_scatter_ring},
-    {"reduce_scatter_direct", GC3_COLL_REDUCE_SCATTER, NULL, "reduce_scatter: every rank sends each other rank its chunk, which reduces them (one step); --chunks-per-peer K; --channels N", 0,
-     gc3_algo_reduce_scatter_direct},
-    {"bcast_direct", GC3_COLL_BCAST, NULL, "bcast: the root sends its buffer to every other rank (one step: small sizes, LL); --chunks-per-peer K: K chunks; --root R", 0,
-     gc3_algo_bcast_direct},
-    {"bcast_ring", GC3_COLL_BCAST, NULL, "bcast: a pipelined chain root -> root+1 -> ... (channels x chunks-per-peer x ngpus chunks: large sizes, Simple); --root R", 0,
-     gc3_algo_bcast_ring},
-    {"reduce_direct", GC3_COLL_REDUCE, NULL, "reduce: every rank sends its buffer to the root, which reduces them (one step: small sizes, LL); --chunks-per-peer K; --root R", 0,
-     gc3_algo_reduce_direct},
-    {"reduce_ring", GC3_COLL_REDUCE, NULL, "reduce: a pipelined chain root+1 -> ... -> root, rrs on the way, rrc at the root (large sizes, Simple); --root R", 0,
-     gc3_algo_reduce_ring},
-    {"gather_direct", GC3_COLL_GATHER, NULL, "gather: every rank sends its block straight to the root (all-to-all links: any size; LL small); --chunks-per-peer K; --channels N; --root R", 0,
-     gc3_algo_gather_direct},
-    {"gather_ring", GC3_COLL_GATHER, NULL, "gather: a pipelined chain root+1 -> ... -> root, blocks forwarded in scratch (rings, PCIe trees; Simple); --root R", 0,
-     gc3_algo_gather_ring},
-    {"scatter_direct", GC3_COLL_SCATTER, NULL, "scatter: the root sends every rank its block straight (all-to-all links: any size; LL small); --chunks-per-peer K; --channels N; --root R", 0,
-     gc3_algo_scatter_direct},
-    {"scatter_ring", GC3_COLL_SCATTER, NULL, "scatter: a pipelined chain root -> root+1 -> ..., blocks forwarded in scratch (rings, PCIe trees; Simple); --root R", 0,
-     gc3_algo_scatter_ring},
-    {"scan_direct", GC3_COLL_SCAN, NULL, "scan: every rank sends its buffer to every rank after it, which reduces what it gets (one step: small sizes, LL); --chunks-per-peer K", 0,
-     gc3_algo_scan_direct},
-    {"scan_ring", GC3_COLL_SCAN, NULL, "scan: a pipelined chain 0 -> 1 -> ... carrying the running prefix (channels x chunks-per-peer chunks: large sizes, Simple)", 0,
-     gc3_algo_scan_ring},
-    {"exscan_direct", GC3_COLL_EXSCAN, NULL, "exscan: every rank sends its buffer to every rank after it, which reduces what it gets (one step: small sizes, LL); --chunks-per-peer K", 0,
-     gc3_algo_exscan_direct},
-    {"exscan_ring", GC3_COLL_EXSCAN, NULL, "exscan: a pipelined chain 0 -> 1 -> ... carrying the running prefix (channels x chunks-per-peer chunks: large sizes, Simple)", 0,
-     gc3_algo_exscan_ring},
-    {"alltonext", GC3_COLL_CUSTOM, "alltonext", "custom: rank i sends its buffer to i+1; between nodes the transfer is split over all GPUs of the node", 1,
-     gc3_algo_alltonext},
+    { "ring", GC3_COLL_ALLREDUCE, NULL,
+      "allreduce: one logical ring (reduce-scatter then allgather) over --channels channels", 0,
+      GC3_ALGO_TAKES_CHANNELS, gc3_algo_allreduce_ring },
+    { "allpairs", GC3_COLL_ALLREDUCE, NULL,
+      "allreduce: every rank reduces its chunk from all others, then sends it to all (small sizes, LL); "
+      "--chunks-per-peer K: K chunks per rank",
+      0, GC3_ALGO_TAKES_CHUNKS, gc3_algo_allreduce_allpairs },
+    { "oneshot", GC3_COLL_ALLREDUCE, NULL,
+      "allreduce: every rank sends its whole buffer to all others and reduces them itself (one step: smallest sizes, "
+      "LL)",
+      0, 0, gc3_algo_allreduce_oneshot },
+    { "hierarchical", GC3_COLL_ALLREDUCE, NULL,
+      "allreduce on N nodes x G GPUs: intra-node reduce-scatter, inter-node reduce-scatter and allgather, intra-node "
+      "allgather",
+      1, 0, gc3_algo_allreduce_hierarchical },
+    { "rhd", GC3_COLL_ALLREDUCE, NULL,
+      "allreduce: recursive halving (reduce-scatter) and doubling (allgather); extra ranks fold in", 0, 0,
+      gc3_algo_allreduce_rhd },
+    { "direct", GC3_COLL_ALLTOALL, NULL, "alltoall: every pair exchanges its chunks directly", 0, GC3_ALGO_TAKES_CHUNKS,
+      gc3_algo_alltoall_direct },
+    { "twostep", GC3_COLL_ALLTOALL, NULL,
+      "alltoall on N nodes x G GPUs: gather node-bound chunks over NVLink, one aggregated transfer per peer node", 1,
+      GC3_ALGO_TAKES_CHUNKS, gc3_algo_alltoall_twostep },
+    { "allgather_ring", GC3_COLL_ALLGATHER, NULL, "allgather: ring", 0, 0, gc3_algo_allgather_ring },
+    { "reduce_scatter_ring", GC3_COLL_REDUCE_SCATTER, NULL,
+      "reduce_scatter: ring, over --channels channels (each a ring on its part of every chunk)", 0,
+      GC3_ALGO_TAKES_CHANNELS, gc3_algo_reduce_scatter_ring },
+    { "reduce_scatter_direct", GC3_COLL_REDUCE_SCATTER, NULL,
+      "reduce_scatter: every rank sends each other rank its chunk, which reduces them (one step); --chunks-per-peer K; "
+      "--channels N",
+      0, GC3_ALGO_TAKES_CHANNELS | GC3_ALGO_TAKES_CHUNKS, gc3_algo_reduce_scatter_direct },
+    { "bcast_direct", GC3_COLL_BCAST, NULL,
+      "bcast: the root sends its buffer to every other rank (one step: small sizes, LL); --chunks-per-peer K: K "
+      "chunks; --root R",
+      0, GC3_ALGO_TAKES_CHANNELS | GC3_ALGO_TAKES_CHUNKS, gc3_algo_bcast_direct },
+    { "bcast_ring", GC3_COLL_BCAST, NULL,
+      "bcast: a pipelined chain root -> root+1 -> ... (channels x chunks-per-peer x ngpus chunks: large sizes, "
+      "Simple); --root R",
+      0, GC3_ALGO_TAKES_CHANNELS | GC3_ALGO_TAKES_CHUNKS, gc3_algo_bcast_ring },
+    { "reduce_direct", GC3_COLL_REDUCE, NULL,
+      "reduce: every rank sends its buffer to the root, which reduces them (one step: small sizes, LL); "
+      "--chunks-per-peer K; --root R",
+      0, GC3_ALGO_TAKES_CHANNELS | GC3_ALGO_TAKES_CHUNKS, gc3_algo_reduce_direct },
+    { "reduce_ring", GC3_COLL_REDUCE, NULL,
+      "reduce: a pipelined chain root+1 -> ... -> root, rrs on the way, rrc at the root (large sizes, Simple); --root "
+      "R",
+      0, GC3_ALGO_TAKES_CHANNELS | GC3_ALGO_TAKES_CHUNKS, gc3_algo_reduce_ring },
+    { "gather_direct", GC3_COLL_GATHER, NULL,
+      "gather: every rank sends its block straight to the root (all-to-all links: any size; LL small); "
+      "--chunks-per-peer K; --channels N; --root R",
+      0, GC3_ALGO_TAKES_CHANNELS | GC3_ALGO_TAKES_CHUNKS, gc3_algo_gather_direct },
+    { "gather_ring", GC3_COLL_GATHER, NULL,
+      "gather: a pipelined chain root+1 -> ... -> root, blocks forwarded in scratch (rings, PCIe trees; Simple); "
+      "--root R",
+      0, GC3_ALGO_TAKES_CHANNELS | GC3_ALGO_TAKES_CHUNKS, gc3_algo_gather_ring },
+    { "scatter_direct", GC3_COLL_SCATTER, NULL,
+      "scatter: the root sends every rank its block straight (all-to-all links: any size; LL small); --chunks-per-peer "
+      "K; --channels N; --root R",
+      0, GC3_ALGO_TAKES_CHANNELS | GC3_ALGO_TAKES_CHUNKS, gc3_algo_scatter_direct },
+    { "scatter_ring", GC3_COLL_SCATTER, NULL,
+      "scatter: a pipelined chain root -> root+1 -> ..., blocks forwarded in scratch (rings, PCIe trees; Simple); "
+      "--root R",
+      0, GC3_ALGO_TAKES_CHANNELS | GC3_ALGO_TAKES_CHUNKS, gc3_algo_scatter_ring },
+    { "scan_direct", GC3_COLL_SCAN, NULL,
+      "scan: every rank sends its buffer to every rank after it, which reduces what it gets (one step: small sizes, "
+      "LL); --chunks-per-peer K",
+      0, GC3_ALGO_TAKES_CHANNELS | GC3_ALGO_TAKES_CHUNKS, gc3_algo_scan_direct },
+    { "scan_ring", GC3_COLL_SCAN, NULL,
+      "scan: a pipelined chain 0 -> 1 -> ... carrying the running prefix (channels x chunks-per-peer chunks: large "
+      "sizes, Simple)",
+      0, GC3_ALGO_TAKES_CHANNELS | GC3_ALGO_TAKES_CHUNKS, gc3_algo_scan_ring },
+    { "exscan_direct", GC3_COLL_EXSCAN, NULL,
+      "exscan: every rank sends its buffer to every rank after it, which reduces what it gets (one step: small sizes, "
+      "LL); --chunks-per-peer K",
+      0, GC3_ALGO_TAKES_CHANNELS | GC3_ALGO_TAKES_CHUNKS, gc3_algo_exscan_direct },
+    { "exscan_ring", GC3_COLL_EXSCAN, NULL,
+      "exscan: a pipelined chain 0 -> 1 -> ... carrying the running prefix (channels x chunks-per-peer chunks: large "
+      "sizes, Simple)",
+      0, GC3_ALGO_TAKES_CHANNELS | GC3_ALGO_TAKES_CHUNKS, gc3_algo_exscan_ring },
+    { "alltonext", GC3_COLL_CUSTOM, "alltonext",
+      "custom: rank i sends its buffer to i+1; between nodes the transfer is split over all GPUs of the node", 1, 0,
+      gc3_algo_alltonext },
 };
 
 void gc3_algo_params_default(gc3_algo_params_t *p, int nranks)
@@ -83,10 +122,22 @@ const gc3_algo_t *gc3_algo_find(const char *name)
     return NULL;
 }
 
+const char *gc3_algo_unread(const gc3_algo_t *a, int channels, int chunks_per_peer)
+{
+    if (channels != 1 && !(a->takes & GC3_ALGO_TAKES_CHANNELS)) {
+        return "channels";
+    }
+    if (chunks_per_peer != 1 && !(a->takes & GC3_ALGO_TAKES_CHUNKS)) {
+        return "chunks_per_peer";
+    }
+    return NULL;
+}
+
 gc3_status_t gc3_algo_generate(const char *name, const gc3_algo_params_t *params, gc3_diag_t *diag,
                                gc3_compile_stats_t *stats, gc3_ir_program_t **program_p)
 {
     const gc3_algo_t *a = gc3_algo_find(name);
+    const char       *unread;
 
     *program_p = NULL;
     if (a == NULL) {
@@ -98,6 +149,10 @@ gc3_status_t gc3_algo_generate(const char *name, const gc3_algo_params_t *params
         gc3_diag_add(diag, "%s: needs at least 2 ranks, instances and channels in [1, 64], chunks per peer in "
                      "[1, 1024] and slots >= 1 (got ranks %d, instances %d, channels %d, chunks per peer %d, slots %d)",
                      name, params->nranks, params->instances, params->channels, params->chunks_per_peer, params->slots);
+        return GC3_ERR_INVALID_PARAM;
+    }
+    if ((unread = gc3_algo_unread(a, params->channels, params->chunks_per_peer)) != NULL) {
+        gc3_diag_add(diag, "%s: does not take %s (gc3c list says what each generator takes)", name, unread);
         return GC3_ERR_INVALID_PARAM;
     }
     if (gc3_coll_desc(a->coll)->rooted && (params->root < 0 || params->root >= params->nranks)) {

@@ -8,7 +8,7 @@ int cmd_list(int argc, char **argv)
         fprintf(stderr, "gc3c list: takes no arguments\n");
         return 2;
     }
-    printf("%-22s %-15s %s\n", "# algorithm", "collective", "what it does");
+    printf("%-22s %-15s %-24s %s\n", "# algorithm", "collective", "takes", "what it does");
     print_algo_list(stdout);
     return 0;
 }

@@ -67,7 +67,13 @@ void print_algo_list(FILE *out)
 {
     for (int i = 0; i < gc3_algo_count(); i++) {
         const gc3_algo_t *a = gc3_algo_at(i);
-        fprintf(out, "  %-20s %-15s %s\n", a->name, a->coll_name ? a->coll_name : gc3_coll_name(a->coll), a->summary);
+        const char       *takes = (a->takes & GC3_ALGO_TAKES_CHANNELS) && (a->takes & GC3_ALGO_TAKES_CHUNKS)
+                                      ? "channels,chunks_per_peer"
+                                  : a->takes & GC3_ALGO_TAKES_CHANNELS ? "channels"
+                                  : a->takes & GC3_ALGO_TAKES_CHUNKS   ? "chunks_per_peer"
+                                                                       : "-";
+        fprintf(out, "  %-20s %-15s %-24s %s\n", a->name, a->coll_name ? a->coll_name : gc3_coll_name(a->coll), takes,
+                a->summary);
     }
 }
 /* --root was given (gen, simulate --algo: only rooted collectives' algorithms take it). */

@@ -476,6 +476,21 @@ static int cmd_simulate_rules(int argc, char **argv)
 
 /* simulate: FILE, or --algo A[,B...] generated for the machine; with several, a table with
  * the best per size and the crossover sizes */
+/* --algo: the shape options given, for an algorithm of a comparison: only those it takes (channels,
+ * chunks per peer; the others stay 1) */
+static gc3_algo_params_t gc3c_sim_params(const gc3_algo_params_t *ap, const char *algo)
+{
+    const gc3_algo_t *a   = gc3_algo_find(algo);
+    gc3_algo_params_t one = *ap;
+    if (a != NULL && !(a->takes & GC3_ALGO_TAKES_CHANNELS)) {
+        one.channels = 1;
+    }
+    if (a != NULL && !(a->takes & GC3_ALGO_TAKES_CHUNKS)) {
+        one.chunks_per_peer = 1;
+    }
+    return one;
+}
+
 int cmd_simulate(int argc, char **argv)
 {
     const char       *file  = NULL;
@@ -606,8 +621,9 @@ int cmd_simulate(int argc, char **argv)
         ap.gpus_per_node = (int)gpus;
         ap.verify        = verify_given && ap.nranks <= 64;
         for (char *t = strtok_r(algos, ",", &save); t != NULL; t = strtok_r(NULL, ",", &save)) {
-            gc3_diag_t   diag;
-            gc3_status_t status;
+            gc3_diag_t        diag;
+            gc3_status_t      status;
+            gc3_algo_params_t one;
             if (nprogs == GC3C_MAX_SIM) {
                 fprintf(stderr, "gc3c simulate: at most %d algorithms\n", GC3C_MAX_SIM);
                 rc = 2;
@@ -618,7 +634,8 @@ int cmd_simulate(int argc, char **argv)
                 goto out;
             }
             gc3_diag_init(&diag);
-            status = gc3_algo_generate(t, &ap, &diag, NULL, &progs[nprogs]);
+            one    = gc3c_sim_params(&ap, t);
+            status = gc3_algo_generate(t, &one, &diag, NULL, &progs[nprogs]);
             if (status != GC3_OK) {
                 gc3_diag_print(&diag, stderr, "");
                 fprintf(stderr, "gc3c simulate: cannot generate %s for %d ranks\n", t, ap.nranks);

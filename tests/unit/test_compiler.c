@@ -202,7 +202,9 @@ static void test_matrix(void)
                         ap.instances       = inst;
                         ap.proto           = (gc3_proto_t)proto;
                         ap.inplace         = inplace;
-                        ap.channels        = strcmp(flat[a], "ring") == 0 ? 1 + (R + inst) % 3 : 1;
+                        ap.channels        = strcmp(flat[a], "ring") == 0 || strcmp(flat[a], "reduce_scatter_ring") == 0
+                                                 ? 1 + (R + inst) % 3
+                                                 : 1;
                         ap.chunks_per_peer = strcmp(flat[a], "direct") == 0 ? 1 + R % 2 : 1;
                         check_algo(flat[a], &ap, &t);
                     }
@@ -279,6 +281,16 @@ static void test_bad_shapes(void)
     CHECK(gc3_algo_generate("nonesuch", &ap, &diag, NULL, &p) == GC3_ERR_INVALID_PARAM &&
               gc3_diag_contains(&diag, "unknown algorithm 'nonesuch'"),
           "unknown algorithm accepted");
+    gc3_algo_params_default(&ap, 4);
+    ap.channels = 2; /* a generator is never asked for a shape it does not make */
+    CHECK(gc3_algo_generate("allgather_ring", &ap, &diag, NULL, &p) == GC3_ERR_INVALID_PARAM && p == NULL &&
+              gc3_diag_contains(&diag, "allgather_ring: does not take channels"),
+          "channels given to allgather_ring accepted");
+    ap.channels        = 1;
+    ap.chunks_per_peer = 3;
+    CHECK(gc3_algo_generate("reduce_scatter_ring", &ap, &diag, NULL, &p) == GC3_ERR_INVALID_PARAM && p == NULL &&
+              gc3_diag_contains(&diag, "reduce_scatter_ring: does not take chunks_per_peer"),
+          "chunks per peer given to reduce_scatter_ring accepted");
     gc3_algo_params_default(&ap, 1);
     CHECK(gc3_algo_generate("ring", &ap, &diag, NULL, &p) == GC3_ERR_INVALID_PARAM, "one rank accepted");
     gc3_diag_cleanup(&diag);

@@ -111,7 +111,10 @@ int main(void)
                           "allreduce 1 * * * ring channels=0 channels=1 channels=1 channels=1 channels=1 channels=1 "
                           "channels=1 channels=1 channels=1 channels=1 channels=1 channels=1 channels=1 channels=1 "
                           "channels=1 channels=1 channels=1 channels=1 channels=1 channels=1 channels=1 channels=1 "
-                          "channels=1 channels=1 channels=1 channels=1 instances=0\n";
+                          "channels=1 channels=1 channels=1 channels=1 instances=0\n"
+                          "allgather 1 * * * allgather_ring channels=2\n"
+                          "reduce_scatter 1 * * * reduce_scatter_ring channels=4 chunks_per_peer=2\n"
+                          "reduce_scatter 1 * * * reduce_scatter_ring channels=4 chunks_per_peer=1\n";
         gc3_diag_cleanup(&diag);
         gc3_diag_init(&diag);
         CHECK(gc3_rules_parse(bad, "bad", &diag, &R) == GC3_ERR_PARSE && R == NULL, "malformed rules accepted");
@@ -126,6 +129,11 @@ int main(void)
         CHECK(gc3_diag_contains(&diag, "bad:10: zero_copy must be on, pull or off (found 'maybe')"), "line 10");
         CHECK(gc3_diag_contains(&diag, "bad:11: more than 32 fields (6 and the keys)"), "line 11: a 33rd field");
         CHECK(!gc3_diag_contains(&diag, "bad:11: channels=0"), "line 11 is not read as its first 32 fields");
+        CHECK(gc3_diag_contains(&diag, "bad:12: allgather_ring does not take channels (gc3c list says what each "
+                                       "generator takes)"),
+              "line 12: a key the generator does not read");
+        CHECK(gc3_diag_contains(&diag, "bad:13: reduce_scatter_ring does not take chunks_per_peer"), "line 13");
+        CHECK(!gc3_diag_contains(&diag, "bad:14:"), "line 14 is fine (channels taken, chunks per peer 1)");
         CHECK(!gc3_diag_contains(&diag, "bad:1:"), "line 1 is fine");
     }
     {

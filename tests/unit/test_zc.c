@@ -315,7 +315,8 @@ static void test_builtin(void)
                 if ((a->uses_nodes && (R % 2 != 0 || R < 4)) || (a->coll == GC3_COLL_CUSTOM && inplace)) {
                     continue;
                 }
-                p = gen(a->name, R, inplace, R == 4 && a->coll != GC3_COLL_CUSTOM ? 2 : 1, R == 3 ? 2 : 1);
+                p = gen(a->name, R, inplace, R == 4 && a->coll != GC3_COLL_CUSTOM ? 2 : 1,
+                        R == 3 && (a->takes & GC3_ALGO_TAKES_CHANNELS) ? 2 : 1);
                 if (p == NULL) {
                     continue;
                 }
