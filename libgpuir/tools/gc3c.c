@@ -72,7 +72,7 @@ static const struct {
      "        the model's parameters: name, value, unit, what it is and where the value comes from.\n"},
     {"list",
      "  list\n"
-     "        the algorithm generators and their collectives.\n"},
+     "        the algorithm generators, their collectives and the parameters each takes.\n"},
     {"gen",
      "  gen ALGO --ranks R [--nodes N] [--instances K] [--channels C] [--chunks-per-peer K]\n"
      "          [--proto Simple|LL|LL128] [--inplace | --msccl-inplace] [--min-bytes B] [--max-bytes B]\n"
@@ -85,6 +85,8 @@ static const struct {
      "        for in-place calls; --msccl-inplace: the same, written in MSCCL's in-place form (the\n"
      "        buffer inside the other given with 0 chunks: o_chunks=0, allgather i_chunks=0).\n"
      "        --min-bytes/--max-bytes: the sizes the program is for (minBytes, maxBytes).\n"
+     "        --channels, --chunks-per-peer: for the generators that take them (list); for another\n"
+     "        one, a value other than 1 is an error.\n"
      "        --root R: the root of a rooted collective (bcast, reduce, gather, scatter; default 0):\n"
      "        a program is compiled for one root (<algo root=\"R\">); R ranks may be 1 for them.\n"
      "        --slots S: scheduled (and verified) for S FIFO slots per connection, default "
