@@ -17,7 +17,9 @@
  *               collective than the line's, is an error of that line. With collective '*' the
  *               line is for the algorithm's own collective (each algorithm runs one)
  *   keys        proto=Simple|LL|LL128 channels=N instances=N chunks_per_peer=N (LL128: gc3 has none;
- *               the rule runs as Simple and a warning says so, in diag of a successful parse);
+ *               the rule runs as Simple and a warning says so, in diag of a successful parse;
+ *               channels and chunks_per_peer other than 1 only for a generator that takes them,
+ *               gc3_algo_t.takes, else an error of that line);
  *               zero_copy=on|off (default on: with coll_gc3_zero_copy, messages left in place where
  *               the program allows it; off: every message through the FIFOs, for the sizes where
  *               copying measured faster)

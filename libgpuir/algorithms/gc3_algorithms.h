@@ -29,7 +29,7 @@ typedef struct gc3_algo {
     const char *coll_name;      /* custom collectives */
     const char *summary;
     int         uses_nodes;     /* 1 when the nodes x gpus_per_node shape matters */
-    unsigned    takes;          /* GC3_ALGO_TAKES_*: the parameters it reads besides ranks, instances, protocol */
+    unsigned    takes;          /* GC3_ALGO_TAKES_*: which of channels and chunks_per_peer it reads */
     gc3_status_t (*generate)(const gc3_algo_params_t *params, gc3_diag_t *diag, gc3_compile_stats_t *stats,
                              gc3_ir_program_t **program_p);
 } gc3_algo_t;

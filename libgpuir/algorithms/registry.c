@@ -124,6 +124,9 @@ const gc3_algo_t *gc3_algo_find(const char *name)
 
 const char *gc3_algo_unread(const gc3_algo_t *a, int channels, int chunks_per_peer)
 {
+    if (a == NULL) {
+        return NULL;
+    }
     if (channels != 1 && !(a->takes & GC3_ALGO_TAKES_CHANNELS)) {
         return "channels";
     }

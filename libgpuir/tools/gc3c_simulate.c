@@ -477,16 +477,19 @@ static int cmd_simulate_rules(int argc, char **argv)
 /* simulate: FILE, or --algo A[,B...] generated for the machine; with several, a table with
  * the best per size and the crossover sizes */
 /* --algo: the shape options given, for an algorithm of a comparison: only those it takes (channels,
- * chunks per peer; the others stay 1) */
+ * chunks per peer; the others run with 1, and a note on stderr says so) */
 static gc3_algo_params_t gc3c_sim_params(const gc3_algo_params_t *ap, const char *algo)
 {
     const gc3_algo_t *a   = gc3_algo_find(algo);
     gc3_algo_params_t one = *ap;
-    if (a != NULL && !(a->takes & GC3_ALGO_TAKES_CHANNELS)) {
-        one.channels = 1;
-    }
-    if (a != NULL && !(a->takes & GC3_ALGO_TAKES_CHUNKS)) {
-        one.chunks_per_peer = 1;
+    const char       *unread;
+    while (a != NULL && (unread = gc3_algo_unread(a, one.channels, one.chunks_per_peer)) != NULL) {
+        fprintf(stderr, "gc3c simulate: %s does not take %s: it runs with 1\n", algo, unread);
+        if (strcmp(unread, "channels") == 0) {
+            one.channels = 1;
+        } else {
+            one.chunks_per_peer = 1;
+        }
     }
     return one;
 }

@@ -321,7 +321,7 @@ static void run_algo(gc3_exec_t *exec, const char *algo, int nodes, gc3_proto_t 
     ap.instances     = instances;
     ap.channels      = gc3_runtime_test_channels(algo);
     snprintf(what, sizeof(what), "%s (%d x %d) %s %s, %d instance(s) x %d channel(s)", algo, nodes, nranks / nodes,
-             gc3_proto_name(proto), inplace ? "in-place" : "out-of-place", instances, channels);
+             gc3_proto_name(proto), inplace ? "in-place" : "out-of-place", instances, ap.channels);
     if (gc3_algo_generate(algo, &ap, &diag, NULL, &prog) != GC3_OK) {
         snprintf(why, sizeof(why), "generate: %s", diag.count ? diag.msgs[0] : "?");
         ok = 0;
