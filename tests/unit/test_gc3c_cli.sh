@@ -163,10 +163,10 @@ check info-builtin-4 0 "allreduce              0-128K           oneshot proto=LL
 # the host backend: the rings at every size for allreduce, bcast and reduce (issue 56: LL up to 64 KB was
 # 2.6-11.7x slower there), the pcie lines keep LL below 64 KB
 check info-host 0 "allreduce              0-inf            ring                           built-in:45" -- "$info" --link host
-check info-host-bcast 0 "bcast                  0-inf            bcast_ring                     built-in:74" -- "$info" --link host
-check info-host-reduce 0 "reduce                 0-inf            reduce_ring                    built-in:80" -- "$info" --link host
+check info-host-bcast 0 "bcast                  0-inf            bcast_ring                     built-in:75" -- "$info" --link host
+check info-host-reduce 0 "reduce                 0-inf            reduce_ring                    built-in:81" -- "$info" --link host
 check info-pcie-small 0 "allreduce              0-64K            allpairs proto=LL              built-in:41" -- "$info" --link pcie
-check info-pcie-bcast 0 "bcast                  0-64K            bcast_direct proto=LL          built-in:70" -- "$info" --link pcie
+check info-pcie-bcast 0 "bcast                  0-64K            bcast_direct proto=LL          built-in:71" -- "$info" --link pcie
 # the multi-node table behind the built-in rules: hierarchical allreduce ahead of the ring at 2 nodes
 pred="$(dirname "$0")/../../contrib/gc3-predict-nodes"
 check predict-nodes 0 "| 1K | 96.7 | **94.9** | 148.7 | 151.8 |" -- "$pred" --gc3c "$gc3c" --sizes 1K:4K 2

@@ -71,16 +71,19 @@ static void test_rules(void)
         const char      *direct = e ? "exscan_direct" : "scan_direct", *ring = e ? "exscan_ring" : "scan_ring";
         r = gc3_rules_match_call(R, c, 1, 4, GC3_LINK_NVLINK, 4096, 4, 0);
         CHECK(r && strcmp(r->algo, direct) == 0 && r->proto == GC3_PROTO_LL, "%s 4K: %s", direct, r ? r->algo : "-");
-        /* above 64K on NVLink the direct exchange on 8 channels x 8 instances, up to where the chain on 16
-           channels x 2 instances caught up (4 ranks: scan 1M, exscan 2M; 2 ranks: scan 512K, exscan 1M;
-           measured on one H100: doc/measurements/rs-scan-shapes-1xh100.md) */
+        /* above 64K on NVLink, 2 and 4 GPUs, the direct exchange on 8 instances (a channel per peer), up to
+           where the chain on 16 channels x 2 instances caught up (4 ranks: scan 1M, exscan 2M; 2 ranks: scan
+           512K, exscan 1M; measured on one H100: doc/measurements/rs-scan-shapes-1xh100.md) */
         for (int k = 0; k < 6; k++) {
             const int      ranks = k < 3 ? 4 : 2;
             const unsigned last  = (ranks == 4 ? 1024u : 512u) << (10 + e); /* the direct exchange's last size */
             const unsigned bytes = k % 3 == 0 ? 256u << 10 : k % 3 == 1 ? last : last + 1;
             const int      chain = bytes > last;
             r                    = gc3_rules_match_call(R, c, 1, ranks, GC3_LINK_NVLINK, bytes, ranks, 1);
-            CHECK(r && strcmp(r->algo, chain ? ring : direct) == 0 && r->channels == (chain ? 16 : 8) &&
+            CHECK(r && strcmp(r->algo, chain ? ring : direct) == 0 &&
+                      r->channels == (chain        ? 16
+                                      : ranks == 4 ? 3
+                                                   : 0) &&
                       r->instances == (chain ? 2 : 8),
                   "%s, %d ranks, %u bytes: %s %dx%d", chain ? ring : direct, ranks, bytes, r ? r->algo : "-",
                   r ? r->channels : 0, r ? r->instances : 0);
