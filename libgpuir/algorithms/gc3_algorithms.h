@@ -41,6 +41,9 @@ const gc3_algo_t *gc3_algo_find(const char *name);
 /* The name of a parameter given a value other than 1 that a does not read ("channels",
  * "chunks_per_peer"), or NULL: a generator is never asked for a shape it would not make. */
 const char *gc3_algo_unread(const gc3_algo_t *a, int channels, int chunks_per_peer);
+/* params with those of channels and chunks_per_peer that a does not take put back to 1 (a comparison or
+ * sweep of several generators under one shape); the GC3_ALGO_TAKES_* bits of those it put back */
+unsigned gc3_algo_keep_taken(const gc3_algo_t *a, gc3_algo_params_t *params);
 /* Generate `name` (looks it up, checks the shape). */
 gc3_status_t      gc3_algo_generate(const char *name, const gc3_algo_params_t *params, gc3_diag_t *diag,
                                     gc3_compile_stats_t *stats, gc3_ir_program_t **program_p);

@@ -136,6 +136,20 @@ const char *gc3_algo_unread(const gc3_algo_t *a, int channels, int chunks_per_pe
     return NULL;
 }
 
+unsigned gc3_algo_keep_taken(const gc3_algo_t *a, gc3_algo_params_t *params)
+{
+    unsigned dropped = 0;
+    if (a != NULL && params->channels != 1 && !(a->takes & GC3_ALGO_TAKES_CHANNELS)) {
+        params->channels = 1;
+        dropped |= GC3_ALGO_TAKES_CHANNELS;
+    }
+    if (a != NULL && params->chunks_per_peer != 1 && !(a->takes & GC3_ALGO_TAKES_CHUNKS)) {
+        params->chunks_per_peer = 1;
+        dropped |= GC3_ALGO_TAKES_CHUNKS;
+    }
+    return dropped;
+}
+
 gc3_status_t gc3_algo_generate(const char *name, const gc3_algo_params_t *params, gc3_diag_t *diag,
                                gc3_compile_stats_t *stats, gc3_ir_program_t **program_p)
 {

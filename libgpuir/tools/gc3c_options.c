@@ -67,13 +67,9 @@ void print_algo_list(FILE *out)
 {
     for (int i = 0; i < gc3_algo_count(); i++) {
         const gc3_algo_t *a = gc3_algo_at(i);
-        const char       *takes = (a->takes & GC3_ALGO_TAKES_CHANNELS) && (a->takes & GC3_ALGO_TAKES_CHUNKS)
-                                      ? "channels,chunks_per_peer"
-                                  : a->takes & GC3_ALGO_TAKES_CHANNELS ? "channels"
-                                  : a->takes & GC3_ALGO_TAKES_CHUNKS   ? "chunks_per_peer"
-                                                                       : "-";
-        fprintf(out, "  %-20s %-15s %-24s %s\n", a->name, a->coll_name ? a->coll_name : gc3_coll_name(a->coll), takes,
-                a->summary);
+        static const char *const takes[] = { "-", "channels", "chunks_per_peer", "channels,chunks_per_peer" };
+        fprintf(out, "  %-20s %-15s %-24s %s\n", a->name, a->coll_name ? a->coll_name : gc3_coll_name(a->coll),
+                takes[a->takes & (GC3_ALGO_TAKES_CHANNELS | GC3_ALGO_TAKES_CHUNKS)], a->summary);
     }
 }
 /* --root was given (gen, simulate --algo: only rooted collectives' algorithms take it). */

@@ -480,16 +480,13 @@ static int cmd_simulate_rules(int argc, char **argv)
  * chunks per peer; the others run with 1, and a note on stderr says so) */
 static gc3_algo_params_t gc3c_sim_params(const gc3_algo_params_t *ap, const char *algo)
 {
-    const gc3_algo_t *a   = gc3_algo_find(algo);
-    gc3_algo_params_t one = *ap;
-    const char       *unread;
-    while (a != NULL && (unread = gc3_algo_unread(a, one.channels, one.chunks_per_peer)) != NULL) {
-        fprintf(stderr, "gc3c simulate: %s does not take %s: it runs with 1\n", algo, unread);
-        if (strcmp(unread, "channels") == 0) {
-            one.channels = 1;
-        } else {
-            one.chunks_per_peer = 1;
-        }
+    gc3_algo_params_t one     = *ap;
+    const unsigned    dropped = gc3_algo_keep_taken(gc3_algo_find(algo), &one);
+    if (dropped & GC3_ALGO_TAKES_CHANNELS) {
+        fprintf(stderr, "gc3c simulate: %s does not take channels: it runs with 1\n", algo);
+    }
+    if (dropped & GC3_ALGO_TAKES_CHUNKS) {
+        fprintf(stderr, "gc3c simulate: %s does not take chunks_per_peer: it runs with 1\n", algo);
     }
     return one;
 }

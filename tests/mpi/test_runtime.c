@@ -29,14 +29,7 @@
 #include "gc3_runtime.h"
 #include "gc3_mpi_util.h"
 static int rank, nranks, passed, failed, on_device, pseudo, fifo_pool;
-static int instances = 1, channels = 1; /* of every program generated */
-
-/* --channels for algo: the channels asked where it takes them, else 1 */
-static int gc3_runtime_test_channels(const char *algo)
-{
-    const gc3_algo_t *a = gc3_algo_find(algo);
-    return a != NULL && (a->takes & GC3_ALGO_TAKES_CHANNELS) ? channels : 1;
-}
+static int    instances = 1, channels = 1; /* of every program generated */
 static size_t slot_bytes;                /* the executor's */
 
 #define buf_alloc(bytes)      ((char *)gc3_test_alloc(on_device, bytes))
@@ -319,7 +312,8 @@ static void run_algo(gc3_exec_t *exec, const char *algo, int nodes, gc3_proto_t 
     ap.proto         = proto;
     ap.inplace       = inplace;
     ap.instances     = instances;
-    ap.channels      = gc3_runtime_test_channels(algo);
+    ap.channels      = channels;
+    (void)gc3_algo_keep_taken(gc3_algo_find(algo), &ap); /* --channels where the algorithm has channels */
     snprintf(what, sizeof(what), "%s (%d x %d) %s %s, %d instance(s) x %d channel(s)", algo, nodes, nranks / nodes,
              gc3_proto_name(proto), inplace ? "in-place" : "out-of-place", instances, ap.channels);
     if (gc3_algo_generate(algo, &ap, &diag, NULL, &prog) != GC3_OK) {
@@ -451,7 +445,8 @@ static gc3_ir_program_t *rooted_program(const char *algo, gc3_proto_t proto, int
     ap.inplace   = inplace;
     ap.root      = root;
     ap.instances = instances;
-    ap.channels  = gc3_runtime_test_channels(algo);
+    ap.channels  = channels;
+    (void)gc3_algo_keep_taken(gc3_algo_find(algo), &ap);
     if (gc3_algo_generate(algo, &ap, &diag, NULL, &prog) != GC3_OK) {
         snprintf(why, whylen, "generate: %s", diag.count ? diag.msgs[0] : "?");
     }
