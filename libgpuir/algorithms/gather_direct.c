@@ -22,10 +22,10 @@ GC3_ALGO_DECLARE(gc3_algo_gather_direct)
             gc3_copy(prog, c, root, GC3_BUF_OUTPUT, q * k + m, (i - 1 + m) % params->channels, &c);
         }
     }
-    {
+    for (int m = 0; m < k; m++) { /* its own block chunk by chunk, dealt on after the peers' */
         gc3_cref_t own;
-        gc3_chunk(prog, root, GC3_BUF_INPUT, 0, k, &own);
-        gc3_copy(prog, own, root, GC3_BUF_OUTPUT, root * k, 0, &own);
+        gc3_chunk(prog, root, GC3_BUF_INPUT, m, 1, &own);
+        gc3_copy(prog, own, root, GC3_BUF_OUTPUT, root * k + m, (R - 1 + m) % params->channels, &own);
     }
     return gc3_algo_finish(prog, "gather_direct", diag, stats, program_p);
 }

@@ -21,10 +21,10 @@ GC3_ALGO_DECLARE(gc3_algo_scatter_direct)
             gc3_copy(prog, c, q, GC3_BUF_OUTPUT, m, (i - 1 + m) % params->channels, &c);
         }
     }
-    {
+    for (int m = 0; m < k; m++) { /* its own block chunk by chunk, dealt on after the peers' */
         gc3_cref_t own;
-        gc3_chunk(prog, root, GC3_BUF_INPUT, root * k, k, &own);
-        gc3_copy(prog, own, root, GC3_BUF_OUTPUT, 0, 0, &own);
+        gc3_chunk(prog, root, GC3_BUF_INPUT, root * k + m, 1, &own);
+        gc3_copy(prog, own, root, GC3_BUF_OUTPUT, m, (R - 1 + m) % params->channels, &own);
     }
     return gc3_algo_finish(prog, "scatter_direct", diag, stats, program_p);
 }
