@@ -1,7 +1,9 @@
 /* Scan and exscan (prefix reductions): rank r's output combines the inputs of ranks 0 to r (scan) or 0 to
  * r-1 (exscan; rank 0's output is never touched: MPI leaves it undefined).
- *   direct: every rank sends its buffer (chunks_per_peer chunks) to every rank after it, into scratch, and
- *           each rank reduces what it received (one step: the latency choice for small sizes, LL);
+ *   direct: every rank sends its buffer (chunks_per_peer chunks) to every rank after it, which reduces what
+ *           it receives (one step: the latency choice for small sizes, LL; with a channel per peer and
+ *           instances, the choice up to MBs on all-to-all links): one sender's chunk straight into the
+ *           output, the others' through scratch;
  *   ring:   a pipelined chain 0 -> 1 -> ... -> R-1 carrying the running prefix, cut into channels x
  *           chunks_per_peer chunks: each rank combines its input with the prefix it receives (scan: into
  *           its output, which it sends on; exscan: the prefix received is its output, the prefix with its
@@ -20,35 +22,42 @@ static gc3_status_t gc3_scan_direct(const gc3_algo_params_t *params, int exclusi
     if (status != GC3_OK) {
         return status;
     }
-    /* scan: its own input into its output first (nothing to do in place), then every transfer: rank q's
-       input to every rank r after it, on channel (r - q - 1) mod channels */
-    for (int r = 0; r < R && !exclusive; r++) {
-        gc3_cref_t x;
-        gc3_chunk(prog, r, GC3_BUF_INPUT, 0, k, &x);
-        gc3_copy(prog, x, r, GC3_BUF_OUTPUT, 0, 0, &x);
-    }
+    /* Rank r's chunk j starts from sender j mod r's chunk, which goes straight into r's output (exscan) or
+       is reduced with r's input into it as it arrives (scan: the copy of the input folds into that
+       receive); the other senders' chunks j land in scratch first (slot q*k+j), on channel (r - q - 1) mod
+       channels, and each rank reduces them into its output on the channel of the first. Scratch transfers
+       first, then rank by rank from the last: in place, every read of a rank's input then comes before its
+       output is written. */
     for (int q = 0; q < R; q++) {
         for (int r = q + 1; r < R; r++) {
-            gc3_cref_t x;
-            gc3_chunk(prog, q, GC3_BUF_INPUT, 0, k, &x);
-            gc3_copy(prog, x, r, GC3_BUF_SCRATCH, q * k, (r - q - 1) % params->channels, &x);
+            for (int j = 0; j < k; j++) {
+                gc3_cref_t x;
+                if (j % r == q) {
+                    continue;
+                }
+                gc3_chunk(prog, q, GC3_BUF_INPUT, j, 1, &x);
+                gc3_copy(prog, x, r, GC3_BUF_SCRATCH, q * k + j, (r - q - 1) % params->channels, &x);
+            }
         }
     }
-    /* chunk by chunk, each starting with another sender's copy, on its channel, so that the k reductions
-       run in different blocks (local work runs in the block of its latest dependency on its channel) */
-    for (int r = 1; r < R; r++) { /* (scan: rank 0's output is its input) */
+    for (int r = R - 1; r >= 0; r--) {
         for (int j = 0; j < k; j++) {
-            const int  ch = (r - j % r - 1) % params->channels; /* sender j mod r's channel */
+            const int  q0 = r > 0 ? j % r : 0, ch = r > 0 ? (r - q0 - 1) % params->channels : j % params->channels;
             gc3_cref_t o, x;
-            int        m = 0;
-            if (exclusive) {
-                gc3_chunk(prog, r, GC3_BUF_SCRATCH, (j % r) * k + j, 1, &x);
+            if (!exclusive) { /* the input first (nothing to do in place) */
+                gc3_chunk(prog, r, GC3_BUF_INPUT, j, 1, &x);
                 gc3_copy(prog, x, r, GC3_BUF_OUTPUT, j, ch, &o);
-                m = 1;
-            } else {
-                gc3_chunk(prog, r, GC3_BUF_OUTPUT, j, 1, &o);
             }
-            for (; m < r; m++) {
+            if (r == 0) { /* (scan: rank 0's output is its input; exscan: never touched) */
+                continue;
+            }
+            gc3_chunk(prog, q0, GC3_BUF_INPUT, j, 1, &x);
+            if (exclusive) {
+                gc3_copy(prog, x, r, GC3_BUF_OUTPUT, j, ch, &o);
+            } else {
+                gc3_reduce(prog, o, x, ch, &o);
+            }
+            for (int m = 1; m < r; m++) {
                 gc3_chunk(prog, r, GC3_BUF_SCRATCH, ((m + j) % r) * k + j, 1, &x);
                 gc3_reduce(prog, o, x, ch, &o);
             }

@@ -1,5 +1,5 @@
 /* Prefix reductions (scan, exscan; issue 57): every generator for 2 to 8 ranks, in place and not, a few
- * shapes (channels, chunks per peer, LL), verified and run by the reference executor against the direct
+ * shapes (channels, chunks per peer, instances, LL), verified and run by the reference executor against the direct
  * computation of gc3_oracle.h (every predefined op on integers and floats; exscan's rank 0 output never
  * written); the built-in rules' choice by size and link. */
 #include <stdint.h>
@@ -19,7 +19,7 @@ static void test_generators(void)
     for (size_t a = 0; a < sizeof(scan_algos) / sizeof(scan_algos[0]); a++) {
         const gc3_coll_t coll = strncmp(scan_algos[a], "exscan", 6) == 0 ? GC3_COLL_EXSCAN : GC3_COLL_SCAN;
         for (int R = 2; R <= 8; R++) {
-            for (int shape = 0; shape < 3; shape++) {
+            for (int shape = 0; shape < 4; shape++) {
                 for (int inplace = 0; inplace <= 1; inplace++) {
                     gc3_algo_params_t   ap;
                     gc3_compile_stats_t st;
@@ -28,8 +28,9 @@ static void test_generators(void)
                     gc3_status_t        s;
                     gc3_algo_params_default(&ap, R);
                     ap.inplace         = inplace;
-                    ap.channels        = shape == 0 ? 1 : 2;
-                    ap.chunks_per_peer = shape == 2 ? 3 : 1;
+                    ap.channels        = shape == 0 ? 1 : shape == 3 ? 3 : 2;
+                    ap.chunks_per_peer = shape == 2 ? 3 : shape == 3 ? 2 : 1;
+                    ap.instances       = shape == 3 ? 2 : 1;
                     ap.proto           = shape == 1 ? GC3_PROTO_LL : GC3_PROTO_SIMPLE;
                     gc3_diag_init(&diag);
                     s = gc3_algo_generate(scan_algos[a], &ap, &diag, &st, &p);
@@ -54,7 +55,7 @@ static void test_generators(void)
             }
         }
     }
-    CHECK(programs == 4 * 7 * 3 * 2, "%d programs", programs);
+    CHECK(programs == 4 * 7 * 4 * 2, "%d programs", programs);
     printf("test_scan: %d programs, %d reference-executor runs against the oracle\n", programs, runs);
 }
 
@@ -71,22 +72,34 @@ static void test_rules(void)
         const char      *direct = e ? "exscan_direct" : "scan_direct", *ring = e ? "exscan_ring" : "scan_ring";
         r = gc3_rules_match_call(R, c, 1, 4, GC3_LINK_NVLINK, 4096, 4, 0);
         CHECK(r && strcmp(r->algo, direct) == 0 && r->proto == GC3_PROTO_LL, "%s 4K: %s", direct, r ? r->algo : "-");
-        /* above 64K on NVLink, 2 and 4 GPUs, the direct exchange on 8 instances (a channel per peer), up to
-           where the chain on 16 channels x 2 instances caught up (4 ranks: scan 1M, exscan 2M; 2 ranks: scan
-           512K, exscan 1M; measured on one H100: doc/measurements/rs-scan-shapes-1xh100.md) */
-        for (int k = 0; k < 6; k++) {
-            const int      ranks = k < 3 ? 4 : 2;
-            const unsigned last  = (ranks == 4 ? 1024u : 512u) << (10 + e); /* the direct exchange's last size */
-            const unsigned bytes = k % 3 == 0 ? 256u << 10 : k % 3 == 1 ? last : last + 1;
-            const int      chain = bytes > last;
-            r                    = gc3_rules_match_call(R, c, 1, ranks, GC3_LINK_NVLINK, bytes, ranks, 1);
-            CHECK(r && strcmp(r->algo, chain ? ring : direct) == 0 &&
-                      r->channels == (chain        ? 16
-                                      : ranks == 4 ? 3
-                                                   : 0) &&
-                      r->instances == (chain ? 2 : 8),
-                  "%s, %d ranks, %u bytes: %s %dx%d", chain ? ring : direct, ranks, bytes, r ? r->algo : "-",
-                  r ? r->channels : 0, r ? r->instances : 0);
+        /* above 64K on NVLink, 2 and 4 GPUs, the direct exchange on 8 or more instances (a channel per peer)
+           up to where the chain on 16 channels x 2 instances caught up (exscan on 4 GPUs: never, on 2 chunks a
+           peer from 1M; measured on one H100: doc/measurements/gather-scan-shapes-1xh100.md) */
+        static const struct {
+            int      exscan, ranks;
+            unsigned bytes;
+            int      chain, channels, chunks, instances;
+        } want[] = {
+            { 0, 4, 256u << 10, 0, 3, 1, 8 },      { 0, 4, 1u << 20, 0, 3, 1, 8 },
+            { 0, 4, (1u << 20) + 1, 1, 16, 1, 2 }, { 0, 2, 256u << 10, 0, 1, 1, 8 },
+            { 0, 2, 512u << 10, 0, 1, 1, 8 },      { 0, 2, (512u << 10) + 1, 0, 1, 1, 16 },
+            { 0, 2, 2u << 20, 0, 1, 1, 16 },       { 0, 2, (2u << 20) + 1, 1, 16, 1, 2 },
+            { 1, 4, 256u << 10, 0, 3, 1, 8 },      { 1, 4, 1u << 20, 0, 3, 1, 8 },
+            { 1, 4, (1u << 20) + 1, 0, 3, 2, 10 }, { 1, 4, 64u << 20, 0, 3, 2, 10 },
+            { 1, 2, 512u << 10, 0, 1, 1, 8 },      { 1, 2, (512u << 10) + 1, 0, 1, 1, 16 },
+            { 1, 2, 1u << 20, 0, 1, 1, 16 },       { 1, 2, (1u << 20) + 1, 1, 16, 1, 2 },
+        };
+        for (size_t k = 0; k < sizeof(want) / sizeof(want[0]); k++) {
+            if (want[k].exscan != e) {
+                continue;
+            }
+            const char *algo = want[k].chain ? ring : direct;
+            r = gc3_rules_match_call(R, c, 1, want[k].ranks, GC3_LINK_NVLINK, want[k].bytes, want[k].ranks, 1);
+            CHECK(r && strcmp(r->algo, algo) == 0 && (r->channels > 0 ? r->channels : 1) == want[k].channels &&
+                      (r->chunks_per_peer > 0 ? r->chunks_per_peer : 1) == want[k].chunks &&
+                      r->instances == want[k].instances,
+                  "%s, %d ranks, %u bytes: %s %dx%dx%d", algo, want[k].ranks, want[k].bytes, r ? r->algo : "-",
+                  r ? r->channels : 0, r ? r->chunks_per_peer : 0, r ? r->instances : 0);
         }
         r = gc3_rules_match_call(R, c, 1, 3, GC3_LINK_HOST, 8, 3, 0);
         CHECK(r && strcmp(r->algo, ring) == 0, "%s host: %s", ring, r ? r->algo : "-");
