@@ -112,8 +112,11 @@ const char *gc3_rules_builtin_text(void)
            "reduce                1  *  host    *        reduce_ring\n"
            "# gather and scatter (not measured on several GPUs yet; size: the root's whole buffer): the direct\n"
            "# exchange where the root's links reach every rank (LL small, channels large), the chain on PCIe;\n"
-           "# their calls carry per-rank tables, which never run zero-copy\n"
+           "# their calls carry per-rank tables, which never run zero-copy. 2 GPUs on NVLink: 8 instances (2 ranks on\n"
+           "# one H100, gather-scan-shapes-1xh100.md: 4 MB a rank 31.7 -> 20.4 us gather, 33.0 -> 22.6 scatter)\n"
            "gather                1  *  nvlink  0-64K    gather_direct  proto=LL\n"
+           "gather                1  2  nvlink  64K-inf  gather_direct  channels=4 chunks_per_peer=4 instances=8 "
+           "zero_copy=off\n"
            "gather                1  *  nvlink  64K-inf  gather_direct  channels=4 chunks_per_peer=4 instances=2 "
            "zero_copy=off\n"
            "gather                1  *  pcie    0-64K    gather_direct  proto=LL\n"
@@ -121,6 +124,8 @@ const char *gc3_rules_builtin_text(void)
            "gather                1  *  host    *        gather_direct\n"
            "gather                2-*  *  *  *          gather_direct  zero_copy=off\n"
            "scatter               1  *  nvlink  0-64K    scatter_direct proto=LL\n"
+           "scatter               1  2  nvlink  64K-inf  scatter_direct channels=4 chunks_per_peer=4 instances=8 "
+           "zero_copy=off\n"
            "scatter               1  *  nvlink  64K-inf  scatter_direct channels=4 chunks_per_peer=4 instances=2 "
            "zero_copy=off\n"
            "scatter               1  *  pcie    0-64K    scatter_direct proto=LL\n"
@@ -128,14 +133,15 @@ const char *gc3_rules_builtin_text(void)
            "scatter               1  *  host    *        scatter_direct\n"
            "scatter               2-*  *  *  *          scatter_direct zero_copy=off\n"
            "# scan and exscan (not measured on several GPUs yet): the direct exchange below 64K (LL); on 2 and 4\n"
-           "# GPUs with NVLink above it on 8 instances (a channel per peer) up to where the chain on 16 x 2 caught\n"
-           "# up, the chain elsewhere (4 and 2 ranks on one H100, rs-scan-shapes-1xh100.md: 4 ranks at 1 MB scan\n"
-           "# 45.3 -> 39.9 us, exscan 49.5 -> 37.1; the direct exchange on fewer blocks, or with several chunks,\n"
-           "# slower: scan-rs-candidates-1xh100.md)\n"
+           "# GPUs with NVLink above it on 8 or more instances (a channel per peer) up to where the chain on 16 x 2\n"
+           "# caught up (exscan on 4 GPUs: never, from 1M on 2 chunks a peer), the chain elsewhere (4 and 2 ranks on\n"
+           "# one H100, gather-scan-shapes-1xh100.md: 4 ranks at 1 MB scan 41.9 -> 35.6 us, exscan 36.9 -> 32.1, 4 MB\n"
+           "# 123.2 -> 63.5; rs-scan-shapes-1xh100.md and scan-rs-candidates-1xh100.md: fewer blocks slower)\n"
            "scan                  1  *  nvlink  0-64K    scan_direct    proto=LL\n"
            "scan                  1  *  pcie    0-64K    scan_direct    proto=LL\n"
            "scan                  1  2  nvlink  64K-512K scan_direct    instances=8\n"
-           "scan                  1  2  nvlink  512K-inf scan_ring      channels=16 instances=2\n"
+           "scan                  1  2  nvlink  512K-2M  scan_direct    instances=16\n"
+           "scan                  1  2  nvlink  2M-inf   scan_ring      channels=16 instances=2\n"
            "scan                  1  4  nvlink  64K-1M   scan_direct    channels=3 instances=8\n"
            "scan                  1  *  nvlink  64K-inf  scan_ring      channels=16 instances=2\n"
            "scan                  1  *  pcie    64K-inf  scan_ring      channels=4\n"
@@ -143,9 +149,11 @@ const char *gc3_rules_builtin_text(void)
            "scan                  2-*  *  *  *          scan_ring\n"
            "exscan                1  *  nvlink  0-64K    exscan_direct  proto=LL\n"
            "exscan                1  *  pcie    0-64K    exscan_direct  proto=LL\n"
-           "exscan                1  2  nvlink  64K-1M   exscan_direct  instances=8\n"
+           "exscan                1  2  nvlink  64K-512K exscan_direct  instances=8\n"
+           "exscan                1  2  nvlink  512K-1M  exscan_direct  instances=16\n"
            "exscan                1  2  nvlink  1M-inf   exscan_ring    channels=16 instances=2\n"
-           "exscan                1  4  nvlink  64K-2M   exscan_direct  channels=3 instances=8\n"
+           "exscan                1  4  nvlink  64K-1M   exscan_direct  channels=3 instances=8\n"
+           "exscan                1  4  nvlink  1M-inf   exscan_direct  channels=3 chunks_per_peer=2 instances=10\n"
            "exscan                1  *  nvlink  64K-inf  exscan_ring    channels=16 instances=2\n"
            "exscan                1  *  pcie    64K-inf  exscan_ring    channels=4\n"
            "exscan                1  *  host    *        exscan_ring\n"
@@ -735,6 +743,10 @@ static gc3_status_t gc3_rule_generated_program(const gc3_rule_t *rule, const gc3
     made->proto     = ap.proto;
     made->channels  = ap.channels;
     made->instances = ap.instances;
+    if (st == GC3_OK && ap.instances > 0 && (*program_p)->nchannels % ap.instances == 0) {
+        made->channels = (*program_p)->nchannels / ap.instances; /* the channels it uses: a direct exchange
+                                                                    uses one a peer at most */
+    }
     return st;
 }
 
