@@ -424,6 +424,15 @@ int main(void)
         gc3_ir_program_destroy(p);
         gc3_rules_destroy(R);
         R = NULL;
+        /* the channels a program uses, not those asked: the direct scan has one a peer (3 on 4 ranks) */
+        t.max_blocks = 1 << 20;
+        CHECK_OK(gc3_rules_parse("scan 1 * * * scan_direct channels=8 instances=2\n", "direct", &diag, &R));
+        CHECK_OK(gc3_rule_program(&R->rules[0], &t, &diag, &p, &made));
+        CHECK(p != NULL && !made.narrowed && made.channels == 3 && made.instances == 2 && made.asked_channels == 8,
+              "scan_direct channels=8 on 4 ranks: %d x %d", made.channels, made.instances);
+        gc3_ir_program_destroy(p);
+        gc3_rules_destroy(R);
+        R = NULL;
     }
     CHECK(gc3_rules_read_file("/nonexistent/gc3.rules", &diag, &R) == GC3_ERR_IO && R == NULL &&
           gc3_diag_contains(&diag, "/nonexistent/gc3.rules: cannot open"), "missing file");
