@@ -22,46 +22,64 @@ static gc3_status_t gc3_scan_direct(const gc3_algo_params_t *params, int exclusi
     if (status != GC3_OK) {
         return status;
     }
-    /* Rank r's chunk j starts from sender j mod r's chunk, which goes straight into r's output (exscan) or
-       is reduced with r's input into it as it arrives (scan: the copy of the input folds into that
-       receive); the other senders' chunks j land in scratch first (slot q*k+j), on channel (r - q - 1) mod
-       channels, and each rank reduces them into its output on the channel of the first. Scratch transfers
+    /* Out of place, rank r's chunk j starts from sender j mod r's chunk, which goes straight into r's output
+       (exscan) or is reduced with r's input into it as it arrives (scan: the copy of the input folds into
+       that receive); the other senders' chunks j land in scratch first (slot q*k+j), on channel (r - q - 1)
+       mod channels, and each rank reduces them into its output on the channel of the first. In place the
+       output is the input, which the ranks after it still read: a receive into it would wait for them, so
+       every chunk lands in scratch (a receive there need not wait) and the reductions follow. Transfers
        first, then rank by rank from the last: in place, every read of a rank's input then comes before its
        output is written. */
+    const int straight = !params->inplace;
     for (int q = 0; q < R; q++) {
         for (int r = q + 1; r < R; r++) {
+            const int  ch = (r - q - 1) % params->channels;
+            gc3_cref_t x;
+            if (!straight) {
+                gc3_chunk(prog, q, GC3_BUF_INPUT, 0, k, &x);
+                gc3_copy(prog, x, r, GC3_BUF_SCRATCH, q * k, ch, &x);
+                continue;
+            }
             for (int j = 0; j < k; j++) {
-                gc3_cref_t x;
-                if (j % r == q) {
-                    continue;
+                if (j % r != q) {
+                    gc3_chunk(prog, q, GC3_BUF_INPUT, j, 1, &x);
+                    gc3_copy(prog, x, r, GC3_BUF_SCRATCH, q * k + j, ch, &x);
                 }
-                gc3_chunk(prog, q, GC3_BUF_INPUT, j, 1, &x);
-                gc3_copy(prog, x, r, GC3_BUF_SCRATCH, q * k + j, (r - q - 1) % params->channels, &x);
             }
         }
     }
-    for (int r = R - 1; r >= 0; r--) {
+    for (int r = R - 1; r > 0; r--) {
         for (int j = 0; j < k; j++) {
-            const int  q0 = r > 0 ? j % r : 0, ch = r > 0 ? (r - q0 - 1) % params->channels : j % params->channels;
+            const int  q0 = j % r, ch = (r - q0 - 1) % params->channels;
             gc3_cref_t o, x;
+            int        m = 0;
             if (!exclusive) { /* the input first (nothing to do in place) */
                 gc3_chunk(prog, r, GC3_BUF_INPUT, j, 1, &x);
                 gc3_copy(prog, x, r, GC3_BUF_OUTPUT, j, ch, &o);
             }
-            if (r == 0) { /* (scan: rank 0's output is its input; exscan: never touched) */
-                continue;
-            }
-            gc3_chunk(prog, q0, GC3_BUF_INPUT, j, 1, &x);
-            if (exclusive) {
+            if (straight) {
+                gc3_chunk(prog, q0, GC3_BUF_INPUT, j, 1, &x);
+                if (exclusive) {
+                    gc3_copy(prog, x, r, GC3_BUF_OUTPUT, j, ch, &o);
+                } else {
+                    gc3_reduce(prog, o, x, ch, &o);
+                }
+                m = 1;
+            } else if (exclusive) {
+                gc3_chunk(prog, r, GC3_BUF_SCRATCH, q0 * k + j, 1, &x);
                 gc3_copy(prog, x, r, GC3_BUF_OUTPUT, j, ch, &o);
-            } else {
-                gc3_reduce(prog, o, x, ch, &o);
+                m = 1;
             }
-            for (int m = 1; m < r; m++) {
+            for (; m < r; m++) {
                 gc3_chunk(prog, r, GC3_BUF_SCRATCH, ((m + j) % r) * k + j, 1, &x);
                 gc3_reduce(prog, o, x, ch, &o);
             }
         }
+    }
+    if (!exclusive) { /* rank 0's output is its input (nothing to do in place); exscan never touches it */
+        gc3_cref_t x;
+        gc3_chunk(prog, 0, GC3_BUF_INPUT, 0, k, &x);
+        gc3_copy(prog, x, 0, GC3_BUF_OUTPUT, 0, 0, &x);
     }
     return gc3_algo_finish(prog, name, diag, stats, program_p);
 }
