@@ -98,8 +98,8 @@ typedef struct {
 /* What was made, for the plan's message. */
 typedef struct {
     gc3_proto_t proto;
-    int         channels, instances; /* a generator's: the channels its program uses (a direct exchange one a
-                                      * peer at most, whatever was asked) */
+    int         channels, instances; /* a generator's: the channels its program spans, fewer than asked where it
+                                      * has less to spread (a direct exchange among few ranks) */
     int         narrowed, asked_channels, asked_instances; /* a generator's program narrowed to max_blocks */
     int         copied; /* a program for in-place calls serving out-of-place ones (gc3_ir_copy_first) */
 } gc3_rule_made_t;

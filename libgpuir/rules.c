@@ -112,10 +112,11 @@ const char *gc3_rules_builtin_text(void)
            "reduce                1  *  host    *        reduce_ring\n"
            "# gather and scatter (not measured on several GPUs yet; size: the root's whole buffer): the direct\n"
            "# exchange where the root's links reach every rank (LL small, channels large), the chain on PCIe;\n"
-           "# their calls carry per-rank tables, which never run zero-copy. 2 GPUs on NVLink: 8 instances (2 ranks on\n"
-           "# one H100, gather-scan-shapes-1xh100.md: 4 MB a rank 31.7 -> 20.4 us gather, 33.0 -> 22.6 scatter)\n"
+           "# their calls carry per-rank tables, which never run zero-copy. 2 GPUs on NVLink: 8 instances above 1M\n"
+           "# (2 ranks on one H100, gather-scan-shapes-1xh100.md: 4 MB a rank gatherv 33.0 -> 20.4 us, scatterv 33.6\n"
+           "# -> 22.6; even at 1 MB a rank, up to 3 us slower below)\n"
            "gather                1  *  nvlink  0-64K    gather_direct  proto=LL\n"
-           "gather                1  2  nvlink  64K-inf  gather_direct  channels=4 chunks_per_peer=4 instances=8 "
+           "gather                1  2  nvlink  1M-inf   gather_direct  channels=4 chunks_per_peer=4 instances=8 "
            "zero_copy=off\n"
            "gather                1  *  nvlink  64K-inf  gather_direct  channels=4 chunks_per_peer=4 instances=2 "
            "zero_copy=off\n"
@@ -124,7 +125,7 @@ const char *gc3_rules_builtin_text(void)
            "gather                1  *  host    *        gather_direct\n"
            "gather                2-*  *  *  *          gather_direct  zero_copy=off\n"
            "scatter               1  *  nvlink  0-64K    scatter_direct proto=LL\n"
-           "scatter               1  2  nvlink  64K-inf  scatter_direct channels=4 chunks_per_peer=4 instances=8 "
+           "scatter               1  2  nvlink  1M-inf   scatter_direct channels=4 chunks_per_peer=4 instances=8 "
            "zero_copy=off\n"
            "scatter               1  *  nvlink  64K-inf  scatter_direct channels=4 chunks_per_peer=4 instances=2 "
            "zero_copy=off\n"
@@ -136,7 +137,7 @@ const char *gc3_rules_builtin_text(void)
            "# GPUs with NVLink above it on 8 or more instances (a channel per peer) up to where the chain on 16 x 2\n"
            "# caught up (exscan on 4 GPUs: never, from 1M on 2 chunks a peer), the chain elsewhere (4 and 2 ranks on\n"
            "# one H100, gather-scan-shapes-1xh100.md: 4 ranks at 1 MB scan 41.9 -> 35.6 us, exscan 36.9 -> 32.1, 4 MB\n"
-           "# 123.2 -> 63.5; rs-scan-shapes-1xh100.md and scan-rs-candidates-1xh100.md: fewer blocks slower)\n"
+           "# 123.1 -> 63.6; rs-scan-shapes-1xh100.md and scan-rs-candidates-1xh100.md: fewer blocks slower)\n"
            "scan                  1  *  nvlink  0-64K    scan_direct    proto=LL\n"
            "scan                  1  *  pcie    0-64K    scan_direct    proto=LL\n"
            "scan                  1  2  nvlink  64K-512K scan_direct    instances=8\n"
@@ -744,8 +745,8 @@ static gc3_status_t gc3_rule_generated_program(const gc3_rule_t *rule, const gc3
     made->channels  = ap.channels;
     made->instances = ap.instances;
     if (st == GC3_OK && ap.instances > 0 && (*program_p)->nchannels % ap.instances == 0) {
-        made->channels = (*program_p)->nchannels / ap.instances; /* the channels it uses: a direct exchange
-                                                                    uses one a peer at most */
+        made->channels = (*program_p)->nchannels / ap.instances; /* the channels it spans: a direct exchange
+                                                                    among few ranks has fewer than asked */
     }
     return st;
 }
