@@ -117,6 +117,8 @@ static struct {
 static int      rank, nranks, on_device = 1;
 /* the v-collectives (IS_V): --skew, and this size's counts and displacements (floats) of this rank's call */
 static int  skew;
+/* --inplace: allreduce, scan and exscan called with MPI_IN_PLACE, the receive buffer holding the input */
+static int  bench_inplace;
 static int *v_scnt, *v_sdsp, *v_rcnt, *v_rdsp;
 
 /* elements from rank q to rank r (allgatherv, reduce_scatter, gatherv, scatterv: rank q's segment, r unused) of a call of
@@ -477,7 +479,7 @@ static void plans_init(MPI_Comm node)
 static void plan_name(const char *coll, int c, size_t count, char *out, size_t len)
 {
     const uint64_t    bytes   = (uint64_t)count * sizeof(float) * (c == C_ALLTOALL ? (uint64_t)nranks : 1);
-    const int         inplace = c == C_BCAST; /* the component's bcast plans are in place: one buffer */
+    const int         inplace = c == C_BCAST || bench_inplace; /* bcast's plans are in place: one buffer */
     const int         rooted  = c == C_BCAST || c == C_REDUCE;
     gc3_coll_t        gc;
     const gc3_rule_t *r;
@@ -773,6 +775,22 @@ static int run_once(int m, int c, size_t count, void *s, void *r, void *hs, void
                              : 1;
     }
 
+    if (bench_inplace) { /* (the receive buffer holds the input) */
+        switch (m) {
+        case M_GC3:
+            return mpi_call(c, count, MPI_IN_PLACE, r, MPI_COMM_WORLD);
+        case M_OMPI:
+            return mpi_call(c, count, MPI_IN_PLACE, r, comm_ompi);
+        case M_STAGED:
+            gc3_test_copy(on_device, hr, r, bytes);
+            rc = mpi_call(c, count, MPI_IN_PLACE, hr, MPI_COMM_WORLD);
+            gc3_test_copy(on_device, r, hr, bytes);
+            return rc;
+        default:
+            s = r;
+            break; /* NCCL: in place when both pointers are one */
+        }
+    }
     switch (m) {
     case M_GC3: rc = mpi_call(c, count, s, r, MPI_COMM_WORLD); break;
     case M_OMPI: rc = mpi_call(c, count, s, r, comm_ompi); break;
@@ -887,7 +905,7 @@ static void usage(FILE *out)
 {
     fputs("usage: gc3_bench [-t allreduce|alltoall|bcast|reduce|scan|exscan|allgatherv|alltoallv|reduce_scatter|\n"
           "                  gatherv|scatterv] [-d cuda|host] [-c]\n"
-          "                 [-m MIN:MAX] [-i ITERS] [-x WARMUP] [--skew]\n"
+          "                 [-m MIN:MAX] [-i ITERS] [-x WARMUP] [--skew] [--inplace]\n"
           "                 [--methods gc3,nccl,nccl-reg,nccl-sym,staged,ompi] [--staged-max BYTES] [--nccl-lib PATH]\n"
           "                 [--csv FILE] [--alternate allreduce|alltoall:BYTES] [--root R]\n"
           "  (under mpirun, one rank per GPU)\n"
@@ -897,6 +915,9 @@ static void usage(FILE *out)
           "                       for reduce_scatter; NCCL not measured)\n"
           "  --skew               the v-collectives: uneven segments, rank q's (alltoallv: q to\n"
           "                       r's) 2((q + r) mod R + 1)/(R + 1) times the size (the same bytes in all)\n"
+          "  --inplace            allreduce, scan, exscan: MPI_IN_PLACE, the receive buffer holding the input\n"
+          "                       (every method: staged copies that buffer in and out; NCCL gets one pointer);\n"
+          "                       the input is copied back into it after each timed call, untimed\n"
           "  -d, --accelerator    cuda (default): device buffers (where CUDA sees no GPU it stops, saying so);\n"
           "                       host: host buffers (gc3 runs them with --mca coll_gc3_backend host: for CI)\n"
           "  -c, --validation     check each method's result against a host computation\n"
@@ -968,6 +989,10 @@ int main(int argc, char **argv)
         }
         if (!strcmp(o, "--skew")) {
             skew = 1;
+            continue;
+        }
+        if (!strcmp(o, "--inplace")) {
+            bench_inplace = 1;
             continue;
         }
         {
@@ -1054,6 +1079,8 @@ int main(int argc, char **argv)
             "or scatterv");
     if (skew && !IS_V(c))
         die("--skew is for allgatherv, alltoallv, reduce_scatter, gatherv and scatterv");
+    if (bench_inplace && c != C_ALLREDUCE && c != C_SCAN && c != C_EXSCAN)
+        die("--inplace is for allreduce, scan and exscan");
     v_scnt = calloc((size_t)nranks, sizeof(int));
     v_sdsp = calloc((size_t)nranks, sizeof(int));
     v_rcnt = calloc((size_t)nranks, sizeof(int));
@@ -1178,8 +1205,8 @@ int main(int argc, char **argv)
         if (IS_ROOTED(c)) {
             snprintf(root, sizeof(root), ", root %d", bench_root);
         }
-        printf("# gc3_bench %s, %d ranks, %s buffers, float32%s%s; %s\n", coll, nranks,
-               on_device ? "device (cuda)" : "host",
+        printf("# gc3_bench %s%s, %d ranks, %s buffers, float32%s%s; %s\n", coll,
+               bench_inplace ? " in place (MPI_IN_PLACE)" : "", nranks, on_device ? "device (cuda)" : "host",
                c == C_ALLREDUCE || c == C_REDUCE || c == C_REDUCE_SCATTER || c == C_SCAN || c == C_EXSCAN ? " sum" : "",
                root, validate ? "validation on" : "validation off");
         if (IS_V(c)) {
@@ -1300,6 +1327,9 @@ int main(int argc, char **argv)
                 mr = nreg[m].buf[1];
                 gc3_test_copy(on_device, ms, h, total * sizeof(float));
             }
+            if (bench_inplace) {
+                gc3_test_copy(on_device, mr, h, total * sizeof(float));
+            }
             for (int it = 0; it < warm + iters && ok; it++) {
                 double t0;
                 if (alt.on && (rc = run_once(m, alt.a2a ? C_ALLTOALL : C_ALLREDUCE, alt.count, alt.s, alt.r, NULL, NULL)) != 0) {
@@ -1313,12 +1343,16 @@ int main(int argc, char **argv)
                 if (it >= warm) {
                     t += MPI_Wtime() - t0;
                 }
+                if (bench_inplace) { /* the input again, untimed */
+                    gc3_test_copy(on_device, mr, h, total * sizeof(float));
+                }
                 MPI_Barrier(MPI_COMM_WORLD);
             }
             t /= iters;
             if (validate && ok) {
                 memset(ho, 0, total * sizeof(float));
-                gc3_test_copy(on_device, mr, ho, total * sizeof(float)); /* no stale result passes */
+                /* no stale result passes (in place: the input, which only rank 0's scan keeps) */
+                gc3_test_copy(on_device, mr, bench_inplace ? h : ho, total * sizeof(float));
                 rc = run_once(m, c, count, ms, mr, hs, hr);
                 ok = rc == 0;
                 gc3_test_copy(on_device, ho, mr, total * sizeof(float));
