@@ -775,32 +775,26 @@ static int run_once(int m, int c, size_t count, void *s, void *r, void *hs, void
                              : 1;
     }
 
-    if (bench_inplace) { /* (the receive buffer holds the input) */
-        switch (m) {
-        case M_GC3:
-            return mpi_call(c, count, MPI_IN_PLACE, r, MPI_COMM_WORLD);
-        case M_OMPI:
-            return mpi_call(c, count, MPI_IN_PLACE, r, comm_ompi);
-        case M_STAGED:
-            gc3_test_copy(on_device, hr, r, bytes);
-            rc = mpi_call(c, count, MPI_IN_PLACE, hr, MPI_COMM_WORLD);
-            gc3_test_copy(on_device, r, hr, bytes);
-            return rc;
-        default:
-            s = r;
-            break; /* NCCL: in place when both pointers are one */
-        }
+    /* --inplace: the receive buffer holds the input; MPI gets MPI_IN_PLACE (staged: that buffer is what is
+     * copied in, into hr), NCCL one pointer */
+    void *in = s, *h_in = hs;
+    if (bench_inplace) {
+        in = MPI_IN_PLACE, s = r, h_in = hr;
     }
     switch (m) {
-    case M_GC3: rc = mpi_call(c, count, s, r, MPI_COMM_WORLD); break;
-    case M_OMPI: rc = mpi_call(c, count, s, r, comm_ompi); break;
+    case M_GC3:
+        rc = mpi_call(c, count, in, r, MPI_COMM_WORLD);
+        break;
+    case M_OMPI:
+        rc = mpi_call(c, count, in, r, comm_ompi);
+        break;
     case M_STAGED:
         /* copied in where the call reads the buffer, out where it writes it (bcast: the root's is read,
          * the others' written; reduce: every rank's read, the root's written) */
         if (c != C_BCAST || rank == bench_root) {
-            gc3_test_copy(on_device, hs, s, bytes);
+            gc3_test_copy(on_device, h_in, s, bytes);
         }
-        rc = mpi_call(c, count, hs, hr, MPI_COMM_WORLD);
+        rc = mpi_call(c, count, bench_inplace ? MPI_IN_PLACE : hs, hr, MPI_COMM_WORLD);
         if (c == C_BCAST ? rank != bench_root : c != C_REDUCE || rank == bench_root) {
             gc3_test_copy(on_device, r, hr, bytes);
         }
