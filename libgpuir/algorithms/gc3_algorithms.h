@@ -98,6 +98,7 @@ GC3_ALGO_DECLARE(gc3_algo_scatter_direct);
 GC3_ALGO_DECLARE(gc3_algo_scatter_ring);
 GC3_ALGO_DECLARE(gc3_algo_scan_direct);
 GC3_ALGO_DECLARE(gc3_algo_scan_ring);
+GC3_ALGO_DECLARE(gc3_algo_scan_doubling);
 GC3_ALGO_DECLARE(gc3_algo_exscan_direct);
 GC3_ALGO_DECLARE(gc3_algo_exscan_ring);
 

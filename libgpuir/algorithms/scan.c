@@ -8,8 +8,14 @@
  *           chunks_per_peer chunks: each rank combines its input with the prefix it receives (scan: into
  *           its output, which it sends on; exscan: the prefix received is its output, the prefix with its
  *           input goes on through scratch). The bandwidth choice for large sizes (Simple).
+ *   doubling: recursive doubling (Hillis-Steele) over channels x chunks_per_peer chunks: in round d = 1, 2,
+ *           4, ... every rank r >= d reduces the partial prefix rank r - d held before the round into its
+ *           own (in its output), ceil(log2 R) rounds; rank r reads r+1 operands in as many passes as rounds
+ *           (the direct exchange: r passes and the copies into scratch). Scan only.
  * In place (the input is the output) every read of a rank's input comes before its output is written. */
 #include "gc3_algorithms.h"
+
+#include <stdlib.h>
 
 static gc3_status_t gc3_scan_direct(const gc3_algo_params_t *params, int exclusive, const char *name, gc3_diag_t *diag,
                                     gc3_compile_stats_t *stats, gc3_ir_program_t **program_p)
@@ -124,9 +130,53 @@ static gc3_status_t gc3_scan_ring(const gc3_algo_params_t *params, int exclusive
     return gc3_algo_finish(prog, name, diag, stats, program_p);
 }
 
+static gc3_status_t gc3_scan_doubling(const gc3_algo_params_t *params, gc3_diag_t *diag, gc3_compile_stats_t *stats,
+                                      gc3_ir_program_t **program_p)
+{
+    const int    R = params->nranks, nch = params->channels, C = nch * params->chunks_per_peer;
+    gc3_prog_t  *prog;
+    gc3_cref_t  *cur;
+    gc3_status_t status;
+
+    if ((cur = calloc((size_t)R, sizeof(*cur))) == NULL) {
+        gc3_diag_add(diag, "scan_doubling: out of memory");
+        return GC3_ERR_NO_MEMORY;
+    }
+    status = gc3_algo_begin(params, "scan_doubling", GC3_COLL_SCAN, C, C, C, diag, &prog);
+    if (status != GC3_OK) {
+        goto out;
+    }
+    /* cur[r]: rank r's partial prefix of chunk idx (its input, then its output). Each round from the last
+       rank down: rank r takes r - d's partial before r - d's own update of the round. */
+    for (int idx = 0; idx < C; idx++) {
+        const int ch = idx % nch;
+        for (int r = 0; r < R; r++) {
+            gc3_chunk(prog, r, GC3_BUF_INPUT, idx, 1, &cur[r]);
+        }
+        for (int d = 1; d < R; d *= 2) {
+            for (int r = R - 1; r >= d; r--) {
+                if (d == 1) { /* the input first (nothing to do in place); the receive folds it in */
+                    gc3_copy(prog, cur[r], r, GC3_BUF_OUTPUT, idx, ch, &cur[r]);
+                }
+                gc3_reduce(prog, cur[r], cur[r - d], ch, &cur[r]);
+            }
+        }
+        gc3_copy(prog, cur[0], 0, GC3_BUF_OUTPUT, idx, ch, &cur[0]); /* rank 0's output is its input */
+    }
+    status = gc3_algo_finish(prog, "scan_doubling", diag, stats, program_p);
+out:
+    free(cur);
+    return status;
+}
+
 GC3_ALGO_DECLARE(gc3_algo_scan_direct)
 {
     return gc3_scan_direct(params, 0, "scan_direct", diag, stats, program_p);
+}
+
+GC3_ALGO_DECLARE(gc3_algo_scan_doubling)
+{
+    return gc3_scan_doubling(params, diag, stats, program_p);
 }
 
 GC3_ALGO_DECLARE(gc3_algo_exscan_direct)

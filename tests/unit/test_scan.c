@@ -10,7 +10,7 @@
 #include "gc3_algorithms.h"
 #include "gc3_rules.h"
 
-static const char *const scan_algos[] = { "scan_direct", "scan_ring", "exscan_direct", "exscan_ring" };
+static const char *const scan_algos[] = { "scan_direct", "scan_ring", "scan_doubling", "exscan_direct", "exscan_ring" };
 
 static void test_generators(void)
 {
@@ -55,7 +55,7 @@ static void test_generators(void)
             }
         }
     }
-    CHECK(programs == 4 * 7 * 4 * 2, "%d programs", programs);
+    CHECK(programs == 5 * 7 * 4 * 2, "%d programs", programs);
     printf("test_scan: %d programs, %d reference-executor runs against the oracle\n", programs, runs);
 }
 
