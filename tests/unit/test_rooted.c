@@ -396,10 +396,14 @@ static void test_rules(void)
         CHECK(r && strcmp(r->algo, direct) == 0 && r->channels == 4 && r->chunks_per_peer == (g ? 8 : 4) && r->no_zc,
               "%s 16M (its calls carry tables: never zero-copy): %s", direct, r ? r->algo : "-");
         /* 2 GPUs on NVLink: 8 instances above 1M (doc/measurements/gather-scan-shapes-1xh100.md), else 2; scatter on
-           more ranks: 8 chunks a peer above 1M (doc/measurements/scatter-scan-1xh100.md) */
-        for (int k = 0; k < 5; k++) {
-            const int         ranks = k < 3 ? 2 : 4, wide = k == 1 || k == 2, deep = g && k == 4;
-            const unsigned    bytes = k == 0 || k == 3 ? 1u << 20 : k == 1 ? (1u << 20) + 1 : 1u << 24;
+           more ranks: 8 chunks a peer above 8M, the root's whole buffer (doc/measurements/scatter-scan-1xh100.md) */
+        for (int k = 0; k < 6; k++) {
+            const int         ranks = k < 3 ? 2 : 4, wide = k == 1 || k == 2, deep = g && k >= 4;
+            const unsigned    bytes = k == 0   ? 1u << 20
+                                      : k == 1 ? (1u << 20) + 1
+                                      : k == 3 ? 8u << 20
+                                      : k == 4 ? (8u << 20) + 1
+                                               : 1u << 24;
             const gc3_rule_t *q     = gc3_rules_match_call(R, c, 1, ranks, GC3_LINK_NVLINK, bytes, ranks, 0);
             CHECK(q && strcmp(q->algo, direct) == 0 && q->channels == 4 && q->chunks_per_peer == (deep ? 8 : 4) &&
                       q->no_zc && q->instances == (wide ? 8 : 2),
