@@ -143,7 +143,7 @@ const char *gc3_rules_builtin_text(void)
            "# caught up (exscan on 4 GPUs: never, from 1M on 2 chunks a peer), the chain elsewhere (4 and 2 ranks on\n"
            "# one H100, gather-scan-shapes-1xh100.md: 4 ranks at 1 MB scan 41.9 -> 35.6 us, exscan 36.9 -> 32.1, 4 MB\n"
            "# 123.1 -> 63.6; rs-scan-shapes-1xh100.md and scan-rs-candidates-1xh100.md: fewer blocks slower; scan on\n"
-           "# 4 at 2 MB 53.4-54.1 -> 48.3-52.3, scatter-scan-1xh100.md)\n"
+           "# 4 at 2 MB out of place 53.4-54.1 -> 48.3-52.3, scatter-scan-1xh100.md; in place not measured there)\n"
            "scan                  1  *  nvlink  0-64K    scan_direct    proto=LL\n"
            "scan                  1  *  pcie    0-64K    scan_direct    proto=LL\n"
            "scan                  1  2  nvlink  64K-512K scan_direct    instances=8\n"

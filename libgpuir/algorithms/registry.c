@@ -75,7 +75,7 @@ static const gc3_algo_t gc3_algos[] = {
       "sizes, Simple)",
       0, GC3_ALGO_TAKES_CHANNELS | GC3_ALGO_TAKES_CHUNKS, gc3_algo_scan_ring },
     { "scan_doubling", GC3_COLL_SCAN, NULL,
-      "scan: recursive doubling, log2(ranks) rounds, each rank reducing the prefix of the rank 2^k before it "
+      "scan: recursive doubling, ceil(log2(ranks)) rounds, each rank reducing the prefix of the rank 2^k before it "
       "(channels x chunks-per-peer chunks)",
       0, GC3_ALGO_TAKES_CHANNELS | GC3_ALGO_TAKES_CHUNKS, gc3_algo_scan_doubling },
     { "exscan_direct", GC3_COLL_EXSCAN, NULL,

@@ -10,12 +10,11 @@
  *           input goes on through scratch). The bandwidth choice for large sizes (Simple).
  *   doubling: recursive doubling (Hillis-Steele) over channels x chunks_per_peer chunks: in round d = 1, 2,
  *           4, ... every rank r >= d reduces the partial prefix rank r - d held before the round into its
- *           own (in its output), ceil(log2 R) rounds; rank r reads r+1 operands in as many passes as rounds
- *           (the direct exchange: r passes and the copies into scratch). Scan only.
+ *           own (in its output), ceil(log2 R) rounds; rank r makes floor(log2 r) + 1 passes and no copy into
+ *           scratch (the direct exchange: r passes and r - 1 copies), a chain of rounds in exchange. Scan only.
  * In place (the input is the output) every read of a rank's input comes before its output is written. */
-#include "gc3_algorithms.h"
-
 #include <stdlib.h>
+#include "gc3_algorithms.h"
 
 static gc3_status_t gc3_scan_direct(const gc3_algo_params_t *params, int exclusive, const char *name, gc3_diag_t *diag,
                                     gc3_compile_stats_t *stats, gc3_ir_program_t **program_p)
@@ -130,20 +129,18 @@ static gc3_status_t gc3_scan_ring(const gc3_algo_params_t *params, int exclusive
     return gc3_algo_finish(prog, name, diag, stats, program_p);
 }
 
-static gc3_status_t gc3_scan_doubling(const gc3_algo_params_t *params, gc3_diag_t *diag, gc3_compile_stats_t *stats,
-                                      gc3_ir_program_t **program_p)
+GC3_ALGO_DECLARE(gc3_algo_scan_doubling)
 {
     const int    R = params->nranks, nch = params->channels, C = nch * params->chunks_per_peer;
     gc3_prog_t  *prog;
     gc3_cref_t  *cur;
-    gc3_status_t status;
+    gc3_status_t status = GC3_ERR_NO_MEMORY;
 
     if ((cur = calloc((size_t)R, sizeof(*cur))) == NULL) {
         gc3_diag_add(diag, "scan_doubling: out of memory");
-        return GC3_ERR_NO_MEMORY;
+        goto out;
     }
-    status = gc3_algo_begin(params, "scan_doubling", GC3_COLL_SCAN, C, C, C, diag, &prog);
-    if (status != GC3_OK) {
+    if ((status = gc3_algo_begin(params, "scan_doubling", GC3_COLL_SCAN, C, C, C, diag, &prog)) != GC3_OK) {
         goto out;
     }
     /* cur[r]: rank r's partial prefix of chunk idx (its input, then its output). Each round from the last
@@ -172,11 +169,6 @@ out:
 GC3_ALGO_DECLARE(gc3_algo_scan_direct)
 {
     return gc3_scan_direct(params, 0, "scan_direct", diag, stats, program_p);
-}
-
-GC3_ALGO_DECLARE(gc3_algo_scan_doubling)
-{
-    return gc3_scan_doubling(params, diag, stats, program_p);
 }
 
 GC3_ALGO_DECLARE(gc3_algo_exscan_direct)

@@ -74,7 +74,8 @@ static void test_rules(void)
         CHECK(r && strcmp(r->algo, direct) == 0 && r->proto == GC3_PROTO_LL, "%s 4K: %s", direct, r ? r->algo : "-");
         /* above 64K on NVLink, 2 and 4 GPUs, the direct exchange on 8 or more instances (a channel per peer)
            up to where the chain on 16 channels x 2 instances caught up (exscan on 4 GPUs: never, on 2 chunks a
-           peer from 1M; measured on one H100: doc/measurements/gather-scan-shapes-1xh100.md) */
+           peer from 1M; measured on one H100: doc/measurements/gather-scan-shapes-1xh100.md; scan on 4 GPUs up to 2M:
+           doc/measurements/scatter-scan-1xh100.md) */
         static const struct {
             int      exscan, ranks;
             unsigned bytes;
