@@ -1367,7 +1367,7 @@ int main(int argc, char **argv)
 {
     size_t   max_count = 16u << 20;
     MPI_Comm dup, uneven, parity;
-    int      size, order_only = 0, v_only = 0;
+    int      size, order_only = 0, v_only = 0, scans_only = 0;
 
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
@@ -1379,18 +1379,21 @@ int main(int argc, char **argv)
             on_device = 1;
         } else if (strcmp(argv[i], "--v-only") == 0) {
             v_only = 1;
+        } else if (strcmp(argv[i], "--scans-only") == 0) {
+            scans_only = 1;
 
         } else if (strcmp(argv[i], "--stream-order-only") == 0) {
             order_only = on_device = 1;
         } else if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
             if (world_rank == 0) {
-                printf("usage: test_coll [--max-count N] [--device] [--stream-order-only] [--v-only]\n"
+                printf("usage: test_coll [--max-count N] [--device] [--stream-order-only] [--v-only] [--scans-only]\n"
                        "  every collective gc3 runs, in every form, on 4 communicators, against host sums\n"
                        "  --device              device buffers (cuda), with the legacy-stream ordering checks\n"
                        "  --stream-order-only   only those checks (device buffers)\n"
                        "  --v-only              only the per-rank counts (allgatherv, alltoallv, reduce_scatter, "
                        "gather(v),\n"
-                       "                        scatter(v))\n");
+                       "                        scatter(v))\n"
+                       "  --scans-only          only scan and exscan\n");
             }
             MPI_Finalize();
             return 0;
@@ -1417,6 +1420,11 @@ int main(int argc, char **argv)
         test_rooted_vcolls(MPI_COMM_WORLD, "world", max_count < 100000 ? (int)max_count + 1 : 100000);
         test_rooted_vcolls(uneven, "uneven split", 300);
         test_rooted_vcolls(parity, "parity split", 300);
+        goto done;
+    }
+    if (scans_only) {
+        test_scans(MPI_COMM_WORLD, "world", max_count);
+        test_scans(parity, "parity split", max_count / 16);
         goto done;
     }
     test_allreduce(MPI_COMM_WORLD, "world", max_count);
