@@ -397,17 +397,20 @@ static void test_rules(void)
               "%s 16M (its calls carry tables: never zero-copy): %s", direct, r ? r->algo : "-");
         /* 2 GPUs on NVLink: 8 instances above 1M (doc/measurements/gather-scan-shapes-1xh100.md), else 2; scatter on
            more ranks: 8 chunks a peer above 8M, the root's whole buffer (doc/measurements/scatter-scan-1xh100.md) */
-        for (int k = 0; k < 6; k++) {
-            const int         ranks = k < 3 ? 2 : 4, wide = k == 1 || k == 2, deep = g && k >= 4;
-            const unsigned    bytes = k == 0   ? 1u << 20
-                                      : k == 1 ? (1u << 20) + 1
-                                      : k == 3 ? 8u << 20
-                                      : k == 4 ? (8u << 20) + 1
-                                               : 1u << 24;
-            const gc3_rule_t *q     = gc3_rules_match_call(R, c, 1, ranks, GC3_LINK_NVLINK, bytes, ranks, 0);
-            CHECK(q && strcmp(q->algo, direct) == 0 && q->channels == 4 && q->chunks_per_peer == (deep ? 8 : 4) &&
-                      q->no_zc && q->instances == (wide ? 8 : 2),
-                  "%s %d ranks %u bytes: %s x%d, %d chunks", direct, ranks, bytes, q ? q->algo : "-",
+        static const struct {
+            int      ranks;
+            unsigned bytes;
+            int      instances, chunks[2]; /* chunks a peer: gather, scatter */
+        } want[] = {
+            { 2, 1u << 20, 2, { 4, 4 } }, { 2, (1u << 20) + 1, 8, { 4, 4 } }, { 2, 1u << 24, 8, { 4, 4 } },
+            { 4, 8u << 20, 2, { 4, 4 } }, { 4, (8u << 20) + 1, 2, { 4, 8 } }, { 4, 1u << 24, 2, { 4, 8 } },
+        };
+        for (size_t k = 0; k < sizeof(want) / sizeof(want[0]); k++) {
+            const gc3_rule_t *q =
+                gc3_rules_match_call(R, c, 1, want[k].ranks, GC3_LINK_NVLINK, want[k].bytes, want[k].ranks, 0);
+            CHECK(q && strcmp(q->algo, direct) == 0 && q->channels == 4 && q->chunks_per_peer == want[k].chunks[g] &&
+                      q->no_zc && q->instances == want[k].instances,
+                  "%s %d ranks %u bytes: %s x%d, %d chunks", direct, want[k].ranks, want[k].bytes, q ? q->algo : "-",
                   q ? q->instances : 0, q ? q->chunks_per_peer : 0);
         }
         for (int root = 0; r != NULL && root < 5; root++) {
