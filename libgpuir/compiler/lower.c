@@ -23,14 +23,19 @@ static int gc3_ivec_push(gc3_ivec_t *a, int x)
     return 0;
 }
 
-static int gc3_ivec_add_unique(gc3_ivec_t *a, int x)
+static int gc3_ivec_contains(const gc3_ivec_t *a, int x)
 {
     for (int i = 0; i < a->n; i++) {
         if (a->v[i] == x) {
-            return 0;
+            return 1;
         }
     }
-    return gc3_ivec_push(a, x);
+    return 0;
+}
+
+static int gc3_ivec_add_unique(gc3_ivec_t *a, int x)
+{
+    return gc3_ivec_contains(a, x) ? 0 : gc3_ivec_push(a, x);
 }
 
 static void gc3_ivec_remove(gc3_ivec_t *a, int x)
@@ -311,7 +316,10 @@ static gc3_status_t gc3_fuse_copy_forward(gc3_lower_t *L)
         U->csrc_buf = C->csrc_buf;
         U->csrc_off = C->csrc_off;
         for (int k = 0; k < C->deps.n; k++) {
-            if (gc3_add_dep(L, C->vreaders.v[0], C->deps.v[k])) {
+            gc3_ivec_t *readers = &L->in[C->deps.v[k]].vreaders;
+            /* the reduction reads what the copy read: it reads the values of the copy's writers now */
+            if (gc3_add_dep(L, C->vreaders.v[0], C->deps.v[k]) ||
+                (gc3_ivec_contains(readers, c) && gc3_ivec_add_unique(readers, C->vreaders.v[0]))) {
                 return GC3_ERR_NO_MEMORY;
             }
         }
