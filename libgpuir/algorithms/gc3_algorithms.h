@@ -101,5 +101,7 @@ GC3_ALGO_DECLARE(gc3_algo_scan_ring);
 GC3_ALGO_DECLARE(gc3_algo_scan_doubling);
 GC3_ALGO_DECLARE(gc3_algo_exscan_direct);
 GC3_ALGO_DECLARE(gc3_algo_exscan_ring);
+GC3_ALGO_DECLARE(gc3_algo_scan_sliced);
+GC3_ALGO_DECLARE(gc3_algo_exscan_sliced);
 
 #endif

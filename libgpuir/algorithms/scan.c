@@ -12,6 +12,11 @@
  *           4, ... every rank r >= d reduces the partial prefix rank r - d held before the round into its
  *           own (in its output), ceil(log2 R) rounds; rank r makes floor(log2 r) + 1 passes and no copy into
  *           scratch (the direct exchange: r passes and r - 1 copies), a chain of rounds in exchange. Scan only.
+ *   sliced: the buffer cut into R slices of chunks_per_peer chunks; rank p carries slice p's prefix through
+ *           the ranks in turn (prefix_r = prefix_{r-1} op input_r, each input received from its rank) and sends
+ *           each prefix to its rank's output: every rank makes R - 1 passes over 1/R of the buffer (the direct
+ *           exchange: the last rank R - 1 passes over all of it), a chain of R - 1 steps inside the rank;
+ *           slice p on channel (p * chunks_per_peer + piece) mod channels.
  * In place (the input is the output) every read of a rank's input comes before its output is written. */
 #include <stdlib.h>
 #include "gc3_algorithms.h"
@@ -129,6 +134,69 @@ static gc3_status_t gc3_scan_ring(const gc3_algo_params_t *params, int exclusive
     return gc3_algo_finish(prog, name, diag, stats, program_p);
 }
 
+/* At rank p, dst = a op b: the operand at p (if either is) copied into dst, the other reduced into it (a remote
+ * one received: the compiler folds the copy into that receive). */
+static void gc3_scan_combine(gc3_prog_t *prog, int p, gc3_cref_t a, gc3_cref_t b, gc3_buf_t buf, int index, int ch,
+                             gc3_cref_t *dst)
+{
+    if (a.rank != p && b.rank == p) {
+        gc3_cref_t t = a;
+        a            = b;
+        b            = t;
+    }
+    gc3_copy(prog, a, p, buf, index, ch, dst);
+    gc3_reduce(prog, *dst, b, ch, dst);
+}
+
+static gc3_status_t gc3_scan_sliced(const gc3_algo_params_t *params, int exclusive, const char *name, gc3_diag_t *diag,
+                                    gc3_compile_stats_t *stats, gc3_ir_program_t **program_p)
+{
+    const int    R = params->nranks, k = params->chunks_per_peer, C = R * k;
+    gc3_prog_t  *prog;
+    gc3_status_t status =
+        gc3_algo_begin(params, name, exclusive ? GC3_COLL_EXSCAN : GC3_COLL_SCAN, C, C, C, diag, &prog);
+
+    if (status != GC3_OK) {
+        return status;
+    }
+    /* Chunk idx = p*k + m of slice p, at rank p: acc is prefix_{r-1}, prefix_r = prefix_{r-1} op input_r lands
+       in scratch slot r*k + m (scan, out of place: prefix_{p-1} in p's output, which p's own input is then
+       reduced into; scan at r = p: in p's output). Every read of input_r comes before output_r is written (in
+       place they are one buffer): trace order is the order of the data. */
+    for (int p = 0; p < R; p++) {
+        for (int m = 0; m < k; m++) {
+            const int  idx = p * k + m, ch = idx % params->channels;
+            gc3_cref_t acc, x, s;
+            gc3_chunk(prog, 0, GC3_BUF_INPUT, idx, 1, &acc);
+            for (int r = 1; r < R; r++) {
+                gc3_chunk(prog, r, GC3_BUF_INPUT, idx, 1, &x);
+                if (exclusive) { /* output_r = prefix_{r-1} */
+                    if (r < R - 1) {
+                        gc3_scan_combine(prog, p, acc, x, GC3_BUF_SCRATCH, r * k + m, ch, &s);
+                    }
+                    gc3_copy(prog, acc, r, GC3_BUF_OUTPUT, idx, ch, &x);
+                    acc = s;
+                } else if (r == p && acc.rank == p && acc.buf == GC3_BUF_OUTPUT) {
+                    gc3_reduce(prog, acc, x, ch, &acc);
+                } else if (r == p) {
+                    gc3_scan_combine(prog, p, x, acc, GC3_BUF_OUTPUT, idx, ch, &acc);
+                } else { /* output_r = prefix_r */
+                    const int into_out = !params->inplace && r == p - 1;
+                    gc3_scan_combine(prog, p, acc, x, into_out ? GC3_BUF_OUTPUT : GC3_BUF_SCRATCH,
+                                     into_out ? idx : r * k + m, ch, &acc);
+                    gc3_copy(prog, acc, r, GC3_BUF_OUTPUT, idx, ch, &x);
+                }
+            }
+        }
+    }
+    if (!exclusive) { /* rank 0's output is its input (nothing to do in place); exscan never touches it */
+        gc3_cref_t x;
+        gc3_chunk(prog, 0, GC3_BUF_INPUT, 0, C, &x);
+        gc3_copy(prog, x, 0, GC3_BUF_OUTPUT, 0, 0, &x);
+    }
+    return gc3_algo_finish(prog, name, diag, stats, program_p);
+}
+
 GC3_ALGO_DECLARE(gc3_algo_scan_doubling)
 {
     const int    R = params->nranks, nch = params->channels, C = nch * params->chunks_per_peer;
@@ -184,4 +252,14 @@ GC3_ALGO_DECLARE(gc3_algo_scan_ring)
 GC3_ALGO_DECLARE(gc3_algo_exscan_ring)
 {
     return gc3_scan_ring(params, 1, "exscan_ring", diag, stats, program_p);
+}
+
+GC3_ALGO_DECLARE(gc3_algo_scan_sliced)
+{
+    return gc3_scan_sliced(params, 0, "scan_sliced", diag, stats, program_p);
+}
+
+GC3_ALGO_DECLARE(gc3_algo_exscan_sliced)
+{
+    return gc3_scan_sliced(params, 1, "exscan_sliced", diag, stats, program_p);
 }

@@ -1,5 +1,5 @@
 /* Prefix reductions (scan, exscan; issue 57): every generator for 2 to 8 ranks, in place and not, a few
- * shapes (channels, chunks per peer, instances, LL), verified and run by the reference executor against the direct
+ * shapes (channels, chunks per peer, instances, LL, FIFO slots), verified and run by the reference executor against the direct
  * computation of gc3_oracle.h (every predefined op on integers and floats; exscan's rank 0 output never
  * written); the built-in rules' choice by size and link. */
 #include <stdint.h>
@@ -10,7 +10,8 @@
 #include "gc3_algorithms.h"
 #include "gc3_rules.h"
 
-static const char *const scan_algos[] = { "scan_direct", "scan_ring", "scan_doubling", "exscan_direct", "exscan_ring" };
+static const char *const scan_algos[] = { "scan_direct",   "scan_ring",   "scan_doubling", "scan_sliced",
+                                          "exscan_direct", "exscan_ring", "exscan_sliced" };
 
 static void test_generators(void)
 {
@@ -32,6 +33,9 @@ static void test_generators(void)
                     ap.chunks_per_peer = shape == 2 ? 3 : shape == 3 ? 2 : 1;
                     ap.instances       = shape == 3 ? 2 : 1;
                     ap.proto           = shape == 1 ? GC3_PROTO_LL : GC3_PROTO_SIMPLE;
+                    /* run with the FIFO slots compiled for: the component's least (2) on one chunk a slice; the
+                       sliced scan's chains need 4 with several (the default) */
+                    ap.slots = shape <= 1 ? 2 : 4;
                     gc3_diag_init(&diag);
                     s = gc3_algo_generate(scan_algos[a], &ap, &diag, &st, &p);
                     CHECK(s == GC3_OK && st.verified && p != NULL && p->coll == coll && p->root == -1,
@@ -44,10 +48,10 @@ static void test_generators(void)
                     programs++;
                     for (int k = 1; k <= 2; k++) {
                         const size_t count = (size_t)p->nchunksperloop * (size_t)k * 3;
-                        gc3_oracle_check(p, GC3_DT_INT32, GC3_OP_SUM, count, inplace, 4);
-                        gc3_oracle_check(p, GC3_DT_INT64, GC3_OP_BXOR, count, inplace, 2);
-                        gc3_oracle_check(p, GC3_DT_FLOAT64, GC3_OP_MAX, count, inplace, 1);
-                        gc3_oracle_check(p, GC3_DT_UINT8, GC3_OP_MIN, count, inplace, 4);
+                        gc3_oracle_check(p, GC3_DT_INT32, GC3_OP_SUM, count, inplace, ap.slots);
+                        gc3_oracle_check(p, GC3_DT_INT64, GC3_OP_BXOR, count, inplace, ap.slots);
+                        gc3_oracle_check(p, GC3_DT_FLOAT64, GC3_OP_MAX, count, inplace, ap.slots);
+                        gc3_oracle_check(p, GC3_DT_UINT8, GC3_OP_MIN, count, inplace, ap.slots);
                         runs += 4;
                     }
                     gc3_ir_program_destroy(p);
@@ -55,7 +59,7 @@ static void test_generators(void)
             }
         }
     }
-    CHECK(programs == 5 * 7 * 4 * 2, "%d programs", programs);
+    CHECK(programs == 7 * 7 * 4 * 2, "%d programs", programs);
     printf("test_scan: %d programs, %d reference-executor runs against the oracle\n", programs, runs);
 }
 
