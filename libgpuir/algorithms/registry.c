@@ -80,7 +80,8 @@ static const gc3_algo_t gc3_algos[] = {
       0, GC3_ALGO_TAKES_CHANNELS | GC3_ALGO_TAKES_CHUNKS, gc3_algo_scan_doubling },
     { "scan_sliced", GC3_COLL_SCAN, NULL,
       "scan: rank p carries slice p of the buffer's prefix through the ranks and sends each rank its prefix (every "
-      "rank 1/R of the work; chunks_per_peer chunks a slice, on channel chunk mod channels)",
+      "rank 1/R of the work; chunks_per_peer chunks a slice, on channel chunk mod channels: fewer a channel than FIFO "
+      "slots)",
       0, GC3_ALGO_TAKES_CHANNELS | GC3_ALGO_TAKES_CHUNKS, gc3_algo_scan_sliced },
     { "exscan_direct", GC3_COLL_EXSCAN, NULL,
       "exscan: every rank sends its buffer to every rank after it, which reduces what it gets (one step: small sizes, "
@@ -92,7 +93,8 @@ static const gc3_algo_t gc3_algos[] = {
       0, GC3_ALGO_TAKES_CHANNELS | GC3_ALGO_TAKES_CHUNKS, gc3_algo_exscan_ring },
     { "exscan_sliced", GC3_COLL_EXSCAN, NULL,
       "exscan: rank p carries slice p of the buffer's prefix through the ranks and sends each rank the prefix before "
-      "it (every rank 1/R of the work; chunks_per_peer chunks a slice, on channel chunk mod channels)",
+      "it (every rank 1/R of the work; chunks_per_peer chunks a slice, on channel chunk mod channels: fewer a "
+      "channel than FIFO slots)",
       0, GC3_ALGO_TAKES_CHANNELS | GC3_ALGO_TAKES_CHUNKS, gc3_algo_exscan_sliced },
     { "alltonext", GC3_COLL_CUSTOM, "alltonext",
       "custom: rank i sends its buffer to i+1; between nodes the transfer is split over all GPUs of the node", 1, 0,

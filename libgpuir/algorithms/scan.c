@@ -14,9 +14,11 @@
  *           scratch (the direct exchange: r passes and r - 1 copies), a chain of rounds in exchange. Scan only.
  *   sliced: the buffer cut into R slices of chunks_per_peer chunks; rank p carries slice p's prefix through
  *           the ranks in turn (prefix_r = prefix_{r-1} op input_r, each input received from its rank) and sends
- *           each prefix to its rank's output: every rank makes R - 1 passes over 1/R of the buffer (the direct
- *           exchange: the last rank R - 1 passes over all of it), a chain of R - 1 steps inside the rank;
- *           slice p on channel (p * chunks_per_peer + piece) mod channels.
+ *           each prefix to its rank's output: every rank makes R - 1 passes (exscan R - 2) over 1/R of the
+ *           buffer (the direct exchange: the last rank R - 1 passes over all of it), a chain of R - 1 steps
+ *           inside the rank; chunk p * chunks_per_peer + piece of slice p on channel chunk mod channels. The
+ *           pieces of one slice on one channel share its blocks: with as many pieces a channel as FIFO slots
+ *           or more the compiler finds no order that cannot deadlock and says so (raise the slots or channels).
  * In place (the input is the output) every read of a rank's input comes before its output is written. */
 #include <stdlib.h>
 #include "gc3_algorithms.h"
@@ -170,12 +172,14 @@ static gc3_status_t gc3_scan_sliced(const gc3_algo_params_t *params, int exclusi
             gc3_chunk(prog, 0, GC3_BUF_INPUT, idx, 1, &acc);
             for (int r = 1; r < R; r++) {
                 gc3_chunk(prog, r, GC3_BUF_INPUT, idx, 1, &x);
-                if (exclusive) { /* output_r = prefix_{r-1} */
+                if (exclusive) { /* output_r = prefix_{r-1}; prefix_r is needed up to the last rank but one */
                     if (r < R - 1) {
                         gc3_scan_combine(prog, p, acc, x, GC3_BUF_SCRATCH, r * k + m, ch, &s);
                     }
                     gc3_copy(prog, acc, r, GC3_BUF_OUTPUT, idx, ch, &x);
-                    acc = s;
+                    if (r < R - 1) {
+                        acc = s;
+                    }
                 } else if (r == p && acc.rank == p && acc.buf == GC3_BUF_OUTPUT) {
                     gc3_reduce(prog, acc, x, ch, &acc);
                 } else if (r == p) {

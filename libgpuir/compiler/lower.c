@@ -298,11 +298,13 @@ static gc3_status_t gc3_fuse_copy_forward(gc3_lower_t *L)
 {
     for (int c = 0; c < L->n; c++) {
         gc3_instr_t *C = &L->in[c], *U;
+        int          u;
         if (C->dead || C->type != GC3_STEP_CPY || C->vreaders.n != 1 ||
             gc3_written_after(L, C->rank, C->csrc_buf, C->csrc_off, C->cnt, c)) {
             continue;
         }
-        U = &L->in[C->vreaders.v[0]];
+        u = C->vreaders.v[0];
+        U = &L->in[u];
         if ((U->type != GC3_STEP_RRC && U->type != GC3_STEP_RE) || U->cnt != C->cnt ||
             !gc3_same_range(U->csrc_buf, U->csrc_off, C->cdst_buf, C->cdst_off) ||
             !gc3_same_range(U->cdst_buf, U->cdst_off, C->cdst_buf, C->cdst_off)) {
@@ -316,15 +318,15 @@ static gc3_status_t gc3_fuse_copy_forward(gc3_lower_t *L)
         U->csrc_buf = C->csrc_buf;
         U->csrc_off = C->csrc_off;
         for (int k = 0; k < C->deps.n; k++) {
-            gc3_ivec_t *readers = &L->in[C->deps.v[k]].vreaders;
+            gc3_ivec_t *writer_readers = &L->in[C->deps.v[k]].vreaders;
             /* the reduction reads what the copy read: it reads the values of the copy's writers now */
-            if (gc3_add_dep(L, C->vreaders.v[0], C->deps.v[k]) ||
-                (gc3_ivec_contains(readers, c) && gc3_ivec_add_unique(readers, C->vreaders.v[0]))) {
+            if (gc3_add_dep(L, u, C->deps.v[k]) ||
+                (gc3_ivec_contains(writer_readers, c) && gc3_ivec_add_unique(writer_readers, u))) {
                 return GC3_ERR_NO_MEMORY;
             }
         }
         C->dead = 1;
-        if (gc3_redirect(L, c, C->vreaders.v[0])) {
+        if (gc3_redirect(L, c, u)) {
             return GC3_ERR_NO_MEMORY;
         }
     }

@@ -1,7 +1,7 @@
 /* Prefix reductions (scan, exscan; issue 57): every generator for 2 to 8 ranks, in place and not, a few
- * shapes (channels, chunks per peer, instances, LL, FIFO slots), verified and run by the reference executor against the direct
- * computation of gc3_oracle.h (every predefined op on integers and floats; exscan's rank 0 output never
- * written); the built-in rules' choice by size and link. */
+ * shapes (channels, chunks per peer, instances, LL, FIFO slots), verified and run by the reference executor
+ * against the direct computation of gc3_oracle.h (every predefined op on integers and floats; exscan's rank 0
+ * output never written); the built-in rules' choice by size and link. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,7 +20,7 @@ static void test_generators(void)
     for (size_t a = 0; a < sizeof(scan_algos) / sizeof(scan_algos[0]); a++) {
         const gc3_coll_t coll = strncmp(scan_algos[a], "exscan", 6) == 0 ? GC3_COLL_EXSCAN : GC3_COLL_SCAN;
         for (int R = 2; R <= 8; R++) {
-            for (int shape = 0; shape < 4; shape++) {
+            for (int shape = 0; shape < 6; shape++) {
                 for (int inplace = 0; inplace <= 1; inplace++) {
                     gc3_algo_params_t   ap;
                     gc3_compile_stats_t st;
@@ -28,14 +28,15 @@ static void test_generators(void)
                     gc3_diag_t          diag;
                     gc3_status_t        s;
                     gc3_algo_params_default(&ap, R);
+                    /* shapes 4 and 5 are 0 and 1 scheduled for the component's least FIFO slots (2); each
+                       program runs with the slots it was scheduled for and with twice as many */
+                    const int g        = shape % 4;
                     ap.inplace         = inplace;
-                    ap.channels        = shape == 0 ? 1 : shape == 3 ? 3 : 2;
-                    ap.chunks_per_peer = shape == 2 ? 3 : shape == 3 ? 2 : 1;
-                    ap.instances       = shape == 3 ? 2 : 1;
-                    ap.proto           = shape == 1 ? GC3_PROTO_LL : GC3_PROTO_SIMPLE;
-                    /* run with the FIFO slots compiled for: the component's least (2) on one chunk a slice; the
-                       sliced scan's chains need 4 with several (the default) */
-                    ap.slots = shape <= 1 ? 2 : 4;
+                    ap.channels        = g == 0 ? 1 : g == 3 ? 3 : 2;
+                    ap.chunks_per_peer = g == 2 ? 3 : g == 3 ? 2 : 1;
+                    ap.instances       = g == 3 ? 2 : 1;
+                    ap.proto           = g == 1 ? GC3_PROTO_LL : GC3_PROTO_SIMPLE;
+                    ap.slots           = shape >= 4 ? 2 : GC3_FIFO_SLOTS_DEFAULT;
                     gc3_diag_init(&diag);
                     s = gc3_algo_generate(scan_algos[a], &ap, &diag, &st, &p);
                     CHECK(s == GC3_OK && st.verified && p != NULL && p->coll == coll && p->root == -1,
@@ -49,8 +50,8 @@ static void test_generators(void)
                     for (int k = 1; k <= 2; k++) {
                         const size_t count = (size_t)p->nchunksperloop * (size_t)k * 3;
                         gc3_oracle_check(p, GC3_DT_INT32, GC3_OP_SUM, count, inplace, ap.slots);
-                        gc3_oracle_check(p, GC3_DT_INT64, GC3_OP_BXOR, count, inplace, ap.slots);
-                        gc3_oracle_check(p, GC3_DT_FLOAT64, GC3_OP_MAX, count, inplace, ap.slots);
+                        gc3_oracle_check(p, GC3_DT_INT64, GC3_OP_BXOR, count, inplace, 2 * ap.slots);
+                        gc3_oracle_check(p, GC3_DT_FLOAT64, GC3_OP_MAX, count, inplace, 2 * ap.slots);
                         gc3_oracle_check(p, GC3_DT_UINT8, GC3_OP_MIN, count, inplace, ap.slots);
                         runs += 4;
                     }
@@ -59,7 +60,22 @@ static void test_generators(void)
             }
         }
     }
-    CHECK(programs == 7 * 7 * 4 * 2, "%d programs", programs);
+    CHECK(programs == 7 * 7 * 6 * 2, "%d programs", programs);
+    { /* the sliced scan's pieces of a slice on one channel share its blocks: as many pieces a channel as FIFO slots
+         cannot be scheduled, and the compiler says so */
+        gc3_algo_params_t   ap;
+        gc3_compile_stats_t st;
+        gc3_ir_program_t   *p = NULL;
+        gc3_diag_t          diag;
+        gc3_algo_params_default(&ap, 4);
+        ap.chunks_per_peer = 4;
+        gc3_diag_init(&diag);
+        CHECK(gc3_algo_generate("scan_sliced", &ap, &diag, &st, &p) == GC3_ERR_DEADLOCK && p == NULL &&
+                  diag.count > 0 && strstr(diag.msgs[0], "raise the slot count") != NULL,
+              "scan_sliced, 4 pieces a slice on one channel, 4 slots: %s", diag.count ? diag.msgs[0] : "compiled");
+        gc3_diag_cleanup(&diag);
+        gc3_ir_program_destroy(p);
+    }
     printf("test_scan: %d programs, %d reference-executor runs against the oracle\n", programs, runs);
 }
 
