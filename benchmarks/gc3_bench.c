@@ -1245,7 +1245,8 @@ int main(int argc, char **argv)
                                                                  : "");
         if (plans.R != NULL) {
             printf("# algorithm: the plan gc3's rules choose at that size (algorithm, protocol, channels x instances) "
-                   "for %s; coll_gc3_verbose 1 prints the plans gc3 built, and any it could not\n",
+                   "for %s; channels x instances as the rule asks them, before a plan is narrowed to its share of "
+                   "the GPU's thread blocks (coll_gc3_verbose 1 prints the plans gc3 built, and any it could not)\n",
                    plans.what);
         }
         printf("%-10s", "# Size");
