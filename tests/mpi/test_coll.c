@@ -1381,7 +1381,6 @@ int main(int argc, char **argv)
             v_only = 1;
         } else if (strcmp(argv[i], "--scans-only") == 0) {
             scans_only = 1;
-
         } else if (strcmp(argv[i], "--stream-order-only") == 0) {
             order_only = on_device = 1;
         } else if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
