@@ -41,6 +41,7 @@
  * a hand-over of the FIFO pool); compare runs with and without the pool in one job. */
 #include <mpi.h>
 #include <dlfcn.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,6 +52,7 @@
 #include "gc3_mpi_util.h"
 #include "gc3_mpi_compat.h"
 #include "gc3_rules.h"
+#include "gc3_runtime.h"
 #include "gc3_topo.h"
 
 enum { M_GC3, M_NCCL, M_NCCL_REG, M_NCCL_SYM, M_STAGED, M_OMPI, M_COUNT };
@@ -399,7 +401,8 @@ static void cvar_str(const char *name, char *text, size_t len)
  * coll_gc3_max_bytes; rank 0 names the plan of each size from them. */
 static struct {
     gc3_rules_t *R;
-    int          nodes, gpus, slots, max_blocks;
+    int          nodes, gpus, slots, max_blocks; /* max_blocks: the plan's thread blocks a rank, at most (0: any) */
+    char         budget[48];                     /* " (at most N a rank)", or empty */
     long long    max_bytes;
     gc3_link_t   link;
     char         what[600];
@@ -437,7 +440,7 @@ static void plans_init(MPI_Comm node)
 #ifdef GC3_HAVE_CUDA
     if (on_device) {
         gc3_gpu_info_t me, *all = calloc((size_t)S, sizeof(me));
-        int            dev = 0;
+        int            dev = 0, share = 0, blocks;
         memset(&me, 0, sizeof(me));
         me.device = -1;
         if (cudaGetDevice(&dev) == cudaSuccess) {
@@ -447,6 +450,7 @@ static void plans_init(MPI_Comm node)
             die("out of memory");
         MPI_Allgather(&me, sizeof(me), MPI_BYTE, all, sizeof(me), MPI_BYTE, node);
         for (int a = 0; a < S; a++) {
+            share += !strncmp(all[a].pci, me.pci, sizeof(me.pci));
             for (int b = 0; b < S; b++) {
                 pcie |= all[a].device != all[b].device && gc3_gpu_link(&all[a], &all[b]) != GC3_LINK_NVLINK;
             }
@@ -454,8 +458,19 @@ static void plans_init(MPI_Comm node)
         free(all);
         MPI_Allreduce(MPI_IN_PLACE, &pcie, 1, MPI_INT, MPI_LOR, MPI_COMM_WORLD);
         plans.link = pcie ? GC3_LINK_PCIE : GC3_LINK_NVLINK;
+        /* the thread blocks a plan may have: the smallest share of a GPU's, as the component's
+         * communicator counts them (coll_gc3_shape.c), within coll_gc3_max_blocks */
+        blocks = gc3_exec_device_blocks(GC3_BACKEND_CUDA, dev, NULL);
+        blocks = blocks > 0 ? blocks / (share > 0 ? share : 1) : INT_MAX;
+        MPI_Allreduce(MPI_IN_PLACE, &blocks, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+        if (blocks != INT_MAX && (plans.max_blocks <= 0 || blocks < plans.max_blocks)) {
+            plans.max_blocks = blocks;
+        }
     }
 #endif
+    if (plans.max_blocks > 0) {
+        gc3_snprintf_cut(plans.budget, sizeof(plans.budget), " (at most %d a rank)", plans.max_blocks);
+    }
     if (rank != 0) {
         return;
     }
@@ -1245,9 +1260,9 @@ int main(int argc, char **argv)
                                                                  : "");
         if (plans.R != NULL) {
             printf("# algorithm: the plan gc3's rules choose at that size (algorithm, protocol, channels x instances) "
-                   "for %s; channels x instances as the rule asks them, before a plan is narrowed to its share of "
-                   "the GPU's thread blocks (coll_gc3_verbose 1 prints the plans gc3 built, and any it could not)\n",
-                   plans.what);
+                   "for %s; a rule's channels x instances narrowed to the plan's share of a GPU's thread blocks%s "
+                   "as gc3 builds it (coll_gc3_verbose 1 prints the plans gc3 built, and any it could not)\n",
+                   plans.what, plans.budget);
         }
         printf("%-10s", "# Size");
         for (int m = 0; m < M_COUNT; m++) {

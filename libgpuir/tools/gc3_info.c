@@ -111,24 +111,6 @@ static int topology(const char *busid)
     return rc;
 }
 
-#ifdef GC3_HAVE_CUDA
-/* one rank: the out-of-band interface has nothing to exchange (gc3_runtime.h) */
-static int one_iallgather(void *ctx, const void *send, void *recv, size_t bytes, void **req_p)
-{
-    (void)ctx;
-    memcpy(recv, send, bytes);
-    *req_p = recv;
-    return 0;
-}
-
-static int one_test(void *ctx, void *req)
-{
-    (void)ctx;
-    (void)req;
-    return 1;
-}
-#endif
-
 /* One line per GPU and one per pair; 1 when there is none (or no CUDA in this build). What the
  * component sees: the same probe (gc3_topo.h) and the same executor. */
 static int devices(void)
@@ -144,24 +126,14 @@ static int devices(void)
     ndev = ndev < 64 ? ndev : 64;
     printf("# %-6s %-14s %-6s %-4s %s\n", "device", "pci-bus-id", "blocks", "mps", "name");
     for (int d = 0; d < ndev; d++) {
-        gc3_exec_params_t ep;
-        gc3_exec_t       *x = NULL;
-        gc3_diag_t        diag;
-        char              name[64];
-        int               blocks = 0;
+        gc3_diag_t diag;
+        char       name[64];
+        int        blocks;
 
         gc3_diag_init(&diag);
         (void)gc3_gpu_probe(d, &gpu[d], &diag);
         gc3_gpu_name(d, name, sizeof(name));
-        /* the component's executor on that device (its default threads per block) answers */
-        gc3_exec_params_default(&ep, GC3_BACKEND_CUDA, 0, 1);
-        ep.device        = d;
-        ep.oob.iallgather = one_iallgather;
-        ep.oob.test       = one_test;
-        if (gc3_exec_create(&ep, &diag, &x) == GC3_OK) {
-            blocks = gc3_exec_max_blocks(x);
-            gc3_exec_destroy(x);
-        }
+        blocks = gc3_exec_device_blocks(GC3_BACKEND_CUDA, d, &diag); /* as the component's executor counts */
         gc3_diag_cleanup(&diag);
         printf("%-8d %-14s %-6d %-4s %s\n", d, gpu[d].pci, blocks, gpu[d].mps ? "yes" : "no", name);
     }
