@@ -393,17 +393,17 @@ static void test_rules(void)
         r = gc3_rules_match_call(R, c, 1, 3, GC3_LINK_HOST, 1u << 20, 3, 0);
         CHECK(r && strcmp(r->algo, direct) == 0, "%s host 1M: %s", direct, r ? r->algo : "-");
         r = gc3_rules_match_call(R, c, 1, 5, GC3_LINK_NVLINK, 1u << 24, 5, 0);
-        CHECK(r && strcmp(r->algo, direct) == 0 && r->channels == 4 && r->chunks_per_peer == (g ? 8 : 4) && r->no_zc,
+        CHECK(r && strcmp(r->algo, direct) == 0 && r->channels == 4 && r->chunks_per_peer == (g ? 16 : 4) && r->no_zc,
               "%s 16M (its calls carry tables: never zero-copy): %s", direct, r ? r->algo : "-");
         /* 2 GPUs on NVLink: 8 instances above 1M (doc/measurements/gather-scan-shapes-1xh100.md), else 2; scatter on
-           more ranks: 8 chunks a peer above 8M, the root's whole buffer (doc/measurements/scatter-scan-1xh100.md) */
+           more ranks: 16 chunks a peer above 8M, the root's whole buffer (scatter-fifo-loops-1xh100.md) */
         static const struct {
             int      ranks;
             unsigned bytes;
             int      instances, chunks[2]; /* chunks a peer: gather, scatter */
         } want[] = {
-            { 2, 1u << 20, 2, { 4, 4 } }, { 2, (1u << 20) + 1, 8, { 4, 4 } }, { 2, 1u << 24, 8, { 4, 4 } },
-            { 4, 8u << 20, 2, { 4, 4 } }, { 4, (8u << 20) + 1, 2, { 4, 8 } }, { 4, 1u << 24, 2, { 4, 8 } },
+            { 2, 1u << 20, 2, { 4, 4 } }, { 2, (1u << 20) + 1, 8, { 4, 4 } },  { 2, 1u << 24, 8, { 4, 4 } },
+            { 4, 8u << 20, 2, { 4, 4 } }, { 4, (8u << 20) + 1, 2, { 4, 16 } }, { 4, 1u << 24, 2, { 4, 16 } },
         };
         for (size_t k = 0; k < sizeof(want) / sizeof(want[0]); k++) {
             const gc3_rule_t *q =
