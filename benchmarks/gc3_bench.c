@@ -402,6 +402,7 @@ static void cvar_str(const char *name, char *text, size_t len)
 static struct {
     gc3_rules_t *R;
     int          nodes, gpus, slots, max_blocks; /* max_blocks: the plan's thread blocks a rank, at most (0: any) */
+    int          shared_gpu, staged_nomps;       /* coll_gc3_shared_gpu; ranks share a GPU without MPS */
     char         budget[48];                     /* " (at most N a rank)", or empty */
     long long    max_bytes;
     gc3_link_t   link;
@@ -425,6 +426,7 @@ static void plans_init(MPI_Comm node)
         plans.slots      = cvar_get("coll_gc3_fifo_slots", &v, NULL, 0) && v >= 2 && v <= 1024 ? (int)v : plans.slots;
         plans.max_blocks = cvar_get("coll_gc3_max_blocks", &v, NULL, 0) && v > 0 ? (int)v : 0;
         plans.max_bytes  = cvar_get("coll_gc3_max_bytes", &v, NULL, 0) && v > 0 ? v : 0;
+        plans.shared_gpu = cvar_get("coll_gc3_shared_gpu", &v, NULL, 0) && v != 0;
         MPI_T_finalize();
     }
     /* nodes: one per host, or per coll_gc3_pseudo_nodes ranks of a host; gpus: the most ranks of one */
@@ -462,10 +464,14 @@ static void plans_init(MPI_Comm node)
          * communicator counts them (coll_gc3_shape.c), within coll_gc3_max_blocks */
         blocks = gc3_exec_device_blocks(GC3_BACKEND_CUDA, dev, NULL);
         blocks = blocks > 0 ? blocks / (share > 0 ? share : 1) : INT_MAX;
+        blocks = blocks > 0 ? blocks : 1; /* (none fits: 1 refuses as the component's 0 does) */
         MPI_Allreduce(MPI_IN_PLACE, &blocks, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
         if (blocks != INT_MAX && (plans.max_blocks <= 0 || blocks < plans.max_blocks)) {
             plans.max_blocks = blocks;
         }
+        /* ranks sharing a GPU without MPS: the component stages their device buffers */
+        plans.staged_nomps = share > 1 && !me.mps && !plans.shared_gpu;
+        MPI_Allreduce(MPI_IN_PLACE, &plans.staged_nomps, 1, MPI_INT, MPI_LOR, MPI_COMM_WORLD);
     }
 #endif
     if (plans.max_blocks > 0) {
@@ -501,6 +507,10 @@ static void plan_name(const char *coll, int c, size_t count, char *out, size_t l
 
     if (plans.R == NULL || gc3_coll_from_name(coll, &gc) != GC3_OK) {
         gc3_snprintf_cut(out, len, "?");
+        return;
+    }
+    if (plans.staged_nomps) {
+        gc3_snprintf_cut(out, len, "staged(shared-gpu-no-mps)");
         return;
     }
     if (plans.max_bytes > 0 && bytes > (uint64_t)plans.max_bytes) {
@@ -1260,8 +1270,9 @@ int main(int argc, char **argv)
                                                                  : "");
         if (plans.R != NULL) {
             printf("# algorithm: the plan gc3's rules choose at that size (algorithm, protocol, channels x instances) "
-                   "for %s; a rule's channels x instances narrowed to the plan's share of a GPU's thread blocks%s "
-                   "as gc3 builds it (coll_gc3_verbose 1 prints the plans gc3 built, and any it could not)\n",
+                   "for %s; a rule's channels x instances narrowed as gc3 narrows a plan to the thread blocks it "
+                   "may have%s (coll_gc3_max_blocks; on GPUs its rank's share of what the GPU holds at once; "
+                   "coll_gc3_verbose 1 prints the plans gc3 built, and any it could not)\n",
                    plans.what, plans.budget);
         }
         printf("%-10s", "# Size");

@@ -228,9 +228,9 @@ gc3_status_t gc3_exec_create(const gc3_exec_params_t *params, gc3_diag_t *diag, 
  * (a plan of more is refused when it runs); host, no limit (INT_MAX). Several ranks on one GPU
  * share it. */
 int          gc3_exec_max_blocks(const gc3_exec_t *exec);
-/* gc3_exec_max_blocks of an executor of one rank with the default parameters on device: what a
- * communicator's executor there counts before the ranks sharing the GPU divide it (the component,
- * gc3_info, gc3_bench); 0 when none can be made there (diag says why; NULL: not said). */
+/* gc3_exec_max_blocks of an executor of one rank with the default parameters on device: what the
+ * component's executor there counts before the ranks sharing the GPU divide it (for tools that make
+ * no communicator: gc3_info, gc3_bench); 0 when the device cannot tell (diag says so; NULL: not said). */
 int          gc3_exec_device_blocks(gc3_backend_t backend, int device, gc3_diag_t *diag);
 void         gc3_exec_destroy(gc3_exec_t *exec);
 

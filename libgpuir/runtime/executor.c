@@ -145,6 +145,10 @@ int gc3_exec_device_blocks(gc3_backend_t backend, int device, gc3_diag_t *diag)
     if (gc3_exec_create(&ep, diag != NULL ? diag : &mine, &x) == GC3_OK) {
         blocks = gc3_exec_max_blocks(x);
         gc3_exec_destroy(x);
+        if (blocks <= 0) {
+            gc3_diag_add(diag != NULL ? diag : &mine, "device %d: how many thread blocks it holds at once is unknown",
+                         device);
+        }
     }
     gc3_diag_cleanup(&mine);
     return blocks;
