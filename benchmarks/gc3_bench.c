@@ -414,7 +414,7 @@ static void plans_init(MPI_Comm node)
 {
     char       file[512], dir[512];
     long long  v = 0;
-    int        prov, K = 0, S, local, groups, most, pcie = 0;
+    int        prov, K = 0, S, local, groups, most;
     gc3_diag_t diag;
 
     plans.slots = GC3_FIFO_SLOTS_DEFAULT;
@@ -442,7 +442,7 @@ static void plans_init(MPI_Comm node)
 #ifdef GC3_HAVE_CUDA
     if (on_device) {
         gc3_gpu_info_t me, *all = calloc((size_t)S, sizeof(me));
-        int            dev = 0, share = 0, blocks;
+        int            dev = 0, share = 0, blocks, pcie = 0;
         memset(&me, 0, sizeof(me));
         me.device = -1;
         if (cudaGetDevice(&dev) == cudaSuccess) {
