@@ -403,7 +403,6 @@ static struct {
     gc3_rules_t *R;
     int          nodes, gpus, slots, max_blocks; /* max_blocks: the plan's thread blocks a rank, at most (0: any) */
     int          shared_gpu, staged_nomps;       /* coll_gc3_shared_gpu; ranks share a GPU without MPS */
-    char         budget[48];                     /* " (at most N a rank)", or empty */
     long long    max_bytes;
     gc3_link_t   link;
     char         what[600];
@@ -474,9 +473,6 @@ static void plans_init(MPI_Comm node)
         MPI_Allreduce(MPI_IN_PLACE, &plans.staged_nomps, 1, MPI_INT, MPI_LOR, MPI_COMM_WORLD);
     }
 #endif
-    if (plans.max_blocks > 0) {
-        gc3_snprintf_cut(plans.budget, sizeof(plans.budget), " (at most %d a rank)", plans.max_blocks);
-    }
     if (rank != 0) {
         return;
     }
@@ -1269,11 +1265,15 @@ int main(int argc, char **argv)
                use[M_NCCL] || use[M_NCCL_REG] || use[M_NCCL_SYM] ? "; best_nccl: the fastest NCCL mode at that size"
                                                                  : "");
         if (plans.R != NULL) {
+            char budget[48] = "";
+            if (plans.max_blocks > 0) {
+                gc3_snprintf_cut(budget, sizeof(budget), " (at most %d a rank)", plans.max_blocks);
+            }
             printf("# algorithm: the plan gc3's rules choose at that size (algorithm, protocol, channels x instances) "
                    "for %s; a rule's channels x instances narrowed as gc3 narrows a plan to the thread blocks it "
                    "may have%s (coll_gc3_max_blocks; on GPUs its rank's share of what the GPU holds at once; "
                    "coll_gc3_verbose 1 prints the plans gc3 built, and any it could not)\n",
-                   plans.what, plans.budget);
+                   plans.what, budget);
         }
         printf("%-10s", "# Size");
         for (int m = 0; m < M_COUNT; m++) {
