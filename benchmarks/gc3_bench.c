@@ -440,37 +440,33 @@ static void plans_init(MPI_Comm node)
     plans.link = on_device ? GC3_LINK_NVLINK : GC3_LINK_HOST;
 #ifdef GC3_HAVE_CUDA
     if (on_device) {
-        gc3_gpu_info_t me, *all = calloc((size_t)S, sizeof(me));
-        int            dev = 0, share = 0, blocks, pcie = 0;
+        gc3_gpu_info_t   me;
+        gc3_gpu_seat_t   mine, *seats;
+        gc3_gpu_budget_t b;
+        int              dev = 0, world, pcie = 0;
         memset(&me, 0, sizeof(me));
         me.device = -1;
         if (cudaGetDevice(&dev) == cudaSuccess) {
             (void)gc3_gpu_probe(dev, &me, NULL);
         }
-        if (all == NULL)
+        gc3_gpu_seat(&mine, &me, gc3_exec_device_blocks(GC3_BACKEND_CUDA, dev, NULL));
+        MPI_Comm_size(MPI_COMM_WORLD, &world);
+        if ((seats = calloc((size_t)world, sizeof(mine))) == NULL)
             die("out of memory");
-        MPI_Allgather(&me, sizeof(me), MPI_BYTE, all, sizeof(me), MPI_BYTE, node);
-        for (int a = 0; a < S; a++) {
-            share += !strncmp(all[a].pci, me.pci, sizeof(me.pci));
-            for (int b = 0; b < S; b++) {
-                pcie |= all[a].device != all[b].device && gc3_gpu_link(&all[a], &all[b]) != GC3_LINK_NVLINK;
+        MPI_Allgather(&mine, sizeof(mine), MPI_BYTE, seats, sizeof(mine), MPI_BYTE, MPI_COMM_WORLD);
+        for (int a = 0; a < world; a++) {
+            for (int c = 0; c < world; c++) {
+                pcie |= seats[a].gpu.device != seats[c].gpu.device && !strcmp(seats[a].host, seats[c].host) &&
+                        gc3_gpu_link(&seats[a].gpu, &seats[c].gpu) != GC3_LINK_NVLINK;
             }
         }
-        free(all);
-        MPI_Allreduce(MPI_IN_PLACE, &pcie, 1, MPI_INT, MPI_LOR, MPI_COMM_WORLD);
-        plans.link = pcie ? GC3_LINK_PCIE : GC3_LINK_NVLINK;
-        /* the thread blocks a plan may have: the smallest share of a GPU's, as the component's
-         * communicator counts them (coll_gc3_shape.c), within coll_gc3_max_blocks */
-        blocks = gc3_exec_device_blocks(GC3_BACKEND_CUDA, dev, NULL);
-        blocks = blocks > 0 ? blocks / (share > 0 ? share : 1) : INT_MAX;
-        blocks = blocks > 0 ? blocks : 1; /* (none fits: 1 refuses as the component's 0 does) */
-        MPI_Allreduce(MPI_IN_PLACE, &blocks, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-        if (blocks != INT_MAX && (plans.max_blocks <= 0 || blocks < plans.max_blocks)) {
-            plans.max_blocks = blocks;
-        }
-        /* ranks sharing a GPU without MPS: the component stages their device buffers */
-        plans.staged_nomps = share > 1 && !me.mps && !plans.shared_gpu;
-        MPI_Allreduce(MPI_IN_PLACE, &plans.staged_nomps, 1, MPI_INT, MPI_LOR, MPI_COMM_WORLD);
+        /* the thread blocks a plan may have and whether ranks share a GPU without MPS (the component
+         * then stages their device buffers), as the component's communicator counts them */
+        gc3_gpu_budget(seats, world, plans.max_blocks, plans.shared_gpu, &b);
+        free(seats);
+        plans.link         = pcie ? GC3_LINK_PCIE : GC3_LINK_NVLINK;
+        plans.max_blocks   = b.budget == INT_MAX ? 0 : b.budget > 0 ? b.budget : 1; /* (none fits: 1 refuses) */
+        plans.staged_nomps = b.refused;
     }
 #endif
     if (rank != 0) {

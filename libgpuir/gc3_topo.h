@@ -53,6 +53,31 @@ void gc3_gpu_select(int device);
  * costs tens of milliseconds). */
 void gc3_gpu_nearest_nic(int device, char *out, size_t len);
 
+/* ---- GPUs shared by ranks: the thread blocks a plan may have ---- */
+/* What a rank says of its seat, to be gathered from every rank that runs one plan. */
+typedef struct {
+    char           host[64]; /* its host's name */
+    gc3_gpu_info_t gpu;      /* its GPU (device -1: none): PCI id and MPS count here */
+    int32_t        blocks;   /* thread blocks of gc3's kernel the GPU holds at once (<= 0: not known) */
+    int32_t        pad;
+} gc3_gpu_seat_t;
+
+/* This rank's seat on `gpu` (as gc3_gpu_probe said), the GPU holding `blocks` blocks at once. */
+void gc3_gpu_seat(gc3_gpu_seat_t *seat, const gc3_gpu_info_t *gpu, int blocks);
+
+typedef struct {
+    int gpus;          /* thread blocks a plan may have on every rank as the GPUs allow: each GPU's blocks
+                  * divided among the ranks on it (same host, same PCI id), the smallest share; INT_MAX
+                  * where no GPU's is known; 0 where a GPU holds fewer blocks than ranks */
+    int budget;        /* that, within max_blocks (> 0) */
+    int refused;       /* ranks share a GPU without MPS and shared_gpu is 0: their processes' kernels would
+                  * take turns on the GPU (2.4 ms an 8-byte allreduce, two ranks on one H200) */
+    int first, second; /* then the two lowest ranks on the first such GPU */
+} gc3_gpu_budget_t;
+
+/* The block budget of n ranks (seats[r]: rank r's), the same on every rank that has all seats. */
+void gc3_gpu_budget(const gc3_gpu_seat_t *seats, int n, int max_blocks, int shared_gpu, gc3_gpu_budget_t *out);
+
 /* ---- memory ---- */
 typedef enum { GC3_MEM_HOST, GC3_MEM_DEVICE, GC3_MEM_MANAGED } gc3_mem_t;
 /* 1 when the CUDA driver is loaded (the first call tries); without it every buffer is host memory. */

@@ -1,7 +1,10 @@
-/* gc3 / libgpuir: link classes, and GPU <-> NIC locality from hwloc's PCI objects (see gc3_topo.h). */
+/* gc3 / libgpuir: link classes, the block budget of ranks sharing GPUs, and GPU <-> NIC locality from
+ * hwloc's PCI objects (see gc3_topo.h). */
 #include <hwloc.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 #include "gc3_topo.h"
 
 static const char *gc3_links[GC3_LINK_COUNT] = {"nvlink", "pcie", "host"};
@@ -20,6 +23,41 @@ const char *gc3_nic_locality_name(gc3_nic_locality_t l)
 }
 
 /* The ancestor of a and b nearest them, and the tree edges between them through it. */
+void gc3_gpu_seat(gc3_gpu_seat_t *seat, const gc3_gpu_info_t *gpu, int blocks)
+{
+    memset(seat, 0, sizeof(*seat));
+    gethostname(seat->host, sizeof(seat->host) - 1);
+    seat->gpu    = *gpu;
+    seat->blocks = blocks;
+}
+
+void gc3_gpu_budget(const gc3_gpu_seat_t *seats, int n, int max_blocks, int shared_gpu, gc3_gpu_budget_t *out)
+{
+    memset(out, 0, sizeof(*out));
+    out->gpus  = INT_MAX;
+    out->first = out->second = -1;
+    for (int r = 0; r < n; r++) {
+        int share = 0, first = -1, second = -1; /* the two lowest ranks on r's GPU */
+        for (int q = 0; q < n; q++) {
+            if (!strncmp(seats[q].host, seats[r].host, sizeof(seats[r].host)) &&
+                !strncmp(seats[q].gpu.pci, seats[r].gpu.pci, sizeof(seats[r].gpu.pci))) {
+                share++;
+                second = first >= 0 && second < 0 ? q : second;
+                first  = first < 0 ? q : first;
+            }
+        }
+        if (seats[r].blocks > 0 && seats[r].blocks / share < out->gpus) {
+            out->gpus = seats[r].blocks / share;
+        }
+        if (share > 1 && !seats[r].gpu.mps && !shared_gpu && !out->refused) {
+            out->refused = 1;
+            out->first   = first;
+            out->second  = second;
+        }
+    }
+    out->budget = max_blocks > 0 && max_blocks < out->gpus ? max_blocks : out->gpus;
+}
+
 static hwloc_obj_t gc3_topo_meet(hwloc_obj_t a, hwloc_obj_t b, int *hops)
 {
     int up_a = 0;

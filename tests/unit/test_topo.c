@@ -1,5 +1,8 @@
 /* GPU <-> NIC locality (gc3_topo.h) on a made-up two-package node described as an hwloc XML
- * topology (tests/unit/topo/two-packages.xml: what each GPU must find is written there). */
+ * topology (tests/unit/topo/two-packages.xml: what each GPU must find is written there); the inter-node
+ * path a rank takes; the block budget of ranks sharing GPUs. */
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "gc3_test.h"
@@ -52,6 +55,64 @@ static void net_path(void)
           "the refusal names the reason: %s", gc3_net_path_reason(GC3_NET_STAGED_REFUSED));
 }
 
+/* The block budget of ranks sharing GPUs (gc3_gpu_budget), on seats written here: each GPU's blocks
+ * divided among its ranks (same host and PCI id), the smallest share, within max_blocks; the refusal
+ * of a GPU shared without MPS names its two lowest ranks. */
+static void seat(gc3_gpu_seat_t *s, const char *host, const char *pci, int mps, int blocks)
+{
+    memset(s, 0, sizeof(*s));
+    snprintf(s->host, sizeof(s->host), "%s", host);
+    snprintf(s->gpu.pci, sizeof(s->gpu.pci), "%s", pci);
+    s->gpu.mps = mps;
+    s->blocks  = blocks;
+}
+
+static void budget(void)
+{
+    const struct {
+        const char *what;
+        int         n, max_blocks, shared_gpu;
+        struct {
+            const char *host, *pci;
+            int         mps, blocks;
+        } r[5];
+        int gpus, budget, refused, first, second;
+    } c[] = {
+        /* clang-format off */
+        {"4 ranks on one GPU through MPS", 4, 0, 0,
+         {{"a", "0:1", 1, 132}, {"a", "0:1", 1, 132}, {"a", "0:1", 1, 132}, {"a", "0:1", 1, 132}}, 33, 33, 0, -1, -1},
+        {"... within coll_gc3_max_blocks 3", 4, 3, 0,
+         {{"a", "0:1", 1, 132}, {"a", "0:1", 1, 132}, {"a", "0:1", 1, 132}, {"a", "0:1", 1, 132}}, 33, 3, 0, -1, -1},
+        {"max_blocks above the share", 2, 100, 0, {{"a", "0:1", 1, 132}, {"a", "0:1", 1, 132}}, 66, 66, 0, -1, -1},
+        {"a GPU each, the smaller one bounds", 3, 0, 0,
+         {{"a", "0:1", 0, 132}, {"a", "0:2", 0, 100}, {"b", "0:1", 0, 132}}, 100, 100, 0, -1, -1},
+        {"one PCI id on two hosts is two GPUs", 2, 0, 0,
+         {{"a", "0:1", 0, 132}, {"b", "0:1", 0, 132}}, 132, 132, 0, -1, -1},
+        {"two GPUs shared without MPS: the first one's lowest ranks", 5, 0, 0,
+         {{"a", "0:1", 1, 132}, {"a", "0:2", 0, 132}, {"a", "0:3", 0, 132}, {"a", "0:2", 0, 132}, {"a", "0:3", 0, 132}},
+         66, 66, 1, 1, 3},
+        {"... allowed by coll_gc3_shared_gpu", 2, 0, 1, {{"a", "0:1", 0, 132}, {"a", "0:1", 0, 132}}, 66, 66, 0, -1, -1},
+        {"blocks not known: any", 2, 0, 0, {{"a", "0:1", 0, 0}, {"a", "0:2", 0, -1}}, INT_MAX, INT_MAX, 0, -1, -1},
+        {"... within coll_gc3_max_blocks 8", 2, 8, 0, {{"a", "0:1", 0, 0}, {"a", "0:2", 0, 0}}, INT_MAX, 8, 0, -1, -1},
+        {"fewer blocks than ranks on a GPU", 4, 0, 0,
+         {{"a", "0:1", 1, 3}, {"a", "0:1", 1, 3}, {"a", "0:1", 1, 3}, {"a", "0:1", 1, 3}}, 0, 0, 0, -1, -1},
+        {"no ranks", 0, 5, 0, {{NULL, NULL, 0, 0}}, INT_MAX, 5, 0, -1, -1},
+        /* clang-format on */
+    };
+    for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+        gc3_gpu_seat_t   s[5];
+        gc3_gpu_budget_t b;
+        for (int r = 0; r < c[i].n; r++) {
+            seat(&s[r], c[i].r[r].host, c[i].r[r].pci, c[i].r[r].mps, c[i].r[r].blocks);
+        }
+        gc3_gpu_budget(s, c[i].n, c[i].max_blocks, c[i].shared_gpu, &b);
+        CHECK(b.gpus == c[i].gpus && b.budget == c[i].budget && b.refused == c[i].refused && b.first == c[i].first &&
+                  b.second == c[i].second,
+              "budget, %s: gpus %d budget %d refused %d (ranks %d, %d); want %d %d %d (%d, %d)", c[i].what, b.gpus,
+              b.budget, b.refused, b.first, b.second, c[i].gpus, c[i].budget, c[i].refused, c[i].first, c[i].second);
+    }
+}
+
 int main(void)
 {
     gc3_nic_t  nic;
@@ -71,5 +132,6 @@ int main(void)
           "an unknown bus id is reported: %s", diag.count ? diag.msgs[0] : "(nothing)");
     gc3_diag_cleanup(&diag);
     net_path();
+    budget();
     return gc3_test_summary("test_topo");
 }

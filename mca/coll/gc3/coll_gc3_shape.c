@@ -14,11 +14,9 @@
 
 /* what every rank says about itself before the first plan of a backend */
 typedef struct {
-    char           host[64];
-    gc3_gpu_info_t gpu; /* cuda: this rank's GPU (device -1: none) */
-    int32_t        max_blocks, exec_ok;
-    int32_t        net_why; /* gc3_net_reason_t: the inter-node path this rank can take */
-    int32_t        pad;
+    gc3_gpu_seat_t seat; /* host; cuda: this rank's GPU (device -1: none), the blocks its executor holds */
+    int32_t        exec_ok;
+    int32_t        net_why;  /* gc3_net_reason_t: the inter-node path this rank can take */
     uint64_t       settings; /* mca_coll_gc3_settings_hash */
 } gc3_shape_card_t;
 
@@ -117,12 +115,12 @@ int mca_coll_gc3_shape_post(mca_coll_gc3_module_t *m, gc3_backend_t backend)
     if (c == NULL) {
         return mca_coll_gc3_agree_post(m, sizeof(*c));
     }
-    gethostname(c->host, sizeof(c->host) - 1);
-    c->gpu.device = -1;
+    gc3_gpu_info_t gpu = { .device = -1 };
+
     if (backend == GC3_BACKEND_CUDA) {
-        (void)gc3_gpu_probe(-1, &c->gpu, &m->setup.diag); /* the calling thread's GPU (a cuda backend has one) */
-        m->device  = c->gpu.device;
-        m->gpu_mem = c->gpu.mem_bytes;
+        (void)gc3_gpu_probe(-1, &gpu, &m->setup.diag); /* the calling thread's GPU (a cuda backend has one) */
+        m->device  = gpu.device;
+        m->gpu_mem = gpu.mem_bytes;
     }
     gc3_exec_params(m, backend, &ep);
     c->exec_ok = gc3_exec_create(&ep, &m->setup.diag, &m->exec[backend]) == GC3_OK;
@@ -131,9 +129,8 @@ int mca_coll_gc3_shape_post(mca_coll_gc3_module_t *m, gc3_backend_t backend)
                             backend == GC3_BACKEND_CUDA ? "cuda" : "host",
                             m->setup.diag.count ? m->setup.diag.msgs[0] : "?");
     }
-    /* the query failed: no limit here (a plan that does not fit is still refused when it runs) */
-    c->max_blocks = c->exec_ok ? gc3_exec_max_blocks(m->exec[backend]) : 0;
-    c->max_blocks = c->max_blocks > 0 ? c->max_blocks : INT_MAX;
+    /* (the query failed: no limit here; a plan that does not fit is still refused when it runs) */
+    gc3_gpu_seat(&c->seat, &gpu, c->exec_ok ? gc3_exec_max_blocks(m->exec[backend]) : 0);
     c->settings   = mca_coll_gc3_settings_hash();
     c->net_why    = (int32_t)gc3_shape_net_can(backend);
     return mca_coll_gc3_agree_post(m, sizeof(*c));
@@ -160,7 +157,7 @@ static void gc3_shape_nodes(mca_coll_gc3_module_t *m, const gc3_shape_card_t *al
             host[r]  = r;
             local[r] = 0;
             for (int q = 0; q < r; q++) {
-                if (strncmp(all[q].host, all[r].host, sizeof(all[q].host)) == 0) {
+                if (strncmp(all[q].seat.host, all[r].seat.host, sizeof(all[q].seat.host)) == 0) {
                     host[r] = host[q];
                     local[r]++;
                 }
@@ -187,50 +184,43 @@ static void gc3_shape_nodes(mca_coll_gc3_module_t *m, const gc3_shape_card_t *al
     free(size);
 }
 
-/* How many thread blocks per rank a plan may have, the same on every rank: coll_gc3_max_blocks,
- * and on GPUs what each one holds at once divided among the ranks that use it (the smallest share).
- * 1 (refused) when ranks share a GPU without MPS and coll_gc3_shared_gpu is false: their processes'
- * kernels would take turns on the GPU (2.4 ms an 8-byte allreduce, two ranks on one H200). */
+/* How many thread blocks per rank a plan may have, the same on every rank (gc3_gpu_budget): on GPUs
+ * what each one holds at once divided among the ranks that use it, within coll_gc3_max_blocks. 1
+ * (refused) when ranks share a GPU without MPS and coll_gc3_shared_gpu is false. */
 static int gc3_shape_budget(mca_coll_gc3_module_t *m, gc3_backend_t backend, const gc3_shape_card_t *all, int n)
 {
-    int budget = INT_MAX, refuse = 0;
+    const int        gpus  = backend == GC3_BACKEND_CUDA ? n : 0; /* (the host backend: no GPU bounds it) */
+    gc3_gpu_seat_t  *seats = malloc((size_t)(gpus > 0 ? gpus : 1) * sizeof(*seats));
+    gc3_gpu_budget_t b;
 
-    for (int r = 0; backend == GC3_BACKEND_CUDA && r < n; r++) {
-        int share = 0, first = -1, second = -1; /* the two lowest ranks on r's GPU */
-        for (int q = 0; q < n; q++) {
-            if (!strncmp(all[q].host, all[r].host, 64) && !strncmp(all[q].gpu.pci, all[r].gpu.pci, 32)) {
-                share++;
-                second = first >= 0 && second < 0 ? q : second;
-                first  = first < 0 ? q : first;
-            }
-        }
-        budget = all[r].max_blocks / share < budget ? all[r].max_blocks / share : budget;
-        if (share > 1 && !all[r].gpu.mps && !mca_coll_gc3_component.shared_gpu && !refuse) {
-            refuse = 1;
-            gc3_snprintf_cut(m->exec_why[backend], sizeof(m->exec_why[0]), "ranks %d and %d share GPU %s without MPS",
-                             first, second, all[r].gpu.pci);
-            mca_coll_gc3_verbose_once(1, m->comm,
-                                      "coll:gc3: comm %s: ranks %d and %d share GPU %s of %s without MPS: their "
-                                      "kernels would take turns on it (milliseconds a call), so gc3 does not run "
-                                      "on this communicator's device buffers: they are staged through host "
-                                      "memory. Start the MPS daemon (nvidia-cuda-mps-control -d) or set "
-                                      "coll_gc3_shared_gpu to run gc3 there",
-                                      m->comm->c_name, first, second, all[r].gpu.pci, all[r].host);
-        }
+    for (int r = 0; r < gpus && seats != NULL; r++) {
+        seats[r] = all[r].seat;
     }
-    m->gpu_share = backend == GC3_BACKEND_CUDA ? budget : m->gpu_share;
-    if (mca_coll_gc3_component.max_blocks > 0 && mca_coll_gc3_component.max_blocks < budget) {
-        budget = mca_coll_gc3_component.max_blocks;
+    gc3_gpu_budget(seats, seats != NULL ? gpus : 0, mca_coll_gc3_component.max_blocks,
+                   mca_coll_gc3_component.shared_gpu, &b);
+    free(seats);
+    if (b.refused) {
+        const gc3_gpu_seat_t *s = &all[b.first].seat;
+        gc3_snprintf_cut(m->exec_why[backend], sizeof(m->exec_why[0]), "ranks %d and %d share GPU %s without MPS",
+                         b.first, b.second, s->gpu.pci);
+        mca_coll_gc3_verbose_once(1, m->comm,
+                                  "coll:gc3: comm %s: ranks %d and %d share GPU %s of %s without MPS: their "
+                                  "kernels would take turns on it (milliseconds a call), so gc3 does not run "
+                                  "on this communicator's device buffers: they are staged through host "
+                                  "memory. Start the MPS daemon (nvidia-cuda-mps-control -d) or set "
+                                  "coll_gc3_shared_gpu to run gc3 there",
+                                  m->comm->c_name, b.first, b.second, s->gpu.pci, s->host);
     }
-    m->block_budget[backend] = budget;
-    if (budget == INT_MAX) {
+    m->gpu_share             = backend == GC3_BACKEND_CUDA ? b.gpus : m->gpu_share;
+    m->block_budget[backend] = b.budget;
+    if (b.budget == INT_MAX) {
         mca_coll_gc3_verbose_once(2, m->comm, "coll:gc3: comm %s: plans of any number of thread blocks per rank",
                                   m->comm->c_name);
     } else {
         mca_coll_gc3_verbose_once(2, m->comm, "coll:gc3: comm %s: plans of at most %d thread block%s per rank",
-                                  m->comm->c_name, budget, budget == 1 ? "" : "s");
+                                  m->comm->c_name, b.budget, b.budget == 1 ? "" : "s");
     }
-    return refuse;
+    return b.refused;
 }
 
 /* The algorithm directory's programs this communicator cannot run, at verbose 1: a program is
@@ -279,8 +269,8 @@ void mca_coll_gc3_shape_done(mca_coll_gc3_module_t *m, gc3_backend_t backend)
     for (int a = 0; backend == GC3_BACKEND_CUDA && a < n; a++) {
         for (int b = 0; b < n; b++) {
             /* NVLink when every pair of GPUs of a host has native peer atomics */
-            if (all[a].gpu.device != all[b].gpu.device && !strncmp(all[a].host, all[b].host, 64) &&
-                gc3_gpu_link(&all[a].gpu, &all[b].gpu) != GC3_LINK_NVLINK) {
+            if (all[a].seat.gpu.device != all[b].seat.gpu.device && !strncmp(all[a].seat.host, all[b].seat.host, 64) &&
+                gc3_gpu_link(&all[a].seat.gpu, &all[b].seat.gpu) != GC3_LINK_NVLINK) {
                 m->link[backend] = GC3_LINK_PCIE;
             }
         }
