@@ -443,7 +443,7 @@ static void plans_init(MPI_Comm node)
         gc3_gpu_info_t   me;
         gc3_gpu_seat_t   mine, *seats;
         gc3_gpu_budget_t b;
-        int              dev = 0, world, pcie = 0;
+        int              dev = 0, world;
         memset(&me, 0, sizeof(me));
         me.device = -1;
         if (cudaGetDevice(&dev) == cudaSuccess) {
@@ -454,17 +454,11 @@ static void plans_init(MPI_Comm node)
         if ((seats = calloc((size_t)world, sizeof(mine))) == NULL)
             die("out of memory");
         MPI_Allgather(&mine, sizeof(mine), MPI_BYTE, seats, sizeof(mine), MPI_BYTE, MPI_COMM_WORLD);
-        for (int a = 0; a < world; a++) {
-            for (int c = 0; c < world; c++) {
-                pcie |= seats[a].gpu.device != seats[c].gpu.device && !strcmp(seats[a].host, seats[c].host) &&
-                        gc3_gpu_link(&seats[a].gpu, &seats[c].gpu) != GC3_LINK_NVLINK;
-            }
-        }
         /* the thread blocks a plan may have and whether ranks share a GPU without MPS (the component
          * then stages their device buffers), as the component's communicator counts them */
         gc3_gpu_budget(seats, world, plans.max_blocks, plans.shared_gpu, &b);
+        plans.link = gc3_gpu_seats_link(seats, world);
         free(seats);
-        plans.link         = pcie ? GC3_LINK_PCIE : GC3_LINK_NVLINK;
         plans.max_blocks   = b.budget == INT_MAX ? 0 : b.budget > 0 ? b.budget : 1; /* (none fits: 1 refuses) */
         plans.staged_nomps = b.refused;
     }

@@ -66,17 +66,22 @@ typedef struct {
 void gc3_gpu_seat(gc3_gpu_seat_t *seat, const gc3_gpu_info_t *gpu, int blocks);
 
 typedef struct {
-    int gpus;          /* thread blocks a plan may have on every rank as the GPUs allow: each GPU's blocks
-                  * divided among the ranks on it (same host, same PCI id), the smallest share; INT_MAX
-                  * where no GPU's is known; 0 where a GPU holds fewer blocks than ranks */
-    int budget;        /* that, within max_blocks (> 0) */
-    int refused;       /* ranks share a GPU without MPS and shared_gpu is 0: their processes' kernels would
-                  * take turns on the GPU (2.4 ms an 8-byte allreduce, two ranks on one H200) */
-    int first, second; /* then the two lowest ranks on the first such GPU */
+    /* thread blocks a plan may have on every rank as the GPUs allow: each GPU's blocks divided among the
+     * ranks on it (same host, same PCI id), the smallest share; INT_MAX where no GPU's is known; 0 where
+     * a GPU holds fewer blocks than ranks */
+    int gpus;
+    int budget; /* that, within max_blocks (> 0) */
+    /* ranks share a GPU without MPS and shared_gpu is 0: their processes' kernels would take turns on
+     * the GPU (2.4 ms an 8-byte allreduce, two ranks on one H200); first, second: then the two lowest
+     * ranks on the first such GPU */
+    int refused, first, second;
 } gc3_gpu_budget_t;
 
 /* The block budget of n ranks (seats[r]: rank r's), the same on every rank that has all seats. */
 void gc3_gpu_budget(const gc3_gpu_seat_t *seats, int n, int max_blocks, int shared_gpu, gc3_gpu_budget_t *out);
+/* The link class of n ranks' GPUs (seats[r]: rank r's): NVLink when every pair of GPUs of one host
+ * has native peer atomics with each other (gc3_gpu_link), else PCIe. */
+gc3_link_t gc3_gpu_seats_link(const gc3_gpu_seat_t *seats, int n);
 
 /* ---- memory ---- */
 typedef enum { GC3_MEM_HOST, GC3_MEM_DEVICE, GC3_MEM_MANAGED } gc3_mem_t;

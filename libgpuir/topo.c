@@ -22,7 +22,6 @@ const char *gc3_nic_locality_name(gc3_nic_locality_t l)
     return (unsigned)l < GC3_NIC_LOCALITY_COUNT ? gc3_nic_localities[l] : "?";
 }
 
-/* The ancestor of a and b nearest them, and the tree edges between them through it. */
 void gc3_gpu_seat(gc3_gpu_seat_t *seat, const gc3_gpu_info_t *gpu, int blocks)
 {
     memset(seat, 0, sizeof(*seat));
@@ -58,6 +57,7 @@ void gc3_gpu_budget(const gc3_gpu_seat_t *seats, int n, int max_blocks, int shar
     out->budget = max_blocks > 0 && max_blocks < out->gpus ? max_blocks : out->gpus;
 }
 
+/* The ancestor of a and b nearest them, and the tree edges between them through it. */
 static hwloc_obj_t gc3_topo_meet(hwloc_obj_t a, hwloc_obj_t b, int *hops)
 {
     int up_a = 0;

@@ -80,6 +80,20 @@ gc3_link_t gc3_gpu_link(const gc3_gpu_info_t *a, const gc3_gpu_info_t *b)
     return ab && ba ? GC3_LINK_NVLINK : GC3_LINK_PCIE;
 }
 
+gc3_link_t gc3_gpu_seats_link(const gc3_gpu_seat_t *seats, int n)
+{
+    for (int a = 0; a < n; a++) {
+        for (int b = 0; b < n; b++) {
+            if (seats[a].gpu.device != seats[b].gpu.device &&
+                !strncmp(seats[a].host, seats[b].host, sizeof(seats[a].host)) &&
+                gc3_gpu_link(&seats[a].gpu, &seats[b].gpu) != GC3_LINK_NVLINK) {
+                return GC3_LINK_PCIE;
+            }
+        }
+    }
+    return GC3_LINK_NVLINK;
+}
+
 void gc3_gpu_name(int device, char *out, size_t len)
 {
     snprintf(out, len, "?");

@@ -1,6 +1,6 @@
 /* GPU <-> NIC locality (gc3_topo.h) on a made-up two-package node described as an hwloc XML
  * topology (tests/unit/topo/two-packages.xml: what each GPU must find is written there); the inter-node
- * path a rank takes; the block budget of ranks sharing GPUs. */
+ * path a rank takes; the block budget and link class of ranks sharing GPUs. */
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -113,6 +113,27 @@ static void budget(void)
     }
 }
 
+/* The link class of ranks' GPUs (gc3_gpu_seats_link): NVLink when every pair of GPUs of one host has
+ * native peer atomics both ways; GPUs of other hosts and ranks sharing one GPU do not count. */
+static void seats_link(void)
+{
+    gc3_gpu_seat_t s[3];
+    seat(&s[0], "a", "0:1", 0, 132);
+    seat(&s[1], "a", "0:2", 0, 132);
+    seat(&s[2], "b", "0:1", 0, 132);
+    s[0].gpu.device = s[2].gpu.device = 0;
+    s[1].gpu.device                   = 1;
+    s[0].gpu.atomics                  = 1u << 1;
+    s[1].gpu.atomics                  = 1u << 0;
+    CHECK(gc3_gpu_seats_link(s, 3) == GC3_LINK_NVLINK, "two GPUs of host a with atomics both ways: nvlink");
+    s[1].gpu.atomics = 0;
+    CHECK(gc3_gpu_seats_link(s, 3) == GC3_LINK_PCIE, "one way without atomics: pcie");
+    CHECK(gc3_gpu_seats_link(&s[1], 2) == GC3_LINK_NVLINK, "GPUs of two hosts: nvlink (not compared)");
+    s[1] = s[0];
+    CHECK(gc3_gpu_seats_link(s, 2) == GC3_LINK_NVLINK, "two ranks on one GPU: nvlink (not compared)");
+    CHECK(gc3_gpu_seats_link(s, 0) == GC3_LINK_NVLINK, "no ranks: nvlink");
+}
+
 int main(void)
 {
     gc3_nic_t  nic;
@@ -133,5 +154,6 @@ int main(void)
     gc3_diag_cleanup(&diag);
     net_path();
     budget();
+    seats_link();
     return gc3_test_summary("test_topo");
 }

@@ -184,23 +184,17 @@ static void gc3_shape_nodes(mca_coll_gc3_module_t *m, const gc3_shape_card_t *al
     free(size);
 }
 
-/* How many thread blocks per rank a plan may have, the same on every rank (gc3_gpu_budget): on GPUs
- * what each one holds at once divided among the ranks that use it, within coll_gc3_max_blocks. 1
- * (refused) when ranks share a GPU without MPS and coll_gc3_shared_gpu is false. */
-static int gc3_shape_budget(mca_coll_gc3_module_t *m, gc3_backend_t backend, const gc3_shape_card_t *all, int n)
+/* How many thread blocks per rank a plan may have, the same on every rank (gc3_gpu_budget over the
+ * ranks' seats on GPUs; none on the host backend): on GPUs what each one holds at once divided among the
+ * ranks that use it, within coll_gc3_max_blocks. 1 (refused) when ranks share a GPU without MPS and
+ * coll_gc3_shared_gpu is false. */
+static int gc3_shape_budget(mca_coll_gc3_module_t *m, gc3_backend_t backend, const gc3_gpu_seat_t *seats, int n)
 {
-    const int        gpus  = backend == GC3_BACKEND_CUDA ? n : 0; /* (the host backend: no GPU bounds it) */
-    gc3_gpu_seat_t  *seats = malloc((size_t)(gpus > 0 ? gpus : 1) * sizeof(*seats));
     gc3_gpu_budget_t b;
 
-    for (int r = 0; r < gpus && seats != NULL; r++) {
-        seats[r] = all[r].seat;
-    }
-    gc3_gpu_budget(seats, seats != NULL ? gpus : 0, mca_coll_gc3_component.max_blocks,
-                   mca_coll_gc3_component.shared_gpu, &b);
-    free(seats);
+    gc3_gpu_budget(seats, n, mca_coll_gc3_component.max_blocks, mca_coll_gc3_component.shared_gpu, &b);
     if (b.refused) {
-        const gc3_gpu_seat_t *s = &all[b.first].seat;
+        const gc3_gpu_seat_t *s = &seats[b.first];
         gc3_snprintf_cut(m->exec_why[backend], sizeof(m->exec_why[0]), "ranks %d and %d share GPU %s without MPS",
                          b.first, b.second, s->gpu.pci);
         mca_coll_gc3_verbose_once(1, m->comm,
@@ -246,6 +240,17 @@ void mca_coll_gc3_shape_done(mca_coll_gc3_module_t *m, gc3_backend_t backend)
 {
     int                     n = ompi_comm_size(m->comm), ok = 1;
     const gc3_shape_card_t *all = (const gc3_shape_card_t *)m->setup.xrecv, *mine = &all[ompi_comm_rank(m->comm)];
+    const int               gpus  = backend == GC3_BACKEND_CUDA ? n : 0; /* the seats on GPUs */
+    gc3_gpu_seat_t         *seats = malloc((size_t)(gpus > 0 ? gpus : 1) * sizeof(*seats));
+
+    if (seats == NULL) {
+        gc3_snprintf_cut(m->exec_why[backend], sizeof(m->exec_why[0]), "out of memory");
+        m->exec_state[backend] = MCA_COLL_GC3_EXEC_UNUSABLE;
+        return;
+    }
+    for (int r = 0; r < gpus; r++) {
+        seats[r] = all[r].seat;
+    }
 
     for (int r = 0; r < n && ok; r++) {
         if (all[r].settings != mine->settings) {
@@ -265,16 +270,7 @@ void mca_coll_gc3_shape_done(mca_coll_gc3_module_t *m, gc3_backend_t backend)
     if (m->nodes > 1) {
         gc3_shape_net_path(m, backend, all, n);
     }
-    m->link[backend] = backend == GC3_BACKEND_CUDA ? GC3_LINK_NVLINK : GC3_LINK_HOST;
-    for (int a = 0; backend == GC3_BACKEND_CUDA && a < n; a++) {
-        for (int b = 0; b < n; b++) {
-            /* NVLink when every pair of GPUs of a host has native peer atomics */
-            if (all[a].seat.gpu.device != all[b].seat.gpu.device && !strncmp(all[a].seat.host, all[b].seat.host, 64) &&
-                gc3_gpu_link(&all[a].seat.gpu, &all[b].seat.gpu) != GC3_LINK_NVLINK) {
-                m->link[backend] = GC3_LINK_PCIE;
-            }
-        }
-    }
+    m->link[backend] = backend == GC3_BACKEND_CUDA ? gc3_gpu_seats_link(seats, gpus) : GC3_LINK_HOST;
     /* the NIC matters between nodes (the inter-node transport uses it); hwloc's I/O scan costs
      * tens of milliseconds once per process, so only then or when asked to tell */
     if (backend == GC3_BACKEND_CUDA && (m->nodes > 1 || mca_coll_gc3_component.verbose >= 2)) {
@@ -284,9 +280,10 @@ void mca_coll_gc3_shape_done(mca_coll_gc3_module_t *m, gc3_backend_t backend)
                               m->comm->c_name, m->nodes, m->nodes == 1 ? "" : "s", m->gpus, m->gpus == 1 ? "" : "s",
                               gc3_link_name(m->link[backend]), m->nic[0] ? "; nearest NIC " : "", m->nic);
     gc3_shape_say_skipped(m);
-    if (gc3_shape_budget(m, backend, all, n)) {
+    if (gc3_shape_budget(m, backend, seats, gpus)) {
         ok = 0;
     }
+    free(seats);
     if (ok && m->nodes > 1 && m->exec[backend] != NULL) {
         /* the plans' executor knows the nodes (a rank that cannot make it says so at its first plan) */
         gc3_exec_params_t ep;
